@@ -1,0 +1,86 @@
+// Engine: the one interface every keyspace architecture implements.
+//
+// An engine stores binary-safe string keys and values with optional expiry
+// and executes Batches of Operations (see operation.h). It never sees a
+// socket or a RESP byte: the server shell parses commands into Operations and
+// renders OpResults into replies.
+//
+// Thread-safety: Execute() may be called concurrently from every I/O thread,
+// except on engines whose Traits().single_threaded is true (the `single`
+// engine), which the server must drive from exactly one thread.
+//
+// Completion: Execute() calls `done` exactly once, after every result of the
+// batch is filled. Inline engines (single, concurrent, striped) call it before
+// Execute() returns, on the calling thread. The sharded engine calls it from
+// whichever shard thread finished last; the caller (the server) is
+// responsible for resuming the connection on its own thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engines/operation.h"
+
+namespace kvlab {
+
+// A batch of operations from one connection. REQUIRES: results.size() ==
+// ops.size() before Execute(); the batch and the bytes its ops point to stay
+// alive until `done` has been called.
+struct Batch {
+  std::vector<Operation> ops;
+  std::vector<OpResult> results;
+
+  void Clear() { ops.clear(); results.clear(); }
+  void Add(const Operation& op) { ops.push_back(op); results.emplace_back(); }
+};
+
+// How the server should drive an engine.
+struct EngineTraits {
+  // Only one thread may call Execute() (the Redis model).
+  bool single_threaded = false;
+  // One Execute() per read of pipelined commands (true) or one per command,
+  // each awaited before the next is dispatched (false). The sharded engine's
+  // `--hop batch|command`; inline engines take the whole read at once.
+  bool batch_per_read = true;
+};
+
+// Name/value pairs for the `# kvlab` section of INFO (engine, shards, hop
+// mode, per-shard operation counts, queue depths, ...).
+using EngineInfo = std::vector<std::pair<std::string, std::string>>;
+
+class Engine {
+ public:
+  using Completion = std::function<void()>;
+
+  virtual ~Engine() = default;
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  virtual EngineTraits Traits() const = 0;
+  virtual void Execute(Batch& batch, Completion done) = 0;
+  virtual EngineInfo Info() const = 0;
+};
+
+enum class HopMode : uint8_t { kCommand, kBatch };
+
+struct EngineConfig {
+  std::string kind = "sharded";  // single | sharded | concurrent | striped
+  unsigned shards = 0;           // sharded: shard threads; 0 = hardware cores
+  unsigned stripes = 0;          // striped: lock stripes; 0 = 64
+  HopMode hop = HopMode::kCommand;
+  uint64_t max_memory_bytes = 0; // 0 = unlimited; writes past it fail kOutOfMemory
+};
+
+// Builds the engine named by config.kind. Returns nullptr and sets *error
+// when the kind or an option is invalid.
+std::unique_ptr<Engine> MakeEngine(const EngineConfig& config, std::string* error);
+
+// The kinds MakeEngine accepts, for usage messages.
+const std::vector<std::string>& EngineKinds();
+
+}  // namespace kvlab
