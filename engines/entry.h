@@ -1,0 +1,44 @@
+// Entry: what the keyspace stores for one key, plus the hashing and memory
+// footprint rules every engine shares.
+//
+// Plain value type; not synchronised (the owning map's locking rules apply).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace kvlab {
+
+struct Entry {
+  std::string value;
+  int64_t expire_at_ms = 0;  // absolute unix ms; 0 = no expiry
+};
+
+// Redis's keyIsExpired(): a key is gone once the clock has passed its
+// deadline, so at now == deadline it is still live with PTTL 0.
+inline bool IsExpired(const Entry& entry, int64_t now_ms) {
+  return entry.expire_at_ms != 0 && now_ms > entry.expire_at_ms;
+}
+
+// Approximate bytes one entry costs: its key and value bytes plus a fixed
+// allowance for the hash node, two std::string headers and the expiry.
+inline constexpr int64_t kEntryOverheadBytes = 96;
+inline int64_t Footprint(std::string_view key, const Entry& entry) {
+  return kEntryOverheadBytes + static_cast<int64_t>(key.size() + entry.value.size());
+}
+
+// Transparent hash/equality so maps keyed by std::string can be probed with a
+// std::string_view (the server's keys point into its read buffer) without
+// allocating a temporary std::string.
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view key) const noexcept {
+    return std::hash<std::string_view>{}(key);
+  }
+};
+using KeyEqual = std::equal_to<>;
+
+}  // namespace kvlab

@@ -1,0 +1,181 @@
+// The per-key semantics of every Operation, written once (Redis 7.0's string
+// commands) and shared by every engine.
+//
+// An engine locates the slot for op.key in whatever map it owns — a plain
+// hash map, one stripe, one shard, or a tbb accessor — and hands it to
+// ApplyToKey() through a small handle (the EntryHandle concept below). Read
+// paths that hold only a shared lock use ReadKey() instead, which never
+// modifies the map.
+//
+// Expiry is lazy, as in Redis: an entry whose deadline has passed is treated
+// as missing by every operation, and writable handles erase it on contact.
+//
+// Not synchronised: the caller holds whatever lock makes the slot its own.
+#pragma once
+
+#include <cassert>
+#include <concepts>
+#include <cstdint>
+#include <string>
+
+#include "engines/entry.h"
+#include "engines/memory_meter.h"
+#include "engines/operation.h"
+#include "engines/redis_integer.h"
+
+namespace kvlab {
+
+// A handle on the slot for one key in some map.
+//   Find():   the stored entry (possibly expired) or nullptr.
+//   Create(): inserts a fresh Entry{} for the key and returns it.
+//             REQUIRES: Find() == nullptr.
+//   Erase():  removes the stored entry. REQUIRES: Find() != nullptr.
+template <typename H>
+concept EntryHandle = requires(H handle) {
+  { handle.Find() } -> std::same_as<Entry*>;
+  { handle.Create() } -> std::same_as<Entry&>;
+  handle.Erase();
+};
+
+// DBSIZE and FLUSHALL address the whole engine, not one key; each engine
+// implements them over all of its maps.
+inline bool IsKeyless(OpCode code) {
+  return code == OpCode::kDbSize || code == OpCode::kFlushAll;
+}
+
+// Operations that never modify the keyspace; engines may run them under a
+// shared (reader) lock with ReadKey().
+inline bool IsReadOnly(OpCode code) {
+  return code == OpCode::kGet || code == OpCode::kExists || code == OpCode::kStrlen ||
+         code == OpCode::kPttl;
+}
+
+// Redis's "denyoom" commands: refused while memory is at its limit. DEL,
+// EXPIRE, PERSIST and FLUSHALL stay allowed so a full server can be emptied.
+inline bool MayGrowMemory(OpCode code) {
+  return code == OpCode::kSet || code == OpCode::kGetSet || code == OpCode::kIncrBy ||
+         code == OpCode::kAppend;
+}
+
+namespace keyspace_detail {
+
+// REQUIRES: IsReadOnly(op.code); `live` is nullptr or an unexpired entry.
+inline OpResult ReadLive(const Operation& op, const Entry* live, int64_t now_ms) {
+  switch (op.code) {
+    case OpCode::kGet:
+      return live ? OpResult::Bulk(live->value) : OpResult::Nil();
+    case OpCode::kExists:
+      return OpResult::Integer(live ? 1 : 0);
+    case OpCode::kStrlen:
+      return OpResult::Integer(live ? static_cast<int64_t>(live->value.size()) : 0);
+    case OpCode::kPttl:
+      if (!live) return OpResult::Integer(-2);
+      if (live->expire_at_ms == 0) return OpResult::Integer(-1);
+      // Redis: ttl = expire - now, clamped at 0 (the key lives until now > expire).
+      return OpResult::Integer(live->expire_at_ms > now_ms ? live->expire_at_ms - now_ms : 0);
+    default:
+      assert(false && "ReadLive: not a read-only operation");
+      return OpResult::Nil();
+  }
+}
+
+// REQUIRES: `live` == handle.Find() with any expired entry already erased.
+template <EntryHandle H>
+OpResult WriteLive(const Operation& op, H& handle, Entry* live, int64_t now_ms) {
+  switch (op.code) {
+    case OpCode::kSet: {
+      // SET ... GET replies with the old value whether or not the condition
+      // holds (Redis 7.0 setGenericCommand).
+      OpResult reply = OpResult::Ok();
+      if (op.set.return_old) reply = live ? OpResult::Bulk(live->value) : OpResult::Nil();
+      const bool condition_holds =
+          op.set.condition == SetOptions::Condition::kAlways ||
+          (op.set.condition == SetOptions::Condition::kIfAbsent && !live) ||
+          (op.set.condition == SetOptions::Condition::kIfPresent && live);
+      if (!condition_holds) return op.set.return_old ? reply : OpResult::Nil();
+      Entry& entry = live ? *live : handle.Create();
+      entry.value.assign(op.value);
+      if (!op.set.keep_ttl || op.set.expire_at_ms != 0) entry.expire_at_ms = op.set.expire_at_ms;
+      // SET ... PXAT <past>: the key is born expired; reclaim it at once.
+      if (IsExpired(entry, now_ms)) handle.Erase();
+      return reply;
+    }
+    case OpCode::kGetSet: {
+      OpResult reply = live ? OpResult::Bulk(live->value) : OpResult::Nil();
+      Entry& entry = live ? *live : handle.Create();
+      entry.value.assign(op.value);
+      entry.expire_at_ms = 0;  // GETSET is a plain SET: it drops the TTL
+      return reply;
+    }
+    case OpCode::kDel:
+      if (!live) return OpResult::Integer(0);
+      handle.Erase();
+      return OpResult::Integer(1);
+    case OpCode::kIncrBy: {
+      int64_t current = 0;  // a missing key counts as 0
+      if (live) {
+        const std::optional<int64_t> parsed = ParseRedisInt64(live->value);
+        if (!parsed) return OpResult::Error(EngineError::kNotInteger);
+        current = *parsed;
+      }
+      const std::optional<int64_t> next = CheckedAdd(current, op.integer);
+      if (!next) return OpResult::Error(EngineError::kOverflow);
+      Entry& entry = live ? *live : handle.Create();
+      entry.value = std::to_string(*next);  // keeps any TTL, as Redis does
+      return OpResult::Integer(*next);
+    }
+    case OpCode::kAppend: {
+      Entry& entry = live ? *live : handle.Create();
+      entry.value.append(op.value);
+      return OpResult::Integer(static_cast<int64_t>(entry.value.size()));
+    }
+    case OpCode::kExpireAt:
+      if (!live) return OpResult::Integer(0);
+      // Redis's checkAlreadyExpired(): a deadline not in the future deletes.
+      if (op.integer <= now_ms) {
+        handle.Erase();
+      } else {
+        live->expire_at_ms = op.integer;
+      }
+      return OpResult::Integer(1);
+    case OpCode::kPersist:
+      if (!live || live->expire_at_ms == 0) return OpResult::Integer(0);
+      live->expire_at_ms = 0;
+      return OpResult::Integer(1);
+    default:
+      return ReadLive(op, live, now_ms);
+  }
+}
+
+}  // namespace keyspace_detail
+
+// Applies a keyed operation to its slot with exclusive access: lazily erases
+// an expired entry, enforces the memory limit, and reports the change in the
+// entry's footprint to `meter`. REQUIRES: !IsKeyless(op.code).
+template <EntryHandle H>
+OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter& meter) {
+  assert(!IsKeyless(op.code));
+  if (MayGrowMemory(op.code) && meter.OverLimit()) return OpResult::Error(EngineError::kOutOfMemory);
+
+  Entry* stored = handle.Find();
+  const int64_t bytes_before = stored ? Footprint(op.key, *stored) : 0;
+  if (stored && IsExpired(*stored, now_ms)) {
+    handle.Erase();
+    stored = nullptr;
+  }
+  OpResult result = keyspace_detail::WriteLive(op, handle, stored, now_ms);
+
+  const Entry* after = handle.Find();
+  meter.Add((after ? Footprint(op.key, *after) : 0) - bytes_before);
+  return result;
+}
+
+// Answers a read-only operation from the stored entry (nullptr if absent)
+// without modifying anything: an expired entry reads as missing and is left
+// for a later writer to reclaim. REQUIRES: IsReadOnly(op.code).
+inline OpResult ReadKey(const Operation& op, const Entry* stored, int64_t now_ms) {
+  const Entry* live = stored && !IsExpired(*stored, now_ms) ? stored : nullptr;
+  return keyspace_detail::ReadLive(op, live, now_ms);
+}
+
+}  // namespace kvlab

@@ -1,0 +1,28 @@
+// SingleEngine (`single`): the Redis model. One plain hash map, touched only
+// by the one thread that runs every connection; each batch executes inline
+// and `done` runs before Execute() returns.
+//
+// Not thread-safe by design: Traits().single_threaded tells the server to
+// drive it from exactly one thread. Info() must be called on that thread too.
+#pragma once
+
+#include "engines/engine.h"
+#include "engines/memory_meter.h"
+#include "engines/plain_keyspace.h"
+
+namespace kvlab {
+
+class SingleEngine final : public Engine {
+ public:
+  explicit SingleEngine(const EngineConfig& config);
+
+  EngineTraits Traits() const override;
+  void Execute(Batch& batch, Completion done) override;
+  EngineInfo Info() const override;
+
+ private:
+  MemoryMeter meter_;  // declared before keys_: the keyspace reports to it until destroyed
+  PlainKeyspace keys_;
+};
+
+}  // namespace kvlab
