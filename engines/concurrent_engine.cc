@@ -3,7 +3,6 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "engines/clock.h"
 #include "engines/keyspace_ops.h"
 
 namespace kvlab {
@@ -53,13 +52,6 @@ class ConcurrentEngine::WriteSlot {
 
 ConcurrentEngine::ConcurrentEngine(const EngineConfig& config) : meter_(config.max_memory_bytes) {}
 
-EngineTraits ConcurrentEngine::Traits() const {
-  EngineTraits traits;
-  traits.single_threaded = false;
-  traits.batch_per_read = true;
-  return traits;
-}
-
 OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   std::shared_lock open_gate(gate_);
   if (IsReadOnly(op.code)) {
@@ -84,25 +76,6 @@ void ConcurrentEngine::ClearAll() {
   for (const auto& [key, entry] : map_) bytes += Footprint(key, entry);
   map_.clear();
   meter_.Add(-bytes);
-}
-
-void ConcurrentEngine::Execute(Batch& batch, Completion done) {
-  const int64_t now_ms = UnixNowMs();
-  for (size_t i = 0; i < batch.ops.size(); ++i) {
-    const Operation& op = batch.ops[i];
-    switch (op.code) {
-      case OpCode::kDbSize:
-        batch.results[i] = OpResult::Integer(CountLiveKeys(now_ms));
-        break;
-      case OpCode::kFlushAll:
-        ClearAll();
-        batch.results[i] = OpResult::Ok();
-        break;
-      default:
-        batch.results[i] = ExecuteKeyed(op, now_ms);
-    }
-  }
-  done();
 }
 
 EngineInfo ConcurrentEngine::Info() const {

@@ -15,19 +15,17 @@
 
 #include <oneapi/tbb/concurrent_hash_map.h>
 
-#include "engines/engine.h"
+#include "engines/inline_engine.h"
 #include "engines/entry.h"
 #include "engines/memory_meter.h"
 #include "engines/table_gate.h"
 
 namespace kvlab {
 
-class ConcurrentEngine final : public Engine {
+class ConcurrentEngine final : public InlineEngine {
  public:
   explicit ConcurrentEngine(const EngineConfig& config);
 
-  EngineTraits Traits() const override;
-  void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
 
  private:
@@ -40,9 +38,9 @@ class ConcurrentEngine final : public Engine {
   using Map = tbb::concurrent_hash_map<std::string, Entry, KeyHashCompare>;
   class WriteSlot;
 
-  OpResult ExecuteKeyed(const Operation& op, int64_t now_ms);
-  int64_t CountLiveKeys(int64_t now_ms);
-  void ClearAll();
+  OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
+  int64_t CountLiveKeys(int64_t now_ms) override;
+  void ClearAll() override;
 
   MemoryMeter meter_;
   TableGate gate_;

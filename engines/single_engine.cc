@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "engines/clock.h"
-#include "engines/keyspace_ops.h"
 
 namespace kvlab {
 
@@ -17,25 +15,13 @@ EngineTraits SingleEngine::Traits() const {
   return traits;
 }
 
-void SingleEngine::Execute(Batch& batch, Completion done) {
-  // One clock reading per batch, like Redis's per-command time snapshot.
-  const int64_t now_ms = UnixNowMs();
-  for (size_t i = 0; i < batch.ops.size(); ++i) {
-    const Operation& op = batch.ops[i];
-    switch (op.code) {
-      case OpCode::kDbSize:
-        batch.results[i] = OpResult::Integer(keys_.CountLive(now_ms));
-        break;
-      case OpCode::kFlushAll:
-        keys_.Clear();
-        batch.results[i] = OpResult::Ok();
-        break;
-      default:
-        batch.results[i] = keys_.Apply(op, now_ms);
-    }
-  }
-  done();
+OpResult SingleEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
+  return keys_.Apply(op, now_ms);
 }
+
+int64_t SingleEngine::CountLiveKeys(int64_t now_ms) { return keys_.CountLive(now_ms); }
+
+void SingleEngine::ClearAll() { keys_.Clear(); }
 
 EngineInfo SingleEngine::Info() const {
   return {{"engine", "single"},

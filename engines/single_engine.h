@@ -6,21 +6,24 @@
 // drive it from exactly one thread. Info() must be called on that thread too.
 #pragma once
 
-#include "engines/engine.h"
+#include "engines/inline_engine.h"
 #include "engines/memory_meter.h"
 #include "engines/plain_keyspace.h"
 
 namespace kvlab {
 
-class SingleEngine final : public Engine {
+class SingleEngine final : public InlineEngine {
  public:
   explicit SingleEngine(const EngineConfig& config);
 
   EngineTraits Traits() const override;
-  void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
 
  private:
+  OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
+  int64_t CountLiveKeys(int64_t now_ms) override;
+  void ClearAll() override;
+
   MemoryMeter meter_;  // declared before keys_: the keyspace reports to it until destroyed
   PlainKeyspace keys_;
 };

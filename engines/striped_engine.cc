@@ -3,7 +3,6 @@
 #include <mutex>
 #include <string>
 
-#include "engines/clock.h"
 #include "engines/keyspace_ops.h"
 
 namespace kvlab {
@@ -12,13 +11,6 @@ StripedEngine::StripedEngine(const EngineConfig& config) : meter_(config.max_mem
   const unsigned count = config.stripes == 0 ? kDefaultStripes : config.stripes;
   stripes_.reserve(count);
   for (unsigned i = 0; i < count; ++i) stripes_.push_back(std::make_unique<Stripe>(meter_));
-}
-
-EngineTraits StripedEngine::Traits() const {
-  EngineTraits traits;
-  traits.single_threaded = false;
-  traits.batch_per_read = true;
-  return traits;
 }
 
 StripedEngine::Stripe& StripedEngine::StripeFor(std::string_view key) {
@@ -35,7 +27,7 @@ OpResult StripedEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   return stripe.keys.Apply(op, now_ms);
 }
 
-int64_t StripedEngine::CountLiveKeys(int64_t now_ms) const {
+int64_t StripedEngine::CountLiveKeys(int64_t now_ms) {
   std::vector<std::shared_lock<std::shared_mutex>> readers;
   readers.reserve(stripes_.size());
   for (const auto& stripe : stripes_) readers.emplace_back(stripe->lock);
@@ -44,30 +36,11 @@ int64_t StripedEngine::CountLiveKeys(int64_t now_ms) const {
   return live;
 }
 
-void StripedEngine::ClearAllStripes() {
+void StripedEngine::ClearAll() {
   std::vector<std::unique_lock<std::shared_mutex>> writers;
   writers.reserve(stripes_.size());
   for (const auto& stripe : stripes_) writers.emplace_back(stripe->lock);
   for (const auto& stripe : stripes_) stripe->keys.Clear();
-}
-
-void StripedEngine::Execute(Batch& batch, Completion done) {
-  const int64_t now_ms = UnixNowMs();
-  for (size_t i = 0; i < batch.ops.size(); ++i) {
-    const Operation& op = batch.ops[i];
-    switch (op.code) {
-      case OpCode::kDbSize:
-        batch.results[i] = OpResult::Integer(CountLiveKeys(now_ms));
-        break;
-      case OpCode::kFlushAll:
-        ClearAllStripes();
-        batch.results[i] = OpResult::Ok();
-        break;
-      default:
-        batch.results[i] = ExecuteKeyed(op, now_ms);
-    }
-  }
-  done();
 }
 
 EngineInfo StripedEngine::Info() const {

@@ -19,20 +19,18 @@
 #include <shared_mutex>
 #include <vector>
 
-#include "engines/engine.h"
+#include "engines/inline_engine.h"
 #include "engines/memory_meter.h"
 #include "engines/plain_keyspace.h"
 
 namespace kvlab {
 
-class StripedEngine final : public Engine {
+class StripedEngine final : public InlineEngine {
  public:
   static constexpr unsigned kDefaultStripes = 64;
 
   explicit StripedEngine(const EngineConfig& config);
 
-  EngineTraits Traits() const override;
-  void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
 
  private:
@@ -44,9 +42,9 @@ class StripedEngine final : public Engine {
   };
 
   Stripe& StripeFor(std::string_view key);
-  OpResult ExecuteKeyed(const Operation& op, int64_t now_ms);
-  int64_t CountLiveKeys(int64_t now_ms) const;
-  void ClearAllStripes();
+  OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
+  int64_t CountLiveKeys(int64_t now_ms) override;
+  void ClearAll() override;
 
   MemoryMeter meter_;  // declared before stripes_: they report to it until destroyed
   std::vector<std::unique_ptr<Stripe>> stripes_;

@@ -1,0 +1,32 @@
+// InlineEngine: the common shape of the engines that execute a batch on the
+// calling thread (single, striped, concurrent). It walks the batch in order,
+// sends keyless operations (DBSIZE, FLUSHALL) to the whole-keyspace hooks and
+// every other operation to ExecuteKeyed(), then calls `done` before
+// Execute() returns.
+//
+// Thread-safety is whatever the subclass's hooks provide.
+#pragma once
+
+#include <cstdint>
+
+#include "engines/engine.h"
+
+namespace kvlab {
+
+class InlineEngine : public Engine {
+ public:
+  // Callable from many threads with batches taken whole per read, unless a
+  // subclass says otherwise.
+  EngineTraits Traits() const override { return EngineTraits{}; }
+  void Execute(Batch& batch, Completion done) final;
+
+ protected:
+  // One keyed operation. REQUIRES: !IsKeyless(op.code).
+  virtual OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) = 0;
+  // DBSIZE: keys whose deadline has not passed, over the whole engine.
+  virtual int64_t CountLiveKeys(int64_t now_ms) = 0;
+  // FLUSHALL: removes every key of the whole engine.
+  virtual void ClearAll() = 0;
+};
+
+}  // namespace kvlab
