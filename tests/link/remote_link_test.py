@@ -1,0 +1,136 @@
+"""Integration test of the emulated remote link (scripts/remote-link).
+
+Brings the link up at 1000 µs, runs TCP ping-pong round trips from the
+kvlab-client namespace to an echo server in kvlab-server, checks that traffic
+flows and that the delay is really applied (median round trip >= configured),
+then brings the link down and checks nothing is left behind.
+
+Exit status 77 (CTest SKIP_RETURN_CODE) with a reason when this machine cannot
+run it: not root, no /dev/net/tun, no `ip`, or a kvlab link already up
+(someone may be using it; this test owns the global namespace names).
+
+usage: remote_link_test.py SCRIPT LINK_BIN PING_BIN
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+SKIP = 77
+RTT_US = 1000
+PORT = 7177
+ROUND_TRIPS = 300
+NAMESPACES = ("kvlab-client", "kvlab-server")
+
+
+def skip(reason):
+    print(f"SKIPPED: {reason}")
+    sys.exit(SKIP)
+
+
+def kvlab_namespaces():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.split() and line.split()[0] in NAMESPACES]
+
+
+def running_forwarders():
+    """Pids of kvlab-link processes that are running (zombies are already gone)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        state = stat[stat.rindex(")") + 2:].split()[0]
+        if name == "kvlab-link" and state != "Z":
+            pids.append(int(entry))
+    return pids
+
+
+def parse_stats(line):
+    return {k: float(v) for k, v in (field.split("=") for field in line.split())}
+
+
+def main():
+    script, link_bin, ping_bin = sys.argv[1:4]
+    if os.geteuid() != 0:
+        skip("needs root (network namespaces and TUN devices)")
+    if not os.path.exists("/dev/net/tun"):
+        skip("no /dev/net/tun on this machine")
+    if shutil.which("ip") is None:
+        skip("no `ip` command (iproute2)")
+    if kvlab_namespaces() or running_forwarders():
+        skip("a kvlab link is already up; run `scripts/remote-link down` first")
+
+    env = dict(os.environ, KVLAB_LINK_BIN=link_bin)
+    failures = []
+    echo = None
+    try:
+        up = subprocess.run([script, "up", "--rtt-us", str(RTT_US)], env=env,
+                            capture_output=True, text=True, timeout=30)
+        print(up.stdout + up.stderr)
+        if up.returncode != 0:
+            raise AssertionError(f"remote-link up failed with {up.returncode}")
+        server_address = up.stdout.split()[-1]
+        if server_address != "10.77.0.2":
+            failures.append(f"last word of `up` is {server_address!r}, expected the server address")
+
+        status = subprocess.run([script, "status"], env=env, capture_output=True, text=True)
+        if status.returncode != 0 or f"rtt_us={RTT_US}" not in status.stdout:
+            failures.append(f"status while up: rc={status.returncode} {status.stdout!r}")
+
+        echo = subprocess.Popen(["ip", "netns", "exec", "kvlab-server", ping_bin, "serve",
+                                 "--bind", server_address, "--port", str(PORT), "--once"],
+                                stdout=subprocess.PIPE, text=True)
+        echo.stdout.readline()  # "listening ..." once the socket is bound
+        ping = subprocess.run(["ip", "netns", "exec", "kvlab-client", ping_bin, "ping",
+                               "--host", server_address, "--port", str(PORT),
+                               "--count", str(ROUND_TRIPS), "--warmup", "20"],
+                              capture_output=True, text=True, timeout=60)
+        print(ping.stdout + ping.stderr)
+        if ping.returncode != 0:
+            failures.append(f"ping-pong through the link failed with {ping.returncode}")
+        else:
+            stats = parse_stats(ping.stdout)
+            if stats["count"] != ROUND_TRIPS:
+                failures.append(f"{stats['count']} round trips measured, expected {ROUND_TRIPS}")
+            if stats["p50_us"] < RTT_US:
+                failures.append(f"median round trip {stats['p50_us']} us < configured {RTT_US} us: "
+                                "the delay is not applied")
+        echo.wait(timeout=10)
+    finally:
+        if echo is not None and echo.poll() is None:
+            echo.kill()
+            echo.wait()
+        down = subprocess.run([script, "down"], env=env, capture_output=True, text=True)
+        print(down.stdout + down.stderr)
+        if down.returncode != 0:
+            failures.append(f"remote-link down failed with {down.returncode}")
+
+    again = subprocess.run([script, "down"], env=env, capture_output=True, text=True)
+    if again.returncode != 0:
+        failures.append("a second `down` is not idempotent")
+    status = subprocess.run([script, "status"], env=env, capture_output=True, text=True)
+    if status.returncode != 1:
+        failures.append(f"status after down exits {status.returncode}, expected 1")
+    # The forwarder gets SIGTERM; allow it a moment to be reaped.
+    deadline = time.monotonic() + 2
+    while running_forwarders() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if kvlab_namespaces():
+        failures.append(f"namespaces left behind: {kvlab_namespaces()}")
+    if running_forwarders():
+        failures.append(f"kvlab-link processes left behind: {running_forwarders()}")
+
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
