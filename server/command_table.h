@@ -1,0 +1,67 @@
+// CommandTable: every command kvlab answers — its name, its Redis arity and
+// flags, and the handler that runs it. Lookup is case-insensitive, as in
+// Redis. Arity follows Redis: N > 0 means exactly N arguments (name
+// included), -N means at least N.
+//
+// Thread-safe: the table is built once on first use and never changes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "server/command.h"
+
+namespace kvlab {
+
+struct CommandSpec {
+  enum Flags : uint32_t {
+    kNone = 0,
+    kNoAuth = 1u << 0,    // allowed before AUTH (AUTH, HELLO, QUIT)
+    kWrite = 1u << 1,     // may add data ("write" in COMMAND's flags)
+    kReadOnly = 1u << 2,
+    kFast = 1u << 3,
+    kDenyOom = 1u << 4,   // refused with -OOM once maxmemory is reached
+    kTwoStep = 1u << 5,   // may read, then write: dispatched alone in its batch
+  };
+  std::string name;       // lower case, as Redis reports it
+  int arity = 0;
+  uint32_t flags = kNone;
+  CommandHandler handler = nullptr;
+  // Key positions for COMMAND INFO: first, last (-1: last argument), step.
+  int first_key = 0;
+  int last_key = 0;
+  int key_step = 0;
+  std::string group;      // COMMAND DOCS group: "string", "generic", ...
+  std::string summary;    // COMMAND DOCS summary
+};
+
+class CommandTable {
+ public:
+  static const CommandTable& Instance();
+
+  // nullptr when there is no such command.
+  const CommandSpec* Find(std::string_view name) const;
+  const std::vector<CommandSpec>& commands() const { return commands_; }
+
+  // Registration, used by the command files while the table is built.
+  void Add(CommandSpec spec);
+
+ private:
+  CommandTable() = default;
+  std::vector<CommandSpec> commands_;
+  std::unordered_map<std::string, size_t> index_;  // lower-case name -> position
+};
+
+// Redis's arity check: true when `argc` (name included) fits `arity`.
+inline bool ArityMatches(int arity, size_t argc) {
+  return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
+}
+
+// "wrong number of arguments for 'get' command" — for handlers that check
+// arity beyond the table (MSET pairs, PING's optional message).
+std::string WrongArityError(std::string_view command_name);
+
+}  // namespace kvlab

@@ -1,0 +1,14 @@
+// The command families, each in its own file, add themselves to the table
+// through these functions (called once, while CommandTable is built).
+#pragma once
+
+#include "server/command_table.h"
+
+namespace kvlab {
+
+void RegisterConnectionCommands(CommandTable& table);  // PING ECHO AUTH HELLO SELECT QUIT CLIENT
+void RegisterStringCommands(CommandTable& table);      // GET SET ... INCR APPEND MGET MSET
+void RegisterKeyspaceCommands(CommandTable& table);    // DEL EXISTS EXPIRE TTL PERSIST DBSIZE FLUSH*
+void RegisterServerCommands(CommandTable& table);      // INFO CONFIG COMMAND
+
+}  // namespace kvlab

@@ -1,0 +1,72 @@
+// ServerContext: the state every connection and Session of one kvlab-server
+// shares — the engine, the settings fixed at start (password, limits, where
+// the server listens) and the counters INFO reports.
+//
+// Thread-safe: settings are written once before the first Session exists and
+// only read afterwards; counters are atomics; the Engine is as thread-safe as
+// its Traits() say (the server drives a single_threaded engine from one
+// thread only).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "engines/engine.h"
+
+namespace kvlab {
+
+// What the server was started with, as INFO and CONFIG GET report it.
+struct ServerSettings {
+  std::string requirepass;             // empty: no password (AUTH is refused)
+  uint64_t max_clients = 10000;
+  bool protected_mode = true;
+  uint64_t max_memory_bytes = 0;       // 0: unlimited (the engine enforces it)
+  EngineConfig engine;                 // kind, shards, stripes, hop
+  unsigned io_threads = 1;
+  std::string bind = "127.0.0.1";
+  uint16_t tcp_port = 0;               // the port actually bound; 0: no TCP listener
+  std::string unix_socket;             // empty: no Unix socket listener
+  std::string executable;              // argv[0], for INFO server
+};
+
+// Counters the connections and Sessions bump; INFO reads them.
+struct ServerStats {
+  std::atomic<uint64_t> connected_clients{0};
+  std::atomic<uint64_t> total_connections_received{0};
+  std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> total_commands_processed{0};
+  std::atomic<uint64_t> total_net_input_bytes{0};
+  std::atomic<uint64_t> total_net_output_bytes{0};
+};
+
+struct ServerContext {
+  ServerContext(Engine& engine_ref, ServerSettings settings_value)
+      : engine(engine_ref), settings(std::move(settings_value)) {}
+  ServerContext(const ServerContext&) = delete;
+  ServerContext& operator=(const ServerContext&) = delete;
+
+  // Client ids start at 1 and never repeat, like Redis's CLIENT ID.
+  uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
+  // Whole seconds since the context was made (INFO uptime_in_seconds).
+  int64_t UptimeSeconds() const {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::steady_clock::now() - started_).count();
+  }
+
+  Engine& engine;
+  ServerSettings settings;
+  ServerStats stats;
+
+ private:
+  std::atomic<uint64_t> next_client_id_{1};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+// The version kvlab reports as redis_version: the Redis release whose replies
+// it reproduces, so clients that check the version take their 7.0 paths.
+inline constexpr const char* kRedisCompatVersion = "7.0.15";
+inline constexpr const char* kKvlabVersion = "0.1.0";
+
+}  // namespace kvlab

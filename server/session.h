@@ -1,0 +1,99 @@
+// Session: one client connection's RESP conversation — it parses the bytes
+// the connection received, runs the commands (through the engine when they
+// touch keys) and appends the replies, in command order, to the connection's
+// output buffer. It knows nothing of sockets.
+//
+// Thread-safety: a Session is used from its connection's thread only. The one
+// exception is the `resume` callback given to Process(), which the engine may
+// invoke from any thread (the sharded engine's shard threads); the connection
+// must post it back to its own thread before touching the Session again.
+//
+// How a connection drives it:
+//   1. append received bytes to input();
+//   2. call Process(out, resume) and act on the Status:
+//      kNeedInput — every buffered command is answered; write `out`, read more.
+//      kPending   — an engine batch is running asynchronously. `resume` will be
+//                   called exactly once, from any thread; post it to the
+//                   connection's thread and call Process() again from there.
+//                   Until then do not touch input() or call Process(); `out`
+//                   may be written and cleared (the Session only appends).
+//      kClose     — write `out`, then close (QUIT, or a protocol error whose
+//                   reply is in `out`).
+//   Replies of commands answered before a kPending are already in `out`, so a
+//   connection may flush them while it waits.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engines/engine.h"
+#include "server/client_info.h"
+#include "server/command.h"
+#include "server/resp_parser.h"
+#include "server/server_context.h"
+
+namespace kvlab {
+
+class CommandTable;
+struct CommandSpec;
+
+class Session {
+ public:
+  enum class Status { kNeedInput, kPending, kClose };
+
+  Session(ServerContext& ctx, ClientInfo info);
+  // REQUIRES: no batch pending (Process() did not last return kPending).
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // The read buffer: the connection appends received bytes here. The Session
+  // erases what it has parsed and keeps an incomplete command's tail.
+  std::string& input() { return input_; }
+
+  // Parses and executes as many complete commands as are buffered, appending
+  // their replies to `out`. See the header comment for the Status contract.
+  Status Process(std::string& out, std::function<void()> resume);
+
+  const ClientState& client() const { return client_; }
+
+ private:
+  enum class Phase : int { kIdle, kExecuting, kCompleted, kReturned };
+  // One reply in command order: written already (in `text`), or deferred.
+  struct ReplySlot {
+    std::string text;
+    DeferredReply deferred;
+  };
+
+  // Parses and dispatches commands until the input is exhausted, the client
+  // must close, or (per-command dispatch) one engine command is queued.
+  void ParseAndDispatch(std::string& out);
+  void Dispatch(const CommandSpec* spec, std::string& out);
+  // Runs the queued batch. True when it completed synchronously.
+  bool ExecuteBatch();
+  void OnBatchDone();
+  void RenderSlots(std::string& out);
+
+  ServerContext& ctx_;
+  const CommandTable& table_;
+  ClientState client_;
+  std::string input_;
+  RespParser parser_;
+  std::vector<std::string_view> args_;
+  bool per_read_batches_ = true;   // engine Traits().batch_per_read
+  bool protocol_error_ = false;
+  bool input_exhausted_ = false;
+  bool holding_command_ = false;   // args_ holds a parsed command not yet dispatched
+  bool awaiting_ = false;          // Process() returned kPending
+  std::string scratch_;            // an immediate reply that must wait its turn
+
+  Batch batch_;
+  std::vector<ReplySlot> slots_;   // non-empty only while a batch is queued
+  std::atomic<Phase> phase_{Phase::kIdle};
+  std::function<void()> resume_;
+};
+
+}  // namespace kvlab
