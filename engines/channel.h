@@ -1,0 +1,94 @@
+// MpscChannel<T>: a multi-producer, single-consumer message queue — the wire
+// between the connection threads and one shard thread of the sharded engine.
+//
+// Any thread may Send(); exactly one thread (the consumer) calls
+// ReceiveAll(), which blocks while the channel is empty and then takes every
+// queued message at once, so one wakeup drains a whole burst. A mutex guards
+// the queue; the condition variable is signalled only when the consumer is
+// actually asleep, so a busy consumer costs producers no futex wake.
+//
+// Close() ends the channel: later Send()s are refused, and the consumer still
+// receives everything sent before it, then sees the end.
+//
+// Thread-safe as described; Depth()/MaxDepth() may be read from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace kvlab {
+
+template <typename T>
+class MpscChannel {
+ public:
+  MpscChannel() = default;
+  MpscChannel(const MpscChannel&) = delete;
+  MpscChannel& operator=(const MpscChannel&) = delete;
+
+  // Queues `message`. Returns false (and drops it) once the channel is closed.
+  bool Send(T message) {
+    bool wake_consumer = false;
+    {
+      std::lock_guard guard(mutex_);
+      if (closed_) return false;
+      queue_.push_back(std::move(message));
+      RecordDepth(queue_.size());
+      wake_consumer = consumer_asleep_;
+    }
+    if (wake_consumer) ready_.notify_one();
+    return true;
+  }
+
+  // Consumer only. Blocks until a message is queued or the channel is closed,
+  // then moves every queued message into *batch (which it clears first).
+  // Returns false once the channel is closed and drained.
+  bool ReceiveAll(std::vector<T>* batch) {
+    batch->clear();
+    std::unique_lock guard(mutex_);
+    while (queue_.empty() && !closed_) {
+      consumer_asleep_ = true;
+      ready_.wait(guard);
+      consumer_asleep_ = false;
+    }
+    if (queue_.empty()) return false;
+    batch->swap(queue_);  // the consumer's old buffer becomes the next queue
+    RecordDepth(0);
+    return true;
+  }
+
+  // Refuses further sends and wakes the consumer to drain what is queued.
+  void Close() {
+    {
+      std::lock_guard guard(mutex_);
+      closed_ = true;
+    }
+    ready_.notify_one();
+  }
+
+  // Messages queued and not yet received, and the most ever queued at once.
+  size_t Depth() const { return depth_.load(std::memory_order_relaxed); }
+  size_t MaxDepth() const { return max_depth_.load(std::memory_order_relaxed); }
+
+ private:
+  // REQUIRES: mutex_ held (the atomics are only for lock-free readers).
+  void RecordDepth(size_t depth) {
+    depth_.store(depth, std::memory_order_relaxed);
+    if (depth > max_depth_.load(std::memory_order_relaxed)) {
+      max_depth_.store(depth, std::memory_order_relaxed);
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<T> queue_;
+  bool closed_ = false;
+  bool consumer_asleep_ = false;
+  std::atomic<size_t> depth_{0};
+  std::atomic<size_t> max_depth_{0};
+};
+
+}  // namespace kvlab

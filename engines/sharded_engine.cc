@@ -1,0 +1,168 @@
+#include "engines/sharded_engine.h"
+
+#include <atomic>
+#include <string>
+#include <utility>
+
+#include "engines/clock.h"
+#include "engines/keyspace_ops.h"
+
+namespace kvlab {
+
+// One Execute() in flight. Built by the connection thread, then shared by
+// the shards it was sent to; the last shard to finish deletes it.
+struct ShardedEngine::PendingBatch {
+  Batch* batch = nullptr;
+  Completion done;
+  // The batch's operation indexes grouped by shard, in batch order within
+  // each shard: shard s runs order[first[s]] .. order[first[s + 1] - 1].
+  std::vector<uint32_t> order;
+  std::vector<uint32_t> first;
+  // Shards that have not finished their share yet: the one-shot completion.
+  std::atomic<unsigned> shards_outstanding{0};
+};
+
+ShardedEngine::ShardedEngine(const EngineConfig& config)
+    : hop_(config.hop), meter_(config.max_memory_bytes) {
+  unsigned count = config.shards != 0 ? config.shards : std::thread::hardware_concurrency();
+  if (count == 0) count = 1;
+  shards_.reserve(count);
+  for (unsigned i = 0; i < count; ++i) shards_.push_back(std::make_unique<Shard>(meter_));
+  // Threads start only once every shard exists: RunShard() reads shards_.
+  for (unsigned i = 0; i < count; ++i) shards_[i]->thread = std::thread([this, i] { RunShard(i); });
+}
+
+ShardedEngine::~ShardedEngine() {
+  for (auto& shard : shards_) shard->inbox.Close();  // each drains what was sent, then exits
+  for (auto& shard : shards_) shard->thread.join();
+}
+
+EngineTraits ShardedEngine::Traits() const {
+  EngineTraits traits;
+  traits.single_threaded = false;
+  traits.batch_per_read = hop_ == HopMode::kBatch;
+  return traits;
+}
+
+unsigned ShardedEngine::ShardOf(std::string_view key) const {
+  return static_cast<unsigned>(KeyHash{}(key) % shards_.size());
+}
+
+// ---- Connection thread: split the batch and hand it over ------------------
+
+void ShardedEngine::Execute(Batch& batch, Completion done) {
+  const size_t shard_count = shards_.size();
+  const size_t op_count = batch.ops.size();
+  if (op_count == 0) {
+    done();
+    return;
+  }
+
+  auto pending = std::make_unique<PendingBatch>();
+  pending->batch = &batch;
+  pending->done = std::move(done);
+
+  // Counting sort of operation indexes by shard. Keyless operations belong
+  // to every shard; their results are set here, and the shards only add
+  // their DBSIZE counts into them.
+  thread_local std::vector<uint32_t> shard_of_op;
+  shard_of_op.resize(op_count);
+  std::vector<uint32_t>& first = pending->first;
+  first.assign(shard_count + 1, 0);
+  for (size_t i = 0; i < op_count; ++i) {
+    const Operation& op = batch.ops[i];
+    if (IsKeyless(op.code)) {
+      batch.results[i] = op.code == OpCode::kDbSize ? OpResult::Integer(0) : OpResult::Ok();
+      for (size_t s = 0; s < shard_count; ++s) ++first[s + 1];
+    } else {
+      shard_of_op[i] = ShardOf(op.key);
+      ++first[shard_of_op[i] + 1];
+    }
+  }
+  for (size_t s = 0; s < shard_count; ++s) first[s + 1] += first[s];
+  pending->order.resize(first[shard_count]);
+  std::vector<uint32_t> next = first;
+  for (size_t i = 0; i < op_count; ++i) {
+    if (IsKeyless(batch.ops[i].code)) {
+      for (size_t s = 0; s < shard_count; ++s) pending->order[next[s]++] = static_cast<uint32_t>(i);
+    } else {
+      pending->order[next[shard_of_op[i]]++] = static_cast<uint32_t>(i);
+    }
+  }
+
+  // The countdown is armed before the first message leaves: a shard may
+  // finish before the next message is even sent.
+  unsigned shards_touched = 0;
+  for (size_t s = 0; s < shard_count; ++s) shards_touched += first[s + 1] > first[s] ? 1 : 0;
+  pending->shards_outstanding.store(shards_touched, std::memory_order_relaxed);
+
+  // ==== THE HOP: from here on the batch belongs to the shard threads. ====
+  PendingBatch* in_flight = pending.release();
+  for (size_t s = 0; s < shard_count; ++s) {
+    if (in_flight->first[s + 1] > in_flight->first[s]) shards_[s]->inbox.Send(in_flight);
+  }
+}
+
+// ---- Shard thread: own the map, run the shares, complete the batch --------
+
+void ShardedEngine::RunShard(unsigned shard_index) {
+  Shard& shard = *shards_[shard_index];
+  std::vector<PendingBatch*> received;
+  while (shard.inbox.ReceiveAll(&received)) {
+    const int64_t now_ms = UnixNowMs();  // one clock reading per wakeup
+    for (PendingBatch* pending : received) RunShareOfBatch(shard_index, *pending, now_ms);
+  }
+}
+
+void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending, int64_t now_ms) {
+  Shard& shard = *shards_[shard_index];
+  Batch& batch = *pending.batch;
+  const uint32_t begin = pending.first[shard_index];
+  const uint32_t end = pending.first[shard_index + 1];
+  for (uint32_t k = begin; k < end; ++k) {
+    const uint32_t i = pending.order[k];
+    const Operation& op = batch.ops[i];
+    switch (op.code) {
+      case OpCode::kDbSize:
+        // Every shard adds into the same result; the last one's add is
+        // published to the completer by the countdown.
+        std::atomic_ref<int64_t>(batch.results[i].integer)
+            .fetch_add(shard.keys.CountLive(now_ms), std::memory_order_relaxed);
+        break;
+      case OpCode::kFlushAll:
+        shard.keys.Clear();
+        break;
+      default:
+        batch.results[i] = shard.keys.Apply(op, now_ms);
+    }
+  }
+  shard.operations.fetch_add(end - begin, std::memory_order_relaxed);
+  FinishShare(&pending);
+}
+
+// The one-shot completion: the shard whose share finishes last sees the
+// count reach zero (acq_rel makes every other shard's results visible to it)
+// and calls `done` here, on the shard thread.
+void ShardedEngine::FinishShare(PendingBatch* pending) {
+  if (pending->shards_outstanding.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  Completion done = std::move(pending->done);
+  delete pending;  // before done(): the caller may free the batch from inside it
+  done();
+}
+
+EngineInfo ShardedEngine::Info() const {
+  EngineInfo info = {{"engine", "sharded"},
+                     {"shards", std::to_string(shards_.size())},
+                     {"hop", hop_ == HopMode::kBatch ? "batch" : "command"},
+                     {"used_memory", std::to_string(meter_.UsedBytes())}};
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    const Shard& shard = *shards_[s];
+    const std::string prefix = "shard" + std::to_string(s) + "_";
+    info.emplace_back(prefix + "ops", std::to_string(shard.operations.load(std::memory_order_relaxed)));
+    info.emplace_back(prefix + "queue_depth", std::to_string(shard.inbox.Depth()));
+    info.emplace_back(prefix + "queue_max_depth", std::to_string(shard.inbox.MaxDepth()));
+  }
+  return info;
+}
+
+}  // namespace kvlab

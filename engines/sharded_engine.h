@@ -1,0 +1,73 @@
+// ShardedEngine (`sharded`): a shared-nothing keyspace. N shard threads each
+// own one plain hash map that no other thread ever touches; a key lives on
+// shard hash(key) mod N.
+//
+// A request's journey (the seed's architecture):
+//   1. A connection thread calls Execute(batch). It groups the batch's
+//      operations by owning shard and sends ONE message per shard touched
+//      over that shard's multi-producer channel (channel.h). This is where a
+//      request crosses threads.
+//   2. Each shard thread sleeps until its channel has messages, drains them
+//      all, and runs its share of each batch on its own map, in batch order.
+//   3. A one-shot completion counts the shards still working on the batch;
+//      the shard that finishes last calls `done` on its own thread. The
+//      server then posts the reply back to the connection's thread: the
+//      second hop.
+// DBSIZE and FLUSHALL go to every shard; DBSIZE's reply is the sum of the
+// shards' counts.
+//
+// Whether a hop carries one command or a whole read of pipelined commands is
+// the server's choice, advertised by Traits().batch_per_read (--hop).
+//
+// Thread-safe: Execute() and Info() may be called from any number of threads.
+// Atomicity: each keyed operation is atomic (its shard runs it alone), and a
+// batch's operations on one shard run in batch order. DBSIZE and FLUSHALL
+// are not atomic across shards: each shard counts or clears at its own moment.
+// Destruction stops the shard threads after they have finished every batch
+// already sent, so no completion is lost; REQUIRES: no Execute() in progress.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "engines/channel.h"
+#include "engines/engine.h"
+#include "engines/memory_meter.h"
+#include "engines/plain_keyspace.h"
+
+namespace kvlab {
+
+class ShardedEngine final : public Engine {
+ public:
+  explicit ShardedEngine(const EngineConfig& config);
+  ~ShardedEngine() override;
+
+  EngineTraits Traits() const override;
+  void Execute(Batch& batch, Completion done) override;
+  EngineInfo Info() const override;
+
+ private:
+  struct PendingBatch;  // one Execute() in flight: its per-shard work and completion
+
+  struct Shard {
+    explicit Shard(MemoryMeter& meter) : keys(meter) {}
+    MpscChannel<PendingBatch*> inbox;  // written by connection threads, read by `thread`
+    PlainKeyspace keys;                // touched only by `thread`
+    std::atomic<uint64_t> operations{0};
+    std::thread thread;
+  };
+
+  unsigned ShardOf(std::string_view key) const;
+  void RunShard(unsigned shard_index);
+  void RunShareOfBatch(unsigned shard_index, PendingBatch& pending, int64_t now_ms);
+  static void FinishShare(PendingBatch* pending);
+
+  const HopMode hop_;
+  MemoryMeter meter_;  // declared before shards_: they report to it until destroyed
+  std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+}  // namespace kvlab
