@@ -1,0 +1,89 @@
+// Connection: one client socket (TCP or Unix) driving one Session.
+//
+// The loop: read -> Session::Process(out, resume) -> one write of everything
+// the read produced -> read again. A read is kept in flight while a write is
+// outstanding, so a client that pipelines without reading is noticed: once
+// its unsent replies exceed the output-buffer limit it is disconnected (as
+// Redis's client-output-buffer-limit does), and once its unparsed input
+// exceeds the query-buffer limit likewise. When the engine runs a batch
+// asynchronously (sharded), `resume` arrives on a shard thread and is posted
+// back to this connection's io_context; bytes that arrive meanwhile are
+// staged, because the pending batch points into the session's input buffer.
+//
+// Thread-safety: every member runs on the connection's io_context (one I/O
+// thread); only the resume callback is invoked elsewhere, and it only posts.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "server/session.h"
+
+namespace kvlab {
+
+class ConnectionRegistry;
+
+struct ConnectionLimits {
+  uint64_t output_buffer_bytes = 64ull << 20;
+  uint64_t query_buffer_bytes = 1ull << 30;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using Socket = boost::asio::generic::stream_protocol::socket;
+
+  // REQUIRES: `socket` belongs to `io_context`; `context` and `registry`
+  // outlive the connection.
+  Connection(boost::asio::io_context& io_context, Socket socket, ServerContext& context,
+             ClientInfo info, ConnectionLimits limits, ConnectionRegistry& registry);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  uint64_t id() const { return id_; }
+  boost::asio::io_context& io_context() { return io_context_; }
+
+  // Both must run on the connection's io_context.
+  void Start();
+  void CloseNow();
+
+ private:
+  void ReadMore();
+  void OnRead(const boost::system::error_code& error, size_t bytes);
+  void Drive();
+  void Flush();
+  void OnWritten(const boost::system::error_code& error, size_t bytes);
+  void Unregister();
+  uint64_t UnparsedBytes() { return session_.input().size() + staged_input_.size(); }
+
+  boost::asio::io_context& io_context_;
+  Socket socket_;
+  const uint64_t id_;
+  Session session_;
+  const ConnectionLimits limits_;
+  ConnectionRegistry& registry_;
+  ServerStats& stats_;
+
+  std::array<char, 16 * 1024> read_buffer_;
+  std::string staged_input_;  // received while a batch is pending
+  std::string out_;           // replies not yet handed to a write
+  std::string writing_;       // the bytes of the write in flight
+
+  bool read_in_flight_ = false;
+  bool write_in_flight_ = false;
+  bool close_after_flush_ = false;  // QUIT, protocol error, or the client's EOF
+  bool closed_ = false;
+  bool unregistered_ = false;
+  // Keeps the io_context running while an engine batch is pending.
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
+      pending_batch_;
+};
+
+}  // namespace kvlab

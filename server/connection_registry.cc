@@ -1,0 +1,39 @@
+#include "server/connection_registry.h"
+
+#include <vector>
+
+#include <boost/asio/post.hpp>
+
+#include "server/connection.h"
+
+namespace kvlab {
+
+void ConnectionRegistry::Add(uint64_t id, const std::shared_ptr<Connection>& connection) {
+  std::lock_guard lock(mutex_);
+  open_[id] = connection;
+}
+
+void ConnectionRegistry::Remove(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  open_.erase(id);
+}
+
+size_t ConnectionRegistry::size() const {
+  std::lock_guard lock(mutex_);
+  return open_.size();
+}
+
+void ConnectionRegistry::CloseAll() {
+  std::vector<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, weak] : open_) {
+      if (auto connection = weak.lock()) open.push_back(std::move(connection));
+    }
+  }
+  for (auto& connection : open) {
+    boost::asio::post(connection->io_context(), [connection] { connection->CloseNow(); });
+  }
+}
+
+}  // namespace kvlab

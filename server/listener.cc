@@ -1,0 +1,230 @@
+#include "server/listener.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+
+#include "server/protected_mode.h"
+
+namespace kvlab {
+namespace {
+
+constexpr std::string_view kMaxClientsReached = "-ERR max number of clients reached\r\n";
+constexpr int kBacklog = 511;  // Redis's tcp-backlog default
+
+bool OutOfDescriptorsOrMemory(const boost::system::error_code& error) {
+  const int code = error.value();
+  return error.category() == boost::system::system_category() &&
+         (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM);
+}
+
+// A socket file left behind by a server that died is removed; a live one (a
+// connect succeeds) or a path that is not a socket is an error.
+bool PrepareUnixSocketPath(const std::string& path, std::string* error) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return true;  // nothing there
+  if (!S_ISSOCK(info.st_mode)) {
+    *error = "--unixsocket " + path + " exists and is not a socket";
+    return false;
+  }
+  boost::asio::io_context probe_context;
+  boost::asio::local::stream_protocol::socket probe(probe_context);
+  boost::system::error_code connect_error;
+  probe.connect(boost::asio::local::stream_protocol::endpoint(path), connect_error);
+  if (!connect_error) {
+    *error = "--unixsocket " + path + " is in use by a running server";
+    return false;
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    *error = "cannot remove stale socket file " + path;
+    return false;
+  }
+  return true;
+}
+
+// Redis's spelling: "127.0.0.1:6379", "[::1]:6379".
+std::string EndpointText(const boost::asio::ip::tcp::endpoint& endpoint) {
+  const std::string host = endpoint.address().to_string();
+  const std::string port = std::to_string(endpoint.port());
+  return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
+}
+
+// One Connection type serves TCP and Unix clients: the descriptor moves into
+// a protocol-neutral socket on the same io_context. For TCP, the family
+// (v4/v6) is taken from the accepted socket itself.
+template <typename AcceptedSocket, typename Protocol>
+Connection::Socket ToGeneric(AcceptedSocket& socket, Protocol protocol,
+                             boost::asio::io_context& io_context) {
+  boost::system::error_code ignored;
+  if constexpr (std::is_same_v<Protocol, boost::asio::ip::tcp>) {
+    protocol = socket.local_endpoint(ignored).protocol();
+  }
+  const boost::asio::generic::stream_protocol generic(protocol);
+  return Connection::Socket(io_context, generic, socket.release());
+}
+
+}  // namespace
+
+Listener::Listener(const ServerOptions& options, boost::asio::io_context& accept_context,
+                   IoThreadPool& io_threads, ServerContext& server_context,
+                   ConnectionRegistry& registry)
+    : options_(options),
+      accept_context_(accept_context),
+      io_threads_(io_threads),
+      server_context_(server_context),
+      registry_(registry),
+      retry_timer_(accept_context) {}
+
+Listener::~Listener() { Close(); }
+
+std::unique_ptr<Listener> Listener::Open(const ServerOptions& options,
+                                         boost::asio::io_context& accept_context,
+                                         IoThreadPool& io_threads, ServerContext& server_context,
+                                         ConnectionRegistry& registry, std::string* error) {
+  std::unique_ptr<Listener> listener(
+      new Listener(options, accept_context, io_threads, server_context, registry));
+  boost::system::error_code code;
+  if (options.port != 0) {
+    const auto address = boost::asio::ip::make_address(options.bind, code);
+    if (code) {
+      *error = "--bind '" + options.bind + "' is not an IP address";
+      return nullptr;
+    }
+    const boost::asio::ip::tcp::endpoint endpoint(address, options.port);
+    auto& tcp = listener->tcp_.emplace(accept_context);
+    if (tcp.open(endpoint.protocol(), code) ||
+        tcp.set_option(boost::asio::socket_base::reuse_address(true), code) ||
+        tcp.bind(endpoint, code) || tcp.listen(kBacklog, code)) {
+      *error = "cannot listen on " + options.bind + ":" + std::to_string(options.port) + ": " +
+               code.message();
+      return nullptr;
+    }
+    listener->tcp_port_ = tcp.local_endpoint().port();
+  }
+  if (!options.unix_socket.empty()) {
+    if (!PrepareUnixSocketPath(options.unix_socket, error)) return nullptr;
+    auto& unix_acceptor = listener->unix_.emplace(accept_context);
+    const boost::asio::local::stream_protocol::endpoint endpoint(options.unix_socket);
+    if (unix_acceptor.open(endpoint.protocol(), code) || unix_acceptor.bind(endpoint, code) ||
+        unix_acceptor.listen(kBacklog, code)) {
+      *error = "cannot listen on unix socket " + options.unix_socket + ": " + code.message();
+      listener->unix_.reset();
+      return nullptr;
+    }
+  }
+  return listener;
+}
+
+void Listener::StartAccepting() {
+  if (tcp_) AcceptTcp();
+  if (unix_) AcceptUnix();
+}
+
+void Listener::Close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  retry_timer_.cancel();
+  if (tcp_) tcp_->close(ignored);
+  if (unix_) {
+    unix_->close(ignored);
+    ::unlink(options_.unix_socket.c_str());
+  }
+}
+
+bool Listener::Full() const { return registry_.size() >= options_.max_clients; }
+
+template <typename Socket>
+void Listener::Refuse(Socket& socket, std::string_view reply) {
+  boost::system::error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.write_some(boost::asio::buffer(reply.data(), reply.size()), ignored);
+  socket.close(ignored);
+}
+
+void Listener::RetryLater(void (Listener::*accept)()) {
+  retry_timer_.expires_after(std::chrono::milliseconds(50));
+  retry_timer_.async_wait([this, accept](const boost::system::error_code& error) {
+    if (!error && !closed_) (this->*accept)();
+  });
+}
+
+void Listener::AcceptTcp() {
+  boost::asio::io_context& target = io_threads_.Next();
+  tcp_->async_accept(target, [this, &target](const boost::system::error_code& error,
+                                             auto socket) {
+    if (closed_ || error == boost::asio::error::operation_aborted) return;
+    if (error) {
+      if (OutOfDescriptorsOrMemory(error)) return RetryLater(&Listener::AcceptTcp);
+      return AcceptTcp();  // the client gave up before we accepted it
+    }
+    boost::system::error_code peer_error;
+    const auto peer = socket.remote_endpoint(peer_error);
+    if (peer_error) {
+      Refuse(socket, "");
+    } else if (Full()) {
+      server_context_.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+      Refuse(socket, kMaxClientsReached);
+    } else if (ProtectedModeRefuses(options_.protected_mode, !options_.requirepass.empty(),
+                                    peer.address())) {
+      Refuse(socket, kProtectedModeDenied);
+    } else {
+      boost::system::error_code ignored;
+      socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+      ClientInfo info;
+      info.id = server_context_.NextClientId();
+      info.peer_address = EndpointText(peer);
+      info.local_address = EndpointText(socket.local_endpoint(ignored));
+      info.is_unix = false;
+      info.fd = socket.native_handle();
+      Admit(ToGeneric(socket, boost::asio::ip::tcp::v4(), target), target, std::move(info));
+    }
+    AcceptTcp();
+  });
+}
+
+void Listener::AcceptUnix() {
+  boost::asio::io_context& target = io_threads_.Next();
+  unix_->async_accept(target, [this, &target](const boost::system::error_code& error,
+                                              auto socket) {
+    if (closed_ || error == boost::asio::error::operation_aborted) return;
+    if (error) {
+      if (OutOfDescriptorsOrMemory(error)) return RetryLater(&Listener::AcceptUnix);
+      return AcceptUnix();
+    }
+    if (Full()) {
+      server_context_.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+      Refuse(socket, kMaxClientsReached);
+    } else {
+      ClientInfo info;
+      info.id = server_context_.NextClientId();
+      info.peer_address = options_.unix_socket + ":0";  // Redis's addr= for Unix clients
+      info.local_address = info.peer_address;
+      info.is_unix = true;
+      info.fd = socket.native_handle();
+      Admit(ToGeneric(socket, boost::asio::local::stream_protocol(), target), target,
+            std::move(info));
+    }
+    AcceptUnix();
+  });
+}
+
+void Listener::Admit(Connection::Socket socket, boost::asio::io_context& io_context,
+                     ClientInfo info) {
+  const ConnectionLimits limits{options_.client_output_buffer_limit,
+                                options_.client_query_buffer_limit};
+  const uint64_t id = info.id;
+  auto connection = std::make_shared<Connection>(io_context, std::move(socket), server_context_,
+                                                 std::move(info), limits, registry_);
+  registry_.Add(id, connection);
+  server_context_.stats.total_connections_received.fetch_add(1, std::memory_order_relaxed);
+  boost::asio::post(io_context, [connection] { connection->Start(); });
+}
+
+}  // namespace kvlab

@@ -1,0 +1,228 @@
+#include "server/server_options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include <boost/program_options.hpp>
+
+namespace kvlab {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kVersion = "kvlab-server 0.1 (RESP2, Redis 7.0 compatible replies)";
+constexpr unsigned kDefaultStripes = 64;
+
+unsigned HardwareCores() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::string Lowercase(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+std::optional<uint64_t> ParseUnsigned(std::string_view text) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::string Usage(const po::options_description& visible) {
+  std::ostringstream usage;
+  usage << "Usage: kvlab-server [options]\n\n"
+        << "A RESP (Redis protocol) server whose keyspace engine is chosen at start.\n\n"
+        << visible;
+  return usage.str();
+}
+
+// Fills `out` or returns a message naming the bad option and what is allowed.
+std::string Validate(const po::variables_map& vm, ServerOptions& out) {
+  const std::string kind = vm["engine"].as<std::string>();
+  const auto& kinds = EngineKinds();
+  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+    std::string allowed;
+    for (const auto& k : kinds) allowed += (allowed.empty() ? "" : "|") + k;
+    return "--engine '" + kind + "' is not one of " + allowed;
+  }
+  out.engine.kind = kind;
+
+  auto count = [&](const char* name, uint64_t min, uint64_t max, uint64_t& value) -> std::string {
+    const std::string text = vm[name].as<std::string>();
+    auto parsed = ParseUnsigned(text);
+    if (!parsed || *parsed < min || *parsed > max) {
+      return std::string("--") + name + " '" + text + "' must be an integer in [" +
+             std::to_string(min) + ", " + std::to_string(max) + "]";
+    }
+    value = *parsed;
+    return "";
+  };
+  auto bytes = [&](const char* name, uint64_t& value) -> std::string {
+    const std::string text = vm[name].as<std::string>();
+    auto parsed = ParseMemorySize(text);
+    if (!parsed) {
+      return std::string("--") + name + " '" + text +
+             "' must be a byte count such as 1048576, 100mb or 1gb";
+    }
+    value = *parsed;
+    return "";
+  };
+
+  uint64_t shards = HardwareCores(), stripes = kDefaultStripes, io_threads = HardwareCores();
+  uint64_t port = 0;
+  std::string error;
+  if (vm.count("shards") && !(error = count("shards", 1, 1024, shards)).empty()) return error;
+  if (vm.count("stripes") && !(error = count("stripes", 1, 1 << 20, stripes)).empty()) return error;
+  if (vm.count("io-threads") && !(error = count("io-threads", 1, 1024, io_threads)).empty()) {
+    return error;
+  }
+  if (!(error = count("port", 0, 65535, port)).empty()) return error;
+  if (!(error = count("maxclients", 1, 1'000'000, out.max_clients)).empty()) return error;
+  if (!(error = bytes("maxmemory", out.engine.max_memory_bytes)).empty()) return error;
+  if (!(error = bytes("client-output-buffer-limit", out.client_output_buffer_limit)).empty()) {
+    return error;
+  }
+  if (!(error = bytes("client-query-buffer-limit", out.client_query_buffer_limit)).empty()) {
+    return error;
+  }
+  if (out.client_query_buffer_limit == 0) return "--client-query-buffer-limit must be > 0";
+  out.engine.shards = static_cast<unsigned>(shards);
+  out.engine.stripes = static_cast<unsigned>(stripes);
+  out.port = static_cast<uint16_t>(port);
+
+  const std::string hop = vm["hop"].as<std::string>();
+  if (hop == "command") {
+    out.engine.hop = HopMode::kCommand;
+  } else if (hop == "batch") {
+    out.engine.hop = HopMode::kBatch;
+  } else {
+    return "--hop '" + hop + "' is not one of command|batch";
+  }
+
+  const std::string protected_mode = Lowercase(vm["protected-mode"].as<std::string>());
+  if (protected_mode == "yes") {
+    out.protected_mode = true;
+  } else if (protected_mode == "no") {
+    out.protected_mode = false;
+  } else {
+    return "--protected-mode '" + protected_mode + "' is not one of yes|no";
+  }
+
+  out.bind = vm["bind"].as<std::string>();
+  if (out.bind.empty()) return "--bind needs an address such as 127.0.0.1 or 0.0.0.0";
+  if (vm.count("unixsocket")) out.unix_socket = vm["unixsocket"].as<std::string>();
+  if (vm.count("requirepass")) out.requirepass = vm["requirepass"].as<std::string>();
+  if (out.port == 0 && out.unix_socket.empty()) {
+    return "--port 0 disables TCP, so --unixsocket PATH is required";
+  }
+  // The `single` engine is the Redis model: one thread runs everything.
+  out.io_threads = kind == "single" ? 1u : static_cast<unsigned>(io_threads);
+  return "";
+}
+
+}  // namespace
+
+std::optional<uint64_t> ParseMemorySize(std::string_view text) {
+  const std::string lower = Lowercase(text);
+  struct Unit { const char* suffix; uint64_t multiplier; };
+  // Longest suffixes first so "kb" is not read as "k" followed by "b".
+  static constexpr Unit kUnits[] = {{"kb", 1ull << 10}, {"mb", 1ull << 20}, {"gb", 1ull << 30},
+                                    {"k", 1000ull},     {"m", 1000000ull},  {"g", 1000000000ull}};
+  std::string_view digits = lower;
+  uint64_t multiplier = 1;
+  for (const Unit& unit : kUnits) {
+    if (digits.ends_with(unit.suffix)) {
+      digits.remove_suffix(std::string_view(unit.suffix).size());
+      multiplier = unit.multiplier;
+      break;
+    }
+  }
+  auto value = ParseUnsigned(digits);
+  if (!value || *value > std::numeric_limits<uint64_t>::max() / multiplier) return std::nullopt;
+  return *value * multiplier;
+}
+
+ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
+  ParsedCommandLine result;
+  po::options_description visible("Options");
+  // Numbers are taken as text and validated by hand so messages say what is allowed.
+  visible.add_options()
+      ("help,h", "print this help and exit")
+      ("version", "print the version and exit")
+      ("engine", po::value<std::string>()->default_value("sharded"),
+       "keyspace engine: single|sharded|concurrent|striped")
+      ("shards", po::value<std::string>(), "sharded: shard threads (default: cores)")
+      ("stripes", po::value<std::string>(), "striped: lock stripes (default: 64)")
+      ("hop", po::value<std::string>()->default_value("command"),
+       "sharded: one channel hop per command or per read batch: command|batch")
+      ("io-threads", po::value<std::string>(),
+       "I/O threads, one io_context each (default: cores; always 1 for single)")
+      ("port", po::value<std::string>()->default_value("6379"), "TCP port; 0 = no TCP listener")
+      ("bind", po::value<std::string>()->default_value("127.0.0.1"), "TCP address to listen on")
+      ("unixsocket", po::value<std::string>(), "also listen on this Unix socket path")
+      ("requirepass", po::value<std::string>(), "clients must AUTH with this password")
+      ("maxclients", po::value<std::string>()->default_value("10000"),
+       "connections beyond this get -ERR max number of clients reached")
+      ("maxmemory", po::value<std::string>()->default_value("0"),
+       "refuse writes with -OOM past this many bytes (100mb, 1gb; 0 = unlimited)")
+      ("protected-mode", po::value<std::string>()->default_value("yes"),
+       "yes: without --requirepass, refuse non-loopback clients")
+      ("client-output-buffer-limit", po::value<std::string>()->default_value("64mb"),
+       "disconnect a client whose unsent replies exceed this")
+      ("client-query-buffer-limit", po::value<std::string>()->default_value("1gb"),
+       "disconnect a client whose unparsed input exceeds this");
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(visible).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& error) {
+    result.outcome = ParsedCommandLine::Outcome::kBadArguments;
+    result.message = std::string("kvlab-server: ") + error.what() + "\n\n" + Usage(visible);
+    return result;
+  }
+  if (vm.count("help")) {
+    result.outcome = ParsedCommandLine::Outcome::kPrintAndExit;
+    result.message = Usage(visible);
+    return result;
+  }
+  if (vm.count("version")) {
+    result.outcome = ParsedCommandLine::Outcome::kPrintAndExit;
+    result.message = std::string(kVersion) + "\n";
+    return result;
+  }
+  if (std::string error = Validate(vm, result.options); !error.empty()) {
+    result.outcome = ParsedCommandLine::Outcome::kBadArguments;
+    result.message = "kvlab-server: " + error + "\n(see kvlab-server --help)\n";
+  }
+  return result;
+}
+
+std::string ReadyLine(const ServerOptions& options, uint16_t tcp_port, long pid) {
+  std::ostringstream line;
+  line << "kvlab-server ready engine=" << options.engine.kind;
+  if (options.engine.kind == "sharded") {
+    line << " shards=" << options.engine.shards
+         << " hop=" << (options.engine.hop == HopMode::kBatch ? "batch" : "command");
+  } else if (options.engine.kind == "striped") {
+    line << " stripes=" << options.engine.stripes;
+  }
+  line << " io-threads=" << options.io_threads << " tcp=";
+  if (options.port == 0) {
+    line << "none";
+  } else {
+    line << options.bind << ":" << tcp_port;
+  }
+  line << " unix=" << (options.unix_socket.empty() ? "none" : options.unix_socket)
+       << " pid=" << pid;
+  return line.str();
+}
+
+}  // namespace kvlab

@@ -1,0 +1,58 @@
+// ServerOptions: kvlab-server's command line, parsed and validated.
+//
+// Every option has a Redis-like spelling (--port, --bind, --unixsocket,
+// --requirepass, --maxclients, --maxmemory 100mb, --protected-mode yes|no,
+// ...) plus kvlab's own engine selection (--engine, --shards, --stripes,
+// --hop, --io-threads). Defaults are resolved here (cores, `single` forcing
+// one I/O thread) so the rest of the server sees concrete values.
+//
+// Plain value types and pure functions; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engines/engine.h"
+
+namespace kvlab {
+
+struct ServerOptions {
+  EngineConfig engine;              // kind, shards, stripes, hop, max_memory_bytes
+  unsigned io_threads = 1;          // resolved: >= 1; 1 whenever the engine is `single`
+  uint16_t port = 6379;             // 0 = no TCP listener
+  std::string bind = "127.0.0.1";
+  std::string unix_socket;          // empty = no Unix socket listener
+  std::string requirepass;          // empty = no password
+  uint64_t max_clients = 10000;
+  bool protected_mode = true;
+  uint64_t client_output_buffer_limit = 64ull << 20;  // bytes of unsent replies
+  uint64_t client_query_buffer_limit = 1ull << 30;    // bytes of unparsed input
+};
+
+struct ParsedCommandLine {
+  enum class Outcome {
+    kRun,          // options is valid: start the server
+    kPrintAndExit, // --help / --version: print `message` to stdout, exit 0
+    kBadArguments, // print `message` to stderr, exit 2
+  };
+  Outcome outcome = Outcome::kRun;
+  ServerOptions options;
+  std::string message;
+};
+
+// Parses argv (argv[0] is the program name). Never exits, never prints.
+ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv);
+
+// Redis's memory units, case-insensitive: "123" bytes, "1k" = 1000, "1kb" =
+// 1024, "m"/"mb", "g"/"gb" likewise. nullopt when malformed or overflowing.
+std::optional<uint64_t> ParseMemorySize(std::string_view text);
+
+// The one line printed when the server accepts connections; harnesses wait
+// for it. Example: "kvlab-server ready engine=sharded shards=2 hop=command
+// io-threads=2 tcp=127.0.0.1:6379 unix=/tmp/k.sock pid=123". `tcp_port` is
+// the port actually bound; "none" stands for an absent listener.
+std::string ReadyLine(const ServerOptions& options, uint16_t tcp_port, long pid);
+
+}  // namespace kvlab
