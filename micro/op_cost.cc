@@ -1,0 +1,216 @@
+// kvlab-opcost: the regression gate's driver. Runs GET, SET and INCR through a
+// server Session on each engine, one command at a time on one thread — the
+// whole "parse -> execute -> reply" path a connection takes, including, on the
+// sharded engine, the hop to the shard thread and back — and marks each
+// counted region with callgrind client requests so scripts/regress can read
+// the exact number of instructions per operation.
+//
+// Deterministic by construction: fixed keys and values, every key written
+// before counting starts (no map growth, no first-touch allocations inside a
+// region), values of constant length (INCR counters start at 1000000), and
+// nothing in a region reads a clock to decide anything.
+//
+// Each case is counted twice, over n and 2n operations; the difference is
+// exactly n operations without the fixed cost of entering a region. Prints the
+// case list as JSON on stdout. Outside valgrind the client requests do
+// nothing, and the driver still checks every reply of its warm-up pass, so a
+// broken path fails here rather than being measured.
+//
+// Usage: kvlab-opcost [--ops N] [--engines single,sharded,...]
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name) ((void)(name))
+#endif
+
+#include "engines/engine.h"
+#include "harness/resp_encoding.h"
+#include "server/client_info.h"
+#include "server/server_context.h"
+#include "server/session.h"
+
+namespace kvlab {
+namespace {
+
+constexpr int kKeys = 1000;                 // distinct keys each case cycles through
+constexpr std::string_view kValue = "v0123456789abcdef0123456789abcdef";  // 33 bytes
+constexpr long kCounterStart = 1000000;     // INCR keeps a 7-digit value for 8 999 999 ops per key
+
+std::string Command(std::initializer_list<std::string_view> args) {
+  std::string out;
+  harness::AppendCommand(&out, args);
+  return out;
+}
+
+std::string Key(std::string_view prefix, int i) {
+  char digits[8];
+  std::snprintf(digits, sizeof digits, "%06d", i % kKeys);
+  return std::string(prefix) + digits;
+}
+
+std::string BulkReply(std::string_view v) {
+  return "$" + std::to_string(v.size()) + "\r\n" + std::string(v) + "\r\n";
+}
+
+// One client on one thread: feeds one command, drives the Session until the
+// reply is complete (waiting for the shard thread when the batch is pending).
+class Client {
+ public:
+  explicit Client(ServerContext& ctx) : session_(ctx, Info(ctx)) {
+    resume_ = [this] {
+      done_.store(true, std::memory_order_release);
+      done_.notify_one();
+    };
+  }
+
+  // Returns the reply bytes of `command`; they stay valid until the next call.
+  const std::string& Run(const std::string& command) {
+    out_.clear();
+    session_.input().append(command);
+    for (;;) {
+      Session::Status status = session_.Process(out_, resume_);
+      if (status == Session::Status::kNeedInput) return out_;
+      if (status == Session::Status::kClose) {
+        std::fprintf(stderr, "kvlab-opcost: session closed on %s", command.c_str());
+        std::exit(1);
+      }
+      done_.wait(false, std::memory_order_acquire);
+      done_.store(false, std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  static ClientInfo Info(ServerContext& ctx) {
+    ClientInfo info;
+    info.id = ctx.NextClientId();
+    info.peer_address = "127.0.0.1:40000";
+    info.local_address = "127.0.0.1:6379";
+    return info;
+  }
+
+  Session session_;
+  std::string out_;
+  std::atomic<bool> done_{false};
+  std::function<void()> resume_;
+};
+
+struct Case {
+  const char* op;
+  std::vector<std::string> commands;  // kKeys commands, cycled
+  std::vector<std::string> expected;  // the reply of each, checked in the warm-up pass
+};
+
+std::vector<Case> MakeCases() {
+  Case get{"GET", {}, {}}, set{"SET", {}, {}}, incr{"INCR", {}, {}};
+  for (int i = 0; i < kKeys; ++i) {
+    get.commands.push_back(Command({"GET", Key("key:", i)}));
+    get.expected.push_back(BulkReply(kValue));
+    set.commands.push_back(Command({"SET", Key("key:", i), kValue}));
+    set.expected.push_back("+OK\r\n");
+    incr.commands.push_back(Command({"INCR", Key("counter:", i)}));
+    incr.expected.push_back(":" + std::to_string(kCounterStart + 1) + "\r\n");
+  }
+  return {get, set, incr};
+}
+
+void Populate(Client& client) {
+  for (int i = 0; i < kKeys; ++i) {
+    client.Run(Command({"SET", Key("key:", i), kValue}));
+    client.Run(Command({"SET", Key("counter:", i), std::to_string(kCounterStart)}));
+  }
+}
+
+// Runs `ops` commands of the case; `check` compares replies (the warm-up pass
+// only: it is each key's first command of the case, so INCR answers start + 1).
+void Drive(Client& client, const Case& c, long ops, bool check) {
+  for (long i = 0; i < ops; ++i) {
+    const std::string& reply = client.Run(c.commands[i % kKeys]);
+    if (check && reply != c.expected[i % kKeys]) {
+      std::fprintf(stderr, "kvlab-opcost: %s: expected %s got %s\n", c.op,
+                   c.expected[i % kKeys].c_str(), reply.c_str());
+      std::exit(1);
+    }
+  }
+}
+
+int Main(int argc, char** argv) {
+  long ops = 1000;
+  std::string engines = "single,sharded,concurrent,striped";
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--ops" && i + 1 < argc) {
+      ops = std::strtol(argv[++i], nullptr, 10);
+    } else if (arg == "--engines" && i + 1 < argc) {
+      engines = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: kvlab-opcost [--ops N] [--engines single,sharded,...]\n");
+      return 2;
+    }
+  }
+  if (ops < 1 || ops > 1000000) {
+    std::fprintf(stderr, "kvlab-opcost: --ops must be between 1 and 1000000\n");
+    return 2;
+  }
+
+  std::string manifest = "{\"cases\": [";
+  bool first = true;
+  size_t start = 0;
+  while (start <= engines.size()) {
+    size_t comma = engines.find(',', start);
+    if (comma == std::string::npos) comma = engines.size();
+    std::string kind = engines.substr(start, comma - start);
+    start = comma + 1;
+
+    EngineConfig config;
+    config.kind = kind;
+    config.shards = 2;  // two shard threads: a real hop, the same for every run
+    config.hop = HopMode::kCommand;
+    std::string error;
+    std::unique_ptr<Engine> engine = MakeEngine(config, &error);
+    if (!engine) {
+      std::fprintf(stderr, "kvlab-opcost: engine %s: %s\n", kind.c_str(), error.c_str());
+      return 2;
+    }
+    ServerSettings settings;
+    settings.engine = config;
+    ServerContext ctx(*engine, settings);
+    Client client(ctx);
+    Populate(client);
+
+    for (const Case& c : MakeCases()) {
+      // The warm-up pass touches every key once, checks every reply, and
+      // brings every buffer to the size the counted regions need.
+      Drive(client, c, kKeys, /*check=*/true);
+      const std::string region = kind + "/" + c.op + "/";
+      const std::string short_name = region + std::to_string(ops);
+      const std::string long_name = region + std::to_string(2 * ops);
+      CALLGRIND_ZERO_STATS;
+      Drive(client, c, ops, false);
+      CALLGRIND_DUMP_STATS_AT(short_name.c_str());
+      Drive(client, c, 2 * ops, false);
+      CALLGRIND_DUMP_STATS_AT(long_name.c_str());
+
+      manifest += std::string(first ? "" : ",") + "\n  {\"engine\": \"" + kind + "\", \"op\": \"" +
+                  c.op + "\", \"short_region\": \"" + short_name + "\", \"short_ops\": " +
+                  std::to_string(ops) + ", \"long_region\": \"" + long_name +
+                  "\", \"long_ops\": " + std::to_string(2 * ops) + "}";
+      first = false;
+    }
+  }
+  std::printf("%s\n]}\n", manifest.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace kvlab
+
+int main(int argc, char** argv) { return kvlab::Main(argc, argv); }

@@ -1,0 +1,145 @@
+"""The dashboard renders from fixture results and loads in a headless browser.
+
+Builds a results/ folder in a temp dir (instruction-count baseline and gate
+runs, two micro runs, a bench run folder), renders the dashboard, then loads
+the page in headless Chromium: the dumped DOM must show every image decoded,
+and the screenshot must be a real, non-blank picture. Never reads real results.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "analysis"))
+from kvlab import dashboard  # noqa: E402
+
+from PIL import Image  # noqa: E402
+
+
+def _cases(counts, statuses=None):
+    return [{"engine": e, "op": o, "instructions_per_op": v,
+             **({"status": statuses[(e, o)], "baseline": counts[(e, o)] / 1.2,
+                 "change_pct": 20.0} if statuses and (e, o) in statuses else {})}
+            for (e, o), v in counts.items()]
+
+
+def _write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        if isinstance(data, str):
+            f.write(data)
+        else:
+            json.dump(data, f)
+
+
+def _micro_run(date, scale):
+    return {"context": {"date": date, "git_commit": "abc1234def"},
+            "benchmarks": [
+                {"name": "BM_EngineGet/concurrent/uniform/hit/threads:1", "run_type": "iteration",
+                 "real_time": 80.0 * scale, "cpu_time": 80.0 * scale, "time_unit": "ns",
+                 "items_per_second": 1.2e7 / scale},
+                {"name": "BM_ShardedHop/ops:16", "run_type": "iteration",
+                 "real_time": 2.1 * scale, "cpu_time": 2.0 * scale, "time_unit": "us",
+                 "items_per_second": 7.0e6 / scale},
+                {"name": "BM_ShardedHop/ops:16_mean", "run_type": "aggregate",
+                 "real_time": 999.0, "time_unit": "us"},
+            ]}
+
+
+@pytest.fixture
+def results(tmp_path):
+    base = {("single", "GET"): 1000.0, ("single", "SET"): 1300.0,
+            ("sharded", "GET"): 2400.0, ("sharded", "SET"): 2700.0}
+    _write(str(tmp_path / "baseline" / "opcost.json"),
+           {"schema": "kvlab-opcost/1", "git_commit": "1111111aaaa", "date": "2026-11-01T10:00:00+00:00",
+            "cases": _cases(base)})
+    grown = dict(base)
+    grown[("sharded", "GET")] = 2880.0
+    _write(str(tmp_path / "regress" / "20261102T100000Z-2222222bbbb.json"),
+           {"schema": "kvlab-opcost/1", "git_commit": "2222222bbbb", "date": "2026-11-02T10:00:00+00:00",
+            "tolerance_pct": 5.0, "cases": _cases(grown, {("sharded", "GET"): "grew"})})
+    _write(str(tmp_path / "micro" / "20261101T100000Z.json"), _micro_run("2026-11-01T10:00:00+00:00", 1.0))
+    _write(str(tmp_path / "micro" / "20261102T100000Z.json"), _micro_run("2026-11-02T10:00:00+00:00", 1.5))
+    run = tmp_path / "runs" / "20261102-ember"
+    _write(str(run / "points.csv"),
+           "experiment,engine,op,clients,repetition,ops_per_s\n"
+           "ember-pr50,sharded,GET,8,1,990000\nember-pr50,concurrent,GET,8,1,1240000\n")
+    _write(str(run / "report.md"),
+           "# ember-pr50\n\nSide by side with the seed.\n\n"
+           "| engine | op | ops/s | seed ops/s |\n|---|---|---:|---:|\n"
+           "| sharded | GET | 990000 | 1115000 |\n| concurrent | GET | 1240000 | 1241000 |\n")
+    return tmp_path
+
+
+def test_page_shows_every_section_and_highlights_the_regression(results):
+    page = dashboard.render(str(results), str(results / "dashboard"))
+    text = open(page, encoding="utf-8").read()
+    for section in ('id="opcost"', 'id="micro"', 'id="bench"'):
+        assert section in text
+    # The gate run where sharded/GET grew is the latest record: one highlighted row.
+    assert text.count('<tr class="regression"><td>sharded</td><td>GET</td>') == 1
+    assert "1 case(s) grew past the 5% tolerance" in text
+    # The micro run 50% slower than the one before is highlighted; aggregates are not rows.
+    assert '<tr class="regression"><td>BM_ShardedHop/ops:16</td><td>3150.0</td>' in text
+    assert "_mean" not in text
+    # The newest run's seed table is rendered from its report.md.
+    assert "<td>concurrent</td><td>GET</td><td>1240000</td><td>1241000</td>" in text
+
+
+def test_every_image_exists_and_decodes(results):
+    out = results / "dashboard"
+    page = dashboard.render(str(results), str(out))
+    sources = [s.split('"')[0] for s in open(page, encoding="utf-8").read().split('<img src="')[1:]]
+    # GET and SET instruction plots, two micro families, the bench history.
+    assert len(sources) == 5
+    for src in sources:
+        with Image.open(out / src) as img:
+            img.load()
+            assert img.width > 100 and img.height > 100
+
+
+def test_empty_results_render_a_page_that_says_what_to_run(tmp_path):
+    page = dashboard.render(str(tmp_path), str(tmp_path / "dashboard"))
+    text = open(page, encoding="utf-8").read()
+    assert "make regress-update" in text and "make micro" in text and "make bench" in text
+    assert "<img" not in text
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.fail("chromium not found: run scripts/install-deps")
+
+
+def _headless(args, profile):
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_page_loads_in_headless_chromium(results):
+    page = dashboard.render(str(results), str(results / "dashboard"))
+    url = "file://" + os.path.abspath(page)
+    with tempfile.TemporaryDirectory(prefix="kvlab-chromium-") as profile:
+        dom = _headless(["--virtual-time-budget=5000", "--dump-dom", url], profile)
+        assert dom.returncode == 0, dom.stderr
+        assert 'data-images="5"' in dom.stdout, dom.stdout[:2000]
+        assert 'data-images-broken="0"' in dom.stdout
+        shot = os.path.join(profile, "dashboard.png")
+        done = _headless(["--window-size=1200,2400", f"--screenshot={shot}", url], profile)
+        assert done.returncode == 0, done.stderr
+        with Image.open(shot) as img:
+            img = img.convert("RGB")
+            assert img.size == (1200, 2400)
+            # A blank page has one colour; ours has text, tables and plots.
+            assert len(img.getcolors(maxcolors=1 << 20) or []) > 50
+        if os.environ.get("KVLAB_KEEP_SCREENSHOT"):
+            shutil.copy(shot, os.environ["KVLAB_KEEP_SCREENSHOT"])
