@@ -90,17 +90,19 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
     }
   }
 
-  // The countdown is armed before the first message leaves: a shard may
-  // finish before the next message is even sent.
-  unsigned shards_touched = 0;
-  for (size_t s = 0; s < shard_count; ++s) shards_touched += first[s + 1] > first[s] ? 1 : 0;
-  pending->shards_outstanding.store(shards_touched, std::memory_order_relaxed);
+  // Everything the sends need is settled before the first message leaves:
+  // a shard may finish, complete and delete the batch before the next send.
+  thread_local std::vector<uint32_t> shards_touched;
+  shards_touched.clear();
+  for (size_t s = 0; s < shard_count; ++s) {
+    if (first[s + 1] > first[s]) shards_touched.push_back(static_cast<uint32_t>(s));
+  }
+  pending->shards_outstanding.store(static_cast<unsigned>(shards_touched.size()),
+                                    std::memory_order_relaxed);
 
   // ==== THE HOP: from here on the batch belongs to the shard threads. ====
   PendingBatch* in_flight = pending.release();
-  for (size_t s = 0; s < shard_count; ++s) {
-    if (in_flight->first[s + 1] > in_flight->first[s]) shards_[s]->inbox.Send(in_flight);
-  }
+  for (uint32_t s : shards_touched) shards_[s]->inbox.Send(in_flight);
 }
 
 // ---- Shard thread: own the map, run the shares, complete the batch --------
