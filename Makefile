@@ -42,3 +42,34 @@ test-asan: deps build-asan/build.ninja
 
 clean:
 	rm -rf $(BUILD) build-tsan build-asan
+
+# ---- performance tracking: microbenchmarks, regression gate, dashboard ----
+PYTHON          ?= /usr/bin/python3
+MICRO_MIN_TIME  ?= 0.2
+MICRO_FILTER    ?= .
+.PHONY: micro regress regress-update dashboard
+
+# Google Benchmark run: a table on the terminal, JSON in results/micro/<UTC time>.json,
+# then the sharded hop's cost derived from it.
+micro: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target kvlab-micro
+	@mkdir -p results/micro
+	@out=results/micro/$$(date -u +%Y%m%dT%H%M%SZ).json; \
+	$(BUILD)/kvlab-micro --benchmark_min_time=$(MICRO_MIN_TIME) --benchmark_filter='$(MICRO_FILTER)' \
+	  --benchmark_out=$$out --benchmark_out_format=json \
+	  --benchmark_context=git_commit=$$(git rev-parse HEAD 2>/dev/null || echo unknown) && \
+	PYTHONPATH=analysis $(PYTHON) -m kvlab.micro $$out && echo "micro: $$out"
+
+# Instructions per GET/SET/INCR per engine under callgrind, against results/baseline/opcost.json.
+regress: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target kvlab-opcost
+	scripts/regress --build $(BUILD)
+
+# Rewrites the baseline on purpose (commit results/baseline/opcost.json afterwards).
+regress-update: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target kvlab-opcost
+	scripts/regress --build $(BUILD) --update
+
+# results/dashboard/index.html from everything under results/.
+dashboard:
+	PYTHONPATH=analysis $(PYTHON) -m kvlab dashboard

@@ -30,10 +30,7 @@ import os
 import subprocess
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from . import micro
 
 # A micro benchmark whose time grew more than this against the previous run
 # is highlighted. Wall-clock numbers are noisy, so the bar is higher than the
@@ -115,35 +112,6 @@ def load_opcost_history(results_dir):
     return records
 
 
-def load_micro_runs(results_dir):
-    """Google Benchmark JSON files from `make micro`, oldest first."""
-    runs = []
-    for path in glob.glob(os.path.join(results_dir, "micro", "*.json")):
-        data = _read_json(path)
-        if not data or "benchmarks" not in data:
-            continue
-        context = data.get("context", {})
-        date = _parse_date(context.get("date"))
-        if date is None:
-            date = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
-        times = {}
-        for b in data["benchmarks"]:
-            # Aggregates (mean/median of repetitions) would double-count; errors have no time.
-            if b.get("run_type") == "aggregate" or b.get("error_occurred"):
-                continue
-            times[b["name"]] = {"ns": _to_ns(b.get("real_time", 0.0), b.get("time_unit", "ns")),
-                                "items_per_second": b.get("items_per_second"),
-                                "bytes_per_second": b.get("bytes_per_second")}
-        runs.append({"path": path, "date": date, "commit": context.get("git_commit", ""),
-                     "benchmarks": times})
-    runs.sort(key=lambda r: r["date"])
-    return runs
-
-
-def _to_ns(value, unit):
-    return float(value) * {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}.get(unit, 1.0)
-
-
 def load_bench_runs(results_dir):
     """Run folders (results/runs/*, results/sample/*, or results/sample itself), oldest first."""
     candidates = glob.glob(os.path.join(results_dir, "runs", "*")) + \
@@ -159,11 +127,12 @@ def load_bench_runs(results_dir):
             if os.path.exists(os.path.join(folder, name)):
                 meta = _read_json(os.path.join(folder, name)) or {}
                 break
-        date = _parse_date(_find_key(meta, ("date", "started", "start_time", "timestamp")))
+        date = _parse_date(_find_key(meta, ("started_utc", "date", "started", "timestamp")))
         if date is None:
             newest = max(os.path.getmtime(p) for p in (points, report) if os.path.exists(p))
             date = datetime.datetime.fromtimestamp(newest, datetime.timezone.utc)
         runs.append({"folder": folder, "name": os.path.relpath(folder, results_dir), "date": date,
+                     "experiment": str(meta.get("experiment") or os.path.basename(folder)),
                      "commit": str(_find_key(meta, ("git_commit", "commit")) or ""),
                      "points": _read_csv(points) if os.path.exists(points) else [],
                      "report": report if os.path.exists(report) else None})
@@ -193,6 +162,15 @@ def _read_csv(path):
 # ----------------------------------------------------------------- plots
 
 
+def _pyplot():
+    """matplotlib's pyplot on the file-only Agg backend, imported on first use so
+    that `python3 -m kvlab` stays quick for the other subcommands."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
 def _label(date, commit):
     return f"{commit[:7]}\n{date:%m-%d %H:%M}" if commit else f"{date:%m-%d %H:%M}"
 
@@ -200,7 +178,7 @@ def _label(date, commit):
 def _save(fig, out_dir, name):
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, name), dpi=90)
-    plt.close(fig)
+    _pyplot().close(fig)
     return name
 
 
@@ -209,7 +187,7 @@ def plot_opcost(records, out_dir):
     ops = sorted({c["op"] for r in records for c in r["cases"]})
     plots = []
     for op in ops:
-        fig, ax = plt.subplots(figsize=(8, 3.4))
+        fig, ax = _pyplot().subplots(figsize=(8, 3.4))
         engines = sorted({c["engine"] for r in records for c in r["cases"] if c["op"] == op})
         for engine in engines:
             xs, ys, grew = [], [], []
@@ -246,7 +224,7 @@ def plot_micro(runs, out_dir):
     plots = []
     for family in sorted(families):
         names = sorted(families[family])[:MAX_SERIES_PER_PLOT]
-        fig, ax = plt.subplots(figsize=(8, 3.2))
+        fig, ax = _pyplot().subplots(figsize=(8, 3.2))
         for name in names:
             pts = [(i, r["benchmarks"][name]["ns"]) for i, r in enumerate(runs) if name in r["benchmarks"]]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name[len(family):] or name)
@@ -264,29 +242,27 @@ def plot_micro(runs, out_dir):
     return plots
 
 
-THROUGHPUT_COLUMNS = ("ops_per_s", "ops_per_sec", "throughput", "ops")
-
-
 def plot_bench(runs, out_dir):
-    """Median throughput of every point of every bench run, per run (one line per experiment)."""
+    """Median ops/s per experiment and server across bench runs (failed points left out)."""
     series = {}
     for i, run in enumerate(runs):
-        column = next((c for c in THROUGHPUT_COLUMNS if run["points"] and c in run["points"][0]), None)
-        if column is None:
-            continue
-        values = sorted(float(p[column]) for p in run["points"] if _is_number(p.get(column)))
-        if values:
-            experiment = run["points"][0].get("experiment") or os.path.basename(run["folder"])
-            series.setdefault(experiment, []).append((i, values[len(values) // 2]))
+        by_server = {}
+        for p in run["points"]:
+            if p.get("status", "ok") == "ok" and _is_number(p.get("ops_per_s")):
+                by_server.setdefault(p.get("server", ""), []).append(float(p["ops_per_s"]))
+        for server, values in by_server.items():
+            values.sort()
+            label = f"{run['experiment']} {server}".strip()
+            series.setdefault(label, []).append((i, values[len(values) // 2]))
     if not series:
         return []
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    for experiment, pts in sorted(series.items())[:MAX_SERIES_PER_PLOT]:
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=experiment)
+    fig, ax = _pyplot().subplots(figsize=(8, 3.2))
+    for label, pts in sorted(series.items())[:MAX_SERIES_PER_PLOT]:
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
     ax.set_xticks(range(len(runs)))
     ax.set_xticklabels([_label(r["date"], r["commit"]) for r in runs], fontsize=7)
-    ax.set_ylabel("median ops/s over all points")
-    ax.set_title("make bench runs", fontsize=9)
+    ax.set_ylabel("median ops/s of the run's points")
+    ax.set_title("make bench runs: median throughput per experiment and server", fontsize=9)
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
@@ -395,8 +371,15 @@ def _micro_section(runs, plots):
             + (f", compared with {_e(os.path.basename(previous['path']))}" if previous else "")
             + f". Rows slower by more than {MICRO_SLOWDOWN_PCT:g}% are highlighted "
               "(wall-clock: confirm on a quiet machine before acting).</p>")
-    return "\n".join([note, _table(["benchmark", "ns/iter", "rate", "vs previous"], rows, classes),
-                      _images(plots)])
+    hops = micro.hop_costs(latest["benchmarks"])
+    hop_table = "" if not hops else (
+        "<h3>Sharded hop cost (latest run)</h3><p>The same batch on <code>sharded</code> with one shard "
+        "minus on <code>concurrent</code> (inline).</p>"
+        + _table(["regime", "op", "batch", "sharded ns", "concurrent ns", "hop ns", "hop ns/op"],
+                 [[h["regime"], h["op"], h["batch"], f"{h['sharded_ns']:.0f}", f"{h['concurrent_ns']:.0f}",
+                   f"{h['hop_ns']:.0f}", f"{h['hop_ns_per_op']:.0f}"] for h in hops]))
+    return "\n".join([note, hop_table, _table(["benchmark", "ns/iter", "rate", "vs previous"], rows, classes),
+                       _images(plots)])
 
 
 def _bench_section(runs, plots):
@@ -446,7 +429,7 @@ def render(results_dir, out_dir):
     for old in glob.glob(os.path.join(out_dir, "*.png")):
         os.remove(old)  # plots of series that no longer exist must not linger
     opcost = load_opcost_history(results_dir)
-    micro = load_micro_runs(results_dir)
+    micro_runs = micro.load_runs(results_dir)
     bench = load_bench_runs(results_dir)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>kvlab dashboard</title>
@@ -457,7 +440,7 @@ def render(results_dir, out_dir):
 <h2 id="opcost">Instructions per operation (make regress)</h2>
 {_opcost_section(opcost, plot_opcost(opcost, out_dir))}
 <h2 id="micro">Microbenchmarks (make micro)</h2>
-{_micro_section(micro, plot_micro(micro, out_dir))}
+{_micro_section(micro_runs, plot_micro(micro_runs, out_dir))}
 <h2 id="bench">Bench runs (make bench)</h2>
 {_bench_section(bench, plot_bench(bench, out_dir))}
 </body></html>

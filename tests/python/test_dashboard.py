@@ -43,10 +43,13 @@ def _micro_run(date, scale):
                 {"name": "BM_EngineGet/concurrent/uniform/hit/threads:1", "run_type": "iteration",
                  "real_time": 80.0 * scale, "cpu_time": 80.0 * scale, "time_unit": "ns",
                  "items_per_second": 1.2e7 / scale},
-                {"name": "BM_ShardedHop/ops:16", "run_type": "iteration",
+                {"name": "BM_Hop/sharded/get/ops:16/real_time", "run_type": "iteration",
                  "real_time": 2.1 * scale, "cpu_time": 2.0 * scale, "time_unit": "us",
-                 "items_per_second": 7.0e6 / scale},
-                {"name": "BM_ShardedHop/ops:16_mean", "run_type": "aggregate",
+                 "items_per_second": 7.6e6 / scale},
+                {"name": "BM_Hop/concurrent/get/ops:16/real_time", "run_type": "iteration",
+                 "real_time": 1.6 * scale, "cpu_time": 1.6 * scale, "time_unit": "us",
+                 "items_per_second": 1.0e7 / scale},
+                {"name": "BM_Hop/sharded/get/ops:16/real_time_mean", "run_type": "aggregate",
                  "real_time": 999.0, "time_unit": "us"},
             ]}
 
@@ -65,10 +68,13 @@ def results(tmp_path):
             "tolerance_pct": 5.0, "cases": _cases(grown, {("sharded", "GET"): "grew"})})
     _write(str(tmp_path / "micro" / "20261101T100000Z.json"), _micro_run("2026-11-01T10:00:00+00:00", 1.0))
     _write(str(tmp_path / "micro" / "20261102T100000Z.json"), _micro_run("2026-11-02T10:00:00+00:00", 1.5))
-    run = tmp_path / "runs" / "20261102-ember"
+    run = tmp_path / "runs" / "20261102T100000Z-ember"
+    _write(str(run / "meta.json"), {"experiment": "ember-pr50", "started_utc": "2026-11-02T10:00:00+00:00",
+                                    "machine": {"git": {"commit": "3333333cccc", "dirty": False}}})
     _write(str(run / "points.csv"),
-           "experiment,engine,op,clients,repetition,ops_per_s\n"
-           "ember-pr50,sharded,GET,8,1,990000\nember-pr50,concurrent,GET,8,1,1240000\n")
+           "sweep,server,command,threads,repetition,ops_per_s,status,note\n"
+           "get,sharded,get,8,1,990000,ok,\nget,concurrent,get,8,1,1240000,ok,\n"
+           "get,concurrent,get,8,2,,failed,server exited\n")
     _write(str(run / "report.md"),
            "# ember-pr50\n\nSide by side with the seed.\n\n"
            "| engine | op | ops/s | seed ops/s |\n|---|---|---:|---:|\n"
@@ -85,8 +91,12 @@ def test_page_shows_every_section_and_highlights_the_regression(results):
     assert text.count('<tr class="regression"><td>sharded</td><td>GET</td>') == 1
     assert "1 case(s) grew past the 5% tolerance" in text
     # The micro run 50% slower than the one before is highlighted; aggregates are not rows.
-    assert '<tr class="regression"><td>BM_ShardedHop/ops:16</td><td>3150.0</td>' in text
+    assert '<tr class="regression"><td>BM_Hop/sharded/get/ops:16/real_time</td><td>3150.0</td>' in text
     assert "_mean" not in text
+    # Hop cost of the latest run: (3150 - 2400) ns per batch of 16.
+    assert "<td>GET</td><td>16</td><td>3150</td><td>2400</td><td>750</td><td>47</td>" in text
+    # The bench run's commit comes from its meta.json.
+    assert "3333333cccc" in text
     # The newest run's seed table is rendered from its report.md.
     assert "<td>concurrent</td><td>GET</td><td>1240000</td><td>1241000</td>" in text
 

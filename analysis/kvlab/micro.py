@@ -1,0 +1,117 @@
+"""`make micro` results: Google Benchmark JSON files in results/micro/, and the
+sharded hop's cost derived from them.
+
+The hop cost is the difference between the same batch on `sharded` with one
+shard (one hop there and back) and on `concurrent` (inline): BM_Hop waits for
+each batch (an idle server: every hop wakes the shard thread), BM_HopLoaded
+keeps 64 batches in flight (a busy server: the shard drains bursts).
+
+Usage: python3 -m kvlab.micro results/micro/<time>.json   (prints the hop table)
+"""
+
+import datetime
+import glob
+import json
+import os
+import re
+import sys
+
+_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+_HOP = re.compile(r"^(BM_Hop|BM_HopLoaded)/(sharded|concurrent)/(get|set)/ops:(\d+)")
+IN_FLIGHT = 64  # batches BM_HopLoaded keeps outstanding (micro/hop_bench.cc)
+
+
+def read_run(path):
+    """One micro run: {path, date, commit, benchmarks: {name: {ns, items_per_second, bytes_per_second}}}.
+
+    `ns` is real time per iteration. Aggregates (mean/median of repetitions) and
+    benchmarks that reported an error are left out. Returns None for a file
+    that is not Google Benchmark JSON.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"kvlab: skipping {path}: {e}", file=sys.stderr)
+        return None
+    if not isinstance(data, dict) or "benchmarks" not in data:
+        return None
+    context = data.get("context", {})
+    try:
+        date = datetime.datetime.fromisoformat(str(context.get("date", "")).replace("Z", "+00:00"))
+        date = date if date.tzinfo else date.replace(tzinfo=datetime.timezone.utc)
+    except ValueError:
+        date = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
+    benchmarks = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        benchmarks[b["name"]] = {
+            "ns": float(b.get("real_time", 0.0)) * _UNIT_NS.get(b.get("time_unit", "ns"), 1.0),
+            "items_per_second": b.get("items_per_second"),
+            "bytes_per_second": b.get("bytes_per_second"),
+        }
+    return {"path": path, "date": date, "commit": context.get("git_commit", ""), "benchmarks": benchmarks}
+
+
+def load_runs(results_dir):
+    """Every micro run under results_dir/micro, oldest first."""
+    runs = [r for r in (read_run(p) for p in glob.glob(os.path.join(results_dir, "micro", "*.json"))) if r]
+    runs.sort(key=lambda r: r["date"])
+    return runs
+
+
+def hop_costs(benchmarks):
+    """Rows {regime, op, batch, sharded_ns, concurrent_ns, hop_ns, hop_ns_per_op} per batch.
+
+    Times are per batch: BM_Hop's iteration is one batch, BM_HopLoaded's is
+    IN_FLIGHT batches.
+    """
+    times = {}
+    for name, b in benchmarks.items():
+        m = _HOP.match(name)
+        if m:
+            family, engine, op, batch = m.groups()
+            per_batch = b["ns"] / (IN_FLIGHT if family == "BM_HopLoaded" else 1)
+            times[(family, op, int(batch), engine)] = per_batch
+    rows = []
+    for (family, op, batch, engine), sharded in sorted(times.items()):
+        if engine != "sharded" or (family, op, batch, "concurrent") not in times:
+            continue
+        concurrent = times[(family, op, batch, "concurrent")]
+        rows.append({"regime": "idle (one batch at a time)" if family == "BM_Hop" else f"busy ({IN_FLIGHT} in flight)",
+                     "op": op.upper(), "batch": batch, "sharded_ns": sharded, "concurrent_ns": concurrent,
+                     "hop_ns": sharded - concurrent, "hop_ns_per_op": (sharded - concurrent) / batch})
+    return rows
+
+
+def format_hop_table(rows):
+    header = (f"{'regime':<28} {'op':<4} {'batch':>5} {'sharded ns':>11} {'concurrent ns':>14} "
+              f"{'hop ns':>9} {'hop ns/op':>10}")
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        lines.append(f"{r['regime']:<28} {r['op']:<4} {r['batch']:>5} {r['sharded_ns']:>11.0f} "
+                     f"{r['concurrent_ns']:>14.0f} {r['hop_ns']:>9.0f} {r['hop_ns_per_op']:>10.0f}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python3 -m kvlab.micro results/micro/<time>.json", file=sys.stderr)
+        return 2
+    run = read_run(argv[0])
+    if run is None:
+        print(f"kvlab micro: {argv[0]} is not Google Benchmark JSON", file=sys.stderr)
+        return 2
+    rows = hop_costs(run["benchmarks"])
+    if not rows:
+        print("kvlab micro: no BM_Hop results in this run (filtered out, or no sharded engine)")
+        return 0
+    print("Sharded hop cost: the same batch on sharded (1 shard) minus on concurrent (inline)")
+    print(format_hop_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
