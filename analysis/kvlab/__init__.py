@@ -1,0 +1,11 @@
+"""kvlab's analysis package: experiment files, the runner, reports, plots and comparisons.
+
+`python3 -m kvlab run workloads/X.toml` measures an experiment into results/runs/;
+`report RUN_DIR` and `compare BASE_DIR NEW_DIR` read run folders back.
+"""
+
+# The compiled bindings (kvlab._harness) live in a build folder's python/kvlab/;
+# with that folder on sys.path, this package spans both directories.
+from pkgutil import extend_path
+
+__path__ = extend_path(__path__, __name__)

@@ -1,0 +1,181 @@
+"""The two load generators a point can be measured with, behind one call shape.
+
+- kvlab-load (the project's harness): one invocation per point; it writes one
+  CSV row per repetition (and a JSON file with the latency histograms).
+- redis-benchmark (Debian's): one invocation per repetition, covering all the
+  commands of a point group at once (`-t set,get`), with `-n` sized so that
+  each test lasts about the point's duration (a first, calibrating run is the
+  warm-up). Its CSV gives ops/s, p50, p99 and max; p90 and p99.9 are left
+  blank, and errors are unknown (blank): nothing is made up.
+
+Both return rows keyed by HARNESS_COLUMNS (strings, "" for unknown) and an
+error message when the run failed (the rows that completed are still returned).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import os
+import resource
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .experiment import Point
+from .servers import launch_prefix
+
+HARNESS_COLUMNS = ("threads", "client", "transport", "pipeline", "connections", "repetition",
+                   "ops", "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us",
+                   "p999_us", "max_us", "client_cpu", "client_bound")
+CLIENT_BOUND_FRACTION = 0.9
+# redis-benchmark --threads measures time in 250 ms ticks (see DESIGN.md).
+REDIS_BENCHMARK_TICK_S = 0.25
+
+
+@dataclasses.dataclass
+class LoadResult:
+    rows: list[dict[str, str]]
+    error: str | None = None
+
+
+def cpu_count_of(cpus: str | None) -> int:
+    if not cpus:
+        return len(os.sched_getaffinity(0))
+    count = 0
+    for part in cpus.split(","):
+        low, _, high = part.partition("-")
+        count += int(high or low) - int(low) + 1
+    return count
+
+
+def _tail(text: str, lines: int = 4) -> str:
+    return " | ".join(text.strip().splitlines()[-lines:])
+
+
+def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
+                   netns: str | None, csv_path: Path, json_path: Path,
+                   prefill: bool) -> LoadResult:
+    binary = build_dir / "kvlab-load"
+    if not binary.exists():
+        return LoadResult([], f"{binary} not found (build it: make build)")
+    command = launch_prefix(cpus, netns) + [
+        str(binary), "--target", target, "--client", point.client,
+        "--threads", str(point.threads), "--command", point.command,
+        "--keys", str(point.keys), "--key-dist", point.key_dist,
+        "--value-size", str(point.value_size), "--pipeline", str(point.pipeline),
+        "--connections", str(point.connections), "--nodelay", point.nodelay,
+        "--duration", f"{point.duration:g}", "--warmup", f"{point.warmup:g}",
+        "--repeat", str(point.repetitions), "--csv", str(csv_path), "--json", str(json_path)]
+    if point.command == "mix":
+        command += ["--ratio", point.ratio]
+    if prefill:
+        command.append("--prefill")
+    budget = point.repetitions * point.duration + point.warmup + 120
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=budget)
+        error = None if done.returncode == 0 else (
+            f"kvlab-load exited with status {done.returncode}: {_tail(done.stderr or done.stdout)}")
+    except subprocess.TimeoutExpired:
+        error = f"kvlab-load did not finish within {budget:.0f} s"
+    rows = []
+    if csv_path.exists():
+        with csv_path.open(newline="") as handle:
+            for record in csv.DictReader(handle):
+                rows.append({column: record.get(column, "") or "" for column in HARNESS_COLUMNS})
+    if error is None and len(rows) != point.repetitions:
+        error = f"kvlab-load wrote {len(rows)} rows, expected {point.repetitions}"
+    return LoadResult(rows, error)
+
+
+def _redis_benchmark_args(points: list[Point], target: str, requests: int) -> list[str]:
+    point = points[0]
+    if target.startswith("unix://"):
+        where = ["-s", target[len("unix://"):]]
+    else:
+        host, _, port = target[len("tcp://"):].rpartition(":")
+        where = ["-h", host, "-p", port]
+    args = where + ["--threads", str(point.threads), "-c", str(point.connections),
+                    "-P", str(point.pipeline), "-d", str(point.value_size),
+                    "-t", ",".join(p.command for p in points), "--csv", "-n", str(requests)]
+    if point.keys > 1:
+        # Without -r every request uses the one literal key "key:__rand_int__".
+        args += ["-r", str(point.keys)]
+    return args
+
+
+def _run_redis_benchmark(points, target, requests, cpus, netns, timeout):
+    binary = shutil.which("redis-benchmark") or "/usr/bin/redis-benchmark"
+    command = launch_prefix(cpus, netns) + [binary] + _redis_benchmark_args(points, target, requests)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode != 0:
+        raise RuntimeError(f"redis-benchmark exited with status {done.returncode}: "
+                           f"{_tail(done.stderr or done.stdout)}")
+    figures = {}
+    for record in csv.DictReader(io.StringIO(done.stdout)):
+        figures[record["test"].lower()] = record
+    missing = [p.command for p in points if p.command not in figures]
+    if missing:
+        raise RuntimeError(f"redis-benchmark printed no figures for {', '.join(missing)}: "
+                           f"{_tail(done.stdout + done.stderr)}")
+    return figures, cpu / wall if wall > 0 else 0.0
+
+
+def _microseconds(record: dict, field: str) -> str:
+    value = record.get(field, "")
+    return f"{float(value) * 1000:.1f}" if value not in ("", None) else ""
+
+
+def run_redis_benchmark(points: list[Point], target: str, cpus: str | None,
+                        netns: str | None) -> list[LoadResult]:
+    """Measures a group of points that differ only in their command; one result per point."""
+    point = points[0]
+    cores = cpu_count_of(cpus)
+    timeout = 60 + 10 * point.duration * len(points)
+    try:
+        # Calibration run (also the warm-up): how many requests last `duration`?
+        calibration_requests = max(10000, 2000 * point.connections)
+        figures, _ = _run_redis_benchmark(points, target, calibration_requests, cpus, netns,
+                                          timeout)
+        rates = sorted(float(figures[p.command]["rps"]) for p in points)
+        requests = max(1000, int(rates[len(rates) // 2] * point.duration))
+    except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as error:
+        return [LoadResult([], f"redis-benchmark calibration failed: {error}") for _ in points]
+    rows: dict[str, list[dict[str, str]]] = {p.command: [] for p in points}
+    for repetition in range(point.repetitions):
+        try:
+            figures, cpu_fraction = _run_redis_benchmark(points, target, requests, cpus, netns,
+                                                         timeout)
+        except (RuntimeError, subprocess.TimeoutExpired) as error:
+            return [LoadResult(rows[p.command], str(error)) for p in points]
+        client_cpu = cpu_fraction  # cores' worth, as kvlab-load reports it
+        for p in points:
+            record = figures[p.command]
+            rps = float(record["rps"])
+            rows[p.command].append({
+                "threads": str(p.threads), "client": "dedicated", "transport": p.transport,
+                "pipeline": str(p.pipeline), "connections": str(p.connections),
+                "repetition": str(repetition), "ops": str(requests),
+                "seconds": f"{requests / rps:.6f}" if rps > 0 else "",
+                "ops_per_s": f"{rps:.2f}", "errors": "",
+                "p50_us": _microseconds(record, "p50_latency_ms"), "p90_us": "",
+                "p99_us": _microseconds(record, "p99_latency_ms"), "p999_us": "",
+                "max_us": _microseconds(record, "max_latency_ms"),
+                "client_cpu": f"{client_cpu:.3f}",
+                "client_bound": ("true" if client_cpu >= CLIENT_BOUND_FRACTION * cores
+                                 else "false"),
+            })
+    return [LoadResult(rows[p.command]) for p in points]
+
+
+def quantised_to_ticks(seconds: float) -> bool:
+    """True when a redis-benchmark run time is a whole number of its 250 ms ticks."""
+    ticks = seconds / REDIS_BENCHMARK_TICK_S
+    return abs(ticks - round(ticks)) < 1e-3

@@ -1,0 +1,53 @@
+"""The emulated remote link (scripts/remote-link): brought up once for a run's `remote` points.
+
+`remote-link up --rtt-us N` creates the namespaces kvlab-server and kvlab-client
+joined by a forwarder that delays every packet, and prints the server's address
+as its last word. Exit status 3 means the link is not possible here (not root,
+no TUN device); the runner then reports the remote rows as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+SERVER_NAMESPACE = "kvlab-server"
+CLIENT_NAMESPACE = "kvlab-client"
+
+
+class LinkUnavailable(Exception):
+    """The link could not come up; the message is the reason shown in the report."""
+
+
+class RemoteLink:
+    def __init__(self, repo: Path, rtt_us: int, rate_mbit: int = 0):
+        self.script = repo / "scripts" / "remote-link"
+        self.rtt_us = rtt_us
+        self.rate_mbit = rate_mbit
+        self.server_address: str | None = None
+
+    def up(self) -> str:
+        if not self.script.exists():
+            raise LinkUnavailable(f"{self.script} not found")
+        command = [str(self.script), "up", "--rtt-us", str(self.rtt_us)]
+        if self.rate_mbit:
+            command += ["--rate-mbit", str(self.rate_mbit)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise LinkUnavailable(f"remote-link up failed: {error}") from None
+        if done.returncode != 0:
+            reason = (done.stderr or done.stdout).strip().splitlines()
+            raise LinkUnavailable(f"remote-link up exited with status {done.returncode}"
+                                  + (f": {reason[-1]}" if reason else ""))
+        words = done.stdout.split()
+        if not words:
+            raise LinkUnavailable("remote-link up printed no server address")
+        self.server_address = words[-1]
+        return self.server_address
+
+    def down(self) -> None:
+        if self.server_address is None:
+            return
+        subprocess.run([str(self.script), "down"], capture_output=True, text=True, timeout=60)
+        self.server_address = None

@@ -1,0 +1,76 @@
+"""A run folder (results/runs/<UTC time>-<experiment>/) and its files.
+
+    points.csv     one row per point and repetition: the experiment's variables,
+                   the load generator's figures, the server's CPU use, a status
+                   (ok | failed | skipped) and a note saying why when not ok
+    meta.json      machine, git commit, package versions, CPUs, the experiment text
+    histograms/    kvlab-load's JSON (latency histograms) per point
+    logs/          the servers' output
+    report.md      the rendered report; plots/*.png and *.svg
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .experiment import POINT_VARIABLES
+from .loadgens import HARNESS_COLUMNS
+
+EXTRA_COLUMNS = ("server_cpu", "status", "note")
+# Harness columns that are also point variables appear once, as variables.
+COLUMNS = POINT_VARIABLES + tuple(c for c in HARNESS_COLUMNS if c not in POINT_VARIABLES) \
+    + EXTRA_COLUMNS
+# What identifies a point across runs (everything but the repetition's figures).
+POINT_KEY = POINT_VARIABLES
+NUMERIC = ("keys", "value_size", "pipeline", "connections", "threads", "repetition", "ops",
+           "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
+           "client_cpu", "server_cpu")
+
+
+class PointsWriter:
+    """Appends rows to points.csv; each write is flushed to disk before it returns, so a
+    crash later in the run never loses a completed point."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._handle = path.open("w", newline="")
+        self._writer = csv.DictWriter(self._handle, fieldnames=COLUMNS, extrasaction="ignore")
+        self._writer.writeheader()
+        self._sync()
+
+    def write(self, rows: list[dict]) -> None:
+        for row in rows:
+            self._writer.writerow({c: row.get(c, "") for c in COLUMNS})
+        self._sync()
+
+    def _sync(self) -> None:
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def load_points(run_dir: str | Path) -> pd.DataFrame:
+    frame = pd.read_csv(Path(run_dir) / "points.csv", dtype=str, keep_default_na=False)
+    for column in NUMERIC:
+        if column in frame:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    if "client_bound" in frame:
+        frame["client_bound"] = frame["client_bound"].str.lower().isin(("true", "1", "yes"))
+    return frame
+
+
+def load_meta(run_dir: str | Path) -> dict:
+    path = Path(run_dir) / "meta.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def newest_run(root: str | Path) -> Path | None:
+    runs = sorted(p for p in Path(root).glob("*/points.csv"))
+    return runs[-1].parent if runs else None

@@ -1,0 +1,188 @@
+"""Starting and stopping the server under test: kvlab-server or Debian's redis-server.
+
+A ServerProcess owns one child process: it is started pinned to the experiment's
+server CPUs (taskset), optionally inside the emulated link's server namespace,
+waited for (kvlab-server's ready line, then a PING answered over its Unix
+socket), and always stopped by the caller (use it as a context manager).
+Not thread-safe: one runner thread drives it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from .experiment import ServerSpec
+
+READY_LINE = "kvlab-server ready"
+START_TIMEOUT_S = 15.0
+
+
+class ServerError(Exception):
+    """The server could not be started or died; the message says why."""
+
+
+def free_tcp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def ping_unix(path: str, timeout: float = 1.0) -> bool:
+    """True when a RESP server answers PING with +PONG on the Unix socket at `path`."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(timeout)
+            connection.connect(path)
+            connection.sendall(b"*1\r\n$4\r\nPING\r\n")
+            return connection.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
+                   unix_socket: str) -> list[str]:
+    if spec.kind == "redis":
+        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        # No persistence and no config file: a pure in-memory reference row.
+        return [binary, "--port", str(port), "--bind", bind, "--unixsocket", unix_socket,
+                "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
+                "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning"]
+    command = [str(build_dir / "kvlab-server"), "--engine", spec.engine, "--port", str(port),
+               "--bind", bind, "--unixsocket", unix_socket]
+    if spec.shards is not None:
+        command += ["--shards", str(spec.shards)]
+    if spec.hop is not None:
+        command += ["--hop", spec.hop]
+    if spec.stripes is not None:
+        command += ["--stripes", str(spec.stripes)]
+    if spec.io_threads is not None:
+        command += ["--io-threads", str(spec.io_threads)]
+    return command
+
+
+def launch_prefix(cpus: str | None, netns: str | None) -> list[str]:
+    """`ip netns exec NS` and `taskset -c CPUS` both exec() their command, so the child's
+    pid is the program itself (its /proc CPU times and its exit status are the program's)."""
+    prefix = []
+    if netns:
+        prefix += ["ip", "netns", "exec", netns]
+    if cpus:
+        prefix += ["taskset", "-c", cpus]
+    return prefix
+
+
+class ServerProcess:
+    def __init__(self, spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
+                 cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1"):
+        self.spec = spec
+        self.cpus = cpus
+        self.netns = netns
+        self.bind = bind
+        self.port = free_tcp_port()
+        self.unix_socket = str(work_dir / f"{spec.name}.sock")
+        self.program = server_command(spec, build_dir, self.port, bind, self.unix_socket)
+        self.command = launch_prefix(cpus, netns) + self.program
+        self.log_path = log_path
+        self._process: subprocess.Popen | None = None
+        self._ready = threading.Event()
+        self._reader: threading.Thread | None = None
+
+    def target(self, transport: str) -> str:
+        if transport == "unix":
+            return f"unix://{self.unix_socket}"
+        return f"tcp://{self.bind}:{self.port}"
+
+    def start(self) -> None:
+        if not Path(self.program[0]).exists():
+            raise ServerError(f"{self.program[0]} not found (build it: make build)")
+        Path(self.unix_socket).unlink(missing_ok=True)
+        log = self.log_path.open("w")
+        log.write("$ " + " ".join(self.command) + "\n")
+        log.flush()
+        try:
+            self._process = subprocess.Popen(self.command, stdout=subprocess.PIPE,
+                                             stderr=subprocess.STDOUT, text=True, bufsize=1)
+        except OSError as error:
+            log.close()
+            raise ServerError(f"cannot start {self.command[0]}: {error.strerror}") from None
+        self._reader = threading.Thread(target=self._copy_output, args=(log,), daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        if self.spec.kind == "kvlab":
+            while not self._ready.wait(0.05):
+                self._check_alive()
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise ServerError(f"no '{READY_LINE}' line within {START_TIMEOUT_S:.0f} s "
+                                      f"(log: {self.log_path})")
+        while not ping_unix(self.unix_socket, timeout=0.5):
+            self._check_alive()
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerError(f"no PONG on {self.unix_socket} within {START_TIMEOUT_S:.0f} s "
+                                  f"(log: {self.log_path})")
+            time.sleep(0.05)
+
+    def _copy_output(self, log) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        with log:
+            for line in self._process.stdout:
+                log.write(line)
+                log.flush()
+                if line.startswith(READY_LINE):
+                    self._ready.set()
+
+    def _check_alive(self) -> None:
+        if self._process is None or self._process.poll() is not None:
+            code = None if self._process is None else self._process.returncode
+            raise ServerError(f"{self.spec.name} exited with status {code} "
+                              f"(log: {self.log_path}): {self.log_tail()}")
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def log_tail(self, lines: int = 3) -> str:
+        try:
+            text = self.log_path.read_text().strip().splitlines()
+        except OSError:
+            return ""
+        return " | ".join(text[-lines:])
+
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU time of the server so far, from /proc (None once it is gone)."""
+        if not self.alive():
+            return None
+        try:
+            fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        ticks = int(fields[11]) + int(fields[12])        # utime, stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGTERM)
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        if self._reader is not None:
+            self._reader.join(timeout=2)
+        Path(self.unix_socket).unlink(missing_ok=True)
+
+    def __enter__(self) -> "ServerProcess":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

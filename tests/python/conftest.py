@@ -1,0 +1,45 @@
+"""Shared fixtures for kvlab's Python tests.
+
+CTest passes KVLAB_BUILD_DIR (the folder with kvlab-server, kvlab-load and
+python/kvlab/_harness*.so); run by hand, the tests fall back to <repo>/build.
+"""
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD_DIR = Path(os.environ.get("KVLAB_BUILD_DIR", REPO / "build"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+for path in (str(BUILD_DIR / "python"), str(REPO / "analysis")):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture
+def build_dir() -> Path:
+    return BUILD_DIR
+
+
+@pytest.fixture
+def small_run(tmp_path) -> Path:
+    """A copy of the fixed small run (points.csv + meta.json), safe to write into."""
+    target = tmp_path / "small-run"
+    shutil.copytree(FIXTURES / "small-run", target)
+    return target
+
+
+def python_env() -> dict:
+    """Environment for `python3 -m kvlab` subprocesses."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "analysis"), str(BUILD_DIR / "python")])
+    return env

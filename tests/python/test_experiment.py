@@ -1,0 +1,114 @@
+"""The experiment parser: every shipped workload parses; bad files name file, key, what's allowed."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, python_env
+from kvlab.experiment import ExperimentError, load_experiment, parse_experiment_text
+
+GOOD = """
+[experiment]
+name = "tiny"
+server_cpus = "0"
+harness_cpus = "1"
+
+[[server]]
+name = "sharded"
+kind = "kvlab"
+engine = "sharded"
+shards = 2
+hop = "batch"
+
+[[server]]
+name = "redis"
+kind = "redis"
+
+[[sweep]]
+name = "s"
+command = ["set", "get"]
+threads = [1, 2]
+keys = 10
+transport = ["unix", "tcp"]
+duration = 0.5
+"""
+
+
+def parse(text: str):
+    return parse_experiment_text(text, Path("x.toml"))
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "workloads").glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_workloads_parse(path):
+    experiment = load_experiment(path)
+    assert experiment.points()
+
+
+def test_points_are_the_cartesian_product_grouped_by_server():
+    experiment = parse(GOOD)
+    points = experiment.points()
+    assert len(points) == 2 * 2 * 2 * 2  # servers x commands x threads x transports
+    assert [p.server for p in points[:8]] == ["sharded"] * 8
+    first = points[0]
+    assert (first.command, first.transport, first.threads, first.keys) == ("set", "unix", 1, 10)
+    assert first.duration == 0.5 and first.repetitions == 3 and first.warmup == 0.25
+    assert experiment.server("sharded").hop == "batch"
+
+
+def test_sweep_servers_restrict_the_points():
+    text = GOOD.replace('name = "s"\n', 'name = "s"\nservers = ["redis"]\n')
+    assert {p.server for p in parse(text).points()} == {"redis"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (('keys = 10', 'keys = 10\nkeyz = 3'), "x.toml: sweep[0].keyz: unknown key"),
+    (('transport = ["unix", "tcp"]', 'transport = ["unix", "udp"]'),
+     "sweep[0].transport: 'udp' is not allowed; allowed: unix, tcp, remote"),
+    (('engine = "sharded"', 'engine = "btree"'),
+     "server[0].engine: 'btree' is not allowed; allowed: single, sharded, concurrent, striped"),
+    (('threads = [1, 2]', 'threads = [1, 0]'), "sweep[0].threads: 0 must be > 0"),
+    (('threads = [1, 2]', 'threads = []'), "sweep[0].threads: must not be an empty list"),
+    (('threads = [1, 2]', 'threads = [1, 1]'), "sweep[0].threads: lists a value twice"),
+    (('keys = 10', 'keys = "ten"'), "sweep[0].keys: must be an integer, not 'ten'"),
+    (('keys = 10', 'keys = true'), "sweep[0].keys: must be an integer, not True"),
+    (('duration = 0.5', 'duration = -1'), "sweep[0].duration: -1 must be > 0"),
+    (('server_cpus = "0"', 'server_cpus = "zero"'), "experiment.server_cpus: 'zero' must be a CPU list"),
+    (('name = "tiny"', 'name = "a b"'), "experiment.name: 'a b' must use only letters"),
+    (('name = "s"', 'name = "s"\nservers = ["memcached"]'),
+     "sweep[0].servers: 'memcached' is not allowed; allowed: sharded, redis"),
+    (('name = "s"', 'name = "s"\nkey_dist = "zipf"'), "sweep[0].key_dist: 'zipf' is not allowed"),
+    (('name = "s"', 'name = "s"\nloadgen = "redis-benchmark"\nclient = "pooled"'),
+     "sweep[0].client: redis-benchmark only has the dedicated strategy"),
+    (('command = ["set", "get"]', 'command = ["set", "incrby"]\nloadgen = "redis-benchmark"'),
+     "sweep[0].command: 'incrby' is not allowed with loadgen redis-benchmark"),
+    (('[[server]]\nname = "redis"', '[[server]]\nname = "sharded"'),
+     "server.name: 'sharded' is used by two servers"),
+    (('[experiment]', '[experimentt]\nname = "x"\n[experiment]'), "experimentt: unknown key"),
+    (('name = "tiny"\n', ''), "experiment.name: is required"),
+    (('hop = "batch"', 'hop = "batch"\nstripes = 4'), "server[0].stripes: unknown key"),
+    (('keys = 10', 'keys = [10'), "not valid TOML"),
+])
+def test_bad_files_name_the_file_the_key_and_what_is_allowed(change, message):
+    old, new = change
+    assert old in GOOD
+    with pytest.raises(ExperimentError) as error:
+        parse(GOOD.replace(old, new, 1))
+    assert message in str(error.value)
+    assert str(error.value).startswith("x.toml")
+
+
+def test_missing_sweeps_are_an_error():
+    with pytest.raises(ExperimentError, match=r"sweep: at least one \[\[sweep\]\] table"):
+        parse(GOOD[:GOOD.index("[[sweep]]")])
+
+
+def test_run_with_a_bad_file_exits_2_with_the_message(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GOOD.replace("keys = 10", "keys = 10\nthreadz = 1"))
+    done = subprocess.run([sys.executable, "-m", "kvlab", "run", str(bad), "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=python_env(), timeout=60)
+    assert done.returncode == 2
+    assert f"{bad}: sweep[0].threadz: unknown key" in done.stderr
+    assert not list(tmp_path.glob("*-tiny"))

@@ -1,0 +1,58 @@
+"""report.md from a fixed small run (tests/python/fixtures/small-run)."""
+
+import math
+
+from kvlab.report import point_table, render_report, write_report
+from kvlab.plots import write_plots
+from kvlab.results import load_points
+from kvlab.stats import summarize, t_quantile_975
+
+
+def test_summary_is_median_with_a_t_interval_of_the_mean():
+    s = summarize([50000, 55000, 60000])
+    assert s.median == 55000 and s.n == 3
+    half = t_quantile_975(2) * 5000 / math.sqrt(3)
+    assert math.isclose(s.low, 55000 - half) and math.isclose(s.high, 55000 + half)
+    single = summarize([7.0])
+    assert single.n == 1 and math.isnan(single.low)
+    assert summarize([]).n == 0
+
+
+def test_point_table_folds_repetitions_and_keeps_unmeasured_points(small_run):
+    table = point_table(load_points(small_run))
+    concurrent = table[(table["server"] == "concurrent") & (table["threads"] == 2)].iloc[0]
+    assert concurrent["median"] == 151000 and concurrent["client_bound"]
+    skipped = table[table["transport"] == "remote"]
+    assert list(skipped["status"]) == ["skipped", "skipped"] and list(skipped["n"]) == [0, 0]
+
+
+def test_ember_table_shows_ours_beside_the_seed_with_ratios(small_run):
+    report = render_report(small_run)
+    assert "| SET | concurrent | 110,000 ±22.6% | 151,000 ±1.6%† | 1,867,045 (T=8) |" in report
+    assert "| SET | sharded-hop-command | 55,000 ±22.6% | 71,000 ±3.5% | 896,276 (T=8) |" in report
+    # concurrent/sharded: medians 110k/55k and 151k/71k, seed 1867045/896276 and PR summary
+    assert "| SET | concurrent / sharded-hop-command | 2.00 | 2.13 | 2.08 (PR summary 1.13) |" in report
+    assert "| SET | concurrent / redis | 1.36 | 1.66 | 1.82 |" in report
+
+
+def test_lettuce_table_has_seed_numbers_ratios_and_skipped_rows(small_run):
+    report = render_report(small_run)
+    assert "| 1 | pooled | 31,000 ±8.0% [35,390] | 30,000 ±82.8% [32,076] | skipped [3,883] |" in report
+    # tcp: shared 30,000 vs pooled 30,000 with overlapping intervals -> "~"
+    assert "| 1 | 1.18 [1.11] | ~1.00 [1.07] | – [1.01] |" in report
+    assert "| skipped | 2 | redis | remote link unavailable: not root |" in report
+
+
+def test_report_has_the_machine_header_and_client_bound_marks(small_run):
+    report = render_report(small_run)
+    assert "- CPU: Test CPU, 2 cores; kernel 6.1.0-test" in report
+    assert "- server CPUs: 0; load generator CPUs: 1" in report
+    assert "151,000†" in report and "† client-bound" in report
+
+
+def test_write_report_and_plots_create_files(small_run):
+    assert write_report(small_run).read_text().startswith("# kvlab run: small")
+    written = write_plots(small_run)
+    names = {p.name for p in written}
+    assert {"p16-throughput.png", "p16-throughput.svg", "lettuce-latency.svg"} <= names
+    assert all(p.stat().st_size > 1000 for p in written)
