@@ -1,0 +1,241 @@
+// Concurrent stress for every engine that accepts several calling threads:
+// many threads hammer the same and different keys, and the final state must
+// be exact. Run under ThreadSanitizer too (label `tsan`), where the iteration
+// counts shrink (kStressScale).
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engines/engine.h"
+#include "tests/engines/engine_test_support.h"
+
+namespace kvlab::testing {
+namespace {
+
+constexpr int kThreads = 8;
+
+class EngineStress : public ::testing::TestWithParam<EngineCase> {
+ protected:
+  void SetUp() override {
+    std::string error;
+    engine_ = MakeEngine(GetParam().config, &error);
+    ASSERT_NE(engine_, nullptr) << error;
+  }
+
+  // Runs body(thread_index) on kThreads threads and joins them.
+  template <typename Body>
+  static void OnThreads(Body body) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) threads.emplace_back(body, t);
+    for (std::thread& thread : threads) thread.join();
+  }
+
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_P(EngineStress, IncrByOnOneKeyLosesNoUpdate) {
+  const int per_thread = 250 * kStressScale;
+  OnThreads([&](int) {
+    for (int i = 0; i < per_thread; ++i) RunOp(*engine_, IncrBy("counter", 1));
+  });
+  EXPECT_EQ(Describe(RunOp(*engine_, Get("counter"))), Bulk(std::to_string(kThreads * per_thread)));
+}
+
+TEST_P(EngineStress, IncrByOnOwnKeysIsExact) {
+  const int per_thread = 250 * kStressScale;
+  std::vector<std::string> keys;
+  for (int t = 0; t < kThreads; ++t) keys.push_back("counter:" + std::to_string(t));
+  OnThreads([&](int t) {
+    for (int i = 0; i < per_thread; ++i) RunOp(*engine_, IncrBy(keys[t], t + 1));
+  });
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(Describe(RunOp(*engine_, Get(keys[t]))), Bulk(std::to_string(per_thread * (t + 1))));
+  }
+}
+
+// A value names its key and writer and carries a filler whose length and
+// letter follow from them, so a torn or misplaced value cannot pass.
+std::string MakeValue(const std::string& key, int writer, int seq) {
+  return key + "|" + std::to_string(writer) + "|" + std::to_string(seq) + "|" +
+         std::string(static_cast<size_t>(seq % 40), static_cast<char>('a' + (writer + seq) % 26));
+}
+bool IsValidValue(const std::string& key, const std::string& value) {
+  const size_t a = value.find('|'), b = value.find('|', a + 1), c = value.find('|', b + 1);
+  if (a == std::string::npos || b == std::string::npos || c == std::string::npos) return false;
+  if (value.substr(0, a) != key) return false;
+  const int writer = std::stoi(value.substr(a + 1, b - a - 1));
+  const int seq = std::stoi(value.substr(b + 1, c - b - 1));
+  return value == MakeValue(key, writer, seq);
+}
+
+TEST_P(EngineStress, SetAndGetOfSharedKeysNeverTear) {
+  const int per_thread = 150 * kStressScale;
+  std::vector<std::string> keys;
+  for (int k = 0; k < 64; ++k) keys.push_back("shared:" + std::to_string(k));
+  std::atomic<int> bad_reads{0};
+  OnThreads([&](int t) {
+    for (int i = 0; i < per_thread; ++i) {
+      const std::string& key = keys[(t * 31 + i) % keys.size()];
+      const std::string value = MakeValue(key, t, i);
+      RunOp(*engine_, Set(key, value));
+      const std::string& probe = keys[(t * 7 + i * 13) % keys.size()];
+      const OpResult read = RunOp(*engine_, Get(probe));
+      if (read.kind == OpResult::Kind::kBulk && !IsValidValue(probe, read.bulk)) ++bad_reads;
+    }
+  });
+  EXPECT_EQ(bad_reads.load(), 0);
+  for (const std::string& key : keys) {
+    const OpResult read = RunOp(*engine_, Get(key));
+    ASSERT_EQ(read.kind, OpResult::Kind::kBulk) << key;
+    EXPECT_TRUE(IsValidValue(key, read.bulk)) << read.bulk;
+  }
+}
+
+// MSET/MGET-shaped batches that span shards: each thread's batch increments
+// its 16 keys, then reads them back in one batch; only that thread writes
+// them, so every read must show the count of batches it has completed.
+TEST_P(EngineStress, MultiKeyBatchesKeepOrderAndCounts) {
+  const int rounds = 40 * kStressScale;
+  constexpr int kKeysPerBatch = 16;
+  std::atomic<int> wrong_reads{0};
+  OnThreads([&](int t) {
+    std::vector<std::string> keys;
+    for (int j = 0; j < kKeysPerBatch; ++j) keys.push_back("batch:" + std::to_string(t) + ":" + std::to_string(j));
+    std::vector<Operation> increments, reads;
+    for (const std::string& key : keys) {
+      increments.push_back(IncrBy(key, 1));
+      reads.push_back(Get(key));
+    }
+    for (int round = 1; round <= rounds; ++round) {
+      for (const OpResult& r : RunBatch(*engine_, increments)) {
+        if (r.kind != OpResult::Kind::kInteger || r.integer != round) ++wrong_reads;
+      }
+      for (const OpResult& r : RunBatch(*engine_, reads)) {
+        if (r.kind != OpResult::Kind::kBulk || r.bulk != std::to_string(round)) ++wrong_reads;
+      }
+    }
+  });
+  EXPECT_EQ(wrong_reads.load(), 0);
+  EXPECT_EQ(Describe(RunOp(*engine_, DbSize())), Int(kThreads * kKeysPerBatch));
+}
+
+// DBSIZE and FLUSHALL race with writers; afterwards DBSIZE must agree with
+// an EXISTS of every key that could exist.
+TEST_P(EngineStress, DbSizeAndFlushAllUnderConcurrentWrites) {
+  constexpr int kKeysPerWriter = 50;
+  const int rounds = 4 * kStressScale;
+  std::vector<std::vector<std::string>> keys(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    for (int k = 0; k < kKeysPerWriter; ++k) keys[t].push_back("w:" + std::to_string(t) + ":" + std::to_string(k));
+  }
+  std::atomic<int> impossible_sizes{0};
+  OnThreads([&](int t) {
+    for (int round = 0; round < rounds; ++round) {
+      if (t == 0) {
+        const OpResult size = RunOp(*engine_, DbSize());
+        if (size.integer < 0 || size.integer > (kThreads - 1) * kKeysPerWriter) ++impossible_sizes;
+        RunOp(*engine_, FlushAll());
+        continue;
+      }
+      for (const std::string& key : keys[t]) RunOp(*engine_, Set(key, "v"));
+    }
+  });
+  EXPECT_EQ(impossible_sizes.load(), 0);
+  int64_t existing = 0;
+  for (const auto& writer_keys : keys) {
+    for (const std::string& key : writer_keys) existing += RunOp(*engine_, Exists(key)).integer;
+  }
+  EXPECT_EQ(Describe(RunOp(*engine_, DbSize())), Int(existing));
+}
+
+// Many threads submit batches without waiting; every `done` must run exactly
+// once, after its results are filled, even when the engine is destroyed with
+// batches still queued (the sharded engine drains its channels first).
+TEST_P(EngineStress, DoneRunsExactlyOncePerBatchEvenAtShutdown) {
+  const int batches_per_thread = 50 * kStressScale;
+  struct Submitted {
+    Batch batch;
+    std::atomic<int> done_calls{0};
+    std::atomic<bool> results_filled_at_done{false};
+  };
+  std::vector<std::vector<std::unique_ptr<Submitted>>> submitted(kThreads);
+  static const std::vector<std::string> kKeys = {"a", "b", "c", "d", "e", "f", "g", "h"};
+  OnThreads([&](int t) {
+    for (int i = 0; i < batches_per_thread; ++i) {
+      auto entry = std::make_unique<Submitted>();
+      for (int j = 0; j < 1 + (i % 8); ++j) entry->batch.Add(IncrBy(kKeys[(t + i + j) % kKeys.size()], 1));
+      if (i % 10 == 0) entry->batch.Add(DbSize());
+      Submitted* raw = entry.get();
+      submitted[t].push_back(std::move(entry));
+      engine_->Execute(raw->batch, [raw] {
+        bool filled = true;
+        for (const OpResult& r : raw->batch.results) filled &= r.kind == OpResult::Kind::kInteger;
+        raw->results_filled_at_done.store(filled);
+        raw->done_calls.fetch_add(1);
+      });
+    }
+  });
+  engine_.reset();  // joins the shard threads of `sharded` after they drain
+
+  // Each increment of a key returned a distinct new value, so per key the
+  // returned values must be exactly 1..(increments of that key).
+  std::map<std::string_view, std::vector<int64_t>> values_by_key;
+  for (const auto& per_thread : submitted) {
+    for (const auto& entry : per_thread) {
+      ASSERT_EQ(entry->done_calls.load(), 1);
+      EXPECT_TRUE(entry->results_filled_at_done.load());
+      for (size_t i = 0; i < entry->batch.ops.size(); ++i) {
+        if (entry->batch.ops[i].code != OpCode::kIncrBy) continue;
+        values_by_key[entry->batch.ops[i].key].push_back(entry->batch.results[i].integer);
+      }
+    }
+  }
+  for (auto& [key, values] : values_by_key) {
+    std::sort(values.begin(), values.end());
+    for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(values[i], static_cast<int64_t>(i + 1)) << key;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ConcurrentEngines, EngineStress,
+    ::testing::Values(MakeCase("sharded1", "sharded", 1), MakeCase("sharded4", "sharded", 4),
+                      MakeCase("sharded4_batch", "sharded", 4, HopMode::kBatch),
+                      MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped")),
+    CaseName);
+
+// Info()'s per-shard operation counts add up to the operations executed
+// (a keyless operation runs once on every shard).
+TEST(ShardedInfo, PerShardOperationCountsAddUp) {
+  EngineConfig config;
+  config.kind = "sharded";
+  config.shards = 4;
+  std::string error;
+  std::unique_ptr<Engine> engine = MakeEngine(config, &error);
+  ASSERT_NE(engine, nullptr) << error;
+  std::vector<std::string> keys;
+  for (int k = 0; k < 100; ++k) keys.push_back("key" + std::to_string(k));
+  for (const std::string& key : keys) RunOp(*engine, Set(key, "v"));
+  RunOp(*engine, DbSize());
+  uint64_t total_ops = 0;
+  int shards_with_ops = 0;
+  bool saw_hop = false;
+  for (const auto& [name, value] : engine->Info()) {
+    if (name == "hop") saw_hop = value == "command";
+    if (name.size() > 4 && name.ends_with("_ops")) {
+      total_ops += std::stoull(value);
+      shards_with_ops += value != "0" ? 1 : 0;
+    }
+  }
+  EXPECT_TRUE(saw_hop);
+  EXPECT_EQ(total_ops, keys.size() + 4);
+  EXPECT_EQ(shards_with_ops, 4);
+}
+
+}  // namespace
+}  // namespace kvlab::testing
