@@ -32,7 +32,7 @@ enum class WaitMode {
 struct ForwarderConfig {
   LinkShape shape;
   WaitMode wait_mode = WaitMode::kHybrid;
-  std::chrono::nanoseconds spin_window{std::chrono::microseconds{50}};
+  std::chrono::nanoseconds spin_window{std::chrono::microseconds{20}};
 };
 
 class LinkForwarder {

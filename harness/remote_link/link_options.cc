@@ -16,7 +16,7 @@ LinkOptionsResult ParseLinkOptions(const std::vector<std::string>& arguments) {
   double rate_mbit = 0;
   long long queue_packets = 1000;
   std::string wait = "hybrid";
-  double spin_us = 50;
+  double spin_us = 20;
 
   po::options_description description(
       "kvlab-link: forwards IP packets between two TUN devices in two network namespaces,\n"
@@ -30,7 +30,9 @@ LinkOptionsResult ParseLinkOptions(const std::vector<std::string>& arguments) {
        "packets held per direction before drop tail")
       ("wait", po::value(&wait)->default_value("hybrid"),
        "hybrid: sleep until due - spin window, then poll; sleep: never poll; busy: always poll")
-      ("spin-us", po::value(&spin_us)->default_value(50), "hybrid mode's polling window, µs")
+      ("spin-us", po::value(&spin_us)->default_value(20), "hybrid mode's polling window, µs")
+      ("rt-priority", po::value(&options.realtime_priority)->default_value(0),
+       "SCHED_FIFO priority 1..99 (0: normal scheduling); not with --wait busy")
       ("client-netns", po::value(&options.client.namespace_name)->default_value("kvlab-client"), "")
       ("client-tun", po::value(&options.client.device_name)->default_value("kvtun0"), "")
       ("server-netns", po::value(&options.server.namespace_name)->default_value("kvlab-server"), "")
@@ -62,6 +64,12 @@ LinkOptionsResult ParseLinkOptions(const std::vector<std::string>& arguments) {
     result.error = "--spin-us must be between 0 and 1000000";
   } else if (wait != "hybrid" && wait != "sleep" && wait != "busy") {
     result.error = "--wait must be hybrid, sleep or busy, not '" + wait + "'";
+  } else if (options.realtime_priority < 0 || options.realtime_priority > 99) {
+    result.error = "--rt-priority must be between 0 and 99";
+  } else if (wait == "busy" && options.realtime_priority > 0) {
+    // A real-time task that never sleeps would take a whole core from the
+    // server and client (the kernel only throttles it at 95%).
+    result.error = "--wait busy cannot run with --rt-priority (it would monopolise a core)";
   }
   if (!result.error.empty()) return result;
 

@@ -21,6 +21,10 @@ struct LinkOptions {
   TunEndpoint client{"kvlab-client", "kvtun0"};
   TunEndpoint server{"kvlab-server", "kvtun0"};
   std::string pid_file;  // written once both TUN devices are attached; empty: none
+  // SCHED_FIFO priority (1..99) for the forwarder, 0: normal scheduling. On a
+  // machine shared with the server and client, real-time priority keeps the
+  // link's delay accurate when every core is busy.
+  int realtime_priority = 0;
 };
 
 struct LinkOptionsResult {
