@@ -1,0 +1,36 @@
+#include "harness/client_strategy.h"
+
+#include "harness/dedicated_client.h"
+#include "harness/pooled_client.h"
+#include "harness/shared_client.h"
+
+namespace kvlab::harness {
+
+Status ParseClientKind(std::string_view text, ClientKind* out) {
+  if (text == "dedicated") *out = ClientKind::kDedicated;
+  else if (text == "pooled") *out = ClientKind::kPooled;
+  else if (text == "shared") *out = ClientKind::kShared;
+  else return Status::InvalidArgument("bad --client '" + std::string(text) +
+                                      "' (allowed: dedicated, pooled, shared)");
+  return Status::Ok();
+}
+
+const char* ClientKindName(ClientKind kind) {
+  switch (kind) {
+    case ClientKind::kDedicated: return "dedicated";
+    case ClientKind::kPooled: return "pooled";
+    case ClientKind::kShared: return "shared";
+  }
+  return "?";
+}
+
+std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options) {
+  switch (kind) {
+    case ClientKind::kDedicated: return std::make_unique<DedicatedClient>(options);
+    case ClientKind::kPooled: return std::make_unique<PooledClient>(options);
+    case ClientKind::kShared: return std::make_unique<SharedClient>(options);
+  }
+  return nullptr;
+}
+
+}  // namespace kvlab::harness

@@ -1,0 +1,68 @@
+// ClientStrategy: how application threads' operations reach connections.
+// The three strategies of DESIGN.md implement it:
+//   DedicatedClient — each thread owns its connections and pipelines;
+//   PooledClient    — a pool of connections borrowed per operation;
+//   SharedClient    — one connection multiplexed by all threads, FIFO replies.
+// The sweep runner creates one strategy per point, Connect()s it, runs
+// RunThread() on each application thread, then destroys it.
+//
+// Thread safety: RunThread() is called concurrently, once per thread index;
+// Interrupt() may be called from any thread at any time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "harness/connection.h"
+#include "harness/status.h"
+#include "harness/target.h"
+#include "harness/thread_recorder.h"
+#include "harness/workload.h"
+
+namespace kvlab::harness {
+
+enum class ClientKind { kDedicated, kPooled, kShared };
+
+Status ParseClientKind(std::string_view text, ClientKind* out);  // dedicated|pooled|shared
+const char* ClientKindName(ClientKind kind);
+
+struct StrategyOptions {
+  Target target;
+  ConnectionOptions connection;
+  int threads = 1;
+  int connections = 1;  // dedicated: total over all threads; pooled: pool size; shared: 1
+  int pipeline = 1;     // dedicated only
+  std::vector<int> cpus;  // where the strategy's own I/O threads may run
+};
+
+// Everything one application thread needs to run its loop.
+struct ThreadLoad {
+  int thread_index = 0;
+  WorkloadGenerator* generator = nullptr;
+  ThreadRecorder* recorder = nullptr;
+  const std::atomic<bool>* stop = nullptr;  // set: finish in-flight requests and return
+  double rate_per_thread = 0;               // open loop ops/s; 0 = closed loop
+};
+
+class ClientStrategy {
+ public:
+  virtual ~ClientStrategy() = default;
+
+  // Opens every connection the strategy uses. Called once, before RunThread.
+  virtual Status Connect() = 0;
+
+  // Runs one application thread's load until *load.stop is set (then
+  // returns Ok once its in-flight requests are answered) or a connection
+  // fails (returns the error).
+  virtual Status RunThread(ThreadLoad& load) = 0;
+
+  // Makes every blocked RunThread return promptly (shuts the sockets down).
+  virtual void Interrupt() = 0;
+};
+
+std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options);
+
+}  // namespace kvlab::harness

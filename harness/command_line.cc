@@ -1,0 +1,171 @@
+#include "harness/command_line.h"
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <sstream>
+
+#include "harness/cpu_usage.h"
+
+namespace kvlab::harness {
+namespace po = boost::program_options;
+namespace {
+
+po::options_description Describe() {
+  po::options_description options("kvlab-load options");
+  auto text = [] { return po::value<std::string>(); };
+  // clang-format off
+  options.add_options()
+    ("target", text(), "server: tcp://HOST:PORT or unix:///PATH (required)")
+    ("client", text(), "dedicated | pooled | shared (default dedicated)")
+    ("threads", text(), "application threads, a sweep: 1,2,4,8 (default 1)")
+    ("connections", text(), "dedicated: total over threads (default 1 per thread); pooled: pool size (default 8)")
+    ("pipeline", text(), "dedicated: requests per write per connection (default 1)")
+    ("command", text(), "get | set | incrby | ping | mix (default set)")
+    ("ratio", text(), "SET:GET for --command mix (default 1:10)")
+    ("keys", text(), "key space size: keys are <prefix>0..N-1 (default 100000)")
+    ("key-prefix", text(), "key prefix (default key:)")
+    ("key-dist", text(), "uniform | zipf:THETA | sequential (default uniform)")
+    ("value-size", text(), "SET value bytes: N or MIN-MAX (default 64)")
+    ("increment", text(), "INCRBY amount (default 7)")
+    ("seed", text(), "random seed of the workload (default 1)")
+    ("prefill", po::bool_switch(), "SET every key once before measuring (INCRBY: to 0)")
+    ("flush", po::bool_switch(), "FLUSHALL before each point")
+    ("duration", text(), "seconds per repetition (default 10)")
+    ("warmup", text(), "seconds of warm-up per point (default 2)")
+    ("repeat", text(), "repetitions per point (default 3)")
+    ("rate", text(), "open loop: total ops/s, latency from intended send times (default 0: closed loop)")
+    ("nodelay", text(), "on | off: TCP_NODELAY (default on)")
+    ("cpus", text(), "pin harness threads to these CPUs, e.g. 1,2-3")
+    ("csv", text(), "CSV file: one row per point and repetition")
+    ("json", text(), "JSON file: config, machine, server INFO, histograms")
+    ("connect-timeout", text(), "seconds (default 5)")
+    ("timeout", text(), "seconds to wait for a reply before failing (default 10)")
+    ("quiet", po::bool_switch(), "no live line per second")
+    ("help", po::bool_switch(), "show this help");
+  // clang-format on
+  return options;
+}
+
+template <typename Number>
+Status ParseNumberOption(const po::variables_map& values, const char* name, Number low,
+                         Number high, Number* out) {
+  if (!values.count(name)) return Status::Ok();
+  const std::string& text = values[name].as<std::string>();
+  Number parsed{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+  if (error != std::errc() || end != text.data() + text.size() || parsed < low || parsed > high) {
+    std::ostringstream message;
+    message << "bad --" << name << " '" << text << "' (allowed: a number from " << low << " to "
+            << high << ")";
+    return Status::InvalidArgument(message.str());
+  }
+  *out = parsed;
+  return Status::Ok();
+}
+
+Status ParseThreadList(const std::string& text, std::vector<int>* out) {
+  std::vector<int> threads;
+  std::string_view rest(text);
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    int value = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || value < 1 ||
+        value > 4096) {
+      return Status::InvalidArgument("bad --threads '" + text +
+                                     "' (allowed: a list like 1,2,4,8 of counts from 1 to 4096)");
+    }
+    threads.push_back(value);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  *out = std::move(threads);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string UsageText() {
+  std::ostringstream text;
+  text << "usage: kvlab-load --target tcp://HOST:PORT|unix:///PATH [options]\n\n"
+       << Describe()
+       << "\nexit status: 0 ok, 1 run failed (completed repetitions are kept), 2 usage error, "
+          "130 interrupted\n";
+  return text.str();
+}
+
+Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions* out) {
+  po::variables_map values;
+  try {
+    std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+    po::store(po::command_line_parser(rest).options(Describe()).run(), values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    return Status::InvalidArgument(error.what());
+  }
+  CommandLineOptions options;
+  LoadConfig& config = options.config;
+  options.help = values["help"].as<bool>();
+  if (options.help) {
+    *out = options;
+    return Status::Ok();
+  }
+  auto text_of = [&](const char* name) { return values[name].as<std::string>(); };
+  if (!values.count("target")) {
+    return Status::InvalidArgument("--target is required (tcp://HOST:PORT or unix:///PATH)");
+  }
+  Status status = ParseTarget(text_of("target"), &config.target);
+  if (status.ok() && values.count("client")) status = ParseClientKind(text_of("client"), &config.client);
+  if (status.ok() && values.count("threads")) status = ParseThreadList(text_of("threads"), &config.threads);
+  if (status.ok()) status = ParseNumberOption(values, "connections", 1, 100000, &config.connections);
+  if (status.ok()) status = ParseNumberOption(values, "pipeline", 1, 100000, &config.pipeline);
+  if (status.ok() && values.count("command")) {
+    status = ParseCommandKind(text_of("command"), &config.workload.command);
+  }
+  if (status.ok() && values.count("ratio")) status = ParseRatio(text_of("ratio"), &config.workload);
+  if (status.ok() && values.count("ratio") && config.workload.command != CommandKind::kMix) {
+    status = Status::InvalidArgument("--ratio applies to --command mix only");
+  }
+  if (status.ok()) {
+    status = ParseNumberOption<uint64_t>(values, "keys", 1, uint64_t{1} << 40, &config.workload.keys);
+  }
+  if (status.ok() && values.count("key-prefix")) config.workload.key_prefix = text_of("key-prefix");
+  if (status.ok() && values.count("key-dist")) {
+    status = ParseKeyDistribution(text_of("key-dist"), &config.workload);
+  }
+  if (status.ok() && values.count("value-size")) {
+    status = ParseValueSize(text_of("value-size"), &config.workload);
+  }
+  if (status.ok()) {
+    status = ParseNumberOption<int64_t>(values, "increment", -(int64_t{1} << 40), int64_t{1} << 40,
+                                        &config.workload.increment);
+  }
+  if (status.ok()) status = ParseNumberOption<uint64_t>(values, "seed", 0, UINT64_MAX, &config.workload.seed);
+  config.prefill = values["prefill"].as<bool>();
+  config.flush = values["flush"].as<bool>();
+  if (status.ok()) status = ParseNumberOption(values, "duration", 0.001, 86400.0, &config.duration_s);
+  if (status.ok()) status = ParseNumberOption(values, "warmup", 0.0, 86400.0, &config.warmup_s);
+  if (status.ok()) status = ParseNumberOption(values, "repeat", 1, 1000, &config.repetitions);
+  if (status.ok()) status = ParseNumberOption(values, "rate", 0.0, 1e9, &config.rate);
+  if (status.ok() && values.count("nodelay")) {
+    const std::string nodelay = text_of("nodelay");
+    if (nodelay == "on") config.tcp_nodelay = true;
+    else if (nodelay == "off") config.tcp_nodelay = false;
+    else status = Status::InvalidArgument("bad --nodelay '" + nodelay + "' (allowed: on, off)");
+  }
+  if (status.ok() && values.count("cpus")) status = ParseCpuList(text_of("cpus"), &config.cpus);
+  if (status.ok()) {
+    status = ParseNumberOption(values, "connect-timeout", 0.001, 3600.0, &config.connect_timeout_s);
+  }
+  if (status.ok()) status = ParseNumberOption(values, "timeout", 0.001, 3600.0, &config.reply_timeout_s);
+  if (values.count("csv")) options.csv_path = text_of("csv");
+  if (values.count("json")) options.json_path = text_of("json");
+  options.quiet = values["quiet"].as<bool>();
+  if (status.ok()) status = ValidateConfig(config);
+  if (!status.ok()) return status;
+  *out = std::move(options);
+  return Status::Ok();
+}
+
+}  // namespace kvlab::harness

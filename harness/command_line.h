@@ -1,0 +1,36 @@
+// The kvlab-load command line: parsing into a LoadConfig plus the front
+// end's own options, and the usage text. Exit statuses of kvlab-load:
+//   0 the sweep completed; 1 the run failed (server unreachable or gone,
+//   connection reset, results not writable); 2 usage error; 130 SIGINT.
+//
+// Thread safety: pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/status.h"
+#include "harness/sweep.h"
+
+namespace kvlab::harness {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRunFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+struct CommandLineOptions {
+  LoadConfig config;
+  std::string csv_path;   // empty: no CSV
+  std::string json_path;  // empty: no JSON
+  bool quiet = false;     // no live line per second
+  bool help = false;
+};
+
+// Parses argv (argv[0] is the program). InvalidArgument names the option
+// that is wrong and what it allows.
+Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions* out);
+
+std::string UsageText();
+
+}  // namespace kvlab::harness

@@ -1,0 +1,187 @@
+// kvlab-load: the command-line front end of the load harness. Parses the
+// arguments, runs the sweep (harness/sweep.h), writes CSV/JSON as each
+// repetition completes, prints a live line per second and the final table.
+// Exit status: 0 ok, 1 run failed, 2 usage error, 130 interrupted (SIGINT).
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/command_line.h"
+#include "harness/machine_info.h"
+#include "harness/result_files.h"
+#include "harness/server_control.h"
+#include "harness/summary_table.h"
+#include "harness/sweep.h"
+
+namespace {
+
+using namespace kvlab::harness;
+
+// Set by SIGINT (a lock-free atomic store is async-signal-safe).
+std::atomic<bool> g_interrupted{false};
+
+void OnInterrupt(int) { g_interrupted.store(true); }
+
+void InstallInterruptHandler() {
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;  // a second Ctrl-C kills at once
+  sigaction(SIGINT, &action, nullptr);
+}
+
+// INFO server of the target, for the JSON metadata; empty if unavailable.
+std::map<std::string, std::string> FetchServerInfo(const LoadConfig& config, Status* status) {
+  std::unique_ptr<ServerControl> control;
+  const ConnectionOptions options{true, config.connect_timeout_s, config.reply_timeout_s};
+  *status = ServerControl::Open(config.target, options, &control);
+  if (!status->ok()) return {};
+  std::string text;
+  if (!control->Info("server", &text).ok()) return {};  // a server without INFO is still measurable
+  return ParseInfo(text);
+}
+
+class FrontEnd {
+ public:
+  FrontEnd(CommandLineOptions options, std::vector<std::string> args)
+      : options_(std::move(options)), args_(std::move(args)) {}
+
+  int Run() {
+    const LoadConfig& config = options_.config;
+    Status reachable;
+    RunDescription description{args_, config, CollectMachineInfo(), FetchServerInfo(config, &reachable)};
+    if (!options_.json_path.empty()) {
+      json_ = std::make_unique<JsonResultFile>(options_.json_path, description);
+    }
+    if (!options_.csv_path.empty()) {
+      Status created = CsvResultFile::Create(options_.csv_path, config, &csv_);
+      if (!created.ok()) return Fail(created, {});
+    }
+    if (!reachable.ok()) return Fail(reachable, {});
+    if (json_) {
+      Status written = json_->Write({}, "running", "");
+      if (!written.ok()) return Fail(written, {});
+    }
+    PrintPlan();
+
+    SweepCallbacks callbacks;
+    callbacks.cancel = &g_interrupted;
+    callbacks.on_repetition = [this](const PointResult& point, const RepetitionResult& repetition) {
+      OnRepetition(point, repetition);
+    };
+    if (!options_.quiet) {
+      callbacks.on_progress = [](const SweepProgress& p) {
+        std::printf("  [point %d/%d threads=%d %s] %.0f ops/s  p99 %.1f us  sweep ETA %.0f s\n",
+                    p.point_index + 1, p.point_count, p.threads,
+                    p.repetition == 0 ? "warm-up" : ("rep " + std::to_string(p.repetition) + "/" +
+                                                     std::to_string(p.repetitions)).c_str(),
+                    p.ops_per_s, p.p99_us, p.eta_s);
+        std::fflush(stdout);
+      };
+    }
+    const Status swept = RunSweep(config, callbacks, &points_);
+    std::printf("\n%s", RenderSummaryTable(config, points_).c_str());
+    if (config.workload.command == CommandKind::kIncrby) {
+      for (const PointResult& point : points_) {
+        std::printf("incrby_sum threads=%d: %lld (increments the server acknowledged)\n",
+                    point.threads, static_cast<long long>(point.incrby_sum));
+      }
+    }
+    std::fflush(stdout);
+    if (!write_error_.ok()) return Fail(write_error_, "failed");
+    if (swept.code() == Status::Code::kCancelled) {
+      std::fprintf(stderr, "kvlab-load: interrupted: %s; completed repetitions are saved\n",
+                   swept.message().c_str());
+      WriteJson("cancelled", swept.message());
+      return kExitInterrupted;
+    }
+    if (!swept.ok()) return Fail(swept, "failed");
+    WriteJson("complete", "");
+    return write_error_.ok() ? kExitOk : Fail(write_error_, {});
+  }
+
+ private:
+  void PrintPlan() const {
+    const LoadConfig& c = options_.config;
+    std::printf("kvlab-load: %s client=%s command=%s keys=%llu key-dist=%s value-size=%s "
+                "pipeline=%d duration=%gs warmup=%gs repeat=%d%s\n",
+                c.target.ToUrl().c_str(), ClientKindName(c.client), CommandName(c.workload.command),
+                static_cast<unsigned long long>(c.workload.keys),
+                KeyDistributionName(c.workload).c_str(), ValueSizeName(c.workload).c_str(),
+                c.pipeline, c.duration_s, c.warmup_s, c.repetitions,
+                c.rate > 0 ? (" rate=" + std::to_string(static_cast<long long>(c.rate))).c_str() : "");
+    std::fflush(stdout);
+  }
+
+  void OnRepetition(const PointResult& point, const RepetitionResult& r) {
+    std::printf("threads=%d %s rep %d/%d: %.0f ops/s  p50 %.1f us  p99 %.1f us  errors %llu  "
+                "client cpu %.2f of %d cores%s\n",
+                point.threads, ClientKindName(point.client), r.repetition,
+                options_.config.repetitions, r.ops_per_s, r.p50_us, r.p99_us,
+                static_cast<unsigned long long>(r.errors), r.client_cpu, r.usable_cores,
+                r.server_cpu >= 0 ? (", server cpu " + std::to_string(r.server_cpu).substr(0, 4)).c_str() : "");
+    std::fflush(stdout);
+    if (r.client_bound) {
+      std::fprintf(stderr,
+                   "kvlab-load: WARNING: client-bound: threads=%d rep %d used %.2f of %d usable "
+                   "cores; the harness, not the server, may limit this number\n",
+                   point.threads, r.repetition, r.client_cpu, r.usable_cores);
+    }
+    if (csv_ && write_error_.ok()) {
+      Status appended = csv_->Append(point, r);
+      if (!appended.ok()) FailWriting(appended);
+    }
+    WriteJson("running", "");
+  }
+
+  // Rewrites the JSON document. RunSweep fills points_ as it goes and calls
+  // back on this thread, so points_ holds every repetition completed so far.
+  void WriteJson(const std::string& status, const std::string& error) {
+    if (!json_ || !write_error_.ok()) return;
+    Status written = json_->Write(points_, status, error);
+    if (!written.ok()) FailWriting(written);
+  }
+
+  void FailWriting(const Status& status) {
+    write_error_ = status;
+    g_interrupted.store(true);  // stop measuring what cannot be saved
+  }
+
+  int Fail(const Status& status, const std::string& json_status) {
+    std::fprintf(stderr, "kvlab-load: %s\n", status.message().c_str());
+    if (!json_status.empty()) WriteJson(json_status, status.message());
+    if (!points_.empty()) std::fprintf(stderr, "kvlab-load: completed repetitions are saved\n");
+    return kExitRunFailed;
+  }
+
+  const CommandLineOptions options_;
+  const std::vector<std::string> args_;
+  std::unique_ptr<CsvResultFile> csv_;
+  std::unique_ptr<JsonResultFile> json_;
+  std::vector<PointResult> points_;
+  Status write_error_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  CommandLineOptions options;
+  const Status parsed = ParseCommandLine(args, &options);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "kvlab-load: %s\n\n%s", parsed.message().c_str(), UsageText().c_str());
+    return kExitUsage;
+  }
+  if (options.help) {
+    std::printf("%s", UsageText().c_str());
+    return kExitOk;
+  }
+  InstallInterruptHandler();
+  FrontEnd front_end(std::move(options), args);
+  return front_end.Run();
+}

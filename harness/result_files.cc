@@ -1,0 +1,188 @@
+#include "harness/result_files.h"
+
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+#include "harness/json_writer.h"
+
+namespace kvlab::harness {
+namespace {
+
+Status FileError(const std::string& what, const std::string& path) {
+  return Status::IoError(what + " " + path + ": " + std::strerror(errno));
+}
+
+void WriteConfig(JsonWriter& json, const LoadConfig& config) {
+  json.BeginObject();
+  json.Key("target").String(config.target.ToUrl());
+  json.Key("transport").String(TransportName(config.target.transport));
+  json.Key("client").String(ClientKindName(config.client));
+  json.Key("threads").BeginArray();
+  for (int threads : config.threads) json.Integer(threads);
+  json.EndArray();
+  json.Key("connections").Integer(config.connections);
+  json.Key("pipeline").Integer(config.pipeline);
+  json.Key("command").String(CommandName(config.workload.command));
+  json.Key("ratio").String(std::to_string(config.workload.mix_set_ratio) + ":" +
+                           std::to_string(config.workload.mix_get_ratio));
+  json.Key("keys").Unsigned(config.workload.keys);
+  json.Key("key_prefix").String(config.workload.key_prefix);
+  json.Key("key_dist").String(KeyDistributionName(config.workload));
+  json.Key("value_size").String(ValueSizeName(config.workload));
+  json.Key("increment").Integer(config.workload.increment);
+  json.Key("seed").Unsigned(config.workload.seed);
+  json.Key("duration_s").Number(config.duration_s);
+  json.Key("warmup_s").Number(config.warmup_s);
+  json.Key("repetitions").Integer(config.repetitions);
+  json.Key("rate").Number(config.rate);
+  json.Key("nodelay").Bool(config.tcp_nodelay);
+  json.Key("cpus").BeginArray();
+  for (int cpu : config.cpus) json.Integer(cpu);
+  json.EndArray();
+  json.Key("prefill").Bool(config.prefill);
+  json.Key("flush").Bool(config.flush);
+  json.Key("connect_timeout_s").Number(config.connect_timeout_s);
+  json.Key("reply_timeout_s").Number(config.reply_timeout_s);
+  json.EndObject();
+}
+
+void WriteRepetition(JsonWriter& json, const RepetitionResult& r) {
+  json.BeginObject();
+  json.Key("repetition").Integer(r.repetition);
+  json.Key("ops").Unsigned(r.ops);
+  json.Key("errors").Unsigned(r.errors);
+  json.Key("wrong_type").Unsigned(r.wrong_type);
+  json.Key("misses").Unsigned(r.misses);
+  json.Key("seconds").Number(r.seconds);
+  json.Key("ops_per_s").Number(r.ops_per_s);
+  json.Key("p50_us").Number(r.p50_us);
+  json.Key("p90_us").Number(r.p90_us);
+  json.Key("p99_us").Number(r.p99_us);
+  json.Key("p999_us").Number(r.p999_us);
+  json.Key("max_us").Number(r.max_us);
+  json.Key("mean_us").Number(r.mean_us);
+  json.Key("client_cpu").Number(r.client_cpu);
+  json.Key("usable_cores").Integer(r.usable_cores);
+  json.Key("client_bound").Bool(r.client_bound);
+  json.Key("server_cpu");
+  if (r.server_cpu >= 0) json.Number(r.server_cpu); else json.Null();
+  json.Key("histogram").BeginObject();
+  json.Key("unit").String("ns");
+  json.Key("count").Unsigned(r.latency.count());
+  json.Key("min").Unsigned(r.latency.min_ns());
+  json.Key("max").Unsigned(r.latency.max_ns());
+  json.Key("buckets").BeginArray();
+  for (const LatencyHistogram::Bucket& bucket : r.latency.NonEmptyBuckets()) {
+    json.BeginArray().Unsigned(bucket.lower_ns).Unsigned(bucket.upper_ns).Unsigned(bucket.count).EndArray();
+  }
+  json.EndArray();
+  json.EndObject();
+  json.EndObject();
+}
+
+}  // namespace
+
+Status CsvResultFile::Create(const std::string& path, const LoadConfig& config,
+                             std::unique_ptr<CsvResultFile>* out) {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) return FileError("cannot create", path);
+  out->reset(new CsvResultFile(file, config));
+  if (std::fprintf(file, "%s\n", Header()) < 0 || std::fflush(file) != 0) {
+    return FileError("cannot write", path);
+  }
+  return Status::Ok();
+}
+
+CsvResultFile::~CsvResultFile() { std::fclose(file_); }
+
+const char* CsvResultFile::Header() {
+  return "threads,client,transport,pipeline,connections,repetition,ops,seconds,ops_per_s,errors,"
+         "p50_us,p90_us,p99_us,p999_us,max_us,client_cpu,client_bound,command,keys,key_dist,"
+         "value_size,rate,nodelay,mean_us,misses,wrong_type,usable_cores,server_cpu";
+}
+
+Status CsvResultFile::Append(const PointResult& point, const RepetitionResult& r) {
+  std::string server_cpu;
+  if (r.server_cpu >= 0) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.4f", r.server_cpu);
+    server_cpu = text;
+  }
+  const int written = std::fprintf(
+      file_,
+      "%d,%s,%s,%d,%d,%d,%llu,%.6f,%.1f,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.4f,%s,%s,%llu,%s,%s,%.1f,"
+      "%s,%.2f,%llu,%llu,%d,%s\n",
+      point.threads, ClientKindName(point.client), TransportName(config_.target.transport),
+      point.pipeline, point.connections, r.repetition, static_cast<unsigned long long>(r.ops),
+      r.seconds, r.ops_per_s, static_cast<unsigned long long>(r.errors), r.p50_us, r.p90_us,
+      r.p99_us, r.p999_us, r.max_us, r.client_cpu, r.client_bound ? "true" : "false",
+      CommandName(config_.workload.command),
+      static_cast<unsigned long long>(config_.workload.keys),
+      KeyDistributionName(config_.workload).c_str(), ValueSizeName(config_.workload).c_str(),
+      config_.rate, config_.tcp_nodelay ? "on" : "off", r.mean_us,
+      static_cast<unsigned long long>(r.misses), static_cast<unsigned long long>(r.wrong_type),
+      r.usable_cores, server_cpu.c_str());
+  if (written < 0 || std::fflush(file_) != 0) return Status::IoError("cannot append to the CSV file");
+  return Status::Ok();
+}
+
+std::string JsonResultFile::Render(const std::vector<PointResult>& points,
+                                   const std::string& status, const std::string& error) const {
+  JsonWriter json;
+  json.BeginObject();
+  json.Key("format").String("kvlab-load/1");
+  json.Key("status").String(status);
+  json.Key("error").String(error);
+  json.Key("command_line").BeginArray();
+  for (const std::string& arg : description_.command_line) json.String(arg);
+  json.EndArray();
+  json.Key("config");
+  WriteConfig(json, description_.config);
+  const MachineInfo& machine = description_.machine;
+  json.Key("machine").BeginObject();
+  json.Key("cpu_model").String(machine.cpu_model);
+  json.Key("cores").Integer(machine.cores);
+  json.Key("usable_cores").Integer(machine.usable_cores);
+  json.Key("kernel").String(machine.kernel);
+  json.Key("hostname").String(machine.hostname);
+  json.Key("compiler").String(machine.compiler);
+  json.Key("hiredis").String(machine.hiredis_version);
+  json.EndObject();
+  json.Key("server_info").BeginObject();
+  for (const auto& [key, value] : description_.server_info) json.Key(key).String(value);
+  json.EndObject();
+  json.Key("points").BeginArray();
+  for (const PointResult& point : points) {
+    json.BeginObject();
+    json.Key("threads").Integer(point.threads);
+    json.Key("client").String(ClientKindName(point.client));
+    json.Key("transport").String(TransportName(description_.config.target.transport));
+    json.Key("connections").Integer(point.connections);
+    json.Key("pipeline").Integer(point.pipeline);
+    json.Key("complete").Bool(point.complete);
+    json.Key("incrby_sum").Integer(point.incrby_sum);
+    json.Key("repetitions").BeginArray();
+    for (const RepetitionResult& repetition : point.repetitions) WriteRepetition(json, repetition);
+    json.EndArray();
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+  return json.text() + "\n";
+}
+
+Status JsonResultFile::Write(const std::vector<PointResult>& points, const std::string& status,
+                             const std::string& error) const {
+  const std::string text = Render(points, status, error);
+  const std::string temporary = path_ + ".tmp";
+  std::FILE* file = std::fopen(temporary.c_str(), "w");
+  if (file == nullptr) return FileError("cannot create", temporary);
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  const bool flushed = std::fflush(file) == 0 && fsync(fileno(file)) == 0;
+  if (std::fclose(file) != 0 || !written || !flushed) return FileError("cannot write", temporary);
+  if (std::rename(temporary.c_str(), path_.c_str()) != 0) return FileError("cannot rename to", path_);
+  return Status::Ok();
+}
+
+}  // namespace kvlab::harness

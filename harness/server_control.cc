@@ -1,0 +1,118 @@
+#include "harness/server_control.h"
+
+#include <charconv>
+#include <cstdlib>
+
+#include "harness/resp_encoding.h"
+
+namespace kvlab::harness {
+
+std::map<std::string, std::string> ParseInfo(std::string_view text) {
+  std::map<std::string, std::string> fields;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    fields.emplace(std::string(line.substr(0, colon)), std::string(line.substr(colon + 1)));
+  }
+  return fields;
+}
+
+Status ServerControl::Open(const Target& target, const ConnectionOptions& options,
+                           std::unique_ptr<ServerControl>* out) {
+  std::unique_ptr<Connection> connection;
+  Status opened = Connection::Open(target, options, &connection);
+  if (!opened.ok()) return opened;
+  out->reset(new ServerControl(std::move(connection)));
+  return Status::Ok();
+}
+
+ServerControl::ServerControl(std::unique_ptr<Connection> connection)
+    : connection_(std::move(connection)) {}
+
+Status ServerControl::Command(std::initializer_list<std::string_view> args, ReplyPtr* reply) {
+  std::string request;
+  AppendCommand(&request, args);
+  Status called = connection_->Call(request, reply);
+  if (!called.ok()) return called;
+  if ((*reply)->type == REDIS_REPLY_ERROR) {
+    return Status::IoError(std::string(*args.begin()) + " failed: " +
+                           std::string((*reply)->str, (*reply)->len));
+  }
+  return Status::Ok();
+}
+
+Status ServerControl::Info(std::string_view section, std::string* text) {
+  ReplyPtr reply;
+  Status called = Command({"INFO", section}, &reply);
+  if (!called.ok()) return called;
+  if (reply->type != REDIS_REPLY_STRING) {
+    return Status::IoError("INFO did not answer with a bulk string");
+  }
+  text->assign(reply->str, reply->len);
+  return Status::Ok();
+}
+
+Status ServerControl::FlushAll() {
+  ReplyPtr reply;
+  return Command({"FLUSHALL"}, &reply);
+}
+
+Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) {
+  constexpr uint64_t kBatch = 1000;  // keys per pipelined write
+  *keys_written = 0;
+  if (spec.command == CommandKind::kPing) return Status::Ok();
+  WorkloadGenerator generator(spec, /*stream=*/~uint64_t{0}, 0);
+  std::string batch;
+  for (uint64_t first = 0; first < spec.keys; first += kBatch) {
+    const uint64_t last = std::min(spec.keys, first + kBatch);
+    batch.clear();
+    for (uint64_t index = first; index < last; ++index) {
+      const std::string_view value = spec.command == CommandKind::kIncrby
+                                         ? std::string_view("0")
+                                         : generator.NextValue();
+      const std::string key(generator.KeyName(index));
+      AppendCommand(&batch, {"SET", key, value});
+    }
+    Status written = connection_->Write(batch);
+    if (!written.ok()) return written.WithContext("prefill");
+    for (uint64_t index = first; index < last; ++index) {
+      ReplyPtr reply;
+      Status read = connection_->ReadReply(&reply);
+      if (!read.ok()) return read.WithContext("prefill");
+      if (CheckReply(*reply, ExpectedReply::kOk) != ReplyVerdict::kOk) {
+        return Status::IoError("prefill: SET was not answered +OK");
+      }
+    }
+    *keys_written = last;
+  }
+  return Status::Ok();
+}
+
+double ServerControl::CpuSeconds() {
+  std::string text;
+  if (!Info("cpu", &text).ok()) return -1;
+  const auto fields = ParseInfo(text);
+  const auto user = fields.find("used_cpu_user");
+  const auto system = fields.find("used_cpu_sys");
+  if (user == fields.end() || system == fields.end()) return -1;
+  return std::strtod(user->second.c_str(), nullptr) + std::strtod(system->second.c_str(), nullptr);
+}
+
+Status ServerControl::GetInteger(std::string_view key, int64_t* value) {
+  ReplyPtr reply;
+  Status called = Command({"GET", key}, &reply);
+  if (!called.ok()) return called;
+  if (reply->type != REDIS_REPLY_STRING) return Status::IoError("GET did not answer a string");
+  const auto [end, error] = std::from_chars(reply->str, reply->str + reply->len, *value);
+  if (error != std::errc() || end != reply->str + reply->len) {
+    return Status::IoError("GET did not answer an integer");
+  }
+  return Status::Ok();
+}
+
+}  // namespace kvlab::harness

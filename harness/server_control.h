@@ -1,0 +1,46 @@
+// ServerControl: the harness's own side channel to the server under test,
+// separate from the measured connections: INFO for the results' metadata
+// and for server CPU time, FLUSHALL (--flush), and --prefill.
+//
+// Thread safety: not thread-safe; one owner (the sweep runner's thread).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "harness/connection.h"
+#include "harness/workload.h"
+
+namespace kvlab::harness {
+
+// Parses an INFO reply ("# Section" headers, "key:value" lines) into a map.
+std::map<std::string, std::string> ParseInfo(std::string_view text);
+
+class ServerControl {
+ public:
+  static Status Open(const Target& target, const ConnectionOptions& options,
+                     std::unique_ptr<ServerControl>* out);
+
+  // The text of `INFO <section>`.
+  Status Info(std::string_view section, std::string* text);
+  Status FlushAll();
+  // Writes every key of the spec's key space once, pipelined: a value of the
+  // spec's size, or "0" when the command is INCRBY (so increments apply).
+  Status Prefill(const WorkloadSpec& spec, uint64_t* keys_written);
+  // Server CPU seconds (used_cpu_user + used_cpu_sys of INFO cpu), or a
+  // negative number when the server does not report them.
+  double CpuSeconds();
+  // The integer value of `key` (GET), for checking INCRBY sums.
+  Status GetInteger(std::string_view key, int64_t* value);
+
+ private:
+  explicit ServerControl(std::unique_ptr<Connection> connection);
+  Status Command(std::initializer_list<std::string_view> args, ReplyPtr* reply);
+
+  std::unique_ptr<Connection> connection_;
+};
+
+}  // namespace kvlab::harness

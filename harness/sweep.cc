@@ -1,0 +1,331 @@
+#include "harness/sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "harness/cpu_usage.h"
+#include "harness/load_clock.h"
+#include "harness/server_control.h"
+#include "harness/thread_recorder.h"
+
+namespace kvlab::harness {
+namespace {
+
+constexpr int kDefaultPoolSize = 8;        // commons-pool2's GenericObjectPool maxTotal
+constexpr uint64_t kTickNs = 20'000'000;   // how often the runner checks for faults
+constexpr uint64_t kProgressNs = 1'000'000'000;
+constexpr uint64_t kStopGraceNs = 2'000'000'000;  // in-flight requests get this long
+
+std::string PointName(const LoadConfig& config, int threads) {
+  return "point threads=" + std::to_string(threads) + " client=" + ClientKindName(config.client);
+}
+
+double Micros(uint64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1000.0; }
+
+// One point's application threads, running until told to stop.
+class PointRun {
+ public:
+  PointRun(const LoadConfig& config, int point_index, int threads)
+      : config_(config), point_index_(point_index), threads_(threads) {}
+  ~PointRun() { Stop(); }
+
+  Status Start() {
+    StrategyOptions options;
+    options.target = config_.target;
+    options.connection = {config_.tcp_nodelay, config_.connect_timeout_s, config_.reply_timeout_s};
+    options.threads = threads_;
+    options.connections = EffectiveConnections(config_, threads_);
+    options.pipeline = config_.pipeline;
+    options.cpus = config_.cpus;
+    strategy_ = MakeClientStrategy(config_.client, options);
+    Status connected = strategy_->Connect();
+    if (!connected.ok()) return connected;
+    recorders_.reserve(static_cast<size_t>(threads_));
+    generators_.reserve(static_cast<size_t>(threads_));
+    for (int i = 0; i < threads_; ++i) {
+      recorders_.push_back(std::make_unique<ThreadRecorder>());
+      const uint64_t stream = (static_cast<uint64_t>(point_index_) << 32) | static_cast<uint64_t>(i);
+      const uint64_t sequential_start = config_.workload.keys / static_cast<uint64_t>(threads_) * i;
+      generators_.push_back(
+          std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start));
+    }
+    statuses_.resize(static_cast<size_t>(threads_));
+    for (int i = 0; i < threads_; ++i) {
+      workers_.emplace_back([this, i] { RunWorker(i); });
+    }
+    return Status::Ok();
+  }
+
+  // The first thread's error, if any thread has failed.
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  Status FirstFailure() const {
+    for (const Status& status : statuses_) {
+      if (!status.ok()) return status;
+    }
+    return Status::Ok();
+  }
+
+  // Collects every thread's counters since the last call.
+  ThreadCounters TakeAll() {
+    ThreadCounters total;
+    for (auto& recorder : recorders_) total.Merge(recorder->Take());
+    return total;
+  }
+  void PeekAll(LatencyHistogram* latency, uint64_t* ops) {
+    for (auto& recorder : recorders_) recorder->Peek(latency, ops);
+  }
+  int64_t IncrbySum() const {
+    int64_t sum = 0;
+    for (const auto& recorder : recorders_) sum += recorder->incrby_sum();
+    return sum;
+  }
+
+  // Lets in-flight requests finish (so INCRBY sums are exact), interrupting
+  // the connections if that takes too long or something already failed.
+  void Stop() {
+    if (workers_.empty()) return;
+    stop_.store(true);
+    if (failed()) {
+      strategy_->Interrupt();
+    } else {
+      const uint64_t deadline = NowNs() + kStopGraceNs;
+      while (finished_.load() < threads_ && NowNs() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (finished_.load() < threads_) strategy_->Interrupt();
+    }
+    for (std::thread& worker : workers_) worker.join();
+    workers_.clear();
+  }
+
+ private:
+  void RunWorker(int index) {
+    Status status = PinCurrentThread(config_.cpus);
+    if (status.ok()) {
+      ThreadLoad load;
+      load.thread_index = index;
+      load.generator = generators_[static_cast<size_t>(index)].get();
+      load.recorder = recorders_[static_cast<size_t>(index)].get();
+      load.stop = &stop_;
+      load.rate_per_thread = config_.rate / threads_;
+      status = strategy_->RunThread(load);
+    }
+    // A failure after stop was requested is the Interrupt we caused.
+    if (!status.ok() && !stop_.load()) {
+      statuses_[static_cast<size_t>(index)] = status;
+      failed_.store(true, std::memory_order_release);
+    }
+    finished_.fetch_add(1);
+  }
+
+  const LoadConfig& config_;
+  const int point_index_;
+  const int threads_;
+  std::unique_ptr<ClientStrategy> strategy_;
+  std::vector<std::unique_ptr<ThreadRecorder>> recorders_;
+  std::vector<std::unique_ptr<WorkloadGenerator>> generators_;
+  std::vector<Status> statuses_;  // statuses_[i] written by worker i before failed_ is set
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<int> finished_{0};
+};
+
+class SweepRunner {
+ public:
+  SweepRunner(const LoadConfig& config, const SweepCallbacks& callbacks)
+      : config_(config), callbacks_(callbacks) {}
+
+  Status Run(std::vector<PointResult>* out) {
+    const ConnectionOptions control_options{true, config_.connect_timeout_s, config_.reply_timeout_s};
+    Status opened = ServerControl::Open(config_.target, control_options, &control_);
+    if (!opened.ok()) return opened;
+    const int point_count = static_cast<int>(config_.threads.size());
+    for (int index = 0; index < point_count; ++index) {
+      if (Cancelled()) return Status::Cancelled("cancelled before " + PointName(config_, config_.threads[index]));
+      const int threads = config_.threads[static_cast<size_t>(index)];
+      out->push_back(PointResult{});
+      PointResult& point = out->back();
+      point.point_index = index;
+      point.threads = threads;
+      point.client = config_.client;
+      point.connections = EffectiveConnections(config_, threads);
+      point.pipeline = config_.pipeline;
+      Status ran = RunPoint(index, &point);
+      if (!ran.ok()) return ran;
+      point.complete = true;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  bool Cancelled() const {
+    return callbacks_.cancel != nullptr && callbacks_.cancel->load(std::memory_order_relaxed);
+  }
+
+  Status PrepareKeyspace(int index) {
+    if (config_.flush) {
+      Status flushed = control_->FlushAll();
+      if (!flushed.ok()) return flushed;
+    }
+    if (config_.prefill && (config_.flush || index == 0)) {
+      uint64_t written = 0;
+      Status filled = control_->Prefill(config_.workload, &written);
+      if (!filled.ok()) return filled;
+    }
+    return Status::Ok();
+  }
+
+  // Seconds the plan still has to go after the current phase.
+  double PlannedSecondsAfter(int index, int repetition) const {
+    const double per_point = config_.warmup_s + config_.duration_s * config_.repetitions;
+    const int points_after = static_cast<int>(config_.threads.size()) - index - 1;
+    return points_after * per_point + (config_.repetitions - repetition) * config_.duration_s;
+  }
+
+  // Waits `seconds` while the point runs, reporting progress; returns
+  // false early if a thread failed or the sweep was cancelled.
+  bool Measure(PointRun& run, const PointResult& point, int repetition, double seconds) {
+    const uint64_t start = NowNs();
+    const uint64_t end = start + static_cast<uint64_t>(seconds * 1e9);
+    uint64_t last_report = start;
+    uint64_t ops_at_last_report = 0;
+    for (uint64_t now = start; now < end; now = NowNs()) {
+      if (run.failed() || Cancelled()) return false;
+      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(kTickNs, end - now)));
+      const uint64_t after = NowNs();
+      if (callbacks_.on_progress && after - last_report >= kProgressNs && after < end) {
+        LatencyHistogram latency;
+        uint64_t ops = 0;
+        run.PeekAll(&latency, &ops);
+        SweepProgress progress;
+        progress.point_index = point.point_index;
+        progress.point_count = static_cast<int>(config_.threads.size());
+        progress.threads = point.threads;
+        progress.repetition = repetition;
+        progress.repetitions = config_.repetitions;
+        progress.ops_per_s = static_cast<double>(ops - std::min(ops, ops_at_last_report)) /
+                             ((after - last_report) / 1e9);
+        progress.p99_us = Micros(latency.ValueAtQuantile(0.99));
+        progress.eta_s = (end - after) / 1e9 + PlannedSecondsAfter(point.point_index, repetition);
+        callbacks_.on_progress(progress);
+        last_report = after;
+        ops_at_last_report = ops;
+      }
+    }
+    return !run.failed() && !Cancelled();
+  }
+
+  Status RunPoint(int index, PointResult* point) {
+    const std::string name = PointName(config_, point->threads);
+    Status prepared = PrepareKeyspace(index);
+    if (!prepared.ok()) return prepared.WithContext(name);
+    PointRun run(config_, index, point->threads);
+    Status started = run.Start();
+    if (!started.ok()) return started.WithContext(name);
+    const int usable_cores = UsableCoreCount(config_.cpus);
+
+    bool healthy = Measure(run, *point, 0, config_.warmup_s);
+    run.TakeAll();  // the warm-up's counts are not measurements
+    for (int repetition = 1; healthy && repetition <= config_.repetitions; ++repetition) {
+      const double server_cpu_start = control_->CpuSeconds();
+      const double cpu_start = ProcessCpuSeconds();
+      const uint64_t start_ns = NowNs();
+      healthy = Measure(run, *point, repetition, config_.duration_s);
+      const uint64_t end_ns = NowNs();
+      ThreadCounters counters = run.TakeAll();
+      const double cpu_end = ProcessCpuSeconds();
+      if (!healthy) break;  // an interrupted repetition is not a measurement
+      const double server_cpu_end = control_->CpuSeconds();
+
+      RepetitionResult result;
+      result.repetition = repetition;
+      result.ops = counters.ops;
+      result.errors = counters.errors;
+      result.wrong_type = counters.wrong_type;
+      result.misses = counters.misses;
+      result.seconds = (end_ns - start_ns) / 1e9;
+      result.ops_per_s = counters.ops / result.seconds;
+      result.p50_us = Micros(counters.latency.ValueAtQuantile(0.50));
+      result.p90_us = Micros(counters.latency.ValueAtQuantile(0.90));
+      result.p99_us = Micros(counters.latency.ValueAtQuantile(0.99));
+      result.p999_us = Micros(counters.latency.ValueAtQuantile(0.999));
+      result.max_us = Micros(counters.latency.max_ns());
+      result.mean_us = counters.latency.mean_ns() / 1000.0;
+      result.client_cpu = (cpu_end - cpu_start) / result.seconds;
+      result.usable_cores = usable_cores;
+      result.client_bound = IsClientBound(result.client_cpu, usable_cores);
+      if (server_cpu_start >= 0 && server_cpu_end >= 0) {
+        result.server_cpu = (server_cpu_end - server_cpu_start) / result.seconds;
+      }
+      result.latency = std::move(counters.latency);
+      point->repetitions.push_back(std::move(result));
+      point->incrby_sum = run.IncrbySum();
+      if (callbacks_.on_repetition) callbacks_.on_repetition(*point, point->repetitions.back());
+    }
+    run.Stop();
+    point->incrby_sum = run.IncrbySum();
+    const Status failure = run.FirstFailure();
+    const std::string where =
+        name + " repetition " + std::to_string(point->repetitions.size() + 1) + "/" +
+        std::to_string(config_.repetitions);
+    if (!failure.ok()) return failure.WithContext(where);
+    if (Cancelled()) return Status::Cancelled("cancelled during " + where);
+    return Status::Ok();
+  }
+
+  const LoadConfig& config_;
+  const SweepCallbacks& callbacks_;
+  std::unique_ptr<ServerControl> control_;
+};
+
+}  // namespace
+
+Status ValidateConfig(const LoadConfig& config) {
+  auto invalid = [](const std::string& what) { return Status::InvalidArgument(what); };
+  if (config.threads.empty()) return invalid("--threads needs at least one value");
+  for (int threads : config.threads) {
+    if (threads < 1 || threads > 4096) return invalid("--threads values must be in 1..4096");
+  }
+  if (config.connections < 0 || config.connections > 100000) {
+    return invalid("--connections must be in 1..100000");
+  }
+  if (config.client == ClientKind::kShared && config.connections > 1) {
+    return invalid("--client shared uses exactly one connection (leave --connections out)");
+  }
+  if (config.pipeline < 1 || config.pipeline > 100000) return invalid("--pipeline must be in 1..100000");
+  if (config.pipeline > 1 && config.client != ClientKind::kDedicated) {
+    return invalid("--pipeline applies to --client dedicated only (pooled and shared do one "
+                   "synchronous round trip per operation)");
+  }
+  if (!(config.duration_s > 0)) return invalid("--duration must be > 0 seconds");
+  if (!(config.warmup_s >= 0)) return invalid("--warmup must be >= 0 seconds");
+  if (config.repetitions < 1 || config.repetitions > 1000) return invalid("--repeat must be in 1..1000");
+  if (!(config.rate >= 0)) return invalid("--rate must be >= 0 ops/s (0: closed loop)");
+  if (config.workload.keys < 1) return invalid("--keys must be >= 1");
+  if (!(config.connect_timeout_s > 0) || !(config.reply_timeout_s > 0)) {
+    return invalid("timeouts must be > 0 seconds");
+  }
+  return Status::Ok();
+}
+
+int EffectiveConnections(const LoadConfig& config, int threads) {
+  switch (config.client) {
+    case ClientKind::kDedicated: return std::max(config.connections, threads);
+    case ClientKind::kPooled: return config.connections > 0 ? config.connections : kDefaultPoolSize;
+    case ClientKind::kShared: return 1;
+  }
+  return 1;
+}
+
+Status RunSweep(const LoadConfig& config, const SweepCallbacks& callbacks,
+                std::vector<PointResult>* out) {
+  Status valid = ValidateConfig(config);
+  if (!valid.ok()) return valid;
+  SweepRunner runner(config, callbacks);
+  return runner.Run(out);
+}
+
+}  // namespace kvlab::harness

@@ -1,0 +1,108 @@
+// The sweep runner: the reusable core of kvlab-load, also called in-process
+// by the Python bindings. For each value of `threads` (one point) it opens
+// the client strategy's connections, runs a warm-up, then measures
+// `repetitions` back-to-back windows of `duration_s` each with the steady
+// clock while the application threads keep running; per repetition it
+// records ops, errors, latency percentiles, client CPU (and server CPU when
+// the server reports INFO cpu), and whether the client was the bottleneck.
+//
+// Plain structs in, plain structs out; no globals. Several sweeps may run
+// in one process at the same time (each with its own config and callbacks).
+// Callbacks run on the thread that called RunSweep.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/client_strategy.h"
+#include "harness/latency_histogram.h"
+#include "harness/status.h"
+#include "harness/target.h"
+#include "harness/workload.h"
+
+namespace kvlab::harness {
+
+struct LoadConfig {
+  Target target;
+  ClientKind client = ClientKind::kDedicated;
+  std::vector<int> threads = {1};  // one point per value
+  // 0 = the strategy's default: dedicated one per thread, pooled 8
+  // (commons-pool2's maxTotal), shared always 1.
+  int connections = 0;
+  int pipeline = 1;  // dedicated only
+  WorkloadSpec workload;
+  double duration_s = 10;
+  double warmup_s = 2;
+  int repetitions = 3;
+  double rate = 0;  // open loop: total ops/s over all threads; 0 = closed loop
+  bool tcp_nodelay = true;
+  std::vector<int> cpus;  // pin harness threads here; empty = wherever allowed
+  bool prefill = false;   // SET every key once before measuring
+  bool flush = false;     // FLUSHALL before each point (then prefill again)
+  double connect_timeout_s = 5;
+  double reply_timeout_s = 10;  // a connection waiting longer for a reply fails the point
+};
+
+// Checks ranges and combinations; InvalidArgument names what is wrong.
+Status ValidateConfig(const LoadConfig& config);
+// The number of connections a point with `threads` threads uses.
+int EffectiveConnections(const LoadConfig& config, int threads);
+
+struct RepetitionResult {
+  int repetition = 0;  // 1-based
+  uint64_t ops = 0;    // replies of the expected kind (GET misses included)
+  uint64_t errors = 0;  // error replies + replies of the wrong type
+  uint64_t wrong_type = 0;
+  uint64_t misses = 0;
+  double seconds = 0;  // steady-clock length of the measured window
+  double ops_per_s = 0;
+  double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0, mean_us = 0;
+  double client_cpu = 0;   // cores' worth of CPU the harness process used
+  int usable_cores = 0;    // cores it may run on
+  bool client_bound = false;
+  double server_cpu = -1;  // cores' worth the server used; < 0: not reported
+  LatencyHistogram latency;
+};
+
+struct PointResult {
+  int point_index = 0;
+  int threads = 0;
+  ClientKind client = ClientKind::kDedicated;
+  int connections = 0;
+  int pipeline = 1;
+  std::vector<RepetitionResult> repetitions;  // the completed ones
+  int64_t incrby_sum = 0;  // INCRBY increments answered with an integer, warm-up included
+  bool complete = false;   // all repetitions measured
+};
+
+struct SweepProgress {
+  int point_index = 0;
+  int point_count = 0;
+  int threads = 0;
+  int repetition = 0;  // 0 during warm-up
+  int repetitions = 0;
+  double ops_per_s = 0;  // over the last interval
+  double p99_us = 0;     // of the current repetition (or warm-up) so far
+  double eta_s = 0;      // until the whole sweep ends, by the plan
+};
+
+struct SweepCallbacks {
+  // After each repetition: the point so far and the repetition just measured.
+  std::function<void(const PointResult&, const RepetitionResult&)> on_repetition;
+  // About once a second while a point runs.
+  std::function<void(const SweepProgress&)> on_progress;
+  // Set (from any thread, or a signal handler) to stop: the repetition in
+  // progress is dropped and RunSweep returns Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// Runs the sweep. *out receives every point started, with its completed
+// repetitions (also when the sweep fails or is cancelled). On failure the
+// message names the point and repetition.
+Status RunSweep(const LoadConfig& config, const SweepCallbacks& callbacks,
+                std::vector<PointResult>* out);
+
+}  // namespace kvlab::harness
