@@ -84,7 +84,12 @@ def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
     if csv_path.exists():
         with csv_path.open(newline="") as handle:
             for record in csv.DictReader(handle):
-                rows.append({column: record.get(column, "") or "" for column in HARNESS_COLUMNS})
+                row = {column: record.get(column, "") or "" for column in HARNESS_COLUMNS}
+                # The harness asks the server (INFO cpu) per repetition; < 0: not reported.
+                server_cpu = record.get("server_cpu", "")
+                if server_cpu and float(server_cpu) >= 0:
+                    row["server_cpu"] = server_cpu
+                rows.append(row)
     if error is None and len(rows) != point.repetitions:
         error = f"kvlab-load wrote {len(rows)} rows, expected {point.repetitions}"
     return LoadResult(rows, error)

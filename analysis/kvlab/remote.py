@@ -8,6 +8,7 @@ no TUN device); the runner then reports the remote rows as skipped with the reas
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -20,8 +21,9 @@ class LinkUnavailable(Exception):
 
 
 class RemoteLink:
-    def __init__(self, repo: Path, rtt_us: int, rate_mbit: int = 0):
+    def __init__(self, repo: Path, build_dir: Path, rtt_us: int, rate_mbit: int = 0):
         self.script = repo / "scripts" / "remote-link"
+        self.environment = dict(os.environ, KVLAB_LINK_BIN=str(build_dir / "kvlab-link"))
         self.rtt_us = rtt_us
         self.rate_mbit = rate_mbit
         self.server_address: str | None = None
@@ -33,7 +35,8 @@ class RemoteLink:
         if self.rate_mbit:
             command += ["--rate-mbit", str(self.rate_mbit)]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            done = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                                  env=self.environment)
         except (OSError, subprocess.TimeoutExpired) as error:
             raise LinkUnavailable(f"remote-link up failed: {error}") from None
         if done.returncode != 0:
@@ -49,5 +52,6 @@ class RemoteLink:
     def down(self) -> None:
         if self.server_address is None:
             return
-        subprocess.run([str(self.script), "down"], capture_output=True, text=True, timeout=60)
+        subprocess.run([str(self.script), "down"], capture_output=True, text=True, timeout=60,
+                       env=self.environment)
         self.server_address = None

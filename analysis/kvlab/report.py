@@ -359,7 +359,8 @@ def render_report(run_dir: str | Path) -> str:
             "errors are not reported by it (blank). In threaded mode it measures time in "
             "250 ms ticks, so a run of S seconds is uncertain by up to 0.25/S.",
             "- client/server CPU: cores' worth of CPU time used (1.00 = one core busy); the "
-            "server's is measured from /proc over the whole point, warm-up included."]
+            "server's comes from its INFO cpu per repetition when kvlab-load could read it, "
+            "otherwise from /proc over the whole point (warm-up included)."]
     return "\n".join(out) + "\n"
 
 

@@ -134,7 +134,7 @@ class Runner:
         link: RemoteLink | None = None
         link_problem: str | None = None
         if any(p.transport == "remote" for p in points):
-            link = RemoteLink(self.repo, self.experiment.remote_rtt_us,
+            link = RemoteLink(self.repo, self.build_dir, self.experiment.remote_rtt_us,
                               self.experiment.remote_rate_mbit)
             try:
                 link.up()
@@ -237,7 +237,8 @@ class Runner:
         if cpu_before is not None and cpu_after is not None and wall > 0:
             server_cpu = f"{(cpu_after - cpu_before) / wall:.3f}"
         for point, result in zip(group, results):
-            rows = [_row(point, figures, "ok", "", server_cpu) for figures in result.rows]
+            rows = [_row(point, figures, "ok", "", figures.get("server_cpu") or server_cpu)
+                    for figures in result.rows]
             if result.error:
                 problem = f"{point.loadgen}: {result.error}"
                 self.problems.append(f"{point.server}/{point.sweep}: {problem}")

@@ -43,3 +43,9 @@ def python_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "analysis"), str(BUILD_DIR / "python")])
     return env
+
+
+def kvlab_binaries_or_skip(build: Path) -> None:
+    missing = [name for name in ("kvlab-server", "kvlab-load") if not (build / name).exists()]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not built in {build}")

@@ -1,0 +1,165 @@
+"""End to end: tiny experiments through `python3 -m kvlab run` (a few seconds each)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, kvlab_binaries_or_skip, python_env
+from kvlab.experiment import parse_experiment_text
+from kvlab.results import load_points
+from kvlab.runner import Runner
+
+TINY = """
+[experiment]
+name = "tiny"
+
+[[server]]
+name = "concurrent"
+kind = "kvlab"
+engine = "concurrent"
+io_threads = 1
+seed_engine = "concurrent"
+
+[[sweep]]
+name = "p4"
+seed = "ember-pr50"
+command = "get"
+keys = 100
+pipeline = 4
+connections = 2
+threads = 1
+duration = 0.2
+warmup = 0.05
+repetitions = 2
+"""
+
+
+def run_cli(experiment_file, build, out):
+    return subprocess.run([sys.executable, "-m", "kvlab", "run", str(experiment_file),
+                           "--build", str(build), "--out", str(out)],
+                          capture_output=True, text=True, env=python_env(), timeout=120)
+
+
+def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
+    kvlab_binaries_or_skip(build_dir)
+    experiment = tmp_path / "tiny.toml"
+    experiment.write_text(TINY)
+    done = run_cli(experiment, build_dir, tmp_path / "runs")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "runs").glob("*-tiny")
+    points = load_points(run_dir)
+    assert list(points["repetition"]) == [1, 2]
+    assert set(points["status"]) == {"ok"} and set(points["server"]) == {"concurrent"}
+    assert (points["ops"] > 0).all() and (points["errors"] == 0).all()
+    assert (points["keys"] == 100).all() and (points["command"] == "get").all()
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["experiment_text"] == TINY and meta["finished_utc"]
+    assert meta["machine"]["cores"] >= 1 and "redis-server" in meta["machine"]["packages"]
+    histogram = json.loads(next((run_dir / "histograms").glob("*.json")).read_text())
+    assert histogram  # kvlab-load's JSON, kept as written
+    report = (run_dir / "report.md").read_text()
+    assert report in done.stdout  # printed at the end, too
+    assert "| GET | concurrent |" in report
+    assert (run_dir / "plots" / "p4-throughput.png").stat().st_size > 0
+    assert "[1/1 100%] concurrent p4 kvlab-load tcp dedicated get" in done.stderr
+
+
+def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path):
+    experiment = tmp_path / "rb.toml"
+    experiment.write_text("""
+[experiment]
+name = "rb"
+[[server]]
+name = "redis"
+kind = "redis"
+[[sweep]]
+name = "rb"
+loadgen = "redis-benchmark"
+command = ["set", "get"]
+keys = 50
+pipeline = 2
+connections = 2
+threads = 1
+duration = 0.3
+repetitions = 2
+""")
+    done = run_cli(experiment, tmp_path / "no-build", tmp_path / "runs")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "runs").glob("*-rb")
+    points = load_points(run_dir)
+    assert list(points["command"]) == ["set", "set", "get", "get"]
+    assert set(points["status"]) == {"ok"} and (points["ops_per_s"] > 0).all()
+    assert points["p50_us"].notna().all() and points["p99_us"].notna().all()
+    # redis-benchmark does not report these: blank, never made up
+    assert points["p90_us"].isna().all() and points["p999_us"].isna().all()
+    assert points["errors"].isna().all()
+
+
+def test_failed_servers_and_an_unavailable_link_are_reported_and_the_run_goes_on(tmp_path):
+    text = """
+[experiment]
+name = "faults"
+[[server]]
+name = "unbuilt"
+kind = "kvlab"
+engine = "single"
+[[server]]
+name = "redis"
+kind = "redis"
+[[sweep]]
+name = "rb"
+loadgen = "redis-benchmark"
+transport = ["tcp", "remote"]
+command = "set"
+keys = 10
+threads = 1
+duration = 0.2
+repetitions = 1
+"""
+    experiment = parse_experiment_text(text, tmp_path / "faults.toml")
+    # a repository without scripts/remote-link: the link cannot come up
+    log = tmp_path / "log.txt"
+    with log.open("w") as stream:
+        runner = Runner(experiment, tmp_path, tmp_path / "no-build", tmp_path / "runs", stream)
+        run_dir = runner.run()
+    points = load_points(run_dir).set_index(["server", "transport"])
+    assert points.loc[("unbuilt", "tcp"), "status"] == "failed"
+    assert "kvlab-server not found" in points.loc[("unbuilt", "tcp"), "note"]
+    assert points.loc[("redis", "tcp"), "status"] == "ok"
+    for server in ("unbuilt", "redis"):
+        assert points.loc[(server, "remote"), "status"] == "skipped"
+        assert "remote link unavailable" in points.loc[(server, "remote"), "note"]
+    assert "server unbuilt failed to start" in log.read_text()
+    assert len(runner.problems) == 2
+
+
+def test_points_are_on_disk_before_the_next_point_starts(tmp_path, monkeypatch):
+    import kvlab.runner as runner_module
+    experiment = parse_experiment_text("""
+[experiment]
+name = "order"
+[[server]]
+name = "redis"
+kind = "redis"
+[[sweep]]
+name = "rb"
+loadgen = "redis-benchmark"
+command = "ping"
+threads = [1, 2]
+duration = 0.2
+repetitions = 1
+""", tmp_path / "order.toml")
+    rows_on_disk = []
+    real = runner_module.loadgens.run_redis_benchmark
+
+    def spy(points, *args, **kwargs):
+        csv_files = list((tmp_path / "runs").glob("*/points.csv"))
+        rows_on_disk.append(len(csv_files[0].read_text().splitlines()) - 1)
+        return real(points, *args, **kwargs)
+
+    monkeypatch.setattr(runner_module.loadgens, "run_redis_benchmark", spy)
+    with (tmp_path / "log.txt").open("w") as stream:
+        Runner(experiment, REPO, tmp_path / "no-build", tmp_path / "runs", stream).run()
+    assert rows_on_disk == [0, 1]
