@@ -1,0 +1,32 @@
+"""notebooks/analysis.ipynb runs headless (nbconvert --execute) on the committed sample run."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO
+
+SAMPLE = REPO / "results" / "sample"
+
+
+def test_the_notebook_executes_on_the_sample_run(tmp_path):
+    if not (SAMPLE / "points.csv").exists():
+        pytest.skip(f"no committed sample run in {SAMPLE}")
+    jupyter = shutil.which("jupyter") or "/usr/bin/jupyter"
+    env = dict(os.environ, KVLAB_RUN=str(SAMPLE), PYDEVD_DISABLE_FILE_VALIDATION="1")
+    done = subprocess.run([jupyter, "nbconvert", "--to", "notebook", "--execute",
+                           "--ExecutePreprocessor.timeout=240", "--output-dir", str(tmp_path),
+                           str(REPO / "notebooks" / "analysis.ipynb")],
+                          capture_output=True, text=True, env=env, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    executed = json.loads((tmp_path / "analysis.ipynb").read_text())
+    outputs = [o for cell in executed["cells"] if cell["cell_type"] == "code"
+               for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = json.dumps(outputs)
+    assert f"run: {SAMPLE}" in text
+    assert "image/png" in text  # the plots were drawn
+    assert "client-bound" in text
