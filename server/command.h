@@ -49,7 +49,7 @@ struct DeferredReply {
   uint32_t op_count = 0;
   int64_t aux = 0;        // e.g. TTL's unit
   int64_t aux2 = 0;
-  std::string aux_text;   // e.g. INFO's section, a key for a follow-up
+  std::string aux_text;   // e.g. INFO's sections
 };
 
 class CommandCall {
@@ -78,10 +78,11 @@ class CommandCall {
     deferred_reply_.aux_text = std::move(aux_text);
   }
 
-  // Like Defer(), but hand the results to `follow_up` instead of rendering.
+  // Like Defer(), but hand the results to `follow_up` instead of rendering;
+  // the follow-up's CommandCall has the same args.
   // REQUIRES: the command was dispatched alone (CommandSpec::kTwoStep).
-  void DeferFollowUp(FollowUpFn follow_up, int64_t aux, int64_t aux2, std::string aux_text) {
-    Defer(nullptr, aux, std::move(aux_text));
+  void DeferFollowUp(FollowUpFn follow_up, int64_t aux, int64_t aux2) {
+    Defer(nullptr, aux);
     deferred_reply_.follow_up = follow_up;
     deferred_reply_.aux2 = aux2;
   }

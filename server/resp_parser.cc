@@ -2,12 +2,15 @@
 
 #include <cstring>
 
-#include "server/redis_number.h"
+#include "engines/redis_integer.h"
 
 namespace kvlab {
 namespace {
 
 // isspace() in the C locale, which sdssplitargs uses to skip blanks.
+constexpr std::string_view kNewlineOrNul("\n\0", 2);
+constexpr std::string_view kCrOrNul("\r\0", 2);
+
 bool IsBlank(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
@@ -117,10 +120,12 @@ RespParser::Result RespParser::Parse(std::string_view buffer, std::vector<std::s
 RespParser::Result RespParser::ParseInline(std::string_view buffer,
                                            std::vector<std::string_view>* args) {
   // Resume the search for '\n' where the last call stopped.
+  // Redis searches its buffer with strchr(): a NUL byte hides everything
+  // after it, so a line with a NUL never completes (until it is too big).
   size_t search_from = cursor_ > command_start_ ? cursor_ : command_start_;
-  size_t newline = buffer.find('\n', search_from);
-  if (newline == std::string_view::npos) {
-    cursor_ = buffer.size();
+  size_t newline = buffer.find_first_of(kNewlineOrNul, search_from);
+  if (newline == std::string_view::npos || buffer[newline] == '\0') {
+    cursor_ = newline == std::string_view::npos ? buffer.size() : newline;
     if (buffer.size() - command_start_ > limits_.max_inline_len) {
       return Fail(Result::kInlineTooBig, "too big inline request");
     }
@@ -142,8 +147,13 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
                                           bool auth_required) {
   // Finds "\r\n" ending the line that starts at cursor_; npos when the line is
   // incomplete (Redis looks for '\r' and then needs one more byte).
+  // A NUL before the '\r' hides it, as with strchr() in Redis.
+  auto find_cr = [&](size_t from) {
+    size_t cr = buffer.find_first_of(kCrOrNul, from);
+    return (cr == std::string_view::npos || buffer[cr] == '\0') ? std::string_view::npos : cr;
+  };
   auto line_end = [&](size_t from) {
-    size_t cr = buffer.find('\r', from);
+    size_t cr = find_cr(from);
     if (cr == std::string_view::npos || cr + 1 >= buffer.size()) return std::string_view::npos;
     return cr;
   };
@@ -151,7 +161,7 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
   if (stage_ == Stage::kArrayLen) {
     size_t cr = line_end(cursor_);
     if (cr == std::string_view::npos) {
-      if (buffer.find('\r', cursor_) == std::string_view::npos &&
+      if (find_cr(cursor_) == std::string_view::npos &&
           buffer.size() - cursor_ > limits_.max_inline_len) {
         return Fail(Result::kArrayLenTooLong, "too big mbulk count string");
       }
@@ -178,7 +188,7 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
     if (stage_ == Stage::kBulkLen) {
       size_t cr = line_end(cursor_);
       if (cr == std::string_view::npos) {
-        if (buffer.find('\r', cursor_) == std::string_view::npos &&
+        if (find_cr(cursor_) == std::string_view::npos &&
             buffer.size() - cursor_ > limits_.max_inline_len) {
           return Fail(Result::kBulkLenTooLong, "too big bulk count string");
         }

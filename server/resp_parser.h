@@ -42,7 +42,9 @@ class RespParser {
 
   struct Limits {
     uint64_t max_bulk_len = 512ull << 20;   // proto-max-bulk-len
-    uint64_t max_args = 1024 * 1024;        // arguments per command
+    // Arguments per command. Redis 7.0 allows up to INT_MAX (older releases
+    // 1024*1024); the connection's query-buffer limit bounds memory anyway.
+    uint64_t max_args = 2147483647;
     size_t max_inline_len = 64 * 1024;      // PROTO_INLINE_MAX_SIZE
   };
 

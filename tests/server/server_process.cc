@@ -208,6 +208,14 @@ std::string RawClient::ReadExactly(size_t bytes, std::chrono::milliseconds timeo
   return data;
 }
 
+std::string RawClient::ReadSome(std::chrono::milliseconds timeout) {
+  pollfd pfd{fd_, POLLIN, 0};
+  if (::poll(&pfd, 1, static_cast<int>(timeout.count())) <= 0) return "";
+  char buffer[65536];
+  const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
+}
+
 std::string RawClient::ReadUntilClosed(bool* closed, std::chrono::milliseconds timeout) {
   std::string data;
   *closed = false;

@@ -66,6 +66,9 @@ class RawClient {
   bool Send(std::string_view bytes);
   // Reads until `bytes` bytes arrived, the peer closed, or `timeout`.
   std::string ReadExactly(size_t bytes, std::chrono::milliseconds timeout = kTimeout);
+  // Waits up to `timeout` for data and returns what one recv() got ("" on
+  // timeout, EOF or error).
+  std::string ReadSome(std::chrono::milliseconds timeout = kTimeout);
   // Reads until the peer closes (EOF or reset) or `timeout`. *closed says
   // whether it did close.
   std::string ReadUntilClosed(bool* closed, std::chrono::milliseconds timeout = kTimeout);

@@ -1,0 +1,60 @@
+// Helpers shared by command handlers: Redis's option matching and integer
+// arguments, and the error texts several commands use.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engines/operation.h"
+#include "engines/redis_integer.h"
+
+namespace kvlab {
+
+inline Operation MakeOp(OpCode code, std::string_view key, std::string_view value = {},
+                        int64_t integer = 0, SetOptions set = {}) {
+  Operation op;
+  op.code = code;
+  op.key = key;
+  op.value = value;
+  op.integer = integer;
+  op.set = set;
+  return op;
+}
+
+inline constexpr std::string_view kSyntaxError = "ERR syntax error";
+inline constexpr std::string_view kNotIntegerError = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kOverflowError = "ERR increment or decrement would overflow";
+
+// Redis compares options with strcasecmp on C strings: the argument ends at
+// its first NUL byte.
+inline std::string_view AsCString(std::string_view arg) { return arg.substr(0, arg.find('\0')); }
+
+inline bool EqualsIgnoreCase(std::string_view arg, std::string_view option) {
+  arg = AsCString(arg);
+  if (arg.size() != option.size()) return false;
+  for (size_t i = 0; i < arg.size(); ++i) {
+    char a = arg[i];
+    char b = option[i];
+    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+    if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
+    if (a != b) return false;
+  }
+  return true;
+}
+
+inline std::string InvalidExpireTimeError(std::string_view command) {
+  return "ERR invalid expire time in '" + std::string(command) + "' command";
+}
+
+// Wall-clock unix milliseconds: expiry deadlines are absolute, as in Redis.
+inline int64_t UnixMillisNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace kvlab

@@ -1,0 +1,223 @@
+// Connection commands: PING ECHO QUIT AUTH HELLO SELECT CLIENT — the
+// per-client state (authentication, name) and the handshakes clients do on
+// connect. Replies follow Redis 7.0's server.c, networking.c and acl.c.
+#include <string>
+
+#include "server/commands/arguments.h"
+#include "server/commands/register.h"
+
+namespace kvlab {
+namespace {
+
+constexpr std::string_view kWrongPass =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+
+// ACLAuthenticateUser() for kvlab's only user, "default".
+bool Authenticate(const ServerContext& server, std::string_view user, std::string_view password) {
+  if (user != "default") return false;
+  const std::string& required = server.settings.requirepass;
+  return required.empty() || password == required;
+}
+
+void Ping(CommandCall& call) {
+  if (call.args.size() > 2) {
+    call.reply().Error(WrongArityError("ping"));
+  } else if (call.args.size() == 2) {
+    call.reply().Bulk(call.args[1]);
+  } else {
+    call.reply().SimpleString("PONG");
+  }
+}
+
+void Echo(CommandCall& call) { call.reply().Bulk(call.args[1]); }
+
+void Quit(CommandCall& call) {
+  call.client.close_after_reply = true;
+  call.reply().Ok();
+}
+
+void Auth(CommandCall& call) {
+  if (call.args.size() > 3) {
+    call.reply().Error(kSyntaxError);
+    return;
+  }
+  std::string_view user = "default";
+  std::string_view password;
+  if (call.args.size() == 2) {
+    if (call.server.settings.requirepass.empty()) {
+      call.reply().Error(
+          "ERR AUTH <password> called without any password configured for the default user. "
+          "Are you sure your configuration is correct?");
+      return;
+    }
+    password = call.args[1];
+  } else {
+    user = call.args[1];
+    password = call.args[2];
+  }
+  if (Authenticate(call.server, user, password)) {
+    call.client.authenticated = true;
+    call.reply().Ok();
+  } else {
+    call.reply().Error(kWrongPass);
+  }
+}
+
+// Redis accepts client names made of the printable ASCII range '!'..'~'.
+bool ValidClientName(std::string_view name) {
+  for (char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+constexpr std::string_view kBadClientName =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+
+// HELLO [protover [AUTH user pass] [SETNAME name]] — kvlab speaks RESP2 only.
+void Hello(CommandCall& call) {
+  const auto& args = call.args;
+  size_t next = 1;
+  if (args.size() >= 2) {
+    std::optional<int64_t> version = ParseRedisInt64(args[next++]);
+    if (!version) {
+      call.reply().Error("ERR Protocol version is not an integer or out of range");
+      return;
+    }
+    if (*version != 2) {
+      call.reply().Error("NOPROTO unsupported protocol version");
+      return;
+    }
+  }
+  std::optional<std::string_view> user, password, name;
+  for (size_t j = next; j < args.size(); ++j) {
+    size_t more = args.size() - 1 - j;
+    if (EqualsIgnoreCase(args[j], "auth") && more >= 2) {
+      user = args[j + 1];
+      password = args[j + 2];
+      j += 2;
+    } else if (EqualsIgnoreCase(args[j], "setname") && more >= 1) {
+      name = args[++j];
+    } else {
+      call.reply().Error("ERR Syntax error in HELLO option '" + std::string(AsCString(args[j])) +
+                         "'");
+      return;
+    }
+  }
+  if (user) {
+    if (!Authenticate(call.server, *user, *password)) {
+      call.reply().Error(kWrongPass);
+      return;
+    }
+    call.client.authenticated = true;
+  }
+  if (!call.client.authenticated) {
+    call.reply().Error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "select the RESP protocol version at the same time");
+    return;
+  }
+  if (name) {
+    if (!ValidClientName(*name)) {
+      call.reply().Error(kBadClientName);
+      return;
+    }
+    call.client.name = std::string(*name);
+  }
+  ReplyWriter reply = call.reply();
+  reply.ArrayHeader(14);
+  reply.Bulk("server");
+  reply.Bulk("redis");
+  reply.Bulk("version");
+  reply.Bulk(kRedisCompatVersion);
+  reply.Bulk("proto");
+  reply.Integer(2);
+  reply.Bulk("id");
+  reply.Integer(static_cast<int64_t>(call.client.info.id));
+  reply.Bulk("mode");
+  reply.Bulk("standalone");
+  reply.Bulk("role");
+  reply.Bulk("master");
+  reply.Bulk("modules");
+  reply.ArrayHeader(0);
+}
+
+void Select(CommandCall& call) {
+  std::optional<int64_t> index = ParseRedisInt64(call.args[1]);
+  if (!index) {
+    call.reply().Error(kNotIntegerError);
+  } else if (*index < INT32_MIN || *index > INT32_MAX) {
+    call.reply().Error("ERR value is out of range, value must between -2147483648 and 2147483647");
+  } else if (*index != 0) {
+    call.reply().Error("ERR DB index is out of range");
+  } else {
+    call.reply().Ok();
+  }
+}
+
+std::string ClientInfoLine(const ClientState& client) {
+  const ClientInfo& info = client.info;
+  return "id=" + std::to_string(info.id) + " addr=" + info.peer_address +
+         " laddr=" + info.local_address + " fd=" + std::to_string(info.fd) +
+         " name=" + client.name + " db=0 flags=" + (info.is_unix ? "U" : "N") +
+         " user=default resp=2\n";
+}
+
+// CLIENT ID | GETNAME | SETNAME name | INFO | LIST
+void Client(CommandCall& call) {
+  const auto& args = call.args;
+  std::string_view sub = args[1];
+  auto arity_is = [&](size_t expected, std::string_view full_name) {
+    if (args.size() == expected) return true;
+    call.reply().Error(WrongArityError(full_name));
+    return false;
+  };
+  if (EqualsIgnoreCase(sub, "id")) {
+    if (arity_is(2, "client|id")) call.reply().Integer(static_cast<int64_t>(call.client.info.id));
+  } else if (EqualsIgnoreCase(sub, "getname")) {
+    if (!arity_is(2, "client|getname")) return;
+    if (call.client.name.empty()) {
+      call.reply().Nil();
+    } else {
+      call.reply().Bulk(call.client.name);
+    }
+  } else if (EqualsIgnoreCase(sub, "setname")) {
+    if (!arity_is(3, "client|setname")) return;
+    if (!ValidClientName(args[2])) {
+      call.reply().Error(kBadClientName);
+      return;
+    }
+    call.client.name = std::string(args[2]);
+    call.reply().Ok();
+  } else if (EqualsIgnoreCase(sub, "info")) {
+    if (arity_is(2, "client|info")) call.reply().Bulk(ClientInfoLine(call.client));
+  } else if (EqualsIgnoreCase(sub, "list")) {
+    // Only this connection is known to its Session; other clients live on
+    // other threads.
+    call.reply().Bulk(ClientInfoLine(call.client));
+  } else {
+    call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
+                       "'. Try CLIENT HELP.");
+  }
+}
+
+}  // namespace
+
+void RegisterConnectionCommands(CommandTable& table) {
+  using F = CommandSpec;
+  table.Add({"ping", -1, F::kFast, Ping, 0, 0, 0, "connection", "Ping the server"});
+  table.Add({"echo", 2, F::kFast, Echo, 0, 0, 0, "connection", "Echo the given string"});
+  table.Add({"quit", -1, F::kNoAuth | F::kFast, Quit, 0, 0, 0, "connection",
+             "Close the connection"});
+  table.Add({"auth", -2, F::kNoAuth | F::kFast, Auth, 0, 0, 0, "connection",
+             "Authenticate to the server"});
+  table.Add({"hello", -1, F::kNoAuth | F::kFast, Hello, 0, 0, 0, "connection",
+             "Handshake with Redis"});
+  table.Add({"select", 2, F::kFast, Select, 0, 0, 0, "connection",
+             "Change the selected database for the current connection"});
+  table.Add({"client", -2, F::kNone, Client, 0, 0, 0, "connection",
+             "A container for client connection commands"});
+}
+
+}  // namespace kvlab

@@ -1,0 +1,347 @@
+// Server commands: INFO, CONFIG GET and COMMAND — what redis-cli,
+// redis-benchmark and memtier_benchmark ask a server about itself. Field
+// names follow Redis 7.0's INFO; kvlab adds a `# kvlab` section from the
+// engine.
+#include <malloc.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/commands/arguments.h"
+#include "server/commands/register.h"
+#include "server/glob.h"
+
+namespace kvlab {
+namespace {
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"B", "K", "M", "G", "T"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0) {
+    snprintf(text, sizeof text, "%lluB", static_cast<unsigned long long>(bytes));
+  } else {
+    snprintf(text, sizeof text, "%.2f%s", value, units[unit]);
+  }
+  return text;
+}
+
+std::string EngineValue(const EngineInfo& info, std::string_view name) {
+  for (const auto& [key, value] : info) {
+    if (key == name) return value;
+  }
+  return {};
+}
+
+uint64_t UsedMemory(const EngineInfo& info) {
+  std::string used = EngineValue(info, "used_memory");
+  if (!used.empty()) return std::stoull(used);
+  return mallinfo2().uordblks;  // engines that do not meter: the heap in use
+}
+
+Fields ServerSection(const ServerContext& server) {
+  utsname uts{};
+  uname(&uts);
+  int64_t uptime = server.UptimeSeconds();
+  const ServerSettings& s = server.settings;
+  return {{"redis_version", kRedisCompatVersion},
+          {"kvlab_version", kKvlabVersion},
+          {"redis_mode", "standalone"},
+          {"os", std::string(uts.sysname) + " " + uts.release + " " + uts.machine},
+          {"arch_bits", std::to_string(sizeof(void*) * 8)},
+          {"multiplexing_api", "epoll"},
+          {"process_id", std::to_string(getpid())},
+          {"tcp_port", std::to_string(s.tcp_port)},
+          {"uptime_in_seconds", std::to_string(uptime)},
+          {"uptime_in_days", std::to_string(uptime / 86400)},
+          {"io_threads_active", s.io_threads > 1 ? "1" : "0"},
+          {"executable", s.executable},
+          {"config_file", ""}};
+}
+
+Fields ClientsSection(const ServerContext& server) {
+  return {{"connected_clients", std::to_string(server.stats.connected_clients.load())},
+          {"maxclients", std::to_string(server.settings.max_clients)},
+          {"blocked_clients", "0"}};
+}
+
+Fields MemorySection(const ServerContext& server, const EngineInfo& engine) {
+  uint64_t used = UsedMemory(engine);
+  uint64_t max = server.settings.max_memory_bytes;
+  return {{"used_memory", std::to_string(used)},
+          {"used_memory_human", HumanBytes(used)},
+          {"maxmemory", std::to_string(max)},
+          {"maxmemory_human", HumanBytes(max)},
+          {"maxmemory_policy", "noeviction"}};
+}
+
+Fields PersistenceSection() {
+  return {{"loading", "0"}, {"rdb_bgsave_in_progress", "0"}, {"aof_enabled", "0"}};
+}
+
+Fields StatsSection(const ServerContext& server) {
+  const ServerStats& st = server.stats;
+  return {{"total_connections_received", std::to_string(st.total_connections_received.load())},
+          {"total_commands_processed", std::to_string(st.total_commands_processed.load())},
+          {"total_net_input_bytes", std::to_string(st.total_net_input_bytes.load())},
+          {"total_net_output_bytes", std::to_string(st.total_net_output_bytes.load())},
+          {"rejected_connections", std::to_string(st.rejected_connections.load())},
+          {"expired_keys", "0"},
+          {"evicted_keys", "0"}};
+}
+
+Fields ReplicationSection() { return {{"role", "master"}, {"connected_slaves", "0"}}; }
+
+// Redis lists only non-empty databases; kvlab's expiry counts are not tracked.
+Fields KeyspaceSection(int64_t keys) {
+  if (keys == 0) return {};
+  return {{"db0", "keys=" + std::to_string(keys) + ",expires=0,avg_ttl=0"}};
+}
+
+// INFO's sections in Redis's order; `in_default` marks those INFO prints
+// without arguments.
+struct SectionName {
+  const char* name;
+  bool in_default;
+};
+constexpr std::array<SectionName, 8> kSections = {{{"server", true},
+                                                   {"clients", true},
+                                                   {"memory", true},
+                                                   {"persistence", true},
+                                                   {"stats", true},
+                                                   {"replication", true},
+                                                   {"keyspace", true},
+                                                   {"kvlab", true}}};
+
+// aux_text: the requested section names, lower case, separated by spaces;
+// empty means "default".
+void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results,
+                ReplyWriter& writer, ServerContext& server) {
+  std::vector<std::string> wanted;
+  std::string_view text = deferred.aux_text;
+  while (!text.empty()) {
+    size_t space = text.find(' ');
+    wanted.emplace_back(text.substr(0, space));
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+  }
+  auto is_wanted = [&](const SectionName& section) {
+    if (wanted.empty()) return section.in_default;
+    for (const std::string& w : wanted) {
+      if (w == section.name || w == "all" || w == "everything") return true;
+      if (w == "default" && section.in_default) return true;
+    }
+    return false;
+  };
+  EngineInfo engine = server.engine.Info();
+  int64_t keys = results.empty() ? 0 : results[0].integer;
+  std::string body;
+  int printed = 0;
+  for (const SectionName& section : kSections) {
+    if (!is_wanted(section)) continue;
+    std::string_view name = section.name;
+    Fields fields;
+    if (name == "server") fields = ServerSection(server);
+    else if (name == "clients") fields = ClientsSection(server);
+    else if (name == "memory") fields = MemorySection(server, engine);
+    else if (name == "persistence") fields = PersistenceSection();
+    else if (name == "stats") fields = StatsSection(server);
+    else if (name == "replication") fields = ReplicationSection();
+    else if (name == "keyspace") fields = KeyspaceSection(keys);
+    else fields.assign(engine.begin(), engine.end());
+    if (printed++) body += "\r\n";
+    std::string title(name);
+    title[0] = static_cast<char>(title[0] - 'a' + 'A');
+    body += "# " + title + "\r\n";
+    for (const auto& [key, value] : fields) body += key + ":" + value + "\r\n";
+  }
+  writer.Bulk(body);
+}
+
+void Info(CommandCall& call) {
+  std::string sections;
+  for (size_t i = 1; i < call.args.size(); ++i) {
+    std::string lower(AsCString(call.args[i]));
+    for (char& c : lower) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    if (!sections.empty()) sections += ' ';
+    sections += lower;
+  }
+  // The key count comes from the engine, in order with this client's writes.
+  call.Add(MakeOp(OpCode::kDbSize, {}));
+  call.Defer(RenderInfo, 0, std::move(sections));
+}
+
+// The parameters CONFIG GET knows, with kvlab's values.
+Fields ConfigParameters(const ServerContext& server) {
+  const ServerSettings& s = server.settings;
+  Fields fields = {{"appendonly", "no"},
+                   {"appendfsync", "everysec"},
+                   {"bind", s.bind},
+                   {"cluster-enabled", "no"},
+                   {"databases", "1"},
+                   {"io-threads", std::to_string(s.io_threads)},
+                   {"maxclients", std::to_string(s.max_clients)},
+                   {"maxmemory", std::to_string(s.max_memory_bytes)},
+                   {"maxmemory-policy", "noeviction"},
+                   {"port", std::to_string(s.tcp_port)},
+                   {"proto-max-bulk-len", std::to_string(512ull << 20)},
+                   {"protected-mode", s.protected_mode ? "yes" : "no"},
+                   {"requirepass", s.requirepass},
+                   {"save", ""},
+                   {"timeout", "0"},
+                   {"unixsocket", s.unix_socket}};
+  return fields;
+}
+
+void Config(CommandCall& call) {
+  const auto& args = call.args;
+  if (EqualsIgnoreCase(args[1], "get")) {
+    if (args.size() < 3) {
+      call.reply().Error(WrongArityError("config|get"));
+      return;
+    }
+    Fields matched;
+    for (const auto& field : ConfigParameters(call.server)) {
+      for (size_t i = 2; i < args.size(); ++i) {
+        if (GlobMatch(args[i], field.first, true)) {
+          matched.push_back(field);
+          break;
+        }
+      }
+    }
+    ReplyWriter reply = call.reply();
+    reply.ArrayHeader(matched.size() * 2);
+    for (const auto& [name, value] : matched) {
+      reply.Bulk(name);
+      reply.Bulk(value);
+    }
+  } else if (EqualsIgnoreCase(args[1], "set")) {
+    // kvlab's settings are fixed at start (command-line options).
+    std::string name = args.size() > 2 ? std::string(AsCString(args[2])) : std::string();
+    call.reply().Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name +
+                       "'");
+  } else if (EqualsIgnoreCase(args[1], "resetstat")) {
+    call.reply().Ok();
+  } else {
+    call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(args[1]).substr(0, 128)) +
+                       "'. Try CONFIG HELP.");
+  }
+}
+
+std::vector<std::string> CommandFlags(const CommandSpec& spec) {
+  std::vector<std::string> flags;
+  if (spec.flags & CommandSpec::kWrite) flags.push_back("write");
+  if (spec.flags & CommandSpec::kReadOnly) flags.push_back("readonly");
+  if (spec.flags & CommandSpec::kDenyOom) flags.push_back("denyoom");
+  if (spec.flags & CommandSpec::kNoAuth) flags.push_back("no_auth");
+  if (spec.flags & CommandSpec::kFast) flags.push_back("fast");
+  return flags;
+}
+
+// One COMMAND INFO entry, in Redis 7.0's ten-element shape.
+void WriteCommandInfo(ReplyWriter& reply, const CommandSpec& spec) {
+  reply.ArrayHeader(10);
+  reply.Bulk(spec.name);
+  reply.Integer(spec.arity);
+  std::vector<std::string> flags = CommandFlags(spec);
+  reply.ArrayHeader(flags.size());
+  for (const std::string& flag : flags) reply.SimpleString(flag);
+  reply.Integer(spec.first_key);
+  reply.Integer(spec.last_key);
+  reply.Integer(spec.key_step);
+  reply.ArrayHeader(1);
+  reply.SimpleString("@" + spec.group);
+  reply.ArrayHeader(0);  // tips
+  reply.ArrayHeader(0);  // key specs
+  reply.ArrayHeader(0);  // subcommands
+}
+
+// One COMMAND DOCS entry: name, then a map of summary, since and group.
+void WriteCommandDocs(ReplyWriter& reply, const CommandSpec& spec) {
+  reply.Bulk(spec.name);
+  reply.ArrayHeader(6);
+  reply.Bulk("summary");
+  reply.Bulk(spec.summary);
+  reply.Bulk("since");
+  reply.Bulk("1.0.0");
+  reply.Bulk("group");
+  reply.Bulk(spec.group);
+}
+
+void Command(CommandCall& call) {
+  const auto& commands = CommandTable::Instance().commands();
+  const auto& args = call.args;
+  ReplyWriter reply = call.reply();
+  if (args.size() == 1) {
+    reply.ArrayHeader(commands.size());
+    for (const CommandSpec& spec : commands) WriteCommandInfo(reply, spec);
+    return;
+  }
+  std::string_view sub = args[1];
+  if (EqualsIgnoreCase(sub, "count") && args.size() == 2) {
+    reply.Integer(static_cast<int64_t>(commands.size()));
+  } else if (EqualsIgnoreCase(sub, "list") && args.size() == 2) {
+    reply.ArrayHeader(commands.size());
+    for (const CommandSpec& spec : commands) reply.Bulk(spec.name);
+  } else if (EqualsIgnoreCase(sub, "info")) {
+    if (args.size() == 2) {
+      reply.ArrayHeader(commands.size());
+      for (const CommandSpec& spec : commands) WriteCommandInfo(reply, spec);
+      return;
+    }
+    reply.ArrayHeader(args.size() - 2);
+    for (size_t i = 2; i < args.size(); ++i) {
+      const CommandSpec* spec = CommandTable::Instance().Find(args[i]);
+      if (spec == nullptr) {
+        reply.NilArray();
+      } else {
+        WriteCommandInfo(reply, *spec);
+      }
+    }
+  } else if (EqualsIgnoreCase(sub, "docs")) {
+    std::vector<const CommandSpec*> chosen;
+    if (args.size() == 2) {
+      for (const CommandSpec& spec : commands) chosen.push_back(&spec);
+    } else {
+      for (size_t i = 2; i < args.size(); ++i) {
+        if (const CommandSpec* spec = CommandTable::Instance().Find(args[i])) chosen.push_back(spec);
+      }
+    }
+    reply.ArrayHeader(chosen.size() * 2);
+    for (const CommandSpec* spec : chosen) WriteCommandDocs(reply, *spec);
+  } else if (EqualsIgnoreCase(sub, "count") || EqualsIgnoreCase(sub, "list")) {
+    reply.Error(WrongArityError("command|" + std::string(EqualsIgnoreCase(sub, "count")
+                                                              ? "count"
+                                                              : "list")));
+  } else {
+    reply.Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
+                "'. Try COMMAND HELP.");
+  }
+}
+
+}  // namespace
+
+void RegisterServerCommands(CommandTable& table) {
+  using F = CommandSpec;
+  table.Add({"info", -1, F::kNone, Info, 0, 0, 0, "server",
+             "Get information and statistics about the server"});
+  table.Add({"config", -2, F::kNone, Config, 0, 0, 0, "server",
+             "A container for server configuration commands"});
+  table.Add({"command", -1, F::kNone, Command, 0, 0, 0, "server",
+             "Get array of Redis command details"});
+}
+
+}  // namespace kvlab

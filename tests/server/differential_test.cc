@@ -1,0 +1,296 @@
+// Differential test: one seeded random command stream — binary keys and
+// values (NUL, CR, LF), every supported command with valid and invalid
+// options, wrong arity, unknown commands, INCR on non-integers and at the
+// int64 edges, multi-key commands, far-future expiries — sent to a real
+// redis-server and to a Session over each engine. Replies must be identical
+// byte for byte; the only tolerance is for TTL/PTTL of keys with an expiry
+// (the two servers run at slightly different instants).
+//
+// Also: each malformed-protocol form on a fresh connection; the error reply
+// and the close must match Redis.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+
+#include "tests/server/redis_reference.h"
+#include "tests/server/resp_reply_reader.h"
+#include "tests/server/session_driver.h"
+
+namespace kvlab::test {
+namespace {
+
+std::string Escape(std::string_view bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c == '\r') out += "\\r";
+    else if (c == '\n') out += "\\n";
+    else if (c < 32 || c > 126) {
+      char hex[8];
+      snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else out += static_cast<char>(c);
+  }
+  return out;
+}
+
+std::string Encode(const std::vector<std::string>& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return out;
+}
+
+class StreamGenerator {
+ public:
+  explicit StreamGenerator(uint64_t seed) : rng_(seed) {
+    auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch()).count();
+    exat_base_ = now_s + 50'000'000;
+  }
+
+  std::vector<std::string> Next() {
+    int pick = Uniform(0, 99);
+    const std::string k = Key();
+    if (pick < 12) return {Case("get"), k};
+    if (pick < 26) return SetCommand(k);
+    if (pick < 28) return {Case("setnx"), k, Value()};
+    if (pick < 30) return {Case("getset"), k, Value()};
+    if (pick < 34) return Multi(Case("del"), 1, 3);
+    if (pick < 37) return Multi(Case("exists"), 1, 3);
+    if (pick < 41) return {Case("incr"), k};
+    if (pick < 43) return {Case("decr"), k};
+    if (pick < 46) return {Case("incrby"), k, Delta()};
+    if (pick < 48) return {Case("decrby"), k, Delta()};
+    if (pick < 52) return Multi(Case("mget"), 1, 4);
+    if (pick < 55) {
+      auto cmd = std::vector<std::string>{Case("mset")};
+      int pairs = Uniform(1, 3);
+      for (int i = 0; i < pairs; ++i) { cmd.push_back(Key()); cmd.push_back(Value()); }
+      if (Uniform(0, 5) == 0) cmd.pop_back();  // odd count: wrong arity
+      return cmd;
+    }
+    if (pick < 59) return {Case("append"), k, Value()};
+    if (pick < 61) return {Case("strlen"), k};
+    if (pick < 67) return ExpireCommand(k);
+    if (pick < 70) return {Case(Uniform(0, 1) ? "ttl" : "pttl"), k};
+    if (pick < 72) return {Case("persist"), k};
+    if (pick < 73) return {Case("dbsize")};
+    if (pick < 75) return {Case("echo"), Value()};
+    if (pick < 77) return Uniform(0, 1) ? std::vector<std::string>{Case("ping")}
+                                        : std::vector<std::string>{Case("ping"), Value()};
+    if (pick < 78) return {Case("select"), Uniform(0, 1) ? "0" : Value()};
+    if (pick < 81) return WrongArity(k);
+    if (pick < 84) {  // unknown command, binary args included
+      std::vector<std::string> cmd = {Uniform(0, 1) ? "nosuchcmd" : Binary(1, 12)};
+      int n = Uniform(0, 4);
+      for (int i = 0; i < n; ++i) cmd.push_back(Uniform(0, 1) ? Binary(0, 80) : Value());
+      return cmd;
+    }
+    if (pick < 85) return {Case("flushdb")};
+    if (pick < 86) return {Case("flushall"), Uniform(0, 1) ? "sync" : "bogus"};
+    if (pick < 88) return {Case("auth"), Value()};
+    if (pick < 89) return {Case("ping"), "a", "b"};
+    return {Case("get"), k};
+  }
+
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+ private:
+  std::string Case(std::string name) {
+    if (Uniform(0, 3) == 0) for (char& c : name) c = static_cast<char>(toupper(c));
+    return name;
+  }
+  std::string Binary(int min_len, int max_len) {
+    std::string s(Uniform(min_len, max_len), '\0');
+    const char alphabet[] = {'\0', '\r', '\n', 'a', 'b', ' ', '"', '\'', '\xff', '7', '$', '*'};
+    for (char& c : s) c = alphabet[Uniform(0, sizeof alphabet - 1)];
+    return s;
+  }
+  std::string Key() {
+    static const char* const keys[] = {"k0", "k1", "k2", "k3", "k4", "counter", "", "big"};
+    int pick = Uniform(0, 10);
+    if (pick < 8) return keys[pick];
+    if (pick == 8) return std::string("bin\0key", 7);
+    if (pick == 9) return "\r\nkey\n";
+    return "\xff\xfe";
+  }
+  std::string Value() {
+    static const char* const values[] = {"", "0", "1", "-1", "123", "9223372036854775807",
+                                         "-9223372036854775808", "9223372036854775808", "abc",
+                                         " 12", "012", "+5", "1.5", "-0", "99999999999999999999"};
+    if (Uniform(0, 2) == 0) return Binary(0, 40);
+    return values[Uniform(0, std::size(values) - 1)];
+  }
+  std::string Delta() {
+    static const char* const deltas[] = {"1", "-1", "5", "100", "9223372036854775807",
+                                         "-9223372036854775808", "x", "", "1.0", "0"};
+    return deltas[Uniform(0, std::size(deltas) - 1)];
+  }
+  std::string FarSeconds() { return std::to_string(Uniform(100'000, 50'000'000)); }
+  std::string ExpireAmount(bool seconds) {
+    switch (Uniform(0, 9)) {
+      case 0: return "-5";  // in the past: deletes the key
+      case 1: return "abc";
+      case 2: return "9223372036854775807";  // overflows once in ms or made absolute
+      case 3: return "0";
+      default: return seconds ? FarSeconds() : FarSeconds() + "123";
+    }
+  }
+  std::vector<std::string> SetCommand(const std::string& k) {
+    std::vector<std::string> cmd = {Case("set"), k, Value()};
+    int options = Uniform(0, 3);
+    for (int i = 0; i < options; ++i) {
+      switch (Uniform(0, 11)) {
+        case 0: cmd.push_back(Case("nx")); break;
+        case 1: cmd.push_back(Case("xx")); break;
+        case 2: cmd.push_back(Case("get")); break;
+        case 3: cmd.push_back(Case("keepttl")); break;
+        case 4: cmd.push_back(Case("ex")); cmd.push_back(ExpireAmount(true)); break;
+        case 5: cmd.push_back(Case("px")); cmd.push_back(ExpireAmount(false)); break;
+        case 6: cmd.push_back(Case("exat"));
+                cmd.push_back(std::to_string(exat_base_ + Uniform(0, 1'000'000))); break;
+        case 7: cmd.push_back(Case("pxat"));
+                cmd.push_back(std::to_string((exat_base_ + Uniform(0, 1'000'000)) * 1000)); break;
+        case 8: cmd.push_back(Case("ex")); break;  // missing amount
+        case 9: cmd.push_back("bogus"); break;
+        case 10: cmd.push_back(Case("ex")); cmd.push_back("-3"); break;
+        default: cmd.push_back(Case("px")); cmd.push_back("abc"); break;
+      }
+    }
+    return cmd;
+  }
+  std::vector<std::string> ExpireCommand(const std::string& k) {
+    bool seconds = Uniform(0, 1);
+    std::vector<std::string> cmd = {Case(seconds ? "expire" : "pexpire"), k,
+                                    ExpireAmount(seconds)};
+    int flags = Uniform(0, 4) == 0 ? Uniform(1, 2) : 0;
+    static const char* const names[] = {"nx", "xx", "gt", "lt", "zz"};
+    for (int i = 0; i < flags; ++i) cmd.push_back(Case(names[Uniform(0, 4)]));
+    return cmd;
+  }
+  std::vector<std::string> Multi(std::string name, int lo, int hi) {
+    std::vector<std::string> cmd = {std::move(name)};
+    int n = Uniform(lo, hi);
+    for (int i = 0; i < n; ++i) cmd.push_back(Key());
+    return cmd;
+  }
+  std::vector<std::string> WrongArity(const std::string& k) {
+    switch (Uniform(0, 7)) {
+      case 0: return {Case("get")};
+      case 1: return {Case("get"), k, k};
+      case 2: return {Case("set"), k};
+      case 3: return {Case("incr")};
+      case 4: return {Case("mget")};
+      case 5: return {Case("ttl"), k, "x"};
+      case 6: return {Case("echo")};
+      default: return {Case("dbsize"), "x"};
+    }
+  }
+
+  std::mt19937_64 rng_;
+  int64_t exat_base_;
+};
+
+bool IsTimeDependent(const std::vector<std::string>& cmd, std::string_view a, std::string_view b) {
+  std::string name = cmd[0];
+  for (char& c : name) c = static_cast<char>(tolower(c));
+  if ((name != "ttl" && name != "pttl") || a.empty() || b.empty() || a[0] != ':' || b[0] != ':') {
+    return false;
+  }
+  long long x = std::stoll(std::string(a.substr(1)));
+  long long y = std::stoll(std::string(b.substr(1)));
+  long long tolerance = name == "ttl" ? 1 : 3000;
+  return x > 0 && y > 0 && std::llabs(x - y) <= tolerance;
+}
+
+class DifferentialTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
+  RedisReference redis;
+  if (!redis.available()) GTEST_SKIP() << "redis-server is not installed";
+  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
+  ASSERT_TRUE(kvlab.engine);
+  SessionDriver driver(*kvlab.context);
+
+  constexpr uint64_t kSeed = 20260701;
+  constexpr int kCommands = 6000;
+  StreamGenerator gen(kSeed);
+  ASSERT_EQ(redis.Exchange(Encode({"FLUSHALL"}), 1), "+OK\r\n");
+  int sent = 0;
+  while (sent < kCommands) {
+    // Pipelines of 1..40 commands exercise the batch path.
+    int chunk = gen.Uniform(1, 40);
+    std::vector<std::vector<std::string>> cmds;
+    std::string bytes;
+    for (int i = 0; i < chunk; ++i) {
+      cmds.push_back(gen.Next());
+      bytes += Encode(cmds.back());
+    }
+    std::vector<std::string> expected = SplitReplies(redis.Exchange(bytes, cmds.size()));
+    std::vector<std::string> actual = SplitReplies(driver.Feed(bytes));
+    ASSERT_EQ(expected.size(), cmds.size()) << "redis answered fewer replies";
+    for (size_t i = 0; i < cmds.size(); ++i) {
+      std::string got = i < actual.size() ? actual[i] : "<missing>";
+      if (got == expected[i] || IsTimeDependent(cmds[i], expected[i], got)) continue;
+      std::ostringstream command;
+      for (const auto& a : cmds[i]) command << '"' << Escape(a) << "\" ";
+      FAIL() << "first divergence at command #" << (sent + i) << " (seed " << kSeed
+             << ", engine " << GetParam() << ")\n  command: " << command.str()
+             << "\n  redis:   " << Escape(expected[i]) << "\n  kvlab:   " << Escape(got);
+    }
+    ASSERT_EQ(actual.size(), cmds.size());
+    sent += chunk;
+  }
+}
+
+// Each malformed (or oddly formed) request on a fresh connection: the bytes
+// before the close must match Redis exactly, and both must close.
+TEST_P(DifferentialTest, ProtocolEdgeCasesMatchRedis) {
+  RedisReference redis;
+  if (!redis.available()) GTEST_SKIP() << "redis-server is not installed";
+  const std::vector<std::string> inputs = {
+      "*abc\r\n", "*1\r\n$abc\r\n", "*1\r\n$-5\r\n", "*1\r\nx3\r\n",
+      "*2\r\n$3\r\nGET\r\n:1\r\n", "*1\r\n$536870913\r\n", "*1048577\r\n", "*-1\r\nPING\r\n",
+      "*0\r\nPING\r\n", "\r\n\r\nPING\r\n", "PING\n", "  PING  \r\n", "\"unbalanced\r\n",
+      "SET 'a\r\n", "GET \"a\"b\r\n", "SET k \"a\\x41\\n\\t\\\"q\"\r\nGET k\r\n",
+      "SET k 'it\\'s'\r\nGET k\r\n", "*1\r\n$4\r\nPINGxx*1\r\n$4\r\nPING\r\n", "*1\r\n$0\r\n\r\n",
+      "PING\r\n*1\r\n$-1\r\n", "*01\r\n", "*+1\r\n", "*1\r\n$01\r\n", "*1\r\n$\r\n",
+      "ECHO \"a\" \"b\"\r\n", "ECHO \"\"\r\n", "echo a\tb\r\n", "*1\r\n\r\n",
+      std::string(70000, 'A'), "*" + std::string(70000, '1'),
+      "*1\r\n$" + std::string(70000, '1'), "PING\r\n" + std::string(70000, 'B'),
+      std::string("*1\r\n\0abc\r\n", 10), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\nGET k\r\n",
+      "QUIT\r\nPING\r\n", "quit\r\n"};
+  for (const std::string& input : inputs) {
+    EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
+    ASSERT_TRUE(kvlab.engine);
+    SessionDriver driver(*kvlab.context);
+    int fd = redis.Connect();
+    ASSERT_GE(fd, 0);
+    timeval timeout{0, 100000};  // no reply within 100 ms: still open
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    send(fd, input.data(), input.size(), MSG_NOSIGNAL);
+    std::string expected;
+    bool redis_closed = false;
+    char buf[4096];
+    while (true) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n == 0) { redis_closed = true; break; }
+      if (n < 0) break;  // timeout: still open
+      expected.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    std::string actual = driver.Feed(input);
+    EXPECT_EQ(Escape(actual), Escape(expected)) << "input: " << Escape(input.substr(0, 80));
+    EXPECT_EQ(driver.closed(), redis_closed) << "input: " << Escape(input.substr(0, 80));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, DifferentialTest, ::testing::ValuesIn(AllEngineKinds()),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) if (c == '-') c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace kvlab::test

@@ -1,0 +1,291 @@
+// Hostile clients against kvlab-server, per engine. Each case misbehaves on
+// one connection and then checks that a fresh, healthy client is served
+// (ExpectHealthy): the server must stay up, correct and responsive.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <random>
+#include <thread>
+
+#include "tests/server/server_test_support.h"
+
+namespace kvlab::test {
+namespace {
+
+using ServerHostile = ServerTest;
+
+constexpr std::string_view kProtocolError = "-ERR Protocol error";
+
+// Sends `bytes`, expects a protocol error reply and the server closing.
+void ExpectProtocolErrorAndClose(ServerProcess& server, const std::string& bytes) {
+  auto client = RawClient::Tcp("127.0.0.1", server.port());
+  ASSERT_NE(client, nullptr);
+  client->Send(bytes);  // the server may close before it has read everything
+  bool closed = false;
+  const std::string reply = client->ReadUntilClosed(&closed);
+  EXPECT_EQ(reply.substr(0, kProtocolError.size()), kProtocolError) << reply;
+  EXPECT_TRUE(closed) << "connection left open after: " << reply;
+}
+
+TEST_P(ServerHostile, MalformedAndOversizedLengths) {
+  StartServer();
+  for (const std::string& bytes : {
+           std::string("*abc\r\n"),                           // array length not a number
+           std::string("*1\r\n$abc\r\n"),                     // bulk length not a number
+           std::string("*1\r\n$-7\r\n"),                      // negative bulk length
+           std::string("*1\r\n$600000000\r\n"),               // above proto-max-bulk-len
+           std::string("*99999999999999\r\n"),                // above the argument limit
+           std::string("*1\r\n$99999999999999999999999\r\n"), // overflows int64
+           std::string("*2\r\n$3\r\nGET\r\n:1\r\n"),          // not a bulk string
+           std::string("*1\r\n$3\r\nGETXX\r\n"),              // bulk longer than announced
+       }) {
+    SCOPED_TRACE(bytes);
+    ExpectProtocolErrorAndClose(*server_, bytes);
+  }
+  ExpectHealthy();
+}
+
+TEST_P(ServerHostile, GarbageBytes) {
+  StartServer();
+  std::mt19937 random(7);
+  for (int round = 0; round < 20; ++round) {
+    auto client = RawClient::Tcp("127.0.0.1", server_->port());
+    ASSERT_NE(client, nullptr);
+    std::string garbage(4096, '\0');
+    for (char& byte : garbage) byte = static_cast<char>(random());
+    if (round % 2 == 0) garbage[0] = '*';  // half claim to be a RESP array
+    client->Send(garbage + "\r\n");
+    // Whatever comes back is an error reply (unknown command, protocol error).
+    const std::string reply = client->ReadSome(std::chrono::milliseconds(500));
+    if (!reply.empty()) EXPECT_EQ(reply[0], '-') << reply;
+  }
+  ExpectHealthy();
+}
+
+TEST_P(ServerHostile, InlineLinePastTheLimit) {
+  StartServer();
+  ExpectProtocolErrorAndClose(*server_, std::string(100 * 1024, 'a'));  // no newline, > 64 KiB
+  ExpectHealthy();
+}
+
+TEST_P(ServerHostile, ByteAtATimeCommands) {
+  StartServer();
+  auto client = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_NE(client, nullptr);
+  const std::string commands = EncodeCommand({"SET", "slow", "value"}) +
+                               EncodeCommand({"GET", "slow"}) + "PING\r\n" +
+                               EncodeCommand({"MGET", "slow", "slow"});
+  for (char byte : commands) {
+    ASSERT_TRUE(client->Send(std::string_view(&byte, 1)));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // separate TCP segments
+  }
+  const std::string expected = "+OK\r\n$5\r\nvalue\r\n+PONG\r\n*2\r\n$5\r\nvalue\r\n$5\r\nvalue\r\n";
+  EXPECT_EQ(client->ReadExactly(expected.size()), expected);
+  ExpectHealthy();
+}
+
+TEST_P(ServerHostile, NeverReadingPipelinerIsDisconnected) {
+  StartServer({"--client-output-buffer-limit", "1mb"});
+  auto setup = Connect();
+  ASSERT_NE(setup, nullptr);
+  ASSERT_TRUE(setup->Command({"SET", "big", std::string(64 * 1024, 'x')}).IsStatus("OK"));
+
+  auto hog = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_NE(hog, nullptr);
+  const int small = 4096;
+  ::setsockopt(hog->fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  ::fcntl(hog->fd(), F_SETFL, ::fcntl(hog->fd(), F_GETFL) | O_NONBLOCK);
+  std::string requests;
+  for (int i = 0; i < 100; ++i) requests += EncodeCommand({"GET", "big"});  // 6.4 MB of replies
+
+  // Pipeline GETs and never read. Once the server drops us, send() fails.
+  bool disconnected = false;
+  auto healthy = Connect();
+  ASSERT_NE(healthy, nullptr);
+  for (int round = 0; round < 2000 && !disconnected; ++round) {
+    const ssize_t sent = ::send(hog->fd(), requests.data(), requests.size(), MSG_NOSIGNAL);
+    if (sent < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+      disconnected = true;
+    } else if (sent < 0) {  // our send buffer is full: wait for the server to read or drop us
+      pollfd pfd{hog->fd(), POLLOUT, 0};
+      ::poll(&pfd, 1, 100);
+      disconnected = (pfd.revents & (POLLERR | POLLHUP)) != 0;
+    }
+    // Meanwhile another client is served normally.
+    if (round % 50 == 0) ASSERT_TRUE(healthy->Command({"PING"}).IsStatus("PONG"));
+  }
+  EXPECT_TRUE(disconnected) << "a client that never reads was not disconnected";
+  ExpectHealthy();
+  EXPECT_EQ(setup->Command({"STRLEN", "big"}).integer, 64 * 1024);
+}
+
+TEST_P(ServerHostile, QueryBufferLimitDisconnects) {
+  StartServer({"--client-query-buffer-limit", "1mb"});
+  auto client = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_NE(client, nullptr);
+  // A legal 4 MB bulk header, then more body than the query buffer may hold.
+  client->Send("*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$4000000\r\n");
+  client->Send(std::string(2 * 1024 * 1024, 'q'));
+  bool closed = false;
+  const std::string reply = client->ReadUntilClosed(&closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(reply, "");  // Redis closes without a reply too
+  ExpectHealthy();
+  auto check = Connect();
+  EXPECT_TRUE(check->Command({"EXISTS", "q"}).IsInteger(0));
+}
+
+TEST_P(ServerHostile, ThousandIdleConnections) {
+  constexpr size_t kIdle = 1100;
+  ASSERT_GE(RaiseOpenFileLimit(kIdle + 200), kIdle + 100) << "cannot raise RLIMIT_NOFILE";
+  StartServer();
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (size_t i = 0; i < kIdle; ++i) {
+    idle.push_back(i % 2 ? RawClient::Tcp("127.0.0.1", server_->port())
+                         : RawClient::Unix(server_->unix_path()));
+    ASSERT_NE(idle.back(), nullptr) << "connection " << i;
+  }
+  ExpectHealthy();
+  // The first and the last idle connections were accepted and are served.
+  for (RawClient* client : {idle.front().get(), idle.back().get()}) {
+    ASSERT_TRUE(client->Send("PING\r\n"));
+    EXPECT_EQ(client->ReadExactly(7), "+PONG\r\n");
+  }
+  auto info = Connect();
+  const Reply clients = info->Command({"INFO", "clients"});
+  EXPECT_NE(clients.text.find("connected_clients:" + std::to_string(kIdle + 1)), std::string::npos)
+      << clients.text;
+}
+
+TEST_P(ServerHostile, ResetMidBulk) {
+  StartServer();
+  for (int round = 0; round < 10; ++round) {
+    auto client = RawClient::Tcp("127.0.0.1", server_->port());
+    ASSERT_NE(client, nullptr);
+    client->Send(EncodeCommand({"SET", "before", "1"}));
+    client->Send("*3\r\n$3\r\nSET\r\n$3\r\ncut\r\n$100000\r\n" + std::string(50000, 'c'));
+    client->Reset();
+  }
+  ExpectHealthy();
+  auto check = Connect();
+  EXPECT_TRUE(check->Command({"EXISTS", "cut"}).IsInteger(0));  // a half-sent SET never runs
+}
+
+TEST_P(ServerHostile, MaxClientsReached) {
+  StartServer({"--maxclients", "3"});
+  std::vector<std::unique_ptr<RedisConnection>> admitted;
+  for (int i = 0; i < 3; ++i) {
+    admitted.push_back(Connect());
+    ASSERT_NE(admitted.back(), nullptr);
+    ASSERT_TRUE(admitted.back()->Command({"PING"}).IsStatus("PONG"));
+  }
+  auto refused = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_NE(refused, nullptr);
+  bool closed = false;
+  EXPECT_EQ(refused->ReadUntilClosed(&closed), "-ERR max number of clients reached\r\n");
+  EXPECT_TRUE(closed);
+  auto refused_unix = RawClient::Unix(server_->unix_path());
+  ASSERT_NE(refused_unix, nullptr);
+  EXPECT_EQ(refused_unix->ReadUntilClosed(&closed), "-ERR max number of clients reached\r\n");
+
+  // A slot freed by a leaving client is usable again (once the server saw it leave).
+  admitted.pop_back();
+  bool served = false;
+  for (int attempt = 0; attempt < 200 && !served; ++attempt) {
+    auto client = RedisConnection::Tcp(server_->port());
+    served = client && client->Command({"PING"}).IsStatus("PONG");
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(served);
+  EXPECT_TRUE(admitted.front()->Command({"PING"}).IsStatus("PONG"));
+}
+
+TEST_P(ServerHostile, RequirePassNoAuthThenAuth) {
+  StartServer({"--requirepass", "s3cret"});
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  const Reply before = client->Command({"GET", "k"});
+  EXPECT_TRUE(before.IsError());
+  EXPECT_EQ(before.text, "NOAUTH Authentication required.");
+  EXPECT_EQ(client->Command({"AUTH", "wrong"}).text.rfind("WRONGPASS", 0), 0u);
+  EXPECT_TRUE(client->Command({"AUTH", "s3cret"}).IsStatus("OK"));
+  EXPECT_TRUE(client->Command({"SET", "k", "v"}).IsStatus("OK"));
+  EXPECT_TRUE(client->Command({"GET", "k"}).IsBulk("v"));
+  // Before AUTH, a huge bulk header is refused outright (Redis: 16 KiB for
+  // unauthenticated clients), so nobody can make us buffer without a password.
+  ExpectProtocolErrorAndClose(*server_, "*2\r\n$3\r\nGET\r\n$1000000\r\n");
+  auto unix_client = RedisConnection::Unix(server_->unix_path());
+  ASSERT_NE(unix_client, nullptr);
+  EXPECT_EQ(unix_client->Command({"PING"}).text, "NOAUTH Authentication required.");
+}
+
+TEST_P(ServerHostile, ProtectedModeRefusesNonLoopbackClients) {
+  const auto outside = NonLoopbackAddress();
+  if (!outside) {
+    GTEST_SKIP() << "this machine has no non-loopback IPv4 address; "
+                    "server.options covers the protected-mode decision";
+  }
+  StartServer({"--bind", "0.0.0.0"});
+  auto remote = RawClient::Tcp(*outside, server_->port(), *outside);
+  ASSERT_NE(remote, nullptr) << "cannot connect via " << *outside;
+  bool closed = false;
+  const std::string denied = remote->ReadUntilClosed(&closed);
+  EXPECT_EQ(denied.rfind("-DENIED Redis is running in protected mode because protected mode is "
+                         "enabled and no password is set for the default user.", 0), 0u)
+      << denied;
+  EXPECT_EQ(denied.substr(denied.size() - 2), "\r\n");
+  EXPECT_TRUE(closed);
+  ExpectHealthy();  // loopback and Unix clients are still served
+}
+
+TEST_P(ServerHostile, ProtectedModeOffOrPasswordAdmitsNonLoopbackClients) {
+  const auto outside = NonLoopbackAddress();
+  if (!outside) GTEST_SKIP() << "this machine has no non-loopback IPv4 address";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--bind", "0.0.0.0", "--protected-mode", "no"},
+        std::vector<std::string>{"--bind", "0.0.0.0", "--requirepass", "pw"}}) {
+    StartServer(args);
+    auto remote = RawClient::Tcp(*outside, server_->port(), *outside);
+    ASSERT_NE(remote, nullptr);
+    ASSERT_TRUE(remote->Send("PING\r\n"));
+    const std::string reply = remote->ReadSome();
+    EXPECT_TRUE(reply == "+PONG\r\n" || reply == "-NOAUTH Authentication required.\r\n") << reply;
+  }
+}
+
+TEST_P(ServerHostile, MaxMemoryRefusesWritesAndKeepsEarlierKeys) {
+  StartServer({"--maxmemory", "1mb"});
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  const std::string value(10 * 1024, 'm');
+  int stored = 0;
+  Reply refused;
+  for (int i = 0; i < 1000; ++i) {
+    Reply reply = client->Command({"SET", "mem:" + std::to_string(i), value});
+    if (!reply.IsStatus("OK")) {
+      refused = reply;
+      break;
+    }
+    ++stored;
+  }
+  ASSERT_TRUE(refused.IsError()) << "1000 writes of 10 KiB fit in --maxmemory 1mb";
+  EXPECT_EQ(refused.text, "OOM command not allowed when used memory > 'maxmemory'.");
+  EXPECT_GT(stored, 0);
+  EXPECT_TRUE(client->Command({"DBSIZE"}).IsInteger(stored));
+  for (int i = 0; i < stored; ++i) {
+    ASSERT_TRUE(client->Command({"GET", "mem:" + std::to_string(i)}).IsBulk(value)) << i;
+  }
+  // Reads and deletes still work; deleting makes room again.
+  EXPECT_TRUE(client->Command({"DEL", "mem:0", "mem:1", "mem:2"}).IsInteger(3));
+  EXPECT_TRUE(client->Command({"SET", "after", "small"}).IsStatus("OK"));
+  const Reply memory = client->Command({"INFO", "memory"});
+  EXPECT_NE(memory.text.find("used_memory:"), std::string::npos) << memory.text;
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ServerHostile, ::testing::ValuesIn(ServerEngineKinds()),
+                         EngineName);
+
+}  // namespace
+}  // namespace kvlab::test

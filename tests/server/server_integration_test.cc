@@ -1,0 +1,262 @@
+// kvlab-server as a process, per engine, through real clients: hiredis
+// (every command family, TCP and Unix socket, a 1000-command pipeline in one
+// write), Debian's redis-cli and redis-benchmark, and the process contract
+// (ready line, exit codes, SIGTERM).
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "tests/server/server_test_support.h"
+
+namespace kvlab::test {
+namespace {
+
+// Runs a shell command; returns its exit status and stdout+stderr.
+int RunCommand(const std::string& command, std::string* output) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output->append(buffer, n);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+using ServerIntegration = ServerTest;
+
+TEST_P(ServerIntegration, ReadyLineNamesEngineListenersAndPid) {
+  StartServer();
+  const std::string& line = server_->ready_line();
+  EXPECT_NE(line.find("engine=" + GetParam()), std::string::npos) << line;
+  EXPECT_NE(line.find("tcp=127.0.0.1:" + std::to_string(server_->port())), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("unix=" + server_->unix_path()), std::string::npos) << line;
+  EXPECT_NE(line.find("pid=" + std::to_string(server_->pid())), std::string::npos) << line;
+  if (GetParam() == "single") EXPECT_NE(line.find("io-threads=1"), std::string::npos) << line;
+}
+
+TEST_P(ServerIntegration, EveryCommandFamilyRoundTrips) {
+  StartServer();
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->Command({"PING"}).IsStatus("PONG"));
+  EXPECT_TRUE(c->Command({"PING", "hi"}).IsBulk("hi"));
+  EXPECT_TRUE(c->Command({"ECHO", std::string("a\0b", 3)}).IsBulk(std::string("a\0b", 3)));
+  EXPECT_TRUE(c->Command({"SELECT", "0"}).IsStatus("OK"));
+  // Strings, binary-safe.
+  const std::string binary("\x00\xff\r\n$*", 6);
+  EXPECT_TRUE(c->Command({"SET", "s", binary}).IsStatus("OK"));
+  EXPECT_TRUE(c->Command({"GET", "s"}).IsBulk(binary));
+  EXPECT_TRUE(c->Command({"GET", "missing"}).IsNil());
+  EXPECT_TRUE(c->Command({"SET", "s", "x", "NX"}).IsNil());
+  EXPECT_TRUE(c->Command({"SET", "s", "y", "XX", "GET"}).IsBulk(binary));
+  EXPECT_TRUE(c->Command({"SETNX", "s", "z"}).IsInteger(0));
+  EXPECT_TRUE(c->Command({"GETSET", "s", "w"}).IsBulk("y"));
+  EXPECT_TRUE(c->Command({"APPEND", "s", "123"}).IsInteger(4));
+  EXPECT_TRUE(c->Command({"STRLEN", "s"}).IsInteger(4));
+  // Counters.
+  EXPECT_TRUE(c->Command({"INCR", "n"}).IsInteger(1));
+  EXPECT_TRUE(c->Command({"INCRBY", "n", "41"}).IsInteger(42));
+  EXPECT_TRUE(c->Command({"DECR", "n"}).IsInteger(41));
+  EXPECT_TRUE(c->Command({"DECRBY", "n", "40"}).IsInteger(1));
+  EXPECT_TRUE(c->Command({"INCR", "s"}).IsError());
+  // Multi-key.
+  EXPECT_TRUE(c->Command({"MSET", "a", "1", "b", "2", "c", "3"}).IsStatus("OK"));
+  Reply values = c->Command({"MGET", "a", "missing", "c"});
+  ASSERT_EQ(values.type, REDIS_REPLY_ARRAY);
+  ASSERT_EQ(values.elements.size(), 3u);
+  EXPECT_TRUE(values.elements[0].IsBulk("1"));
+  EXPECT_TRUE(values.elements[1].IsNil());
+  EXPECT_TRUE(values.elements[2].IsBulk("3"));
+  EXPECT_TRUE(c->Command({"EXISTS", "a", "b", "missing", "a"}).IsInteger(3));
+  EXPECT_TRUE(c->Command({"DEL", "a", "b", "missing"}).IsInteger(2));
+  // Expiry.
+  EXPECT_TRUE(c->Command({"EXPIRE", "c", "100"}).IsInteger(1));
+  Reply ttl = c->Command({"TTL", "c"});
+  EXPECT_EQ(ttl.type, REDIS_REPLY_INTEGER);
+  EXPECT_GT(ttl.integer, 0);
+  EXPECT_LE(ttl.integer, 100);
+  EXPECT_TRUE(c->Command({"PEXPIRE", "c", "100000"}).IsInteger(1));
+  EXPECT_GT(c->Command({"PTTL", "c"}).integer, 0);
+  EXPECT_TRUE(c->Command({"PERSIST", "c"}).IsInteger(1));
+  EXPECT_TRUE(c->Command({"TTL", "c"}).IsInteger(-1));
+  EXPECT_TRUE(c->Command({"TTL", "missing"}).IsInteger(-2));
+  EXPECT_TRUE(c->Command({"SET", "gone", "v", "PX", "1"}).IsStatus("OK"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(c->Command({"GET", "gone"}).IsNil());  // expired keys are never returned
+  // Keyspace-wide.
+  EXPECT_TRUE(c->Command({"DBSIZE"}).IsInteger(3));  // s, n, c
+  EXPECT_TRUE(c->Command({"FLUSHDB"}).IsStatus("OK"));
+  EXPECT_TRUE(c->Command({"DBSIZE"}).IsInteger(0));
+  EXPECT_TRUE(c->Command({"SET", "x", "1"}).IsStatus("OK"));
+  EXPECT_TRUE(c->Command({"FLUSHALL"}).IsStatus("OK"));
+  EXPECT_TRUE(c->Command({"DBSIZE"}).IsInteger(0));
+  // Connection commands.
+  EXPECT_TRUE(c->Command({"CLIENT", "SETNAME", "tester"}).IsStatus("OK"));
+  EXPECT_TRUE(c->Command({"CLIENT", "GETNAME"}).IsBulk("tester"));
+  EXPECT_EQ(c->Command({"CLIENT", "ID"}).type, REDIS_REPLY_INTEGER);
+  EXPECT_TRUE(c->Command({"NOSUCHCOMMAND"}).IsError());
+  EXPECT_TRUE(c->Command({"QUIT"}).IsStatus("OK"));
+  EXPECT_FALSE(c->Command({"PING"}).ok);  // QUIT closed the connection
+}
+
+TEST_P(ServerIntegration, UnixSocketAndTcpShareTheKeyspace) {
+  StartServer();
+  auto tcp = Connect();
+  auto unix_client = RedisConnection::Unix(server_->unix_path());
+  ASSERT_NE(tcp, nullptr);
+  ASSERT_NE(unix_client, nullptr);
+  EXPECT_TRUE(unix_client->Command({"SET", "shared", "1"}).IsStatus("OK"));
+  EXPECT_TRUE(tcp->Command({"INCR", "shared"}).IsInteger(2));
+  EXPECT_TRUE(unix_client->Command({"GET", "shared"}).IsBulk("2"));
+}
+
+TEST_P(ServerIntegration, ThousandPipelinedCommandsInOneWrite) {
+  StartServer();
+  auto client = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_NE(client, nullptr);
+  constexpr int kCommands = 1000;
+  std::string pipeline;
+  for (int i = 0; i < kCommands; i += 4) {
+    const std::string key = "p:" + std::to_string(i % 37);
+    pipeline += EncodeCommand({"SET", key, std::to_string(i)});
+    pipeline += EncodeCommand({"GET", key});
+    pipeline += EncodeCommand({"INCR", "p:counter"});
+    pipeline += EncodeCommand({"MGET", key, "p:counter"});
+  }
+  ASSERT_TRUE(client->Send(pipeline));  // one send() of every command
+
+  std::string bytes;
+  std::vector<Reply> replies;
+  bool complete = true;
+  while (replies.size() < static_cast<size_t>(kCommands)) {
+    std::string more = client->ReadSome();
+    ASSERT_FALSE(more.empty()) << "got " << replies.size() << " replies";
+    bytes += more;
+    replies = ParseReplies(bytes, &complete);
+    ASSERT_TRUE(complete);
+  }
+  ASSERT_EQ(replies.size(), static_cast<size_t>(kCommands));
+  for (int i = 0; i < kCommands; i += 4) {
+    EXPECT_TRUE(replies[i].IsStatus("OK")) << i;
+    EXPECT_TRUE(replies[i + 1].IsBulk(std::to_string(i))) << i;  // replies keep command order
+    EXPECT_TRUE(replies[i + 2].IsInteger(i / 4 + 1)) << i;
+    ASSERT_EQ(replies[i + 3].elements.size(), 2u);
+    EXPECT_TRUE(replies[i + 3].elements[0].IsBulk(std::to_string(i))) << i;
+    EXPECT_TRUE(replies[i + 3].elements[1].IsBulk(std::to_string(i / 4 + 1))) << i;
+  }
+}
+
+TEST_P(ServerIntegration, RedisCliPingAndInfo) {
+  StartServer();
+  const std::string port = std::to_string(server_->port());
+  std::string output;
+  ASSERT_EQ(RunCommand("redis-cli -p " + port + " PING", &output), 0) << output;
+  EXPECT_EQ(output, "PONG\n");
+  output.clear();
+  ASSERT_EQ(RunCommand("redis-cli -s " + server_->unix_path() + " PING", &output), 0) << output;
+  EXPECT_EQ(output, "PONG\n");
+  output.clear();
+  ASSERT_EQ(RunCommand("redis-cli -p " + port + " INFO", &output), 0) << output;
+  EXPECT_NE(output.find("redis_version:"), std::string::npos) << output;
+  EXPECT_NE(output.find("connected_clients:"), std::string::npos) << output;
+  EXPECT_NE(output.find(GetParam()), std::string::npos) << output;  // the kvlab section
+}
+
+TEST_P(ServerIntegration, RedisBenchmarkCompletesAtP1AndP16) {
+  StartServer();
+  for (const char* pipeline : {"1", "16"}) {
+    std::string output;
+    const std::string command = "redis-benchmark -h 127.0.0.1 -p " +
+                                std::to_string(server_->port()) +
+                                " -t set,get -n 20000 -r 1000 -c 20 --csv -P " + pipeline;
+    ASSERT_EQ(RunCommand(command, &output), 0) << command << "\n" << output;
+    // --csv: a header, then one row per test; errors would be printed instead.
+    EXPECT_NE(output.find("\"SET\","), std::string::npos) << output;
+    EXPECT_NE(output.find("\"GET\","), std::string::npos) << output;
+    EXPECT_EQ(output.find("ERR"), std::string::npos) << output;
+    EXPECT_EQ(output.find("rror"), std::string::npos) << output;
+  }
+  ExpectHealthy();
+}
+
+TEST_P(ServerIntegration, SigtermExitsZeroAndRemovesSocketFile) {
+  StartServer();
+  auto idle = Connect();  // open clients must not hold up the shutdown
+  ASSERT_NE(idle, nullptr);
+  ASSERT_TRUE(idle->Command({"SET", "k", "v"}).IsStatus("OK"));
+  auto half_sent = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_TRUE(half_sent->Send("*2\r\n$3\r\nGET\r\n$1"));
+  ASSERT_TRUE(std::filesystem::exists(server_->unix_path()));
+  EXPECT_EQ(server_->StopWith(SIGTERM), std::optional<int>(0));
+  EXPECT_FALSE(std::filesystem::exists(server_->unix_path()));
+}
+
+TEST_P(ServerIntegration, SigintExitsZero) {
+  StartServer();
+  EXPECT_EQ(server_->StopWith(SIGINT), std::optional<int>(0));
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ServerIntegration,
+                         ::testing::ValuesIn(ServerEngineKinds()), EngineName);
+
+// The process contract that does not depend on the engine.
+TEST(ServerProcessContract, BadArgumentsExitTwo) {
+  for (const std::string args : {"--engine nosuch", "--port 70000", "--maxmemory 12xb",
+                                 "--hop sometimes", "--protected-mode maybe", "--no-such-flag",
+                                 "--port 0"}) {
+    std::string output;
+    EXPECT_EQ(RunCommand(std::string(KVLAB_SERVER_PATH) + " " + args, &output), 2) << args;
+    EXPECT_NE(output.find("kvlab-server:"), std::string::npos) << args << ": " << output;
+  }
+}
+
+TEST(ServerProcessContract, HelpAndVersionExitZero) {
+  std::string output;
+  EXPECT_EQ(RunCommand(std::string(KVLAB_SERVER_PATH) + " --help", &output), 0);
+  EXPECT_NE(output.find("--engine"), std::string::npos) << output;
+  output.clear();
+  EXPECT_EQ(RunCommand(std::string(KVLAB_SERVER_PATH) + " --version", &output), 0);
+  EXPECT_NE(output.find("kvlab-server"), std::string::npos) << output;
+}
+
+TEST(ServerProcessContract, PortInUseExitsOneWithMessage) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  std::string output;
+  EXPECT_EQ(RunCommand(std::string(KVLAB_SERVER_PATH) + " --engine single --port " + port, &output),
+            1);
+  EXPECT_NE(output.find("cannot listen on 127.0.0.1:" + port), std::string::npos) << output;
+  ::close(fd);
+}
+
+TEST(ServerProcessContract, SocketPathThatIsNotASocketExitsOne) {
+  char dir_template[] = "/tmp/kvlab-server-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string path = std::string(dir_template) + "/regular-file";
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  ASSERT_NE(file, nullptr);
+  std::fclose(file);
+  std::string output;
+  EXPECT_EQ(RunCommand(std::string(KVLAB_SERVER_PATH) + " --engine single --port 0 --unixsocket " +
+                           path, &output), 1);
+  EXPECT_NE(output.find("is not a socket"), std::string::npos) << output;
+  std::filesystem::remove_all(dir_template);
+}
+
+}  // namespace
+}  // namespace kvlab::test

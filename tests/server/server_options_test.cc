@@ -1,0 +1,135 @@
+// Unit tests of kvlab-server's command line and of the protected-mode
+// decision (which the process test can only exercise where this machine has
+// a non-loopback address).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "server/protected_mode.h"
+#include "server/server_options.h"
+
+namespace kvlab {
+namespace {
+
+ParsedCommandLine Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "kvlab-server");
+  return ParseServerCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+TEST(ServerOptions, DefaultsAreRedisLike) {
+  const ParsedCommandLine parsed = Parse({});
+  ASSERT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kRun) << parsed.message;
+  const ServerOptions& options = parsed.options;
+  EXPECT_EQ(options.engine.kind, "sharded");
+  EXPECT_EQ(options.port, 6379);
+  EXPECT_EQ(options.bind, "127.0.0.1");
+  EXPECT_EQ(options.max_clients, 10000u);
+  EXPECT_TRUE(options.protected_mode);
+  EXPECT_EQ(options.engine.max_memory_bytes, 0u);
+  EXPECT_EQ(options.client_query_buffer_limit, 1ull << 30);
+  EXPECT_EQ(options.client_output_buffer_limit, 64ull << 20);
+  EXPECT_GE(options.io_threads, 1u);
+  EXPECT_GE(options.engine.shards, 1u);
+}
+
+TEST(ServerOptions, EveryOptionIsParsed) {
+  const ParsedCommandLine parsed =
+      Parse({"--engine", "striped", "--stripes", "16", "--io-threads", "3", "--port", "0",
+             "--unixsocket", "/tmp/x.sock", "--bind", "0.0.0.0", "--requirepass", "pw",
+             "--maxclients", "7", "--maxmemory", "100mb", "--protected-mode", "no", "--hop",
+             "batch", "--client-output-buffer-limit", "1gb", "--client-query-buffer-limit", "2k"});
+  ASSERT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kRun) << parsed.message;
+  const ServerOptions& options = parsed.options;
+  EXPECT_EQ(options.engine.kind, "striped");
+  EXPECT_EQ(options.engine.stripes, 16u);
+  EXPECT_EQ(options.engine.hop, HopMode::kBatch);
+  EXPECT_EQ(options.io_threads, 3u);
+  EXPECT_EQ(options.port, 0);
+  EXPECT_EQ(options.unix_socket, "/tmp/x.sock");
+  EXPECT_EQ(options.bind, "0.0.0.0");
+  EXPECT_EQ(options.requirepass, "pw");
+  EXPECT_EQ(options.max_clients, 7u);
+  EXPECT_EQ(options.engine.max_memory_bytes, 100ull << 20);
+  EXPECT_FALSE(options.protected_mode);
+  EXPECT_EQ(options.client_output_buffer_limit, 1ull << 30);
+  EXPECT_EQ(options.client_query_buffer_limit, 2000u);
+}
+
+TEST(ServerOptions, SingleEngineAlwaysRunsOneIoThread) {
+  const ParsedCommandLine parsed = Parse({"--engine", "single", "--io-threads", "8"});
+  ASSERT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kRun) << parsed.message;
+  EXPECT_EQ(parsed.options.io_threads, 1u);
+}
+
+TEST(ServerOptions, BadArgumentsNameTheOptionAndWhatIsAllowed) {
+  const std::vector<std::vector<const char*>> cases = {
+      {"--engine", "bogus"},        {"--shards", "0"},          {"--shards", "two"},
+      {"--io-threads", "-1"},       {"--port", "65536"},        {"--maxmemory", "1tb"},
+      {"--maxclients", "0"},        {"--hop", "sometimes"},     {"--protected-mode", "maybe"},
+      {"--port", "0"},              {"--unknown"},              {"--port"},
+      {"--client-query-buffer-limit", "0"}, {"--bind", ""}};
+  for (const auto& args : cases) {
+    const ParsedCommandLine parsed = Parse(args);
+    EXPECT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kBadArguments) << args[0];
+    EXPECT_NE(parsed.message.find(args[0]), std::string::npos) << parsed.message;
+  }
+}
+
+TEST(ServerOptions, HelpAndVersionPrintAndExit) {
+  EXPECT_EQ(Parse({"--help"}).outcome, ParsedCommandLine::Outcome::kPrintAndExit);
+  EXPECT_NE(Parse({"--help"}).message.find("--client-output-buffer-limit"), std::string::npos);
+  EXPECT_EQ(Parse({"--version"}).outcome, ParsedCommandLine::Outcome::kPrintAndExit);
+}
+
+TEST(ServerOptions, MemorySizesUseRedisUnits) {
+  EXPECT_EQ(ParseMemorySize("0"), 0u);
+  EXPECT_EQ(ParseMemorySize("1234"), 1234u);
+  EXPECT_EQ(ParseMemorySize("1k"), 1000u);
+  EXPECT_EQ(ParseMemorySize("1kb"), 1024u);
+  EXPECT_EQ(ParseMemorySize("100mb"), 100ull << 20);
+  EXPECT_EQ(ParseMemorySize("100MB"), 100ull << 20);
+  EXPECT_EQ(ParseMemorySize("2m"), 2000000u);
+  EXPECT_EQ(ParseMemorySize("1gb"), 1ull << 30);
+  EXPECT_EQ(ParseMemorySize("3g"), 3000000000u);
+  EXPECT_FALSE(ParseMemorySize(""));
+  EXPECT_FALSE(ParseMemorySize("mb"));
+  EXPECT_FALSE(ParseMemorySize("-1"));
+  EXPECT_FALSE(ParseMemorySize("1.5gb"));
+  EXPECT_FALSE(ParseMemorySize("99999999999999999999gb"));
+}
+
+TEST(ServerOptions, ReadyLineFormat) {
+  ServerOptions options;
+  options.engine.kind = "sharded";
+  options.engine.shards = 2;
+  options.engine.hop = HopMode::kCommand;
+  options.io_threads = 2;
+  options.unix_socket = "/tmp/k.sock";
+  EXPECT_EQ(ReadyLine(options, 6379, 123),
+            "kvlab-server ready engine=sharded shards=2 hop=command io-threads=2 "
+            "tcp=127.0.0.1:6379 unix=/tmp/k.sock pid=123");
+  options.engine.kind = "single";
+  options.io_threads = 1;
+  options.port = 0;
+  options.unix_socket.clear();
+  EXPECT_EQ(ReadyLine(options, 0, 9),
+            "kvlab-server ready engine=single io-threads=1 tcp=none unix=none pid=9");
+}
+
+TEST(ProtectedMode, RefusesOnlyNonLoopbackClientsWithoutPassword) {
+  const auto address = [](const char* text) { return boost::asio::ip::make_address(text); };
+  EXPECT_TRUE(ProtectedModeRefuses(true, false, address("192.0.2.7")));
+  EXPECT_TRUE(ProtectedModeRefuses(true, false, address("2001:db8::1")));
+  EXPECT_FALSE(ProtectedModeRefuses(true, false, address("127.0.0.1")));
+  EXPECT_FALSE(ProtectedModeRefuses(true, false, address("127.8.9.10")));
+  EXPECT_FALSE(ProtectedModeRefuses(true, false, address("::1")));
+  EXPECT_FALSE(ProtectedModeRefuses(true, false, address("::ffff:127.0.0.1")));
+  EXPECT_TRUE(ProtectedModeRefuses(true, false, address("::ffff:192.0.2.7")));
+  EXPECT_FALSE(ProtectedModeRefuses(true, true, address("192.0.2.7")));   // password set
+  EXPECT_FALSE(ProtectedModeRefuses(false, false, address("192.0.2.7"))); // mode off
+  EXPECT_TRUE(kProtectedModeDenied.starts_with("-DENIED Redis is running in protected mode"));
+  EXPECT_TRUE(kProtectedModeDenied.ends_with("from the outside.\r\n"));
+}
+
+}  // namespace
+}  // namespace kvlab
