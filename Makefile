@@ -73,3 +73,27 @@ regress-update: deps $(BUILD)/build.ninja
 # results/dashboard/index.html from everything under results/.
 dashboard:
 	PYTHONPATH=analysis $(PYTHON) -m kvlab dashboard
+
+# ---- experiments: workloads/*.toml -> results/runs/<UTC time>-<name>/ ----
+BENCH ?= workloads/default.toml
+KVLAB_PYTHONPATH = $(CURDIR)/analysis:$(CURDIR)/$(BUILD)/python
+.PHONY: bench bench-quick notebook
+
+# Both seeds at full size (<= 20 min on 2 cores); `make bench BENCH=workloads/X.toml`
+# runs any experiment file. Prints report.md at the end.
+bench: build
+	PYTHONPATH=$(KVLAB_PYTHONPATH) $(PYTHON) -m kvlab run $(BENCH) --build $(BUILD)
+
+# Both seeds scaled down (<= 3 min on 2 cores).
+bench-quick:
+	@$(MAKE) --no-print-directory bench BENCH=workloads/quick.toml
+
+# Opens notebooks/analysis.ipynb in Jupyter; without the notebook server
+# (Debian: jupyter-notebook), renders it headless to $(BUILD)/notebook/analysis.html.
+notebook:
+	@if jupyter notebook --version >/dev/null 2>&1; then \
+	  PYTHONPATH=$(KVLAB_PYTHONPATH) jupyter notebook notebooks/analysis.ipynb; \
+	else \
+	  echo "notebook: no Jupyter notebook server (apt-get install jupyter-notebook); rendering $(BUILD)/notebook/analysis.html"; \
+	  PYTHONPATH=$(KVLAB_PYTHONPATH) jupyter nbconvert --to html --execute --output-dir $(BUILD)/notebook notebooks/analysis.ipynb; \
+	fi
