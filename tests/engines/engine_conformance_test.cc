@@ -309,9 +309,10 @@ TEST_P(EngineConformance, MemoryLimitRefusesGrowthButAllowsDeletes) {
   std::unique_ptr<Engine> engine = Make(4096);
   const std::string value(100, 'v');
   std::vector<std::string> keys;
-  for (int i = 0; i < 200 && keys.size() == static_cast<size_t>(i); ++i) {
-    keys.push_back("key" + std::to_string(i));
-    if (Describe(RunOp(*engine, Set(keys.back(), value))) != Ok()) keys.pop_back();
+  for (int i = 0; i < 200; ++i) {
+    std::string key = "key" + std::to_string(i);
+    if (Describe(RunOp(*engine, Set(key, value))) != Ok()) break;
+    keys.push_back(std::move(key));
   }
   ASSERT_LT(keys.size(), 200u) << "the limit never refused a write";
   ASSERT_GT(keys.size(), 5u);

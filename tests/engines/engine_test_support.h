@@ -20,7 +20,7 @@ namespace kvlab::testing {
 
 // Iteration counts shrink under ThreadSanitizer, which runs ~10x slower.
 #if defined(__SANITIZE_THREAD__)
-inline constexpr int kStressScale = 1;
+inline constexpr int kStressScale = 2;
 #else
 inline constexpr int kStressScale = 8;
 #endif
