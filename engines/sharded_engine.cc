@@ -51,23 +51,40 @@ unsigned ShardedEngine::ShardOf(std::string_view key) const {
 // ---- Connection thread: split the batch and hand it over ------------------
 
 void ShardedEngine::Execute(Batch& batch, Completion done) {
-  const size_t shard_count = shards_.size();
-  const size_t op_count = batch.ops.size();
-  if (op_count == 0) {
+  if (batch.ops.empty()) {
     done();
     return;
   }
-
   auto pending = std::make_unique<PendingBatch>();
   pending->batch = &batch;
   pending->done = std::move(done);
+  GroupByShard(batch, *pending);
 
-  // Counting sort of operation indexes by shard. Keyless operations belong
-  // to every shard; their results are set here, and the shards only add
-  // their DBSIZE counts into them.
+  // Everything the sends need is settled before the first message leaves:
+  // a shard may finish, complete and delete the batch before the next send.
+  thread_local std::vector<uint32_t> shards_touched;
+  shards_touched.clear();
+  for (uint32_t s = 0; s < shards_.size(); ++s) {
+    if (pending->first[s + 1] > pending->first[s]) shards_touched.push_back(s);
+  }
+  pending->shards_outstanding.store(static_cast<unsigned>(shards_touched.size()),
+                                    std::memory_order_relaxed);
+
+  // ==== THE HOP: from here on the batch belongs to the shard threads. ====
+  PendingBatch* in_flight = pending.release();
+  for (uint32_t s : shards_touched) shards_[s]->inbox.Send(in_flight);
+}
+
+// A counting sort of the batch's operation indexes by owning shard, keeping
+// batch order within each shard. Keyless operations belong to every shard;
+// their results are set here, and the shards only add their DBSIZE counts.
+void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
+  const size_t shard_count = shards_.size();
+  const size_t op_count = batch.ops.size();
   thread_local std::vector<uint32_t> shard_of_op;
   shard_of_op.resize(op_count);
-  std::vector<uint32_t>& first = pending->first;
+
+  std::vector<uint32_t>& first = pending.first;
   first.assign(shard_count + 1, 0);
   for (size_t i = 0; i < op_count; ++i) {
     const Operation& op = batch.ops[i];
@@ -80,29 +97,16 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
     }
   }
   for (size_t s = 0; s < shard_count; ++s) first[s + 1] += first[s];
-  pending->order.resize(first[shard_count]);
-  std::vector<uint32_t> next = first;
+
+  pending.order.resize(first[shard_count]);
+  std::vector<uint32_t> next(first.begin(), first.end() - 1);
   for (size_t i = 0; i < op_count; ++i) {
     if (IsKeyless(batch.ops[i].code)) {
-      for (size_t s = 0; s < shard_count; ++s) pending->order[next[s]++] = static_cast<uint32_t>(i);
+      for (size_t s = 0; s < shard_count; ++s) pending.order[next[s]++] = static_cast<uint32_t>(i);
     } else {
-      pending->order[next[shard_of_op[i]]++] = static_cast<uint32_t>(i);
+      pending.order[next[shard_of_op[i]]++] = static_cast<uint32_t>(i);
     }
   }
-
-  // Everything the sends need is settled before the first message leaves:
-  // a shard may finish, complete and delete the batch before the next send.
-  thread_local std::vector<uint32_t> shards_touched;
-  shards_touched.clear();
-  for (size_t s = 0; s < shard_count; ++s) {
-    if (first[s + 1] > first[s]) shards_touched.push_back(static_cast<uint32_t>(s));
-  }
-  pending->shards_outstanding.store(static_cast<unsigned>(shards_touched.size()),
-                                    std::memory_order_relaxed);
-
-  // ==== THE HOP: from here on the batch belongs to the shard threads. ====
-  PendingBatch* in_flight = pending.release();
-  for (uint32_t s : shards_touched) shards_[s]->inbox.Send(in_flight);
 }
 
 // ---- Shard thread: own the map, run the shares, complete the batch --------

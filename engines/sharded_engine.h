@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -61,6 +62,7 @@ class ShardedEngine final : public Engine {
   };
 
   unsigned ShardOf(std::string_view key) const;
+  void GroupByShard(Batch& batch, PendingBatch& pending) const;
   void RunShard(unsigned shard_index);
   void RunShareOfBatch(unsigned shard_index, PendingBatch& pending, int64_t now_ms);
   static void FinishShare(PendingBatch* pending);
