@@ -33,7 +33,7 @@ void Connection::Unregister() {
 void Connection::Start() { ReadMore(); }
 
 void Connection::ReadMore() {
-  if (closed_ || close_after_flush_ || read_in_flight_) return;
+  if (closed_ || session_done_ || peer_done_ || read_in_flight_) return;
   read_in_flight_ = true;
   socket_.async_read_some(boost::asio::buffer(read_buffer_),
                           [self = shared_from_this()](const boost::system::error_code& error,
@@ -42,10 +42,10 @@ void Connection::ReadMore() {
 
 void Connection::OnRead(const boost::system::error_code& error, size_t bytes) {
   read_in_flight_ = false;
-  if (closed_) return;
+  if (closed_ || session_done_) return;  // after QUIT or a protocol error, input is ignored
   if (error == boost::asio::error::eof) {
     // The client finished sending: answer what it sent, then close.
-    close_after_flush_ = true;
+    peer_done_ = true;
     Drive();
     return;
   }
@@ -66,6 +66,10 @@ void Connection::OnRead(const boost::system::error_code& error, size_t bytes) {
 
 void Connection::Drive() {
   if (closed_ || pending_batch_) return;
+  if (session_done_) {
+    Flush();
+    return;
+  }
   if (!staged_input_.empty()) {
     session_.input().append(staged_input_);
     staged_input_.clear();
@@ -82,7 +86,7 @@ void Connection::Drive() {
       pending_batch_.emplace(io_context_.get_executor());
       break;
     case Session::Status::kClose:
-      close_after_flush_ = true;
+      session_done_ = true;
       break;
     case Session::Status::kNeedInput:
       break;
@@ -101,7 +105,7 @@ void Connection::Drive() {
 void Connection::Flush() {
   if (closed_ || write_in_flight_) return;
   if (out_.empty()) {
-    if (close_after_flush_ && !pending_batch_) CloseNow();
+    if ((session_done_ || peer_done_) && !pending_batch_) CloseNow();
     return;
   }
   // One write carries every reply produced since the last one.

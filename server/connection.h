@@ -78,7 +78,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   bool read_in_flight_ = false;
   bool write_in_flight_ = false;
-  bool close_after_flush_ = false;  // QUIT, protocol error, or the client's EOF
+  bool session_done_ = false;  // Process() said kClose (QUIT, protocol error)
+  bool peer_done_ = false;     // the client sent EOF: answer what it sent, then close
   bool closed_ = false;
   bool unregistered_ = false;
   // Keeps the io_context running while an engine batch is pending.

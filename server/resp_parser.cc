@@ -204,7 +204,7 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
       if (!len || *len < 0 || static_cast<uint64_t>(*len) > limits_.max_bulk_len) {
         return Fail(Result::kBadBulkLen, "invalid bulk length");
       }
-      if (*len > 2000 && auth_required) {
+      if (*len > 16384 && auth_required) {
         return Fail(Result::kUnauthBulkLen, "unauthenticated bulk length");
       }
       bulk_len_ = static_cast<uint64_t>(*len);

@@ -37,7 +37,7 @@ class RespParser {
     kInlineTooBig,      // an inline line longer than the inline limit
     kBadInlineQuoting,  // unbalanced quotes in an inline command
     kUnauthArrayLen,    // more than 10 arguments before AUTH (Redis refuses them)
-    kUnauthBulkLen,     // a bulk over 2000 bytes before AUTH
+    kUnauthBulkLen,     // a bulk over 16384 bytes before AUTH
   };
 
   struct Limits {

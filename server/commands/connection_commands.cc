@@ -114,7 +114,7 @@ void Hello(CommandCall& call) {
   if (!call.client.authenticated) {
     call.reply().Error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "HELLO AUTH <user> <pass> option can be used to authenticate the client and "
         "select the RESP protocol version at the same time");
     return;
   }

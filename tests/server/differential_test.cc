@@ -203,6 +203,36 @@ bool IsTimeDependent(const std::vector<std::string>& cmd, std::string_view a, st
   return x > 0 && y > 0 && std::llabs(x - y) <= tolerance;
 }
 
+// Sends each input on a fresh connection to Redis and to a fresh Session;
+// the bytes before the close (or a 100 ms silence) and the close must match.
+void CompareFreshConnections(const RedisReference& redis, const std::string& kind,
+                             const ServerSettings& settings,
+                             const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    EngineUnderTest kvlab = MakeEngineUnderTest(kind, settings);
+    ASSERT_TRUE(kvlab.engine);
+    SessionDriver driver(*kvlab.context);
+    int fd = redis.Connect();
+    ASSERT_GE(fd, 0);
+    timeval timeout{0, 100000};  // no reply within 100 ms: still open
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    send(fd, input.data(), input.size(), MSG_NOSIGNAL);
+    std::string expected;
+    bool redis_closed = false;
+    char buf[4096];
+    while (true) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n == 0) { redis_closed = true; break; }
+      if (n < 0) break;
+      expected.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    std::string actual = driver.Feed(input);
+    EXPECT_EQ(Escape(actual), Escape(expected)) << "input: " << Escape(input.substr(0, 80));
+    EXPECT_EQ(driver.closed(), redis_closed) << "input: " << Escape(input.substr(0, 80));
+  }
+}
+
 class DifferentialTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
@@ -213,7 +243,7 @@ TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
   SessionDriver driver(*kvlab.context);
 
   constexpr uint64_t kSeed = 20260701;
-  constexpr int kCommands = 6000;
+  constexpr int kCommands = 20000;
   StreamGenerator gen(kSeed);
   ASSERT_EQ(redis.Exchange(Encode({"FLUSHALL"}), 1), "+OK\r\n");
   int sent = 0;
@@ -260,29 +290,26 @@ TEST_P(DifferentialTest, ProtocolEdgeCasesMatchRedis) {
       "*1\r\n$" + std::string(70000, '1'), "PING\r\n" + std::string(70000, 'B'),
       std::string("*1\r\n\0abc\r\n", 10), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\nGET k\r\n",
       "QUIT\r\nPING\r\n", "quit\r\n"};
-  for (const std::string& input : inputs) {
-    EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
-    ASSERT_TRUE(kvlab.engine);
-    SessionDriver driver(*kvlab.context);
-    int fd = redis.Connect();
-    ASSERT_GE(fd, 0);
-    timeval timeout{0, 100000};  // no reply within 100 ms: still open
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    send(fd, input.data(), input.size(), MSG_NOSIGNAL);
-    std::string expected;
-    bool redis_closed = false;
-    char buf[4096];
-    while (true) {
-      ssize_t n = read(fd, buf, sizeof buf);
-      if (n == 0) { redis_closed = true; break; }
-      if (n < 0) break;  // timeout: still open
-      expected.append(buf, static_cast<size_t>(n));
-    }
-    close(fd);
-    std::string actual = driver.Feed(input);
-    EXPECT_EQ(Escape(actual), Escape(expected)) << "input: " << Escape(input.substr(0, 80));
-    EXPECT_EQ(driver.closed(), redis_closed) << "input: " << Escape(input.substr(0, 80));
-  }
+  CompareFreshConnections(redis, GetParam(), {}, inputs);
+}
+
+// Before and after AUTH, with a password set on both servers.
+TEST_P(DifferentialTest, AuthenticationMatchesRedis) {
+  RedisReference redis({"--requirepass", "secret"});
+  if (!redis.available()) GTEST_SKIP() << "redis-server is not installed";
+  ServerSettings settings;
+  settings.requirepass = "secret";
+  const std::vector<std::string> inputs = {
+      Encode({"GET", "k"}) + Encode({"nosuch", "a"}) + Encode({"get"}) + Encode({"PING"}) +
+          Encode({"AUTH", "x"}) + Encode({"AUTH", "a", "b", "c"}) + Encode({"HELLO"}) +
+          Encode({"HELLO", "2", "AUTH", "default", "wrong"}) + Encode({"CLIENT", "ID"}) +
+          Encode({"AUTH", "default", "secret"}) + Encode({"SET", "k", "v"}) +
+          Encode({"GET", "k"}) + Encode({"AUTH", "other", "secret"}) + Encode({"GET", "k"}),
+      Encode({"AUTH", "secret"}) + Encode({"GET", "nokey"}),
+      Encode({"SET", "a", "b"}) + "PING\r\n",
+      "*10\r\n", "*11\r\n", "*2\r\n$16384\r\n", "*2\r\n$16385\r\n",
+      Encode({"AUTH", "secret"}) + "*11\r\n", "QUIT\r\n"};
+  CompareFreshConnections(redis, GetParam(), settings, inputs);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, DifferentialTest, ::testing::ValuesIn(AllEngineKinds()),
