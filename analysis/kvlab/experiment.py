@@ -44,6 +44,9 @@ ExperimentError naming the file, the key and what is allowed.
     duration = 1.0                   # seconds per repetition
     warmup = 0.25                    # seconds before each point
     repetitions = 3
+
+A point records what is run: a `shared` client always uses one connection, and
+only `dedicated` clients pipeline (others run with pipeline 1).
 """
 
 from __future__ import annotations
@@ -165,6 +168,11 @@ class Experiment:
                         v["loadgen"], v["transport"], v["client"], v["command"], v["keys"],
                         v["key_dist"], v["value_size"], v["pipeline"], v["connections"],
                         v["nodelay"], v["threads"]):
+                    # Shared uses one connection; only dedicated clients pipeline.
+                    if client == "shared":
+                        connections = 1
+                    if client != "dedicated":
+                        pipeline = 1
                     result.append(Point(
                         sweep=sweep.name, server=server.name, loadgen=loadgen,
                         transport=transport, client=client, command=command,
@@ -173,7 +181,7 @@ class Experiment:
                         pipeline=pipeline, connections=connections, nodelay=nodelay,
                         threads=threads, duration=sweep.duration, warmup=sweep.warmup,
                         repetitions=sweep.repetitions))
-        return result
+        return list(dict.fromkeys(result))
 
 
 _KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

@@ -65,10 +65,13 @@ def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
         str(binary), "--target", target, "--client", point.client,
         "--threads", str(point.threads), "--command", point.command,
         "--keys", str(point.keys), "--key-dist", point.key_dist,
-        "--value-size", str(point.value_size), "--pipeline", str(point.pipeline),
-        "--connections", str(point.connections), "--nodelay", point.nodelay,
+        "--value-size", str(point.value_size), "--nodelay", point.nodelay,
         "--duration", f"{point.duration:g}", "--warmup", f"{point.warmup:g}",
         "--repeat", str(point.repetitions), "--csv", str(csv_path), "--json", str(json_path)]
+    if point.client == "dedicated":
+        command += ["--pipeline", str(point.pipeline)]
+    if point.client != "shared":  # shared always uses exactly one connection
+        command += ["--connections", str(point.connections)]
     if point.command == "mix":
         command += ["--ratio", point.ratio]
     if prefill:
@@ -76,8 +79,12 @@ def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
     budget = point.repetitions * point.duration + point.warmup + 120
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=budget)
+        output = done.stderr or done.stdout
+        # A usage error (2) says what is wrong on its first line; a failed run at its end.
+        detail = output.strip().splitlines()[0] if done.returncode == 2 and output.strip() \
+            else _tail(output, 2)
         error = None if done.returncode == 0 else (
-            f"kvlab-load exited with status {done.returncode}: {_tail(done.stderr or done.stdout)}")
+            f"kvlab-load exited with status {done.returncode}: {detail}")
     except subprocess.TimeoutExpired:
         error = f"kvlab-load did not finish within {budget:.0f} s"
     rows = []
@@ -154,7 +161,7 @@ def run_redis_benchmark(points: list[Point], target: str, cpus: str | None,
     except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as error:
         return [LoadResult([], f"redis-benchmark calibration failed: {error}") for _ in points]
     rows: dict[str, list[dict[str, str]]] = {p.command: [] for p in points}
-    for repetition in range(point.repetitions):
+    for repetition in range(1, point.repetitions + 1):
         try:
             figures, cpu_fraction = _run_redis_benchmark(points, target, requests, cpus, netns,
                                                          timeout)

@@ -150,7 +150,35 @@ def ember_section(sweeps: list[str], table: pd.DataFrame, meta: dict) -> str:
         out.append("")
         out.append(ember_ratios(group, servers, threads, meta, reference, pipeline))
         out.append("")
+    out.append(instrument_comparison(mine))
     return "\n".join(out)
+
+
+def instrument_comparison(table: pd.DataFrame) -> str:
+    """kvlab-load beside redis-benchmark wherever both measured the same point."""
+    keys = ["server", "transport", "command", "keys", "pipeline", "connections", "threads"]
+    ours = table[table["loadgen"] == "kvlab-load"]
+    theirs = table[table["loadgen"] == "redis-benchmark"]
+    if ours.empty or theirs.empty:
+        return ""
+    both = ours.merge(theirs, on=keys, suffixes=("_kvlab", "_redis_benchmark"))
+    if both.empty:
+        return ""
+    rows = []
+    for _, r in both.iterrows():
+        a = {"median": r["median_kvlab"], "summary": r["summary_kvlab"], "n": r["n_kvlab"]}
+        b = {"median": r["median_redis_benchmark"], "summary": r["summary_redis_benchmark"],
+             "n": r["n_redis_benchmark"]}
+        rows.append([r["server"], r["transport"], r["command"].upper(), f"{r['keys']:,}",
+                     r["pipeline"], r["connections"], r["threads"],
+                     format_rate(r["median_kvlab"]) + (CLIENT_BOUND_MARK
+                                                       if r["client_bound_kvlab"] else ""),
+                     format_rate(r["median_redis_benchmark"]) + (
+                         CLIENT_BOUND_MARK if r["client_bound_redis_benchmark"] else ""),
+                     format_ratio(a, b)])
+    return ("### The two instruments on the same points\n\n" + markdown_table(
+        ["server", "transport", "test", "keys", "P", "conns", "T", "kvlab-load ops/s",
+         "redis-benchmark ops/s", "kvlab-load / redis-benchmark"], rows))
 
 
 def ember_ratios(group, servers, threads, meta, reference, pipeline) -> str:

@@ -90,7 +90,8 @@ def _row(point: Point, figures: dict, status: str, note: str = "",
 
 
 def _unmeasured_rows(point: Point, status: str, note: str) -> list[dict]:
-    return [_row(point, {"repetition": str(r)}, status, note) for r in range(point.repetitions)]
+    return [_row(point, {"repetition": str(r)}, status, note)
+            for r in range(1, point.repetitions + 1)]
 
 
 def _summary(rows: list[dict], error: str | None) -> str:

@@ -48,9 +48,9 @@ def test_compare_runs_matches_points_and_counts_verdicts(small_run, tmp_path):
     new = tmp_path / "new"
     _scaled_copy(small_run, new, "redis", 0.5)
     text, counts = render_comparison(small_run, new)
-    # 10 measured points (skipped ones are not compared); redis has 6 and every one
+    # 11 measured points (skipped ones are not compared); redis has 7 and every one
     # halves, but its tcp pooled point (20k..40k) is so noisy that even 0.5x is "same".
-    assert counts == {"worse": 5, "same": 5, "better": 0}
+    assert counts == {"worse": 6, "same": 5, "better": 0}
     assert "redis p16 kvlab-load tcp dedicated set keys=1 P=16 c=50 nodelay=on T=1 | 81,000 | 40,500 | 0.500 | worse" in text
 
 

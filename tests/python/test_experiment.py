@@ -112,3 +112,14 @@ def test_run_with_a_bad_file_exits_2_with_the_message(tmp_path):
     assert done.returncode == 2
     assert f"{bad}: sweep[0].threadz: unknown key" in done.stderr
     assert not list(tmp_path.glob("*-tiny"))
+
+
+def test_points_record_what_is_run_for_pooled_and_shared_clients():
+    text = GOOD.replace('name = "s"\n', 'name = "s"\nclient = ["dedicated", "pooled", "shared"]\n'
+                        'pipeline = 16\nconnections = [8, 50]\n')
+    points = parse(text).points()
+    shared = {(p.pipeline, p.connections) for p in points if p.client == "shared"}
+    pooled = {(p.pipeline, p.connections) for p in points if p.client == "pooled"}
+    dedicated = {(p.pipeline, p.connections) for p in points if p.client == "dedicated"}
+    assert shared == {(1, 1)} and pooled == {(1, 8), (1, 50)} and dedicated == {(16, 8), (16, 50)}
+    assert len(points) == len(set(points))  # shared's two connection counts collapse into one

@@ -56,3 +56,8 @@ def test_write_report_and_plots_create_files(small_run):
     names = {p.name for p in written}
     assert {"p16-throughput.png", "p16-throughput.svg", "lettuce-latency.svg"} <= names
     assert all(p.stat().st_size > 1000 for p in written)
+
+
+def test_both_instruments_stand_side_by_side_on_the_same_point(small_run):
+    report = render_report(small_run)
+    assert ("| redis | tcp | SET | 1 | 16 | 50 | 1 | 81,000 | 90,000 | 0.90 |") in report
