@@ -99,7 +99,9 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   po::variables_map values;
   try {
     std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-    po::store(po::command_line_parser(rest).options(Describe()).run(), values);
+    const po::positional_options_description no_positionals;
+    po::store(po::command_line_parser(rest).options(Describe()).positional(no_positionals).run(),
+              values);
     po::notify(values);
   } catch (const po::error& error) {
     return Status::InvalidArgument(error.what());

@@ -24,12 +24,10 @@ class PooledClient final : public SynchronousClient {
 
   Status Connect() override;
   void Interrupt() override;
+  Status Call(std::string_view request, ReplyPtr* reply) override;
 
   // Connections currently lent out (for tests of the pool's bound).
   int borrowed() const;
-
- protected:
-  Status Call(std::string_view request, ReplyPtr* reply) override;
 
  private:
   Status Borrow(Connection** connection);

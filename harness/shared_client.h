@@ -31,13 +31,11 @@ class SharedClient final : public SynchronousClient {
 
   Status Connect() override;
   void Interrupt() override;
+  Status Call(std::string_view request, ReplyPtr* reply) override;
 
   // How many writes the writer made (a write carries >= 1 request), for
   // tests and for reporting the batching achieved.
   uint64_t writes() const;
-
- protected:
-  Status Call(std::string_view request, ReplyPtr* reply) override;
 
  private:
   // One blocked caller; lives on its stack until its reply is handed over.

@@ -20,8 +20,8 @@ class SynchronousClient : public ClientStrategy {
  public:
   Status RunThread(ThreadLoad& load) final;
 
- protected:
-  // One round trip: sends `request` (one RESP command) and returns its reply.
+  // One round trip: sends `request` (one RESP command) and returns its
+  // reply. Thread-safe. REQUIRES: Connect() succeeded.
   virtual Status Call(std::string_view request, ReplyPtr* reply) = 0;
 };
 

@@ -1,0 +1,168 @@
+// kvlab-load as a user runs it: exit status 2 with usage for bad arguments,
+// 1 for an unreachable server, 0 with CSV/JSON for a good run; a server
+// killed mid-sweep gives status 1, a message naming the point, and every
+// completed repetition valid on disk; SIGINT gives 130 and the same.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/harness/test_server.h"
+
+namespace kvlab::harness {
+namespace {
+
+using testing::RedisServer;
+using testing::RunProcess;
+using testing::SpawnProcess;
+using testing::TestServer;
+using testing::WaitForExit;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int CountLines(const std::string& path) {
+  const std::string text = ReadFile(path);
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// Parses the JSON with Python (so "valid" means a real parser accepts it)
+// and prints `expression` of it.
+std::string PythonOnJson(const std::string& path, const std::string& expression) {
+  std::string output;
+  const int status = RunProcess(
+      {KVLAB_PYTHON, "-c", "import json,sys; d=json.load(open(sys.argv[1])); print(" + expression + ")", path},
+      &output);
+  return status == 0 ? output : "INVALID: " + output;
+}
+
+class KvlabLoadCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/kvlab-cli-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    directory_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(directory_); }
+
+  std::vector<std::string> Load(std::vector<std::string> args) const {
+    args.insert(args.begin(), KVLAB_LOAD_PATH);
+    return args;
+  }
+
+  std::string directory_;
+};
+
+TEST_F(KvlabLoadCliTest, BadArgumentsExitTwoWithUsage) {
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"--target", "localhost:6379"},
+      {"--target", "tcp://127.0.0.1:1", "--client", "async"},
+      {"--target", "tcp://127.0.0.1:1", "--threads", "two"},
+      {"--target", "tcp://127.0.0.1:1", "--client", "shared", "--pipeline", "8"},
+      {"--target", "tcp://127.0.0.1:1", "--unknown-option"},
+  };
+  for (const auto& args : cases) {
+    std::string output;
+    EXPECT_EQ(RunProcess(Load(args), &output), 2) << output;
+    EXPECT_NE(output.find("usage: kvlab-load"), std::string::npos) << output;
+  }
+}
+
+TEST_F(KvlabLoadCliTest, HelpExitsZero) {
+  std::string output;
+  EXPECT_EQ(RunProcess(Load({"--help"}), &output), 0);
+  EXPECT_NE(output.find("--client"), std::string::npos);
+}
+
+TEST_F(KvlabLoadCliTest, UnreachableServerExitsOneWithAMessage) {
+  std::string output;
+  EXPECT_EQ(RunProcess(Load({"--target", "unix://" + directory_ + "/none.sock", "--duration", "0.1",
+                             "--json", directory_ + "/r.json"}),
+                       &output),
+            1);
+  EXPECT_NE(output.find("cannot connect"), std::string::npos) << output;
+}
+
+TEST_F(KvlabLoadCliTest, GoodRunWritesEveryRepetitionAndExitsZero) {
+  TestServer server(RedisServer());
+  ASSERT_TRUE(server.started()) << server.start_error();
+  const std::string csv = directory_ + "/r.csv";
+  const std::string json = directory_ + "/r.json";
+  std::string output;
+  ASSERT_EQ(RunProcess(Load({"--target", server.tcp_target().ToUrl(), "--client", "shared",
+                             "--threads", "1,2", "--command", "incrby", "--keys", "1", "--duration",
+                             "0.2", "--warmup", "0.05", "--repeat", "2", "--flush", "--csv", csv,
+                             "--json", json}),
+                        &output),
+            0)
+      << output;
+  EXPECT_EQ(CountLines(csv), 1 + 2 * 2);
+  EXPECT_EQ(PythonOnJson(json, "d['status'], [len(p['repetitions']) for p in d['points']], "
+                               "'redis_version' in d['server_info']"),
+            "complete [2, 2] True\n");
+  EXPECT_NE(output.find("| 2 | shared | tcp |"), std::string::npos) << output;
+  EXPECT_NE(output.find("incrby_sum threads=2:"), std::string::npos) << output;
+}
+
+// Starts kvlab-load with many short repetitions and waits until `rows`
+// repetitions are in its CSV.
+pid_t StartLongSweep(const std::string& load, const TestServer& server, const std::string& csv,
+                     const std::string& json, const std::string& log, int rows) {
+  const pid_t pid = SpawnProcess({load, "--target", server.unix_target().ToUrl(), "--client",
+                                  "pooled", "--threads", "2,4", "--duration", "0.2", "--warmup",
+                                  "0", "--repeat", "50", "--csv", csv, "--json", json, "--quiet"},
+                                 log);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (CountLines(csv) < 1 + rows && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pid;
+}
+
+TEST_F(KvlabLoadCliTest, ServerKilledMidSweepExitsOneAndKeepsCompletedRepetitions) {
+  TestServer server(RedisServer());
+  ASSERT_TRUE(server.started()) << server.start_error();
+  const std::string csv = directory_ + "/r.csv", json = directory_ + "/r.json";
+  const pid_t load = StartLongSweep(KVLAB_LOAD_PATH, server, csv, json, directory_ + "/log", 2);
+  server.Kill();
+  EXPECT_EQ(WaitForExit(load), 1);
+  const std::string log = ReadFile(directory_ + "/log");
+  EXPECT_NE(log.find("point threads=2 client=pooled repetition"), std::string::npos) << log;
+  const int rows = CountLines(csv) - 1;
+  EXPECT_GE(rows, 2);
+  EXPECT_EQ(PythonOnJson(json, "d['status'], sum(len(p['repetitions']) for p in d['points'])"),
+            "failed " + std::to_string(rows) + "\n");
+  // Every CSV row is whole (a crash mid-row would leave a short one).
+  std::istringstream lines(ReadFile(csv));
+  std::string header;
+  std::getline(lines, header);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), std::count(header.begin(), header.end(), ','));
+  }
+}
+
+TEST_F(KvlabLoadCliTest, InterruptExits130AndKeepsCompletedRepetitions) {
+  TestServer server(RedisServer());
+  ASSERT_TRUE(server.started()) << server.start_error();
+  const std::string csv = directory_ + "/r.csv", json = directory_ + "/r.json";
+  const pid_t load = StartLongSweep(KVLAB_LOAD_PATH, server, csv, json, directory_ + "/log", 1);
+  ::kill(load, SIGINT);
+  EXPECT_EQ(WaitForExit(load), 130);
+  const int rows = CountLines(csv) - 1;
+  EXPECT_GE(rows, 1);
+  EXPECT_EQ(PythonOnJson(json, "d['status'], sum(len(p['repetitions']) for p in d['points'])"),
+            "cancelled " + std::to_string(rows) + "\n");
+}
+
+}  // namespace
+}  // namespace kvlab::harness

@@ -1,0 +1,169 @@
+// RunSweep end to end against real servers: points and repetitions come
+// back complete, every strategy's INCRBY sum equals the server's value,
+// prefill makes GETs hit, cancellation keeps completed repetitions, and an
+// unreachable server is a clear error.
+#include "harness/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "harness/server_control.h"
+#include "tests/harness/test_server.h"
+
+namespace kvlab::harness {
+namespace {
+
+using testing::AvailableServers;
+using testing::ServerKind;
+using testing::TestServer;
+
+LoadConfig ShortConfig(const Target& target) {
+  LoadConfig config;
+  config.target = target;
+  config.duration_s = 0.2;
+  config.warmup_s = 0.05;
+  config.repetitions = 2;
+  config.flush = true;
+  return config;
+}
+
+class SweepTest : public ::testing::TestWithParam<ServerKind> {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<TestServer>(GetParam());
+    ASSERT_TRUE(server_->started()) << server_->start_error();
+  }
+  std::unique_ptr<TestServer> server_;
+};
+
+TEST_P(SweepTest, IncrbySumEqualsTheServersValueForEveryStrategyAndTransport) {
+  for (const ClientKind client : {ClientKind::kDedicated, ClientKind::kPooled, ClientKind::kShared}) {
+    for (const Target& target : {server_->unix_target(), server_->tcp_target()}) {
+      SCOPED_TRACE(std::string(ClientKindName(client)) + " " + target.ToUrl());
+      LoadConfig config = ShortConfig(target);
+      config.client = client;
+      config.threads = {3};
+      config.pipeline = client == ClientKind::kDedicated ? 4 : 1;
+      config.workload.command = CommandKind::kIncrby;
+      config.workload.keys = 1;
+      int repetitions_seen = 0;
+      SweepCallbacks callbacks;
+      callbacks.on_repetition = [&](const PointResult& point, const RepetitionResult& r) {
+        ++repetitions_seen;
+        EXPECT_EQ(r.repetition, static_cast<int>(point.repetitions.size()));
+      };
+      std::vector<PointResult> points;
+      const Status status = RunSweep(config, callbacks, &points);
+      ASSERT_TRUE(status.ok()) << status.message();
+      ASSERT_EQ(points.size(), 1u);
+      const PointResult& point = points[0];
+      EXPECT_TRUE(point.complete);
+      ASSERT_EQ(point.repetitions.size(), 2u);
+      EXPECT_EQ(repetitions_seen, 2);
+      for (const RepetitionResult& r : point.repetitions) {
+        EXPECT_GT(r.ops, 0u);
+        EXPECT_EQ(r.errors, 0u);
+        EXPECT_EQ(r.latency.count(), r.ops);
+        EXPECT_GT(r.seconds, 0.19);
+        EXPECT_GT(r.p50_us, 0);
+        EXPECT_LE(r.p50_us, r.p99_us);
+        EXPECT_GE(r.client_cpu, 0);
+      }
+      std::unique_ptr<ServerControl> control;
+      ASSERT_TRUE(ServerControl::Open(target, {}, &control).ok());
+      int64_t server_value = 0;
+      ASSERT_TRUE(control->GetInteger("key:0", &server_value).ok());
+      EXPECT_EQ(server_value, point.incrby_sum);
+      EXPECT_EQ(server_value % 7, 0);
+    }
+  }
+}
+
+TEST_P(SweepTest, ThreadSweepGivesOnePointPerThreadCount) {
+  LoadConfig config = ShortConfig(server_->unix_target());
+  config.client = ClientKind::kPooled;
+  config.threads = {1, 2};
+  config.repetitions = 1;
+  config.workload.command = CommandKind::kPing;
+  std::vector<PointResult> points;
+  ASSERT_TRUE(RunSweep(config, {}, &points).ok());
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].threads, 1);
+  EXPECT_EQ(points[1].threads, 2);
+  EXPECT_EQ(points[1].connections, 8);
+}
+
+TEST_P(SweepTest, PrefillMakesEveryGetHit) {
+  LoadConfig config = ShortConfig(server_->unix_target());
+  config.client = ClientKind::kDedicated;
+  config.pipeline = 4;
+  config.workload.command = CommandKind::kGet;
+  config.workload.keys = 500;
+  config.prefill = true;
+  std::vector<PointResult> points;
+  ASSERT_TRUE(RunSweep(config, {}, &points).ok());
+  for (const RepetitionResult& r : points[0].repetitions) {
+    EXPECT_GT(r.ops, 0u);
+    EXPECT_EQ(r.misses, 0u);
+  }
+  config.prefill = false;  // flushed and not refilled: every GET misses
+  points.clear();
+  ASSERT_TRUE(RunSweep(config, {}, &points).ok());
+  for (const RepetitionResult& r : points[0].repetitions) EXPECT_EQ(r.misses, r.ops);
+}
+
+TEST_P(SweepTest, OpenLoopNeverExceedsItsSchedule) {
+  LoadConfig config = ShortConfig(server_->unix_target());
+  config.client = ClientKind::kShared;
+  config.threads = {2};
+  config.rate = 2000;
+  config.workload.command = CommandKind::kPing;
+  std::vector<PointResult> points;
+  ASSERT_TRUE(RunSweep(config, {}, &points).ok());
+  for (const RepetitionResult& r : points[0].repetitions) {
+    EXPECT_GT(r.ops, 0u);
+    EXPECT_LE(r.ops, static_cast<uint64_t>(config.rate * r.seconds * 1.05 + 4));
+  }
+}
+
+TEST_P(SweepTest, CancelKeepsCompletedRepetitions) {
+  LoadConfig config = ShortConfig(server_->unix_target());
+  config.client = ClientKind::kShared;
+  config.threads = {2, 4};
+  config.repetitions = 3;
+  std::atomic<bool> cancel{false};
+  SweepCallbacks callbacks;
+  callbacks.cancel = &cancel;
+  callbacks.on_repetition = [&](const PointResult&, const RepetitionResult&) { cancel.store(true); };
+  std::vector<PointResult> points;
+  const Status status = RunSweep(config, callbacks, &points);
+  EXPECT_EQ(status.code(), Status::Code::kCancelled);
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_FALSE(points[0].complete);
+  EXPECT_EQ(points[0].repetitions.size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, SweepTest, ::testing::ValuesIn(AvailableServers()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(SweepErrorsTest, UnreachableServerIsAConnectionError) {
+  LoadConfig config;
+  ASSERT_TRUE(ParseTarget("unix:///nonexistent/kvlab.sock", &config.target).ok());
+  std::vector<PointResult> points;
+  const Status status = RunSweep(config, {}, &points);
+  EXPECT_EQ(status.code(), Status::Code::kConnectionFailed);
+  EXPECT_NE(status.message().find("unix:///nonexistent/kvlab.sock"), std::string::npos);
+}
+
+TEST(SweepErrorsTest, InvalidConfigIsRejectedBeforeConnecting) {
+  LoadConfig config;
+  ASSERT_TRUE(ParseTarget("unix:///nonexistent/kvlab.sock", &config.target).ok());
+  config.client = ClientKind::kShared;
+  config.pipeline = 4;
+  std::vector<PointResult> points;
+  EXPECT_EQ(RunSweep(config, {}, &points).code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kvlab::harness
