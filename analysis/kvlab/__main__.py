@@ -45,7 +45,7 @@ def _run(args) -> int:
     if runner.problems:
         print(f"kvlab run: {len(runner.problems)} problem(s); see 'Not measured' in {report}",
               file=sys.stderr)
-    return 0
+    return 130 if runner.interrupted else 0
 
 
 def _add_run_dir_argument(parser: argparse.ArgumentParser) -> None:

@@ -353,6 +353,8 @@ def render_report(run_dir: str | Path) -> str:
     points = load_points(run_dir)
     table = point_table(points)
     out = [f"# kvlab run: {meta.get('experiment', run_dir.name)}", "", machine_header(meta), ""]
+    if any(p.startswith("interrupted") for p in meta.get("problems", [])):
+        out += ["**Interrupted**: the run was stopped; points it did not reach are missing.", ""]
     problems = problems_section(points)
     if problems:
         out += [problems, ""]

@@ -115,6 +115,7 @@ class Runner:
         self.server_cpus = experiment.server_cpus or default_server
         self.harness_cpus = experiment.harness_cpus or default_harness
         self.problems: list[str] = []
+        self.interrupted = False
         self._histogram_count = 0
 
     def say(self, text: str) -> None:
@@ -159,13 +160,16 @@ class Runner:
                     elif remote:
                         self._measure_server(server, remote, Path(work), writer, progress,
                                              bind=link.server_address)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            self.problems.append("interrupted: the points after the last one shown were not run")
         finally:
             writer.close()
             if link is not None:
                 link.down()
-        meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
-        meta["problems"] = self.problems
-        self._write_meta(meta)
+            meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+            meta["problems"] = self.problems
+            self._write_meta(meta)
         return self.run_dir
 
     def _measure_server(self, server, points, work: Path, writer, progress, bind=None) -> None:
