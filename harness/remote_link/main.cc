@@ -30,6 +30,9 @@ const char* WaitModeName(kvlab::link::WaitMode mode) {
 
 int main(int argc, char** argv) {
   using namespace kvlab::link;
+  // A daemon must not keep its launcher's descriptors (pipes a caller waits
+  // on for EOF, lock files) open for its whole life.
+  ::close_range(3, ~0U, 0);
   const LinkOptionsResult parsed = ParseLinkOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!parsed.help.empty()) {
     std::printf("%s", parsed.help.c_str());

@@ -22,6 +22,7 @@ RTT_US = 1000
 PORT = 7177
 ROUND_TRIPS = 300
 NAMESPACES = ("kvlab-client", "kvlab-server")
+LOG_FILE = "/run/kvlab-link.log"
 
 
 def skip(reason):
@@ -122,6 +123,13 @@ def main():
     deadline = time.monotonic() + 2
     while running_forwarders() and time.monotonic() < deadline:
         time.sleep(0.05)
+    # A clean exit on SIGTERM prints the final statistics.
+    with open(LOG_FILE) as log:
+        exit_stats = [line for line in log if line.startswith("kvlab-link stats at exit:")]
+    if not exit_stats:
+        failures.append(f"no exit statistics in {LOG_FILE}: the forwarder did not stop cleanly")
+    elif "drops=0" not in exit_stats[0] or "write_errors=0" not in exit_stats[0]:
+        failures.append(f"the link lost packets: {exit_stats[0].strip()}")
     if kvlab_namespaces():
         failures.append(f"namespaces left behind: {kvlab_namespaces()}")
     if running_forwarders():
