@@ -133,44 +133,47 @@ class Runner:
                  f"{self.harness_cpus or 'any'} -> {self.run_dir}")
         progress = Progress(points, self.stream)
         writer = PointsWriter(self.run_dir / "points.csv")
-        link: RemoteLink | None = None
-        link_problem: str | None = None
-        if any(p.transport == "remote" for p in points):
-            link = RemoteLink(self.repo, self.build_dir, self.experiment.remote_rtt_us,
-                              self.experiment.remote_rate_mbit)
-            try:
-                link.up()
-                self.say(f"remote link up: server at {link.server_address}, "
-                         f"RTT {self.experiment.remote_rtt_us} us")
-            except LinkUnavailable as error:
-                link_problem = f"remote link unavailable: {error}"
-                self.say(link_problem)
-                self.problems.append(link_problem)
         try:
             with tempfile.TemporaryDirectory(prefix="kvlab-run-") as work:
+                # Local points first, for every server; then the remote ones, so the
+                # link's forwarder exists only while remote points are measured.
                 for server in self.experiment.servers:
-                    mine = [p for p in points if p.server == server.name]
-                    local = [p for p in mine if p.transport != "remote"]
-                    remote = [p for p in mine if p.transport == "remote"]
+                    local = [p for p in points if p.server == server.name
+                             and p.transport != "remote"]
                     if local:
                         self._measure_server(server, local, Path(work), writer, progress)
-                    if remote and link_problem:
-                        self._give_up(remote, "skipped", link_problem, writer, progress,
-                                      announce=False)
-                    elif remote:
-                        self._measure_server(server, remote, Path(work), writer, progress,
-                                             bind=link.server_address)
+                remote = [p for p in points if p.transport == "remote"]
+                if remote:
+                    self._measure_remote(remote, Path(work), writer, progress)
         except KeyboardInterrupt:
             self.interrupted = True
             self.problems.append("interrupted: the points after the last one shown were not run")
         finally:
             writer.close()
-            if link is not None:
-                link.down()
             meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
             meta["problems"] = self.problems
             self._write_meta(meta)
         return self.run_dir
+
+    def _measure_remote(self, points, work: Path, writer, progress) -> None:
+        link = RemoteLink(self.repo, self.build_dir, self.experiment.remote_rtt_us,
+                          self.experiment.remote_rate_mbit)
+        try:
+            link.up()
+        except LinkUnavailable as error:
+            self._give_up(points, "skipped", f"remote link unavailable: {error}", writer,
+                          progress)
+            return
+        try:
+            self.say(f"remote link up: server at {link.server_address}, "
+                     f"RTT {self.experiment.remote_rtt_us} us")
+            for server in self.experiment.servers:
+                mine = [p for p in points if p.server == server.name]
+                if mine:
+                    self._measure_server(server, mine, work, writer, progress,
+                                         bind=link.server_address)
+        finally:
+            link.down()
 
     def _measure_server(self, server, points, work: Path, writer, progress, bind=None) -> None:
         remote = bind is not None
