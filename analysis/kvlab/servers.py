@@ -64,6 +64,10 @@ def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
         command += ["--stripes", str(spec.stripes)]
     if spec.io_threads is not None:
         command += ["--io-threads", str(spec.io_threads)]
+    if bind != "127.0.0.1":
+        # Protected mode refuses non-loopback clients; the remote link's client is one.
+        # The link's namespaces reach nothing else, so nobody else can connect.
+        command += ["--protected-mode", "no"]
     return command
 
 
