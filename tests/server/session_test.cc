@@ -1,0 +1,248 @@
+// Session over every engine: golden replies (checked against redis-server
+// 7.0.15 when written), reply order when engine and non-engine commands are
+// pipelined together, per-command versus per-read dispatch, QUIT and protocol
+// errors mid-pipeline, the two-step EXPIRE options, INFO/CONFIG/COMMAND/
+// CLIENT/HELLO, OOM, and many sessions on many threads.
+#include "server/session.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "server/command_table.h"
+#include "tests/server/resp_reply_reader.h"
+#include "tests/server/session_driver.h"
+
+namespace kvlab::test {
+namespace {
+
+std::string Encode(const std::vector<std::string>& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return out;
+}
+
+class SessionTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    kvlab_ = MakeEngineUnderTest(GetParam(), settings_);
+    ASSERT_TRUE(kvlab_.engine);
+    driver_ = std::make_unique<SessionDriver>(*kvlab_.context);
+  }
+  std::string Feed(std::string_view bytes) { return driver_->Feed(bytes); }
+
+  ServerSettings settings_;
+  EngineUnderTest kvlab_;
+  std::unique_ptr<SessionDriver> driver_;
+};
+
+// A pipeline and its golden replies: redis-server 7.0.15's bytes, except
+// SELECT 1, which Redis (16 databases) accepts and kvlab (one) refuses.
+const std::string kPipeline =
+    "SET k 10\r\nGET k\r\nINCR k\r\nINCRBY k 5\r\nDECR k\r\nDECRBY k 3\r\nAPPEND k xy\r\n"
+    "STRLEN k\r\nINCR k\r\nSETNX k z\r\nSETNX n z\r\nGETSET n w\r\nMSET a 1 b 2\r\n"
+    "MGET a nokey b\r\nEXISTS a b nokey a\r\nDEL a nokey\r\nDBSIZE\r\nPING\r\nPING hi\r\n"
+    "ECHO \"x y\"\r\nSET e v EX 1000\r\nTTL e\r\nPERSIST e\r\nTTL e\r\nTTL nokey\r\n"
+    "SET e v NX\r\nSET e v2 XX GET\r\nSET e v EX 0\r\nSET e v FOO\r\nMSET a\r\nget\r\n"
+    "nosuch a b\r\nSELECT 0\r\nSELECT 1\r\nINCR e\r\nSET big 9223372036854775807\r\n"
+    "INCR big\r\nFLUSHDB\r\nDBSIZE\r\n";
+const std::string kPipelineReplies =
+    "+OK\r\n$2\r\n10\r\n:11\r\n:16\r\n:15\r\n:12\r\n:4\r\n:4\r\n"
+    "-ERR value is not an integer or out of range\r\n:0\r\n:1\r\n$1\r\nz\r\n+OK\r\n"
+    "*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n:3\r\n:1\r\n:3\r\n+PONG\r\n$2\r\nhi\r\n"
+    "$3\r\nx y\r\n+OK\r\n:1000\r\n:1\r\n:-1\r\n:-2\r\n"
+    "$-1\r\n$1\r\nv\r\n-ERR invalid expire time in 'set' command\r\n-ERR syntax error\r\n"
+    "-ERR wrong number of arguments for 'mset' command\r\n"
+    "-ERR wrong number of arguments for 'get' command\r\n"
+    "-ERR unknown command 'nosuch', with args beginning with: 'a' 'b' \r\n+OK\r\n"
+    "-ERR DB index is out of range\r\n-ERR value is not an integer or out of range\r\n+OK\r\n"
+    "-ERR increment or decrement would overflow\r\n+OK\r\n:0\r\n";
+
+TEST_P(SessionTest, AnswersAPipelineWithRedisReplies) {
+  EXPECT_EQ(Feed(kPipeline), kPipelineReplies);
+  EXPECT_FALSE(driver_->closed());
+}
+
+TEST_P(SessionTest, SameRepliesWhenBytesArriveOneAtATime) {
+  std::string out;
+  for (char c : kPipeline) out += Feed(std::string_view(&c, 1));
+  EXPECT_EQ(out, kPipelineReplies);
+}
+
+TEST_P(SessionTest, SameRepliesWhenCommandsArriveOneAtATime) {
+  std::string out;
+  size_t start = 0;
+  while (start < kPipeline.size()) {
+    size_t end = kPipeline.find('\n', start) + 1;
+    out += Feed(std::string_view(kPipeline).substr(start, end - start));
+    start = end;
+  }
+  EXPECT_EQ(out, kPipelineReplies);
+}
+
+TEST_P(SessionTest, ExpireOptionsReadThenWriteInOrder) {
+  EXPECT_EQ(Feed("SET k v\r\nEXPIRE k 100 NX\r\nEXPIRE k 200 NX\r\nEXPIRE k 50 GT\r\n"
+                 "EXPIRE k 500 GT\r\nTTL k\r\nEXPIRE k 10 LT\r\nTTL k\r\nEXPIRE k 20 XX\r\n"
+                 "PERSIST k\r\nEXPIRE k 10 XX\r\nEXPIRE k 10 LT\r\nTTL k\r\n"
+                 "EXPIRE nokey 10 NX\r\nEXPIRE k -1 GT\r\nEXISTS k\r\nEXPIRE k 1 ZZ\r\n"
+                 "EXPIRE k 1 NX XX\r\nEXPIRE k 1 GT LT\r\nEXPIRE k -1\r\nEXISTS k\r\n"),
+            "+OK\r\n:1\r\n:0\r\n:0\r\n:1\r\n:500\r\n:1\r\n:10\r\n:1\r\n:1\r\n:0\r\n:1\r\n"
+            ":10\r\n:0\r\n:0\r\n:1\r\n-ERR Unsupported option ZZ\r\n"
+            "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n"
+            "-ERR GT and LT options at the same time are not compatible\r\n:1\r\n:0\r\n");
+}
+
+TEST_P(SessionTest, QuitAnswersEarlierCommandsAndStopsReading) {
+  EXPECT_EQ(Feed("SET a 1\r\nQUIT\r\nSET a 2\r\n"), "+OK\r\n+OK\r\n");
+  EXPECT_TRUE(driver_->closed());
+  SessionDriver other(*kvlab_.context, 2);
+  EXPECT_EQ(other.Feed("GET a\r\n"), "$1\r\n1\r\n");
+}
+
+TEST_P(SessionTest, ProtocolErrorAfterCommandsAnswersThemFirst) {
+  EXPECT_EQ(Feed("SET a 1\r\nINCR a\r\n*1\r\n$x\r\nGET a\r\n"),
+            "+OK\r\n:2\r\n-ERR Protocol error: invalid bulk length\r\n");
+  EXPECT_TRUE(driver_->closed());
+}
+
+TEST_P(SessionTest, InfoReportsSectionsKeyspaceAndEngine) {
+  Feed("SET a 1\r\nSET b 2\r\n");
+  EXPECT_EQ(Feed("INFO keyspace\r\n"),
+            "$44\r\n# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n\r\n");
+  EXPECT_EQ(Feed("INFO nosuchsection\r\n"), "$0\r\n\r\n");
+  std::string info = Feed("INFO\r\n");
+  for (const char* needle : {"# Server\r\nredis_version:7.0.15\r\n", "\r\n# Clients\r\n",
+                             "\r\n# Memory\r\nused_memory:", "\r\n# Stats\r\n",
+                             "total_commands_processed:", "\r\n# Keyspace\r\ndb0:keys=2",
+                             "\r\n# Kvlab\r\nengine:"}) {
+    EXPECT_NE(info.find(needle), std::string::npos) << needle << " in " << info;
+  }
+  std::string memory = Feed("info MEMORY\r\n");
+  EXPECT_NE(memory.find("# Memory\r\nused_memory:"), std::string::npos);
+  EXPECT_EQ(memory.find("# Server"), std::string::npos);
+}
+
+TEST_P(SessionTest, ConfigGetReturnsMatchingPairs) {
+  EXPECT_EQ(Feed("CONFIG GET save appendonly\r\n"),
+            "*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nsave\r\n$0\r\n\r\n");
+  EXPECT_EQ(Feed("CONFIG GET maxmemory-p*\r\n"),
+            "*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n");
+  EXPECT_EQ(Feed("CONFIG GET nothing*\r\n"), "*0\r\n");
+  EXPECT_EQ(Feed("CONFIG GET\r\n"), "-ERR wrong number of arguments for 'config|get' command\r\n");
+  EXPECT_EQ(Feed("CONFIG foo\r\n"), "-ERR unknown subcommand 'foo'. Try CONFIG HELP.\r\n");
+  std::vector<std::string> all = SplitReplies(Feed("CONFIG GET *\r\n"));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].substr(0, 4), "*32\r");
+}
+
+TEST_P(SessionTest, CommandDescribesTheTable) {
+  size_t count = CommandTable::Instance().commands().size();
+  EXPECT_EQ(Feed("COMMAND COUNT\r\n"), ":" + std::to_string(count) + "\r\n");
+  EXPECT_EQ(Feed("COMMAND INFO get nosuch\r\n"),
+            "*2\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+            "*1\r\n+@string\r\n*0\r\n*0\r\n*0\r\n*-1\r\n");
+  EXPECT_EQ(Feed("COMMAND DOCS get\r\n"),
+            "*2\r\n$3\r\nget\r\n*6\r\n$7\r\nsummary\r\n$22\r\nGet the value of a key\r\n"
+            "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n");
+  std::string everything = Feed("COMMAND\r\n");
+  EXPECT_EQ(everything.substr(0, everything.find('\r')), "*" + std::to_string(count));
+  EXPECT_EQ(SplitReplies(everything).size(), 1u);
+  EXPECT_EQ(Feed("COMMAND foo\r\n"), "-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n");
+}
+
+TEST_P(SessionTest, ClientAndHelloDescribeTheConnection) {
+  EXPECT_EQ(Feed("CLIENT ID\r\n"), ":1\r\n");
+  EXPECT_EQ(Feed("CLIENT GETNAME\r\n"), "$-1\r\n");
+  EXPECT_EQ(Feed("CLIENT SETNAME bench-1\r\nCLIENT GETNAME\r\n"), "+OK\r\n$7\r\nbench-1\r\n");
+  EXPECT_EQ(Feed("CLIENT SETNAME \"a b\"\r\n"),
+            "-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
+  EXPECT_EQ(Feed("CLIENT SETNAME\r\n"),
+            "-ERR wrong number of arguments for 'client|setname' command\r\n");
+  EXPECT_EQ(Feed("CLIENT foo\r\n"), "-ERR unknown subcommand 'foo'. Try CLIENT HELP.\r\n");
+  std::string info = Feed("CLIENT INFO\r\n");
+  EXPECT_NE(info.find("id=1 addr=127.0.0.1:40000 laddr=127.0.0.1:6379"), std::string::npos);
+  EXPECT_NE(info.find("name=bench-1"), std::string::npos);
+  EXPECT_EQ(Feed("HELLO\r\n"),
+            "*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n"
+            "$5\r\nproto\r\n:2\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n"
+            "$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n");
+  EXPECT_EQ(Feed("HELLO 3\r\n"), "-NOPROTO unsupported protocol version\r\n");
+  EXPECT_EQ(Feed("HELLO x\r\n"), "-ERR Protocol version is not an integer or out of range\r\n");
+  EXPECT_EQ(Feed("AUTH x\r\n"),
+            "-ERR AUTH <password> called without any password configured for the default "
+            "user. Are you sure your configuration is correct?\r\n");
+}
+
+TEST_P(SessionTest, PasswordGatesCommandsUntilAuth) {
+  ServerSettings settings;
+  settings.requirepass = "pw";
+  EngineUnderTest guarded = MakeEngineUnderTest(GetParam(), settings);
+  SessionDriver driver(*guarded.context);
+  EXPECT_EQ(driver.Feed("GET a\r\nAUTH nope\r\nAUTH pw\r\nGET a\r\n"),
+            "-NOAUTH Authentication required.\r\n"
+            "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+            "+OK\r\n$-1\r\n");
+  SessionDriver via_hello(*guarded.context, 2);
+  EXPECT_EQ(via_hello.Feed("HELLO 2 AUTH default pw SETNAME x\r\nCLIENT GETNAME\r\n").substr(0, 5),
+            "*14\r\n");
+}
+
+TEST_P(SessionTest, WritesPastMaxmemoryFailWithOomAndNothingElseIsLost) {
+  ServerSettings settings;
+  settings.max_memory_bytes = 64 * 1024;
+  EngineUnderTest small = MakeEngineUnderTest(GetParam(), settings);
+  SessionDriver driver(*small.context);
+  const std::string value(1000, 'v');
+  int stored = 0;
+  std::string reply;
+  for (int i = 0; i < 1000; ++i) {
+    reply = driver.Feed(Encode({"SET", "key:" + std::to_string(i), value}));
+    if (reply != "+OK\r\n") break;
+    ++stored;
+  }
+  EXPECT_EQ(reply, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+  EXPECT_GT(stored, 10);
+  EXPECT_EQ(driver.Feed("DBSIZE\r\n"), ":" + std::to_string(stored) + "\r\n");
+  EXPECT_EQ(driver.Feed("GET key:0\r\n"), "$1000\r\n" + value + "\r\n");
+  EXPECT_EQ(driver.Feed("DEL key:0\r\n"), ":1\r\n");
+}
+
+TEST_P(SessionTest, ManySessionsOnManyThreadsKeepExactCounts) {
+  if (GetParam() == "single") GTEST_SKIP() << "the single engine is driven by one thread";
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 200;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      SessionDriver driver(*kvlab_.context, 10 + t);
+      std::string own = "own:" + std::to_string(t);
+      for (int i = 0; i < kRounds; ++i) {
+        // A pipeline touching a shared key, an own key and a multi-key read.
+        std::string out = driver.Feed("INCR shared\r\nINCR " + own + "\r\nMGET shared " + own +
+                                      "\r\nPING\r\n");
+        EXPECT_EQ(SplitReplies(out).size(), 4u);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(Feed("GET shared\r\n"), "$3\r\n800\r\n");
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(Feed("GET own:" + std::to_string(t) + "\r\n"), "$3\r\n200\r\n");
+  }
+}
+
+TEST_P(SessionTest, CountsProcessedCommands) {
+  uint64_t before = kvlab_.context->stats.total_commands_processed.load();
+  Feed("PING\r\nSET a b\r\nGET a\r\n");
+  EXPECT_EQ(kvlab_.context->stats.total_commands_processed.load() - before, 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, SessionTest, ::testing::ValuesIn(AllEngineKinds()),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) if (c == '-') c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace kvlab::test
