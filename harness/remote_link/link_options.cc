@@ -33,10 +33,14 @@ LinkOptionsResult ParseLinkOptions(const std::vector<std::string>& arguments) {
       ("spin-us", po::value(&spin_us)->default_value(20), "hybrid mode's polling window, µs")
       ("rt-priority", po::value(&options.realtime_priority)->default_value(0),
        "SCHED_FIFO priority 1..99 (0: normal scheduling); not with --wait busy")
-      ("client-netns", po::value(&options.client.namespace_name)->default_value("kvlab-client"), "")
-      ("client-tun", po::value(&options.client.device_name)->default_value("kvtun0"), "")
-      ("server-netns", po::value(&options.server.namespace_name)->default_value("kvlab-server"), "")
-      ("server-tun", po::value(&options.server.device_name)->default_value("kvtun0"), "")
+      ("client-netns", po::value(&options.client.namespace_name)->default_value("kvlab-client"),
+       "namespace (under /var/run/netns) holding the client-side TUN device")
+      ("client-tun", po::value(&options.client.device_name)->default_value("kvtun0"),
+       "client-side TUN device (persistent, made by `ip tuntap add mode tun`)")
+      ("server-netns", po::value(&options.server.namespace_name)->default_value("kvlab-server"),
+       "namespace holding the server-side TUN device")
+      ("server-tun", po::value(&options.server.device_name)->default_value("kvtun0"),
+       "server-side TUN device")
       ("pid-file", po::value(&options.pid_file), "write the pid here once both TUN ends are attached");
 
   try {
