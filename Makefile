@@ -88,6 +88,12 @@ bench: build
 bench-quick:
 	@$(MAKE) --no-print-directory bench BENCH=workloads/quick.toml
 
+# Harness efficiency: kvlab-load vs redis-benchmark on redis-server, pinned to different cores.
+.PHONY: bench-harness
+bench-harness: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target kvlab-load
+	harness/benchmarks/compare_with_redis_benchmark.sh $(BUILD) 3
+
 # Opens notebooks/analysis.ipynb in Jupyter; without the notebook server
 # (Debian: jupyter-notebook), renders it headless to $(BUILD)/notebook/analysis.html.
 notebook:

@@ -62,7 +62,7 @@ class FrontEnd {
       Status created = CsvResultFile::Create(options_.csv_path, config, &csv_);
       if (!created.ok()) return Fail(created, {});
     }
-    if (!reachable.ok()) return Fail(reachable, {});
+    if (!reachable.ok()) return Fail(reachable, "failed");
     if (json_) {
       Status written = json_->Write({}, "running", "");
       if (!written.ok()) return Fail(written, {});

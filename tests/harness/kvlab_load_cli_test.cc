@@ -91,6 +91,7 @@ TEST_F(KvlabLoadCliTest, UnreachableServerExitsOneWithAMessage) {
                        &output),
             1);
   EXPECT_NE(output.find("cannot connect"), std::string::npos) << output;
+  EXPECT_EQ(PythonOnJson(directory_ + "/r.json", "d['status'], len(d['points'])"), "failed 0\n");
 }
 
 TEST_F(KvlabLoadCliTest, GoodRunWritesEveryRepetitionAndExitsZero) {
