@@ -1,0 +1,93 @@
+"""The callgrind regression gate (scripts/regress) on the real kvlab-opcost.
+
+Counts two engines over small regions (a few seconds under valgrind), then
+checks that the counts repeat exactly for an inline engine, that a baseline
+the run exceeds fails the gate naming the case, and that one it undercuts
+passes. Needs this build's kvlab-opcost (KVLAB_BUILD_DIR, from CTest).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD_DIR, REPO
+
+REGRESS = REPO / "scripts" / "regress"
+ENGINES = "single,sharded"
+
+
+def _regress(tmp_path, *args):
+    return subprocess.run(["/usr/bin/python3", str(REGRESS), "--build", str(BUILD_DIR), "--ops", "200",
+                           "--engines", ENGINES, "--history-dir", str(tmp_path / "history"), *args],
+                          capture_output=True, text=True, timeout=240)
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    """Two baselines written by two separate runs."""
+    if not os.access(BUILD_DIR / "kvlab-opcost", os.X_OK):
+        pytest.fail(f"{BUILD_DIR}/kvlab-opcost is not built")
+    if shutil.which("valgrind") is None:
+        pytest.fail("valgrind not found: run scripts/install-deps")
+    tmp = tmp_path_factory.mktemp("regress")
+    runs = []
+    for name in ("first.json", "second.json"):
+        done = _regress(tmp, "--update", "--baseline", str(tmp / name))
+        assert done.returncode == 0, done.stdout + done.stderr
+        runs.append(json.loads((tmp / name).read_text()))
+    return tmp, runs
+
+
+def _per_op(run):
+    return {(c["engine"], c["op"]): c["instructions_per_op"] for c in run["cases"]}
+
+
+def test_every_engine_and_op_is_counted(counted):
+    _, (first, _) = counted
+    counts = _per_op(first)
+    assert set(counts) == {(e, o) for e in ("single", "sharded") for o in ("GET", "SET", "INCR")}
+    # The sharded path does everything the single one does, plus the hop.
+    for op in ("GET", "SET", "INCR"):
+        assert counts[("sharded", op)] > counts[("single", op)] > 0
+
+
+def test_counts_repeat_run_to_run(counted):
+    _, (first, second) = counted
+    a, b = _per_op(first), _per_op(second)
+    for op in ("GET", "SET", "INCR"):
+        assert a[("single", op)] == b[("single", op)]
+        # The hop's thread handoff may vary by an instruction or two per op.
+        assert abs(a[("sharded", op)] - b[("sharded", op)]) / a[("sharded", op)] < 0.01
+
+
+def _edited_baseline(tmp, run, factor):
+    """The run's counts with single/GET scaled by `factor`, as a baseline file."""
+    edited = json.loads(json.dumps(run))
+    for case in edited["cases"]:
+        if (case["engine"], case["op"]) == ("single", "GET"):
+            case["instructions_per_op"] = round(case["instructions_per_op"] * factor, 1)
+    path = tmp / f"baseline-{factor}.json"
+    path.write_text(json.dumps(edited))
+    return path
+
+
+def test_growth_past_tolerance_fails_and_names_the_case(counted):
+    tmp, (first, _) = counted
+    done = _regress(tmp, "--baseline", str(_edited_baseline(tmp, first, 0.8)))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAILED: 1 case(s) grew" in done.stdout
+    assert "single/GET" in done.stdout
+    history = sorted((tmp / "history").glob("*.json"))
+    record = json.loads(history[-1].read_text())
+    assert not record["passed"]
+    assert [c["op"] for c in record["cases"] if c["status"] == "grew"] == ["GET"]
+
+
+def test_shrinking_passes(counted):
+    tmp, (first, _) = counted
+    done = _regress(tmp, "--baseline", str(_edited_baseline(tmp, first, 1.25)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "shrank" in done.stdout and "regress: OK" in done.stdout
