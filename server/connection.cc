@@ -8,6 +8,14 @@
 #include "server/connection_registry.h"
 
 namespace kvlab {
+namespace {
+
+// While a batch is pending, read ahead at most this much: enough to batch the
+// next commands, little enough that a fast pipeliner waits in its own socket
+// buffer rather than in our memory.
+constexpr size_t kStagedInputHighWater = 64 * 1024;
+
+}  // namespace
 
 Connection::Connection(boost::asio::io_context& io_context, Socket socket, ServerContext& context,
                        ClientInfo info, ConnectionLimits limits, ConnectionRegistry& registry)
@@ -34,6 +42,7 @@ void Connection::Start() { ReadMore(); }
 
 void Connection::ReadMore() {
   if (closed_ || session_done_ || peer_done_ || read_in_flight_) return;
+  if (pending_batch_ && staged_input_.size() >= kStagedInputHighWater) return;  // resumed later
   read_in_flight_ = true;
   socket_.async_read_some(boost::asio::buffer(read_buffer_),
                           [self = shared_from_this()](const boost::system::error_code& error,
@@ -79,6 +88,7 @@ void Connection::Drive() {
     boost::asio::post(self->io_context_, [self] {
       self->pending_batch_.reset();
       self->Drive();
+      self->ReadMore();
     });
   };
   switch (session_.Process(out_, std::move(resume))) {
