@@ -158,8 +158,9 @@ void Session::OnBatchDone() {
 void Session::RenderSlots(std::string& out) {
   ReplyWriter writer(out);
   std::span<const OpResult> all(batch_.results);
-  std::vector<ReplySlot> slots = std::move(slots_);
-  slots_.clear();
+  // Swap rather than move so both vectors keep their capacity across reads.
+  std::vector<ReplySlot>& slots = rendering_;
+  slots.swap(slots_);
   for (ReplySlot& slot : slots) {
     const DeferredReply& deferred = slot.deferred;
     if (deferred.render == nullptr && deferred.follow_up == nullptr) {
@@ -179,9 +180,11 @@ void Session::RenderSlots(std::string& out) {
       CommandCall call(args_, ctx_, client_, batch_, out);
       deferred.follow_up(deferred, first_step, call);
       if (call.deferred()) slots_.push_back(ReplySlot{{}, std::move(call.deferred_reply())});
+      slots.clear();
       return;
     }
   }
+  slots.clear();
   batch_.Clear();
 }
 

@@ -92,6 +92,7 @@ class Session {
 
   Batch batch_;
   std::vector<ReplySlot> slots_;   // non-empty only while a batch is queued
+  std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};
   std::function<void()> resume_;
 };

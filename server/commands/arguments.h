@@ -1,5 +1,5 @@
-// Helpers shared by command handlers: Redis's option matching and integer
-// arguments, and the error texts several commands use.
+// Helpers shared by command handlers: Redis's option matching, the error
+// texts and render functions several commands use.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "engines/operation.h"
+#include "server/command.h"
 #include "engines/redis_integer.h"
 
 namespace kvlab {
@@ -49,6 +50,17 @@ inline bool EqualsIgnoreCase(std::string_view arg, std::string_view option) {
 
 inline std::string InvalidExpireTimeError(std::string_view command) {
   return "ERR invalid expire time in '" + std::string(command) + "' command";
+}
+
+// Render functions several commands share.
+inline void RenderInteger(const DeferredReply&, std::span<const OpResult> results,
+                          ReplyWriter& writer, ServerContext&) {
+  writer.Integer(results[0].integer);
+}
+
+inline void RenderOk(const DeferredReply&, std::span<const OpResult>, ReplyWriter& writer,
+                     ServerContext&) {
+  writer.Ok();
 }
 
 // Wall-clock unix milliseconds: expiry deadlines are absolute, as in Redis.

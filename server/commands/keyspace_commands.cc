@@ -17,16 +17,6 @@ void RenderSum(const DeferredReply&, std::span<const OpResult> results, ReplyWri
   writer.Integer(sum);
 }
 
-void RenderInteger(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
-                   ServerContext&) {
-  writer.Integer(results[0].integer);
-}
-
-void RenderOk(const DeferredReply&, std::span<const OpResult>, ReplyWriter& writer,
-              ServerContext&) {
-  writer.Ok();
-}
-
 // TTL rounds the milliseconds left to the nearest second, as ttlGenericCommand.
 void RenderTtlSeconds(const DeferredReply&, std::span<const OpResult> results,
                       ReplyWriter& writer, ServerContext&) {

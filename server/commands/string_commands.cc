@@ -19,16 +19,6 @@ void RenderValue(const DeferredReply&, std::span<const OpResult> results, ReplyW
   }
 }
 
-void RenderInteger(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
-                   ServerContext&) {
-  writer.Integer(results[0].integer);
-}
-
-void RenderOk(const DeferredReply&, std::span<const OpResult>, ReplyWriter& writer,
-              ServerContext&) {
-  writer.Ok();
-}
-
 // SET's reply: +OK, nil when NX/XX stopped it, or the old value with GET.
 void RenderSet(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
                ServerContext&) {

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include <gtest/gtest.h>
+
 #include "engines/engine.h"
 #include "server/server_context.h"
 #include "server/session.h"
@@ -82,6 +84,15 @@ inline const std::vector<std::string>& AllEngineKinds() {
   static const std::vector<std::string> kinds = {"single", "sharded", "sharded-batch",
                                                  "concurrent", "striped"};
   return kinds;
+}
+
+// gtest parameter names may not contain '-'.
+inline std::string EngineTestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
 }
 
 }  // namespace kvlab::test

@@ -238,11 +238,7 @@ TEST_P(SessionTest, CountsProcessedCommands) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, SessionTest, ::testing::ValuesIn(AllEngineKinds()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) if (c == '-') c = '_';
-                           return name;
-                         });
+                         EngineTestName);
 
 }  // namespace
 }  // namespace kvlab::test
