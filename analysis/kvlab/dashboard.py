@@ -38,6 +38,8 @@ from . import micro
 MICRO_SLOWDOWN_PCT = 10.0
 # Lines per plot beyond which a plot stops being readable.
 MAX_SERIES_PER_PLOT = 8
+# Raw points.csv rows shown when a run has no report.
+MAX_RAW_ROWS = 20
 
 
 # ----------------------------------------------------------------- loading
@@ -300,7 +302,7 @@ def _images(plots):
 
 
 def markdown_to_html(text):
-    """The subset of markdown our reports use: headings, pipe tables, paragraphs, code blocks."""
+    """The subset of markdown our reports use: headings, pipe tables, lists, paragraphs, code blocks."""
     out, lines, i = [], text.splitlines(), 0
     while i < len(lines):
         line = lines[i]
@@ -321,9 +323,15 @@ def markdown_to_html(text):
                 i += 1
             body = [r for r in block[1:] if not all(set(c) <= set("-: ") for c in r)]
             out.append(_table(block[0], body))
+        elif line.startswith(("- ", "* ")):
+            items = []
+            while i < len(lines) and lines[i].startswith(("- ", "* ")):
+                items.append(f"<li>{_e(lines[i][2:].strip())}</li>")
+                i += 1
+            out.append("<ul>" + "".join(items) + "</ul>")
         elif line.strip():
             para = []
-            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "```")):
+            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "```", "- ", "* ")):
                 para.append(lines[i].strip())
                 i += 1
             out.append("<p>" + _e(" ".join(para)) + "</p>")
@@ -389,13 +397,30 @@ def _bench_section(runs, plots):
     parts = [f"<p>{len(runs)} run(s). Newest: <code>{_e(latest['name'])}</code> ({latest['date']:%Y-%m-%d %H:%M} UTC"
              + (f", commit <code>{_e(latest['commit'][:12])}</code>" if latest["commit"] else "") + ").</p>",
              _images(plots)]
-    if latest["report"]:
-        with open(latest["report"], encoding="utf-8") as f:
-            parts.append('<div class="report">' + markdown_to_html(f.read()) + "</div>")
+    report = _report_markdown(latest)
+    if report is not None:
+        parts.append('<div class="report">' + markdown_to_html(report) + "</div>")
     elif latest["points"]:
         header = list(latest["points"][0].keys())
-        parts.append(_table(header, [[p.get(h, "") for h in header] for p in latest["points"]]))
+        shown = latest["points"][:MAX_RAW_ROWS]
+        parts.append(f"<p>No report could be rendered; the first {len(shown)} of "
+                     f"{len(latest['points'])} rows of points.csv:</p>")
+        parts.append(_table(header, [[p.get(h, "") for h in header] for p in shown]))
     return "\n".join(parts)
+
+
+def _report_markdown(run):
+    """The run's report.md, or the analysis package's rendering of its points (a run
+    still in progress has none written yet); None when neither works."""
+    if run["report"]:
+        with open(run["report"], encoding="utf-8") as f:
+            return f.read()
+    try:
+        from .report import render_report
+        return render_report(run["folder"])
+    except Exception as e:  # a partial or foreign run folder: fall back to raw rows
+        print(f"dashboard: cannot render a report for {run['folder']}: {e}", file=sys.stderr)
+        return None
 
 
 STYLE = """

@@ -76,7 +76,7 @@ def results(tmp_path):
            "get,sharded,get,8,1,990000,ok,\nget,concurrent,get,8,1,1240000,ok,\n"
            "get,concurrent,get,8,2,,failed,server exited\n")
     _write(str(run / "report.md"),
-           "# ember-pr50\n\nSide by side with the seed.\n\n"
+           "# ember-pr50\n\nSide by side with the seed.\n\n- CPU: fixture\n- cores: 2\n\n"
            "| engine | op | ops/s | seed ops/s |\n|---|---|---:|---:|\n"
            "| sharded | GET | 990000 | 1115000 |\n| concurrent | GET | 1240000 | 1241000 |\n")
     return tmp_path
@@ -97,7 +97,8 @@ def test_page_shows_every_section_and_highlights_the_regression(results):
     assert "<td>GET</td><td>16</td><td>3150</td><td>2400</td><td>750</td><td>47</td>" in text
     # The bench run's commit comes from its meta.json.
     assert "3333333cccc" in text
-    # The newest run's seed table is rendered from its report.md.
+    # The newest run's seed table is rendered from its report.md, lists included.
+    assert "<ul><li>CPU: fixture</li><li>cores: 2</li></ul>" in text
     assert "<td>concurrent</td><td>GET</td><td>1240000</td><td>1241000</td>" in text
 
 
