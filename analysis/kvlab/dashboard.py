@@ -355,8 +355,8 @@ def _opcost_section(records, plots):
     verdict = (f'<p class="verdict bad">{len(grew)} case(s) grew past the '
                f'{latest.get("tolerance_pct", 5):g}% tolerance.</p>' if grew else
                '<p class="verdict good">No case grew past the tolerance.</p>')
-    title = (f"Latest: {latest['source']} of commit <code>{_e(latest.get('git_commit', '')[:12])}</code>, "
-             f"{_e(latest.get('date', ''))}, {_e(latest.get('compiler', ''))}")
+    where = ", ".join(_e(latest[k]) for k in ("date", "compiler", "cpu") if latest.get(k))
+    title = f"Latest: {latest['source']} of commit <code>{_e(latest.get('git_commit', '')[:12])}</code>, {where}"
     return "\n".join([f"<p>{title}</p>", verdict,
                       _table(["engine", "op", "instructions/op", "baseline", "change", "status"], rows, classes),
                       _images(plots)])
