@@ -31,8 +31,6 @@ HARNESS_COLUMNS = ("threads", "client", "transport", "pipeline", "connections", 
                    "ops", "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us",
                    "p999_us", "max_us", "client_cpu", "client_bound")
 CLIENT_BOUND_FRACTION = 0.9
-# redis-benchmark --threads measures time in 250 ms ticks (see DESIGN.md).
-REDIS_BENCHMARK_TICK_S = 0.25
 
 
 @dataclasses.dataclass
@@ -186,8 +184,3 @@ def run_redis_benchmark(points: list[Point], target: str, cpus: str | None,
             })
     return [LoadResult(rows[p.command]) for p in points]
 
-
-def quantised_to_ticks(seconds: float) -> bool:
-    """True when a redis-benchmark run time is a whole number of its 250 ms ticks."""
-    ticks = seconds / REDIS_BENCHMARK_TICK_S
-    return abs(ticks - round(ticks)) < 1e-3

@@ -19,6 +19,7 @@ from .results import load_meta, load_points
 from .stats import Summary, summarize
 
 CLIENT_BOUND_MARK = "†"
+ERROR_MARK = " ‼"
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "results" / "reference"
 SEED_TRANSPORT = {"unix": "socket", "tcp": "localhost", "remote": "remote"}
 
@@ -38,6 +39,7 @@ def point_table(points: pd.DataFrame) -> pd.DataFrame:
                    client_cpu=measured["client_cpu"].median(),
                    server_cpu=measured["server_cpu"].median(),
                    client_bound=bool(measured["client_bound"].any()),
+                   seconds=measured["seconds"].median(),
                    errors=measured["errors"].sum(min_count=1))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -62,6 +64,8 @@ def format_cell(row) -> str:
         text += f" ±{100 * summary.relative_half_width:.1f}%"
     if row["client_bound"]:
         text += CLIENT_BOUND_MARK
+    if row["errors"] and not pd.isna(row["errors"]):
+        text += ERROR_MARK
     return text
 
 
@@ -175,10 +179,10 @@ def instrument_comparison(table: pd.DataFrame) -> str:
                                                        if r["client_bound_kvlab"] else ""),
                      format_rate(r["median_redis_benchmark"]) + (
                          CLIENT_BOUND_MARK if r["client_bound_redis_benchmark"] else ""),
-                     format_ratio(a, b)])
+                     _number(r["seconds_redis_benchmark"], 2), format_ratio(a, b)])
     return ("### The two instruments on the same points\n\n" + markdown_table(
         ["server", "transport", "test", "keys", "P", "conns", "T", "kvlab-load ops/s",
-         "redis-benchmark ops/s", "kvlab-load / redis-benchmark"], rows))
+         "redis-benchmark ops/s", "its run time s", "kvlab-load / redis-benchmark"], rows))
 
 
 def ember_ratios(group, servers, threads, meta, reference, pipeline) -> str:
@@ -197,6 +201,10 @@ def ember_ratios(group, servers, threads, meta, reference, pipeline) -> str:
     if not pairs:
         return ""
     header = ["test", "ratio"] + [f"T={t}" for t in threads] + ["seed"]
+    present = set(group["server"])
+    pairs = [(a, b) for a, b in pairs if a in present and b in present]
+    if not pairs:
+        return ""
     rows = []
     for command in dict.fromkeys(group["command"]):
         for numerator, denominator in pairs:
@@ -291,7 +299,7 @@ def _seed_lettuce(reference, threads, client, transport, raw=False):
 def all_points_section(table: pd.DataFrame) -> str:
     header = ["sweep", "server", "loadgen", "transport", "client", "command", "keys", "P",
               "conns", "nodelay", "T", "ops/s median", "95% CI", "n", "p50 µs", "p99 µs",
-              "p99.9 µs", "client CPU", "server CPU"]
+              "p99.9 µs", "errors", "client CPU", "server CPU"]
     rows = []
     for _, r in table.iterrows():
         s: Summary = r["summary"]
@@ -303,12 +311,13 @@ def all_points_section(table: pd.DataFrame) -> str:
                      r["pipeline"], r["connections"], r["nodelay"], r["threads"],
                      format_rate(s.median) + (CLIENT_BOUND_MARK if r["client_bound"] else ""),
                      interval, s.n, _number(r["p50_us"]), _number(r["p99_us"]),
-                     _number(r["p999_us"]), _cores(r["client_cpu"]), _cores(r["server_cpu"])])
+                     _number(r["p999_us"]), _number(r["errors"], 0), _cores(r["client_cpu"]),
+                     _cores(r["server_cpu"])])
     return markdown_table(header, rows)
 
 
-def _number(value) -> str:
-    return "–" if value is None or pd.isna(value) else f"{value:,.1f}"
+def _number(value, digits: int = 1) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:,.{digits}f}"
 
 
 def _cores(value) -> str:
@@ -383,11 +392,15 @@ def render_report(run_dir: str | Path) -> str:
             "confidence interval of the mean (Student's t), relative to the mean.",
             f"- {CLIENT_BOUND_MARK} client-bound: the load generator used ≥ 90% of its CPUs; "
             "the server may be faster than shown.",
+            f"-{ERROR_MARK} the server answered with errors (or replies of the wrong type): "
+            "see the errors column of All points; such a point does not measure what it "
+            "claims.",
             "- ratios are ratios of medians; `~` = the two intervals overlap, so the "
             "difference is within the noise of this run.",
             "- redis-benchmark rows: ops/s, p50, p99 and max come from its CSV; p90, p99.9 and "
             "errors are not reported by it (blank). In threaded mode it measures time in "
-            "250 ms ticks, so a run of S seconds is uncertain by up to 0.25/S.",
+            "250 ms ticks, so a run of S seconds is uncertain by up to 0.25/S (its run time "
+            "is shown beside it).",
             "- client/server CPU: cores' worth of CPU time used (1.00 = one core busy); the "
             "server's comes from its INFO cpu per repetition when kvlab-load could read it, "
             "otherwise from /proc over the whole point (warm-up included)."]

@@ -30,7 +30,10 @@ from .servers import ServerError, ServerProcess
 
 # Seconds a point costs beyond its measured time (process start, connections).
 POINT_OVERHEAD_S = 0.3
-PREFILL_COMMANDS = ("get", "mix")
+# GET/mix need their keys to exist: prefilled once per key count and value size
+# while a server runs. INCRBY needs an integer: its key is set to 0 before every
+# INCRBY point (as the seed did), since a SET point may have left a string there.
+PREFILL_ONCE_COMMANDS = ("get", "mix")
 
 
 def default_cpus() -> tuple[str | None, str | None]:
@@ -97,6 +100,9 @@ def _unmeasured_rows(point: Point, status: str, note: str) -> list[dict]:
 def _summary(rows: list[dict], error: str | None) -> str:
     rates = sorted(float(r["ops_per_s"]) for r in rows if r.get("ops_per_s"))
     text = f"median {rates[len(rates) // 2]:,.0f} ops/s" if rates else "no figures"
+    errors = sum(int(float(r["errors"])) for r in rows if r.get("errors"))
+    if errors:
+        text += f", {errors:,} ERROR REPLIES"
     if any(r.get("client_bound") == "true" for r in rows):
         text += " (client-bound)"
     return text + (f"; FAILED: {error}" if error else "")
@@ -231,13 +237,14 @@ class Runner:
             self._histogram_count += 1
             slug = (f"{self._histogram_count:04d}-{first.server}-{first.sweep}-{first.transport}-{first.client}-"
                     f"{first.command}-k{first.keys}-p{first.pipeline}-t{first.threads}")
-            needs_prefill = (first.command in PREFILL_COMMANDS
-                             and (first.keys, first.value_size) not in prefilled)
+            needs_prefill = first.command == "incrby" or (
+                first.command in PREFILL_ONCE_COMMANDS
+                and (first.keys, first.value_size) not in prefilled)
             with tempfile.NamedTemporaryFile(suffix=".csv") as raw:
                 results = [loadgens.run_kvlab_load(
                     first, self.build_dir, target, self.harness_cpus, netns, Path(raw.name),
                     self.run_dir / "histograms" / f"{slug}.json", prefill=needs_prefill)]
-            if needs_prefill and results[0].error is None:
+            if first.command in PREFILL_ONCE_COMMANDS and results[0].error is None:
                 prefilled.add((first.keys, first.value_size))
         wall = time.monotonic() - started
         cpu_after = process.cpu_seconds()

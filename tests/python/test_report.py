@@ -60,4 +60,16 @@ def test_write_report_and_plots_create_files(small_run):
 
 def test_both_instruments_stand_side_by_side_on_the_same_point(small_run):
     report = render_report(small_run)
-    assert ("| redis | tcp | SET | 1 | 16 | 50 | 1 | 81,000 | 90,000 | 0.90 |") in report
+    assert "| redis | tcp | SET | 1 | 16 | 50 | 1 | 81,000 | 90,000 | 1.00 | 0.90 |" in report
+
+
+def test_points_with_error_replies_are_marked(small_run):
+    points = small_run / "points.csv"
+    lines = points.read_text().splitlines()
+    header = lines[0].split(",")
+    first = lines[1].split(",")
+    first[header.index("errors")] = "17"
+    points.write_text("\n".join([lines[0], ",".join(first)] + lines[2:]) + "\n")
+    report = render_report(small_run)
+    assert "| SET | sharded-hop-command | 55,000 ±22.6% ‼ | 71,000 ±3.5% |" in report
+    assert "| 101.0 | 201.0 | 400.0 | 17 | 0.50 | 0.90 |" in report

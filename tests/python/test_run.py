@@ -33,6 +33,17 @@ threads = 1
 duration = 0.2
 warmup = 0.05
 repetitions = 2
+
+# key:0 now holds a 64-byte string; INCRBY points must start from an integer
+[[sweep]]
+name = "incr"
+client = "shared"
+command = "incrby"
+keys = 1
+threads = 1
+duration = 0.2
+warmup = 0.05
+repetitions = 1
 """
 
 
@@ -50,10 +61,11 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").glob("*-tiny")
     points = load_points(run_dir)
-    assert list(points["repetition"]) == [1, 2]
+    assert list(points["repetition"]) == [1, 2, 1]
+    assert list(points["command"]) == ["get", "get", "incrby"]
+    assert list(points["keys"]) == [100, 100, 1]
     assert set(points["status"]) == {"ok"} and set(points["server"]) == {"concurrent"}
     assert (points["ops"] > 0).all() and (points["errors"] == 0).all()
-    assert (points["keys"] == 100).all() and (points["command"] == "get").all()
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["experiment_text"] == TINY and meta["finished_utc"]
     assert meta["machine"]["cores"] >= 1 and "redis-server" in meta["machine"]["packages"]
@@ -63,7 +75,7 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
     assert report in done.stdout  # printed at the end, too
     assert "| GET | concurrent |" in report
     assert (run_dir / "plots" / "p4-throughput.png").stat().st_size > 0
-    assert "[1/1 100%] concurrent p4 kvlab-load tcp dedicated get" in done.stderr
+    assert "[1/2 50%] concurrent p4 kvlab-load tcp dedicated get" in done.stderr
 
 
 def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path):
