@@ -19,10 +19,12 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Every test of the normal build, then the concurrency tests under TSan.
+# Every test of the normal build, then the concurrency tests under TSan,
+# then the RESP fuzzer briefly.
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-tsan
+	$(MAKE) --no-print-directory fuzz-smoke
 
 build-tsan/build.ninja:
 	cmake -S . -B build-tsan -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVLAB_SANITIZE=thread
@@ -41,7 +43,29 @@ test-asan: deps build-asan/build.ninja
 	ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1" ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
 clean:
-	rm -rf $(BUILD) build-tsan build-asan
+	rm -rf $(BUILD) build-tsan build-asan build-fuzz
+
+# ---- fuzzing: libFuzzer on the RESP parser + command dispatch (tests/fuzz/) ----
+# clang build with ASan + UBSan of just the fuzzer (engines + server core).
+# `make fuzz` runs it for FUZZ_SECONDS on build-fuzz/fuzz-corpus (seeded from
+# tests/fuzz/corpus, kept between runs); crashes land in build-fuzz/fuzz-crashes/.
+FUZZ_SECONDS       ?= 300
+FUZZ_SMOKE_SECONDS ?= 20
+.PHONY: fuzz fuzz-smoke fuzz-build
+
+build-fuzz/build.ninja:
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DKVLAB_SANITIZE=address -DKVLAB_FUZZ=ON
+
+fuzz-build: deps build-fuzz/build.ninja
+	cmake --build build-fuzz -j $(JOBS) --target resp_session_fuzzer
+
+fuzz: fuzz-build
+	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SECONDS)
+
+# What `make test` runs: the real fuzzer for FUZZ_SMOKE_SECONDS.
+fuzz-smoke: fuzz-build
+	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
 
 # ---- performance tracking: microbenchmarks, regression gate, dashboard ----
 PYTHON          ?= /usr/bin/python3
