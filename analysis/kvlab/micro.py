@@ -24,8 +24,9 @@ IN_FLIGHT = 64  # batches BM_HopLoaded keeps outstanding (micro/hop_bench.cc)
 def read_run(path):
     """One micro run: {path, date, commit, benchmarks: {name: {ns, items_per_second, bytes_per_second}}}.
 
-    `ns` is real time per iteration. Aggregates (mean/median of repetitions) and
-    benchmarks that reported an error are left out. Returns None for a file
+    `ns` is real time per iteration. A benchmark run with repetitions is
+    represented by its median aggregate; benchmarks that reported an error are
+    left out. Returns None for a file
     that is not Google Benchmark JSON.
     """
     try:
@@ -44,9 +45,19 @@ def read_run(path):
         date = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
     benchmarks = {}
     for b in data["benchmarks"]:
-        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+        if b.get("error_occurred"):
             continue
-        benchmarks[b["name"]] = {
+        if b.get("run_type") == "aggregate":
+            # With --benchmark_repetitions the median stands for the benchmark;
+            # means and deviations would double-count.
+            if b.get("aggregate_name") != "median":
+                continue
+            name = b.get("run_name", b["name"])
+        elif b.get("repetitions", 1) > 1 and b.get("repetition_index", 0) > 0:
+            continue  # the median aggregate replaces the single repetitions
+        else:
+            name = b["name"]
+        benchmarks[name] = {
             "ns": float(b.get("real_time", 0.0)) * _UNIT_NS.get(b.get("time_unit", "ns"), 1.0),
             "items_per_second": b.get("items_per_second"),
             "bytes_per_second": b.get("bytes_per_second"),

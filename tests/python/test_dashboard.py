@@ -154,3 +154,17 @@ def test_page_loads_in_headless_chromium(results):
             assert len(img.getcolors(maxcolors=1 << 20) or []) > 50
         if os.environ.get("KVLAB_KEEP_SCREENSHOT"):
             shutil.copy(shot, os.environ["KVLAB_KEEP_SCREENSHOT"])
+
+
+def test_micro_runs_with_repetitions_are_represented_by_their_median(tmp_path):
+    from kvlab import micro
+    name = "BM_Hop/sharded/get/ops:1/real_time"
+    runs = [{"name": name, "run_name": name, "run_type": "iteration", "repetitions": 3,
+             "repetition_index": i, "real_time": t, "time_unit": "ns"} for i, t in enumerate((900.0, 500.0, 600.0))]
+    runs += [{"name": f"{name}_{agg}", "run_name": name, "run_type": "aggregate", "repetitions": 3,
+              "aggregate_name": agg, "real_time": t, "time_unit": "ns"}
+             for agg, t in (("mean", 666.7), ("median", 600.0), ("stddev", 208.2))]
+    path = tmp_path / "run.json"
+    _write(str(path), {"context": {"date": "2026-11-02T10:00:00+00:00"}, "benchmarks": runs})
+    assert micro.read_run(str(path))["benchmarks"] == {
+        name: {"ns": 600.0, "items_per_second": None, "bytes_per_second": None}}
