@@ -4,8 +4,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from conftest import REPO, kvlab_binaries_or_skip, python_env
 from kvlab.experiment import parse_experiment_text
 from kvlab.results import load_points
