@@ -383,9 +383,10 @@ def _micro_section(runs, plots):
     hop_table = "" if not hops else (
         "<h3>Sharded hop cost (latest run)</h3><p>The same batch on <code>sharded</code> with one shard "
         "minus on <code>concurrent</code> (inline).</p>"
-        + _table(["regime", "op", "batch", "sharded ns", "concurrent ns", "hop ns", "hop ns/op"],
+        + _table(["regime", "op", "batch", "sharded ns", "concurrent ns", "hop ns", "hop ns/op", "hop CPU ns/op"],
                  [[h["regime"], h["op"], h["batch"], f"{h['sharded_ns']:.0f}", f"{h['concurrent_ns']:.0f}",
-                   f"{h['hop_ns']:.0f}", f"{h['hop_ns_per_op']:.0f}"] for h in hops]))
+                   f"{h['hop_ns']:.0f}", f"{h['hop_ns_per_op']:.0f}", f"{h['hop_cpu_ns_per_op']:.0f}"]
+                  for h in hops]))
     return "\n".join([note, hop_table, _table(["benchmark", "ns/iter", "rate", "vs previous"], rows, classes),
                        _images(plots)])
 

@@ -2,7 +2,8 @@
 sharded hop's cost derived from them.
 
 The hop cost is the difference between the same batch on `sharded` with one
-shard (one hop there and back) and on `concurrent` (inline): BM_Hop waits for
+shard (one hop there and back) and on `concurrent` (inline), in wall time (the
+caller's latency) and in process CPU time (caller and shard thread together): BM_Hop waits for
 each batch (an idle server: every hop wakes the shard thread), BM_HopLoaded
 keeps 64 batches in flight (a busy server: the shard drains bursts).
 
@@ -57,8 +58,10 @@ def read_run(path):
             continue  # the median aggregate replaces the single repetitions
         else:
             name = b["name"]
+        unit = _UNIT_NS.get(b.get("time_unit", "ns"), 1.0)
         benchmarks[name] = {
-            "ns": float(b.get("real_time", 0.0)) * _UNIT_NS.get(b.get("time_unit", "ns"), 1.0),
+            "ns": float(b.get("real_time", 0.0)) * unit,
+            "cpu_ns": float(b.get("cpu_time", 0.0)) * unit,
             "items_per_second": b.get("items_per_second"),
             "bytes_per_second": b.get("bytes_per_second"),
         }
@@ -83,26 +86,28 @@ def hop_costs(benchmarks):
         m = _HOP.match(name)
         if m:
             family, engine, op, batch = m.groups()
-            per_batch = b["ns"] / (IN_FLIGHT if family == "BM_HopLoaded" else 1)
-            times[(family, op, int(batch), engine)] = per_batch
+            batches = IN_FLIGHT if family == "BM_HopLoaded" else 1
+            times[(family, op, int(batch), engine)] = (b["ns"] / batches, b.get("cpu_ns", 0.0) / batches)
     rows = []
-    for (family, op, batch, engine), sharded in sorted(times.items()):
+    for (family, op, batch, engine), (sharded, sharded_cpu) in sorted(times.items()):
         if engine != "sharded" or (family, op, batch, "concurrent") not in times:
             continue
-        concurrent = times[(family, op, batch, "concurrent")]
+        concurrent, concurrent_cpu = times[(family, op, batch, "concurrent")]
         rows.append({"regime": "idle (one batch at a time)" if family == "BM_Hop" else f"busy ({IN_FLIGHT} in flight)",
                      "op": op.upper(), "batch": batch, "sharded_ns": sharded, "concurrent_ns": concurrent,
-                     "hop_ns": sharded - concurrent, "hop_ns_per_op": (sharded - concurrent) / batch})
+                     "hop_ns": sharded - concurrent, "hop_ns_per_op": (sharded - concurrent) / batch,
+                     "hop_cpu_ns_per_op": (sharded_cpu - concurrent_cpu) / batch})
     return rows
 
 
 def format_hop_table(rows):
     header = (f"{'regime':<28} {'op':<4} {'batch':>5} {'sharded ns':>11} {'concurrent ns':>14} "
-              f"{'hop ns':>9} {'hop ns/op':>10}")
+              f"{'hop ns':>9} {'hop ns/op':>10} {'hop CPU ns/op':>14}")
     lines = [header, "-" * len(header)]
     for r in rows:
         lines.append(f"{r['regime']:<28} {r['op']:<4} {r['batch']:>5} {r['sharded_ns']:>11.0f} "
-                     f"{r['concurrent_ns']:>14.0f} {r['hop_ns']:>9.0f} {r['hop_ns_per_op']:>10.0f}")
+                     f"{r['concurrent_ns']:>14.0f} {r['hop_ns']:>9.0f} {r['hop_ns_per_op']:>10.0f} "
+                     f"{r['hop_cpu_ns_per_op']:>14.0f}")
     return "\n".join(lines)
 
 

@@ -44,7 +44,7 @@ def _micro_run(date, scale):
                  "real_time": 80.0 * scale, "cpu_time": 80.0 * scale, "time_unit": "ns",
                  "items_per_second": 1.2e7 / scale},
                 {"name": "BM_Hop/sharded/get/ops:16/real_time", "run_type": "iteration",
-                 "real_time": 2.1 * scale, "cpu_time": 2.0 * scale, "time_unit": "us",
+                 "real_time": 2.1 * scale, "cpu_time": 1.92 * scale, "time_unit": "us",
                  "items_per_second": 7.6e6 / scale},
                 {"name": "BM_Hop/concurrent/get/ops:16/real_time", "run_type": "iteration",
                  "real_time": 1.6 * scale, "cpu_time": 1.6 * scale, "time_unit": "us",
@@ -94,7 +94,8 @@ def test_page_shows_every_section_and_highlights_the_regression(results):
     assert '<tr class="regression"><td>BM_Hop/sharded/get/ops:16/real_time</td><td>3150.0</td>' in text
     assert "_mean" not in text
     # Hop cost of the latest run: (3150 - 2400) ns per batch of 16.
-    assert "<td>GET</td><td>16</td><td>3150</td><td>2400</td><td>750</td><td>47</td>" in text
+    # Wall: (3150 - 2400) ns per batch of 16; CPU: (2880 - 2400) ns.
+    assert "<td>GET</td><td>16</td><td>3150</td><td>2400</td><td>750</td><td>47</td><td>30</td>" in text
     # The bench run's commit comes from its meta.json.
     assert "3333333cccc" in text
     # The newest run's seed table is rendered from its report.md, lists included.
@@ -167,4 +168,4 @@ def test_micro_runs_with_repetitions_are_represented_by_their_median(tmp_path):
     path = tmp_path / "run.json"
     _write(str(path), {"context": {"date": "2026-11-02T10:00:00+00:00"}, "benchmarks": runs})
     assert micro.read_run(str(path))["benchmarks"] == {
-        name: {"ns": 600.0, "items_per_second": None, "bytes_per_second": None}}
+        name: {"ns": 600.0, "cpu_ns": 0.0, "items_per_second": None, "bytes_per_second": None}}
