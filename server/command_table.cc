@@ -3,18 +3,6 @@
 #include "server/commands/register.h"
 
 namespace kvlab {
-namespace {
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
-
-}  // namespace
-
 const CommandTable& CommandTable::Instance() {
   static const CommandTable* table = [] {
     auto* built = new CommandTable();
@@ -27,21 +15,32 @@ const CommandTable& CommandTable::Instance() {
   return *table;
 }
 
+size_t CommandTable::Bucket(size_t length, char first) {
+  return length * 26 + static_cast<size_t>(first - 'a');
+}
+
 void CommandTable::Add(CommandSpec spec) {
-  index_.emplace(Lower(spec.name), commands_.size());
+  // Names are lower-case ASCII letters and at most kMaxNameLength long.
+  buckets_[Bucket(spec.name.size(), spec.name[0])].push_back(commands_.size());
   commands_.push_back(std::move(spec));
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  // Command names are short; a name too long for any command is unknown.
-  if (name.size() > 32) return nullptr;
-  char lower[32];
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    lower[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  if (name.empty() || name.size() > kMaxNameLength) return nullptr;
+  char first = name[0];
+  if (first >= 'A' && first <= 'Z') first = static_cast<char>(first - 'A' + 'a');
+  if (first < 'a' || first > 'z') return nullptr;
+  for (size_t position : buckets_[Bucket(name.size(), first)]) {
+    const std::string& candidate = commands_[position].name;
+    bool equal = true;
+    for (size_t i = 1; i < name.size() && equal; ++i) {
+      char c = name[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      equal = c == candidate[i];
+    }
+    if (equal) return &commands_[position];
   }
-  auto it = index_.find(std::string(lower, name.size()));
-  return it == index_.end() ? nullptr : &commands_[it->second];
+  return nullptr;
 }
 
 std::string WrongArityError(std::string_view command_name) {

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "server/command.h"
@@ -51,8 +50,14 @@ class CommandTable {
 
  private:
   CommandTable() = default;
+  // Lookup runs once per command, so it avoids hashing: names are bucketed
+  // by length and lower-cased first letter, and a bucket holds one or two.
+  static constexpr size_t kMaxNameLength = 16;
+  static size_t Bucket(size_t length, char first);
+
   std::vector<CommandSpec> commands_;
-  std::unordered_map<std::string, size_t> index_;  // lower-case name -> position
+  std::vector<std::vector<size_t>> buckets_ =
+      std::vector<std::vector<size_t>>((kMaxNameLength + 1) * 26);
 };
 
 // Redis's arity check: true when `argc` (name included) fits `arity`.

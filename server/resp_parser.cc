@@ -8,8 +8,31 @@ namespace kvlab {
 namespace {
 
 // isspace() in the C locale, which sdssplitargs uses to skip blanks.
-constexpr std::string_view kNewlineOrNul("\n\0", 2);
-constexpr std::string_view kCrOrNul("\r\0", 2);
+// Position of the first `wanted` or NUL byte at or after `from`, or npos.
+// Protocol lines are short, so a plain loop beats find_first_of (which calls
+// memchr on the set for every byte).
+size_t FindByteOrNul(std::string_view buffer, size_t from, char wanted) {
+  for (size_t i = from; i < buffer.size(); ++i) {
+    char c = buffer[i];
+    if (c == wanted || c == '\0') return i;
+  }
+  return std::string_view::npos;
+}
+
+// Protocol lengths are short digit strings; this is ParseRedisInt64 for the
+// common case (1..9 digits, no leading zero) and defers to it otherwise, so
+// what is accepted stays exactly Redis's string2ll().
+std::optional<int64_t> ParseLength(std::string_view text) {
+  if (text.empty() || text.size() > 9 || text[0] < '1' || text[0] > '9') {
+    return ParseRedisInt64(text);
+  }
+  int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
 
 bool IsBlank(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
@@ -123,7 +146,7 @@ RespParser::Result RespParser::ParseInline(std::string_view buffer,
   // Redis searches its buffer with strchr(): a NUL byte hides everything
   // after it, so a line with a NUL never completes (until it is too big).
   size_t search_from = cursor_ > command_start_ ? cursor_ : command_start_;
-  size_t newline = buffer.find_first_of(kNewlineOrNul, search_from);
+  size_t newline = FindByteOrNul(buffer, search_from, '\n');
   if (newline == std::string_view::npos || buffer[newline] == '\0') {
     cursor_ = newline == std::string_view::npos ? buffer.size() : newline;
     if (buffer.size() - command_start_ > limits_.max_inline_len) {
@@ -149,7 +172,7 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
   // incomplete (Redis looks for '\r' and then needs one more byte).
   // A NUL before the '\r' hides it, as with strchr() in Redis.
   auto find_cr = [&](size_t from) {
-    size_t cr = buffer.find_first_of(kCrOrNul, from);
+    size_t cr = FindByteOrNul(buffer, from, '\r');
     return (cr == std::string_view::npos || buffer[cr] == '\0') ? std::string_view::npos : cr;
   };
   auto line_end = [&](size_t from) {
@@ -167,7 +190,7 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
       }
       return Result::kInputPending;
     }
-    std::optional<int64_t> count = ParseRedisInt64(buffer.substr(cursor_ + 1, cr - cursor_ - 1));
+    std::optional<int64_t> count = ParseLength(buffer.substr(cursor_ + 1, cr - cursor_ - 1));
     if (!count || *count > static_cast<int64_t>(limits_.max_args)) {
       return Fail(Result::kBadArrayLen, "invalid multibulk length");
     }
@@ -200,7 +223,7 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
         if (buffer[cursor_] != '\0') text += std::string{buffer[cursor_], '\''};
         return Fail(Result::kExpectedBulk, std::move(text));
       }
-      std::optional<int64_t> len = ParseRedisInt64(buffer.substr(cursor_ + 1, cr - cursor_ - 1));
+      std::optional<int64_t> len = ParseLength(buffer.substr(cursor_ + 1, cr - cursor_ - 1));
       if (!len || *len < 0 || static_cast<uint64_t>(*len) > limits_.max_bulk_len) {
         return Fail(Result::kBadBulkLen, "invalid bulk length");
       }
