@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct ServerKind {
   std::string name;
   std::vector<std::string> argv;
 };
+// Test names and failure messages show the server's name.
+inline void PrintTo(const ServerKind& kind, std::ostream* out) { *out << kind.name; }
 
 // redis-server always; kvlab-server (engines single and sharded) too when
 // KVLAB_SERVER_PATH was compiled in and the file exists.
