@@ -1,5 +1,6 @@
 #include "server/resp_parser.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "engines/redis_integer.h"
@@ -171,9 +172,16 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
   // Finds "\r\n" ending the line that starts at cursor_; npos when the line is
   // incomplete (Redis looks for '\r' and then needs one more byte).
   // A NUL before the '\r' hides it, as with strchr() in Redis.
+  // Scanning resumes where the last call stopped, so a length line that
+  // arrives a byte at a time costs O(n), not O(n^2).
   auto find_cr = [&](size_t from) {
-    size_t cr = FindByteOrNul(buffer, from, '\r');
-    return (cr == std::string_view::npos || buffer[cr] == '\0') ? std::string_view::npos : cr;
+    size_t hit = FindByteOrNul(buffer, std::max(from, line_scan_), '\r');
+    if (hit == std::string_view::npos) {
+      line_scan_ = buffer.size();
+      return std::string_view::npos;
+    }
+    line_scan_ = hit;  // a CR or NUL: found again at once next time
+    return buffer[hit] == '\0' ? std::string_view::npos : hit;
   };
   auto line_end = [&](size_t from) {
     size_t cr = find_cr(from);
@@ -254,6 +262,7 @@ void RespParser::Compact(std::string& buffer) {
     buffer.erase(0, drop);
     command_start_ -= drop;
     cursor_ -= drop;
+    line_scan_ = line_scan_ > drop ? line_scan_ - drop : 0;
     for (auto& span : arg_spans_) span.first -= drop;
   }
   inline_storage_.clear();

@@ -87,6 +87,7 @@ class RespParser {
   Stage stage_ = Stage::kCommandStart;
   size_t command_start_ = 0;   // first byte of the command being parsed
   size_t cursor_ = 0;          // next byte to look at
+  size_t line_scan_ = 0;       // how far the search for a length line's CR got
   uint64_t args_left_ = 0;     // array elements still to read
   uint64_t bulk_len_ = 0;      // length of the bulk being read
   std::vector<std::pair<size_t, size_t>> arg_spans_;  // offset, length in the buffer

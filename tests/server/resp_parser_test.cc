@@ -162,6 +162,16 @@ TEST(RespParser, RejectsEachMalformedFormWithRedisText) {
   }
 }
 
+TEST(RespParser, LongLengthLineByteAtATimeStillHitsTheLimit) {
+  std::vector<std::string> bytes = {"*1\r\n$"};
+  for (int i = 0; i < 65 * 1024 + 1; ++i) bytes.emplace_back("1");
+  Parsed parsed = ParseChunks(bytes);
+  EXPECT_EQ(parsed.error, "ERR Protocol error: too big bulk count string");
+  // ... and a CR arriving as the very last byte is still found.
+  Parsed split = ParseChunks({"*1\r\n$4", "\r", "\nPING\r\n"});
+  EXPECT_EQ(split.commands, std::vector<Args>{{"PING"}});
+}
+
 TEST(RespParser, HonoursConfiguredLimits) {
   RespParser::Limits limits;
   limits.max_bulk_len = 4;
