@@ -1,20 +1,25 @@
 // kvlab-server: a RESP server whose keyspace engine is chosen at start.
 //
-// Threads: the main thread accepts connections and handles signals; N I/O
-// threads (one io_context each) run the connections; the sharded engine adds
-// its own shard threads. SIGINT/SIGTERM stop accepting, close every client,
-// wait for in-flight engine batches, remove the Unix socket and exit 0.
+// Threads: the main thread waits for SIGINT/SIGTERM (sigwait; every other
+// thread has them blocked), one thread accepts connections, N I/O threads
+// (one io_context each) run the connections, and the sharded engine adds its
+// own shard threads. A stop signal stops accepting, closes every client,
+// waits for in-flight engine batches, removes the Unix socket and exits 0.
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <pthread.h>
 
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
+#include <boost/asio/post.hpp>
 
 #include "engines/engine.h"
 #include "server/connection_registry.h"
@@ -55,6 +60,15 @@ int main(int argc, char** argv) {
   }
   const kvlab::ServerOptions& options = command_line.options;
 
+  // Block the stop signals before any thread exists (engine threads included)
+  // so that they are only ever taken by sigwait() below: no handler runs on
+  // an arbitrary thread, and no signal can arrive before we wait for it.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   std::string error;
   std::unique_ptr<kvlab::Engine> engine = kvlab::MakeEngine(options.engine, &error);
   if (!engine) {
@@ -90,20 +104,23 @@ int main(int argc, char** argv) {
   // Written before the first Session exists, as ServerContext requires.
   server_context.settings.tcp_port = listener->tcp_port();
 
-  boost::asio::signal_set stop_signals(accept_context, SIGINT, SIGTERM);
-  stop_signals.async_wait([&](const boost::system::error_code& signal_error, int) {
-    if (signal_error) return;
-    listener->Close();
-    registry.CloseAll();
-    io_threads.ReleaseWhenIdle();
-  });
-
   io_threads.Start();
+  auto keep_accepting = boost::asio::make_work_guard(accept_context);
   listener->StartAccepting();
+  std::thread accept_thread([&accept_context] { accept_context.run(); });
   std::cout << kvlab::ReadyLine(options, listener->tcp_port(), static_cast<long>(::getpid()))
             << std::endl;
 
-  accept_context.run();  // returns once the signal handler has closed the listeners
+  int stop_signal = 0;
+  while (sigwait(&stop_signals, &stop_signal) != 0) {
+  }
+  boost::asio::post(accept_context, [&] {
+    listener->Close();
+    registry.CloseAll();
+    io_threads.ReleaseWhenIdle();
+    keep_accepting.reset();
+  });
+  accept_thread.join();  // returns once the listeners are closed
   io_threads.Join();     // every connection closed, every engine batch finished
   listener.reset();
   return 0;

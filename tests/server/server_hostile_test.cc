@@ -144,7 +144,9 @@ TEST_P(ServerHostile, QueryBufferLimitDisconnects) {
 
 TEST_P(ServerHostile, ThousandIdleConnections) {
   constexpr size_t kIdle = 1100;
-  ASSERT_GE(RaiseOpenFileLimit(kIdle + 200), kIdle + 100) << "cannot raise RLIMIT_NOFILE";
+  if (RaiseOpenFileLimit(kIdle + 200) < kIdle + 100) {
+    GTEST_SKIP() << "the hard RLIMIT_NOFILE of this machine is below " << kIdle + 100;
+  }
   StartServer();
   std::vector<std::unique_ptr<RawClient>> idle;
   for (size_t i = 0; i < kIdle; ++i) {
