@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <string>
+#include <vector>
 
 #include "harness/load_clock.h"
 #include "harness/reply_check.h"
@@ -20,9 +20,30 @@ struct InFlight {
   RequestInfo info;
 };
 
+// The requests in flight on one connection, oldest first. At most
+// `pipeline` are ever in flight, so a fixed ring needs no allocation.
+class InFlightQueue {
+ public:
+  explicit InFlightQueue(size_t capacity) : slots_(capacity) {}
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  void push_back(const InFlight& request) { slots_[(head_ + size_++) % slots_.size()] = request; }
+  InFlight pop_front() {
+    const InFlight oldest = slots_[head_];
+    head_ = (head_ + 1) % slots_.size();
+    --size_;
+    return oldest;
+  }
+
+ private:
+  std::vector<InFlight> slots_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
 struct ConnectionState {
   Connection* connection;
-  std::deque<InFlight> in_flight;
+  InFlightQueue in_flight;
   std::string outgoing;
 };
 
@@ -64,7 +85,7 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
 
   std::vector<ConnectionState> states;
   for (auto& connection : per_thread_[static_cast<size_t>(load.thread_index)]) {
-    states.push_back({connection.get(), {}, {}});
+    states.push_back({connection.get(), InFlightQueue(pipeline), {}});
   }
   std::vector<pollfd> poll_set(states.size());
   std::vector<Completion> completions;
@@ -145,8 +166,7 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
       ReplyPtr reply;
       while (state.connection->PopReply(&reply)) {
         if (state.in_flight.empty()) return Status::IoError("a reply nobody asked for");
-        const InFlight request = state.in_flight.front();
-        state.in_flight.pop_front();
+        const InFlight request = state.in_flight.pop_front();
         completions.push_back({now - std::min(now, request.start_ns),
                                CheckReply(*reply, request.info.expected),
                                request.info.increment});

@@ -126,6 +126,7 @@ WorkloadGenerator::WorkloadGenerator(const WorkloadSpec& spec, uint64_t stream,
     : spec_(spec),
       random_(Mix(spec.seed ^ Mix(stream))),
       sequential_next_(spec.keys == 0 ? 0 : sequential_start % spec.keys),
+      key_buffer_(spec.key_prefix),
       increment_text_(std::to_string(spec.increment)) {
   if (spec_.distribution == KeyDistribution::kZipf) zipf_.emplace(spec_.keys, spec_.zipf_theta);
   // Values are random printable bytes, fixed per seed, sliced per request.
@@ -158,7 +159,7 @@ std::string_view WorkloadGenerator::NextValue() {
 }
 
 std::string_view WorkloadGenerator::KeyName(uint64_t index) {
-  key_buffer_.assign(spec_.key_prefix);
+  key_buffer_.resize(spec_.key_prefix.size());  // keeps the prefix written at construction
   char digits[24];
   const auto result = std::to_chars(digits, digits + sizeof(digits), index);
   key_buffer_.append(digits, result.ptr);
