@@ -5,6 +5,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -37,8 +38,11 @@ class RedisReference {
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
-      // Quiet: redis logs to stdout.
+      // Dies with the test process even if it crashes, and holds none of its
+      // output pipes (ctest waits for those to close).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       freopen("/dev/null", "w", stdout);
+      freopen("/dev/null", "w", stderr);
       execvp("redis-server", argv.data());
       _exit(127);
     }
