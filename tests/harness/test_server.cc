@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <thread>
 
@@ -102,7 +104,10 @@ bool TestServer::TryStart(const ServerKind& kind, int port) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: port taken?
       pid_ = -1;
-      start_error_ = kind.name + " exited at start; see " + directory_ + "/server.log";
+      std::ifstream log(directory_ + "/server.log");
+      std::stringstream text;
+      text << log.rdbuf();
+      start_error_ = kind.name + " exited at start: " + text.str();
       return false;
     }
     std::unique_ptr<Connection> connection;
