@@ -435,6 +435,8 @@ tr.regression td { background: #fdd; color: #900; font-weight: bold; }
 figure { margin: 0.8em 0; }
 figcaption { font-size: 0.8em; color: #555; }
 img { max-width: 100%; }
+pre, code { white-space: pre-wrap; overflow-wrap: anywhere; }
+.report { overflow-x: auto; }  /* a run's full point table may be wider than the page */
 """
 
 # Records, once the page has loaded, whether every plot decoded: the headless
