@@ -118,13 +118,22 @@ TEST_P(SweepTest, OpenLoopNeverExceedsItsSchedule) {
   config.client = ClientKind::kShared;
   config.threads = {2};
   config.rate = 2000;
+  config.warmup_s = 0;
   config.workload.command = CommandKind::kPing;
   std::vector<PointResult> points;
   ASSERT_TRUE(RunSweep(config, {}, &points).ok());
+  // A thread that fell behind its schedule catches up, so one repetition may
+  // hold more than rate * seconds; all of them together never exceed the
+  // schedule since the threads started (just before the first repetition;
+  // 0.1 s of slack covers thread start-up on a loaded machine).
+  uint64_t ops = 0;
+  double seconds = 0;
   for (const RepetitionResult& r : points[0].repetitions) {
     EXPECT_GT(r.ops, 0u);
-    EXPECT_LE(r.ops, static_cast<uint64_t>(config.rate * r.seconds * 1.05 + 4));
+    ops += r.ops;
+    seconds += r.seconds;
   }
+  EXPECT_LE(ops, static_cast<uint64_t>(config.rate * (seconds + 0.1)));
 }
 
 TEST_P(SweepTest, CancelKeepsCompletedRepetitions) {
