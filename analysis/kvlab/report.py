@@ -339,6 +339,14 @@ def machine_header(meta: dict) -> str:
         f"Boost {packages.get('libboost-dev') or '?'}",
         f"- started {meta.get('started_utc', '?')}, finished {meta.get('finished_utc', '?')}",
     ]
+    start, end = meta.get("load_average_start"), meta.get("load_average_end")
+    if start and end:
+        line = (f"- load average (1 min) at start {start[0]:.2f}, at end {end[0]:.2f} "
+                f"on {m.get('cores', '?')} cores")
+        if max(start[0], end[0]) > 1.0:
+            line += (": other work was running beside the benchmark, so the figures are "
+                     "disturbed and the intervals wide")
+        lines.append(line)
     for name, server in _servers(meta).items():
         lines.append(f"- server `{name}`: {server.get('describe', '')}")
     return "\n".join(lines)

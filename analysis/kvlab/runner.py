@@ -157,6 +157,7 @@ class Runner:
         finally:
             writer.close()
             meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+            meta["load_average_end"] = os.getloadavg()
             meta["problems"] = self.problems
             self._write_meta(meta)
         return self.run_dir
@@ -269,6 +270,8 @@ class Runner:
             "experiment_file": str(self.experiment.path),
             "experiment_text": self.experiment.text,
             "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            # Other work on the machine disturbs every figure; say how busy it was.
+            "load_average_start": os.getloadavg(),
             "server_cpus": self.server_cpus,
             "harness_cpus": self.harness_cpus,
             "remote_rtt_us": self.experiment.remote_rtt_us,

@@ -1,5 +1,6 @@
 """report.md from a fixed small run (tests/python/fixtures/small-run)."""
 
+import json
 import math
 
 from kvlab.report import point_table, render_report, write_report
@@ -73,3 +74,13 @@ def test_points_with_error_replies_are_marked(small_run):
     report = render_report(small_run)
     assert "| SET | sharded-hop-command | 55,000 ±22.6% ‼ | 71,000 ±3.5% |" in report
     assert "| 101.0 | 201.0 | 400.0 | 17 | 0.50 | 0.90 |" in report
+
+
+def test_a_busy_machine_is_called_out_in_the_header(small_run):
+    meta_path = small_run / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta.update(load_average_start=[3.5, 2.0, 1.0], load_average_end=[0.2, 0.5, 0.5])
+    meta_path.write_text(json.dumps(meta))
+    report = render_report(small_run)
+    assert ("- load average (1 min) at start 3.50, at end 0.20 on 2 cores: other work was "
+            "running beside the benchmark") in report
