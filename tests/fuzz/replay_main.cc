@@ -48,8 +48,12 @@ constexpr std::string_view kTokens[] = {
     "99999999999999999999", "536870912", "*3\r\n$3\r\nSET\r\n", "$-1\r\n", "\"", "'", "\\x",
     "\\", " ", "\t", std::string_view("\0", 1), "QUIT\r\n", "PING\r\n", "*1\r\n$4\r\nPING\r\n"};
 
+// libFuzzer runs with -max_len=8192 (tests/fuzz/run_fuzzer.sh); mutations
+// stay within the same size.
+constexpr size_t kMaxMutantSize = 8192;
+
 std::string Mutate(const std::vector<Seed>& seeds, const std::string& base, Rng& rng) {
-  std::string bytes = base;
+  std::string bytes = base.substr(0, kMaxMutantSize);
   int edits = 1 + static_cast<int>(rng.Below(4));
   for (int i = 0; i < edits; ++i) {
     size_t pos = rng.Below(bytes.size() + 1);
@@ -77,6 +81,7 @@ std::string Mutate(const std::vector<Seed>& seeds, const std::string& base, Rng&
         break;
     }
   }
+  if (bytes.size() > kMaxMutantSize) bytes.resize(kMaxMutantSize);
   return bytes;
 }
 

@@ -28,8 +28,10 @@ log=$build/fuzz-$(date -u +%Y%m%dT%H%M%SZ).log
 started=$build/fuzz-crashes/.started  # crash files newer than this are this run's
 touch "$started"
 
+# -timeout: one input taking 30 s counts as a hang. Inputs fed a byte at a
+# time legitimately take seconds under ASan + coverage on a loaded 2-core box.
 echo "fuzz: $fuzzer for ${seconds}s on $work (log: $log)"
-"$fuzzer" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -max_total_time="$seconds" \
+"$fuzzer" -max_len=8192 -timeout=30 -rss_limit_mb=2048 -max_total_time="$seconds" \
   -print_final_stats=1 -artifact_prefix="$crashes/" "$work" >"$log" 2>&1
 status=$?
 
