@@ -137,11 +137,9 @@ Conversation Converse(std::string_view input, const std::vector<size_t>& chunk_s
 }
 
 // Chunk sizes from the input's own bytes (FNV-1a seeds a xorshift), so a
-// crash reproduces from the input file alone. At most kMaxReads chunks: the
-// parser rescans an unfinished length line on every read, so a 64 KiB line
-// fed a byte at a time would cost minutes, not find new bugs.
-constexpr size_t kMaxReads = 2048;
-
+// crash reproduces from the input file alone. Byte-at-a-time plans are kept
+// for every size: they found the parser's O(n^2) rescan of unfinished length
+// lines (fixed in 9939e69; corpus/regress-count-line-byte-at-a-time).
 std::vector<size_t> ChunkPlan(std::string_view input) {
   uint64_t state = 14695981039346656037ull;
   for (unsigned char c : input) state = (state ^ c) * 1099511628211ull;
@@ -154,10 +152,9 @@ std::vector<size_t> ChunkPlan(std::string_view input) {
   };
   static constexpr size_t kLargestChunk[] = {1, 2, 3, 7, 16, 64, 512};
   size_t largest = kLargestChunk[next() % std::size(kLargestChunk)];
-  size_t smallest = input.size() / kMaxReads + 1;
   std::vector<size_t> sizes;
   for (size_t left = input.size(); left > 0;) {
-    size_t chunk = smallest + next() % largest;
+    size_t chunk = 1 + next() % largest;
     if (chunk > left) chunk = left;
     sizes.push_back(chunk);
     left -= chunk;
