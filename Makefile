@@ -19,12 +19,12 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Every test of the normal build, then the concurrency tests under TSan,
-# then the RESP fuzzer briefly.
+# The concurrency tests under TSan, the RESP fuzzer briefly, then every test
+# of the normal build (its summary is the last thing printed).
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-tsan
 	$(MAKE) --no-print-directory fuzz-smoke
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 build-tsan/build.ninja:
 	cmake -S . -B build-tsan -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVLAB_SANITIZE=thread
