@@ -33,8 +33,20 @@ def _label(row, columns) -> str:
     return " ".join(str(row[c]) for c in columns) or "all"
 
 
+def _line_columns(frame: pd.DataFrame) -> list[str]:
+    return _varying(frame, LINE_VARIABLES) or ["server"]
+
+
+def _panel_columns(frame: pd.DataFrame) -> list[str]:
+    """Variables that split a sweep into panels. A variable fixed by a line's own
+    identity (a shared client always has one connection, a pooled one eight)
+    would put every line in a panel of its own, so it does not split."""
+    lines = frame.groupby(_line_columns(frame), sort=False)
+    return [c for c in _varying(frame, PANEL_VARIABLES) if lines[c].nunique().max() > 1]
+
+
 def _panels(frame: pd.DataFrame):
-    panel_columns = _varying(frame, PANEL_VARIABLES)
+    panel_columns = _panel_columns(frame)
     if not panel_columns:
         return [("", frame)]
     by = panel_columns if len(panel_columns) > 1 else panel_columns[0]
@@ -54,7 +66,7 @@ def _figure(count: int):
 
 
 def _lines(frame: pd.DataFrame):
-    line_columns = _varying(frame, LINE_VARIABLES) or ["server"]
+    line_columns = _line_columns(frame)
     by = line_columns if len(line_columns) > 1 else line_columns[0]
     for _, line in frame.groupby(by, sort=False):
         yield _label(line.iloc[0], line_columns), line.sort_values("threads")

@@ -84,3 +84,22 @@ def test_a_busy_machine_is_called_out_in_the_header(small_run):
     report = render_report(small_run)
     assert ("- load average (1 min) at start 3.50, at end 0.20 on 2 cores: other work was "
             "running beside the benchmark") in report
+
+
+def test_pooled_and_shared_share_a_panel_although_their_connections_differ():
+    # A shared client always records 1 connection and a pooled one 8: that must
+    # not put each strategy in a panel of its own, or the plot compares nothing.
+    import pandas as pd
+    from kvlab.plots import _panels
+
+    rows = [dict(server="redis", client=client, transport="unix", loadgen="kvlab-load",
+                 nodelay="on", command="incrby", keys=1, value_size=64, pipeline=1,
+                 connections=connections, key_dist="uniform", threads=threads)
+            for client, connections in (("pooled", 8), ("shared", 1)) for threads in (1, 2)]
+    panels = _panels(pd.DataFrame(rows))
+    assert len(panels) == 1 and set(panels[0][1]["client"]) == {"pooled", "shared"}
+    # A variable that really varies within a line still splits panels.
+    rows += [dict(r, keys=1000) for r in rows]
+    panels = _panels(pd.DataFrame(rows))
+    assert [title for title, _ in panels] == ["keys=1", "keys=1000"]
+    assert all(set(panel["client"]) == {"pooled", "shared"} for _, panel in panels)
