@@ -20,8 +20,11 @@ import pandas as pd  # noqa: E402
 from .report import measured_only, point_table  # noqa: E402
 from .results import load_points  # noqa: E402
 
-LINE_VARIABLES = ("server", "client", "transport", "loadgen", "nodelay")
-PANEL_VARIABLES = ("command", "keys", "value_size", "pipeline", "connections", "key_dist")
+LINE_VARIABLES = ("server", "client", "loadgen", "nodelay")
+# Transports differ by orders of magnitude (a remote link's round trip against
+# a Unix socket's), so each gets its own panel and y scale.
+PANEL_VARIABLES = ("transport", "command", "keys", "value_size", "pipeline", "connections",
+                   "key_dist")
 MAX_PANELS = 12
 
 

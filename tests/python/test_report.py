@@ -103,3 +103,6 @@ def test_pooled_and_shared_share_a_panel_although_their_connections_differ():
     panels = _panels(pd.DataFrame(rows))
     assert [title for title, _ in panels] == ["keys=1", "keys=1000"]
     assert all(set(panel["client"]) == {"pooled", "shared"} for _, panel in panels)
+    # Transports get panels of their own (remote is ~50x slower than unix).
+    rows += [dict(r, transport="remote") for r in rows]
+    assert len(_panels(pd.DataFrame(rows))) == 4
