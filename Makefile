@@ -5,7 +5,7 @@ GENERATOR  ?= Ninja
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build test test-unit test-tsan test-asan clean
+.PHONY: all deps build test test-tsan-core test-tsan test-asan clean
 
 all: build
 
@@ -22,17 +22,25 @@ build: deps $(BUILD)/build.ninja
 # The concurrency tests under TSan, the RESP fuzzer briefly, then every test
 # of the normal build (its summary is the last thing printed).
 test: build
-	$(MAKE) --no-print-directory test-tsan
+	$(MAKE) --no-print-directory test-tsan-core
 	$(MAKE) --no-print-directory fuzz-smoke
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 build-tsan/build.ninja:
 	cmake -S . -B build-tsan -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVLAB_SANITIZE=thread
 
-# Tests labelled `tsan` (engines, server, client strategies) under ThreadSanitizer.
-test-tsan: deps build-tsan/build.ninja
+TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+
+# What `make test` (and so CI) runs under ThreadSanitizer: the tests labelled
+# `tsan` — engines, server sessions and connections, client strategies.
+test-tsan-core: deps build-tsan/build.ninja
 	cmake --build build-tsan -j $(JOBS) --target tsan-tests
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan -L tsan --output-on-failure -j $(JOBS)
+	$(TSAN_ENV) ctest --test-dir build-tsan -L tsan --output-on-failure -j $(JOBS)
+
+# The whole suite under ThreadSanitizer.
+test-tsan: deps build-tsan/build.ninja
+	cmake --build build-tsan -j $(JOBS)
+	$(TSAN_ENV) ctest --test-dir build-tsan --output-on-failure -j $(JOBS)
 
 build-asan/build.ninja:
 	cmake -S . -B build-asan -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVLAB_SANITIZE=address
