@@ -35,7 +35,14 @@ def _run(args) -> int:
     except ExperimentError as error:
         print(f"kvlab run: {error}", file=sys.stderr)
         return 2
-    runner = Runner(experiment, REPO, Path(args.build).resolve(), Path(args.out).resolve())
+    from .cpus import CpuError, this_machine
+    from .plan import resolve
+    try:
+        plan = resolve(experiment, this_machine())
+    except CpuError as error:
+        print(f"kvlab run: {args.experiment}: {error}", file=sys.stderr)
+        return 2
+    runner = Runner(plan, REPO, Path(args.build).resolve(), Path(args.out).resolve())
     run_dir = runner.run()
     report = write_report(run_dir)
     write_plots(run_dir)
@@ -85,7 +92,42 @@ def _compare(args) -> int:
     return 1 if args.fail_on_worse and counts["worse"] else 0
 
 
+def _add_plan_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("experiment", help="experiment file, e.g. workloads/default.toml")
+    parser.add_argument("--cpus", help="plan for these usable CPUs instead of this machine's, "
+                        "e.g. 0-7")
+    parser.add_argument("--siblings", help="hyper-thread sibling groups of that machine, "
+                        "e.g. '0,4;1,5;2,6;3,7' (default with --cpus: one CPU per core)")
+    parser.add_argument("--nodes", help="NUMA nodes of that machine, e.g. '0-31;32-63' "
+                        "(default with --cpus: one node)")
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+
+def _plan(args) -> int:
+    from .cpus import CpuError, Topology, parse_cpu_list, parse_groups, this_machine
+    from .experiment import ExperimentError, load_experiment
+    from .plan import resolve, to_json_text
+    try:
+        experiment = load_experiment(args.experiment)
+        if args.cpus:
+            topology = Topology.of(parse_cpu_list(args.cpus),
+                                   parse_groups(args.siblings or ""),
+                                   parse_groups(args.nodes or ""))
+        elif args.siblings or args.nodes:
+            raise CpuError("--siblings and --nodes describe the machine given with --cpus")
+        else:
+            topology = this_machine()
+        plan = resolve(experiment, topology)
+    except (ExperimentError, CpuError) as error:
+        print(f"kvlab plan: {error}", file=sys.stderr)
+        return 2
+    print(to_json_text(plan) if args.json else plan.render())
+    return 0
+
+
 SUBCOMMANDS = {
+    "plan": ("print what a run would give each server and the load generator, and how long "
+             "it would take, without running anything", _add_plan_arguments, _plan),
     "run": ("measure an experiment file into a new run folder", _add_run_arguments, _run),
     "report": ("render report.md and plots of a run folder", _add_run_dir_argument, _report),
     "compare": ("per-point ratios and verdicts of NEW against BASE", _add_compare_arguments,

@@ -8,8 +8,8 @@ ExperimentError naming the file, the key and what is allowed.
     [experiment]
     name = "quick"                   # required; letters, digits, '-', '_', '.'
     description = "..."              # optional
-    server_cpus = "0"                # optional; taskset list for the server
-    harness_cpus = "1"               # optional; taskset list for the load generator
+    server_cpus = "auto"             # auto (default) | a count ("4") | a CPU list ("0-3")
+    harness_cpus = "auto"            # the same for the load generator; see cpus.py for the rule
     remote_rtt_us = 250              # round trip of the emulated link (transport "remote")
     remote_rate_mbit = 0             # optional bandwidth limit of that link (0 = none)
 
@@ -17,10 +17,12 @@ ExperimentError naming the file, the key and what is allowed.
     name = "sharded-hop-command"     # required, unique
     kind = "kvlab"                   # kvlab | redis (Debian's redis-server)
     engine = "sharded"               # kvlab only: single | sharded | concurrent | striped
-    shards = 1                       # sharded only
+    shards = "auto"                  # sharded only; "auto" = the server's CPU count
     hop = "command"                  # sharded only: command | batch
     stripes = 64                     # striped only
-    io_threads = 1                   # kvlab only
+    io_threads = "auto"              # kvlab: I/O threads; redis: Redis 7 io-threads (a second
+                                     # reference row, dropped where the server has one CPU);
+                                     # "auto" = the server's CPU count
     seed_engine = "sharded"          # optional: the seed table's engine this row stands beside
 
     [[sweep]]
@@ -31,13 +33,14 @@ ExperimentError naming the file, the key and what is allowed.
     loadgen = "kvlab-load"           # kvlab-load | redis-benchmark
     transport = "tcp"                # unix | tcp | remote
     client = "dedicated"             # dedicated | pooled | shared
-    threads = [1, 2, 4, 8]
+    threads = [1, 2, 4, 8]           # or "auto": 1, 2, 4, ... up to 2 x the harness's CPUs
     command = ["set", "get"]         # get | set | incrby | ping | mix
     keys = [1, 1000000]
     key_dist = "uniform"             # uniform | sequential | zipf:THETA
     value_size = 64
     pipeline = 16
-    connections = 50
+    connections = 50                 # or "auto": dedicated 50 in total (>= 1 per thread),
+                                     # pooled 8 (commons-pool2's maxTotal), shared 1
     nodelay = "on"                   # on | off
     # scalars
     ratio = "1:10"                   # SET:GET, command "mix" only
@@ -67,6 +70,7 @@ COMMANDS = ("get", "set", "incrby", "ping", "mix")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+AUTO = "auto"
 ZIPF_PATTERN = re.compile(r"^zipf:(\d+(\.\d*)?|\.\d+)$")
 RATIO_PATTERN = re.compile(r"^\d+:\d+$")
 
@@ -85,15 +89,16 @@ class ServerSpec:
     name: str
     kind: str                      # "kvlab" or "redis"
     engine: str | None = None
-    shards: int | None = None
+    shards: int | str | None = None      # an int, or AUTO until the plan resolves it
     hop: str | None = None
     stripes: int | None = None
-    io_threads: int | None = None
+    io_threads: int | str | None = None  # an int, or AUTO until the plan resolves it
     seed_engine: str | None = None
 
     def describe(self) -> str:
         if self.kind == "redis":
-            return "redis-server (Debian)"
+            threads = f" io-threads={self.io_threads}" if self.io_threads else ""
+            return f"redis-server (Debian){threads}"
         parts = [f"engine={self.engine}"]
         for field in ("shards", "hop", "stripes", "io_threads"):
             value = getattr(self, field)
@@ -145,8 +150,8 @@ class Experiment:
     text: str
     name: str
     description: str
-    server_cpus: str | None
-    harness_cpus: str | None
+    server_cpus: str                 # AUTO, a count or a CPU list (see cpus.py)
+    harness_cpus: str
     remote_rtt_us: int
     remote_rate_mbit: int
     servers: tuple[ServerSpec, ...]
@@ -155,8 +160,17 @@ class Experiment:
     def server(self, name: str) -> ServerSpec:
         return next(s for s in self.servers if s.name == name)
 
+    def has_auto(self) -> bool:
+        """True while some value is still AUTO (the plan resolves them; see plan.py)."""
+        servers = any(AUTO in (s.shards, s.io_threads) for s in self.servers)
+        sweeps = any(AUTO in sweep.values["threads"] for sweep in self.sweeps)
+        return servers or sweeps
+
     def points(self) -> list[Point]:
         """Every point, grouped by server in the order of [[server]], then by sweep."""
+        if self.has_auto():
+            raise ValueError(f"{self.path}: resolve the experiment's \"auto\" values first "
+                             "(plan.resolve)")
         result = []
         for server in self.servers:
             for sweep in self.sweeps:
@@ -171,6 +185,8 @@ class Experiment:
                     # Shared uses one connection; only dedicated clients pipeline.
                     if client == "shared":
                         connections = 1
+                    elif connections == AUTO:
+                        connections = auto_connections(client, threads)
                     if client != "dedicated":
                         pipeline = 1
                     result.append(Point(
@@ -182,6 +198,19 @@ class Experiment:
                         threads=threads, duration=sweep.duration, warmup=sweep.warmup,
                         repetitions=sweep.repetitions))
         return list(dict.fromkeys(result))
+
+
+# The seed's connection counts: redis-benchmark's 50 in total, commons-pool2's 8.
+SEED_TOTAL_CONNECTIONS = 50
+SEED_POOL_SIZE = 8
+
+
+def auto_connections(client: str, threads: int) -> int:
+    """connections = "auto": dedicated 50 in total (at least one per thread; kvlab-load's
+    --connections is the total), pooled commons-pool2's 8, shared 1."""
+    if client == "dedicated":
+        return max(SEED_TOTAL_CONNECTIONS, threads)
+    return SEED_POOL_SIZE if client == "pooled" else 1
 
 
 _KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -262,8 +291,25 @@ def _name(value: str) -> str | None:
     return None if NAME_PATTERN.match(value) else "must use only letters, digits, '-', '_', '.'"
 
 
-def _cpu_list(value: str) -> str | None:
-    return None if CPU_LIST_PATTERN.match(value) else "must be a CPU list like \"0\" or \"1-3,5\""
+def _cpu_spec(value) -> str | None:
+    """"auto"; a count (an integer, or digits alone: "4" is four CPUs); or a CPU list with a
+    '-' or ',' ("0-3", "1,5"; one CPU alone is "5-5")."""
+    text = str(value)
+    if text == AUTO or (text.isdigit() and int(text) >= 1) or (
+            CPU_LIST_PATTERN.match(text) and not text.isdigit()):
+        return None
+    if text.isdigit():
+        return "is a count of CPUs and must be >= 1 (CPU 0 alone is the list \"0-0\")"
+    return ("must be \"auto\", a CPU count like \"4\" or a CPU list like \"0-3\" or \"1,5\" "
+            "(one CPU alone: \"5-5\")")
+
+
+def _positive_or_auto(value) -> str | None:
+    if value == AUTO:
+        return None
+    if isinstance(value, str):
+        return "is not allowed; allowed: a positive integer or \"auto\""
+    return _positive(value)
 
 
 def _key_dist(value: str) -> str | None:
@@ -281,14 +327,14 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
     name = c.get("name", str, required=True, check=_name)
     kind = c.get("kind", str, required=True, allowed=("kvlab", "redis"))
     seed_engine = c.get("seed_engine", str, allowed=("sharded", "concurrent", "redis"))
+    io_threads = c.get("io_threads", (int, str), check=_positive_or_auto)
     if kind == "redis":
         c.finish()
-        return ServerSpec(name=name, kind=kind, seed_engine=seed_engine)
+        return ServerSpec(name=name, kind=kind, io_threads=io_threads, seed_engine=seed_engine)
     engine = c.get("engine", str, required=True, allowed=ENGINES)
-    io_threads = c.get("io_threads", int, check=_positive)
     shards = hop = stripes = None
     if engine == "sharded":
-        shards = c.get("shards", int, check=_positive)
+        shards = c.get("shards", (int, str), check=_positive_or_auto)
         hop = c.get("hop", str, allowed=("command", "batch"))
     if engine == "striped":
         stripes = c.get("stripes", int, check=_positive)
@@ -311,9 +357,9 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         "key_dist": c.get_list("key_dist", str, ("uniform",), check=_key_dist),
         "value_size": c.get_list("value_size", int, (64,), check=_positive),
         "pipeline": c.get_list("pipeline", int, (1,), check=_positive),
-        "connections": c.get_list("connections", int, (8,), check=_positive),
+        "connections": c.get_list("connections", (int, str), (8,), check=_positive_or_auto),
         "nodelay": c.get_list("nodelay", str, ("on",), allowed=("on", "off")),
-        "threads": c.get_list("threads", int, (1,), check=_positive),
+        "threads": c.get_list("threads", (int, str), (1,), check=_positive_or_auto),
     }
     ratio = c.get("ratio", str, "1:10", check=_ratio)
     duration = float(c.get("duration", (int, float), 1.0, check=_positive))
@@ -357,8 +403,8 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     c = _Checker(path, "experiment", data.get("experiment", {}))
     name = c.get("name", str, required=True, check=_name)
     description = c.get("description", str, "")
-    server_cpus = c.get("server_cpus", str, check=_cpu_list)
-    harness_cpus = c.get("harness_cpus", str, check=_cpu_list)
+    server_cpus = str(c.get("server_cpus", (str, int), AUTO, check=_cpu_spec))
+    harness_cpus = str(c.get("harness_cpus", (str, int), AUTO, check=_cpu_spec))
     remote_rtt_us = c.get("remote_rtt_us", int, 250, check=_positive)
     remote_rate_mbit = c.get("remote_rate_mbit", int, 0, check=_non_negative)
     c.finish()

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from .cpus import parse_cpu_list
 from .experiment import POINT_VARIABLES
+from .plan import SEED_SERVER_CPUS
 from .results import load_meta, load_points
 from .stats import Summary, summarize
 
@@ -148,7 +150,8 @@ def ember_section(sweeps: list[str], table: pd.DataFrame, meta: dict) -> str:
                                       & (reference["engine"] == seed_engine)]
                     if not match.empty:
                         seed = (f"{match.iloc[0]['ops_per_s']:,.0f} "
-                                f"(T={int(match.iloc[0]['client_threads'])})")
+                                f"(T={int(match.iloc[0]['client_threads'])})"
+                                + seed_cpu_label(meta))
                 rows.append([command.upper(), server] + cells + [seed])
         out.append(markdown_table(header, rows))
         out.append("")
@@ -236,7 +239,7 @@ def _seed_ember_ratio(reference, meta, command, pipeline, numerator, denominator
     if engines == ["concurrent", "sharded"] and len(summary) == 2:
         by_engine = dict(zip(summary["engine"], summary["ops_per_s"].astype(float)))
         text += f" (PR summary {by_engine['concurrent'] / by_engine['sharded']:.2f})"
-    return text
+    return text + seed_cpu_label(meta)
 
 
 def lettuce_section(sweeps: list[str], table: pd.DataFrame) -> str:
@@ -324,6 +327,32 @@ def _cores(value) -> str:
     return "–" if value is None or pd.isna(value) else f"{value:.2f}"
 
 
+def server_cpu_count(meta: dict) -> int | None:
+    cpus = meta.get("server_cpus")
+    return len(parse_cpu_list(cpus)) if cpus else None
+
+
+def cpu_line(meta: dict) -> str:
+    """Which CPUs the servers and the load generator had, and by which rule (plan.py)."""
+    plan = meta.get("plan", {})
+    line = (f"- server CPUs: {meta.get('server_cpus') or 'any (not pinned)'}"
+            f" ({server_cpu_count(meta) or '?'} CPUs); load generator CPUs: "
+            f"{meta.get('harness_cpus') or 'any (not pinned)'}")
+    if plan.get("rule"):
+        line += f"; rule: {plan['rule']}"
+    for note in plan.get("dropped", []):
+        line += f"\n- left out on this machine: {note}"
+    return line
+
+
+def seed_cpu_label(meta: dict) -> str:
+    """Beside a seed's number: how many CPUs our server had against the seed's 8 vCPUs."""
+    count = server_cpu_count(meta)
+    if count is None or count >= SEED_SERVER_CPUS:
+        return ""
+    return f" [seed: {SEED_SERVER_CPUS} vCPU server; here {count}]"
+
+
 def machine_header(meta: dict) -> str:
     m = meta.get("machine", {})
     packages = m.get("packages", {})
@@ -331,8 +360,7 @@ def machine_header(meta: dict) -> str:
     lines = [
         f"- CPU: {m.get('cpu_model', '?')}, {m.get('cores', '?')} cores; kernel "
         f"{m.get('kernel', '?')}; {m.get('os', '')}",
-        f"- server CPUs: {meta.get('server_cpus') or 'any'}; load generator CPUs: "
-        f"{meta.get('harness_cpus') or 'any'}",
+        cpu_line(meta),
         f"- git {str(git.get('commit') or '?')[:12]}{' (dirty)' if git.get('dirty') else ''}; "
         f"{m.get('compiler', '?')}; redis-server {packages.get('redis-server') or '?'}; "
         f"hiredis {packages.get('libhiredis-dev') or '?'}; TBB {packages.get('libtbb-dev') or '?'}; "

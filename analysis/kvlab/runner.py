@@ -23,33 +23,16 @@ from pathlib import Path
 from typing import TextIO
 
 from . import loadgens, machine
-from .experiment import Experiment, Point
+from .experiment import Point
+from .plan import Plan, point_seconds
 from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
 from .servers import ServerError, ServerProcess
 
-# Seconds a point costs beyond its measured time (process start, connections).
-POINT_OVERHEAD_S = 0.3
 # GET/mix need their keys to exist: prefilled once per key count and value size
 # while a server runs. INCRBY needs an integer: its key is set to 0 before every
 # INCRBY point (as the seed did), since a SET point may have left a string there.
 PREFILL_ONCE_COMMANDS = ("get", "mix")
-
-
-def default_cpus() -> tuple[str | None, str | None]:
-    """Server on the first allowed CPU, harness on the others; unpinned on one CPU."""
-    allowed = sorted(os.sched_getaffinity(0))
-    if len(allowed) < 2:
-        return None, None
-    rest = ",".join(str(c) for c in allowed[1:])
-    return str(allowed[0]), rest
-
-
-def estimated_seconds(point: Point) -> float:
-    per_repetition = point.duration
-    if point.loadgen == "redis-benchmark":
-        per_repetition += POINT_OVERHEAD_S
-    return point.warmup + point.repetitions * per_repetition + POINT_OVERHEAD_S
 
 
 def _clock(seconds: float) -> str:
@@ -62,7 +45,7 @@ class Progress:
 
     def __init__(self, points: list[Point], stream: TextIO):
         self.total = len(points)
-        self.remaining_estimate = sum(estimated_seconds(p) for p in points)
+        self.remaining_estimate = sum(point_seconds(p) for p in points)
         self.done = 0
         self.started = time.monotonic()
         self.spent_estimate = 0.0
@@ -70,7 +53,7 @@ class Progress:
 
     def point_done(self, point: Point, summary: str) -> None:
         self.done += 1
-        estimate = estimated_seconds(point)
+        estimate = point_seconds(point)
         self.spent_estimate += estimate
         self.remaining_estimate -= estimate
         elapsed = time.monotonic() - self.started
@@ -109,17 +92,19 @@ def _summary(rows: list[dict], error: str | None) -> str:
 
 
 class Runner:
-    def __init__(self, experiment: Experiment, repo: Path, build_dir: Path, runs_root: Path,
+    def __init__(self, plan: Plan, repo: Path, build_dir: Path, runs_root: Path,
                  stream: TextIO = sys.stderr):
-        self.experiment = experiment
+        self.plan = plan
+        self.experiment = experiment = plan.experiment
         self.repo = repo
         self.build_dir = build_dir
         self.stream = stream
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         self.run_dir = runs_root / f"{stamp}-{experiment.name}"
-        default_server, default_harness = default_cpus()
-        self.server_cpus = experiment.server_cpus or default_server
-        self.harness_cpus = experiment.harness_cpus or default_harness
+        # On a one-CPU machine both sets are that CPU: nothing to pin.
+        shared = plan.allocation.shared
+        self.server_cpus = None if shared else plan.allocation.server_list
+        self.harness_cpus = None if shared else plan.allocation.harness_list
         self.problems: list[str] = []
         self.interrupted = False
         self._histogram_count = 0
@@ -274,6 +259,7 @@ class Runner:
             "load_average_start": os.getloadavg(),
             "server_cpus": self.server_cpus,
             "harness_cpus": self.harness_cpus,
+            "plan": self.plan.as_json(),
             "remote_rtt_us": self.experiment.remote_rtt_us,
             "servers": {s.name: {"describe": s.describe(), "kind": s.kind, "engine": s.engine,
                                  "shards": s.shards, "hop": s.hop, "stripes": s.stripes,

@@ -53,7 +53,11 @@ def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
         # No persistence and no config file: a pure in-memory reference row.
         return [binary, "--port", str(port), "--bind", bind, "--unixsocket", unix_socket,
                 "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
-                "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning"]
+                "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning"] + (
+                    # Redis 7's threaded I/O: reads and writes of sockets on N threads,
+                    # commands still on the main one.
+                    ["--io-threads", str(spec.io_threads), "--io-threads-do-reads", "yes"]
+                    if spec.io_threads and spec.io_threads > 1 else [])
     command = [str(build_dir / "kvlab-server"), "--engine", spec.engine, "--port", str(port),
                "--bind", bind, "--unixsocket", unix_socket]
     if spec.shards is not None:

@@ -7,13 +7,15 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, python_env
+from kvlab.cpus import Topology
 from kvlab.experiment import ExperimentError, load_experiment, parse_experiment_text
+from kvlab.plan import resolve
 
 GOOD = """
 [experiment]
 name = "tiny"
-server_cpus = "0"
-harness_cpus = "1"
+server_cpus = "0-0"
+harness_cpus = "1-1"
 
 [[server]]
 name = "sharded"
@@ -43,7 +45,8 @@ def parse(text: str):
 @pytest.mark.parametrize("path", sorted((REPO / "workloads").glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_workloads_parse(path):
     experiment = load_experiment(path)
-    assert experiment.points()
+    for topology in (Topology.of(range(2)), Topology.of(range(16))):
+        assert resolve(experiment, topology).points
 
 
 def test_points_are_the_cartesian_product_grouped_by_server():
@@ -74,7 +77,9 @@ def test_sweep_servers_restrict_the_points():
     (('keys = 10', 'keys = "ten"'), "sweep[0].keys: must be an integer, not 'ten'"),
     (('keys = 10', 'keys = true'), "sweep[0].keys: must be an integer, not True"),
     (('duration = 0.5', 'duration = -1'), "sweep[0].duration: -1 must be > 0"),
-    (('server_cpus = "0"', 'server_cpus = "zero"'), "experiment.server_cpus: 'zero' must be a CPU list"),
+    (('server_cpus = "0-0"', 'server_cpus = "zero"'), "experiment.server_cpus: 'zero' must be \"auto\", a CPU count"),
+    (('server_cpus = "0-0"', 'server_cpus = "0"'), "experiment.server_cpus: '0' is a count of CPUs and must be >= 1"),
+    (('shards = 2', 'shards = "many"'), "server[0].shards: 'many' is not allowed; allowed: a positive integer or \"auto\""),
     (('name = "tiny"', 'name = "a b"'), "experiment.name: 'a b' must use only letters"),
     (('name = "s"', 'name = "s"\nservers = ["memcached"]'),
      "sweep[0].servers: 'memcached' is not allowed; allowed: sharded, redis"),

@@ -29,11 +29,11 @@ def test_point_table_folds_repetitions_and_keeps_unmeasured_points(small_run):
 
 def test_ember_table_shows_ours_beside_the_seed_with_ratios(small_run):
     report = render_report(small_run)
-    assert "| SET | concurrent | 110,000 ±22.6% | 151,000 ±1.6%† | 1,867,045 (T=8) |" in report
-    assert "| SET | sharded-hop-command | 55,000 ±22.6% | 71,000 ±3.5% | 896,276 (T=8) |" in report
+    assert "| SET | concurrent | 110,000 ±22.6% | 151,000 ±1.6%† | 1,867,045 (T=8) [seed: 8 vCPU server; here 1] |" in report
+    assert "| SET | sharded-hop-command | 55,000 ±22.6% | 71,000 ±3.5% | 896,276 (T=8) [seed: 8 vCPU server; here 1] |" in report
     # concurrent/sharded: medians 110k/55k and 151k/71k, seed 1867045/896276 and PR summary
-    assert "| SET | concurrent / sharded-hop-command | 2.00 | 2.13 | 2.08 (PR summary 1.13) |" in report
-    assert "| SET | concurrent / redis | 1.36 | 1.66 | 1.82 |" in report
+    assert "| SET | concurrent / sharded-hop-command | 2.00 | 2.13 | 2.08 (PR summary 1.13) [seed: 8 vCPU server; here 1] |" in report
+    assert "| SET | concurrent / redis | 1.36 | 1.66 | 1.82 [seed: 8 vCPU server; here 1] |" in report
 
 
 def test_lettuce_table_has_seed_numbers_ratios_and_skipped_rows(small_run):
@@ -47,7 +47,7 @@ def test_lettuce_table_has_seed_numbers_ratios_and_skipped_rows(small_run):
 def test_report_has_the_machine_header_and_client_bound_marks(small_run):
     report = render_report(small_run)
     assert "- CPU: Test CPU, 2 cores; kernel 6.1.0-test" in report
-    assert "- server CPUs: 0; load generator CPUs: 1" in report
+    assert "- server CPUs: 0 (1 CPUs); load generator CPUs: 1" in report
     assert "151,000†" in report and "† client-bound" in report
 
 

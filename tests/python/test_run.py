@@ -7,7 +7,13 @@ import sys
 from conftest import REPO, kvlab_binaries_or_skip, python_env
 from kvlab.experiment import parse_experiment_text
 from kvlab.results import load_points
+from kvlab.cpus import this_machine
+from kvlab.plan import resolve
 from kvlab.runner import Runner
+
+
+def _plan(experiment):
+    return resolve(experiment, this_machine())
 
 TINY = """
 [experiment]
@@ -132,7 +138,7 @@ repetitions = 1
     # a repository without scripts/remote-link: the link cannot come up
     log = tmp_path / "log.txt"
     with log.open("w") as stream:
-        runner = Runner(experiment, tmp_path, tmp_path / "no-build", tmp_path / "runs", stream)
+        runner = Runner(_plan(experiment), tmp_path, tmp_path / "no-build", tmp_path / "runs", stream)
         run_dir = runner.run()
     points = load_points(run_dir).set_index(["server", "transport"])
     assert points.loc[("unbuilt", "tcp"), "status"] == "failed"
@@ -171,5 +177,5 @@ repetitions = 1
 
     monkeypatch.setattr(runner_module.loadgens, "run_redis_benchmark", spy)
     with (tmp_path / "log.txt").open("w") as stream:
-        Runner(experiment, REPO, tmp_path / "no-build", tmp_path / "runs", stream).run()
+        Runner(_plan(experiment), REPO, tmp_path / "no-build", tmp_path / "runs", stream).run()
     assert rows_on_disk == [0, 1]

@@ -1,0 +1,165 @@
+"""The plan of a run: what each server and the load generator get on this machine.
+
+`resolve(experiment, topology)` splits the CPUs (cpus.allocate), then replaces
+every "auto" of the experiment with a number:
+
+- `shards = "auto"`, `io_threads = "auto"` (kvlab): the server set's CPU count
+  (the `single` engine is single-threaded by definition and stays at one);
+- `io_threads = "auto"` on a redis server: Redis 7's io-threads = the server
+  set's CPU count; that row exists only where the server has more than one CPU
+  (with one CPU it would be the plain redis row again) and is otherwise dropped
+  with a note;
+- `threads = "auto"`: 1, 2, 4, ... up to twice the harness set's CPUs, with the
+  seed's 8 whenever the harness has at least 4 CPUs (cpus.thread_counts).
+
+`python3 -m kvlab plan FILE` prints the result without running anything;
+`--cpus` / `--siblings` / `--nodes` plan for another machine.
+
+The duration estimate is the sum over points of what the runner spends on
+each (warm-up, every round's measured window, a fixed per-measurement cost for
+process start and connections) plus a per-server-start cost; see
+`estimated_seconds`. Pure functions; nothing here starts a process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from .cpus import Allocation, Topology, allocate, format_cpu_list, thread_counts
+from .experiment import AUTO, Experiment, Point, ServerSpec
+
+# Seconds a measurement costs beyond its window: starting kvlab-load or redis-benchmark,
+# opening connections, the runner's bookkeeping (checked against real runs: see README).
+MEASUREMENT_OVERHEAD_S = 0.3
+# Seconds to start a server, wait for it and stop it.
+SERVER_START_S = 0.5
+# The seeds measured on a GCP c2-standard-8: 8 vCPUs.
+SEED_SERVER_CPUS = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    experiment: Experiment        # every "auto" replaced
+    topology: Topology
+    allocation: Allocation
+    dropped: tuple[str, ...]      # rows left out on this machine, with the reason
+
+    @property
+    def points(self) -> list[Point]:
+        return self.experiment.points()
+
+    @property
+    def server_cpu_count(self) -> int:
+        return len(self.allocation.server)
+
+    def harness_threads(self) -> list[int]:
+        return sorted({p.threads for p in self.points})
+
+    def estimated_s(self) -> float:
+        return estimated_seconds(self.points, len(self.experiment.servers))
+
+    def as_json(self) -> dict:
+        server_cpus = self.allocation.server_list
+        return {
+            "servers": [{"name": s.name, "cpus": server_cpus,
+                         "shards": s.shards if s.engine == "sharded" else None,
+                         "io_threads": _io_threads(s)}
+                        for s in self.experiment.servers],
+            "harness": {"cpus": self.allocation.harness_list, "threads": self.harness_threads()},
+            "points": len(self.points),
+            "estimated_s": round(self.estimated_s()),
+            "rule": self.allocation.rule,
+            "dropped": list(self.dropped),
+        }
+
+    def render(self) -> str:
+        data = self.as_json()
+        lines = [f"plan for {self.experiment.name} ({self.experiment.path})",
+                 f"usable CPUs: {format_cpu_list(self.topology.cpus)} "
+                 f"({len(self.topology.cores)} cores, {len(self.topology.nodes)} NUMA node(s)"
+                 + (f", cgroup quota {self.topology.quota_cpus:g} CPUs"
+                    if self.topology.quota_cpus else "") + ")",
+                 f"rule: {self.allocation.rule}"]
+        if self.allocation.shared:
+            lines.append("WARNING: one usable CPU: server and load generator share it")
+        lines.append(f"harness: CPUs {data['harness']['cpus']}, client threads "
+                     f"{data['harness']['threads']}")
+        for server in data["servers"]:
+            extra = "".join(f", {k} {server[k]}" for k in ("shards", "io_threads")
+                            if server[k] is not None)
+            lines.append(f"server {server['name']}: CPUs {server['cpus']}{extra}")
+        for note in self.dropped:
+            lines.append(f"dropped: {note}")
+        if self.server_cpu_count < SEED_SERVER_CPUS:
+            lines.append(f"note: the server has {self.server_cpu_count} CPU(s), the seeds' "
+                         f"server had {SEED_SERVER_CPUS} vCPUs; seed comparisons are labelled so")
+        minutes, seconds = divmod(data["estimated_s"], 60)
+        lines.append(f"{data['points']} points, estimated {minutes} min {seconds:02d} s")
+        return "\n".join(lines)
+
+
+def _io_threads(server: ServerSpec) -> int | None:
+    if server.kind == "redis":
+        return server.io_threads
+    return 1 if server.engine == "single" else server.io_threads
+
+
+def _resolve_server(server: ServerSpec, cpus: int) -> ServerSpec | None:
+    def value(v):
+        return cpus if v == AUTO else v
+    if server.kind == "redis":
+        threads = value(server.io_threads)
+        if server.io_threads == AUTO and threads <= 1:
+            return None
+        return dataclasses.replace(server, io_threads=threads)
+    io_threads = 1 if server.engine == "single" and server.io_threads == AUTO \
+        else value(server.io_threads)
+    return dataclasses.replace(server, shards=value(server.shards), io_threads=io_threads)
+
+
+def resolve(experiment: Experiment, topology: Topology) -> Plan:
+    allocation = allocate(topology, experiment.server_cpus, experiment.harness_cpus)
+    server_count = len(allocation.server)
+    harness_count = len(allocation.harness)
+    servers, dropped = [], []
+    for server in experiment.servers:
+        resolved = _resolve_server(server, server_count)
+        if resolved is None:
+            dropped.append(f"{server.name}: io_threads \"auto\" with one server CPU is the "
+                           "single-threaded redis row again")
+        else:
+            servers.append(resolved)
+    names = {s.name for s in servers}
+    sweeps = []
+    for sweep in experiment.sweeps:
+        threads = sweep.values["threads"]
+        if AUTO in threads:
+            threads = tuple(sorted({t for t in threads if t != AUTO}
+                                   | set(thread_counts(harness_count))))
+        kept = tuple(n for n in sweep.servers if n in names)
+        sweeps.append(dataclasses.replace(sweep, servers=kept,
+                                          values={**sweep.values, "threads": threads}))
+    resolved = dataclasses.replace(
+        experiment, servers=tuple(servers), sweeps=tuple(sweeps),
+        server_cpus=allocation.server_list, harness_cpus=allocation.harness_list)
+    return Plan(experiment=resolved, topology=topology, allocation=allocation,
+                dropped=tuple(dropped))
+
+
+def point_seconds(point: Point) -> float:
+    """What the runner spends on one point: the warm-up and every repetition's window,
+    each measurement with its fixed overhead."""
+    per_repetition = point.duration + (MEASUREMENT_OVERHEAD_S
+                                       if point.loadgen == "redis-benchmark" else 0)
+    return point.warmup + point.repetitions * per_repetition + MEASUREMENT_OVERHEAD_S
+
+
+def estimated_seconds(points: list[Point], server_count: int) -> float:
+    remote = any(p.transport == "remote" for p in points)
+    starts = server_count * (2 if remote else 1)
+    return sum(point_seconds(p) for p in points) + starts * SERVER_START_S
+
+
+def to_json_text(plan: Plan) -> str:
+    return json.dumps(plan.as_json(), indent=2)
