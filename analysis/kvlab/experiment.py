@@ -13,6 +13,24 @@ ExperimentError naming the file, the key and what is allowed.
     remote_rtt_us = 250              # round trip of the emulated link (transport "remote")
     remote_rate_mbit = 0             # optional bandwidth limit of that link (0 = none)
 
+    precision = 0.02                 # optional: target half-width of each declared ratio's
+                                     # 95% interval; rounds are added until it is met
+    budget_s = 360                   # optional: with precision, stop adding rounds when the
+                                     # next would end the run later than this (seconds)
+    max_rounds = 40                  # optional: never more rounds than this (default 40)
+    disturbance_cores = 0.05         # optional: foreign CPU (cores' worth) on the measured
+                                     # CPUs above which a measurement is disturbed and re-run
+
+    [[compare]]                      # optional: a ratio the experiment exists for
+    a = "concurrent"                 # the numerator: a value of `by`
+    b = "sharded-hop-command"        # the denominator
+    by = "server"                    # the point variable a and b are values of (default server)
+    sweep = "p16"                    # optional: only this sweep's points
+    tests = ["set", "get"]           # optional: only these commands
+    where = { threads = 2 }          # optional: only points with these values
+    seed_ratio = 1.13                # optional: the seed's figure, shown beside ours
+    name = "concurrent/sharded"      # optional (default "A/B")
+
     [[server]]
     name = "sharded-hop-command"     # required, unique
     kind = "kvlab"                   # kvlab | redis (Debian's redis-server)
@@ -144,6 +162,34 @@ class SweepSpec:
     repetitions: int
 
 
+# Point variables a comparison may be declared along (a and b are two of their values).
+COMPARE_BY = ("server", "client", "transport", "nodelay", "loadgen", "command")
+DEFAULT_MAX_ROUNDS = 40
+# 5% of one core: five clock ticks in a second, above /proc/stat's rounding.
+DEFAULT_DISTURBANCE_CORES = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class CompareSpec:
+    """A declared comparison: the ratio of `a` to `b` along the variable `by`, for every
+    pair of points that differ only in it (and pass the filters)."""
+    name: str
+    by: str
+    a: str
+    b: str
+    sweep: str | None = None
+    tests: tuple[str, ...] = ()
+    where: tuple[tuple[str, tuple], ...] = ()  # (variable, allowed values)
+    seed_ratio: float | None = None
+
+    def matches(self, point: "Point") -> bool:
+        if self.sweep is not None and point.sweep != self.sweep:
+            return False
+        if self.tests and point.command not in self.tests:
+            return False
+        return all(getattr(point, name) in values for name, values in self.where)
+
+
 @dataclasses.dataclass(frozen=True)
 class Experiment:
     path: Path
@@ -156,6 +202,11 @@ class Experiment:
     remote_rate_mbit: int
     servers: tuple[ServerSpec, ...]
     sweeps: tuple[SweepSpec, ...]
+    comparisons: tuple[CompareSpec, ...] = ()
+    precision: float | None = None
+    budget_s: float | None = None
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    disturbance_cores: float = DEFAULT_DISTURBANCE_CORES
 
     def server(self, name: str) -> ServerSpec:
         return next(s for s in self.servers if s.name == name)
@@ -213,7 +264,8 @@ def auto_connections(client: str, threads: int) -> int:
     return SEED_POOL_SIZE if client == "pooled" else 1
 
 
-_KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+_KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+               dict: "a table"}
 
 
 class _Checker:
@@ -385,6 +437,35 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
                      duration=duration, warmup=warmup, repetitions=repetitions)
 
 
+def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec, ...],
+                   sweeps: tuple[SweepSpec, ...]) -> CompareSpec:
+    c = _Checker(path, f"compare[{index}]", table)
+    by = c.get("by", str, "server", allowed=COMPARE_BY)
+    allowed = {"server": tuple(s.name for s in servers), "client": CLIENTS,
+               "transport": TRANSPORTS, "nodelay": ("on", "off"), "loadgen": LOADGENS,
+               "command": COMMANDS}[by]
+    a = c.get("a", str, required=True, allowed=allowed)
+    b = c.get("b", str, required=True, allowed=allowed)
+    if a == b:
+        c.fail(c.key("b"), f"{b!r} is also a: a comparison needs two different values")
+    sweep = c.get("sweep", str, allowed=tuple(s.name for s in sweeps))
+    tests = c.get_list("tests", str, (), allowed=COMMANDS)
+    name = c.get("name", str, f"{a}/{b}")
+    seed_ratio = c.get("seed_ratio", (int, float), check=_positive)
+    raw_where = c.get("where", dict, {})
+    where = []
+    for variable, value in raw_where.items():
+        if variable not in POINT_VARIABLES or variable == by:
+            c.fail(c.key(f"where.{variable}"), "unknown key; allowed here: "
+                   + ", ".join(v for v in POINT_VARIABLES if v != by))
+        values = value if isinstance(value, list) else [value]
+        where.append((variable, tuple(values)))
+    c.finish()
+    return CompareSpec(name=name, by=by, a=a, b=b, sweep=sweep, tests=tests,
+                       where=tuple(where),
+                       seed_ratio=float(seed_ratio) if seed_ratio is not None else None)
+
+
 def _table_list(path: Path, data: dict, name: str) -> list:
     tables = data.get(name, [])
     if not isinstance(tables, list) or not tables:
@@ -398,7 +479,7 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     except tomllib.TOMLDecodeError as error:
         raise ExperimentError(f"{path}: not valid TOML: {error}") from None
     top = _Checker(path, "", data)
-    top.seen.update({"experiment", "server", "sweep"})
+    top.seen.update({"experiment", "server", "sweep", "compare"})
     top.finish()
     c = _Checker(path, "experiment", data.get("experiment", {}))
     name = c.get("name", str, required=True, check=_name)
@@ -407,6 +488,11 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     harness_cpus = str(c.get("harness_cpus", (str, int), AUTO, check=_cpu_spec))
     remote_rtt_us = c.get("remote_rtt_us", int, 250, check=_positive)
     remote_rate_mbit = c.get("remote_rate_mbit", int, 0, check=_non_negative)
+    precision = c.get("precision", float, check=_positive)
+    budget_s = c.get("budget_s", (int, float), check=_positive)
+    max_rounds = c.get("max_rounds", int, DEFAULT_MAX_ROUNDS, check=_positive)
+    disturbance_cores = float(c.get("disturbance_cores", (int, float),
+                                    DEFAULT_DISTURBANCE_CORES, check=_positive))
     c.finish()
 
     servers = tuple(_parse_server(path, i, t) for i, t in enumerate(_table_list(path, data, "server")))
@@ -420,10 +506,17 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     duplicate = next((n for n in sweep_names if sweep_names.count(n) > 1), None)
     if duplicate:
         raise ExperimentError(f"{path}: sweep.name: {duplicate!r} is used by two sweeps")
+    compare_tables = data.get("compare", [])
+    if not isinstance(compare_tables, list):
+        raise ExperimentError(f"{path}: compare: must be [[compare]] tables")
+    comparisons = tuple(_parse_compare(path, i, t, servers, sweeps)
+                        for i, t in enumerate(compare_tables))
     return Experiment(path=path, text=text, name=name, description=description,
                       server_cpus=server_cpus, harness_cpus=harness_cpus,
                       remote_rtt_us=remote_rtt_us, remote_rate_mbit=remote_rate_mbit,
-                      servers=servers, sweeps=sweeps)
+                      servers=servers, sweeps=sweeps, comparisons=comparisons,
+                      precision=precision, budget_s=budget_s, max_rounds=max_rounds,
+                      disturbance_cores=disturbance_cores)
 
 
 def load_experiment(path: str | Path) -> Experiment:

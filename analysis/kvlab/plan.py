@@ -34,6 +34,8 @@ from .experiment import AUTO, Experiment, Point, ServerSpec
 MEASUREMENT_OVERHEAD_S = 0.3
 # Seconds to start a server, wait for it and stop it.
 SERVER_START_S = 0.5
+# Keys a prefill writes per second (pipelined SETs; a conservative figure for 2 cores).
+PREFILL_OPS_PER_S = 400_000
 # The seeds measured on a GCP c2-standard-8: 8 vCPUs.
 SEED_SERVER_CPUS = 8
 
@@ -69,6 +71,8 @@ class Plan:
             "harness": {"cpus": self.allocation.harness_list, "threads": self.harness_threads()},
             "points": len(self.points),
             "estimated_s": round(self.estimated_s()),
+            # With a precision target, rounds go on up to the time budget.
+            "budget_s": self.experiment.budget_s if self.experiment.precision else None,
             "rule": self.allocation.rule,
             "dropped": list(self.dropped),
         }
@@ -95,7 +99,13 @@ class Plan:
             lines.append(f"note: the server has {self.server_cpu_count} CPU(s), the seeds' "
                          f"server had {SEED_SERVER_CPUS} vCPUs; seed comparisons are labelled so")
         minutes, seconds = divmod(data["estimated_s"], 60)
-        lines.append(f"{data['points']} points, estimated {minutes} min {seconds:02d} s")
+        line = f"{data['points']} points, estimated {minutes} min {seconds:02d} s"
+        if self.experiment.precision:
+            line += (f" for the sweeps' rounds; more rounds until every declared ratio is "
+                     f"within ±{self.experiment.precision:.1%}")
+            if data["budget_s"]:
+                line += f", at most {data['budget_s']:.0f} s in all"
+        lines.append(line)
         return "\n".join(lines)
 
 
@@ -140,8 +150,12 @@ def resolve(experiment: Experiment, topology: Topology) -> Plan:
         kept = tuple(n for n in sweep.servers if n in names)
         sweeps.append(dataclasses.replace(sweep, servers=kept,
                                           values={**sweep.values, "threads": threads}))
+    comparisons = tuple(c for c in experiment.comparisons
+                        if c.by != "server" or {c.a, c.b} <= names)
+    dropped += [f"comparison {c.name}: a server it needs was left out"
+                for c in experiment.comparisons if c not in comparisons]
     resolved = dataclasses.replace(
-        experiment, servers=tuple(servers), sweeps=tuple(sweeps),
+        experiment, servers=tuple(servers), sweeps=tuple(sweeps), comparisons=comparisons,
         server_cpus=allocation.server_list, harness_cpus=allocation.harness_list)
     return Plan(experiment=resolved, topology=topology, allocation=allocation,
                 dropped=tuple(dropped))
@@ -156,9 +170,21 @@ def point_seconds(point: Point) -> float:
 
 
 def estimated_seconds(points: list[Point], server_count: int) -> float:
-    remote = any(p.transport == "remote" for p in points)
-    starts = server_count * (2 if remote else 1)
-    return sum(point_seconds(p) for p in points) + starts * SERVER_START_S
+    """Every point's rounds, plus per round: each server's start and its prefills (a GET or
+    mix key space is filled once per fresh server process)."""
+    total = sum(point_seconds(p) for p in points)
+    for phase in (False, True):
+        mine = [p for p in points if (p.transport == "remote") == phase]
+        if not mine:
+            continue
+        rounds = max(p.repetitions for p in mine)
+        servers = len({p.server for p in mine})
+        fills = {(p.server, p.keys, p.value_size) for p in mine
+                 if p.command in ("get", "mix") and p.loadgen == "kvlab-load"}
+        total += rounds * (servers * SERVER_START_S
+                           + sum(keys / PREFILL_OPS_PER_S + MEASUREMENT_OVERHEAD_S
+                                 for _, keys, _ in fills))
+    return total
 
 
 def to_json_text(plan: Plan) -> str:

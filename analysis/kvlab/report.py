@@ -17,7 +17,8 @@ import pandas as pd
 from .cpus import parse_cpu_list
 from .experiment import POINT_VARIABLES
 from .plan import SEED_SERVER_CPUS
-from .results import load_meta, load_points
+from .report_ratios import declared_section, disturbance_line
+from .results import COST_COLUMNS, load_meta, load_points
 from .stats import Summary, summarize
 
 CLIENT_BOUND_MARK = "†"
@@ -42,7 +43,10 @@ def point_table(points: pd.DataFrame) -> pd.DataFrame:
                    server_cpu=measured["server_cpu"].median(),
                    client_bound=bool(measured["client_bound"].any()),
                    seconds=measured["seconds"].median(),
-                   errors=measured["errors"].sum(min_count=1))
+                   errors=measured["errors"].sum(min_count=1),
+                   disturbed=int((group["status"] == "disturbed").sum()),
+                   **{c: measured[c].median() if c in measured else math.nan
+                      for c in COST_COLUMNS})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -302,7 +306,8 @@ def _seed_lettuce(reference, threads, client, transport, raw=False):
 def all_points_section(table: pd.DataFrame) -> str:
     header = ["sweep", "server", "loadgen", "transport", "client", "command", "keys", "P",
               "conns", "nodelay", "T", "ops/s median", "95% CI", "n", "p50 µs", "p99 µs",
-              "p99.9 µs", "errors", "client CPU", "server CPU"]
+              "p99.9 µs", "errors", "client CPU", "server CPU", "server CPU µs/op",
+              "client CPU µs/op", "server cs/op", "server instr/op"]
     rows = []
     for _, r in table.iterrows():
         s: Summary = r["summary"]
@@ -315,12 +320,20 @@ def all_points_section(table: pd.DataFrame) -> str:
                      format_rate(s.median) + (CLIENT_BOUND_MARK if r["client_bound"] else ""),
                      interval, s.n, _number(r["p50_us"]), _number(r["p99_us"]),
                      _number(r["p999_us"]), _number(r["errors"], 0), _cores(r["client_cpu"]),
-                     _cores(r["server_cpu"])])
+                     _cores(r["server_cpu"]), _cost(r["server_cpu_us_per_op"], 3),
+                     _cost(r["client_cpu_us_per_op"], 3),
+                     _cost(r["server_ctx_switches_per_op"], 4),
+                     _cost(r["server_instructions_per_op"], 0)])
     return markdown_table(header, rows)
 
 
 def _number(value, digits: int = 1) -> str:
     return "–" if value is None or pd.isna(value) else f"{value:,.{digits}f}"
+
+
+def _cost(value, digits: int) -> str:
+    """A cost per operation; n/a where it could not be measured (never estimated)."""
+    return "n/a" if value is None or pd.isna(value) else f"{value:,.{digits}f}"
 
 
 def _cores(value) -> str:
@@ -367,21 +380,14 @@ def machine_header(meta: dict) -> str:
         f"Boost {packages.get('libboost-dev') or '?'}",
         f"- started {meta.get('started_utc', '?')}, finished {meta.get('finished_utc', '?')}",
     ]
-    start, end = meta.get("load_average_start"), meta.get("load_average_end")
-    if start and end:
-        line = (f"- load average (1 min) at start {start[0]:.2f}, at end {end[0]:.2f} "
-                f"on {m.get('cores', '?')} cores")
-        if max(start[0], end[0]) > 1.0:
-            line += (": other work was running beside the benchmark, so the figures are "
-                     "disturbed and the intervals wide")
-        lines.append(line)
     for name, server in _servers(meta).items():
         lines.append(f"- server `{name}`: {server.get('describe', '')}")
     return "\n".join(lines)
 
 
 def problems_section(points: pd.DataFrame) -> str:
-    bad = points[points["status"] != "ok"]
+    # Disturbed measurements were measured (and re-run): the header counts them.
+    bad = points[~points["status"].isin(["ok", "disturbed"])]
     if bad.empty:
         return ""
     rows = []
@@ -397,7 +403,11 @@ def render_report(run_dir: str | Path) -> str:
     meta = load_meta(run_dir)
     points = load_points(run_dir)
     table = point_table(points)
-    out = [f"# kvlab run: {meta.get('experiment', run_dir.name)}", "", machine_header(meta), ""]
+    out = [f"# kvlab run: {meta.get('experiment', run_dir.name)}", "",
+           machine_header(meta) + "\n" + disturbance_line(points, meta), ""]
+    declared = declared_section(run_dir, meta)
+    if declared:
+        out += [declared, ""]
     if any(p.startswith("interrupted") for p in meta.get("problems", [])):
         out += ["**Interrupted**: the run was stopped; points it did not reach are missing.", ""]
     problems = problems_section(points)
@@ -417,15 +427,30 @@ def render_report(run_dir: str | Path) -> str:
     out += ["## Sweeps", ""]
     for sweep in dict.fromkeys(points["sweep"]):
         settings = sweeps.get(sweep, {})
-        out.append(f"- `{sweep}`: {settings.get('repetitions', '?')} repetitions of "
+        rounds = points[points["sweep"] == sweep]["repetition"].max()
+        out.append(f"- `{sweep}`: at least {settings.get('repetitions', '?')} rounds "
+                   f"(up to {rounds:.0f} where a declared ratio needed more) of "
                    f"{settings.get('duration', '?')} s after {settings.get('warmup', '?')} s "
-                   "warm-up per point" + ("" if sweep in measured else "; nothing measured"))
+                   "warm-up, each from a fresh server process"
+                   + ("" if sweep in measured else "; nothing measured"))
     out.append("")
     if not table.empty:
         out += ["## All points", "", all_points_section(table), ""]
     out += ["## How to read this", "",
-            "- `median ±h%`: median ops/s over the repetitions; h = half-width of the 95% "
+            "- `ratio [low, high]` (declared comparisons): the geometric mean of the ratios "
+            "measured inside each round (both sides a fresh server, minutes apart at most), "
+            "and its 95% interval from Student's t on the log ratios. The true ratio lies in "
+            "the interval 19 times in 20; `±h%` is the interval's larger side. `resolved`: "
+            "h is within the experiment's precision target; `inconclusive`: it is not (the "
+            "report says why rounds stopped); `disturbed`: other work on the measured CPUs "
+            "spoiled the rounds.",
+            "- `median ±h%`: median ops/s over the rounds; h = half-width of the 95% "
             "confidence interval of the mean (Student's t), relative to the mean.",
+            "- cost per operation: server CPU µs/op from its INFO cpu at the window's edges; "
+            "client CPU µs/op from the load generator's own CPU; server context switches per "
+            "op (cs/op) from /proc over the load run; instructions per op from hardware "
+            "counters, n/a where perf_event_open is not allowed. Costs vary far less than "
+            "ops/s with a noisy neighbour.",
             f"- {CLIENT_BOUND_MARK} client-bound: the load generator used ≥ 90% of its CPUs; "
             "the server may be faster than shown.",
             f"-{ERROR_MARK} the server answered with errors (or replies of the wrong type): "

@@ -1,8 +1,11 @@
 """A run folder (results/runs/<UTC time>-<experiment>/) and its files.
 
-    points.csv     one row per point and repetition: the experiment's variables,
-                   the load generator's figures, the server's CPU use, a status
-                   (ok | failed | skipped) and a note saying why when not ok
+    points.csv     one row per point and round (column `repetition` = the round): the
+                   experiment's variables, the load generator's figures, the server's
+                   CPU use, interference and cost per operation, a status
+                   (ok | disturbed | failed | skipped) and a note saying why when not ok
+    ratios.csv     the declared comparisons: comparison,test,point,ratio,low,high,
+                   rounds,status (comparisons.py)
     meta.json      machine, git commit, package versions, CPUs, the experiment text
     histograms/    kvlab-load's JSON (latency histograms) per point
     logs/          the servers' output
@@ -21,7 +24,12 @@ import pandas as pd
 from .experiment import POINT_VARIABLES
 from .loadgens import HARNESS_COLUMNS
 
-EXTRA_COLUMNS = ("server_cpu", "status", "note")
+# server_cpu: cores' worth in the window; foreign/steal_cpu: cores' worth others used on the
+# measured CPUs (interference.py); the *_per_op columns: cost per operation (runner._costs),
+# "n/a" where it cannot be measured.
+COST_COLUMNS = ("server_cpu_us_per_op", "client_cpu_us_per_op", "server_ctx_switches_per_op",
+                "server_instructions_per_op", "server_cycles_per_op")
+EXTRA_COLUMNS = ("server_cpu", "foreign_cpu", "steal_cpu") + COST_COLUMNS + ("status", "note")
 # Harness columns that are also point variables appear once, as variables.
 COLUMNS = POINT_VARIABLES + tuple(c for c in HARNESS_COLUMNS if c not in POINT_VARIABLES) \
     + EXTRA_COLUMNS
@@ -29,7 +37,7 @@ COLUMNS = POINT_VARIABLES + tuple(c for c in HARNESS_COLUMNS if c not in POINT_V
 POINT_KEY = POINT_VARIABLES
 NUMERIC = ("keys", "value_size", "pipeline", "connections", "threads", "repetition", "ops",
            "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
-           "client_cpu", "server_cpu")
+           "client_cpu", "server_cpu", "foreign_cpu", "steal_cpu") + COST_COLUMNS
 
 
 class PointsWriter:

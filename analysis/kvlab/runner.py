@@ -1,30 +1,54 @@
-"""Runs an experiment: one server at a time, every point of its sweeps, results on disk.
+"""Runs an experiment in rounds: every server of a comparison measured close together.
 
-For each [[server]] in order: start it pinned to the server CPUs (inside the
-emulated link's server namespace for `remote` points), wait until it answers,
-measure its points (prefilling the key space before the first GET/mix point
-of each key count), stop it. Each completed point is appended to points.csv
-before the next one starts. A server that fails to start or dies is reported
-and its remaining points are recorded as failed; the run goes on with the next
-server. Remote points are recorded as skipped, with the reason, when the link
-cannot come up.
+A point's repetitions are rounds. In each round the runner starts every server
+the round needs afresh (a new process: new allocator state, hash seeds, thread
+placement and connections, so run-to-run variance is sampled, not hidden by
+back-to-back windows on one process), all pinned to the server CPUs; it then
+walks the points slot by slot (a slot = the points that differ only in their
+server) and measures each server's point once, in a shuffled order, one at a
+time (the others sit idle: no load reaches them). Ratios between servers are
+computed inside each round (comparisons.py). At the end of the round every
+server is stopped. Keys are prefilled once per server process, before the
+first GET/mix point that needs them, in a load run of its own so that its cost
+never lands in a measurement.
+
+Each measurement is watched (interference.py): CPU used on the measured CPUs
+by anything but our processes, steal, and the server's context switches. A
+measurement with foreign CPU above the threshold is recorded as `disturbed`
+and run again (at most MAX_RETRIES times).
+
+With `precision` set and [[compare]] tables declared, rounds go on after the
+sweeps' `repetitions` until every declared ratio's interval is within the
+target, or `max_rounds`, or the time `budget_s` would be passed; later rounds
+measure only the points of unresolved ratios. Local points come first, then
+the remote ones (the link's forwarder exists only while they run). Each
+completed measurement is appended to points.csv before the next one starts.
+A server that fails to start or dies is reported and its points in that round
+recorded as failed; the run goes on.
 """
+
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
-import itertools
 import json
+import math
 import os
+import random
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
 
+import pandas as pd
+
 from . import loadgens, machine
+from .comparisons import compute, unresolved_points, write_ratios
 from .experiment import Point
-from .plan import Plan, point_seconds
+from .interference import Interference, Probe
+from .plan import SERVER_START_S, Plan, point_seconds
 from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
 from .servers import ServerError, ServerProcess
@@ -33,6 +57,8 @@ from .servers import ServerError, ServerProcess
 # while a server runs. INCRBY needs an integer: its key is set to 0 before every
 # INCRBY point (as the seed did), since a SET point may have left a string there.
 PREFILL_ONCE_COMMANDS = ("get", "mix")
+# A disturbed measurement is run again at most this many times.
+MAX_RETRIES = 2
 
 
 def _clock(seconds: float) -> str:
@@ -40,20 +66,29 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
+def _one_round(point: Point) -> float:
+    return point_seconds(dataclasses.replace(point, repetitions=1))
+
+
 class Progress:
-    """One line per point: where the sweep is, what it measured, and when it will end."""
+    """One line per measurement: where the run is, what it measured, when it will end."""
 
     def __init__(self, points: list[Point], stream: TextIO):
-        self.total = len(points)
-        self.remaining_estimate = sum(point_seconds(p) for p in points)
+        self.total = sum(p.repetitions for p in points)
+        self.remaining_estimate = sum(_one_round(p) * p.repetitions for p in points)
         self.done = 0
         self.started = time.monotonic()
         self.spent_estimate = 0.0
         self.stream = stream
 
+    def add(self, points: list[Point]) -> None:
+        """An extra round of these points (adaptive stopping)."""
+        self.total += len(points)
+        self.remaining_estimate += sum(_one_round(p) for p in points)
+
     def point_done(self, point: Point, summary: str) -> None:
         self.done += 1
-        estimate = point_seconds(point)
+        estimate = _one_round(point)
         self.spent_estimate += estimate
         self.remaining_estimate -= estimate
         elapsed = time.monotonic() - self.started
@@ -62,7 +97,7 @@ class Progress:
         eta = self.remaining_estimate * pace
         label = (f"{point.server} {point.sweep} {point.loadgen} {point.transport} {point.client} "
                  f"{point.command} keys={point.keys} P={point.pipeline} T={point.threads}")
-        self.stream.write(f"[{self.done}/{self.total} {100 * self.done // self.total}%] "
+        self.stream.write(f"[{self.done}/{self.total} {100 * self.done // max(1, self.total)}%] "
                           f"{label}: {summary}  elapsed {_clock(elapsed)} ETA {_clock(eta)}\n")
         self.stream.flush()
 
@@ -75,9 +110,55 @@ def _row(point: Point, figures: dict, status: str, note: str = "",
     return row
 
 
-def _unmeasured_rows(point: Point, status: str, note: str) -> list[dict]:
-    return [_row(point, {"repetition": str(r)}, status, note)
-            for r in range(1, point.repetitions + 1)]
+def _key(point: Point) -> tuple:
+    """A point's variables as comparisons.py spells them."""
+    return tuple(str(v) for v in point.variables().values())
+
+
+def _slots(points: list[Point]) -> list[list[Point]]:
+    """Points that differ only in their server, in the experiment's order; redis-benchmark
+    measures the commands of otherwise equal points in one run, so they share a slot."""
+    slots: dict[tuple, list[Point]] = {}
+    for point in points:
+        variables = point.variables()
+        del variables["server"]
+        if point.loadgen == "redis-benchmark":
+            del variables["command"]
+        slots.setdefault(tuple(variables.values()), []).append(point)
+    return list(slots.values())
+
+
+def _per_op(total: float, ops: float) -> str:
+    return f"{total / ops:.4g}" if ops > 0 and total >= 0 else "n/a"
+
+
+def _costs(point: Point, figures: dict, watched: Interference) -> dict:
+    """Cost per operation. CPU in the window comes from the load generator (its own CPU,
+    and the server's INFO cpu read at the window's edges); context switches come from
+    /proc over the whole load run, warm-up included, divided by the operations of that
+    time at the window's rate (the warm-up runs the same load). Hardware counters need
+    perf_event_open: where it is refused the cell says n/a, never an estimate."""
+    def number(name):
+        try:
+            return float(figures.get(name, ""))
+        except ValueError:
+            return math.nan
+    ops, seconds, rate = number("ops"), number("seconds"), number("ops_per_s")
+    costs = {"foreign_cpu": f"{watched.foreign_cores:.3f}",
+             "steal_cpu": f"{watched.steal_cores:.3f}",
+             "server_instructions_per_op": "n/a", "server_cycles_per_op": "n/a"}
+    client = number("client_cpu")
+    server = number("server_cpu")
+    costs["client_cpu_us_per_op"] = _per_op(client * seconds * 1e6, ops) \
+        if not math.isnan(client) else "n/a"
+    costs["server_cpu_us_per_op"] = _per_op(server * seconds * 1e6, ops) \
+        if not math.isnan(server) and server >= 0 else "n/a"
+    if point.loadgen == "kvlab-load" and rate > 0:
+        run_ops = rate * (point.warmup + seconds)
+        costs["server_ctx_switches_per_op"] = _per_op(watched.server_context_switches, run_ops)
+    else:
+        costs["server_ctx_switches_per_op"] = "n/a"
+    return costs
 
 
 def _summary(rows: list[dict], error: str | None) -> str:
@@ -93,7 +174,7 @@ def _summary(rows: list[dict], error: str | None) -> str:
 
 class Runner:
     def __init__(self, plan: Plan, repo: Path, build_dir: Path, runs_root: Path,
-                 stream: TextIO = sys.stderr):
+                 stream: TextIO = sys.stderr, seed: int | None = None):
         self.plan = plan
         self.experiment = experiment = plan.experiment
         self.repo = repo
@@ -105,8 +186,14 @@ class Runner:
         shared = plan.allocation.shared
         self.server_cpus = None if shared else plan.allocation.server_list
         self.harness_cpus = None if shared else plan.allocation.harness_list
+        self.measured_cpus = sorted(set(plan.allocation.server) | set(plan.allocation.harness))
+        self.seed = seed if seed is not None else random.SystemRandom().randrange(2 ** 32)
+        self.random = random.Random(self.seed)
         self.problems: list[str] = []
         self.interrupted = False
+        self.rows: list[dict] = []          # every row written, for the ratios
+        self.stops: dict[str, str] = {}     # phase -> why it stopped adding rounds
+        self.started = time.monotonic()
         self._histogram_count = 0
 
     def say(self, text: str) -> None:
@@ -119,20 +206,16 @@ class Runner:
         meta = self._meta()
         self._write_meta(meta)
         points = self.experiment.points()
-        self.say(f"kvlab run {self.experiment.name}: {len(points)} points, "
+        self.say(f"kvlab run {self.experiment.name}: {len(points)} points in rounds, "
                  f"server CPUs {self.server_cpus or 'any'}, harness CPUs "
                  f"{self.harness_cpus or 'any'} -> {self.run_dir}")
         progress = Progress(points, self.stream)
         writer = PointsWriter(self.run_dir / "points.csv")
         try:
             with tempfile.TemporaryDirectory(prefix="kvlab-run-") as work:
-                # Local points first, for every server; then the remote ones, so the
-                # link's forwarder exists only while remote points are measured.
-                for server in self.experiment.servers:
-                    local = [p for p in points if p.server == server.name
-                             and p.transport != "remote"]
-                    if local:
-                        self._measure_server(server, local, Path(work), writer, progress)
+                local = [p for p in points if p.transport != "remote"]
+                if local:
+                    self._run_rounds("local", local, Path(work), writer, progress)
                 remote = [p for p in points if p.transport == "remote"]
                 if remote:
                     self._measure_remote(remote, Path(work), writer, progress)
@@ -141,11 +224,96 @@ class Runner:
             self.problems.append("interrupted: the points after the last one shown were not run")
         finally:
             writer.close()
+            results = self._ratios()
+            write_ratios(self.run_dir / "ratios.csv", results)
             meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
             meta["load_average_end"] = os.getloadavg()
             meta["problems"] = self.problems
+            meta["rounds"] = {"stopped": self.stops, "shuffle_seed": self.seed,
+                              "measurements": len(self.rows),
+                              "disturbed": sum(r.get("status") == "disturbed"
+                                               for r in self.rows)}
             self._write_meta(meta)
         return self.run_dir
+
+    def _ratios(self):
+        if not self.rows:
+            return []
+        return compute(pd.DataFrame(self.rows), self.experiment.comparisons,
+                       self.experiment.precision)
+
+    # ---- rounds ------------------------------------------------------------------------
+
+    def _run_rounds(self, phase: str, points: list[Point], work: Path, writer, progress,
+                    bind: str | None = None) -> None:
+        keys = {p: _key(p) for p in points}
+        adaptive = self.experiment.precision is not None and self.experiment.comparisons
+        round_no = 0
+        while True:
+            round_no += 1
+            due = [p for p in points if round_no <= p.repetitions]
+            if not due:
+                if not adaptive:
+                    self.stops[phase] = "the sweeps' rounds are done (no precision target)"
+                    break
+                unresolved = unresolved_points(self._ratios())
+                due = [p for p in points if keys[p] in unresolved]
+                if not due:
+                    self.stops[phase] = f"every declared ratio met ±{self.experiment.precision:.1%}"
+                    break
+                if round_no > self.experiment.max_rounds:
+                    self.stops[phase] = f"max_rounds ({self.experiment.max_rounds}) reached"
+                    break
+                next_round = sum(_one_round(p) for p in due) + SERVER_START_S * len({p.server for p in due})
+                budget = self.experiment.budget_s
+                if budget is not None and time.monotonic() - self.started + next_round > budget:
+                    self.stops[phase] = (f"time budget ({budget:.0f} s) reached after "
+                                         f"{round_no - 1} rounds")
+                    break
+                progress.add(due)
+            self._round(round_no, due, work, writer, progress, bind)
+
+    def _round(self, round_no: int, points: list[Point], work: Path, writer, progress,
+               bind: str | None) -> None:
+        remote = bind is not None
+        names = {p.server for p in points}
+        processes: dict[str, ServerProcess] = {}
+        try:
+            for server in self.experiment.servers:
+                if server.name not in names:
+                    continue
+                log = self.run_dir / "logs" / f"{server.name}{'-remote' if remote else ''}.log"
+                process = ServerProcess(server, self.build_dir, work, log, self.server_cpus,
+                                        netns=SERVER_NAMESPACE if remote else None,
+                                        bind=bind or "127.0.0.1")
+                try:
+                    process.start()
+                    processes[server.name] = process
+                except ServerError as error:
+                    self._give_up([p for p in points if p.server == server.name], round_no,
+                                  "failed", f"server {server.name} failed to start: {error}",
+                                  writer, progress)
+            prefilled: dict[str, set] = {name: set() for name in processes}
+            for slot in _slots(points):
+                order = sorted({p.server for p in slot}, key=[s.name for s in
+                               self.experiment.servers].index)
+                self.random.shuffle(order)
+                for name in order:
+                    process = processes.get(name)
+                    if process is None:
+                        continue
+                    group = [p for p in slot if p.server == name]
+                    if not process.alive():
+                        self._give_up(group, round_no, "failed",
+                                      f"server {name} died: {process.log_tail()}",
+                                      writer, progress)
+                        continue
+                    self._measure_group(group, round_no, process, processes, prefilled[name],
+                                        writer, progress,
+                                        netns=CLIENT_NAMESPACE if remote else None)
+        finally:
+            for process in processes.values():
+                process.stop()
 
     def _measure_remote(self, points, work: Path, writer, progress) -> None:
         link = RemoteLink(self.repo, self.build_dir, self.experiment.remote_rtt_us,
@@ -153,101 +321,108 @@ class Runner:
         try:
             link.up()
         except LinkUnavailable as error:
-            self._give_up(points, "skipped", f"remote link unavailable: {error}", writer,
-                          progress)
+            problem = f"remote link unavailable: {error}"
+            self.say(problem)
+            self.problems.append(problem)
+            for point in points:
+                for round_no in range(1, point.repetitions + 1):
+                    self._give_up([point], round_no, "skipped", problem, writer, progress,
+                                  announce=False)
             return
         try:
             self.say(f"remote link up: server at {link.server_address}, "
                      f"RTT {self.experiment.remote_rtt_us} us")
-            for server in self.experiment.servers:
-                mine = [p for p in points if p.server == server.name]
-                if mine:
-                    self._measure_server(server, mine, work, writer, progress,
-                                         bind=link.server_address)
+            self._run_rounds("remote", points, work, writer, progress,
+                             bind=link.server_address)
         finally:
             link.down()
 
-    def _measure_server(self, server, points, work: Path, writer, progress, bind=None) -> None:
-        remote = bind is not None
-        log = self.run_dir / "logs" / f"{server.name}{'-remote' if remote else ''}.log"
-        process = ServerProcess(server, self.build_dir, work, log, self.server_cpus,
-                                netns=SERVER_NAMESPACE if remote else None,
-                                bind=bind or "127.0.0.1")
-        try:
-            process.start()
-        except ServerError as error:
-            self._give_up(points, "failed", f"server {server.name} failed to start: {error}",
-                          writer, progress)
-            return
-        prefilled: set[tuple[int, int]] = set()
-        try:
-            for group in self._groups(points):
-                if not process.alive():
-                    self._give_up(group, "failed",
-                                  f"server {server.name} died: {process.log_tail()}",
-                                  writer, progress)
-                    continue
-                self._measure_group(group, process, prefilled, writer, progress,
-                                    netns=CLIENT_NAMESPACE if remote else None)
-        finally:
-            process.stop()
-
-    def _give_up(self, points, status, problem, writer, progress, announce=True) -> None:
-        """Records points that cannot be measured, with the reason, and moves on."""
+    def _give_up(self, points, round_no, status, problem, writer, progress,
+                 announce=True) -> None:
+        """Records measurements that cannot be made, with the reason, and moves on."""
         if announce:
             self.say(problem)
             self.problems.append(problem)
         for point in points:
-            writer.write(_unmeasured_rows(point, status, problem))
+            row = _row(point, {"repetition": str(round_no)}, status, problem)
+            self._write(writer, [row])
             progress.point_done(point, status)
 
-    @staticmethod
-    def _groups(points: list[Point]) -> list[list[Point]]:
-        """redis-benchmark measures the commands of otherwise equal points in one run."""
-        groups = []
-        for _, members in itertools.groupby(
-                points, key=lambda p: (p.loadgen, p.sweep, p.transport, p.keys, p.value_size,
-                                       p.pipeline, p.connections, p.threads)
-                if p.loadgen == "redis-benchmark" else id(p)):
-            groups.append(list(members))
-        return groups
+    def _write(self, writer, rows: list[dict]) -> None:
+        writer.write(rows)
+        self.rows.extend(rows)
 
-    def _measure_group(self, group, process, prefilled, writer, progress, netns) -> None:
+    # ---- one measurement ---------------------------------------------------------------
+
+    def _measure_group(self, group, round_no, process, processes, prefilled, writer, progress,
+                       netns) -> None:
         first = group[0]
         target = process.target(first.transport)
-        cpu_before = process.cpu_seconds()
-        started = time.monotonic()
+        if first.loadgen == "kvlab-load" and first.command in PREFILL_ONCE_COMMANDS \
+                and (first.keys, first.value_size) not in prefilled:
+            error = self._prefill(first, target, netns)
+            if error:
+                self._give_up(group, round_no, "failed", f"prefill: {error}", writer, progress)
+                return
+            prefilled.add((first.keys, first.value_size))
+        own_pids = [p.pid for p in processes.values() if p.pid]
+        for attempt in range(MAX_RETRIES + 1):
+            probe = Probe(self.measured_cpus, own_pids, process.pid)
+            with probe:
+                results = self._load(group, target, netns)
+            watched = probe.result()
+            disturbed = watched.disturbed(self.experiment.disturbance_cores)
+            last = attempt == MAX_RETRIES or not disturbed
+            for point, result in zip(group, results):
+                rows = [self._figures_row(point, round_no, figures, watched)
+                        for figures in result.rows]
+                if disturbed:
+                    note = (f"disturbed: foreign CPU {watched.foreign_cores:.2f} cores, steal "
+                            f"{watched.steal_cores:.2f} (attempt {attempt + 1})")
+                    for row in rows:
+                        row.update(status="disturbed", note=note)
+                if result.error and last:
+                    problem = f"{point.loadgen}: {result.error}"
+                    self.problems.append(f"{point.server}/{point.sweep}: {problem}")
+                    rows = rows or [_row(point, {"repetition": str(round_no)}, "failed",
+                                         problem)]
+                self._write(writer, rows)
+                if last:
+                    progress.point_done(point, _summary(rows, result.error if last else None)
+                                        + (" DISTURBED" if disturbed else ""))
+            if not disturbed or any(r.error for r in results):
+                return
+
+    def _prefill(self, point: Point, target: str, netns) -> str | None:
+        """SETs every key once, in a load run of its own (its cost is in no measurement)."""
+        filling = dataclasses.replace(point, command="set", duration=0.001, warmup=0.0,
+                                      repetitions=1, pipeline=max(point.pipeline, 16),
+                                      client="dedicated")
+        with tempfile.TemporaryDirectory(prefix="kvlab-prefill-") as folder:
+            result = loadgens.run_kvlab_load(
+                filling, self.build_dir, target, self.harness_cpus, netns,
+                Path(folder) / "p.csv", Path(folder) / "p.json", prefill=True)
+        return result.error
+
+    def _load(self, group, target, netns):
+        single = [dataclasses.replace(p, repetitions=1) for p in group]
+        first = single[0]
         if first.loadgen == "redis-benchmark":
-            results = loadgens.run_redis_benchmark(group, target, self.harness_cpus, netns)
-        else:
-            self._histogram_count += 1
-            slug = (f"{self._histogram_count:04d}-{first.server}-{first.sweep}-{first.transport}-{first.client}-"
-                    f"{first.command}-k{first.keys}-p{first.pipeline}-t{first.threads}")
-            needs_prefill = first.command == "incrby" or (
-                first.command in PREFILL_ONCE_COMMANDS
-                and (first.keys, first.value_size) not in prefilled)
-            with tempfile.NamedTemporaryFile(suffix=".csv") as raw:
-                results = [loadgens.run_kvlab_load(
-                    first, self.build_dir, target, self.harness_cpus, netns, Path(raw.name),
-                    self.run_dir / "histograms" / f"{slug}.json", prefill=needs_prefill)]
-            if first.command in PREFILL_ONCE_COMMANDS and results[0].error is None:
-                prefilled.add((first.keys, first.value_size))
-        wall = time.monotonic() - started
-        cpu_after = process.cpu_seconds()
-        server_cpu = ""
-        if cpu_before is not None and cpu_after is not None and wall > 0:
-            server_cpu = f"{(cpu_after - cpu_before) / wall:.3f}"
-        for point, result in zip(group, results):
-            rows = [_row(point, figures, "ok", "", figures.get("server_cpu") or server_cpu)
-                    for figures in result.rows]
-            if result.error:
-                problem = f"{point.loadgen}: {result.error}"
-                self.problems.append(f"{point.server}/{point.sweep}: {problem}")
-                done = {r["repetition"] for r in rows}
-                rows += [row for row in _unmeasured_rows(point, "failed", problem)
-                         if row["repetition"] not in done]
-            writer.write(rows)
-            progress.point_done(point, _summary(result.rows, result.error))
+            return loadgens.run_redis_benchmark(single, target, self.harness_cpus, netns)
+        self._histogram_count += 1
+        slug = (f"{self._histogram_count:04d}-{first.server}-{first.sweep}-{first.transport}-"
+                f"{first.client}-{first.command}-k{first.keys}-p{first.pipeline}-t{first.threads}")
+        with tempfile.NamedTemporaryFile(suffix=".csv") as raw:
+            return [loadgens.run_kvlab_load(
+                first, self.build_dir, target, self.harness_cpus, netns, Path(raw.name),
+                self.run_dir / "histograms" / f"{slug}.json",
+                prefill=first.command == "incrby")]
+
+    def _figures_row(self, point: Point, round_no: int, figures: dict, watched) -> dict:
+        row = _row(point, figures, "ok", "", figures.get("server_cpu", ""))
+        row["repetition"] = str(round_no)
+        row.update(_costs(point, figures, watched))
+        return row
 
     def _meta(self) -> dict:
         return {
@@ -268,6 +443,10 @@ class Runner:
             "sweeps": {s.name: {"seed": s.seed, "duration": s.duration, "warmup": s.warmup,
                                 "repetitions": s.repetitions}
                        for s in self.experiment.sweeps},
+            "comparisons": [dataclasses.asdict(c) for c in self.experiment.comparisons],
+            "precision": self.experiment.precision,
+            "budget_s": self.experiment.budget_s,
+            "disturbance_cores": self.experiment.disturbance_cores,
             "machine": machine.describe_machine(self.repo),
             "command": " ".join(sys.argv),
         }

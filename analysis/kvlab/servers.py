@@ -9,7 +9,6 @@ Not thread-safe: one runner thread drives it.
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import socket
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 from .experiment import ServerSpec
+from .interference import process_cpu_seconds
 
 READY_LINE = "kvlab-server ready"
 START_TIMEOUT_S = 15.0
@@ -111,7 +111,8 @@ class ServerProcess:
         if not Path(self.program[0]).exists():
             raise ServerError(f"{self.program[0]} not found (build it: make build)")
         Path(self.unix_socket).unlink(missing_ok=True)
-        log = self.log_path.open("w")
+        # Appended: a server is started afresh in every round, into the same log.
+        log = self.log_path.open("a")
         log.write("$ " + " ".join(self.command) + "\n")
         log.flush()
         try:
@@ -163,16 +164,13 @@ class ServerProcess:
             return ""
         return " | ".join(text[-lines:])
 
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self.alive() else None
+
     def cpu_seconds(self) -> float | None:
         """User + system CPU time of the server so far, from /proc (None once it is gone)."""
-        if not self.alive():
-            return None
-        try:
-            fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        ticks = int(fields[11]) + int(fields[12])        # utime, stime
-        return ticks / os.sysconf("SC_CLK_TCK")
+        return process_cpu_seconds(self._process.pid) if self.alive() else None
 
     def stop(self) -> None:
         if self._process is None:

@@ -76,14 +76,37 @@ def test_points_with_error_replies_are_marked(small_run):
     assert "| 101.0 | 201.0 | 400.0 | 17 | 0.50 | 0.90 |" in report
 
 
-def test_a_busy_machine_is_called_out_in_the_header(small_run):
+def test_disturbed_measurements_are_called_out_in_the_header(small_run):
+    import pandas as pd
+    points = pd.read_csv(small_run / "points.csv", dtype=str, keep_default_na=False)
+    points["foreign_cpu"] = "0.010"
+    points.loc[0, ["status", "foreign_cpu"]] = ["disturbed", "0.400"]
+    points.to_csv(small_run / "points.csv", index=False)
+    measured = int(points["status"].isin(["ok", "disturbed"]).sum())
+    report = render_report(small_run)
+    assert (f"- disturbance: 1 of {measured} measurements had other work on the measured "
+            "CPUs above the threshold and were run again; foreign CPU median 0.010 cores, "
+            "worst 0.40") in report
+
+
+def test_the_report_leads_with_the_declared_comparisons(small_run):
     meta_path = small_run / "meta.json"
     meta = json.loads(meta_path.read_text())
-    meta.update(load_average_start=[3.5, 2.0, 1.0], load_average_end=[0.2, 0.5, 0.5])
+    meta.update(precision=0.02, comparisons=[{"name": "concurrent/redis", "seed_ratio": 1.82}],
+                rounds={"stopped": {"local": "every declared ratio met ±2.0%"}})
     meta_path.write_text(json.dumps(meta))
+    (small_run / "ratios.csv").write_text(
+        "comparison,test,point,ratio,low,high,rounds,status\n"
+        "concurrent/redis,set,p16: tcp dedicated P16 T1 keys=1,1.1,1.08,1.12,5,resolved\n"
+        "concurrent/redis,get,p16: tcp dedicated P16 T1 keys=1,1.0,0.8,1.25,40,inconclusive\n")
     report = render_report(small_run)
-    assert ("- load average (1 min) at start 3.50, at end 0.20 on 2 cores: other work was "
-            "running beside the benchmark") in report
+    assert report.index("## Declared comparisons") < report.index("## Seed 1")
+    assert "Target half-width ±2.0%. Rounds stopped: local: every declared ratio met ±2.0%." \
+        in report
+    assert ("| concurrent/redis | SET | p16: tcp dedicated P16 T1 keys=1 | "
+            "1.100 [1.080, 1.120] ±1.8% | 5 | resolved | 1.82 |") in report
+    assert "| 1.000 [0.800, 1.250] ±25.0% | 40 | inconclusive |" in report
+    assert "1 of 2 declared ratios did not reach the target" in report
 
 
 def test_pooled_and_shared_share_a_panel_although_their_connections_differ():

@@ -15,9 +15,12 @@ from kvlab.runner import Runner
 def _plan(experiment):
     return resolve(experiment, this_machine())
 
+# These tests check the run folder, not the machine's quiet: other work beside them must
+# not turn their measurements into re-runs (test_interference.py tests the detector).
 TINY = """
 [experiment]
 name = "tiny"
+disturbance_cores = 64
 
 [[server]]
 name = "concurrent"
@@ -65,9 +68,10 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").glob("*-tiny")
     points = load_points(run_dir)
-    assert list(points["repetition"]) == [1, 2, 1]
-    assert list(points["command"]) == ["get", "get", "incrby"]
-    assert list(points["keys"]) == [100, 100, 1]
+    # round 1 measures both points, round 2 the one with two repetitions
+    assert list(points["repetition"]) == [1, 1, 2]
+    assert list(points["command"]) == ["get", "incrby", "get"]
+    assert list(points["keys"]) == [100, 1, 100]
     assert set(points["status"]) == {"ok"} and set(points["server"]) == {"concurrent"}
     assert (points["ops"] > 0).all() and (points["errors"] == 0).all()
     meta = json.loads((run_dir / "meta.json").read_text())
@@ -79,7 +83,7 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
     assert report in done.stdout  # printed at the end, too
     assert "| GET | concurrent |" in report
     assert (run_dir / "plots" / "p4-throughput.png").stat().st_size > 0
-    assert "[1/2 50%] concurrent p4 kvlab-load tcp dedicated get" in done.stderr
+    assert "[1/3 33%] concurrent p4 kvlab-load tcp dedicated get" in done.stderr
 
 
 def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path):
@@ -87,6 +91,7 @@ def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_
     experiment.write_text("""
 [experiment]
 name = "rb"
+disturbance_cores = 64
 [[server]]
 name = "redis"
 kind = "redis"
@@ -105,7 +110,8 @@ repetitions = 2
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").glob("*-rb")
     points = load_points(run_dir)
-    assert list(points["command"]) == ["set", "set", "get", "get"]
+    assert list(points["command"]) == ["set", "get", "set", "get"]  # one redis-benchmark run per round
+    assert list(points["repetition"]) == [1, 1, 2, 2]
     assert set(points["status"]) == {"ok"} and (points["ops_per_s"] > 0).all()
     assert points["p50_us"].notna().all() and points["p99_us"].notna().all()
     # redis-benchmark does not report these: blank, never made up
@@ -117,6 +123,7 @@ def test_failed_servers_and_an_unavailable_link_are_reported_and_the_run_goes_on
     text = """
 [experiment]
 name = "faults"
+disturbance_cores = 64
 [[server]]
 name = "unbuilt"
 kind = "kvlab"
@@ -156,6 +163,7 @@ def test_points_are_on_disk_before_the_next_point_starts(tmp_path, monkeypatch):
     experiment = parse_experiment_text("""
 [experiment]
 name = "order"
+disturbance_cores = 64
 [[server]]
 name = "redis"
 kind = "redis"

@@ -1,0 +1,160 @@
+"""Declared comparisons ([[compare]]): per-round ratios, their intervals, ratios.csv.
+
+A comparison A/B along a variable (`by`, usually the server) pairs every point
+whose `by` is A with the point that differs from it only in `by` (= B). In each
+round both were measured once, close together in time (runner.py), so the
+round's ratio ops/s(A) / ops/s(B) carries little of the drift that moves both.
+Across rounds the ratios are summarised as a geometric mean with a 95%
+interval (stats.ratio_interval: Student's t on the log ratios).
+
+Status of a ratio:
+- `resolved`: the interval's half-width (its larger side, as a fraction of the
+  ratio) is at most the target precision (the experiment's `precision`, else
+  DEFAULT_PRECISION);
+- `disturbed`: fewer than two rounds with both sides undisturbed, while some
+  rounds were lost to disturbance (runner.py re-runs a disturbed measurement a
+  bounded number of times);
+- `inconclusive`: otherwise (too few rounds, or too much noise for the target).
+
+Pure functions over a points table; no I/O except `write_ratios`.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from .experiment import POINT_VARIABLES, CompareSpec
+from .stats import RatioSummary, ratio_interval
+
+RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status")
+DEFAULT_PRECISION = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class RatioResult:
+    spec: CompareSpec
+    test: str
+    point: str                    # a short label of the pair's other variables
+    summary: RatioSummary
+    disturbed_rounds: int         # rounds lost because a side was disturbed
+    status: str
+    key_a: tuple                  # the two points' variables, in POINT_VARIABLES order
+    key_b: tuple
+
+    def row(self) -> dict:
+        s = self.summary
+        return {"comparison": self.spec.name, "test": self.test, "point": self.point,
+                "ratio": _fmt(s.ratio), "low": _fmt(s.low), "high": _fmt(s.high),
+                "rounds": s.n, "status": self.status}
+
+
+def _fmt(value: float) -> str:
+    return "" if value is None or math.isnan(value) else f"{value:.4f}"
+
+
+def point_label(variables: dict, by: str) -> str:
+    """What identifies the pair besides `by` and the command, shortly."""
+    parts = [f"{variables['sweep']}:", variables["transport"], variables["client"],
+             f"P{variables['pipeline']}", f"T{variables['threads']}",
+             f"keys={variables['keys']}"]
+    if by != "server":
+        parts.insert(1, variables["server"])
+    if str(variables.get("nodelay")) == "off":
+        parts.append("nodelay=off")
+    return " ".join(str(p) for p in parts if p != variables.get(by))
+
+
+def _matches(spec: CompareSpec, variables: dict) -> bool:
+    if spec.sweep is not None and variables["sweep"] != spec.sweep:
+        return False
+    if spec.tests and variables["command"] not in spec.tests:
+        return False
+    return all(variables[name] in {_text(v) for v in values} for name, values in spec.where)
+
+
+def _text(value) -> str:
+    """One spelling per value whether the table came from memory or from CSV (16 == 16.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _per_round(frame: pd.DataFrame) -> dict[tuple, dict[int, tuple[str, float]]]:
+    """point key -> round -> (status, ops/s); an ok row wins over a disturbed one."""
+    table: dict[tuple, dict[int, tuple[str, float]]] = {}
+    for row in frame.itertuples(index=False):
+        values = row._asdict()
+        key = tuple(_text(values[v]) for v in POINT_VARIABLES)
+        round_no = int(values["repetition"])
+        status = values["status"]
+        if status not in ("ok", "disturbed"):
+            continue
+        rounds = table.setdefault(key, {})
+        if rounds.get(round_no, ("",))[0] != "ok":
+            rounds[round_no] = (status, float(values["ops_per_s"] or "nan"))
+    return table
+
+
+def compute(frame: pd.DataFrame, comparisons, precision: float | None = None) -> list[RatioResult]:
+    """Every declared comparison's ratios over the rows of a points table."""
+    if frame.empty or not comparisons:
+        return []
+    frame = frame.copy()
+    frame["repetition"] = pd.to_numeric(frame["repetition"], errors="coerce")
+    frame = frame[frame["repetition"].notna()]
+    target = precision or DEFAULT_PRECISION
+    table = _per_round(frame)
+    results = []
+    index = {name: i for i, name in enumerate(POINT_VARIABLES)}
+    for spec in comparisons:
+        by = index[spec.by]
+        for key_a, rounds_a in table.items():
+            variables = dict(zip(POINT_VARIABLES, key_a))
+            if key_a[by] != spec.a or not _matches(spec, variables):
+                continue
+            key_b = key_a[:by] + (spec.b,) + key_a[by + 1:]
+            rounds_b = table.get(key_b)
+            if rounds_b is None:
+                continue
+            ratios, lost = [], 0
+            for round_no in sorted(set(rounds_a) | set(rounds_b)):
+                a, b = rounds_a.get(round_no), rounds_b.get(round_no)
+                if a is None or b is None:
+                    continue
+                if a[0] == "ok" and b[0] == "ok" and b[1] > 0:
+                    ratios.append(a[1] / b[1])
+                else:
+                    lost += 1
+            summary = ratio_interval(ratios)
+            if summary.half_width <= target:
+                status = "resolved"
+            elif summary.n < 2 and lost:
+                status = "disturbed"
+            else:
+                status = "inconclusive"
+            results.append(RatioResult(spec, variables["command"],
+                                       point_label(variables, spec.by), summary, lost, status,
+                                       key_a, key_b))
+    return results
+
+
+def unresolved_points(results: list[RatioResult]) -> set[tuple]:
+    """The point keys (both sides) of every ratio that has not met its target."""
+    keys = set()
+    for result in results:
+        if result.status != "resolved":
+            keys.update((result.key_a, result.key_b))
+    return keys
+
+
+def write_ratios(path: Path, results: list[RatioResult]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=RATIO_COLUMNS)
+        writer.writeheader()
+        for result in results:
+            writer.writerow(result.row())

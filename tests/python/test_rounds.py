@@ -1,0 +1,206 @@
+"""Precise comparisons: ratio intervals with known coverage, declared comparisons, the
+interference detector against a real busy process, and adaptive stopping."""
+
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from kvlab.comparisons import compute, unresolved_points
+from kvlab.cpus import this_machine
+from kvlab.experiment import POINT_VARIABLES, CompareSpec, parse_experiment_text
+from kvlab.interference import TICKS_PER_S, Probe, process_cpu_seconds
+from kvlab.loadgens import LoadResult
+from kvlab.plan import resolve
+from kvlab.results import load_points
+from kvlab.stats import ratio_interval, t_quantile_975
+
+
+def test_t_quantile_falls_smoothly_past_thirty_degrees_of_freedom():
+    assert t_quantile_975(30) == 2.042
+    assert 1.96 < t_quantile_975(31) < 2.042
+    assert t_quantile_975(40) == pytest.approx(2.0211, abs=2e-4)
+    assert t_quantile_975(120) == pytest.approx(1.9799, abs=2e-4)
+    assert t_quantile_975(10 ** 6) == pytest.approx(1.96, abs=1e-3)
+
+
+@pytest.mark.parametrize("rounds", [5, 12])
+def test_ratio_interval_covers_a_known_ratio_95_percent_of_the_time(rounds):
+    # Synthetic rounds: a drift both servers see (large), then each its own noise (5%).
+    generator = random.Random(20261201 + rounds)
+    true_ratio, trials, covered = 1.07, 2000, 0
+    for _ in range(trials):
+        ratios = []
+        for _ in range(rounds):
+            drift = math.exp(generator.gauss(0, 0.3))
+            a = 1e6 * true_ratio * drift * math.exp(generator.gauss(0, 0.05))
+            b = 1e6 * drift * math.exp(generator.gauss(0, 0.05))
+            ratios.append(a / b)
+        summary = ratio_interval(ratios)
+        covered += summary.low <= true_ratio <= summary.high
+    assert 0.935 <= covered / trials <= 0.965, covered / trials
+
+
+def test_ratio_interval_is_symmetric_in_a_and_b_and_empty_for_one_round():
+    forward = ratio_interval([1.1, 1.2, 1.15])
+    backward = ratio_interval([1 / 1.1, 1 / 1.2, 1 / 1.15])
+    assert forward.ratio == pytest.approx(1 / backward.ratio)
+    assert forward.low == pytest.approx(1 / backward.high)
+    one = ratio_interval([1.1])
+    assert one.n == 1 and math.isnan(one.low) and one.half_width == math.inf
+
+
+def _rows(server, ops_by_round, status="ok", **variables):
+    base = {"sweep": "s", "server": server, "loadgen": "kvlab-load", "transport": "tcp",
+            "client": "dedicated", "command": "set", "ratio": "", "keys": 10, "key_dist":
+            "uniform", "value_size": 64, "pipeline": 16, "connections": 50, "nodelay": "on",
+            "threads": 1}
+    base.update(variables)
+    return [dict(base, repetition=r, ops_per_s=ops, status=status)
+            for r, ops in enumerate(ops_by_round, start=1)]
+
+
+def test_a_declared_comparison_pairs_points_inside_each_round():
+    # b drifts by 2x between rounds; a is always 10% faster in the same round
+    frame = pd.DataFrame(_rows("a", [110, 220, 165, 330]) + _rows("b", [100, 200, 150, 300]))
+    (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")], precision=0.02)
+    assert result.summary.ratio == pytest.approx(1.1)
+    assert result.summary.n == 4 and result.status == "resolved"
+    assert result.row()["point"] == "s: tcp dedicated P16 T1 keys=10"
+
+
+def test_noise_leaves_a_ratio_inconclusive_and_disturbance_is_said():
+    noisy = pd.DataFrame(_rows("a", [100, 150, 90]) + _rows("b", [100, 100, 100]))
+    (result,) = compute(noisy, [CompareSpec("a/b", "server", "a", "b")], precision=0.02)
+    assert result.status == "inconclusive"
+    assert unresolved_points([result]) == {result.key_a, result.key_b}
+    disturbed = pd.DataFrame(_rows("a", [100, 100], status="disturbed")
+                             + _rows("b", [100, 100]))
+    (result,) = compute(disturbed, [CompareSpec("a/b", "server", "a", "b")], precision=0.02)
+    assert result.status == "disturbed" and result.disturbed_rounds == 2
+
+
+def test_a_comparison_along_the_client_with_filters():
+    frame = pd.DataFrame(
+        _rows("r", [50, 52], client="shared", threads=2, command="incrby")
+        + _rows("r", [100, 104], client="pooled", threads=2, command="incrby")
+        + _rows("r", [10, 10], client="shared", threads=4, command="incrby")
+        + _rows("r", [10, 10], client="pooled", threads=4, command="incrby"))
+    spec = CompareSpec("shared/pooled", "client", "shared", "pooled", tests=("incrby",),
+                       where=(("threads", (2,)),))
+    (result,) = compute(frame, [spec])
+    assert result.summary.ratio == pytest.approx(0.5)
+    assert result.test == "incrby" and "T2" in result.point
+
+
+def test_the_detector_sees_a_busy_process_on_a_measured_cpu():
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    burner = subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c",
+                               "while True: pass"])
+    try:
+        time.sleep(0.2)  # running before the window opens
+        foreign = Probe([cpu], [], None)
+        ours = Probe([cpu], [burner.pid], None)
+        burned_before = process_cpu_seconds(burner.pid)
+        with foreign, ours:
+            time.sleep(1.0)
+        burned = process_cpu_seconds(burner.pid) - burned_before
+        seen, own = foreign.result(), ours.result()
+    finally:
+        burner.kill()
+        burner.wait()
+    burner_cores = burned / seen.seconds
+    tick_cores = 3 / TICKS_PER_S / seen.seconds  # /proc's rounding, a few ticks
+    print(f"burner {burner_cores:.2f} cores; foreign {seen.foreign_cores:.2f}; "
+          f"foreign with the burner named ours {own.foreign_cores:.2f}")
+    # The burner ran on the measured CPU (it may share it with other work on a busy machine).
+    assert burner_cores > 0.05
+    assert seen.foreign_cores >= burner_cores - tick_cores
+    assert seen.disturbed(0.05)
+    # Naming it ours removes exactly its share, whatever else ran there.
+    assert seen.foreign_cores - own.foreign_cores == pytest.approx(burner_cores, abs=tick_cores)
+
+
+ADAPTIVE = """
+[experiment]
+name = "adaptive"
+precision = 0.02
+max_rounds = {max_rounds}
+{budget}
+disturbance_cores = 64
+[[server]]
+name = "fast"
+kind = "redis"
+[[server]]
+name = "slow"
+kind = "redis"
+[[sweep]]
+name = "s"
+command = "set"
+keys = 10
+threads = 1
+duration = 0.05
+warmup = 0.0
+repetitions = 3
+[[compare]]
+a = "fast"
+b = "slow"
+"""
+
+
+def _fake_load(noise):
+    """A load generator whose ops/s are known: fast = 1.2 x slow, times noise."""
+    generator = random.Random(7)
+
+    def run(point, build_dir, target, cpus, netns, csv_path, json_path, prefill):
+        rate = 1e5 * (1.2 if point.server == "fast" else 1.0) * math.exp(
+            generator.gauss(0, noise))
+        return LoadResult([{"repetition": "1", "ops": str(int(rate * 0.05)),
+                            "seconds": "0.05", "ops_per_s": f"{rate:.1f}", "client_cpu": "0.5",
+                            "client_bound": "false", "errors": "0"}])
+    return run
+
+
+def _adaptive_run(tmp_path, monkeypatch, noise, max_rounds=40, budget=""):
+    import kvlab.runner as runner_module
+    monkeypatch.setattr(runner_module.loadgens, "run_kvlab_load", _fake_load(noise))
+    experiment = parse_experiment_text(ADAPTIVE.format(max_rounds=max_rounds, budget=budget),
+                                       tmp_path / "adaptive.toml")
+    with (tmp_path / "log.txt").open("w") as stream:
+        runner = runner_module.Runner(resolve(experiment, this_machine()), REPO,
+                                      tmp_path / "no-build", tmp_path / "runs", stream)
+        run_dir = runner.run()
+    ratios = pd.read_csv(run_dir / "ratios.csv")
+    return runner, load_points(run_dir), ratios
+
+
+def test_adaptive_stopping_stops_at_the_target(tmp_path, monkeypatch):
+    runner, points, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.01)
+    assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
+                                    "rounds", "status"]
+    (row,) = ratios.itertuples()
+    assert row.status == "resolved" and row.ratio == pytest.approx(1.2, rel=0.02)
+    assert (row.high / row.ratio - 1) <= 0.02 and 3 <= row.rounds < 40
+    assert "met" in runner.stops["local"]
+    assert points["repetition"].max() == row.rounds  # no round beyond the one that met it
+
+
+def test_adaptive_stopping_stops_at_max_rounds_and_says_so(tmp_path, monkeypatch):
+    runner, _, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.3, max_rounds=5)
+    (row,) = ratios.itertuples()
+    assert row.status == "inconclusive" and row.rounds == 5
+    assert "max_rounds" in runner.stops["local"]
+
+
+def test_adaptive_stopping_stops_at_the_time_budget(tmp_path, monkeypatch):
+    runner, _, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.3, budget="budget_s = 6")
+    (row,) = ratios.itertuples()
+    assert row.status == "inconclusive" and row.rounds >= 3
+    assert "budget" in runner.stops["local"]
