@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .history import HistoryError, describe_fingerprint, load_records
+from .history import HistoryError, describe_fingerprint, load_records, series_of
 from .verdict import HISTORY_WINDOW, MIN_EFFECT, SeriesVerdict, count, judge_record
 
 
@@ -44,7 +44,7 @@ def compare(base: str | Path, new: str | Path, min_effect: float = MIN_EFFECT,
     return history, new_record, judge_record(history, new_record, min_effect)
 
 
-def _number(value, digits: int = 3) -> str:
+def _number(value, digits: int = 4) -> str:
     if value is None:
         return "–"
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}g}"
@@ -110,4 +110,9 @@ def render_comparison(base: str | Path, new: str | Path, min_effect: float = MIN
            f"within ±{100 * min_effect:.0f}% of a tight base; anything else is "
            "`inconclusive`. Client-bound points, error replies and disturbed ratios are "
            "never judged."]
+    if history:
+        missing = sorted(set(series_of(history[-1])) - {v.key for v in verdicts})
+        if missing:
+            out += ["", f"In the newest base run but not in new ({len(missing)}): "
+                    + "; ".join(f"{k.kind} {k.name}" for k in missing)]
     return "\n".join(out) + "\n", counts

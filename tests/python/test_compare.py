@@ -129,6 +129,11 @@ def test_compare_cli_fails_on_regressed_only_when_asked(small_run, tmp_path):
     plain = _cli(small_run, new)
     assert plain.returncode == 0 and "regressed" in plain.stdout
     assert _cli(small_run, new, "--fail-on-worse").returncode == 1
+    fewer = write_run(tmp_path / "fewer", [point_row(server="concurrent", command="get")],
+                      machine={}, started="2026-01-02T00:00:00+00:00")
+    dropped = _cli(small_run, fewer, "--across-machines")
+    assert dropped.returncode == 0
+    assert "In the newest base run but not in new (" in dropped.stdout
     same = tmp_path / "same"
     _scaled_copy(small_run, same, "concurrent", 1.0)
     assert _cli(small_run, same, "--fail-on-worse").returncode == 0
