@@ -39,13 +39,15 @@ def cpu_model() -> str:
 _VECTOR_LEVELS = ("avx512f", "avx2", "avx", "sse4_2", "sse2", "sve2", "sve", "asimd", "neon")
 
 
-def vector_level() -> str:
-    """The widest vector extension /proc/cpuinfo lists ("avx512f", "avx2", ..., "asimd"),
-    or "unknown"."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown"
+def vector_level(cpuinfo: str | None = None) -> str:
+    """The widest vector extension /proc/cpuinfo (or the given text of it) lists
+    ("avx512f", "avx2", ..., "asimd"), or "unknown"."""
+    text = cpuinfo
+    if text is None:
+        try:
+            text = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return "unknown"
     match = re.search(r"^(?:flags|Features)\s*:(.*)$", text, re.M)
     flags = set(match.group(1).split()) if match else set()
     return next((level for level in _VECTOR_LEVELS if level in flags), "unknown")

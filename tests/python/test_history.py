@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO, python_env
 from kvlab.history import (HistoryError, SeriesKey, group_records, load_history, point_label,
                            read_record, record_from_run, series_of, write_record)
-from kvlab.machine import FINGERPRINT_FIELDS, fingerprint
+from kvlab.machine import FINGERPRINT_FIELDS, fingerprint, vector_level
 from synthetic_runs import MACHINE_A, MACHINE_B, point_row, ratio_row, repetitions, write_run
 
 
@@ -20,6 +20,14 @@ def test_fingerprint_is_stable_and_changes_with_every_field():
     assert {k: fp[k] for k in FINGERPRINT_FIELDS} == MACHINE_A
     ids = {fingerprint({**MACHINE_A, field: "other"})["id"] for field in FINGERPRINT_FIELDS}
     assert len(ids) == len(FINGERPRINT_FIELDS) and fp["id"] not in ids
+
+
+def test_vector_level_is_the_widest_extension_listed():
+    x86 = "processor\t: 0\nflags\t\t: fpu sse2 sse4_1 sse4_2 avx avx2 fma\nbogomips: 1\n"
+    assert vector_level(x86) == "avx2"
+    assert vector_level(x86.replace("avx2", "avx2 avx512f avx512bw")) == "avx512f"
+    assert vector_level("processor\t: 0\nFeatures\t: fp asimd evtstrm crc32\n") == "asimd"
+    assert vector_level("processor\t: 0\n") == "unknown"
 
 
 def test_fingerprint_of_an_older_record_says_unknown():
