@@ -297,7 +297,11 @@ def load_history(results_dir: str | Path) -> list[dict]:
             print(f"history: skipping {error}", file=sys.stderr)
     seen = {_identity(r) for r in records}
     for folder in local_run_folders(results_dir):
-        record = record_from_run(folder)
+        try:
+            record = record_from_run(folder)
+        except HistoryError as error:
+            print(f"history: skipping {error}", file=sys.stderr)
+            continue
         if _identity(record) not in seen:
             record["local"] = True
             records.append(record)

@@ -99,6 +99,18 @@ def test_local_runs_join_the_history_once(tmp_path):
     assert "local" not in recorded
 
 
+def test_a_broken_file_is_skipped_with_its_name(tmp_path, capsys):
+    results = tmp_path / "results"
+    write_run(results / "runs" / "good", repetitions([1e5, 1e5]))
+    (write_run(results / "runs" / "broken", repetitions([1e5])) / "meta.json").write_text("{")
+    (results / "history" / "x").mkdir(parents=True)
+    (results / "history" / "x" / "bad.json").write_text("[]")
+    (only,) = load_history(results)
+    assert only["run"] == "good"
+    err = capsys.readouterr().err
+    assert "broken/meta.json: not JSON" in err and "bad.json: not a kvlab-history/1" in err
+
+
 def test_unreadable_records_are_named():
     with pytest.raises(HistoryError, match="not a kvlab-history/1 record"):
         read_record(REPO / "results" / "baseline" / "opcost.json")
