@@ -131,7 +131,6 @@ def plot_micro(runs, out_dir):
     return plots
 
 
-
 def _series_plot(records, keys, title, ylabel, out_dir, name):
     """One PNG: each series of `keys` over `records` (x = run), value with its 95% interval
     as a band and error bar; a flawed figure (client-bound, errors, disturbed) is a red x."""
@@ -195,8 +194,8 @@ def plot_bench_group(fingerprint_id, experiment, records, out_dir):
     for k in (k for k in keys if k.kind == "ratio"):
         comparisons.setdefault(k.name.split(" ", 1)[0], []).append(k)
     for comparison, ks in sorted(comparisons.items()):
-        plots.append(_series_plot(records, ks, f"{experiment}: ratio {comparison} (>1: "
-                                  f"{comparison.split('/')[0]} faster)", "ratio",
+        plots.append(_series_plot(records, ks, f"{experiment}: ratio {comparison} (above 1: "
+                                  f"{comparison.split('/')[0]} ahead)", "ratio",
                                   out_dir, f"{stem}-ratio-{_safe(comparison)}.png"))
     for column in COST_COLUMNS:
         ks = [k for k in keys if k.kind == column]
