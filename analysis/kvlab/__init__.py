@@ -1,7 +1,8 @@
 """kvlab's analysis package: experiment files, the runner, reports, plots and comparisons.
 
 `python3 -m kvlab run workloads/X.toml` measures an experiment into results/runs/;
-`report RUN_DIR` and `compare BASE_DIR NEW_DIR` read run folders back.
+`report RUN_DIR` and `compare BASE NEW` read run folders back; `record RUN_DIR` adds one
+to the per-machine history in results/history/.
 """
 
 # The compiled bindings (kvlab._harness) live in a build folder's python/kvlab/;

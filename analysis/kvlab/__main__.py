@@ -72,24 +72,49 @@ def _report(args) -> int:
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    from .compare import MIN_EFFECT
-    parser.add_argument("base", help="baseline run folder")
-    parser.add_argument("new", help="run folder to judge against the baseline")
+    from .verdict import MIN_EFFECT
+    parser.add_argument("base", help="baseline: a run folder, a history record (.json) or a "
+                        "folder of records such as results/history/<fingerprint>")
+    parser.add_argument("new", help="run folder (or history record) to judge against the base")
     parser.add_argument("--min-effect", type=float, default=MIN_EFFECT,
-                        help="smallest relative change called better/worse (default %(default)s)")
+                        help="smallest relative change that can count (default %(default)s)")
     parser.add_argument("--fail-on-worse", action="store_true",
-                        help="exit with status 1 when any point is worse")
+                        help="exit with status 1 when any series is regressed")
+    parser.add_argument("--across-machines", action="store_true",
+                        help="compare even when base and new come from different machines")
 
 
 def _compare(args) -> int:
-    from .compare import render_comparison
-    for folder in (args.base, args.new):
-        if not (Path(folder) / "points.csv").exists():
-            print(f"kvlab compare: {folder}: no points.csv (not a run folder)", file=sys.stderr)
-            return 2
-    text, counts = render_comparison(args.base, args.new, args.min_effect)
+    from .compare import CompareError, render_comparison
+    try:
+        text, counts = render_comparison(args.base, args.new, args.min_effect,
+                                         args.across_machines)
+    except CompareError as error:
+        print(f"kvlab compare: {error}", file=sys.stderr)
+        return 2
     print(text)
-    return 1 if args.fail_on_worse and counts["worse"] else 0
+    return 1 if args.fail_on_worse and counts["regressed"] else 0
+
+
+def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
+    from .history import default_history_dir
+    _add_run_dir_argument(parser)
+    parser.add_argument("--history", default=default_history_dir(),
+                        help="history folder (default: results/history)")
+
+
+def _record(args) -> int:
+    from .history import HistoryError, record_from_run, write_record
+    try:
+        record = record_from_run(args.run_dir)
+    except HistoryError as error:
+        print(f"kvlab record: {error}", file=sys.stderr)
+        return 2
+    if not any(p["n"] for p in record["points"]):
+        print(f"kvlab record: {args.run_dir}: no measured point to record", file=sys.stderr)
+        return 2
+    print(write_record(record, args.history))
+    return 0
 
 
 def _add_plan_arguments(parser: argparse.ArgumentParser) -> None:
@@ -130,8 +155,10 @@ SUBCOMMANDS = {
              "it would take, without running anything", _add_plan_arguments, _plan),
     "run": ("measure an experiment file into a new run folder", _add_run_arguments, _run),
     "report": ("render report.md and plots of a run folder", _add_run_dir_argument, _report),
-    "compare": ("per-point ratios and verdicts of NEW against BASE", _add_compare_arguments,
-                _compare),
+    "compare": ("verdicts of NEW's ratios, points and costs against BASE (kvlab.verdict)",
+                _add_compare_arguments, _compare),
+    "record": ("summarise a run folder into results/history/<machine>/ (commit it)",
+               _add_record_arguments, _record),
     "dashboard": ("render results/dashboard/index.html from everything under results/",
                   _dashboard.add_arguments, _dashboard.run),
 }

@@ -1,97 +1,118 @@
-"""compare BASE NEW: per-point throughput ratio with a noise-aware verdict.
+"""compare BASE NEW: every series of NEW judged against BASE with kvlab.verdict's rule.
 
-Points are matched on their variables (server, sweep, loadgen, transport, client,
-command, keys, value size, pipeline, connections, nodelay, threads). For each:
+BASE is a run folder, a history record (.json) or a folder of records (e.g.
+results/history/<fingerprint>/: the whole history of a machine); NEW is a run folder or
+a record. Series are matched by name: declared ratios (ratios.csv), each point's ops/s
+(points matched on their variables) and its cost columns. A client-bound point, one with
+error replies, a disturbed ratio or an unmeasured point is never judged (`inconclusive`,
+with the reason).
 
-- ratio = median(NEW) / median(BASE) of ops/s over the repetitions;
-- with >= 2 repetitions on both sides, the verdict is `better` (or `worse`) only
-  when the 95% confidence intervals of the two means do not overlap AND the ratio
-  moves by more than MIN_EFFECT (a real but negligible change is `same`);
-- with a single repetition on either side there is no interval, so the verdict
-  needs the ratio to move by more than SINGLE_RUN_THRESHOLD;
-- otherwise `same`.
+Both sides must come from the same machine fingerprint — figures of two machines are not
+one series — unless the caller says otherwise (across_machines). When BASE holds runs of
+several experiments, only those of NEW's experiment are used.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from pathlib import Path
 
-from .experiment import POINT_VARIABLES
-from .report import markdown_table, measured_only, point_table
-from .results import load_points
-from .stats import Summary
-
-MIN_EFFECT = 0.02
-SINGLE_RUN_THRESHOLD = 0.10
+from .history import HistoryError, describe_fingerprint, load_records, series_of
+from .verdict import HISTORY_WINDOW, MIN_EFFECT, SeriesVerdict, count, judge_record
 
 
-@dataclasses.dataclass(frozen=True)
-class Comparison:
-    key: tuple
-    base: Summary
-    new: Summary
-
-    @property
-    def ratio(self) -> float:
-        return self.new.median / self.base.median if self.base.median else math.nan
+class CompareError(Exception):
+    """Inputs that cannot be compared; the message says why."""
 
 
-def verdict(base: Summary, new: Summary, min_effect: float = MIN_EFFECT,
-            single_run_threshold: float = SINGLE_RUN_THRESHOLD) -> str:
-    if not base.median or math.isnan(base.median) or math.isnan(new.median):
-        return "same"
-    ratio = new.median / base.median
-    if base.n < 2 or new.n < 2:
-        if ratio > 1 + single_run_threshold:
-            return "better"
-        if ratio < 1 - single_run_threshold:
-            return "worse"
-        return "same"
-    if new.low > base.high and ratio > 1 + min_effect:
-        return "better"
-    if new.high < base.low and ratio < 1 - min_effect:
-        return "worse"
-    return "same"
+def compare(base: str | Path, new: str | Path, min_effect: float = MIN_EFFECT,
+            across_machines: bool = False) -> tuple[list[dict], dict, list[SeriesVerdict]]:
+    """(the base records used, the new record, a verdict per series of the new record)."""
+    try:
+        history = load_records(base)
+        new_record = load_records(new)[-1]
+    except HistoryError as error:
+        raise CompareError(str(error)) from None
+    new_id = new_record["fingerprint"]["id"]
+    others = sorted({r["fingerprint"]["id"] for r in history} - {new_id})
+    if others and not across_machines:
+        raise CompareError(
+            f"base holds runs of another machine ({', '.join(others)}) than new ({new_id}); "
+            "figures of two machines are not one series (--across-machines to compare anyway)")
+    same_experiment = [r for r in history if r["experiment"] == new_record["experiment"]]
+    history = [r for r in (same_experiment or history)
+               if r["started_utc"] != new_record["started_utc"] or r["run"] != new_record["run"]]
+    return history, new_record, judge_record(history, new_record, min_effect)
 
 
-def compare_runs(base_dir: str | Path, new_dir: str | Path):
-    base = measured_only(point_table(load_points(base_dir)))
-    new = measured_only(point_table(load_points(new_dir)))
-    base_by_key = {tuple(r[v] for v in POINT_VARIABLES): r["summary"] for _, r in base.iterrows()}
-    new_by_key = {tuple(r[v] for v in POINT_VARIABLES): r["summary"] for _, r in new.iterrows()}
-    matched = [Comparison(k, base_by_key[k], new_by_key[k]) for k in base_by_key if k in new_by_key]
-    only_base = [k for k in base_by_key if k not in new_by_key]
-    only_new = [k for k in new_by_key if k not in base_by_key]
-    return matched, only_base, only_new
+def _number(value, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}g}"
 
 
-def _label(key: tuple) -> str:
-    v = dict(zip(POINT_VARIABLES, key))
-    return (f"{v['server']} {v['sweep']} {v['loadgen']} {v['transport']} {v['client']} "
-            f"{v['command']} keys={v['keys']} P={v['pipeline']} c={v['connections']} "
-            f"nodelay={v['nodelay']} T={v['threads']}")
+def _estimate(v: SeriesVerdict) -> str:
+    text = _number(v.new.value)
+    if v.new.has_interval:
+        text += f" [{_number(v.new.low)}, {_number(v.new.high)}]"
+    return text
 
 
-def render_comparison(base_dir, new_dir, min_effect: float = MIN_EFFECT) -> tuple[str, dict]:
-    matched, only_base, only_new = compare_runs(base_dir, new_dir)
-    counts = {"better": 0, "same": 0, "worse": 0}
-    rows = []
-    for c in matched:
-        result = verdict(c.base, c.new, min_effect)
-        counts[result] += 1
-        rows.append([_label(c.key), f"{c.base.median:,.0f}", f"{c.new.median:,.0f}",
-                     f"{c.ratio:.3f}", result])
-    out = [f"# compare {Path(base_dir).name} → {Path(new_dir).name}", "",
-           f"{len(matched)} points matched: {counts['better']} better, {counts['same']} same, "
-           f"{counts['worse']} worse.", "",
-           markdown_table(["point", "base ops/s", "new ops/s", "new/base", "verdict"], rows), "",
-           f"Verdict: better/worse needs non-overlapping 95% CIs and a change of more than "
-           f"{100 * min_effect:.0f}%; with one repetition on a side, a change of more than "
-           f"{100 * SINGLE_RUN_THRESHOLD:.0f}%."]
-    if only_base:
-        out += ["", "Only in base: " + "; ".join(_label(k) for k in only_base)]
-    if only_new:
-        out += ["", "Only in new: " + "; ".join(_label(k) for k in only_new)]
+def _baseline(v: SeriesVerdict) -> str:
+    j = v.judgement
+    if j.center is None:
+        return "–"
+    text = _number(j.center)
+    if j.band_low is not None:
+        text += f" [{_number(j.band_low)}, {_number(j.band_high)}]"
+    return text
+
+
+def _percent(value) -> str:
+    return "–" if value is None else f"{100 * value:+.1f}%"
+
+
+def verdict_rows(verdicts: list[SeriesVerdict]) -> list[list[str]]:
+    """One table row per series: kind, series, base, new, change, threshold, verdict, why."""
+    return [[v.key.kind, v.key.name, _baseline(v), _estimate(v), _percent(v.judgement.change),
+             "–" if v.judgement.threshold is None else f"±{100 * v.judgement.threshold:.1f}%",
+             v.judgement.verdict, v.judgement.why] for v in verdicts]
+
+
+VERDICT_HEADER = ["kind", "series", "base median [band]", "new [95% interval]", "change",
+                  "threshold", "verdict", "why"]
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_comparison(base: str | Path, new: str | Path, min_effect: float = MIN_EFFECT,
+                      across_machines: bool = False) -> tuple[str, dict[str, int]]:
+    """The comparison as markdown, and the number of series per verdict."""
+    history, new_record, verdicts = compare(base, new, min_effect, across_machines)
+    counts = count(verdicts)
+    commits = sorted({(r["commit"] or "?")[:7] for r in history})
+    out = [f"# compare {Path(base).name} → {Path(new).name}", "",
+           f"Machine: `{new_record['fingerprint']['id']}` "
+           f"({describe_fingerprint(new_record['fingerprint'])}).",
+           f"Base: {len(history)} run(s) of `{new_record['experiment']}` "
+           f"(commits {', '.join(commits) or '–'}); new: commit "
+           f"{(new_record['commit'] or '?')[:12]}.", "",
+           f"{len(verdicts)} series: " + ", ".join(f"{n} {name}" for name, n in counts.items())
+           + ".", "",
+           markdown_table(VERDICT_HEADER, verdict_rows(verdicts)), "",
+           f"Rule (kvlab.verdict): against the last {HISTORY_WINDOW} usable base runs, "
+           f"`regressed`/`improved` needs a change beyond max({100 * min_effect:.0f}%, the "
+           "base's spread) and intervals that do not overlap; `unstable`: the base series' "
+           f"own spread exceeds {100 * min_effect:.0f}%; `same`: the whole new interval "
+           f"within ±{100 * min_effect:.0f}% of a tight base; anything else is "
+           "`inconclusive`. Client-bound points, error replies and disturbed ratios are "
+           "never judged."]
+    if history:
+        missing = sorted(set(series_of(history[-1])) - {v.key for v in verdicts})
+        if missing:
+            out += ["", f"In the newest base run but not in new ({len(missing)}): "
+                    + "; ".join(f"{k.kind} {k.name}" for k in missing)]
     return "\n".join(out) + "\n", counts

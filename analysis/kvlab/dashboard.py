@@ -1,18 +1,18 @@
 """The static performance dashboard: results/dashboard/index.html and its PNGs.
 
-Reads what kvlab's tools leave under results/ and renders one page that needs
-no network to view:
+Renders one page that needs no network to view (data loading lives in kvlab.opcost,
+kvlab.micro and kvlab.history; this module draws and writes HTML):
 
-- instruction counts per operation (the `make regress` gate) per commit: the
-  committed history of results/baseline/opcost.json (one point per commit that
-  changed it, read with `git log`) and every gate run stored in
-  results/regress/*.json; cases that grew past the gate's tolerance are
-  highlighted;
-- the history of `make micro` runs (Google Benchmark JSON in results/micro/),
-  with the latest run compared against the one before;
-- the history of `make bench` runs (run folders under results/runs/ and the
-  committed results/sample/) and the newest run's seed tables (its report.md,
-  or its points.csv when it has no report).
+- instruction counts per operation (the `make regress` gate) per commit, cases that
+  grew past the gate's tolerance highlighted;
+- the history of `make micro` runs, the latest compared against the one before;
+- the bench history, one panel group per machine fingerprint: the committed records
+  under results/history/ plus local run folders not yet recorded (results/runs/*,
+  results/sample). Inside a group, one block per experiment: the newest run's verdicts
+  against the runs before it (kvlab.verdict, the rule `compare` uses), and series over
+  commits with their 95% intervals as bands — declared ratios first, cost per operation
+  second, ops/s third. A series never crosses machines or experiments.
+- the newest local run's report.
 
 Pure function of the files it reads: the same results/ always gives the same
 page. Not thread-safe (matplotlib's pyplot state); run one at a time.
@@ -21,16 +21,20 @@ Usage: python3 -m kvlab dashboard [--results DIR] [--out DIR]
 """
 
 import argparse
-import csv
 import datetime
 import glob
 import html
-import json
 import os
-import subprocess
+import re
 import sys
 
 from . import micro
+from .compare import VERDICT_HEADER, verdict_rows
+from .history import (COST_COLUMNS, describe_fingerprint, group_records,
+                      load_history, local_run_folders, parse_date, run_started,
+                      series_of)
+from .opcost import load_opcost_history
+from .verdict import MIN_EFFECT, count, judge_record
 
 # A micro benchmark whose time grew more than this against the previous run
 # is highlighted. Wall-clock numbers are noisy, so the bar is higher than the
@@ -38,127 +42,10 @@ from . import micro
 MICRO_SLOWDOWN_PCT = 10.0
 # Lines per plot beyond which a plot stops being readable.
 MAX_SERIES_PER_PLOT = 8
-# Raw points.csv rows shown when a run has no report.
-MAX_RAW_ROWS = 20
-
-
-# ----------------------------------------------------------------- loading
-
-
-def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"dashboard: skipping {path}: {e}", file=sys.stderr)
-        return None
-
-
-def _parse_date(text):
-    """ISO dates from our records and Google Benchmark's context, as aware datetimes."""
-    if not text:
-        return None
-    try:
-        d = datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return d if d.tzinfo else d.replace(tzinfo=datetime.timezone.utc)
-
-
-def _git(repo, *args):
-    try:
-        return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True,
-                              text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def load_opcost_history(results_dir):
-    """Every instruction-count record, oldest first, each tagged with where it came from.
-
-    Committed baselines come from the git history of results/baseline/opcost.json
-    (one record per commit that changed it); gate runs from results/regress/*.json.
-    """
-    records = []
-    baseline = os.path.join(results_dir, "baseline", "opcost.json")
-    top = _git(results_dir, "rev-parse", "--show-toplevel")
-    if top and os.path.exists(baseline):
-        rel = os.path.relpath(os.path.realpath(baseline), os.path.realpath(top.strip()))
-        log = _git(top.strip(), "log", "--format=%H %cI", "--", rel) or ""
-        for line in log.splitlines():
-            commit, date = line.split(" ", 1)
-            text = _git(top.strip(), "show", f"{commit}:{rel}")
-            try:
-                data = json.loads(text) if text else None
-            except json.JSONDecodeError:
-                data = None
-            if data and "cases" in data:
-                data["source"] = "baseline"
-                data["git_commit"] = data.get("git_commit") or commit
-                data["_date"] = _parse_date(data.get("date")) or _parse_date(date)
-                records.append(data)
-    if not records and os.path.exists(baseline):
-        data = _read_json(baseline)  # not a git checkout: the current baseline only
-        if data and "cases" in data:
-            data["source"] = "baseline"
-            data["_date"] = _parse_date(data.get("date"))
-            records.append(data)
-    for path in glob.glob(os.path.join(results_dir, "regress", "*.json")):
-        data = _read_json(path)
-        if data and "cases" in data:
-            data["source"] = "regress"
-            data["_date"] = _parse_date(data.get("date"))
-            records.append(data)
-    epoch = datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
-    records.sort(key=lambda r: r["_date"] or epoch)
-    return records
-
-
-def load_bench_runs(results_dir):
-    """Run folders (results/runs/*, results/sample/*, or results/sample itself), oldest first."""
-    candidates = glob.glob(os.path.join(results_dir, "runs", "*")) + \
-        glob.glob(os.path.join(results_dir, "sample", "*")) + [os.path.join(results_dir, "sample")]
-    runs = []
-    for folder in candidates:
-        points = os.path.join(folder, "points.csv")
-        report = os.path.join(folder, "report.md")
-        if not os.path.isdir(folder) or not (os.path.exists(points) or os.path.exists(report)):
-            continue
-        meta = {}
-        for name in ("metadata.json", "meta.json", "run.json"):
-            if os.path.exists(os.path.join(folder, name)):
-                meta = _read_json(os.path.join(folder, name)) or {}
-                break
-        date = _parse_date(_find_key(meta, ("started_utc", "date", "started", "timestamp")))
-        if date is None:
-            newest = max(os.path.getmtime(p) for p in (points, report) if os.path.exists(p))
-            date = datetime.datetime.fromtimestamp(newest, datetime.timezone.utc)
-        runs.append({"folder": folder, "name": os.path.relpath(folder, results_dir), "date": date,
-                     "experiment": str(meta.get("experiment") or os.path.basename(folder)),
-                     "commit": str(_find_key(meta, ("git_commit", "commit")) or ""),
-                     "points": _read_csv(points) if os.path.exists(points) else [],
-                     "report": report if os.path.exists(report) else None})
-    runs.sort(key=lambda r: r["date"])
-    return runs
-
-
-def _find_key(data, names):
-    """The first of `names` found in a (possibly nested) metadata dictionary."""
-    if not isinstance(data, dict):
-        return None
-    for name in names:
-        if name in data and not isinstance(data[name], (dict, list)):
-            return data[name]
-    for value in data.values():
-        found = _find_key(value, names)
-        if found is not None:
-            return found
-    return None
-
-
-def _read_csv(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
+# ops/s plots per experiment block (one per command and sweep); the tables hold the rest.
+MAX_POINT_PLOTS = 12
+# Verdicts that ask a reader to look.
+FLAGGED = ("regressed", "improved", "unstable")
 
 
 # ----------------------------------------------------------------- plots
@@ -244,39 +131,85 @@ def plot_micro(runs, out_dir):
     return plots
 
 
-def plot_bench(runs, out_dir):
-    """Median ops/s per experiment and server across bench runs (failed points left out)."""
-    series = {}
-    for i, run in enumerate(runs):
-        by_server = {}
-        for p in run["points"]:
-            if p.get("status", "ok") == "ok" and _is_number(p.get("ops_per_s")):
-                by_server.setdefault(p.get("server", ""), []).append(float(p["ops_per_s"]))
-        for server, values in by_server.items():
-            values.sort()
-            label = f"{run['experiment']} {server}".strip()
-            series.setdefault(label, []).append((i, values[len(values) // 2]))
-    if not series:
-        return []
-    fig, ax = _pyplot().subplots(figsize=(8, 3.2))
-    for label, pts in sorted(series.items())[:MAX_SERIES_PER_PLOT]:
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-    ax.set_xticks(range(len(runs)))
-    ax.set_xticklabels([_label(r["date"], r["commit"]) for r in runs], fontsize=7)
-    ax.set_ylabel("median ops/s of the run's points")
-    ax.set_title("make bench runs: median throughput per experiment and server", fontsize=9)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7)
+def _series_plot(records, keys, title, ylabel, out_dir, name):
+    """One PNG: each series of `keys` over `records` (x = run), value with its 95% interval
+    as a band and error bar; a flawed figure (client-bound, errors, disturbed) is a red x."""
+    fig, ax = _pyplot().subplots(figsize=(10, 3.4))
+    estimates = [series_of(r) for r in records]
+    shown_keys = keys[:MAX_SERIES_PER_PLOT]
+    legend = dict(zip(shown_keys, _distinct_labels([k.name for k in shown_keys])))
+    for key in shown_keys:
+        pts = [(i, s[key]) for i, s in enumerate(estimates) if key in s and s[key].value is not None]
+        good = [(i, e) for i, e in pts if not e.flaw]
+        line, = ax.plot([i for i, _ in good], [e.value for _, e in good], marker="o",
+                        label=legend[key])
+        banded = [(i, e) for i, e in good if e.has_interval]
+        if banded:
+            ax.fill_between([i for i, _ in banded], [e.low for _, e in banded],
+                            [e.high for _, e in banded], color=line.get_color(), alpha=0.15)
+            ax.errorbar([i for i, _ in banded], [e.value for _, e in banded],
+                        yerr=[[e.value - e.low for _, e in banded], [e.high - e.value for _, e in banded]],
+                        fmt="none", ecolor=line.get_color(), capsize=3)
+        flawed = [(i, e) for i, e in pts if e.flaw]
+        if flawed:
+            ax.scatter([i for i, _ in flawed], [e.value for _, e in flawed], marker="x", color="red")
+    ax.set_xticks(range(len(records)))
+    ax.set_xticklabels([_run_label(r) for r in records], fontsize=7)
+    ax.set_xlim(-0.5, len(records) - 0.5)
+    ax.set_ylabel(ylabel, fontsize=8)
+    shown = "" if len(keys) <= MAX_SERIES_PER_PLOT else f" (first {MAX_SERIES_PER_PLOT} of {len(keys)})"
+    ax.set_title(title + shown, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(alpha=0.3)
-    return [("bench runs", _save(fig, out_dir, "bench-history.png"))]
+    return (title, _save(fig, out_dir, name))
 
 
-def _is_number(text):
-    try:
-        float(text)
-        return True
-    except (TypeError, ValueError):
-        return False
+def _distinct_labels(names, width=60):
+    """Series names without the words all of them share (those go in the title's place),
+    cut to `width` characters."""
+    word_lists = [n.split() for n in names]
+    common = set.intersection(*map(set, word_lists)) if len(names) > 1 else set()
+    labels = [" ".join(w for w in words if w not in common) or name
+              for words, name in zip(word_lists, names)]
+    return [label if len(label) <= width else label[:width - 1] + "…" for label in labels]
+
+
+def _run_label(record):
+    date = parse_date(record.get("started_utc"))
+    commit = (record.get("commit") or "")[:7] + ("*" if record.get("dirty") else "")
+    return f"{commit}\n{date:%m-%d %H:%M}" if date else commit
+
+
+def _safe(text):
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+
+
+def plot_bench_group(fingerprint_id, experiment, records, out_dir):
+    """The plots of one (machine, experiment) block: ratios per declared comparison, each
+    cost column, ops/s per command and sweep. Returns [(title, file)]."""
+    keys = sorted({k for r in records for k in series_of(r)})
+    stem = f"bench-{_safe(fingerprint_id)}-{_safe(experiment)}"
+    plots = []
+    comparisons = {}
+    for k in (k for k in keys if k.kind == "ratio"):
+        comparisons.setdefault(k.name.split(" ", 1)[0], []).append(k)
+    for comparison, ks in sorted(comparisons.items()):
+        plots.append(_series_plot(records, ks, f"{experiment}: ratio {comparison} (above 1: "
+                                  f"{comparison.split('/')[0]} ahead)", "ratio",
+                                  out_dir, f"{stem}-ratio-{_safe(comparison)}.png"))
+    for column in COST_COLUMNS:
+        ks = [k for k in keys if k.kind == column]
+        if ks:
+            plots.append(_series_plot(records, ks, f"{experiment}: {column}", column, out_dir,
+                                      f"{stem}-{_safe(column)}.png"))
+    by_group = {}
+    for k in (k for k in keys if k.kind == "ops/s"):
+        words = k.name.split()
+        by_group.setdefault(" ".join(words[1:3]), []).append(k)  # command and sweep
+    for group, ks in sorted(by_group.items())[:MAX_POINT_PLOTS]:
+        plots.append(_series_plot(records, ks, f"{experiment}: ops/s, {group}", "ops/s", out_dir,
+                                  f"{stem}-ops-{_safe(group)}.png"))
+    return plots
 
 
 # ----------------------------------------------------------------- HTML
@@ -391,40 +324,105 @@ def _micro_section(runs, plots):
                        _images(plots)])
 
 
-def _bench_section(runs, plots):
-    if not runs:
-        return "<p>No bench runs yet: run <code>make bench</code>.</p>"
-    latest = runs[-1]
-    parts = [f"<p>{len(runs)} run(s). Newest: <code>{_e(latest['name'])}</code> ({latest['date']:%Y-%m-%d %H:%M} UTC"
-             + (f", commit <code>{_e(latest['commit'][:12])}</code>" if latest["commit"] else "") + ").</p>",
-             _images(plots)]
-    report = _report_markdown(latest)
-    if report is not None:
-        parts.append('<div class="report">' + markdown_to_html(report) + "</div>")
-    elif latest["points"]:
-        header = list(latest["points"][0].keys())
-        shown = latest["points"][:MAX_RAW_ROWS]
-        parts.append(f"<p>No report could be rendered; the first {len(shown)} of "
-                     f"{len(latest['points'])} rows of points.csv:</p>")
-        parts.append(_table(header, [[p.get(h, "") for h in header] for p in shown]))
+
+def _verdict_table(verdicts):
+    return '<div class="verdicts">' + _table(VERDICT_HEADER, verdict_rows(verdicts), [
+        f"verdict-{v.judgement.verdict}" for v in verdicts]) + "</div>"
+
+
+def _experiment_block(fingerprint_id, experiment, records, out_dir):
+    newest, earlier = records[-1], records[:-1]
+    verdicts = judge_record(earlier, newest)
+    counts = count(verdicts)
+    where = "local run, not recorded" if newest.get("local") else "recorded"
+    parts = [f'<div class="experiment" data-fingerprint="{_e(fingerprint_id)}" '
+             f'data-experiment="{_e(experiment)}">',
+             f"<h4>Experiment <code>{_e(experiment)}</code>: {len(records)} run(s)</h4>",
+             f"<p>Newest: commit <code>{_e((newest['commit'] or '?')[:12])}</code>"
+             f"{' (dirty tree)' if newest.get('dirty') else ''}, {_e(newest['started_utc'])}, "
+             f"{where} (<code>{_e(newest['run'])}</code>); judged against the "
+             f"{len(earlier)} run(s) before it on this machine: "
+             + ", ".join(f'<span class="verdict-{k}">{n} {k}</span>' for k, n in counts.items())
+             + ".</p>"]
+    ratios = [v for v in verdicts if v.key.kind == "ratio"]
+    if ratios:
+        parts += ["<p>Declared ratios (measured within the same rounds):</p>", _verdict_table(ratios)]
+    flagged = [v for v in verdicts if v.key.kind != "ratio" and v.judgement.verdict in FLAGGED]
+    if flagged:
+        parts += [f"<p>Points and costs flagged ({len(flagged)}):</p>", _verdict_table(flagged)]
+    parts.append(_images(plot_bench_group(fingerprint_id, experiment, records, out_dir)))
+    others = [v for v in verdicts if v.key.kind != "ratio"]
+    if others:
+        parts.append(f"<details><summary>All {len(others)} point and cost series of the newest run"
+                     "</summary>" + _verdict_table(others) + "</details>")
+    parts.append("</div>")
     return "\n".join(parts)
 
 
-def _report_markdown(run):
-    """The run's report.md, or the analysis package's rendering of its points (a run
-    still in progress has none written yet); None when neither works."""
-    if run["report"]:
-        with open(run["report"], encoding="utf-8") as f:
-            return f.read()
-    try:
-        from .report import render_report
-        return render_report(run["folder"])
-    except Exception as e:  # a partial or foreign run folder: fall back to raw rows
-        print(f"dashboard: cannot render a report for {run['folder']}: {e}", file=sys.stderr)
-        return None
+def _bench_section(records, out_dir):
+    if not records:
+        return ("<p>No bench history yet: run <code>make bench</code>, then "
+                "<code>python3 -m kvlab record results/runs/&lt;run&gt;</code>.</p>")
+    groups = group_records(records)
+    machines = {}
+    for (fingerprint_id, experiment), group in groups.items():
+        machines.setdefault(fingerprint_id, {})[experiment] = group
+    parts = [f"<p>{len(records)} run(s) on {len(machines)} machine(s). Each machine (fingerprint: "
+             "CPU model, cores, vector level, kernel, compiler) is its own panel group; its series "
+             "never mix with another machine's. Verdicts (kvlab.verdict, the rule of "
+             "<code>python3 -m kvlab compare</code>): <code>regressed</code>/<code>improved</code> "
+             f"needs a change beyond max({100 * MIN_EFFECT:.0f}%, the history's spread) with "
+             "intervals apart; <code>unstable</code>: the history's own spread exceeds "
+             f"{100 * MIN_EFFECT:.0f}%; <code>same</code>: the new interval lies within "
+             f"±{100 * MIN_EFFECT:.0f}% of a tight history; otherwise <code>inconclusive</code>. "
+             "Bands and error bars are 95% intervals; a red x is a figure that is not judged "
+             "(client-bound, error replies, disturbed).</p>"]
+    # Busiest machine first; then by id, so the page is stable.
+    for fingerprint_id, experiments in sorted(machines.items(),
+                                              key=lambda m: (-sum(map(len, m[1].values())), m[0])):
+        runs = sum(len(g) for g in experiments.values())
+        fp = next(iter(experiments.values()))[0]["fingerprint"]
+        parts += [f'<section class="machine" data-fingerprint="{_e(fingerprint_id)}" '
+                  f'data-runs="{runs}">',
+                  f"<h3>Machine <code>{_e(fingerprint_id)}</code>: {runs} run(s)</h3>",
+                  f"<p>{_e(describe_fingerprint(fp))}</p>"]
+        for experiment, group in sorted(experiments.items()):
+            parts.append(_experiment_block(fingerprint_id, experiment, group, out_dir))
+        parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _newest_report_section(results_dir):
+    """The newest local run folder's report.md (or a rendering of its points)."""
+    folders = local_run_folders(results_dir)
+    if not folders:
+        return "<p>No local run folder.</p>"
+    newest = max(folders, key=lambda f: (_started(f), f.name))
+    report = newest / "report.md"
+    if report.exists():
+        text = report.read_text(encoding="utf-8")
+    else:
+        try:
+            from .report import render_report
+            text = render_report(newest)
+        except Exception as e:  # a partial or foreign run folder
+            return f"<p>No report could be rendered for <code>{_e(newest)}</code>: {_e(e)}</p>"
+    return (f"<p>From <code>{_e(os.path.relpath(newest, results_dir))}</code>.</p>"
+            '<div class="report">' + markdown_to_html(text) + "</div>")
+
+
+def _started(folder):
+    epoch = datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
+    return parse_date(run_started(folder)) or epoch
 
 
 STYLE = """
+.verdict-regressed, tr.verdict-regressed td { color: #b00; font-weight: bold; }
+.verdict-improved, tr.verdict-improved td { color: #070; font-weight: bold; }
+.verdict-unstable, tr.verdict-unstable td { color: #a60; }
+.verdicts td:nth-child(2), .verdicts td:last-child { text-align: left; }
+section.machine { border-top: 3px solid #888; margin-top: 1.5em; }
+details { margin: 0.6em 0; }
 body { font-family: sans-serif; margin: 1.5em; max-width: 1100px; color: #222; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; }
@@ -458,7 +456,7 @@ def render(results_dir, out_dir):
         os.remove(old)  # plots of series that no longer exist must not linger
     opcost = load_opcost_history(results_dir)
     micro_runs = micro.load_runs(results_dir)
-    bench = load_bench_runs(results_dir)
+    bench = load_history(results_dir)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>kvlab dashboard</title>
 <style>{STYLE}</style><script>{LOAD_CHECK}</script></head>
@@ -469,8 +467,10 @@ def render(results_dir, out_dir):
 {_opcost_section(opcost, plot_opcost(opcost, out_dir))}
 <h2 id="micro">Microbenchmarks (make micro)</h2>
 {_micro_section(micro_runs, plot_micro(micro_runs, out_dir))}
-<h2 id="bench">Bench runs (make bench)</h2>
-{_bench_section(bench, plot_bench(bench, out_dir))}
+<h2 id="bench">Bench history per machine (make bench, python3 -m kvlab record)</h2>
+{_bench_section(bench, out_dir)}
+<h2 id="report">Newest local run</h2>
+{_newest_report_section(results_dir)}
 </body></html>
 """
     path = os.path.join(out_dir, "index.html")

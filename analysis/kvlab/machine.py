@@ -1,7 +1,11 @@
-"""Where a run happened: the facts a result needs to be reproduced (meta.json's "machine")."""
+"""Where a run happened: the facts a result needs to be reproduced (meta.json's "machine"),
+and the machine's fingerprint: the few of those facts that decide whether two runs'
+figures may be compared at all (see `fingerprint`)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import platform
 import re
@@ -31,6 +35,24 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+# x86 and Arm vector extensions, widest first: the first one the CPU lists is its level.
+_VECTOR_LEVELS = ("avx512f", "avx2", "avx", "sse4_2", "sse2", "sve2", "sve", "asimd", "neon")
+
+
+def vector_level(cpuinfo: str | None = None) -> str:
+    """The widest vector extension /proc/cpuinfo (or the given text of it) lists
+    ("avx512f", "avx2", ..., "asimd"), or "unknown"."""
+    text = cpuinfo
+    if text is None:
+        try:
+            text = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return "unknown"
+    match = re.search(r"^(?:flags|Features)\s*:(.*)$", text, re.M)
+    flags = set(match.group(1).split()) if match else set()
+    return next((level for level in _VECTOR_LEVELS if level in flags), "unknown")
+
+
 def package_versions() -> dict[str, str | None]:
     versions = {}
     for package in TRACKED_PACKAGES:
@@ -54,6 +76,7 @@ def describe_machine(repo: Path) -> dict[str, object]:
         "hostname": platform.node(),
         "cpu_model": cpu_model(),
         "cores": os.cpu_count(),
+        "vector_level": vector_level(),
         "kernel": platform.release(),
         "os": _os_release(),
         "compiler": compiler_version(),
@@ -70,3 +93,33 @@ def _os_release() -> str | None:
         return None
     match = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', text, re.M)
     return match.group(1) if match else None
+
+
+# What makes two machines' figures comparable. The hostname is left out on purpose
+# (identical VMs are one machine for this purpose); the kernel and compiler are in,
+# because either can move a figure by more than the effects kvlab measures.
+FINGERPRINT_FIELDS = ("cpu_model", "cores", "vector_level", "kernel", "compiler")
+
+
+def fingerprint(machine: dict) -> dict[str, object]:
+    """{"id": short stable id, and the FINGERPRINT_FIELDS} of a describe_machine() result
+    (as stored in a run's meta.json). A field the record lacks (older runs had no
+    vector_level) is "unknown", which is part of the id: such a run never joins the series
+    of a run that knows the field.
+
+    The id reads "<cpu words>-<cores>c-<8 hex digits of a SHA-256 of the fields>", e.g.
+    "intel-xeon-2c-1a2b3c4d": readable in a folder name, and unique per field set."""
+    fields = {name: (machine.get(name) if machine.get(name) not in (None, "") else "unknown")
+              for name in FINGERPRINT_FIELDS}
+    digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:8]
+    return {"id": f"{_cpu_words(str(fields['cpu_model']))}-{fields['cores']}c-{digest}", **fields}
+
+
+# Words of a CPU model name that say nothing about which CPU it is.
+_NOISE_WORDS = {"r", "tm", "cpu", "processor", "core", "with", "radeon", "graphics"}
+
+
+def _cpu_words(model: str) -> str:
+    model = re.sub(r"@.*$|\b\d+-core\b", "", model.lower())  # clock speed, core count
+    words = [w for w in re.split(r"[^a-z0-9]+", model) if w and w not in _NOISE_WORDS]
+    return "-".join(words)[:32].strip("-") or "cpu"

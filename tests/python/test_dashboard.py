@@ -20,6 +20,10 @@ from kvlab import dashboard  # noqa: E402
 
 from PIL import Image  # noqa: E402
 
+from kvlab.history import record_from_run, write_record  # noqa: E402
+from kvlab.machine import fingerprint  # noqa: E402
+from synthetic_runs import MACHINE_A, MACHINE_B, ratio_row, repetitions, write_run  # noqa: E402
+
 
 def _cases(counts, statuses=None):
     return [{"engine": e, "op": o, "instructions_per_op": v,
@@ -137,13 +141,15 @@ def _headless(args, profile):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
-def test_page_loads_in_headless_chromium(results):
-    page = dashboard.render(str(results), str(results / "dashboard"))
+def test_page_loads_in_headless_chromium(history):
+    page = dashboard.render(str(history), str(history / "dashboard"))
+    images = open(page, encoding="utf-8").read().count("<img ")
+    assert images >= 5 + 6   # the fixture's five, and the two machines' ratio and ops/s plots
     url = "file://" + os.path.abspath(page)
     with tempfile.TemporaryDirectory(prefix="kvlab-chromium-") as profile:
         dom = _headless(["--virtual-time-budget=5000", "--dump-dom", url], profile)
         assert dom.returncode == 0, dom.stderr
-        assert 'data-images="5"' in dom.stdout, dom.stdout[:2000]
+        assert f'data-images="{images}"' in dom.stdout, dom.stdout[:2000]
         assert 'data-images-broken="0"' in dom.stdout
         shot = os.path.join(profile, "dashboard.png")
         done = _headless(["--window-size=1200,2400", f"--screenshot={shot}", url], profile)
@@ -169,3 +175,87 @@ def test_micro_runs_with_repetitions_are_represented_by_their_median(tmp_path):
     _write(str(path), {"context": {"date": "2026-11-02T10:00:00+00:00"}, "benchmarks": runs})
     assert micro.read_run(str(path))["benchmarks"] == {
         name: {"ns": 600.0, "cpu_ns": 0.0, "items_per_second": None, "bytes_per_second": None}}
+
+
+# ----------------------------------------------------------------- bench history
+
+QUIET = (100000.0, 100400.0, 99700.0, 100200.0)
+NOISY = (100000.0, 85000.0, 115000.0, 92000.0)
+
+
+def _record(results, tmp, name, values, machine=MACHINE_A, hour=10, ratio=1.10, spread=0.005):
+    """Records a synthetic run whose point's repetitions and declared ratio are centred
+    on the given values, with a relative spread of ±spread."""
+    run = write_run(tmp / name, repetitions([v * (1 - spread) for v in values[:1]] + list(values)
+                                            + [v * (1 + spread) for v in values[:1]]),
+                    ratios=[ratio_row(ratio=ratio, half_width=spread * 2)], machine=machine,
+                    commit=f"{hour:02d}" * 20, started=f"2026-11-30T{hour:02d}:00:00+00:00")
+    write_record(record_from_run(run), results / "history")
+
+
+def _history(results, tmp, machine_a_values, newest, spread=0.005):
+    for i, value in enumerate(machine_a_values):
+        _record(results, tmp, f"a{i}", [value], hour=10 + i, spread=spread)
+    _record(results, tmp, "a-new", [newest], hour=20, ratio=1.10 * newest / 1e5, spread=0.005)
+    # Another machine measured the same point at half the speed, and later than all of A.
+    _record(results, tmp, "b0", [newest / 2], machine=MACHINE_B, hour=21, ratio=0.5)
+
+
+@pytest.fixture
+def history(results, tmp_path):
+    _history(results, tmp_path / "made", QUIET, 90000.0)
+    return results
+
+
+def _machine_sections(page):
+    text = open(page, encoding="utf-8").read()
+    sections = {}
+    for chunk in text.split('<section class="machine" data-fingerprint="')[1:]:
+        sections[chunk.split('"', 1)[0]] = chunk.split("</section>", 1)[0]
+    return sections
+
+
+def test_each_machine_is_its_own_panel_group(history):
+    page = dashboard.render(str(history), str(history / "dashboard"))
+    # Viewable with no network: nothing is fetched from elsewhere.
+    assert "http://" not in open(page).read() and "https://" not in open(page).read()
+    sections = _machine_sections(page)
+    a, b = fingerprint(MACHINE_A)["id"], fingerprint(MACHINE_B)["id"]
+    unknown = fingerprint({})["id"]            # the fixture's run folder knows no machine
+    assert set(sections) == {a, b, unknown}
+    assert 'data-runs="5"' in sections[a] and ": 5 run(s)</h3>" in sections[a]
+    assert 'data-runs="1"' in sections[b]
+    # B's one run at half of A's speed is judged against nothing: with A's history it
+    # would have been "regressed".
+    assert '<tr class="verdict-regressed">' not in sections[b]
+    assert "no usable earlier run" in sections[b]
+    # Every plot of a group is drawn from that machine's records only.
+    for fingerprint_id, section in sections.items():
+        for src in section.split('<img src="')[1:]:
+            assert src.startswith(f"bench-{fingerprint_id.replace('-', '_')}-"), src
+
+
+def test_a_ten_percent_drop_against_a_quiet_history_is_regressed(history):
+    section = _machine_sections(dashboard.render(str(history), str(history / "dashboard")))[
+        fingerprint(MACHINE_A)["id"]]
+    shown = section.split("<details>")[0]   # the tables above the full list
+    assert shown.count('<tr class="verdict-regressed"><td>ratio</td>') == 1
+    assert shown.count('<tr class="verdict-regressed"><td>ops/s</td>') == 1
+    assert "-10.0%" in section
+
+
+def test_the_same_drop_against_a_noisy_history_is_not_a_regression(results, tmp_path):
+    _history(results, tmp_path / "made", NOISY, 90000.0, spread=0.10)
+    section = _machine_sections(dashboard.render(str(results), str(results / "dashboard")))[
+        fingerprint(MACHINE_A)["id"]]
+    assert '<tr class="verdict-regressed">' not in section
+    assert '<tr class="verdict-unstable"><td>ops/s</td>' in section
+
+
+def test_identical_runs_are_not_flagged(results, tmp_path):
+    _history(results, tmp_path / "made", (100000.0,) * 4, 100000.0)
+    section = _machine_sections(dashboard.render(str(results), str(results / "dashboard")))[
+        fingerprint(MACHINE_A)["id"]]
+    for flag in ("regressed", "improved", "unstable"):
+        assert f'<tr class="verdict-{flag}">' not in section
+    assert '<tr class="verdict-same"><td>ratio</td>' in section
