@@ -122,7 +122,7 @@ def latency_figure(table: pd.DataFrame, sweep: str):
 
 def write_plots(run_dir: str | Path) -> list[Path]:
     run_dir = Path(run_dir)
-    table = measured_only(point_table(load_points(run_dir)))
+    table = measured_only(point_table(load_points(run_dir), run_dir))
     out_dir = run_dir / "plots"
     out_dir.mkdir(exist_ok=True)
     written = []

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .cpus import parse_cpu_list
 from .experiment import POINT_VARIABLES
+from .histograms import merged_percentiles
 from .plan import SEED_SERVER_CPUS
 from .report_ratios import declared_section, disturbance_line
 from .results import COST_COLUMNS, load_meta, load_points
@@ -27,8 +28,10 @@ REFERENCE_DIR = Path(__file__).resolve().parents[2] / "results" / "reference"
 SEED_TRANSPORT = {"unix": "socket", "tcp": "localhost", "remote": "remote"}
 
 
-def point_table(points: pd.DataFrame) -> pd.DataFrame:
-    """One row per point (repetitions folded): median, CI, latencies, CPU, client-bound.
+def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFrame:
+    """One row per point (rounds folded): median, CI, latencies, CPU, client-bound.
+    Latency percentiles come from the merged histogram of the point's rounds where
+    kvlab-load wrote one (histograms.py), else (redis-benchmark) the median of the rounds'.
     A point without measured repetitions keeps its status (failed, skipped) and n = 0."""
     rows = []
     for key, group in points.groupby(list(POINT_VARIABLES), sort=False, dropna=False):
@@ -45,8 +48,13 @@ def point_table(points: pd.DataFrame) -> pd.DataFrame:
                    seconds=measured["seconds"].median(),
                    errors=measured["errors"].sum(min_count=1),
                    disturbed=int((group["status"] == "disturbed").sum()),
+                   max_us=measured["max_us"].max(),
                    **{c: measured[c].median() if c in measured else math.nan
                       for c in COST_COLUMNS})
+        if run_dir is not None and "histogram" in measured:
+            merged = merged_percentiles(run_dir, measured["histogram"])
+            if merged:
+                row.update(merged)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -402,7 +410,7 @@ def render_report(run_dir: str | Path) -> str:
     run_dir = Path(run_dir)
     meta = load_meta(run_dir)
     points = load_points(run_dir)
-    table = point_table(points)
+    table = point_table(points, run_dir)
     out = [f"# kvlab run: {meta.get('experiment', run_dir.name)}", "",
            machine_header(meta) + "\n" + disturbance_line(points, meta), ""]
     declared = declared_section(run_dir, meta)

@@ -29,7 +29,8 @@ from .loadgens import HARNESS_COLUMNS
 # "n/a" where it cannot be measured.
 COST_COLUMNS = ("server_cpu_us_per_op", "client_cpu_us_per_op", "server_ctx_switches_per_op",
                 "server_instructions_per_op", "server_cycles_per_op")
-EXTRA_COLUMNS = ("server_cpu", "foreign_cpu", "steal_cpu") + COST_COLUMNS + ("status", "note")
+EXTRA_COLUMNS = ("server_cpu", "foreign_cpu", "steal_cpu") + COST_COLUMNS + (
+    "histogram", "status", "note")  # histogram: kvlab-load's JSON, relative to the run folder
 # Harness columns that are also point variables appear once, as variables.
 COLUMNS = POINT_VARIABLES + tuple(c for c in HARNESS_COLUMNS if c not in POINT_VARIABLES) \
     + EXTRA_COLUMNS

@@ -413,10 +413,13 @@ class Runner:
         slug = (f"{self._histogram_count:04d}-{first.server}-{first.sweep}-{first.transport}-"
                 f"{first.client}-{first.command}-k{first.keys}-p{first.pipeline}-t{first.threads}")
         with tempfile.NamedTemporaryFile(suffix=".csv") as raw:
-            return [loadgens.run_kvlab_load(
+            result = loadgens.run_kvlab_load(
                 first, self.build_dir, target, self.harness_cpus, netns, Path(raw.name),
                 self.run_dir / "histograms" / f"{slug}.json",
-                prefill=first.command == "incrby")]
+                prefill=first.command == "incrby")
+        for row in result.rows:
+            row["histogram"] = f"histograms/{slug}.json"  # merged per point by the report
+        return [result]
 
     def _figures_row(self, point: Point, round_no: int, figures: dict, watched) -> dict:
         row = _row(point, figures, "ok", "", figures.get("server_cpu", ""))

@@ -4,8 +4,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, kvlab_binaries_or_skip, python_env
 from kvlab.experiment import parse_experiment_text
+from kvlab.histograms import merged_percentiles
 from kvlab.results import load_points
 from kvlab.cpus import this_machine
 from kvlab.plan import resolve
@@ -79,6 +82,11 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
     assert meta["machine"]["cores"] >= 1 and "redis-server" in meta["machine"]["packages"]
     histogram = json.loads(next((run_dir / "histograms").glob("*.json")).read_text())
     assert histogram  # kvlab-load's JSON, kept as written
+    # One round's merged histogram gives kvlab-load's own percentiles back.
+    for _, row in points.iterrows():
+        merged = merged_percentiles(run_dir, [row["histogram"]])
+        for column in ("p50_us", "p99_us", "max_us"):
+            assert merged[column] == pytest.approx(row[column], rel=1e-3, abs=0.01), column
     report = (run_dir / "report.md").read_text()
     assert report in done.stdout  # printed at the end, too
     assert "| GET | concurrent |" in report

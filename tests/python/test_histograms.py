@@ -1,0 +1,45 @@
+"""A point's percentiles come from its rounds' merged histograms."""
+
+import json
+import math
+
+import pytest
+
+from kvlab.histograms import Histogram, merged_percentiles
+
+
+def _file(path, histograms):
+    path.write_text(json.dumps({"points": [{"repetitions": [{"histogram": h}
+                                                            for h in histograms]}]}))
+
+
+def _histogram(values_ns):
+    """One bucket per value, 2 ns wide: the value is the bucket's middle."""
+    buckets = {}
+    for v in values_ns:
+        buckets[v - 1] = buckets.get(v - 1, 0) + 1
+    return {"unit": "ns", "count": len(values_ns), "min": min(values_ns),
+            "max": max(values_ns), "buckets": [[low, low + 2, n] for low, n in
+                                               sorted(buckets.items())]}
+
+
+def test_merged_percentiles_are_of_the_union_not_a_median_of_percentiles(tmp_path):
+    # Round 1: 100 fast requests (1 µs) and one slow (1 ms); round 2: 99 at 2 µs.
+    fast = _histogram([1001] * 100 + [1_000_001])
+    slow = _histogram([2001] * 99)
+    _file(tmp_path / "a.json", [fast])
+    _file(tmp_path / "b.json", [slow])
+    merged = merged_percentiles(tmp_path, ["a.json", "b.json"])
+    # 200 requests: rank 100 is the last 1 µs one, rank 101 the first 2 µs one
+    assert merged["p50_us"] == pytest.approx(1.001)
+    assert merged["p99_us"] == pytest.approx(2.001)        # rank 198: a 2 µs request
+    assert merged["p999_us"] == pytest.approx(1000.001)    # rank 200: the slow one
+    assert merged["max_us"] == pytest.approx(1000.001)
+    # The median of the two rounds' p99 would have said (1000 + 2) / 2 µs: no request took that.
+
+
+def test_an_empty_set_of_histograms_gives_none_and_quantiles_clamp(tmp_path):
+    assert merged_percentiles(tmp_path, ["missing.json", ""]) is None
+    histogram = Histogram.from_json({"count": 1, "min": 5, "max": 5, "buckets": [[0, 100, 1]]})
+    assert histogram.value_at_quantile(0.5) == 5  # the bucket's middle, clamped to min..max
+    assert math.isnan(Histogram().value_at_quantile(0.5))
