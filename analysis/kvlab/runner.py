@@ -46,6 +46,7 @@ import pandas as pd
 
 from . import loadgens, machine
 from .comparisons import compute, unresolved_points, write_ratios
+from .counters import EVENTS, ServerCounters
 from .experiment import Point
 from .interference import Interference, Probe
 from .plan import SERVER_START_S, Plan, point_seconds
@@ -132,7 +133,7 @@ def _per_op(total: float, ops: float) -> str:
     return f"{total / ops:.4g}" if ops > 0 and total >= 0 else "n/a"
 
 
-def _costs(point: Point, figures: dict, watched: Interference) -> dict:
+def _costs(point: Point, figures: dict, watched: Interference, counted: dict) -> dict:
     """Cost per operation. CPU in the window comes from the load generator (its own CPU,
     and the server's INFO cpu read at the window's edges); context switches come from
     /proc over the whole load run, warm-up included, divided by the operations of that
@@ -145,19 +146,21 @@ def _costs(point: Point, figures: dict, watched: Interference) -> dict:
             return math.nan
     ops, seconds, rate = number("ops"), number("seconds"), number("ops_per_s")
     costs = {"foreign_cpu": f"{watched.foreign_cores:.3f}",
-             "steal_cpu": f"{watched.steal_cores:.3f}",
-             "server_instructions_per_op": "n/a", "server_cycles_per_op": "n/a"}
+             "steal_cpu": f"{watched.steal_cores:.3f}"}
     client = number("client_cpu")
     server = number("server_cpu")
     costs["client_cpu_us_per_op"] = _per_op(client * seconds * 1e6, ops) \
         if not math.isnan(client) else "n/a"
     costs["server_cpu_us_per_op"] = _per_op(server * seconds * 1e6, ops) \
         if not math.isnan(server) and server >= 0 else "n/a"
-    if point.loadgen == "kvlab-load" and rate > 0:
-        run_ops = rate * (point.warmup + seconds)
-        costs["server_ctx_switches_per_op"] = _per_op(watched.server_context_switches, run_ops)
-    else:
-        costs["server_ctx_switches_per_op"] = "n/a"
+    # Whole-run figures (context switches, hardware counters) per operation of that run.
+    run_ops = rate * (point.warmup + seconds) if point.loadgen == "kvlab-load" and rate > 0 \
+        else 0
+    costs["server_ctx_switches_per_op"] = _per_op(watched.server_context_switches, run_ops)
+    for event in EVENTS:
+        count = counted.get(event)
+        costs[f"server_{event}_per_op"] = _per_op(count, run_ops) if count is not None \
+            else "n/a"
     return costs
 
 
@@ -368,13 +371,14 @@ class Runner:
         own_pids = [p.pid for p in processes.values() if p.pid]
         for attempt in range(MAX_RETRIES + 1):
             probe = Probe(self.measured_cpus, own_pids, process.pid)
-            with probe:
+            counters = ServerCounters(process.pid)
+            with probe, counters:
                 results = self._load(group, target, netns)
             watched = probe.result()
             disturbed = watched.disturbed(self.experiment.disturbance_cores)
             last = attempt == MAX_RETRIES or not disturbed
             for point, result in zip(group, results):
-                rows = [self._figures_row(point, round_no, figures, watched)
+                rows = [self._figures_row(point, round_no, figures, watched, counters.figures)
                         for figures in result.rows]
                 if disturbed:
                     note = (f"disturbed: foreign CPU {watched.foreign_cores:.2f} cores, steal "
@@ -421,10 +425,11 @@ class Runner:
             row["histogram"] = f"histograms/{slug}.json"  # merged per point by the report
         return [result]
 
-    def _figures_row(self, point: Point, round_no: int, figures: dict, watched) -> dict:
+    def _figures_row(self, point: Point, round_no: int, figures: dict, watched,
+                     counted: dict) -> dict:
         row = _row(point, figures, "ok", "", figures.get("server_cpu", ""))
         row["repetition"] = str(round_no)
-        row.update(_costs(point, figures, watched))
+        row.update(_costs(point, figures, watched, counted))
         return row
 
     def _meta(self) -> dict:

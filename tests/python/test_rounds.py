@@ -204,3 +204,29 @@ def test_adaptive_stopping_stops_at_the_time_budget(tmp_path, monkeypatch):
     (row,) = ratios.itertuples()
     assert row.status == "inconclusive" and row.rounds >= 3
     assert "budget" in runner.stops["local"]
+
+
+def test_hardware_counter_output_is_parsed_and_unsupported_counters_are_none():
+    from kvlab.counters import parse_perf_csv
+    supported = "123456789,,instructions:u,1000,100.00,,\n98765,,cycles,1000,100.00,,\n"
+    assert parse_perf_csv(supported) == {"instructions": 123456789, "cycles": 98765}
+    refused = "<not supported>,,instructions,0,100.00,,\n<not counted>,,cycles,0,0.00,,\n"
+    assert parse_perf_csv(refused) == {"instructions": None, "cycles": None}
+
+
+def test_cost_cells_say_n_a_where_counters_are_missing_never_an_estimate():
+    from kvlab.interference import Interference
+    from kvlab.runner import _costs
+    point = parse_experiment_text(ADAPTIVE.format(max_rounds=3, budget=""),
+                                  Path("x.toml")).points()[0]
+    watched = Interference(1.0, 0.0, 0.0, 0.5, 2000)
+    figures = {"ops": "1000", "seconds": "1.0", "ops_per_s": "1000", "client_cpu": "0.5",
+               "server_cpu": "0.25"}
+    costs = _costs(point, figures, watched, {"instructions": None, "cycles": 5_000_000})
+    assert costs["server_instructions_per_op"] == "n/a"
+    assert float(costs["server_cycles_per_op"]) == pytest.approx(5_000_000 / 1000)  # warm-up 0: the run is the window
+    assert float(costs["server_cpu_us_per_op"]) == pytest.approx(250)   # 0.25 core-s / 1000
+    assert float(costs["client_cpu_us_per_op"]) == pytest.approx(500)
+    assert float(costs["server_ctx_switches_per_op"]) == pytest.approx(2000 / 1000)
+    no_info = _costs(point, dict(figures, server_cpu="-1"), watched, {})
+    assert no_info["server_cpu_us_per_op"] == "n/a"
