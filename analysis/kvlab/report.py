@@ -18,6 +18,7 @@ from .cpus import parse_cpu_list
 from .experiment import POINT_VARIABLES
 from .histograms import merged_percentiles
 from .plan import SEED_SERVER_CPUS
+from .report_memory import memory_section
 from .report_ratios import declared_section, disturbance_line
 from .results import COST_COLUMNS, load_meta, load_points
 from .stats import Summary, summarize
@@ -432,6 +433,9 @@ def render_report(run_dir: str | Path) -> str:
                  if sweeps.get(s, {}).get("seed") == seed and s in measured]
         if names:
             out += [f"## {title}", "", render(names), ""]
+    memory = memory_section(run_dir, meta)
+    if memory:
+        out += [memory, ""]
     out += ["## Sweeps", ""]
     for sweep in dict.fromkeys(points["sweep"]):
         settings = sweeps.get(sweep, {})

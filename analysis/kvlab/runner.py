@@ -60,6 +60,9 @@ from .servers import ServerError, ServerProcess
 PREFILL_ONCE_COMMANDS = ("get", "mix")
 # A disturbed measurement is run again at most this many times.
 MAX_RETRIES = 2
+# memory.csv: what each prefill cost each server, per key.
+MEMORY_COLUMNS = ("server", "transport", "round", "keys", "value_size", "used_memory_per_key",
+                  "rss_per_key")
 
 
 def _clock(seconds: float) -> str:
@@ -363,11 +366,20 @@ class Runner:
         target = process.target(first.transport)
         if first.loadgen == "kvlab-load" and first.command in PREFILL_ONCE_COMMANDS \
                 and (first.keys, first.value_size) not in prefilled:
+            # An empty key space first (another size or a SET point may have filled it), so
+            # the fill's memory is the key space's alone; the other fills are gone with it.
+            current = process.memory()
+            if current is not None and current[2] > 0:
+                process.flush()
+                prefilled.clear()
             error = self._prefill(first, target, netns)
             if error:
                 self._give_up(group, round_no, "failed", f"prefill: {error}", writer, progress)
                 return
             prefilled.add((first.keys, first.value_size))
+            self._record_memory(first, round_no, process.empty_memory, process.memory(),
+                                first_fill=not process.filled)
+            process.filled = True
         own_pids = [p.pid for p in processes.values() if p.pid]
         for attempt in range(MAX_RETRIES + 1):
             probe = Probe(self.measured_cpus, own_pids, process.pid)
@@ -396,6 +408,25 @@ class Runner:
                                         + (" DISTURBED" if disturbed else ""))
             if not disturbed or any(r.error for r in results):
                 return
+
+    def _record_memory(self, point: Point, round_no: int, before, after,
+                       first_fill: bool) -> None:
+        """Bytes per key of the filled key space over the empty server: INFO used_memory
+        (allocator level, as Redis counts it) and RSS as a cross-check. RSS is only meaningful
+        for a process's first fill (freed pages are not returned), so later fills leave it
+        blank."""
+        if before is None or after is None or after[2] <= 0:
+            return
+        added = after[2]
+        path = self.run_dir / "memory.csv"
+        new = not path.exists()
+        with path.open("a") as handle:
+            if new:
+                handle.write(",".join(MEMORY_COLUMNS) + "\n")
+            handle.write(f"{point.server},{point.transport},{round_no},{added},"
+                         f"{point.value_size},{(after[0] - before[0]) / added:.1f},"
+                         + (f"{(after[1] - before[1]) / added:.1f}" if first_fill else "")
+                         + "\n")
 
     def _prefill(self, point: Point, target: str, netns) -> str | None:
         """SETs every key once, in a load run of its own (its cost is in no measurement)."""

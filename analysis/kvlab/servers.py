@@ -86,6 +86,56 @@ def launch_prefix(cpus: str | None, netns: str | None) -> list[str]:
     return prefix
 
 
+def call_unix(path: str, *args: str, timeout: float = 30.0) -> str | None:
+    """One command over the Unix socket at `path`; a status or bulk reply as text, None when
+    the server does not answer or replies with an error. Any RESP server speaks it."""
+    request = f"*{len(args)}\r\n" + "".join(f"${len(a)}\r\n{a}\r\n" for a in args)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(timeout)
+            connection.connect(path)
+            connection.sendall(request.encode())
+            data = b""
+            while b"\r\n" not in data:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+            header, _, body = data.partition(b"\r\n")
+            if header.startswith(b"+"):
+                return header[1:].decode()
+            if not header.startswith(b"$"):
+                return None
+            length = int(header[1:])
+            while len(body) < length:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    return None
+                body += chunk
+            return body[:length].decode(errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
+def info_unix(path: str, section: str) -> dict[str, str]:
+    """INFO <section> as {field: value}; {} when not answered."""
+    fields = {}
+    for line in (call_unix(path, "INFO", section) or "").splitlines():
+        name, sep, value = line.partition(":")
+        if sep and not name.startswith("#"):
+            fields[name] = value
+    return fields
+
+
+def keyspace_keys(info: dict[str, str]) -> int:
+    """Keys in db0 from INFO keyspace's `db0:keys=N,expires=...` (0 when empty)."""
+    for part in info.get("db0", "").split(","):
+        name, _, value = part.partition("=")
+        if name == "keys":
+            return int(value)
+    return 0
+
+
 class ServerProcess:
     def __init__(self, spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
                  cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1"):
@@ -100,6 +150,8 @@ class ServerProcess:
         self.log_path = log_path
         self._process: subprocess.Popen | None = None
         self._ready = threading.Event()
+        self.empty_memory: tuple[int, int, int] | None = None  # memory() once started
+        self.filled = False  # set by the runner after the first prefill (memory.csv's RSS)
         self._reader: threading.Thread | None = None
 
     def target(self, transport: str) -> str:
@@ -138,6 +190,8 @@ class ServerProcess:
                 raise ServerError(f"no PONG on {self.unix_socket} within {START_TIMEOUT_S:.0f} s "
                                   f"(log: {self.log_path})")
             time.sleep(0.05)
+        self.empty_memory = self.memory()
+        self.filled = False
 
     def _copy_output(self, log) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -171,6 +225,19 @@ class ServerProcess:
     def cpu_seconds(self) -> float | None:
         """User + system CPU time of the server so far, from /proc (None once it is gone)."""
         return process_cpu_seconds(self._process.pid) if self.alive() else None
+
+    def memory(self) -> tuple[int, int, int] | None:
+        """(used_memory, used_memory_rss, keys) from INFO; None when not answered."""
+        memory = info_unix(self.unix_socket, "memory")
+        keyspace = info_unix(self.unix_socket, "keyspace")
+        try:
+            return (int(memory["used_memory"]), int(memory["used_memory_rss"]),
+                    keyspace_keys(keyspace))
+        except (KeyError, ValueError):
+            return None
+
+    def flush(self) -> bool:
+        return call_unix(self.unix_socket, "FLUSHALL") == "OK"
 
     def stop(self) -> None:
         if self._process is None:

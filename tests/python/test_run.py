@@ -195,3 +195,35 @@ repetitions = 1
     with (tmp_path / "log.txt").open("w") as stream:
         Runner(_plan(experiment), REPO, tmp_path / "no-build", tmp_path / "runs", stream).run()
     assert rows_on_disk == [0, 1]
+
+
+def test_prefill_records_bytes_per_key_for_redis(build_dir, tmp_path):
+    kvlab_binaries_or_skip(build_dir)
+    experiment = tmp_path / "memory.toml"
+    experiment.write_text("""
+[experiment]
+name = "memory"
+disturbance_cores = 64
+[[server]]
+name = "redis"
+kind = "redis"
+[[sweep]]
+name = "fill"
+command = "get"
+keys = 20000
+value_size = [16, 256]
+threads = 1
+duration = 0.1
+warmup = 0.0
+repetitions = 1
+""")
+    done = run_cli(experiment, build_dir, tmp_path / "runs")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "runs").glob("*-memory")
+    import pandas as pd
+    memory = pd.read_csv(run_dir / "memory.csv").set_index("value_size")
+    assert list(memory["keys"]) == [20000, 20000]
+    # A key with a 256-byte value costs at least 240 bytes more than one with 16 bytes.
+    assert memory.loc[256, "used_memory_per_key"] - memory.loc[16, "used_memory_per_key"] >= 240
+    assert memory.loc[16, "used_memory_per_key"] > 16
+    assert "## Memory per key" in (run_dir / "report.md").read_text()

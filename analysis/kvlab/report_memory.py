@@ -1,0 +1,38 @@
+"""The report's memory table: bytes per key each server spent on the prefilled key space
+(memory.csv, written by the runner at each prefill), median over rounds, beside redis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+
+def memory_section(run_dir: Path, meta: dict) -> str:
+    path = Path(run_dir) / "memory.csv"
+    if not path.exists():
+        return ""
+    memory = pd.read_csv(path)
+    if memory.empty:
+        return ""
+    kinds = {name: spec.get("kind") for name, spec in meta.get("servers", {}).items()}
+    table = memory.groupby(["keys", "value_size", "server"], sort=False).agg(
+        used=("used_memory_per_key", "median"), rss=("rss_per_key", "median"),
+        rounds=("round", "count")).reset_index()
+    rows = []
+    for (keys, value_size), group in table.groupby(["keys", "value_size"], sort=False):
+        redis = group[group["server"].map(kinds) == "redis"]
+        reference = float(redis["used"].iloc[0]) if not redis.empty else None
+        for _, r in group.iterrows():
+            ratio = f"{r['used'] / reference:.2f}" if reference else "–"
+            rows.append([f"{keys:,}", str(value_size), r["server"], f"{r['used']:,.0f}",
+                         f"{r['rss']:,.0f}", ratio, str(r["rounds"])])
+    header = ["keys", "value bytes", "server", "used_memory B/key", "RSS B/key",
+              "used_memory vs redis", "rounds"]
+    lines = ["## Memory per key", "",
+             "What the prefill of a key space cost each server, per key added: INFO "
+             "used_memory (allocator level, as Redis counts it) and resident set growth as a "
+             "cross-check; medians over rounds (each round a fresh server).", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
