@@ -93,17 +93,17 @@ micro: deps $(BUILD)/build.ninja
 	  --benchmark_repetitions=$(MICRO_REPETITIONS) \
 	  --benchmark_out=$$out --benchmark_out_format=json \
 	  --benchmark_context=git_commit=$$(git rev-parse HEAD 2>/dev/null || echo unknown) && \
-	PYTHONPATH=analysis $(PYTHON) -m kvlab.micro $$out && echo "micro: $$out"
+	PYTHONPATH=analysis $(PYTHON) -m kvlab micro $$out && echo "micro: $$out"
 
 # Instructions per GET/SET/INCR per engine under callgrind, against results/baseline/opcost.json.
 regress: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target kvlab-opcost
-	scripts/regress --build $(BUILD)
+	PYTHONPATH=analysis $(PYTHON) -m kvlab regress --build $(BUILD)
 
 # Rewrites the baseline on purpose (commit results/baseline/opcost.json afterwards).
 regress-update: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target kvlab-opcost
-	scripts/regress --build $(BUILD) --update
+	PYTHONPATH=analysis $(PYTHON) -m kvlab regress --build $(BUILD) --update
 
 # results/dashboard/index.html from everything under results/.
 dashboard:
@@ -131,10 +131,11 @@ bench-harness: deps $(BUILD)/build.ninja
 
 # Opens notebooks/analysis.ipynb in Jupyter; without the notebook server
 # (Debian: jupyter-notebook), renders it headless to $(BUILD)/notebook/analysis.html.
-notebook:
+notebook: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target kvlab-server kvlab_harness_module
 	@if jupyter notebook --version >/dev/null 2>&1; then \
-	  PYTHONPATH=$(KVLAB_PYTHONPATH) jupyter notebook notebooks/analysis.ipynb; \
+	  PYTHONPATH=$(KVLAB_PYTHONPATH) KVLAB_BUILD_DIR=$(CURDIR)/$(BUILD) jupyter notebook notebooks/analysis.ipynb; \
 	else \
 	  echo "notebook: no Jupyter notebook server (apt-get install jupyter-notebook); rendering $(BUILD)/notebook/analysis.html"; \
-	  PYTHONPATH=$(KVLAB_PYTHONPATH) jupyter nbconvert --to html --execute --output-dir $(BUILD)/notebook notebooks/analysis.ipynb; \
+	  PYTHONPATH=$(KVLAB_PYTHONPATH) KVLAB_BUILD_DIR=$(CURDIR)/$(BUILD) jupyter nbconvert --to html --execute --output-dir $(BUILD)/notebook notebooks/analysis.ipynb; \
 	fi

@@ -1,6 +1,9 @@
 // kvlab._harness: the load harness's sweep runner (harness/sweep.h) as a
 // Python module, so an analysis can run one sweep in-process and get the
-// points back as Python objects.
+// points back as Python objects. It is the notebook's way to measure
+// (kvlab.inprocess starts a server for it and makes DataFrames of what it
+// returns; notebooks/analysis.ipynb, tests/python/test_bindings.py); the
+// runner (`python3 -m kvlab run`) measures with kvlab-load processes instead.
 //
 //   from kvlab import _harness
 //   outcome = _harness.run_sweep("tcp://127.0.0.1:6379", client="pooled",
@@ -92,7 +95,8 @@ SweepOutcome RunSweepReleasingGil(const LoadConfig& config, py::object on_repeti
 }  // namespace
 
 PYBIND11_MODULE(_harness, module) {
-  module.doc() = "kvlab's load harness (harness/sweep.h): run one sweep in-process";
+  module.doc() = "kvlab's load harness (harness/sweep.h): run one sweep in-process "
+                 "(the notebook's API; see kvlab.inprocess)";
 
   py::class_<RepetitionResult>(module, "RepetitionResult")
       .def_readonly("repetition", &RepetitionResult::repetition)

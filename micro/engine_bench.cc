@@ -63,7 +63,6 @@ int MaxThreads() { return std::max(2, static_cast<int>(std::thread::hardware_con
 
 void Register() {
   for (const char* kind : {"single", "sharded", "concurrent", "striped"}) {
-    if (!HasEngine(kind)) continue;
     const EngineConfig config = BenchConfig(kind);
     const int max_threads = std::string(kind) == "single" ? 1 : MaxThreads();
     for (Keys keys : {Keys::kUniform, Keys::kZipf}) {

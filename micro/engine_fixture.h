@@ -58,15 +58,6 @@ inline EngineConfig BenchConfig(std::string_view kind, unsigned shards = 2,
   return config;
 }
 
-// Whether this build has the engine (a benchmark of an engine still being
-// written is left out rather than failed).
-inline bool HasEngine(std::string_view kind) {
-  for (const std::string& k : EngineKinds()) {
-    if (k == kind) return true;
-  }
-  return false;
-}
-
 // Executes batches on one engine from the calling thread and waits for each
 // to complete. One per thread.
 class BatchCaller {
@@ -105,7 +96,7 @@ class BatchCaller {
 // the repeated runs Google Benchmark makes of one benchmark (and the GET and
 // SET benchmarks of one engine) share it. Thread-safe: every thread of a
 // multi-threaded benchmark calls it before its loop and gets the same engine.
-// Exits with a message if the engine cannot be made (check HasEngine() first).
+// Exits with a message if the engine cannot be made.
 inline Engine& PopulatedEngine(const EngineConfig& config) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<Engine>> engines;

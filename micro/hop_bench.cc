@@ -103,7 +103,6 @@ void RunLoaded(benchmark::State& state, const EngineConfig& config, OpCode code)
 
 void Register() {
   for (const char* kind : {"sharded", "concurrent"}) {
-    if (!HasEngine(kind)) continue;
     const EngineConfig config = BenchConfig(kind, /*shards=*/1);
     for (OpCode code : {OpCode::kGet, OpCode::kSet}) {
       const std::string name = std::string("BM_Hop/") + kind + (code == OpCode::kGet ? "/get" : "/set");

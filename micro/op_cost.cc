@@ -2,15 +2,16 @@
 // server Session on each engine, one command at a time on one thread — the
 // whole "parse -> execute -> reply" path a connection takes, including, on the
 // sharded engine, the hop to the shard thread and back — and marks each
-// counted region with callgrind client requests so scripts/regress can read
-// the exact number of instructions per operation.
+// counted region with callgrind client requests so `python3 -m kvlab regress`
+// (analysis/kvlab/regress.py) can read the exact number of instructions per
+// operation.
 //
 // Deterministic by construction: fixed keys and values, every key written
 // before counting starts (no map growth, no first-touch allocations inside a
 // region), values of constant length (INCR counters start at 1000000), and
 // nothing in a region reads a clock to decide anything.
 //
-// Each case is counted in kRegions regions of n operations each (scripts/regress
+// Each case is counted in kRegions regions of n operations each (kvlab regress
 // takes the median, which drops a region where the threads happened to
 // interleave unusually). Prints the case list as JSON on stdout. Outside valgrind the client requests do
 // nothing, and the driver still checks every reply of its warm-up pass, so a

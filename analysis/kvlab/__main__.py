@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 from . import dashboard as _dashboard  # light: matplotlib loads only when it renders
+from . import micro as _micro
+from . import regress as _regress
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -161,6 +163,11 @@ SUBCOMMANDS = {
                _add_record_arguments, _record),
     "dashboard": ("render results/dashboard/index.html from everything under results/",
                   _dashboard.add_arguments, _dashboard.run),
+    "micro": ("print the sharded hop's cost from a `make micro` JSON file (kvlab.micro)",
+              _micro.add_arguments, _micro.main),
+    "regress": ("count instructions per operation under callgrind against "
+                "results/baseline/opcost.json (`make regress`)", _regress.add_arguments,
+                _regress.main),
 }
 
 

@@ -7,7 +7,8 @@ caller's latency) and in process CPU time (caller and shard thread together): BM
 each batch (an idle server: every hop wakes the shard thread), BM_HopLoaded
 keeps 64 batches in flight (a busy server: the shard drains bursts).
 
-Usage: python3 -m kvlab.micro results/micro/<time>.json   (prints the hop table)
+Usage: python3 -m kvlab micro results/micro/<time>.json   (prints the hop table; `make micro`
+runs it on the file it writes)
 """
 
 import datetime
@@ -111,14 +112,14 @@ def format_hop_table(rows):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python3 -m kvlab.micro results/micro/<time>.json", file=sys.stderr)
-        return 2
-    run = read_run(argv[0])
+def add_arguments(parser):
+    parser.add_argument("json", help="a Google Benchmark JSON file, e.g. results/micro/<time>.json")
+
+
+def main(args):
+    run = read_run(args.json)
     if run is None:
-        print(f"kvlab micro: {argv[0]} is not Google Benchmark JSON", file=sys.stderr)
+        print(f"kvlab micro: {args.json} is not Google Benchmark JSON", file=sys.stderr)
         return 2
     rows = hop_costs(run["benchmarks"])
     if not rows:
@@ -127,7 +128,3 @@ def main(argv=None):
     print("Sharded hop cost: the same batch on sharded (1 shard) minus on concurrent (inline)")
     print(format_hop_table(rows))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -34,8 +34,6 @@ EXTRA_COLUMNS = ("server_cpu", "foreign_cpu", "steal_cpu") + COST_COLUMNS + (
 # Harness columns that are also point variables appear once, as variables.
 COLUMNS = POINT_VARIABLES + tuple(c for c in HARNESS_COLUMNS if c not in POINT_VARIABLES) \
     + EXTRA_COLUMNS
-# What identifies a point across runs (everything but the repetition's figures).
-POINT_KEY = POINT_VARIABLES
 NUMERIC = ("keys", "value_size", "pipeline", "connections", "threads", "repetition", "ops",
            "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
            "client_cpu", "server_cpu", "foreign_cpu", "steal_cpu") + COST_COLUMNS

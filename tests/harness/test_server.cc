@@ -70,12 +70,8 @@ ServerKind RedisServer() {
 
 std::vector<ServerKind> AvailableServers() {
   std::vector<ServerKind> servers{RedisServer()};
-#ifdef KVLAB_SERVER_PATH
-  if (std::filesystem::exists(KVLAB_SERVER_PATH)) {
-    servers.push_back({"kvlab_single", {KVLAB_SERVER_PATH, "--engine", "single"}});
-    servers.push_back({"kvlab_sharded", {KVLAB_SERVER_PATH, "--engine", "sharded"}});
-  }
-#endif
+  servers.push_back({"kvlab_single", {KVLAB_SERVER_PATH, "--engine", "single"}});
+  servers.push_back({"kvlab_sharded", {KVLAB_SERVER_PATH, "--engine", "sharded"}});
   return servers;
 }
 

@@ -26,8 +26,7 @@ struct ServerKind {
 // Test names and failure messages show the server's name.
 inline void PrintTo(const ServerKind& kind, std::ostream* out) { *out << kind.name; }
 
-// redis-server always; kvlab-server (engines single and sharded) too when
-// KVLAB_SERVER_PATH was compiled in and the file exists.
+// redis-server and this build's kvlab-server (engines single and sharded).
 std::vector<ServerKind> AvailableServers();
 ServerKind RedisServer();
 

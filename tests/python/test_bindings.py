@@ -1,25 +1,39 @@
-"""kvlab._harness: a short real sweep in-process against a kvlab-server."""
+"""kvlab._harness as the notebook uses it (kvlab.inprocess): real sweeps in-process against
+a kvlab-server and a redis-server this test starts, checked against what the server holds."""
 
+import socket
 import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 
-from conftest import kvlab_binaries_or_skip
-from kvlab.experiment import ServerSpec
-from kvlab.servers import ServerProcess
+from kvlab import inprocess
 
-harness = pytest.importorskip("kvlab._harness",
-                              reason="kvlab._harness not built (cmake target kvlab_harness_module)")
+# Not built is a failure, not a skip: the module is the notebook's API.
+harness = inprocess.harness()
 
 
 @pytest.fixture
-def server(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
-    spec = ServerSpec(name="bindings", kind="kvlab", engine="concurrent", io_threads=1)
-    with ServerProcess(spec, build_dir, tmp_path, tmp_path / "server.log", cpus=None) as process:
+def server():
+    with inprocess.local_server("concurrent", io_threads=1) as process:
         yield process
+
+
+def _get(unix_socket: str, key: str) -> bytes | None:
+    """GET over a raw RESP connection: the value's bytes, None for a missing key."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(5)
+        connection.connect(unix_socket)
+        connection.sendall(f"*2\r\n$3\r\nGET\r\n${len(key)}\r\n{key}\r\n".encode())
+        reply = b""
+        while chunk := connection.recv(4096):
+            reply += chunk
+            header, complete, body = reply.partition(b"\r\n")
+            assert header.startswith(b"$"), reply
+            if complete and (header == b"$-1" or len(body) >= int(header[1:]) + 2):
+                return None if header == b"$-1" else body[:int(header[1:])]
+    raise AssertionError(f"connection closed after {reply!r}")
 
 
 def test_sweep_returns_points_with_their_repetitions(server):
@@ -35,13 +49,48 @@ def test_sweep_returns_points_with_their_repetitions(server):
         assert [r.repetition for r in point.repetitions] == [1, 2]
         for r in point.repetitions:
             assert r.ops > 0 and r.errors == 0 and r.ops_per_s > 0
+            assert r.ops_per_s == pytest.approx(r.ops / r.seconds, rel=1e-9)
             assert r.latency_count == r.ops
             assert 0 < r.p50_us <= r.p99_us <= r.max_us
             assert r.latency_us_at(0.5) == pytest.approx(r.p50_us, rel=0.02)
-        # every answered INCRBY 7 counted (warm-up included), so the sum is a multiple of 7
-        assert point.incrby_sum % 7 == 0 and point.incrby_sum >= 7 * sum(
-            r.ops for r in point.repetitions)
     assert [t for t, _ in seen] == [1, 1, 2, 2]
+
+
+@pytest.mark.parametrize("redis", [False, True], ids=["kvlab-server", "redis-server"])
+@pytest.mark.parametrize("client", ["pooled", "shared", "dedicated"])
+def test_every_acknowledged_incrby_is_in_the_servers_counter(redis, client):
+    """Known answer: the server's counter is exactly 7 × the INCRBYs the harness counted
+    as answered (warm-up included), over two sweeps on one server."""
+    with inprocess.local_server("concurrent", redis=redis, io_threads=1) as process:
+        total = 0
+        for threads in ([1, 2], [3]):
+            outcome = harness.run_sweep(process.target("unix"), client=client, threads=threads,
+                                        command="incrby", keys=1, duration=0.1, warmup=0.02,
+                                        repetitions=1)
+            assert outcome.ok, outcome.message
+            for point in outcome.points:
+                assert point.incrby_sum >= 7 * sum(r.ops for r in point.repetitions) > 0
+                total += point.incrby_sum
+        assert total % 7 == 0
+        assert int(_get(process.unix_socket, "key:0")) == total
+
+
+def test_sweep_frame_has_one_row_per_window_named_as_the_binding(server):
+    outcome = harness.run_sweep(server.target("tcp"), client="pooled", threads=[1, 2],
+                                connections=2, command="set", keys=100, duration=0.1,
+                                warmup=0.02, repetitions=3)
+    assert outcome.ok, outcome.message
+    frame = inprocess.sweep_frame(outcome, server="concurrent", note="tcp")
+    assert len(frame) == 6
+    assert list(frame[["threads", "repetition"]].itertuples(index=False, name=None)) == [
+        (1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]
+    assert set(frame["server"]) == {"concurrent"} and set(frame["note"]) == {"tcp"}
+    assert set(frame["client"]) == {"pooled"} and set(frame["connections"]) == {2}
+    windows = [r for p in outcome.points for r in p.repetitions]
+    assert list(frame["ops"]) == [r.ops for r in windows]
+    assert list(frame["p99_us"]) == [r.p99_us for r in windows]
+    assert (frame["errors"] == 0).all() and (frame["ops_per_s"] > 0).all()
+    assert "repetitions" not in frame  # the point's list of windows is what the rows are
 
 
 def test_the_gil_is_released_while_the_harness_runs(server):
@@ -79,3 +128,11 @@ def test_a_server_that_is_gone_fails_the_sweep_with_a_message():
                                     duration=0.1, warmup=0.0, repetitions=1)
     assert not outcome.ok and outcome.message
     assert all(not p.complete for p in outcome.points)
+    assert inprocess.sweep_frame(outcome).empty
+
+
+def test_a_missing_server_binary_is_named(tmp_path):
+    from kvlab.servers import ServerError
+    with pytest.raises(ServerError, match="kvlab-server not found"):
+        with inprocess.local_server("concurrent", build=tmp_path):
+            pass

@@ -1,4 +1,4 @@
-"""The callgrind regression gate (scripts/regress) on the real kvlab-opcost.
+"""The callgrind regression gate (python3 -m kvlab regress) on the real kvlab-opcost.
 
 Counts two engines over small regions (a few seconds under valgrind), then
 checks that the counts repeat exactly for an inline engine, that a baseline
@@ -13,16 +13,16 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD_DIR, REPO
+from conftest import BUILD_DIR, python_env
 
-REGRESS = REPO / "scripts" / "regress"
 ENGINES = "single,sharded"
 
 
 def _regress(tmp_path, *args):
-    return subprocess.run(["/usr/bin/python3", str(REGRESS), "--build", str(BUILD_DIR), "--ops", "200",
-                           "--engines", ENGINES, "--history-dir", str(tmp_path / "history"), *args],
-                          capture_output=True, text=True, timeout=240)
+    return subprocess.run(["/usr/bin/python3", "-m", "kvlab", "regress", "--build", str(BUILD_DIR),
+                           "--ops", "200", "--engines", ENGINES,
+                           "--history-dir", str(tmp_path / "history"), *args],
+                          capture_output=True, text=True, timeout=240, env=python_env())
 
 
 def _sanitizer(build_dir):

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The deterministic regression gate: instructions per operation, counted by callgrind.
 
 Runs kvlab-opcost (micro/op_cost.cc) under `valgrind --tool=callgrind`. The
@@ -27,12 +26,12 @@ Every run is also stored in results/regress/<UTC time>-<commit>.json (the same
 record format as the baseline plus the comparison), which the dashboard reads
 as the per-commit history.
 
-Usage:
-  scripts/regress [--build DIR] [--tolerance PCT] [--ops N] [--engines a,b]
-  scripts/regress --update        # rewrite the baseline deliberately
+Usage (what `make regress` and `make regress-update` run):
+  python3 -m kvlab regress [--build DIR] [--tolerance PCT] [--ops N] [--engines a,b]
+  python3 -m kvlab regress --update        # rewrite the baseline deliberately
+Exit status: 0 no case grew, 1 a case grew past the tolerance, 2 the gate could not run.
 """
 
-import argparse
 import datetime
 import glob
 import json
@@ -43,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = "kvlab-opcost/1"
 
 # Functions whose instructions (with their callees) are counted, and for which
@@ -55,8 +54,11 @@ COUNTED_FUNCTIONS = [
 ]
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+class RegressError(Exception):
+    """The gate could not run (no driver, no valgrind, no baseline, a profile it cannot read)."""
+
+
+def add_arguments(p):
     p.add_argument("--build", default=os.path.join(REPO, "build"),
                    help="build directory holding kvlab-opcost (default: build)")
     p.add_argument("--baseline", default=os.path.join(REPO, "results", "baseline", "opcost.json"))
@@ -71,12 +73,6 @@ def parse_args(argv):
     p.add_argument("--update", action="store_true",
                    help="write the measured counts as the new baseline instead of comparing")
     p.add_argument("--output", help="also write this run's record to this file")
-    return p.parse_args(argv)
-
-
-def fail(message):
-    print(f"regress: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def git(*args):
@@ -126,17 +122,18 @@ def check_counted_functions(engine, profile):
     for pattern, needed_by in COUNTED_FUNCTIONS:
         name = pattern.rstrip("(*")
         if (needed_by is None or needed_by == engine) and name not in profile:
-            fail(f"{engine}: {name} does not appear in the callgrind profile: it was renamed or "
-                 f"inlined; update COUNTED_FUNCTIONS in scripts/regress")
+            raise RegressError(f"{engine}: {name} does not appear in the callgrind profile: it "
+                               "was renamed or inlined; update COUNTED_FUNCTIONS in "
+                               "analysis/kvlab/regress.py")
 
 
 def measure(build, ops, engines):
     """Runs the driver under callgrind; returns [{engine, op, instructions_per_op}]."""
     driver = os.path.join(build, "kvlab-opcost")
     if not os.access(driver, os.X_OK):
-        fail(f"{driver} not found: build it first (make regress builds it)")
+        raise RegressError(f"{driver} not found: build it first (make regress builds it)")
     if shutil.which("valgrind") is None:
-        fail("valgrind not found: run scripts/install-deps")
+        raise RegressError("valgrind not found: run scripts/install-deps")
     with tempfile.TemporaryDirectory(prefix="kvlab-regress-") as tmp:
         # One CPU and valgrind's FIFO thread lock: the connection thread and the
         # shard thread then take turns in the same order run after run, which
@@ -148,11 +145,11 @@ def measure(build, ops, engines):
                driver, "--ops", str(ops), "--engines", engines]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
-            fail(f"{' '.join(cmd)} exited {run.returncode}\n{run.stdout}{run.stderr}")
+            raise RegressError(f"{' '.join(cmd)} exited {run.returncode}\n{run.stdout}{run.stderr}")
         try:
             manifest = json.loads(run.stdout)
         except json.JSONDecodeError:
-            fail(f"kvlab-opcost printed no case list:\n{run.stdout}{run.stderr}")
+            raise RegressError(f"kvlab-opcost printed no case list:\n{run.stdout}{run.stderr}")
         dumps = read_dumps(tmp)
     cases = []
     for case in manifest["cases"]:
@@ -161,7 +158,7 @@ def measure(build, ops, engines):
         counts = []
         for name in case["regions"]:
             if name not in dumps:
-                fail(f"callgrind wrote no dump for region {name}")
+                raise RegressError(f"callgrind wrote no dump for region {name}")
             check_counted_functions(case["engine"], dumps[name][1])
             counts.append(dumps[name][0] / case["ops"])
         per_op = statistics.median(counts)
@@ -243,10 +240,17 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
-def main(argv):
-    args = parse_args(argv)
+def main(args):
+    try:
+        return _gate(args)
+    except RegressError as error:
+        print(f"regress: {error}", file=sys.stderr)
+        return 2
+
+
+def _gate(args):
     if args.ops < 1:
-        fail("--ops must be at least 1")
+        raise RegressError("--ops must be at least 1")
     run = record(measure(args.build, args.ops, args.engines), args.ops, args.build)
 
     if args.update:
@@ -256,11 +260,11 @@ def main(argv):
         return 0
 
     if not os.path.exists(args.baseline):
-        fail(f"no baseline at {args.baseline}: create one with `make regress-update`")
+        raise RegressError(f"no baseline at {args.baseline}: create one with `make regress-update`")
     with open(args.baseline, encoding="utf-8") as f:
         baseline = json.load(f)
     if baseline.get("schema") != SCHEMA:
-        fail(f"{args.baseline} is not a {SCHEMA} file")
+        raise RegressError(f"{args.baseline} is not a {SCHEMA} file")
     grew = compare(run, baseline, args.tolerance)
     run["baseline_commit"] = baseline.get("git_commit")
     run["passed"] = not grew
@@ -287,7 +291,3 @@ def main(argv):
         return 1
     print(f"regress: OK: no case grew more than {args.tolerance:g}%")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
