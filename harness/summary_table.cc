@@ -40,34 +40,34 @@ PointSummary Summarize(const PointResult& point) {
   PointSummary summary;
   summary.threads = point.threads;
   summary.repetitions = static_cast<int>(point.repetitions.size());
-  std::vector<double> ops, p50, p99;
+  std::vector<double> ops;
   for (const RepetitionResult& r : point.repetitions) {
     ops.push_back(r.ops_per_s);
-    p50.push_back(r.p50_us);
-    p99.push_back(r.p99_us);
     summary.errors += r.errors;
     summary.client_bound |= r.client_bound;
+    summary.behind |= r.behind;
   }
   summary.median_ops_per_s = Median(ops);
   summary.ci95_ops_per_s = ConfidenceHalfWidth95(ops);
-  summary.median_p50_us = Median(p50);
-  summary.median_p99_us = Median(p99);
+  const LatencyHistogram merged = MergedLatency(point);
+  summary.p50_us = merged.ValueAtQuantile(0.50) / 1000.0;
+  summary.p99_us = merged.ValueAtQuantile(0.99) / 1000.0;
   return summary;
 }
 
 std::string RenderSummaryTable(const LoadConfig& config, const std::vector<PointResult>& points) {
   std::string table =
       "| threads | client | transport | ops/s (median) | ± 95% CI | p50 µs | p99 µs | reps | errors "
-      "| client-bound |\n|---|---|---|---|---|---|---|---|---|---|\n";
+      "| client-bound | behind |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const PointResult& point : points) {
     if (point.repetitions.empty()) continue;
     const PointSummary s = Summarize(point);
     char row[256];
-    std::snprintf(row, sizeof(row), "| %d | %s | %s | %.0f | %.0f | %.1f | %.1f | %d | %llu | %s |\n",
+    std::snprintf(row, sizeof(row), "| %d | %s | %s | %.0f | %.0f | %.1f | %.1f | %d | %llu | %s | %s |\n",
                   s.threads, ClientKindName(point.client), TransportName(config.target.transport),
-                  s.median_ops_per_s, s.ci95_ops_per_s, s.median_p50_us, s.median_p99_us,
+                  s.median_ops_per_s, s.ci95_ops_per_s, s.p50_us, s.p99_us,
                   s.repetitions, static_cast<unsigned long long>(s.errors),
-                  s.client_bound ? "YES" : "no");
+                  s.client_bound ? "YES" : "no", s.behind ? "YES" : "no");
     table += row;
   }
   return table;
