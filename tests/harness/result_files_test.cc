@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -150,6 +151,29 @@ TEST_F(ResultFilesTest, JsonIsValidAndCarriesConfigMachineInfoAndHistograms) {
   ASSERT_TRUE(json.Write({point_}, "failed", "point threads=2: connection closed").ok());
   EXPECT_EQ(PythonOnJson(path, "d['status'], d['error']"),
             "failed point threads=2: connection closed\n");
+}
+
+TEST(SummaryTableTest, StudentTDoesNotJumpPastThirtyDegreesOfFreedom) {
+  // The half-width is t * s / sqrt(n): divide it out.
+  auto half_width_over_t = [](size_t n, double* t) {
+    std::vector<double> values;
+    double mean = 0;
+    for (size_t i = 0; i < n; ++i) {
+      values.push_back(i % 2 == 0 ? 0.0 : 2.0);
+      mean += values.back() / n;
+    }
+    double squares = 0;
+    for (double v : values) squares += (v - mean) * (v - mean);
+    const double standard_error = std::sqrt(squares / (n - 1)) / std::sqrt(static_cast<double>(n));
+    *t = ConfidenceHalfWidth95(values) / standard_error;
+  };
+  double t30 = 0, t31 = 0, t120 = 0;
+  half_width_over_t(31, &t30);   // 30 degrees: the table
+  half_width_over_t(32, &t31);   // 31 degrees: t(0.975, 31) = 2.0395
+  half_width_over_t(121, &t120); // 120 degrees: t(0.975, 120) = 1.9799
+  EXPECT_NEAR(t30, 2.042, 1e-3);
+  EXPECT_NEAR(t31, 2.0395, 1e-3);
+  EXPECT_NEAR(t120, 1.9799, 1e-3);
 }
 
 TEST(JsonWriterTest, CommasNestingEscapesAndNonFiniteNumbers) {
