@@ -183,7 +183,7 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
       while (state.connection->PopReply(&reply)) {
         if (state.in_flight.empty()) return Status::IoError("a reply nobody asked for");
         const InFlight request = state.in_flight.pop_front();
-        completions.push_back({request.start_ns, now - std::min(now, request.start_ns),
+        completions.push_back({now - std::min(now, request.start_ns),
                                CheckReply(*reply, request.info.expected),
                                request.info.increment});
       }

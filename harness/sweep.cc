@@ -73,7 +73,7 @@ class PointRun {
   ThreadCounters TakeAll(uint64_t* at_ns) {
     *at_ns = NowNs();
     ThreadCounters total;
-    for (auto& recorder : recorders_) total.Merge(recorder->Take(*at_ns));
+    for (auto& recorder : recorders_) total.Merge(recorder->Take());
     return total;
   }
   // Ops completed since the threads started (for throughput slices).

@@ -45,7 +45,7 @@ Status SynchronousClient::RunThread(ThreadLoad& load) {
     Status called = Call(request, &reply);
     if (!called.ok()) return called;
     const uint64_t end_ns = NowNs();
-    load.recorder->Record({start_ns, end_ns - std::min(end_ns, start_ns),
+    load.recorder->Record({end_ns - std::min(end_ns, start_ns),
                            CheckReply(*reply, info.expected), info.increment});
   }
   return Status::Ok();

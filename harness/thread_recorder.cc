@@ -11,7 +11,6 @@ void ThreadCounters::Merge(const ThreadCounters& other) {
   misses += other.misses;
   errors += other.errors;
   wrong_type += other.wrong_type;
-  carried_in += other.carried_in;
   ops_total += other.ops_total;
 }
 
@@ -21,7 +20,6 @@ void ThreadRecorder::RecordBatch(std::span<const Completion> completions) {
     std::lock_guard lock(mutex_);
     uint64_t ops = 0;
     for (const Completion& completion : completions) {
-      if (completion.start_ns < window_start_ns_) ++current_.carried_in;
       switch (completion.verdict) {
         case ReplyVerdict::kOk:
           ++ops;
@@ -50,12 +48,11 @@ void ThreadRecorder::RecordBatch(std::span<const Completion> completions) {
   if (increments != 0) incrby_sum_.fetch_add(increments, std::memory_order_relaxed);
 }
 
-ThreadCounters ThreadRecorder::Take(uint64_t window_start_ns) {
+ThreadCounters ThreadRecorder::Take() {
   ThreadCounters fresh;
   std::lock_guard lock(mutex_);
   std::swap(fresh, current_);
   fresh.ops_total = ops_total_.load(std::memory_order_relaxed);
-  window_start_ns_ = window_start_ns;
   return fresh;
 }
 

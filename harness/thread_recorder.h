@@ -24,9 +24,6 @@ struct ThreadCounters {
   uint64_t misses = 0;       // GETs answered nil
   uint64_t errors = 0;       // error replies plus replies of the wrong type
   uint64_t wrong_type = 0;   // of which: the wrong type
-  // Completions (any verdict) of requests due before this window began: the
-  // previous window's backlog, answered in this one.
-  uint64_t carried_in = 0;
   // The thread's ops since construction, at the moment of the Take that
   // ended this window (the sum over threads bounds the window's slices).
   uint64_t ops_total = 0;
@@ -36,8 +33,7 @@ struct ThreadCounters {
 
 // One reply, as the thread saw it.
 struct Completion {
-  uint64_t start_ns;    // when the request was due: intended (open loop) or actual send time
-  uint64_t latency_ns;  // from start_ns to the reply
+  uint64_t latency_ns;  // from the intended (open loop) or actual send time to the reply
   ReplyVerdict verdict;
   int64_t increment;  // INCRBY amount, applied only if verdict is kOk
 };
@@ -51,10 +47,8 @@ class ThreadRecorder {
   void Record(const Completion& completion) { RecordBatch(std::span(&completion, 1)); }
   void RecordBatch(std::span<const Completion> completions);
 
-  // Returns the counters gathered since the last Take and starts a new
-  // window that began at `window_start_ns` (requests due before it and
-  // answered after it count as carried_in of the new window).
-  ThreadCounters Take(uint64_t window_start_ns);
+  // Returns the counters gathered since the last Take and starts afresh.
+  ThreadCounters Take();
   // Adds the current counters' latency and ops to *latency / *ops.
   void Peek(LatencyHistogram* latency, uint64_t* ops);
 
@@ -79,7 +73,6 @@ class ThreadRecorder {
  private:
   std::mutex mutex_;
   ThreadCounters current_;       // GUARDED_BY(mutex_)
-  uint64_t window_start_ns_ = 0;  // GUARDED_BY(mutex_)
   std::atomic<uint64_t> ops_total_{0};  // written under mutex_, read anywhere
   std::atomic<uint64_t> answered_total_{0};  // every verdict; written under mutex_
   std::atomic<uint64_t> issued_total_{0};

@@ -176,7 +176,9 @@ TEST_P(SweepTest, WindowsEndAtTheirCountersSoASlowCallbackDoesNotInflateThroughp
     EXPECT_NEAR(slice_seconds, r.seconds, 1e-6);
     // Slices are sampled while the runner waits; the first window has no
     // callback before it, so it is sliced throughout.
-    if (r.repetition == 1) EXPECT_GE(r.slices.size(), static_cast<size_t>(r.seconds / kSliceSeconds) - 1);
+    if (r.repetition == 1) {
+      EXPECT_GE(r.slices.size(), static_cast<size_t>(r.seconds / kSliceSeconds) - 1);
+    }
   }
 }
 
