@@ -24,6 +24,23 @@ const char* ClientKindName(ClientKind kind) {
   return "?";
 }
 
+Status ParseRefillMode(std::string_view text, RefillMode* out) {
+  if (text == "steady") *out = RefillMode::kSteady;
+  else if (text == "burst") *out = RefillMode::kBurst;
+  else return Status::InvalidArgument("bad --refill '" + std::string(text) +
+                                      "' (allowed: steady, burst)");
+  return Status::Ok();
+}
+
+const char* RefillModeName(RefillMode mode) {
+  return mode == RefillMode::kBurst ? "burst" : "steady";
+}
+
+uint64_t SendDeadline(const ThreadLoad& load, bool stopping, uint64_t now_ns) {
+  if (!stopping) return now_ns;
+  return load.stop_at_ns == nullptr ? 0 : load.stop_at_ns->load(std::memory_order_acquire);
+}
+
 std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options) {
   switch (kind) {
     case ClientKind::kDedicated: return std::make_unique<DedicatedClient>(options);

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/arrival_schedule.h"
 #include "harness/connection.h"
 #include "harness/status.h"
 #include "harness/target.h"
@@ -29,12 +30,21 @@ enum class ClientKind { kDedicated, kPooled, kShared };
 Status ParseClientKind(std::string_view text, ClientKind* out);  // dedicated|pooled|shared
 const char* ClientKindName(ClientKind kind);
 
+// How a closed-loop pipelined connection refills: `steady` sends a new
+// request as soon as a reply frees a slot, keeping `pipeline` in flight (as
+// memtier does); `burst` sends `pipeline` requests only once all previous
+// ones are answered (as redis-benchmark does).
+enum class RefillMode { kSteady, kBurst };
+Status ParseRefillMode(std::string_view text, RefillMode* out);  // steady|burst
+const char* RefillModeName(RefillMode mode);
+
 struct StrategyOptions {
   Target target;
   ConnectionOptions connection;
   int threads = 1;
   int connections = 1;  // dedicated: total over all threads; pooled: pool size; shared: 1
   int pipeline = 1;     // dedicated only
+  RefillMode refill = RefillMode::kSteady;  // dedicated closed loop only
   std::vector<int> cpus;  // where the strategy's own I/O threads may run
 };
 
@@ -43,9 +53,20 @@ struct ThreadLoad {
   int thread_index = 0;
   WorkloadGenerator* generator = nullptr;
   ThreadRecorder* recorder = nullptr;
-  const std::atomic<bool>* stop = nullptr;  // set: finish in-flight requests and return
-  double rate_per_thread = 0;               // open loop ops/s; 0 = closed loop
+  // Set: finish in-flight requests and return. In open loop the thread first
+  // sends every request due by *stop_at_ns (the end of the last measured
+  // window, stored before stop is set): the backlog is answered and
+  // measured, never dropped.
+  const std::atomic<bool>* stop = nullptr;
+  const std::atomic<uint64_t>* stop_at_ns = nullptr;  // null: owe nothing at stop
+  double rate_per_thread = 0;                         // open loop ops/s; 0 = closed loop
+  ArrivalKind arrival = ArrivalKind::kUniform;        // open loop
+  uint64_t arrival_seed = 0;                          // open loop: this thread's schedule
 };
+
+// Open loop: the time up to which a thread still owes requests — now while
+// running, the end of the last window once stop is set.
+uint64_t SendDeadline(const ThreadLoad& load, bool stopping, uint64_t now_ns);
 
 class ClientStrategy {
  public:

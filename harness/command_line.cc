@@ -19,7 +19,8 @@ po::options_description Describe() {
     ("client", text(), "dedicated | pooled | shared (default dedicated)")
     ("threads", text(), "application threads, a sweep: 1,2,4,8 (default 1)")
     ("connections", text(), "dedicated: total over threads (default 1 per thread); pooled: pool size (default 8)")
-    ("pipeline", text(), "dedicated: requests per write per connection (default 1)")
+    ("pipeline", text(), "dedicated: requests in flight per connection (default 1)")
+    ("refill", text(), "dedicated closed loop: steady (refill a slot as soon as its reply arrives) | burst (send the next pipeline once all are answered) (default steady)")
     ("command", text(), "get | set | incrby | ping | mix (default set)")
     ("ratio", text(), "SET:GET for --command mix (default 1:10)")
     ("keys", text(), "key space size: keys are <prefix>0..N-1 (default 100000)")
@@ -34,6 +35,7 @@ po::options_description Describe() {
     ("warmup", text(), "seconds of warm-up per point (default 2)")
     ("repeat", text(), "repetitions per point (default 3)")
     ("rate", text(), "open loop: total ops/s, latency from intended send times (default 0: closed loop)")
+    ("arrival", text(), "open loop: uniform | poisson inter-arrival times (default uniform)")
     ("nodelay", text(), "on | off: TCP_NODELAY (default on)")
     ("cpus", text(), "pin harness threads to these CPUs, e.g. 1,2-3")
     ("csv", text(), "CSV file: one row per point and repetition")
@@ -150,6 +152,14 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok()) status = ParseNumberOption(values, "warmup", 0.0, 86400.0, &config.warmup_s);
   if (status.ok()) status = ParseNumberOption(values, "repeat", 1, 1000, &config.repetitions);
   if (status.ok()) status = ParseNumberOption(values, "rate", 0.0, 1e9, &config.rate);
+  if (status.ok() && values.count("arrival")) status = ParseArrivalKind(text_of("arrival"), &config.arrival);
+  if (status.ok() && values.count("arrival") && config.rate <= 0) {
+    status = Status::InvalidArgument("--arrival applies to open loop only (set --rate)");
+  }
+  if (status.ok() && values.count("refill")) status = ParseRefillMode(text_of("refill"), &config.refill);
+  if (status.ok() && values.count("refill") && config.client != ClientKind::kDedicated) {
+    status = Status::InvalidArgument("--refill applies to --client dedicated only");
+  }
   if (status.ok() && values.count("nodelay")) {
     const std::string nodelay = text_of("nodelay");
     if (nodelay == "on") config.tcp_nodelay = true;

@@ -6,6 +6,10 @@
 // Thread safety: all functions are thread-safe.
 #pragma once
 
+#include <sys/types.h>
+
+#include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,10 +30,41 @@ int UsableCoreCount(const std::vector<int>& cpus);
 // User + system CPU seconds used so far by the whole process (getrusage).
 double ProcessCpuSeconds();
 
-// A point is client-bound when the harness kept >= 90% of its usable cores busy.
+// The CPU bandwidth a cgroup quota allows, in cores ("150000 100000" in
+// cgroup v2's cpu.max is 1.5 cores); 0 when unlimited ("max ...") or unreadable.
+double ParseCgroupCpuMax(std::string_view cpu_max_text);
+
+// The tightest CPU quota on the path of the cgroup this process is in, in
+// cores; 0 when there is none. `cgroup_root` is where the cgroup file systems
+// are mounted (/sys/fs/cgroup) and `proc_self_cgroup` the text of
+// /proc/self/cgroup. Reads cgroup v2's cpu.max and cgroup v1's
+// cpu.cfs_quota_us / cpu.cfs_period_us, for the cgroup and each ancestor.
+double CgroupCpuQuota(const std::string& cgroup_root, const std::string& proc_self_cgroup);
+// The same for this process, from the real files.
+double CgroupCpuQuota();
+
+// How many cores' worth of CPU the harness may use: the usable cores
+// (--cpus or the affinity mask), or the cgroup quota when that is smaller.
+double AllowedCores(const std::vector<int>& cpus);
+
+// CPU time used so far by each thread of this process (nanoseconds, from
+// each thread's CPU clock), keyed by thread id.
+using ThreadCpuTimes = std::map<pid_t, uint64_t>;
+ThreadCpuTimes CurrentThreadCpuTimes();
+
+// The largest share of one core any single thread used between two
+// snapshots `seconds` apart (threads present in both).
+double BusiestThreadCores(const ThreadCpuTimes& before, const ThreadCpuTimes& after,
+                          double seconds);
+
+// A point is client-bound when one harness thread kept >= 90% of a core busy
+// (a saturated shared writer or reader, a single application thread) or the
+// whole process used >= 90% of the cores it is allowed (affinity and cgroup
+// quota).
 constexpr double kClientBoundFraction = 0.9;
-inline bool IsClientBound(double cores_used, int usable_cores) {
-  return cores_used >= kClientBoundFraction * usable_cores;
+inline bool IsClientBound(double process_cores, double allowed_cores, double busiest_thread_cores) {
+  return busiest_thread_cores >= kClientBoundFraction ||
+         process_cores >= kClientBoundFraction * allowed_cores;
 }
 
 }  // namespace kvlab::harness

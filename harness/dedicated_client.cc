@@ -1,13 +1,16 @@
 #include "harness/dedicated_client.h"
 
 #include <poll.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/arrival_schedule.h"
 #include "harness/load_clock.h"
 #include "harness/reply_check.h"
 
@@ -78,10 +81,11 @@ void DedicatedClient::Interrupt() {
 }
 
 Status DedicatedClient::RunThread(ThreadLoad& load) {
+  constexpr uint64_t kRecheckNs = 50'000'000;  // how long a wait may last before stop is re-checked
   const size_t pipeline = static_cast<size_t>(options_.pipeline);
   const bool open_loop = load.rate_per_thread > 0;
-  const uint64_t interval_ns = open_loop ? static_cast<uint64_t>(1e9 / load.rate_per_thread) : 0;
-  const int reply_timeout_ms = static_cast<int>(options_.connection.reply_timeout_s * 1000);
+  const bool burst = options_.refill == RefillMode::kBurst;
+  const uint64_t reply_timeout_ns = static_cast<uint64_t>(options_.connection.reply_timeout_s * 1e9);
 
   std::vector<ConnectionState> states;
   for (auto& connection : per_thread_[static_cast<size_t>(load.thread_index)]) {
@@ -89,69 +93,81 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
   }
   std::vector<pollfd> poll_set(states.size());
   std::vector<Completion> completions;
-  uint64_t next_intended_ns = NowNs();
+  std::optional<ArrivalSchedule> schedule;
+  if (open_loop) {
+    schedule.emplace(load.arrival, load.rate_per_thread, load.arrival_seed, NowNs());
+    load.recorder->NoteSchedule(schedule->next_ns(), false);
+  }
   size_t next_connection = 0;  // open loop: round-robin start
   uint64_t last_progress_ns = NowNs();
 
   for (;;) {
-    const bool stopping = load.stop->load(std::memory_order_relaxed);
+    const bool stopping = load.stop->load(std::memory_order_acquire);
     // 1. Send.
-    if (!stopping) {
-      if (!open_loop) {
+    bool slot_free = false;  // open loop: some connection could take the next request
+    if (!open_loop) {
+      if (!stopping) {
         const uint64_t now = NowNs();
         for (ConnectionState& state : states) {
-          if (!state.in_flight.empty()) continue;
-          for (size_t i = 0; i < pipeline; ++i) {
+          if (burst && !state.in_flight.empty()) continue;
+          while (state.in_flight.size() < pipeline) {
             state.in_flight.push_back({now, load.generator->AppendNext(&state.outgoing)});
           }
         }
-      } else {
-        const uint64_t now = NowNs();
-        while (next_intended_ns <= now) {
-          ConnectionState* free_state = nullptr;
-          for (size_t i = 0; i < states.size() && free_state == nullptr; ++i) {
-            ConnectionState& candidate = states[(next_connection + i) % states.size()];
-            if (candidate.in_flight.size() < pipeline) free_state = &candidate;
-          }
-          if (free_state == nullptr) break;  // all windows full: the backlog shows in latency
-          next_connection = (next_connection + 1) % states.size();
-          free_state->in_flight.push_back(
-              {next_intended_ns, load.generator->AppendNext(&free_state->outgoing)});
-          next_intended_ns += interval_ns;
-        }
       }
-      for (ConnectionState& state : states) {
-        if (state.outgoing.empty()) continue;
-        Status written = state.connection->Write(state.outgoing);
-        if (!written.ok()) return written;
-        state.outgoing.clear();
+    } else {
+      // Every request whose intended time has come goes out with that time
+      // as its start, however late it is sent (coordinated omission).
+      const uint64_t send_until = SendDeadline(load, stopping, NowNs());
+      for (;;) {
+        ConnectionState* free_state = nullptr;
+        for (size_t i = 0; i < states.size() && free_state == nullptr; ++i) {
+          ConnectionState& candidate = states[(next_connection + i) % states.size()];
+          if (candidate.in_flight.size() < pipeline) free_state = &candidate;
+        }
+        slot_free = free_state != nullptr;
+        if (!slot_free || schedule->next_ns() > send_until) break;
+        next_connection = (next_connection + 1) % states.size();
+        free_state->in_flight.push_back(
+            {schedule->next_ns(), load.generator->AppendNext(&free_state->outgoing)});
+        schedule->Advance();
+        load.recorder->NoteSchedule(schedule->next_ns(), true);
       }
     }
-    // 2. Done? (after stop, only once every request has its reply)
+    for (ConnectionState& state : states) {
+      if (state.outgoing.empty()) continue;
+      Status written = state.connection->Write(state.outgoing);
+      if (!written.ok()) return written;
+      state.outgoing.clear();
+    }
+    // 2. Done? (after stop, only once every owed request has its reply)
     bool any_in_flight = false;
     for (const ConnectionState& state : states) any_in_flight |= !state.in_flight.empty();
-    if (stopping && !any_in_flight) return Status::Ok();
+    const bool owes_more =
+        open_loop && stopping && schedule->next_ns() <= SendDeadline(load, true, 0);
+    if (stopping && !any_in_flight && !owes_more) return Status::Ok();
 
-    // 3. Wait for replies (or, in open loop, for the next intended send time).
-    int timeout_ms = reply_timeout_ms;
-    if (open_loop && !stopping) {
+    // 3. Wait for replies or, in open loop with a free slot, until the next
+    // intended send time — to the nanosecond (ppoll), never spinning.
+    uint64_t wait_ns = stopping ? kRecheckNs : reply_timeout_ns;
+    if (open_loop && !stopping && slot_free) {
       const uint64_t now = NowNs();
-      timeout_ms = next_intended_ns > now
-                       ? static_cast<int>(std::min<uint64_t>((next_intended_ns - now) / 1'000'000, 50))
-                       : 0;
-    } else if (stopping) {
-      timeout_ms = std::min(timeout_ms, 50);  // re-check promptly, keep draining
+      wait_ns = schedule->next_ns() > now ? schedule->next_ns() - now : 0;
     }
+    wait_ns = std::min(wait_ns, kRecheckNs);
     for (size_t i = 0; i < states.size(); ++i) {
       poll_set[i] = {states[i].connection->fd(), POLLIN, 0};
     }
-    const int ready = ::poll(poll_set.data(), poll_set.size(), timeout_ms);
+    const timespec timeout{static_cast<time_t>(wait_ns / 1'000'000'000),
+                           static_cast<long>(wait_ns % 1'000'000'000)};
+    const int ready = ::ppoll(poll_set.data(), poll_set.size(), &timeout, nullptr);
     if (ready < 0 && errno != EINTR) {
       return Status::IoError(std::string("poll failed: ") + std::strerror(errno));
     }
     if (ready <= 0) {
-      if (any_in_flight && NowNs() - last_progress_ns > uint64_t(reply_timeout_ms) * 1'000'000) {
-        return Status::IoError("no reply within " + std::to_string(reply_timeout_ms / 1000) + " s");
+      if (any_in_flight && NowNs() - last_progress_ns > reply_timeout_ns) {
+        return Status::IoError("no reply within " +
+                               std::to_string(static_cast<int>(reply_timeout_ns / 1'000'000'000)) + " s");
       }
       continue;
     }

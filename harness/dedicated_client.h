@@ -1,10 +1,14 @@
 // DedicatedClient: what redis-benchmark and memtier do. Each application
 // thread owns its share of `connections` (spread as evenly as possible) and
-// drives them from its own event loop (poll): in closed loop each connection
-// sends `pipeline` requests in one write, reads those replies, and sends the
-// next batch; in open loop a request is sent when its intended time comes and
-// some connection has fewer than `pipeline` requests in flight, and its
-// latency counts from the intended time (coordinated omission).
+// drives them from its own event loop (ppoll): in closed loop each connection
+// keeps `pipeline` requests in flight, refilling a slot as soon as its reply
+// arrives (`steady`), or sends `pipeline` requests in one write and the next
+// batch once all are answered (`burst`); in open loop a request is sent when
+// its intended time comes and some connection has fewer than `pipeline`
+// requests in flight, and its latency counts from the intended time
+// (coordinated omission) — every request of a batch with its own time. The
+// loop sleeps in ppoll until the next intended time or a reply, to the
+// nanosecond; it never spins.
 //
 // Thread safety: RunThread(i) touches only thread i's connections;
 // Interrupt() may run on any thread.

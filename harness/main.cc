@@ -109,12 +109,14 @@ class FrontEnd {
   void PrintPlan() const {
     const LoadConfig& c = options_.config;
     std::printf("kvlab-load: %s client=%s command=%s keys=%llu key-dist=%s value-size=%s "
-                "pipeline=%d duration=%gs warmup=%gs repeat=%d%s\n",
+                "pipeline=%d refill=%s duration=%gs warmup=%gs repeat=%d%s\n",
                 c.target.ToUrl().c_str(), ClientKindName(c.client), CommandName(c.workload.command),
                 static_cast<unsigned long long>(c.workload.keys),
                 KeyDistributionName(c.workload).c_str(), ValueSizeName(c.workload).c_str(),
-                c.pipeline, c.duration_s, c.warmup_s, c.repetitions,
-                c.rate > 0 ? (" rate=" + std::to_string(static_cast<long long>(c.rate))).c_str() : "");
+                c.pipeline, RefillModeName(c.refill), c.duration_s, c.warmup_s, c.repetitions,
+                c.rate > 0 ? (" rate=" + std::to_string(static_cast<long long>(c.rate)) +
+                              " arrival=" + ArrivalKindName(c.arrival)).c_str()
+                           : "");
     std::fflush(stdout);
   }
 
@@ -128,9 +130,18 @@ class FrontEnd {
     std::fflush(stdout);
     if (r.client_bound) {
       std::fprintf(stderr,
-                   "kvlab-load: WARNING: client-bound: threads=%d rep %d used %.2f of %d usable "
-                   "cores; the harness, not the server, may limit this number\n",
-                   point.threads, r.repetition, r.client_cpu, r.usable_cores);
+                   "kvlab-load: WARNING: client-bound: threads=%d rep %d used %.2f of %.2f allowed "
+                   "cores, its busiest thread %.2f of a core; the harness, not the server, may "
+                   "limit this number\n",
+                   point.threads, r.repetition, r.client_cpu, r.allowed_cores, r.busiest_thread_cpu);
+    }
+    if (r.behind) {
+      std::fprintf(stderr,
+                   "kvlab-load: WARNING: behind: threads=%d rep %d achieved %.0f ops/s of %.0f "
+                   "offered (under %.0f%% of the requests due were answered); backlog at the "
+                   "window's end %llu requests\n",
+                   point.threads, r.repetition, r.achieved_rate, r.offered_rate,
+                   kBehindFraction * 100, static_cast<unsigned long long>(r.backlog));
     }
     if (csv_ && write_error_.ok()) {
       Status appended = csv_->Append(point, r);

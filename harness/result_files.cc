@@ -36,6 +36,8 @@ void WriteConfig(JsonWriter& json, const LoadConfig& config) {
   json.Key("warmup_s").Number(config.warmup_s);
   json.Key("repetitions").Integer(config.repetitions);
   json.Key("rate").Number(config.rate);
+  json.Key("arrival").String(ArrivalKindName(config.arrival));
+  json.Key("refill").String(RefillModeName(config.refill));
   json.Key("nodelay").Bool(config.tcp_nodelay);
   json.Key("cpus").BeginArray();
   for (int cpu : config.cpus) json.Integer(cpu);
@@ -44,6 +46,56 @@ void WriteConfig(JsonWriter& json, const LoadConfig& config) {
   json.Key("flush").Bool(config.flush);
   json.Key("connect_timeout_s").Number(config.connect_timeout_s);
   json.Key("reply_timeout_s").Number(config.reply_timeout_s);
+  json.EndObject();
+}
+
+void WriteHistogram(JsonWriter& json, const LatencyHistogram& latency) {
+  json.BeginObject();
+  json.Key("unit").String("ns");
+  json.Key("count").Unsigned(latency.count());
+  json.Key("min").Unsigned(latency.min_ns());
+  json.Key("max").Unsigned(latency.max_ns());
+  json.Key("buckets").BeginArray();
+  for (const LatencyHistogram::Bucket& bucket : latency.NonEmptyBuckets()) {
+    json.BeginArray().Unsigned(bucket.lower_ns).Unsigned(bucket.upper_ns).Unsigned(bucket.count).EndArray();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+void WritePercentiles(JsonWriter& json, const RepetitionResult& r) {
+  json.Key("p50_us").Number(r.p50_us);
+  json.Key("p90_us").Number(r.p90_us);
+  json.Key("p99_us").Number(r.p99_us);
+  json.Key("p999_us").Number(r.p999_us);
+  json.Key("max_us").Number(r.max_us);
+  json.Key("mean_us").Number(r.mean_us);
+}
+
+// The point over all its repetitions: ops, seconds, and the percentiles of
+// the merged histogram.
+void WriteMerged(JsonWriter& json, const PointResult& point) {
+  RepetitionResult merged;
+  merged.latency = MergedLatency(point);
+  SetPercentiles(&merged);
+  uint64_t ops = 0, errors = 0, backlog = 0;
+  double seconds = 0;
+  for (const RepetitionResult& r : point.repetitions) {
+    ops += r.ops;
+    errors += r.errors;
+    seconds += r.seconds;
+    backlog += r.backlog;
+  }
+  json.BeginObject();
+  json.Key("repetitions").Integer(static_cast<int64_t>(point.repetitions.size()));
+  json.Key("ops").Unsigned(ops);
+  json.Key("errors").Unsigned(errors);
+  json.Key("seconds").Number(seconds);
+  json.Key("ops_per_s").Number(seconds > 0 ? ops / seconds : 0);
+  json.Key("backlog").Unsigned(backlog);
+  WritePercentiles(json, merged);
+  json.Key("histogram");
+  WriteHistogram(json, merged.latency);
   json.EndObject();
 }
 
@@ -56,28 +108,29 @@ void WriteRepetition(JsonWriter& json, const RepetitionResult& r) {
   json.Key("misses").Unsigned(r.misses);
   json.Key("seconds").Number(r.seconds);
   json.Key("ops_per_s").Number(r.ops_per_s);
-  json.Key("p50_us").Number(r.p50_us);
-  json.Key("p90_us").Number(r.p90_us);
-  json.Key("p99_us").Number(r.p99_us);
-  json.Key("p999_us").Number(r.p999_us);
-  json.Key("max_us").Number(r.max_us);
-  json.Key("mean_us").Number(r.mean_us);
+  json.Key("offered_rate").Number(r.offered_rate);
+  json.Key("achieved_rate").Number(r.achieved_rate);
+  json.Key("behind").Bool(r.behind);
+  json.Key("backlog").Unsigned(r.backlog);
+  WritePercentiles(json, r);
   json.Key("client_cpu").Number(r.client_cpu);
+  json.Key("busiest_thread_cpu").Number(r.busiest_thread_cpu);
   json.Key("usable_cores").Integer(r.usable_cores);
+  json.Key("allowed_cores").Number(r.allowed_cores);
   json.Key("client_bound").Bool(r.client_bound);
   json.Key("server_cpu");
   if (r.server_cpu >= 0) json.Number(r.server_cpu); else json.Null();
-  json.Key("histogram").BeginObject();
-  json.Key("unit").String("ns");
-  json.Key("count").Unsigned(r.latency.count());
-  json.Key("min").Unsigned(r.latency.min_ns());
-  json.Key("max").Unsigned(r.latency.max_ns());
-  json.Key("buckets").BeginArray();
-  for (const LatencyHistogram::Bucket& bucket : r.latency.NonEmptyBuckets()) {
-    json.BeginArray().Unsigned(bucket.lower_ns).Unsigned(bucket.upper_ns).Unsigned(bucket.count).EndArray();
+  json.Key("slices").BeginObject();
+  json.Key("nominal_s").Number(kSliceSeconds);
+  json.Key("columns").BeginArray().String("start_s").String("seconds").String("ops").EndArray();
+  json.Key("rows").BeginArray();
+  for (const ThroughputSlice& slice : r.slices) {
+    json.BeginArray().Number(slice.start_s).Number(slice.seconds).Unsigned(slice.ops).EndArray();
   }
   json.EndArray();
   json.EndObject();
+  json.Key("histogram");
+  WriteHistogram(json, r.latency);
   json.EndObject();
 }
 
@@ -99,7 +152,8 @@ CsvResultFile::~CsvResultFile() { std::fclose(file_); }
 const char* CsvResultFile::Header() {
   return "threads,client,transport,pipeline,connections,repetition,ops,seconds,ops_per_s,errors,"
          "p50_us,p90_us,p99_us,p999_us,max_us,client_cpu,client_bound,command,keys,key_dist,"
-         "value_size,rate,nodelay,mean_us,misses,wrong_type,usable_cores,server_cpu";
+         "value_size,rate,nodelay,mean_us,misses,wrong_type,usable_cores,server_cpu,arrival,"
+         "refill,achieved_rate,behind,backlog,busiest_thread_cpu,allowed_cores";
 }
 
 Status CsvResultFile::Append(const PointResult& point, const RepetitionResult& r) {
@@ -112,7 +166,7 @@ Status CsvResultFile::Append(const PointResult& point, const RepetitionResult& r
   const int written = std::fprintf(
       file_,
       "%d,%s,%s,%d,%d,%d,%llu,%.6f,%.1f,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.4f,%s,%s,%llu,%s,%s,%.1f,"
-      "%s,%.2f,%llu,%llu,%d,%s\n",
+      "%s,%.2f,%llu,%llu,%d,%s,%s,%s,%.1f,%s,%llu,%.4f,%.2f\n",
       point.threads, ClientKindName(point.client), TransportName(config_.target.transport),
       point.pipeline, point.connections, r.repetition, static_cast<unsigned long long>(r.ops),
       r.seconds, r.ops_per_s, static_cast<unsigned long long>(r.errors), r.p50_us, r.p90_us,
@@ -122,7 +176,9 @@ Status CsvResultFile::Append(const PointResult& point, const RepetitionResult& r
       KeyDistributionName(config_.workload).c_str(), ValueSizeName(config_.workload).c_str(),
       config_.rate, config_.tcp_nodelay ? "on" : "off", r.mean_us,
       static_cast<unsigned long long>(r.misses), static_cast<unsigned long long>(r.wrong_type),
-      r.usable_cores, server_cpu.c_str());
+      r.usable_cores, server_cpu.c_str(), ArrivalKindName(config_.arrival),
+      RefillModeName(config_.refill), r.achieved_rate, r.behind ? "true" : "false",
+      static_cast<unsigned long long>(r.backlog), r.busiest_thread_cpu, r.allowed_cores);
   if (written < 0 || std::fflush(file_) != 0) return Status::IoError("cannot append to the CSV file");
   return Status::Ok();
 }
@@ -165,6 +221,8 @@ std::string JsonResultFile::Render(const std::vector<PointResult>& points,
     json.Key("repetitions").BeginArray();
     for (const RepetitionResult& repetition : point.repetitions) WriteRepetition(json, repetition);
     json.EndArray();
+    json.Key("merged");
+    WriteMerged(json, point);
     json.EndObject();
   }
   json.EndArray();

@@ -5,15 +5,22 @@
 //   threads,client,transport,pipeline,connections,repetition,ops,seconds,
 //   ops_per_s,errors,p50_us,p90_us,p99_us,p999_us,max_us,client_cpu,
 //   client_bound,command,keys,key_dist,value_size,rate,nodelay,mean_us,
-//   misses,wrong_type,usable_cores,server_cpu
-// (client_cpu/server_cpu in cores' worth of CPU; server_cpu empty when the
-// server does not report INFO cpu).
+//   misses,wrong_type,usable_cores,server_cpu,arrival,refill,achieved_rate,
+//   behind,backlog,busiest_thread_cpu,allowed_cores
+// (client_cpu/server_cpu/busiest_thread_cpu in cores' worth of CPU;
+// server_cpu empty when the server does not report INFO cpu; achieved_rate,
+// behind and backlog are 0/false in closed loop).
 //
 // JsonResultFile — one self-explaining document, rewritten atomically
 // (temp file + rename) after each repetition, so it is valid JSON on disk at
 // every moment: {"format", "status", "error", "command_line", "config",
 // "machine", "server_info", "points": [{..., "repetitions": [{...,
-// "histogram": {"unit": "ns", "buckets": [[lower, upper, count], ...]}}]}]}.
+// "slices": {"nominal_s": 0.1, "columns": ["start_s", "seconds", "ops"],
+// "rows": [[...], ...]}, "histogram": {"unit": "ns", "count", "min", "max",
+// "buckets": [[lower, upper, count], ...]}}], "merged": {"repetitions",
+// "ops", "errors", "seconds", "ops_per_s", "backlog", "p50_us" .. "mean_us",
+// "histogram"}}]} — "merged" is the point over all repetitions, its
+// percentiles from the merged histogram.
 //
 // Thread safety: not thread-safe; owned by the thread running the sweep.
 #pragma once

@@ -1,6 +1,6 @@
 // The end-of-run summary: per point, the median ops/s over its repetitions
 // with a 95% confidence interval (Student's t on the repetitions' ops/s),
-// and the median p50/p99 — rendered as a markdown table shaped like the
+// and p50/p99 of the repetitions' merged latency histogram — rendered as a markdown table shaped like the
 // seeds' (threads x client -> ops/s ± error).
 //
 // Thread safety: pure functions; thread-safe.
@@ -22,10 +22,11 @@ struct PointSummary {
   int repetitions = 0;
   double median_ops_per_s = 0;
   double ci95_ops_per_s = 0;
-  double median_p50_us = 0;
-  double median_p99_us = 0;
+  double p50_us = 0;  // of the merged histogram
+  double p99_us = 0;
   uint64_t errors = 0;
   bool client_bound = false;  // in any repetition
+  bool behind = false;        // open loop: in any repetition
 };
 
 PointSummary Summarize(const PointResult& point);

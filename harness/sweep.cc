@@ -38,6 +38,7 @@ class PointRun {
     options.threads = threads_;
     options.connections = EffectiveConnections(config_, threads_);
     options.pipeline = config_.pipeline;
+    options.refill = config_.refill;
     options.cpus = config_.cpus;
     strategy_ = MakeClientStrategy(config_.client, options);
     Status connected = strategy_->Connect();
@@ -67,11 +68,25 @@ class PointRun {
     return Status::Ok();
   }
 
-  // Collects every thread's counters since the last call.
-  ThreadCounters TakeAll() {
+  // Collects every thread's counters since the last call; *at_ns is the
+  // boundary between that window and the next.
+  ThreadCounters TakeAll(uint64_t* at_ns) {
+    *at_ns = NowNs();
     ThreadCounters total;
     for (auto& recorder : recorders_) total.Merge(recorder->Take());
     return total;
+  }
+  // Ops completed since the threads started (for throughput slices).
+  uint64_t CompletedOps() const {
+    uint64_t ops = 0;
+    for (const auto& recorder : recorders_) ops += recorder->completed_ops();
+    return ops;
+  }
+  // Open loop: requests due by at_ns and not answered yet, over all threads.
+  uint64_t Backlog(uint64_t at_ns) const {
+    uint64_t owed = 0;
+    for (const auto& recorder : recorders_) owed += recorder->Backlog(at_ns, config_.rate / threads_);
+    return owed;
   }
   void PeekAll(LatencyHistogram* latency, uint64_t* ops) {
     for (auto& recorder : recorders_) recorder->Peek(latency, ops);
@@ -84,9 +99,11 @@ class PointRun {
 
   // Lets in-flight requests finish (so INCRBY sums are exact), interrupting
   // the connections if that takes too long or something already failed.
-  void Stop() {
+  // `window_end_ns`: open-loop threads still send what was due by then.
+  void Stop(uint64_t window_end_ns = 0) {
     if (workers_.empty()) return;
-    stop_.store(true);
+    stop_at_ns_.store(window_end_ns, std::memory_order_release);
+    stop_.store(true, std::memory_order_release);
     if (failed()) {
       strategy_->Interrupt();
     } else {
@@ -109,7 +126,12 @@ class PointRun {
       load.generator = generators_[static_cast<size_t>(index)].get();
       load.recorder = recorders_[static_cast<size_t>(index)].get();
       load.stop = &stop_;
+      load.stop_at_ns = &stop_at_ns_;
       load.rate_per_thread = config_.rate / threads_;
+      load.arrival = config_.arrival;
+      // Distinct per point and thread, so every schedule has its own phase.
+      load.arrival_seed = config_.workload.seed * 0x9E3779B97F4A7C15ULL +
+                          (static_cast<uint64_t>(point_index_) << 32) + static_cast<uint64_t>(index) + 1;
       status = strategy_->RunThread(load);
     }
     // A failure after stop was requested is the Interrupt we caused.
@@ -129,6 +151,7 @@ class PointRun {
   std::vector<Status> statuses_;  // statuses_[i] written by worker i before failed_ is set
   std::vector<std::thread> workers_;
   std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> stop_at_ns_{0};
   std::atomic<bool> failed_{false};
   std::atomic<int> finished_{0};
 };
@@ -185,17 +208,31 @@ class SweepRunner {
     return points_after * per_point + (config_.repetitions - repetition) * config_.duration_s;
   }
 
-  // Waits `seconds` while the point runs, reporting progress; returns
-  // false early if a thread failed or the sweep was cancelled.
-  bool Measure(PointRun& run, const PointResult& point, int repetition, double seconds) {
-    const uint64_t start = NowNs();
-    const uint64_t end = start + static_cast<uint64_t>(seconds * 1e9);
-    uint64_t last_report = start;
+  // Runs the window [start_ns, start_ns + seconds) while the point runs,
+  // sampling throughput into *slices every kSliceSeconds (from `ops_at_start`,
+  // the ops completed at start_ns) and reporting progress; returns false
+  // early if a thread failed or the sweep was cancelled. The caller closes
+  // the last slice at the window's true end (its TakeAll).
+  bool Measure(PointRun& run, const PointResult& point, int repetition, uint64_t start_ns,
+               double seconds, uint64_t ops_at_start, std::vector<ThroughputSlice>* slices) {
+    const uint64_t end = start_ns + static_cast<uint64_t>(seconds * 1e9);
+    const uint64_t slice_ns = static_cast<uint64_t>(kSliceSeconds * 1e9);
+    uint64_t last_report = NowNs();
     uint64_t ops_at_last_report = 0;
-    for (uint64_t now = start; now < end; now = NowNs()) {
+    uint64_t slice_start = start_ns;
+    uint64_t ops_at_slice_start = ops_at_start;
+    for (uint64_t now = NowNs(); now < end; now = NowNs()) {
       if (run.failed() || Cancelled()) return false;
-      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(kTickNs, end - now)));
+      const uint64_t next_slice = slice_start + slice_ns;
+      SleepUntilNs(std::min({now + kTickNs, next_slice, end}));
       const uint64_t after = NowNs();
+      if (slices != nullptr && after >= next_slice && after < end) {
+        const uint64_t ops = run.CompletedOps();
+        slices->push_back({(slice_start - start_ns) / 1e9, (after - slice_start) / 1e9,
+                           ops - std::min(ops, ops_at_slice_start)});
+        slice_start = after;
+        ops_at_slice_start = ops;
+      }
       if (callbacks_.on_progress && after - last_report >= kProgressNs && after < end) {
         LatencyHistogram latency;
         uint64_t ops = 0;
@@ -215,8 +252,16 @@ class SweepRunner {
         ops_at_last_report = ops;
       }
     }
+    if (slices != nullptr) slice_start_ = {slice_start, ops_at_slice_start};
     return !run.failed() && !Cancelled();
   }
+
+  // CPU readings at a window boundary.
+  struct CpuMark {
+    double process_seconds = 0;
+    ThreadCpuTimes threads;
+  };
+  static CpuMark TakeCpuMark() { return {ProcessCpuSeconds(), CurrentThreadCpuTimes()}; }
 
   Status RunPoint(int index, PointResult* point) {
     const std::string name = PointName(config_, point->threads);
@@ -226,41 +271,76 @@ class SweepRunner {
     Status started = run.Start();
     if (!started.ok()) return started.WithContext(name);
     const int usable_cores = UsableCoreCount(config_.cpus);
+    const double allowed_cores = AllowedCores(config_.cpus);
 
-    bool healthy = Measure(run, *point, 0, config_.warmup_s);
-    run.TakeAll();  // the warm-up's counts are not measurements
+    bool healthy = Measure(run, *point, 0, NowNs(), config_.warmup_s, 0, nullptr);
+    // The warm-up's counts are not measurements; its end starts window 1.
+    uint64_t window_start_ns = 0;
+    uint64_t ops_total = run.TakeAll(&window_start_ns).ops_total;
+    uint64_t backlog_start = config_.rate > 0 ? run.Backlog(window_start_ns) : 0;
+    CpuMark cpu_start = TakeCpuMark();
+    double server_cpu_start = control_->CpuSeconds();
+    uint64_t server_cpu_start_ns = NowNs();
     for (int repetition = 1; healthy && repetition <= config_.repetitions; ++repetition) {
-      const double server_cpu_start = control_->CpuSeconds();
-      const double cpu_start = ProcessCpuSeconds();
-      const uint64_t start_ns = NowNs();
-      healthy = Measure(run, *point, repetition, config_.duration_s);
-      const uint64_t end_ns = NowNs();
-      ThreadCounters counters = run.TakeAll();
-      const double cpu_end = ProcessCpuSeconds();
-      if (!healthy) break;  // an interrupted repetition is not a measurement
-      const double server_cpu_end = control_->CpuSeconds();
-
       RepetitionResult result;
+      healthy = Measure(run, *point, repetition, window_start_ns, config_.duration_s, ops_total,
+                        &result.slices);
+      uint64_t window_end_ns = 0;
+      ThreadCounters counters = run.TakeAll(&window_end_ns);
+      const CpuMark cpu_end = TakeCpuMark();
+      if (!healthy) break;  // an interrupted repetition is not a measurement
+      const uint64_t backlog = config_.rate > 0 ? run.Backlog(window_end_ns) : 0;
+      const double server_cpu_end = control_->CpuSeconds();
+      const uint64_t server_cpu_end_ns = NowNs();
+
       result.repetition = repetition;
       result.ops = counters.ops;
       result.errors = counters.errors;
       result.wrong_type = counters.wrong_type;
       result.misses = counters.misses;
-      result.seconds = (end_ns - start_ns) / 1e9;
+      result.seconds = (window_end_ns - window_start_ns) / 1e9;
       result.ops_per_s = counters.ops / result.seconds;
-      result.p50_us = Micros(counters.latency.ValueAtQuantile(0.50));
-      result.p90_us = Micros(counters.latency.ValueAtQuantile(0.90));
-      result.p99_us = Micros(counters.latency.ValueAtQuantile(0.99));
-      result.p999_us = Micros(counters.latency.ValueAtQuantile(0.999));
-      result.max_us = Micros(counters.latency.max_ns());
-      result.mean_us = counters.latency.mean_ns() / 1000.0;
-      result.client_cpu = (cpu_end - cpu_start) / result.seconds;
+      result.slices.push_back({(slice_start_.ns - window_start_ns) / 1e9,
+                               (window_end_ns - slice_start_.ns) / 1e9,
+                               counters.ops_total - std::min(counters.ops_total, slice_start_.ops)});
+      if (config_.rate > 0) {
+        // What the schedule made due in this window: answered, or owed at
+        // its end and not already owed at its start. For uniform arrivals
+        // that is rate x seconds; for Poisson the realised count, so chance
+        // alone never marks a window behind.
+        const uint64_t answers = counters.ops + counters.errors;
+        result.offered_rate = config_.rate;
+        result.achieved_rate = answers / result.seconds;
+        const double due_in_window = static_cast<double>(answers) + static_cast<double>(backlog) -
+                                     static_cast<double>(backlog_start);
+        result.behind = static_cast<double>(answers) < kBehindFraction * due_in_window;
+        result.backlog = backlog;
+        backlog_start = backlog;
+      }
+      result.client_cpu = (cpu_end.process_seconds - cpu_start.process_seconds) / result.seconds;
+      result.busiest_thread_cpu = BusiestThreadCores(cpu_start.threads, cpu_end.threads, result.seconds);
       result.usable_cores = usable_cores;
-      result.client_bound = IsClientBound(result.client_cpu, usable_cores);
+      result.allowed_cores = allowed_cores;
+      result.client_bound = IsClientBound(result.client_cpu, allowed_cores, result.busiest_thread_cpu);
       if (server_cpu_start >= 0 && server_cpu_end >= 0) {
-        result.server_cpu = (server_cpu_end - server_cpu_start) / result.seconds;
+        result.server_cpu =
+            (server_cpu_end - server_cpu_start) / ((server_cpu_end_ns - server_cpu_start_ns) / 1e9);
       }
       result.latency = std::move(counters.latency);
+      window_start_ns = window_end_ns;
+      ops_total = counters.ops_total;
+      cpu_start = cpu_end;
+      server_cpu_start = server_cpu_end;
+      server_cpu_start_ns = server_cpu_end_ns;
+      const bool last = repetition == config_.repetitions;
+      if (last && config_.rate > 0) {
+        // Drain the last window's backlog: the threads send what was due by
+        // its end, and those replies' latencies belong to this repetition.
+        run.Stop(window_end_ns);
+        uint64_t drained_at = 0;
+        result.latency.Merge(run.TakeAll(&drained_at).latency);
+      }
+      SetPercentiles(&result);
       point->repetitions.push_back(std::move(result));
       point->incrby_sum = run.IncrbySum();
       if (callbacks_.on_repetition) callbacks_.on_repetition(*point, point->repetitions.back());
@@ -279,6 +359,11 @@ class SweepRunner {
   const LoadConfig& config_;
   const SweepCallbacks& callbacks_;
   std::unique_ptr<ServerControl> control_;
+  // Where the last Measure left its unfinished slice.
+  struct SliceStart {
+    uint64_t ns = 0;
+    uint64_t ops = 0;
+  } slice_start_;
 };
 
 }  // namespace
@@ -309,6 +394,22 @@ Status ValidateConfig(const LoadConfig& config) {
     return invalid("timeouts must be > 0 seconds");
   }
   return Status::Ok();
+}
+
+void SetPercentiles(RepetitionResult* r) {
+  const LatencyHistogram& latency = r->latency;
+  r->p50_us = Micros(latency.ValueAtQuantile(0.50));
+  r->p90_us = Micros(latency.ValueAtQuantile(0.90));
+  r->p99_us = Micros(latency.ValueAtQuantile(0.99));
+  r->p999_us = Micros(latency.ValueAtQuantile(0.999));
+  r->max_us = Micros(latency.max_ns());
+  r->mean_us = latency.mean_ns() / 1000.0;
+}
+
+LatencyHistogram MergedLatency(const PointResult& point) {
+  LatencyHistogram merged;
+  for (const RepetitionResult& r : point.repetitions) merged.Merge(r.latency);
+  return merged;
 }
 
 int EffectiveConnections(const LoadConfig& config, int threads) {

@@ -2,9 +2,14 @@
 // by the Python bindings. For each value of `threads` (one point) it opens
 // the client strategy's connections, runs a warm-up, then measures
 // `repetitions` back-to-back windows of `duration_s` each with the steady
-// clock while the application threads keep running; per repetition it
-// records ops, errors, latency percentiles, client CPU (and server CPU when
-// the server reports INFO cpu), and whether the client was the bottleneck.
+// clock while the application threads keep running. A window's boundaries
+// are the moments its counters were taken, so nothing done between windows
+// (INFO round trips, the on_repetition callback) inflates or shrinks it. Per
+// repetition it records ops, errors, latency percentiles, throughput in
+// 100 ms slices, client CPU (process and busiest thread; server CPU when the
+// server reports INFO cpu), and whether the client was the bottleneck; in
+// open loop also the achieved rate, whether it fell behind the offered rate,
+// and the backlog owed at the window's end.
 //
 // Plain structs in, plain structs out; no globals. Several sweeps may run
 // in one process at the same time (each with its own config and callbacks).
@@ -38,6 +43,8 @@ struct LoadConfig {
   double warmup_s = 2;
   int repetitions = 3;
   double rate = 0;  // open loop: total ops/s over all threads; 0 = closed loop
+  ArrivalKind arrival = ArrivalKind::kUniform;  // open loop
+  RefillMode refill = RefillMode::kSteady;      // closed loop, dedicated with pipeline > 1
   bool tcp_nodelay = true;
   std::vector<int> cpus;  // pin harness threads here; empty = wherever allowed
   bool prefill = false;   // SET every key once before measuring
@@ -51,6 +58,22 @@ Status ValidateConfig(const LoadConfig& config);
 // The number of connections a point with `threads` threads uses.
 int EffectiveConnections(const LoadConfig& config, int threads);
 
+// The throughput of one slice of a window (nominally 100 ms; the last one
+// ends at the window's end). Slices tile the window: their ops sum to the
+// window's ops.
+struct ThroughputSlice {
+  double start_s = 0;  // from the window's start
+  double seconds = 0;
+  uint64_t ops = 0;
+};
+constexpr double kSliceSeconds = 0.1;
+
+// Open loop: a window in which fewer than this fraction of the requests the
+// schedule made due were answered (the backlog grew by more than 5% of
+// them) is `behind`: the server or the client could not keep up. For
+// uniform arrivals that is an achieved rate below 95% of the offered rate.
+constexpr double kBehindFraction = 0.95;
+
 struct RepetitionResult {
   int repetition = 0;  // 1-based
   uint64_t ops = 0;    // replies of the expected kind (GET misses included)
@@ -59,13 +82,31 @@ struct RepetitionResult {
   uint64_t misses = 0;
   double seconds = 0;  // steady-clock length of the measured window
   double ops_per_s = 0;
+  // Open loop (rate > 0): every answer (ops + errors) per second, against
+  // the offered rate; behind: see kBehindFraction; backlog: the
+  // requests due by the window's end and not answered then (they are
+  // answered later and measured from their intended times; the last
+  // window's backlog is drained after the window and its latencies added to
+  // this repetition's histogram).
+  double offered_rate = 0;
+  double achieved_rate = 0;
+  bool behind = false;
+  uint64_t backlog = 0;
+  // Latencies: of ops only (error replies excluded); open loop from each
+  // request's intended send time.
   double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0, mean_us = 0;
   double client_cpu = 0;   // cores' worth of CPU the harness process used
-  int usable_cores = 0;    // cores it may run on
-  bool client_bound = false;
+  double busiest_thread_cpu = 0;  // the largest share of a core one harness thread used
+  int usable_cores = 0;    // cores it may run on (affinity / --cpus)
+  double allowed_cores = 0;  // usable_cores, or the cgroup CPU quota when smaller
+  bool client_bound = false;  // see IsClientBound (cpu_usage.h)
   double server_cpu = -1;  // cores' worth the server used; < 0: not reported
   LatencyHistogram latency;
+  std::vector<ThroughputSlice> slices;
 };
+
+// Fills the p50..max and mean fields of *r from r->latency.
+void SetPercentiles(RepetitionResult* r);
 
 struct PointResult {
   int point_index = 0;
@@ -77,6 +118,11 @@ struct PointResult {
   int64_t incrby_sum = 0;  // INCRBY increments answered with an integer, warm-up included
   bool complete = false;   // all repetitions measured
 };
+
+// The point's latency over all its repetitions: their histograms merged
+// (a point's percentiles come from this, never from a median of
+// per-repetition percentiles).
+LatencyHistogram MergedLatency(const PointResult& point);
 
 struct SweepProgress {
   int point_index = 0;

@@ -1,9 +1,9 @@
 #include "harness/synchronous_client.h"
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
+#include <optional>
 
+#include "harness/arrival_schedule.h"
 #include "harness/load_clock.h"
 #include "harness/reply_check.h"
 
@@ -13,23 +13,30 @@ void SleepUntil(uint64_t deadline_ns, const std::atomic<bool>& stop) {
   constexpr uint64_t kSlice = 50'000'000;  // re-check stop every 50 ms
   for (uint64_t now = NowNs(); now < deadline_ns && !stop.load(std::memory_order_relaxed);
        now = NowNs()) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(deadline_ns - now, kSlice)));
+    SleepUntilNs(std::min(deadline_ns, now + kSlice));
   }
 }
 
 Status SynchronousClient::RunThread(ThreadLoad& load) {
-  const uint64_t interval_ns =
-      load.rate_per_thread > 0 ? static_cast<uint64_t>(1e9 / load.rate_per_thread) : 0;
-  uint64_t next_intended_ns = NowNs();
+  std::optional<ArrivalSchedule> schedule;
+  if (load.rate_per_thread > 0) {
+    schedule.emplace(load.arrival, load.rate_per_thread, load.arrival_seed, NowNs());
+    load.recorder->NoteSchedule(schedule->next_ns(), false);
+  }
   std::string request;
-  while (!load.stop->load(std::memory_order_relaxed)) {
+  for (;;) {
     uint64_t start_ns;
-    if (interval_ns != 0) {
-      SleepUntil(next_intended_ns, *load.stop);
-      if (load.stop->load(std::memory_order_relaxed)) break;
-      start_ns = next_intended_ns;
-      next_intended_ns += interval_ns;
+    if (schedule) {
+      // A call that outlasts the gap makes the next ones late; their
+      // latencies still count from their intended times.
+      SleepUntil(schedule->next_ns(), *load.stop);
+      const bool stopping = load.stop->load(std::memory_order_acquire);
+      if (stopping && schedule->next_ns() > SendDeadline(load, true, 0)) break;
+      start_ns = schedule->next_ns();
+      schedule->Advance();
+      load.recorder->NoteSchedule(schedule->next_ns(), true);
     } else {
+      if (load.stop->load(std::memory_order_relaxed)) break;
       start_ns = NowNs();
     }
     request.clear();
@@ -37,7 +44,9 @@ Status SynchronousClient::RunThread(ThreadLoad& load) {
     ReplyPtr reply;
     Status called = Call(request, &reply);
     if (!called.ok()) return called;
-    load.recorder->Record({NowNs() - start_ns, CheckReply(*reply, info.expected), info.increment});
+    const uint64_t end_ns = NowNs();
+    load.recorder->Record({end_ns - std::min(end_ns, start_ns),
+                           CheckReply(*reply, info.expected), info.increment});
   }
   return Status::Ok();
 }

@@ -1,10 +1,11 @@
 // SynchronousClient: the application-thread loop shared by the strategies in
 // which an operation is one blocking round trip (pooled and shared): build a
 // request, Call() it, check the reply, record the latency. In open loop
-// (rate > 0) each request has an intended send time on a fixed schedule and
-// its latency is measured from that time, so a stalled server shows up in
-// the latencies instead of silently slowing the schedule (coordinated
-// omission).
+// (rate > 0) each request has an intended send time on the thread's arrival
+// schedule (uniform or Poisson, random phase) and its latency is measured
+// from that time, so a stalled server shows up in the latencies instead of
+// silently slowing the schedule (coordinated omission). Waits are absolute
+// clock_nanosleep sleeps, never spins.
 //
 // Thread safety: RunThread runs on many threads at once; Call must be
 // thread-safe in subclasses.

@@ -29,7 +29,8 @@ from .servers import launch_prefix
 
 HARNESS_COLUMNS = ("threads", "client", "transport", "pipeline", "connections", "repetition",
                    "ops", "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us",
-                   "p999_us", "max_us", "client_cpu", "client_bound")
+                   "p999_us", "max_us", "client_cpu", "client_bound", "misses", "wrong_type",
+                   "achieved_rate", "behind", "backlog", "busiest_thread_cpu", "allowed_cores")
 CLIENT_BOUND_FRACTION = 0.9
 
 
@@ -53,12 +54,10 @@ def _tail(text: str, lines: int = 4) -> str:
     return " | ".join(text.strip().splitlines()[-lines:])
 
 
-def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
-                   netns: str | None, csv_path: Path, json_path: Path,
-                   prefill: bool) -> LoadResult:
-    binary = build_dir / "kvlab-load"
-    if not binary.exists():
-        return LoadResult([], f"{binary} not found (build it: make build)")
+def kvlab_load_command(point: Point, binary: Path, target: str, cpus: str | None,
+                       netns: str | None, csv_path: Path, json_path: Path, prefill: bool,
+                       rate: float = 0, arrival: str = "uniform") -> list[str]:
+    """The kvlab-load command line of a point; rate > 0: open loop at that many ops/s."""
     command = launch_prefix(cpus, netns) + [
         str(binary), "--target", target, "--client", point.client,
         "--threads", str(point.threads), "--command", point.command,
@@ -74,6 +73,19 @@ def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
         command += ["--ratio", point.ratio]
     if prefill:
         command.append("--prefill")
+    if rate > 0:
+        command += ["--rate", f"{rate:.0f}", "--arrival", arrival]
+    return command
+
+
+def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
+                   netns: str | None, csv_path: Path, json_path: Path,
+                   prefill: bool, rate: float = 0, arrival: str = "uniform") -> LoadResult:
+    binary = build_dir / "kvlab-load"
+    if not binary.exists():
+        return LoadResult([], f"{binary} not found (build it: make build)")
+    command = kvlab_load_command(point, binary, target, cpus, netns, csv_path, json_path,
+                                 prefill, rate, arrival)
     budget = point.repetitions * point.duration + point.warmup + 120
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=budget)

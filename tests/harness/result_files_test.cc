@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -26,6 +27,16 @@ std::string PythonOnJson(const std::string& path, const std::string& expression)
   std::string output;
   const int status = testing::RunProcess(
       {KVLAB_PYTHON, "-c", "import json,sys; d=json.load(open(sys.argv[1])); print(" + expression + ")", path},
+      &output);
+  return status == 0 ? output : "INVALID: " + output;
+}
+
+// Evaluates `expression` on the first row (r) of a CSV file, with Python's csv module.
+std::string PythonOnCsv(const std::string& path, const std::string& expression) {
+  std::string output;
+  const int status = testing::RunProcess(
+      {KVLAB_PYTHON, "-c",
+       "import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" + expression + ")", path},
       &output);
   return status == 0 ? output : "INVALID: " + output;
 }
@@ -85,6 +96,30 @@ TEST_F(ResultFilesTest, CsvHasTheIssuesColumnsFirstAndOneRowPerRepetition) {
   EXPECT_EQ(rows, 2);
 }
 
+TEST_F(ResultFilesTest, CsvCarriesMissesWrongTypeAndTheOpenLoopColumns) {
+  // An all-miss GET point must not look normal: misses and wrong_type reach
+  // the CSV, and so do behind/backlog/achieved_rate of an open-loop point.
+  RepetitionResult r = point_.repetitions[0];
+  r.misses = 1000;
+  r.wrong_type = 3;
+  r.errors = 3;
+  r.achieved_rate = 1500;
+  r.behind = true;
+  r.backlog = 42;
+  r.busiest_thread_cpu = 0.97;
+  r.allowed_cores = 1.5;
+  config_.rate = 2000;
+  config_.arrival = ArrivalKind::kPoisson;
+  const std::string path = directory_ + "/r.csv";
+  std::unique_ptr<CsvResultFile> csv;
+  ASSERT_TRUE(CsvResultFile::Create(path, config_, &csv).ok());
+  ASSERT_TRUE(csv->Append(point_, r).ok());
+  EXPECT_EQ(PythonOnCsv(path, "r['misses'], r['wrong_type'], r['errors'], r['arrival'], r['refill'], "
+                              "r['achieved_rate'], r['behind'], r['backlog'], "
+                              "r['busiest_thread_cpu'], r['allowed_cores']"),
+            "1000 3 3 poisson steady 1500.0 true 42 0.9700 1.50\n");
+}
+
 TEST_F(ResultFilesTest, CsvCreateFailsForAnUnwritablePath) {
   std::unique_ptr<CsvResultFile> csv;
   EXPECT_FALSE(CsvResultFile::Create(directory_ + "/missing/r.csv", config_, &csv).ok());
@@ -106,9 +141,39 @@ TEST_F(ResultFilesTest, JsonIsValidAndCarriesConfigMachineInfoAndHistograms) {
             "2 [[9984, 10047, 1], [29952, 30079, 1]]\n");
   EXPECT_EQ(PythonOnJson(path, "d['machine']['cores'] > 0, bool(d['machine']['kernel'])"),
             "True True\n");
+  // The point over all repetitions: the merged histogram and its percentiles.
+  EXPECT_EQ(PythonOnJson(path, "d['points'][0]['merged']['repetitions'], d['points'][0]['merged']['ops'], "
+                               "d['points'][0]['merged']['histogram']['count'], "
+                               "round(d['points'][0]['merged']['p99_us'])"),
+            "2 3000 4 30\n");
+  EXPECT_EQ(PythonOnJson(path, "d['points'][0]['repetitions'][0]['slices']['columns']"),
+            "['start_s', 'seconds', 'ops']\n");
   ASSERT_TRUE(json.Write({point_}, "failed", "point threads=2: connection closed").ok());
   EXPECT_EQ(PythonOnJson(path, "d['status'], d['error']"),
             "failed point threads=2: connection closed\n");
+}
+
+TEST(SummaryTableTest, StudentTDoesNotJumpPastThirtyDegreesOfFreedom) {
+  // The half-width is t * s / sqrt(n): divide it out.
+  auto half_width_over_t = [](size_t n, double* t) {
+    std::vector<double> values;
+    double mean = 0;
+    for (size_t i = 0; i < n; ++i) {
+      values.push_back(i % 2 == 0 ? 0.0 : 2.0);
+      mean += values.back() / n;
+    }
+    double squares = 0;
+    for (double v : values) squares += (v - mean) * (v - mean);
+    const double standard_error = std::sqrt(squares / (n - 1)) / std::sqrt(static_cast<double>(n));
+    *t = ConfidenceHalfWidth95(values) / standard_error;
+  };
+  double t30 = 0, t31 = 0, t120 = 0;
+  half_width_over_t(31, &t30);   // 30 degrees: the table
+  half_width_over_t(32, &t31);   // 31 degrees: t(0.975, 31) = 2.0395
+  half_width_over_t(121, &t120); // 120 degrees: t(0.975, 120) = 1.9799
+  EXPECT_NEAR(t30, 2.042, 1e-3);
+  EXPECT_NEAR(t31, 2.0395, 1e-3);
+  EXPECT_NEAR(t120, 1.9799, 1e-3);
 }
 
 TEST(JsonWriterTest, CommasNestingEscapesAndNonFiniteNumbers) {
@@ -136,6 +201,14 @@ TEST(SummaryTableTest, OneRowPerPointWithMedianAndInterval) {
   }
   const std::string table = RenderSummaryTable(config, {point});
   EXPECT_NE(table.find("| 4 | pooled | tcp | 200 | 248 |"), std::string::npos) << table;
+  // p99 of the merged histogram (9 ms), not the median of per-repetition p99s (1 ms).
+  point.repetitions[0].latency.Record(9'000'000);
+  point.repetitions[1].latency.Record(1'000'000);
+  point.repetitions[2].latency.Record(1'000'000);
+  for (int i = 0; i < 200; ++i) point.repetitions[0].latency.Record(9'000'000);
+  for (int i = 0; i < 100; ++i) point.repetitions[1].latency.Record(1'000'000);
+  const std::string merged_table = RenderSummaryTable(config, {point});
+  EXPECT_NE(merged_table.find("| 9000.0 | 9000.0 |"), std::string::npos) << merged_table;
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "harness/server_control.h"
 #include "tests/harness/test_server.h"
@@ -68,7 +70,12 @@ TEST_P(SweepTest, IncrbySumEqualsTheServersValueForEveryStrategyAndTransport) {
         EXPECT_GT(r.seconds, 0.19);
         EXPECT_GT(r.p50_us, 0);
         EXPECT_LE(r.p50_us, r.p99_us);
-        EXPECT_GE(r.client_cpu, 0);
+        // The harness did work, and its busiest thread is one of its threads.
+        EXPECT_GT(r.client_cpu, 0);
+        EXPECT_GT(r.busiest_thread_cpu, 0);
+        EXPECT_LE(r.busiest_thread_cpu, r.client_cpu * 1.05 + 0.01);
+        EXPECT_GT(r.allowed_cores, 0);
+        EXPECT_LE(r.allowed_cores, r.usable_cores);
       }
       std::unique_ptr<ServerControl> control;
       ASSERT_TRUE(ServerControl::Open(target, {}, &control).ok());
@@ -134,6 +141,58 @@ TEST_P(SweepTest, OpenLoopNeverExceedsItsSchedule) {
     seconds += r.seconds;
   }
   EXPECT_LE(ops, static_cast<uint64_t>(config.rate * (seconds + 0.1)));
+}
+
+TEST_P(SweepTest, WindowsEndAtTheirCountersSoASlowCallbackDoesNotInflateThroughput) {
+  // Open loop at a fixed rate: each window's ops/s must be that rate. The
+  // callback after each repetition takes longer than a window; were the
+  // window timed from after the callback (as it once was) while its ops
+  // counted from the previous window's end, later repetitions would show
+  // about 2.5x the rate.
+  LoadConfig config = ShortConfig(server_->unix_target());
+  config.client = ClientKind::kDedicated;
+  config.rate = 2000;
+  config.repetitions = 3;
+  config.workload.command = CommandKind::kPing;
+  SweepCallbacks callbacks;
+  callbacks.on_repetition = [](const PointResult&, const RepetitionResult&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  std::vector<PointResult> points;
+  ASSERT_TRUE(RunSweep(config, callbacks, &points).ok());
+  for (const RepetitionResult& r : points[0].repetitions) {
+    SCOPED_TRACE(r.repetition);
+    EXPECT_LE(r.ops_per_s, config.rate * 1.15);
+    EXPECT_GE(r.seconds, config.duration_s);
+    // The 100 ms slices tile the window: their ops and lengths add up.
+    uint64_t slice_ops = 0;
+    double slice_seconds = 0;
+    for (const ThroughputSlice& slice : r.slices) {
+      EXPECT_NEAR(slice.start_s, slice_seconds, 1e-6);
+      slice_ops += slice.ops;
+      slice_seconds += slice.seconds;
+    }
+    EXPECT_EQ(slice_ops, r.ops);
+    EXPECT_NEAR(slice_seconds, r.seconds, 1e-6);
+    // Slices are sampled while the runner waits; the first window has no
+    // callback before it, so it is sliced throughout.
+    if (r.repetition == 1) {
+      EXPECT_GE(r.slices.size(), static_cast<size_t>(r.seconds / kSliceSeconds) - 1);
+    }
+  }
+}
+
+TEST_P(SweepTest, PercentilesOfAPointComeFromItsMergedHistogram) {
+  PointResult point;
+  for (uint64_t latency_ns : {1'000'000, 1'000'000, 9'000'000}) {
+    RepetitionResult r;
+    for (int i = 0; i < 100; ++i) r.latency.Record(latency_ns);
+    point.repetitions.push_back(std::move(r));
+  }
+  // The median of per-repetition p99s would be 1 ms; the merged p99 is 9 ms.
+  const LatencyHistogram merged = MergedLatency(point);
+  EXPECT_EQ(merged.count(), 300u);
+  EXPECT_NEAR(merged.ValueAtQuantile(0.99) / 1e6, 9.0, 0.05);
 }
 
 TEST_P(SweepTest, CancelKeepsCompletedRepetitions) {

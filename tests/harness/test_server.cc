@@ -128,6 +128,10 @@ void TestServer::Kill() {
   }
 }
 
+void TestServer::Signal(int signal) {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
 TestServer::~TestServer() {
   Kill();
   if (!directory_.empty()) {

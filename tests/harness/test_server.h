@@ -45,6 +45,8 @@ class TestServer {
 
   // SIGKILLs the server now (for fault tests).
   void Kill();
+  // Sends `signal` to the server (SIGSTOP/SIGCONT: a stalled server).
+  void Signal(int signal);
 
  private:
   bool TryStart(const ServerKind& kind, int port);

@@ -1,0 +1,180 @@
+"""Latency versus load: open-loop points at fractions of a server's closed-loop maximum.
+
+A sweep with `latency_curve = [0.1, 0.25, ...]` is measured per server in two
+steps: its closed-loop point gives the maximum throughput; then kvlab-load runs
+the same point open loop (`--rate`) at each fraction of that maximum, and each
+run's latency comes from its merged histogram (all repetitions), measured from
+every request's intended send time. From the rows this module builds:
+
+- `latency_capped_throughput`: per server, the highest achieved load whose p99
+  stays under the SLO (default 1 ms) — beside the closed-loop maximum;
+- `latency_curve_figure`: p50/p99/p99.9 against achieved throughput, one line
+  per server, log-scale latency.
+
+A curve row is a dict: server, fraction, offered_rate, achieved_rate, p50_us,
+p90_us, p99_us, p999_us, max_us, behind (a repetition fell behind its
+schedule), backlog (requests owed at the windows' ends, summed), requests
+(latencies in the merged histogram), closed_loop_max.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import loadgens
+from .experiment import Point
+
+DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+DEFAULT_SLO_US = 1000.0
+CURVE_PERCENTILES = (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"))
+
+
+def open_loop_rates(closed_loop_max: float, fractions=DEFAULT_FRACTIONS) -> list[tuple[float, float]]:
+    """(fraction, offered ops/s) for each fraction of the closed-loop maximum."""
+    if not closed_loop_max > 0:
+        raise ValueError(f"closed-loop maximum must be > 0 ops/s, got {closed_loop_max!r}")
+    for fraction in fractions:
+        if not 0 < fraction <= 1:
+            raise ValueError(f"latency_curve fractions must be in (0, 1], got {fraction!r}")
+    return [(fraction, fraction * closed_loop_max) for fraction in fractions]
+
+
+def closed_loop_maximum(rows) -> float:
+    """A point's closed-loop maximum: the median ops/s of its measured repetitions."""
+    rates = sorted(float(r["ops_per_s"]) for r in rows if r.get("ops_per_s"))
+    if not rates:
+        raise ValueError("no measured closed-loop repetition to take the maximum from")
+    middle = len(rates) // 2
+    return rates[middle] if len(rates) % 2 else (rates[middle - 1] + rates[middle]) / 2
+
+
+def _run_files(point: Point, fraction: float, out_dir: Path) -> tuple[Path, Path]:
+    stem = f"{point.server}-{point.sweep}-{point.command}-t{point.threads}-p{point.pipeline}-f{fraction:g}"
+    return out_dir / f"{stem}.csv", out_dir / f"{stem}.json"
+
+
+def open_loop_commands(point: Point, binary: Path, target: str, closed_loop_max: float,
+                       out_dir: Path, fractions=DEFAULT_FRACTIONS, cpus: str | None = None,
+                       netns: str | None = None, arrival: str = "uniform") -> list[dict]:
+    """The kvlab-load runs of one point's latency curve: one per fraction.
+
+    Each entry: fraction, rate, csv (path), json (path), argv (the command line).
+    """
+    runs = []
+    for fraction, rate in open_loop_rates(closed_loop_max, fractions):
+        csv_path, json_path = _run_files(point, fraction, out_dir)
+        argv = loadgens.kvlab_load_command(point, binary, target, cpus, netns, csv_path,
+                                           json_path, prefill=False, rate=rate, arrival=arrival)
+        runs.append({"fraction": fraction, "rate": rate, "csv": csv_path, "json": json_path,
+                     "argv": argv})
+    return runs
+
+
+def curve_row(server: str, fraction: float, closed_loop_max: float, document: dict) -> dict:
+    """One curve row from kvlab-load's JSON document (its first point)."""
+    point = document["points"][0]
+    merged = point["merged"]
+    repetitions = point["repetitions"]
+    seconds = sum(r["seconds"] for r in repetitions)
+    answers = sum(r["ops"] + r["errors"] for r in repetitions)
+    return {
+        "server": server,
+        "fraction": fraction,
+        "closed_loop_max": closed_loop_max,
+        "offered_rate": float(document["config"]["rate"]),
+        "achieved_rate": answers / seconds if seconds > 0 else 0.0,
+        "p50_us": merged["p50_us"],
+        "p90_us": merged["p90_us"],
+        "p99_us": merged["p99_us"],
+        "p999_us": merged["p999_us"],
+        "max_us": merged["max_us"],
+        "behind": any(r.get("behind", False) for r in repetitions),
+        "backlog": sum(r.get("backlog", 0) for r in repetitions),
+        "requests": merged["histogram"]["count"],
+    }
+
+
+def curve_row_from_file(server: str, fraction: float, closed_loop_max: float, path: Path) -> dict:
+    return curve_row(server, fraction, closed_loop_max, json.loads(Path(path).read_text()))
+
+
+def measure_curve(point: Point, closed_loop_max: float, build_dir: Path, target: str,
+                  out_dir: Path, fractions=DEFAULT_FRACTIONS, cpus: str | None = None,
+                  netns: str | None = None, arrival: str = "uniform") -> tuple[list[dict], list[str]]:
+    """Runs one point's open-loop runs (the server already running at `target`).
+
+    Returns the curve rows measured and the problems met (a failed run's
+    completed repetitions still give a row). kvlab-load's JSON files stay in
+    out_dir.
+    """
+    rows, problems = [], []
+    for fraction, rate in open_loop_rates(closed_loop_max, fractions):
+        csv_path, json_path = _run_files(point, fraction, out_dir)
+        result = loadgens.run_kvlab_load(point, build_dir, target, cpus, netns, csv_path,
+                                         json_path, prefill=False, rate=rate, arrival=arrival)
+        if result.error:
+            problems.append(f"{point.server} open loop at {rate:.0f} ops/s: {result.error}")
+        try:
+            document = json.loads(json_path.read_text())
+            if document["points"] and document["points"][0]["repetitions"]:
+                rows.append(curve_row(point.server, fraction, closed_loop_max, document))
+        except (OSError, ValueError, KeyError) as error:
+            problems.append(f"{point.server} open loop at {rate:.0f} ops/s: no results ({error})")
+    return rows, problems
+
+
+def latency_capped_throughput(rows, slo_us: float = DEFAULT_SLO_US) -> dict[str, dict]:
+    """Per server: the highest achieved load whose p99 stays under `slo_us`.
+
+    A row that fell behind its schedule is not a load the server sustained and
+    never counts. Returns {server: {"capped": ops/s or None (no row met the
+    SLO), "slo_us": slo_us, "closed_loop_max": ...}}.
+    """
+    result: dict[str, dict] = {}
+    for row in rows:
+        entry = result.setdefault(row["server"], {"capped": None, "slo_us": slo_us,
+                                                  "closed_loop_max": row.get("closed_loop_max")})
+        if row["behind"] or not row["p99_us"] < slo_us:
+            continue
+        if entry["capped"] is None or row["achieved_rate"] > entry["capped"]:
+            entry["capped"] = row["achieved_rate"]
+    return result
+
+
+def latency_curve_figure(rows, title: str = "latency versus load"):
+    """p50/p99/p99.9 against achieved ops/s, one colour per server, log latency."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    servers = sorted({row["server"] for row in rows})
+    styles = {"p50_us": "-", "p99_us": "--", "p999_us": ":"}
+    for index, server in enumerate(servers):
+        mine = sorted((r for r in rows if r["server"] == server), key=lambda r: r["achieved_rate"])
+        colour = f"C{index % 10}"
+        for column, label in CURVE_PERCENTILES:
+            axis.plot([r["achieved_rate"] for r in mine], [r[column] for r in mine],
+                      linestyle=styles[column], marker="o", markersize=3, color=colour,
+                      label=f"{server} {label}")
+        behind = [r for r in mine if r["behind"]]
+        if behind:
+            axis.scatter([r["achieved_rate"] for r in behind], [r["p99_us"] for r in behind],
+                         marker="x", color=colour, zorder=3)
+    axis.set_yscale("log")
+    axis.set_xlabel("achieved throughput (ops/s, open loop)")
+    axis.set_ylabel("latency from intended send time (µs)")
+    axis.set_title(title + " (x: behind its schedule)")
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend(fontsize="x-small", ncol=max(1, len(servers) // 3))
+    figure.tight_layout()
+    return figure
+
+
+def write_latency_curve(rows, path: Path, title: str = "latency versus load") -> Path:
+    figure = latency_curve_figure(rows, title)
+    figure.savefig(path)
+    import matplotlib.pyplot as plt
+    plt.close(figure)
+    return Path(path)

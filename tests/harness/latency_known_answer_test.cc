@@ -1,0 +1,217 @@
+// Known-answer tests of the latencies kvlab-load reports:
+//  - a reply delay of known size (DelayServer holds each PING's reply D):
+//    the open-loop median is D plus the stack, for every strategy and for
+//    every request of a pipelined batch;
+//  - coordinated omission: a real redis-server child stopped with SIGSTOP
+//    for ~200 ms under open loop at rate R leaves about R x (pause - 100 ms)
+//    requests at >= 100 ms in the corrected histogram (each request counts
+//    from its intended time), while a closed loop of the same shape shows
+//    one per connection (the request each connection had in flight);
+//  - an open loop the server cannot keep up with is marked behind, its
+//    backlog counted, and the backlog's replies measured, not dropped.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "harness/load_clock.h"
+#include "harness/sweep.h"
+#include "tests/harness/delay_server.h"
+#include "tests/harness/test_server.h"
+
+namespace kvlab::harness {
+namespace {
+
+using testing::DelayServer;
+using testing::TestServer;
+
+// The stack's cost (two Unix-socket hops, up to four thread wake-ups) is
+// measured at run time against a server without delay; this is how much it
+// may vary between that run and the delayed one on a shared 2-core machine.
+constexpr double kStackUs = 200;
+
+uint64_t CountAtOrAbove(const LatencyHistogram& histogram, uint64_t threshold_ns) {
+  uint64_t count = 0;
+  for (const LatencyHistogram::Bucket& bucket : histogram.NonEmptyBuckets()) {
+    if (bucket.lower_ns >= threshold_ns) count += bucket.count;
+  }
+  return count;
+}
+
+LoadConfig PingConfig(const Target& target) {
+  LoadConfig config;
+  config.target = target;
+  config.workload.command = CommandKind::kPing;
+  config.warmup_s = 0.2;
+  config.duration_s = 1.0;
+  config.repetitions = 1;
+  return config;
+}
+
+// The p50 of the median repetition of `config` (3 repetitions): a stall of
+// this shared machine, not of the code under test, can spoil one of them.
+double MedianRepetitionP50(const LoadConfig& config, uint64_t* requests, int* behind) {
+  std::vector<PointResult> points;
+  const Status status = RunSweep(config, {}, &points);
+  EXPECT_TRUE(status.ok()) << status.message();
+  if (points.empty() || points[0].repetitions.size() != 3) return -1;
+  std::vector<double> p50s;
+  *behind = 0;
+  for (const RepetitionResult& r : points[0].repetitions) {
+    p50s.push_back(r.p50_us);
+    *behind += r.behind;
+  }
+  *requests = MergedLatency(points[0]).count();
+  std::sort(p50s.begin(), p50s.end());
+  return p50s[1];
+}
+
+TEST(KnownDelayTest, OpenLoopMedianIsTheReplyDelayForEveryStrategy) {
+  constexpr uint64_t kDelayNs = 5'000'000;
+  const double delay_us = kDelayNs / 1000.0;
+  DelayServer immediate(0);  // calibrates the stack: the same load, no delay
+  DelayServer delayed(kDelayNs);
+  ASSERT_TRUE(immediate.started() && delayed.started());
+  struct Case {
+    ClientKind client;
+    int threads;
+    int pipeline;
+    double rate;
+  };
+  // Dedicated: ~10 requests in flight on one connection, each with its own
+  // intended time; pooled and shared: 20 ops/s per thread, a tenth of what
+  // one request at a time allows, so queueing behind the previous request is
+  // rare even with Poisson arrivals.
+  for (const Case& c : {Case{ClientKind::kDedicated, 1, 32, 2000}, Case{ClientKind::kPooled, 1, 1, 20},
+                        Case{ClientKind::kShared, 2, 1, 40}}) {
+    for (const ArrivalKind arrival : {ArrivalKind::kUniform, ArrivalKind::kPoisson}) {
+      SCOPED_TRACE(std::string(ClientKindName(c.client)) + " " + ArrivalKindName(arrival));
+      LoadConfig config = PingConfig(immediate.unix_target());
+      config.client = c.client;
+      config.threads = {c.threads};
+      config.pipeline = c.pipeline;
+      config.rate = c.rate;
+      config.arrival = arrival;
+      config.duration_s = c.rate >= 1000 ? 0.5 : 1.5;
+      config.repetitions = 3;
+      uint64_t requests = 0;
+      int behind = 0;
+      const double stack_us = MedianRepetitionP50(config, &requests, &behind);
+      config.target = delayed.unix_target();
+      const double p50_us = MedianRepetitionP50(config, &requests, &behind);
+      std::printf("%s %s: delay %.0f us, open-loop p50 %.1f us (stack alone %.1f us; median of 3 "
+                  "repetitions, %llu requests)\n",
+                  ClientKindName(c.client), ArrivalKindName(arrival), delay_us, p50_us, stack_us,
+                  static_cast<unsigned long long>(requests));
+      EXPECT_GE(requests, static_cast<uint64_t>(c.rate * config.duration_s * 3 * 0.6));  // Poisson counts vary
+      // Never below the delay (0.5%: the histogram's bucket error) ...
+      EXPECT_GE(p50_us, delay_us * 0.995);
+      // ... and within 5% plus the stack, as measured just before, above it.
+      EXPECT_LE(p50_us, delay_us * 1.05 + stack_us + kStackUs);
+      EXPECT_LE(behind, 1);
+    }
+  }
+}
+
+// Runs `config` against `server`, stopping the server for ~200 ms once,
+// about 1 s into the measured window. Returns how many requests took
+// >= 100 ms; *paused_s is the pause's true length.
+uint64_t SlowRequestsWithPause(const LoadConfig& config, TestServer& server, double* paused_out) {
+  double paused_s = 0;
+  SweepCallbacks callbacks;
+  callbacks.on_progress = [&](const SweepProgress& progress) {
+    if (progress.repetition != 1 || paused_s > 0) return;
+    const uint64_t stopped = NowNs();
+    server.Signal(SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    server.Signal(SIGCONT);
+    paused_s = (NowNs() - stopped) / 1e9;
+  };
+  std::vector<PointResult> points;
+  const Status status = RunSweep(config, callbacks, &points);
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_GT(paused_s, 0) << "the pause never happened";
+  *paused_out = paused_s;
+  return points.size() == 1 ? CountAtOrAbove(MergedLatency(points[0]), 100'000'000) : 0;
+}
+
+TEST(CoordinatedOmissionTest, OpenLoopCountsEveryDelayedRequestClosedLoopOnePerConnection) {
+  TestServer server(testing::RedisServer());
+  ASSERT_TRUE(server.started()) << server.start_error();
+  constexpr int kConnections = 4;
+  constexpr double kRate = 2000;
+  LoadConfig config = PingConfig(server.unix_target());
+  config.client = ClientKind::kDedicated;
+  config.threads = {1};
+  config.connections = kConnections;
+  config.duration_s = 2.0;
+  config.warmup_s = 0.3;
+
+  // Open loop: requests intended during the pause wait for it to end, so a
+  // request intended t after the stop waits (pause - t): those intended in
+  // the first (pause - 100 ms) take >= 100 ms. Requests are sent on time
+  // (pipeline 1000 leaves room), so every one is in the histogram.
+  config.rate = kRate;
+  config.pipeline = 1000;
+  double open_pause_s = 0;
+  const uint64_t corrected = SlowRequestsWithPause(config, server, &open_pause_s);
+  const double expected = kRate * (open_pause_s - 0.1);
+
+  // Closed loop, same shape: each connection's one request in flight waits
+  // out the pause; no other request is even sent meanwhile.
+  config.rate = 0;
+  config.pipeline = 1;
+  double closed_pause_s = 0;
+  const uint64_t uncorrected = SlowRequestsWithPause(config, server, &closed_pause_s);
+
+  std::printf("server stopped %.0f ms at %.0f ops/s: requests >= 100 ms: open loop (corrected) "
+              "%llu, expected %.0f; closed loop (uncorrected) %llu with %d connections\n",
+              open_pause_s * 1000, kRate, static_cast<unsigned long long>(corrected), expected,
+              static_cast<unsigned long long>(uncorrected), kConnections);
+  // Tolerance 15% + 20: the schedule's phase and wake-up jitter around the
+  // 100 ms threshold, and the pause's start and end as the harness saw them.
+  EXPECT_NEAR(static_cast<double>(corrected), expected, 0.15 * expected + 20);
+  // One per connection; a stall of >= 100 ms of the shared machine (not the
+  // server) adds one per connection, and up to two such stalls are allowed.
+  EXPECT_GE(uncorrected, static_cast<uint64_t>(kConnections));
+  EXPECT_LE(uncorrected, static_cast<uint64_t>(3 * kConnections));
+}
+
+TEST(OpenLoopBehindTest, AServerThatCannotKeepUpIsBehindWithItsBacklogMeasured) {
+  // One pooled connection, one request at a time, 1 ms per reply: at most
+  // ~1000 ops/s against 2000 offered.
+  DelayServer server(1'000'000);
+  ASSERT_TRUE(server.started());
+  LoadConfig config = PingConfig(server.unix_target());
+  config.client = ClientKind::kPooled;
+  config.connections = 1;
+  config.rate = 2000;
+  config.warmup_s = 0.1;
+  config.duration_s = 0.3;
+  config.repetitions = 2;
+  std::vector<PointResult> points;
+  const Status status = RunSweep(config, {}, &points);
+  ASSERT_TRUE(status.ok()) << status.message();
+  uint64_t measured = 0;
+  for (const RepetitionResult& r : points[0].repetitions) {
+    EXPECT_TRUE(r.behind);
+    EXPECT_DOUBLE_EQ(r.offered_rate, 2000);
+    EXPECT_LE(r.achieved_rate, 1000 * 1.01);
+    // The backlog has grown since the point started: at least the shortfall of this window.
+    EXPECT_GE(static_cast<double>(r.backlog), (r.offered_rate - r.achieved_rate) * r.seconds);
+    measured += r.latency.count();
+  }
+  // The last window's backlog was drained and measured: more latencies
+  // than answers inside the windows.
+  const RepetitionResult& last = points[0].repetitions.back();
+  EXPECT_GE(last.latency.count(), last.ops + last.backlog / 2);
+  // Everything the server answered during and after the windows, minus the
+  // warm-up, was measured (the drain ran to the end of the schedule).
+  EXPECT_GE(server.pings(), measured);
+}
+
+}  // namespace
+}  // namespace kvlab::harness
