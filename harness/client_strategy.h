@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/connection.h"
+#include "harness/io_model.h"
 #include "harness/status.h"
 #include "harness/target.h"
 #include "harness/thread_recorder.h"
@@ -36,6 +37,7 @@ struct StrategyOptions {
   int connections = 1;  // dedicated: total over all threads; pooled: pool size; shared: 1
   int pipeline = 1;     // dedicated only
   std::vector<int> cpus;  // where the strategy's own I/O threads may run
+  IoOptions io;           // pooled and shared: direct or event-loop I/O
 };
 
 // Everything one application thread needs to run its loop.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/command_line.h"
+#include "harness/event_loop.h"
 #include "harness/machine_info.h"
 #include "harness/result_files.h"
 #include "harness/server_control.h"
@@ -108,9 +109,17 @@ class FrontEnd {
  private:
   void PrintPlan() const {
     const LoadConfig& c = options_.config;
-    std::printf("kvlab-load: %s client=%s command=%s keys=%llu key-dist=%s value-size=%s "
+    std::string io;
+    if (c.client != ClientKind::kDedicated) {
+      io = std::string(" io=") + IoModelName(c.io.model);
+      if (c.io.model == IoModel::kEventLoop) {
+        io += " loop-threads=" + std::to_string(EffectiveLoopThreads(c.io.loop_threads, c.cpus)) +
+              " io-flush=" + FlushModeName(c.io.flush);
+      }
+    }
+    std::printf("kvlab-load: %s client=%s%s command=%s keys=%llu key-dist=%s value-size=%s "
                 "pipeline=%d duration=%gs warmup=%gs repeat=%d%s\n",
-                c.target.ToUrl().c_str(), ClientKindName(c.client), CommandName(c.workload.command),
+                c.target.ToUrl().c_str(), ClientKindName(c.client), io.c_str(), CommandName(c.workload.command),
                 static_cast<unsigned long long>(c.workload.keys),
                 KeyDistributionName(c.workload).c_str(), ValueSizeName(c.workload).c_str(),
                 c.pipeline, c.duration_s, c.warmup_s, c.repetitions,

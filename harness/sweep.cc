@@ -39,6 +39,7 @@ class PointRun {
     options.connections = EffectiveConnections(config_, threads_);
     options.pipeline = config_.pipeline;
     options.cpus = config_.cpus;
+    options.io = config_.io;
     strategy_ = MakeClientStrategy(config_.client, options);
     Status connected = strategy_->Connect();
     if (!connected.ok()) return connected;
@@ -295,6 +296,8 @@ Status ValidateConfig(const LoadConfig& config) {
   if (config.client == ClientKind::kShared && config.connections > 1) {
     return invalid("--client shared uses exactly one connection (leave --connections out)");
   }
+  Status io = ValidateIoOptions(config.client != ClientKind::kDedicated, config.io);
+  if (!io.ok()) return io;
   if (config.pipeline < 1 || config.pipeline > 100000) return invalid("--pipeline must be in 1..100000");
   if (config.pipeline > 1 && config.client != ClientKind::kDedicated) {
     return invalid("--pipeline applies to --client dedicated only (pooled and shared do one "

@@ -39,6 +39,7 @@ struct LoadConfig {
   int repetitions = 3;
   double rate = 0;  // open loop: total ops/s over all threads; 0 = closed loop
   bool tcp_nodelay = true;
+  IoOptions io;  // --io, --loop-threads, --flush (pooled and shared)
   std::vector<int> cpus;  // pin harness threads here; empty = wherever allowed
   bool prefill = false;   // SET every key once before measuring
   bool flush = false;     // FLUSHALL before each point (then prefill again)
