@@ -63,6 +63,10 @@ class ClientStrategy {
 
   // Makes every blocked RunThread return promptly (shuts the sockets down).
   virtual void Interrupt() = 0;
+
+  // Event-loop strategies: how often a caller woke an idle loop so far
+  // (eventfd writes). -1: the strategy has no event loop.
+  virtual int64_t loop_wakeups() const { return -1; }
 };
 
 std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options);

@@ -6,6 +6,7 @@
 // Thread safety: all functions are thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,10 @@ int UsableCoreCount(const std::vector<int>& cpus);
 
 // User + system CPU seconds used so far by the whole process (getrusage).
 double ProcessCpuSeconds();
+
+// Voluntary + involuntary context switches of the whole process so far
+// (getrusage): each blocked hand-off between threads costs about two.
+uint64_t ProcessContextSwitches();
 
 // A point is client-bound when the harness kept >= 90% of its usable cores busy.
 constexpr double kClientBoundFraction = 0.9;

@@ -29,8 +29,7 @@ class EventLoopPooledClient final : public SynchronousClient {
   Status Call(std::string_view request, ReplyPtr* reply) override;
 
   int borrowed() const { return pool_.borrowed(); }
-  // eventfd writes so far: how often a caller had to wake an idle loop.
-  uint64_t wakeups() const { return loops_.wakeups(); }
+  int64_t loop_wakeups() const override { return static_cast<int64_t>(loops_.wakeups()); }
 
  private:
   // A pooled connection: the channel and the loop that owns it.

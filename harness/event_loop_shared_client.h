@@ -26,8 +26,7 @@ class EventLoopSharedClient final : public SynchronousClient {
   void Interrupt() override;
   Status Call(std::string_view request, ReplyPtr* reply) override;
 
-  // eventfd writes so far: how often a caller had to wake an idle loop.
-  uint64_t wakeups() const { return loops_.wakeups(); }
+  int64_t loop_wakeups() const override { return static_cast<int64_t>(loops_.wakeups()); }
 
  private:
   const StrategyOptions options_;

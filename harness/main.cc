@@ -129,11 +129,15 @@ class FrontEnd {
 
   void OnRepetition(const PointResult& point, const RepetitionResult& r) {
     std::printf("threads=%d %s rep %d/%d: %.0f ops/s  p50 %.1f us  p99 %.1f us  errors %llu  "
-                "client cpu %.2f of %d cores%s\n",
+                "client cpu %.2f of %d cores%s  client cs/op %.2f%s\n",
                 point.threads, ClientKindName(point.client), r.repetition,
                 options_.config.repetitions, r.ops_per_s, r.p50_us, r.p99_us,
                 static_cast<unsigned long long>(r.errors), r.client_cpu, r.usable_cores,
-                r.server_cpu >= 0 ? (", server cpu " + std::to_string(r.server_cpu).substr(0, 4)).c_str() : "");
+                r.server_cpu >= 0 ? (", server cpu " + std::to_string(r.server_cpu).substr(0, 4)).c_str() : "",
+                r.client_cs_per_op,
+                r.loop_wakeups_per_op >= 0
+                    ? ("  loop wake-ups/op " + std::to_string(r.loop_wakeups_per_op).substr(0, 4)).c_str()
+                    : "");
     std::fflush(stdout);
     if (r.client_bound) {
       std::fprintf(stderr,

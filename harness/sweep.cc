@@ -77,6 +77,7 @@ class PointRun {
   void PeekAll(LatencyHistogram* latency, uint64_t* ops) {
     for (auto& recorder : recorders_) recorder->Peek(latency, ops);
   }
+  int64_t LoopWakeups() const { return strategy_->loop_wakeups(); }
   int64_t IncrbySum() const {
     int64_t sum = 0;
     for (const auto& recorder : recorders_) sum += recorder->incrby_sum();
@@ -233,11 +234,15 @@ class SweepRunner {
     for (int repetition = 1; healthy && repetition <= config_.repetitions; ++repetition) {
       const double server_cpu_start = control_->CpuSeconds();
       const double cpu_start = ProcessCpuSeconds();
+      const uint64_t switches_start = ProcessContextSwitches();
+      const int64_t wakeups_start = run.LoopWakeups();
       const uint64_t start_ns = NowNs();
       healthy = Measure(run, *point, repetition, config_.duration_s);
       const uint64_t end_ns = NowNs();
       ThreadCounters counters = run.TakeAll();
       const double cpu_end = ProcessCpuSeconds();
+      const uint64_t switches_end = ProcessContextSwitches();
+      const int64_t wakeups_end = run.LoopWakeups();
       if (!healthy) break;  // an interrupted repetition is not a measurement
       const double server_cpu_end = control_->CpuSeconds();
 
@@ -261,6 +266,9 @@ class SweepRunner {
       if (server_cpu_start >= 0 && server_cpu_end >= 0) {
         result.server_cpu = (server_cpu_end - server_cpu_start) / result.seconds;
       }
+      const double ops = static_cast<double>(std::max<uint64_t>(counters.ops, 1));
+      result.client_cs_per_op = static_cast<double>(switches_end - switches_start) / ops;
+      if (wakeups_start >= 0) result.loop_wakeups_per_op = static_cast<double>(wakeups_end - wakeups_start) / ops;
       result.latency = std::move(counters.latency);
       point->repetitions.push_back(std::move(result));
       point->incrby_sum = run.IncrbySum();

@@ -65,6 +65,8 @@ struct RepetitionResult {
   int usable_cores = 0;    // cores it may run on
   bool client_bound = false;
   double server_cpu = -1;  // cores' worth the server used; < 0: not reported
+  double client_cs_per_op = 0;       // the harness's context switches per op
+  double loop_wakeups_per_op = -1;   // event loops woken per op; < 0: no event loop
   LatencyHistogram latency;
 };
 
