@@ -32,11 +32,13 @@ class LinkUnavailable(Exception):
 
 
 class RemoteLink:
-    def __init__(self, repo: Path, build_dir: Path, rtt_us: int, rate_mbit: int = 0):
+    def __init__(self, repo: Path, build_dir: Path, rtt_us: int, rate_mbit: int = 0,
+                 measured_file: Path = MEASURED_FILE):
         self.script = repo / "scripts" / "remote-link"
         self.environment = dict(os.environ, KVLAB_LINK_BIN=str(build_dir / "kvlab-link"))
         self.rtt_us = rtt_us
         self.rate_mbit = rate_mbit
+        self.measured_file = measured_file  # where `up` writes its figures
         self.server_address: str | None = None
         self.measured: dict | None = None
 
@@ -69,7 +71,7 @@ class RemoteLink:
         if not words:
             raise LinkUnavailable("remote-link up printed no server address")
         self.server_address = words[-1]
-        self.measured = read_measured(MEASURED_FILE)
+        self.measured = read_measured(self.measured_file)
         return self.server_address
 
     def down(self) -> None:
