@@ -1,6 +1,8 @@
 #include "harness/client_strategy.h"
 
 #include "harness/dedicated_client.h"
+#include "harness/event_loop_pooled_client.h"
+#include "harness/event_loop_shared_client.h"
 #include "harness/pooled_client.h"
 #include "harness/shared_client.h"
 
@@ -44,8 +46,12 @@ uint64_t SendDeadline(const ThreadLoad& load, bool stopping, uint64_t now_ns) {
 std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options) {
   switch (kind) {
     case ClientKind::kDedicated: return std::make_unique<DedicatedClient>(options);
-    case ClientKind::kPooled: return std::make_unique<PooledClient>(options);
-    case ClientKind::kShared: return std::make_unique<SharedClient>(options);
+    case ClientKind::kPooled:
+      if (options.io.model == IoModel::kEventLoop) return std::make_unique<EventLoopPooledClient>(options);
+      return std::make_unique<PooledClient>(options);
+    case ClientKind::kShared:
+      if (options.io.model == IoModel::kEventLoop) return std::make_unique<EventLoopSharedClient>(options);
+      return std::make_unique<SharedClient>(options);
   }
   return nullptr;
 }

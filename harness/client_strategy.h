@@ -18,6 +18,7 @@
 
 #include "harness/arrival_schedule.h"
 #include "harness/connection.h"
+#include "harness/io_model.h"
 #include "harness/status.h"
 #include "harness/target.h"
 #include "harness/thread_recorder.h"
@@ -46,6 +47,7 @@ struct StrategyOptions {
   int pipeline = 1;     // dedicated only
   RefillMode refill = RefillMode::kSteady;  // dedicated closed loop only
   std::vector<int> cpus;  // where the strategy's own I/O threads may run
+  IoOptions io;           // pooled and shared: direct or event-loop I/O
 };
 
 // Everything one application thread needs to run its loop.
@@ -82,6 +84,10 @@ class ClientStrategy {
 
   // Makes every blocked RunThread return promptly (shuts the sockets down).
   virtual void Interrupt() = 0;
+
+  // Event-loop strategies: how often a caller woke an idle loop so far
+  // (eventfd writes). -1: the strategy has no event loop.
+  virtual int64_t loop_wakeups() const { return -1; }
 };
 
 std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options);

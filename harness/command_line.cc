@@ -37,6 +37,9 @@ po::options_description Describe() {
     ("rate", text(), "open loop: total ops/s, latency from intended send times (default 0: closed loop)")
     ("arrival", text(), "open loop: uniform | poisson inter-arrival times (default uniform)")
     ("nodelay", text(), "on | off: TCP_NODELAY (default on)")
+    ("io", text(), "pooled, shared: direct | event-loop (default direct)")
+    ("loop-threads", text(), "--io event-loop: event-loop threads (default: usable cores)")
+    ("io-flush", text(), "--io event-loop: command (a send per command) | batch (default command)")
     ("cpus", text(), "pin harness threads to these CPUs, e.g. 1,2-3")
     ("csv", text(), "CSV file: one row per point and repetition")
     ("json", text(), "JSON file: config, machine, server INFO, histograms")
@@ -165,6 +168,13 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     if (nodelay == "on") config.tcp_nodelay = true;
     else if (nodelay == "off") config.tcp_nodelay = false;
     else status = Status::InvalidArgument("bad --nodelay '" + nodelay + "' (allowed: on, off)");
+  }
+  if (status.ok() && values.count("io")) status = ParseIoModel(text_of("io"), &config.io.model);
+  if (status.ok()) status = ParseNumberOption(values, "loop-threads", 1, 1024, &config.io.loop_threads);
+  if (status.ok() && values.count("io-flush")) status = ParseFlushMode(text_of("io-flush"), &config.io.flush);
+  if (status.ok() && (values.count("loop-threads") || values.count("io-flush")) &&
+      config.io.model != IoModel::kEventLoop) {
+    status = Status::InvalidArgument("--loop-threads and --io-flush apply to --io event-loop only");
   }
   if (status.ok() && values.count("cpus")) status = ParseCpuList(text_of("cpus"), &config.cpus);
   if (status.ok()) {

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ int UsableCoreCount(const std::vector<int>& cpus);
 
 // User + system CPU seconds used so far by the whole process (getrusage).
 double ProcessCpuSeconds();
+
+// Voluntary + involuntary context switches of the whole process so far
+// (getrusage): each blocked hand-off between threads costs about two.
+uint64_t ProcessContextSwitches();
 
 // The CPU bandwidth a cgroup quota allows, in cores ("150000 100000" in
 // cgroup v2's cpu.max is 1.5 cores); 0 when unlimited ("max ...") or unreadable.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/command_line.h"
+#include "harness/event_loop.h"
 #include "harness/machine_info.h"
 #include "harness/result_files.h"
 #include "harness/server_control.h"
@@ -108,9 +109,17 @@ class FrontEnd {
  private:
   void PrintPlan() const {
     const LoadConfig& c = options_.config;
-    std::printf("kvlab-load: %s client=%s command=%s keys=%llu key-dist=%s value-size=%s "
+    std::string io;
+    if (c.client != ClientKind::kDedicated) {
+      io = std::string(" io=") + IoModelName(c.io.model);
+      if (c.io.model == IoModel::kEventLoop) {
+        io += " loop-threads=" + std::to_string(EffectiveLoopThreads(c.io.loop_threads, c.cpus)) +
+              " io-flush=" + FlushModeName(c.io.flush);
+      }
+    }
+    std::printf("kvlab-load: %s client=%s%s command=%s keys=%llu key-dist=%s value-size=%s "
                 "pipeline=%d refill=%s duration=%gs warmup=%gs repeat=%d%s\n",
-                c.target.ToUrl().c_str(), ClientKindName(c.client), CommandName(c.workload.command),
+                c.target.ToUrl().c_str(), ClientKindName(c.client), io.c_str(), CommandName(c.workload.command),
                 static_cast<unsigned long long>(c.workload.keys),
                 KeyDistributionName(c.workload).c_str(), ValueSizeName(c.workload).c_str(),
                 c.pipeline, RefillModeName(c.refill), c.duration_s, c.warmup_s, c.repetitions,
@@ -122,11 +131,15 @@ class FrontEnd {
 
   void OnRepetition(const PointResult& point, const RepetitionResult& r) {
     std::printf("threads=%d %s rep %d/%d: %.0f ops/s  p50 %.1f us  p99 %.1f us  errors %llu  "
-                "client cpu %.2f of %d cores%s\n",
+                "client cpu %.2f of %d cores%s  client cs/op %.2f%s\n",
                 point.threads, ClientKindName(point.client), r.repetition,
                 options_.config.repetitions, r.ops_per_s, r.p50_us, r.p99_us,
                 static_cast<unsigned long long>(r.errors), r.client_cpu, r.usable_cores,
-                r.server_cpu >= 0 ? (", server cpu " + std::to_string(r.server_cpu).substr(0, 4)).c_str() : "");
+                r.server_cpu >= 0 ? (", server cpu " + std::to_string(r.server_cpu).substr(0, 4)).c_str() : "",
+                r.client_cs_per_op,
+                r.loop_wakeups_per_op >= 0
+                    ? ("  loop wake-ups/op " + std::to_string(r.loop_wakeups_per_op).substr(0, 4)).c_str()
+                    : "");
     std::fflush(stdout);
     if (r.client_bound) {
       std::fprintf(stderr,

@@ -1,17 +1,18 @@
-// PooledClient: Lettuce + commons-pool2. A pool of `connections` connections
-// (default 8, commons-pool2's maxTotal); each operation borrows one, does a
-// synchronous round trip and returns it. When every connection is out, a
-// borrower blocks until one comes back. A connection that fails fails the
-// pool: every waiting and later borrower gets the error.
+// PooledClient: Lettuce + commons-pool2, over direct blocking I/O. A pool of
+// `connections` connections (default 8, commons-pool2's maxTotal); each
+// operation borrows one, does a synchronous round trip on the caller's
+// thread and returns it (connection_pool.h: LIFO idle, blocking borrow, a
+// failed connection fails the pool). `--io event-loop` has the Lettuce/Netty
+// variant, in which an event-loop thread does the I/O
+// (event_loop_pooled_client.h).
 //
 // Thread safety: thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "harness/connection_pool.h"
 #include "harness/synchronous_client.h"
 
 namespace kvlab::harness {
@@ -27,20 +28,12 @@ class PooledClient final : public SynchronousClient {
   Status Call(std::string_view request, ReplyPtr* reply) override;
 
   // Connections currently lent out (for tests of the pool's bound).
-  int borrowed() const;
+  int borrowed() const { return pool_.borrowed(); }
 
  private:
-  Status Borrow(Connection** connection);
-  void GiveBack(Connection* connection);
-  void Fail(const Status& status);
-
   const StrategyOptions options_;
   std::vector<std::unique_ptr<Connection>> connections_;  // all of them, lent or idle
-
-  mutable std::mutex mutex_;
-  std::condition_variable returned_;
-  std::vector<Connection*> idle_;  // GUARDED_BY(mutex_)
-  Status failure_;                 // GUARDED_BY(mutex_)
+  ConnectionPool<Connection> pool_;
 };
 
 }  // namespace kvlab::harness

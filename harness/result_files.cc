@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "harness/event_loop.h"
 #include "harness/json_writer.h"
 
 namespace kvlab::harness {
@@ -11,6 +12,15 @@ namespace {
 
 Status FileError(const std::string& what, const std::string& path) {
   return Status::IoError(what + " " + path + ": " + std::strerror(errno));
+}
+
+// The event loop's settings; 0 and "" when the I/O is direct.
+int IoLoopThreads(const LoadConfig& config) {
+  if (config.io.model != IoModel::kEventLoop) return 0;
+  return EffectiveLoopThreads(config.io.loop_threads, config.cpus);
+}
+const char* IoFlushName(const LoadConfig& config) {
+  return config.io.model == IoModel::kEventLoop ? FlushModeName(config.io.flush) : "";
 }
 
 void WriteConfig(JsonWriter& json, const LoadConfig& config) {
@@ -46,6 +56,9 @@ void WriteConfig(JsonWriter& json, const LoadConfig& config) {
   json.Key("flush").Bool(config.flush);
   json.Key("connect_timeout_s").Number(config.connect_timeout_s);
   json.Key("reply_timeout_s").Number(config.reply_timeout_s);
+  json.Key("io").String(IoModelName(config.io.model));
+  json.Key("loop_threads").Integer(IoLoopThreads(config));
+  json.Key("io_flush").String(IoFlushName(config));
   json.EndObject();
 }
 
@@ -120,6 +133,9 @@ void WriteRepetition(JsonWriter& json, const RepetitionResult& r) {
   json.Key("client_bound").Bool(r.client_bound);
   json.Key("server_cpu");
   if (r.server_cpu >= 0) json.Number(r.server_cpu); else json.Null();
+  json.Key("client_cs_per_op").Number(r.client_cs_per_op);
+  json.Key("loop_wakeups_per_op");
+  if (r.loop_wakeups_per_op >= 0) json.Number(r.loop_wakeups_per_op); else json.Null();
   json.Key("slices").BeginObject();
   json.Key("nominal_s").Number(kSliceSeconds);
   json.Key("columns").BeginArray().String("start_s").String("seconds").String("ops").EndArray();
@@ -153,7 +169,8 @@ const char* CsvResultFile::Header() {
   return "threads,client,transport,pipeline,connections,repetition,ops,seconds,ops_per_s,errors,"
          "p50_us,p90_us,p99_us,p999_us,max_us,client_cpu,client_bound,command,keys,key_dist,"
          "value_size,rate,nodelay,mean_us,misses,wrong_type,usable_cores,server_cpu,arrival,"
-         "refill,achieved_rate,behind,backlog,busiest_thread_cpu,allowed_cores";
+         "refill,achieved_rate,behind,backlog,busiest_thread_cpu,allowed_cores,"
+         "io,loop_threads,io_flush,client_cs_per_op,loop_wakeups_per_op";
 }
 
 Status CsvResultFile::Append(const PointResult& point, const RepetitionResult& r) {
@@ -163,10 +180,16 @@ Status CsvResultFile::Append(const PointResult& point, const RepetitionResult& r
     std::snprintf(text, sizeof(text), "%.4f", r.server_cpu);
     server_cpu = text;
   }
+  std::string loop_wakeups;  // empty: no event loop
+  if (r.loop_wakeups_per_op >= 0) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3f", r.loop_wakeups_per_op);
+    loop_wakeups = text;
+  }
   const int written = std::fprintf(
       file_,
       "%d,%s,%s,%d,%d,%d,%llu,%.6f,%.1f,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.4f,%s,%s,%llu,%s,%s,%.1f,"
-      "%s,%.2f,%llu,%llu,%d,%s,%s,%s,%.1f,%s,%llu,%.4f,%.2f\n",
+      "%s,%.2f,%llu,%llu,%d,%s,%s,%s,%.1f,%s,%llu,%.4f,%.2f,%s,%d,%s,%.3f,%s\n",
       point.threads, ClientKindName(point.client), TransportName(config_.target.transport),
       point.pipeline, point.connections, r.repetition, static_cast<unsigned long long>(r.ops),
       r.seconds, r.ops_per_s, static_cast<unsigned long long>(r.errors), r.p50_us, r.p90_us,
@@ -178,7 +201,9 @@ Status CsvResultFile::Append(const PointResult& point, const RepetitionResult& r
       static_cast<unsigned long long>(r.misses), static_cast<unsigned long long>(r.wrong_type),
       r.usable_cores, server_cpu.c_str(), ArrivalKindName(config_.arrival),
       RefillModeName(config_.refill), r.achieved_rate, r.behind ? "true" : "false",
-      static_cast<unsigned long long>(r.backlog), r.busiest_thread_cpu, r.allowed_cores);
+      static_cast<unsigned long long>(r.backlog), r.busiest_thread_cpu, r.allowed_cores,
+      IoModelName(config_.io.model), IoLoopThreads(config_), IoFlushName(config_),
+      r.client_cs_per_op, loop_wakeups.c_str());
   if (written < 0 || std::fflush(file_) != 0) return Status::IoError("cannot append to the CSV file");
   return Status::Ok();
 }

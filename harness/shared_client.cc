@@ -19,10 +19,6 @@ SharedClient::~SharedClient() { Close(); }
 Status SharedClient::Connect() {
   Status opened = Connection::Open(options_.target, options_.connection, &connection_);
   if (!opened.ok()) return opened;
-  writer_ = std::thread([this] {
-    (void)PinCurrentThread(options_.cpus);  // best effort: the app threads report bad --cpus
-    WriterLoop();
-  });
   reader_ = std::thread([this] {
     (void)PinCurrentThread(options_.cpus);  // best effort: the app threads report bad --cpus
     ReaderLoop();
@@ -31,36 +27,37 @@ Status SharedClient::Connect() {
 }
 
 Status SharedClient::Call(std::string_view request, ReplyPtr* reply) {
-  Waiter waiter;
-  bool wake_writer = false;
+  ReplyWaiter waiter;
+  bool become_writer = false;
   {
     std::lock_guard lock(mutex_);
     if (!failure_.ok()) return failure_;
-    wake_writer = outgoing_.empty();  // otherwise the writer is already due to run
     outgoing_.append(request);
     pending_.push_back(&waiter);
+    become_writer = !writing_;  // otherwise the caller sending now sends ours too
+    writing_ = true;
   }
-  if (wake_writer) queued_.notify_one();
-  std::unique_lock lock(waiter.mutex);
-  waiter.done_signal.wait(lock, [&] { return waiter.done; });
-  if (!waiter.status.ok()) return waiter.status;
-  *reply = std::move(waiter.reply);
-  return Status::Ok();
+  if (become_writer) WriteUntilDrained();
+  return waiter.Wait(reply);
 }
 
-void SharedClient::WriterLoop() {
+void SharedClient::WriteUntilDrained() {
   std::string batch;
   for (;;) {
     {
-      std::unique_lock lock(mutex_);
-      queued_.wait(lock, [&] { return !outgoing_.empty() || closing_ || !failure_.ok(); });
-      if (closing_ || !failure_.ok()) return;
+      std::lock_guard lock(mutex_);
+      if (outgoing_.empty() || !failure_.ok()) {
+        writing_ = false;
+        return;
+      }
       batch.swap(outgoing_);
       ++writes_;
     }
     Status written = connection_->Write(batch);
     if (!written.ok()) {
       Fail(written.WithContext("shared connection"));
+      std::lock_guard lock(mutex_);
+      writing_ = false;
       return;
     }
     batch.clear();
@@ -73,7 +70,7 @@ void SharedClient::ReaderLoop() {
   for (;;) {
     ReplyPtr reply;
     while (connection_->PopReply(&reply)) {
-      Waiter* waiter = nullptr;
+      ReplyWaiter* waiter = nullptr;
       {
         std::lock_guard lock(mutex_);
         if (!pending_.empty()) {
@@ -85,7 +82,7 @@ void SharedClient::ReaderLoop() {
         Fail(Status::IoError("shared connection: a reply nobody asked for"));
         return;
       }
-      Complete(waiter, Status::Ok(), std::move(reply));
+      waiter->Complete(Status::Ok(), std::move(reply));
       last_progress_ns = NowNs();
     }
     bool idle = false;
@@ -118,31 +115,17 @@ void SharedClient::ReaderLoop() {
   }
 }
 
-void SharedClient::Complete(Waiter* waiter, Status status, ReplyPtr reply) {
-  // Notify under the waiter's lock: once we unlock, the caller may return and
-  // destroy the waiter, so nothing touches it after that.
-  std::lock_guard lock(waiter->mutex);
-  waiter->status = std::move(status);
-  waiter->reply = std::move(reply);
-  waiter->done = true;
-  waiter->done_signal.notify_one();
-}
-
 void SharedClient::Fail(const Status& status) {
-  std::deque<Waiter*> abandoned;
+  std::deque<ReplyWaiter*> abandoned;
+  Status reported;
   {
     std::lock_guard lock(mutex_);
     if (failure_.ok()) failure_ = status;
     abandoned.swap(pending_);
     outgoing_.clear();
-  }
-  queued_.notify_all();
-  Status reported;
-  {
-    std::lock_guard lock(mutex_);
     reported = failure_;
   }
-  for (Waiter* waiter : abandoned) Complete(waiter, reported, nullptr);
+  for (ReplyWaiter* waiter : abandoned) waiter->Complete(reported, nullptr);
   if (connection_) connection_->Shutdown();
 }
 
@@ -158,8 +141,6 @@ void SharedClient::Close() {
     std::lock_guard lock(mutex_);
     closing_ = true;
   }
-  queued_.notify_all();
-  if (writer_.joinable()) writer_.join();
   if (reader_.joinable()) reader_.join();
 }
 

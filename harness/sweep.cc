@@ -40,6 +40,7 @@ class PointRun {
     options.pipeline = config_.pipeline;
     options.refill = config_.refill;
     options.cpus = config_.cpus;
+    options.io = config_.io;
     strategy_ = MakeClientStrategy(config_.client, options);
     Status connected = strategy_->Connect();
     if (!connected.ok()) return connected;
@@ -91,6 +92,7 @@ class PointRun {
   void PeekAll(LatencyHistogram* latency, uint64_t* ops) {
     for (auto& recorder : recorders_) recorder->Peek(latency, ops);
   }
+  int64_t LoopWakeups() const { return strategy_->loop_wakeups(); }
   int64_t IncrbySum() const {
     int64_t sum = 0;
     for (const auto& recorder : recorders_) sum += recorder->incrby_sum();
@@ -281,6 +283,8 @@ class SweepRunner {
     CpuMark cpu_start = TakeCpuMark();
     double server_cpu_start = control_->CpuSeconds();
     uint64_t server_cpu_start_ns = NowNs();
+    uint64_t switches_start = ProcessContextSwitches();
+    int64_t wakeups_start = run.LoopWakeups();
     for (int repetition = 1; healthy && repetition <= config_.repetitions; ++repetition) {
       RepetitionResult result;
       healthy = Measure(run, *point, repetition, window_start_ns, config_.duration_s, ops_total,
@@ -288,6 +292,8 @@ class SweepRunner {
       uint64_t window_end_ns = 0;
       ThreadCounters counters = run.TakeAll(&window_end_ns);
       const CpuMark cpu_end = TakeCpuMark();
+      const uint64_t switches_end = ProcessContextSwitches();
+      const int64_t wakeups_end = run.LoopWakeups();
       if (!healthy) break;  // an interrupted repetition is not a measurement
       const uint64_t backlog = config_.rate > 0 ? run.Backlog(window_end_ns) : 0;
       const double server_cpu_end = control_->CpuSeconds();
@@ -326,10 +332,15 @@ class SweepRunner {
         result.server_cpu =
             (server_cpu_end - server_cpu_start) / ((server_cpu_end_ns - server_cpu_start_ns) / 1e9);
       }
+      const double ops = static_cast<double>(std::max<uint64_t>(counters.ops, 1));
+      result.client_cs_per_op = static_cast<double>(switches_end - switches_start) / ops;
+      if (wakeups_start >= 0) result.loop_wakeups_per_op = static_cast<double>(wakeups_end - wakeups_start) / ops;
       result.latency = std::move(counters.latency);
       window_start_ns = window_end_ns;
       ops_total = counters.ops_total;
       cpu_start = cpu_end;
+      switches_start = switches_end;
+      wakeups_start = wakeups_end;
       server_cpu_start = server_cpu_end;
       server_cpu_start_ns = server_cpu_end_ns;
       const bool last = repetition == config_.repetitions;
@@ -380,6 +391,8 @@ Status ValidateConfig(const LoadConfig& config) {
   if (config.client == ClientKind::kShared && config.connections > 1) {
     return invalid("--client shared uses exactly one connection (leave --connections out)");
   }
+  Status io = ValidateIoOptions(config.client != ClientKind::kDedicated, config.io);
+  if (!io.ok()) return io;
   if (config.pipeline < 1 || config.pipeline > 100000) return invalid("--pipeline must be in 1..100000");
   if (config.pipeline > 1 && config.client != ClientKind::kDedicated) {
     return invalid("--pipeline applies to --client dedicated only (pooled and shared do one "

@@ -46,6 +46,7 @@ struct LoadConfig {
   ArrivalKind arrival = ArrivalKind::kUniform;  // open loop
   RefillMode refill = RefillMode::kSteady;      // closed loop, dedicated with pipeline > 1
   bool tcp_nodelay = true;
+  IoOptions io;  // --io, --loop-threads, --flush (pooled and shared)
   std::vector<int> cpus;  // pin harness threads here; empty = wherever allowed
   bool prefill = false;   // SET every key once before measuring
   bool flush = false;     // FLUSHALL before each point (then prefill again)
@@ -101,6 +102,8 @@ struct RepetitionResult {
   double allowed_cores = 0;  // usable_cores, or the cgroup CPU quota when smaller
   bool client_bound = false;  // see IsClientBound (cpu_usage.h)
   double server_cpu = -1;  // cores' worth the server used; < 0: not reported
+  double client_cs_per_op = 0;       // the harness's context switches per op
+  double loop_wakeups_per_op = -1;   // event loops woken per op; < 0: no event loop
   LatencyHistogram latency;
   std::vector<ThroughputSlice> slices;
 };

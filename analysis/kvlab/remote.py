@@ -1,19 +1,30 @@
 """The emulated remote link (scripts/remote-link): brought up once for a run's `remote` points.
 
 `remote-link up --rtt-us N` creates the namespaces kvlab-server and kvlab-client
-joined by a forwarder that delays every packet, and prints the server's address
-as its last word. Exit status 3 means the link is not possible here (not root,
-no TUN device); the runner then reports the remote rows as skipped with the reason.
+joined by a forwarder that delays every packet, calibrates the delay so that the
+measured median round trip is N, and prints the server's address as its last
+word. Exit status 3 means the link is not possible here (not root, no TUN
+device), 4 that the link's own round trip already exceeds N; the runner then
+reports the remote rows as skipped with the reason.
+
+What was measured is in `RemoteLink.measured` (the fields of
+/run/kvlab-link.json: configured_rtt_us, forwarder_delay_us, base_p50_us,
+base_p99_us, measured_p50_us, measured_p99_us, round_trips, calibration_steps,
+converged, measured_at), for a run's meta.json; `measured_rtt_us` is the
+measured p50, the RTT to multiply throughput by (ops/s × RTT compares across
+machines).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 SERVER_NAMESPACE = "kvlab-server"
 CLIENT_NAMESPACE = "kvlab-client"
+MEASURED_FILE = Path("/run/kvlab-link.json")
 
 
 class LinkUnavailable(Exception):
@@ -21,12 +32,25 @@ class LinkUnavailable(Exception):
 
 
 class RemoteLink:
-    def __init__(self, repo: Path, build_dir: Path, rtt_us: int, rate_mbit: int = 0):
+    def __init__(self, repo: Path, build_dir: Path, rtt_us: int, rate_mbit: int = 0,
+                 measured_file: Path = MEASURED_FILE):
         self.script = repo / "scripts" / "remote-link"
         self.environment = dict(os.environ, KVLAB_LINK_BIN=str(build_dir / "kvlab-link"))
         self.rtt_us = rtt_us
         self.rate_mbit = rate_mbit
+        self.measured_file = measured_file  # where `up` writes its figures
         self.server_address: str | None = None
+        self.measured: dict | None = None
+
+    @property
+    def measured_rtt_us(self) -> float | None:
+        """The calibrated link's measured median round trip, µs (None before up())."""
+        return self.measured["measured_p50_us"] if self.measured else None
+
+    def meta(self) -> dict:
+        """What a run's meta.json records about the link."""
+        return {"configured_rtt_us": self.rtt_us, "rate_mbit": self.rate_mbit,
+                "server_address": self.server_address, **(self.measured or {})}
 
     def up(self) -> str:
         if not self.script.exists():
@@ -35,7 +59,7 @@ class RemoteLink:
         if self.rate_mbit:
             command += ["--rate-mbit", str(self.rate_mbit)]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=60,
+            done = subprocess.run(command, capture_output=True, text=True, timeout=180,
                                   env=self.environment)
         except (OSError, subprocess.TimeoutExpired) as error:
             raise LinkUnavailable(f"remote-link up failed: {error}") from None
@@ -47,6 +71,7 @@ class RemoteLink:
         if not words:
             raise LinkUnavailable("remote-link up printed no server address")
         self.server_address = words[-1]
+        self.measured = read_measured(self.measured_file)
         return self.server_address
 
     def down(self) -> None:
@@ -55,3 +80,13 @@ class RemoteLink:
         subprocess.run([str(self.script), "down"], capture_output=True, text=True, timeout=60,
                        env=self.environment)
         self.server_address = None
+        self.measured = None
+
+
+def read_measured(path: Path) -> dict:
+    """The figures `remote-link up` measured (see the module's docstring)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise LinkUnavailable(f"remote-link up left no readable measurements in {path}: {error}") \
+            from None

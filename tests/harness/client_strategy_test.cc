@@ -16,12 +16,15 @@
 #include "harness/resp_encoding.h"
 #include "harness/server_control.h"
 #include "harness/shared_client.h"
+#include "tests/harness/strategy_conformance.h"
 #include "tests/harness/test_server.h"
 
 namespace kvlab::harness {
 namespace {
 
 using testing::AvailableServers;
+using testing::ExpectEveryCallerGetsItsOwnEcho;
+using testing::ExpectPerThreadCountersAdvanceByOne;
 using testing::ServerKind;
 using testing::TestServer;
 
@@ -53,57 +56,6 @@ class StrategyTest : public ::testing::TestWithParam<ServerKind> {
 
   std::unique_ptr<TestServer> server_;
 };
-
-// Each thread ECHOes payloads only it could have sent and checks each reply.
-void ExpectEveryCallerGetsItsOwnEcho(SynchronousClient& client) {
-  std::atomic<int> mismatches{0};
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kCallsPerThread; ++i) {
-        const std::string payload = "thread-" + std::to_string(t) + "-call-" + std::to_string(i) +
-                                    std::string(static_cast<size_t>(i % 7) * 50, 'x');
-        std::string request;
-        AppendCommand(&request, {"ECHO", payload});
-        ReplyPtr reply;
-        if (!client.Call(request, &reply).ok()) {
-          ++failures;
-          return;
-        }
-        if (reply->type != REDIS_REPLY_STRING || std::string(reply->str, reply->len) != payload) {
-          ++mismatches;
-        }
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(mismatches.load(), 0);
-}
-
-// Each thread INCRs its own key and must see 1, 2, 3, ... in order.
-void ExpectPerThreadCountersAdvanceByOne(SynchronousClient& client) {
-  std::atomic<int> out_of_order{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      const std::string key = "counter:" + std::to_string(t);
-      for (int i = 1; i <= kCallsPerThread; ++i) {
-        std::string request;
-        AppendCommand(&request, {"INCRBY", key, "1"});
-        ReplyPtr reply;
-        if (!client.Call(request, &reply).ok() || reply->type != REDIS_REPLY_INTEGER ||
-            reply->integer != i) {
-          ++out_of_order;
-          return;
-        }
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  EXPECT_EQ(out_of_order.load(), 0);
-}
 
 TEST_P(StrategyTest, SharedConnectionMatchesEveryReplyToItsCaller) {
   SharedClient client(Options(1));
@@ -159,22 +111,7 @@ TEST_P(StrategyTest, InterruptUnblocksWaitingCallersWithAnError) {
     SCOPED_TRACE(ClientKindName(kind));
     auto client = MakeClientStrategy(kind, Options(1));
     ASSERT_TRUE(client->Connect().ok());
-    auto* synchronous = static_cast<SynchronousClient*>(client.get());
-    std::atomic<int> errors{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t) {
-      threads.emplace_back([&] {
-        // BLPOP on an empty list blocks server-side: the call can only end by Interrupt.
-        std::string request;
-        AppendCommand(&request, {"BLPOP", "never-filled", "0"});
-        ReplyPtr reply;
-        if (!synchronous->Call(request, &reply).ok()) ++errors;
-      });
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    client->Interrupt();
-    for (auto& thread : threads) thread.join();
-    EXPECT_EQ(errors.load(), 4);
+    testing::ExpectInterruptUnblocksWaitingCallers(*static_cast<SynchronousClient*>(client.get()));
   }
 }
 
@@ -187,55 +124,10 @@ TEST_P(StrategyTest, DedicatedThreadsPipelineAndCountEveryReply) {
     DedicatedClient client(options);
     ASSERT_TRUE(client.Connect().ok());
     EXPECT_EQ(client.ConnectionsOf(0), 2);
-    WorkloadSpec spec;
-    spec.command = CommandKind::kIncrby;
-    spec.keys = 3;
-    std::atomic<bool> stop{false};
-    std::vector<std::unique_ptr<WorkloadGenerator>> generators;
-    std::vector<std::unique_ptr<ThreadRecorder>> recorders;
-    std::vector<Status> statuses(kThreads);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      generators.push_back(std::make_unique<WorkloadGenerator>(spec, t, 0));
-      recorders.push_back(std::make_unique<ThreadRecorder>());
-    }
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        ThreadLoad load;
-        load.thread_index = t;
-        load.generator = generators[t].get();
-        load.recorder = recorders[t].get();
-        load.stop = &stop;
-        statuses[t] = client.RunThread(load);
-      });
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    stop.store(true);
-    for (auto& thread : threads) thread.join();
-    int64_t sent_sum = 0;
-    uint64_t ops = 0;
-    for (int t = 0; t < kThreads; ++t) {
-      EXPECT_TRUE(statuses[t].ok()) << statuses[t].message();
-      const ThreadCounters counters = recorders[t]->Take();
-      EXPECT_EQ(counters.errors, 0u);
-      // Burst: whole pipelines only, every in-flight reply was read.
-      if (refill == RefillMode::kBurst) {
-        EXPECT_EQ(counters.ops % 8, 0u);
-      }
-      ops += counters.ops;
-      sent_sum += recorders[t]->incrby_sum();
-    }
-    EXPECT_GT(ops, 0u);
-    EXPECT_EQ(sent_sum, static_cast<int64_t>(ops) * 7);
-    std::unique_ptr<ServerControl> control;
-    ASSERT_TRUE(ServerControl::Open(server_->unix_target(), {}, &control).ok());
-    int64_t server_sum = 0;
-    for (int key = 0; key < 3; ++key) {
-      int64_t value = 0;
-      if (control->GetInteger("key:" + std::to_string(key), &value).ok()) server_sum += value;
-    }
-    EXPECT_EQ(server_sum, sent_sum);
-    ASSERT_TRUE(control->FlushAll().ok());
+    // Burst refill sends and reads whole pipelines only.
+    testing::ExpectIncrbySumMatchesServer(client, server_->unix_target(), kThreads, 3,
+                                          std::chrono::milliseconds(300),
+                                          /*ops_multiple=*/refill == RefillMode::kBurst ? 8 : 1);
   }
 }
 

@@ -1,8 +1,10 @@
 """Integration test of the emulated remote link (scripts/remote-link).
 
-Brings the link up at 1000 µs, runs TCP ping-pong round trips from the
-kvlab-client namespace to an echo server in kvlab-server, checks that traffic
-flows and that the delay is really applied (median round trip >= configured),
+Brings the link up at 1000 µs (calibrated), runs TCP ping-pong round trips
+from the kvlab-client namespace to an echo server in kvlab-server, checks
+that traffic flows and that the measured median round trip is within ±10% of
+the configured one (and that /run/kvlab-link.json says what was measured),
+checks that a round trip below the link's own base is refused with exit 4,
 then brings the link down and checks nothing is left behind.
 
 Exit status 77 (CTest SKIP_RETURN_CODE) with a reason when this machine cannot
@@ -11,6 +13,7 @@ run it: not root, no /dev/net/tun, no `ip`, or a kvlab link already up
 
 usage: remote_link_test.py SCRIPT LINK_BIN PING_BIN
 """
+import json
 import os
 import shutil
 import subprocess
@@ -20,7 +23,10 @@ import time
 SKIP = 77
 RTT_US = 1000
 PORT = 7177
-ROUND_TRIPS = 300
+ROUND_TRIPS = 1000
+TOLERANCE = 0.10
+EXIT_BASE_EXCEEDS_TARGET = 4
+MEASURED_FILE = "/run/kvlab-link.json"
 NAMESPACES = ("kvlab-client", "kvlab-server")
 LOG_FILE = "/run/kvlab-link.log"
 
@@ -82,8 +88,15 @@ def main():
             failures.append(f"last word of `up` is {server_address!r}, expected the server address")
 
         status = subprocess.run([script, "status"], env=env, capture_output=True, text=True)
-        if status.returncode != 0 or f"rtt_us={RTT_US}" not in status.stdout:
+        if (status.returncode != 0 or f"rtt_us={RTT_US}" not in status.stdout
+                or "measured_p50_us=" not in status.stdout):
             failures.append(f"status while up: rc={status.returncode} {status.stdout!r}")
+        with open(MEASURED_FILE) as f:
+            measured = json.load(f)
+        if measured["configured_rtt_us"] != RTT_US or measured["round_trips"] < 500:
+            failures.append(f"{MEASURED_FILE} does not describe the calibration: {measured}")
+        if not 0 <= measured["base_p50_us"] <= measured["measured_p50_us"]:
+            failures.append(f"base and measured round trips disagree: {measured}")
 
         echo = subprocess.Popen(["ip", "netns", "exec", "kvlab-server", ping_bin, "serve",
                                  "--bind", server_address, "--port", str(PORT), "--once"],
@@ -100,10 +113,18 @@ def main():
             stats = parse_stats(ping.stdout)
             if stats["count"] != ROUND_TRIPS:
                 failures.append(f"{stats['count']} round trips measured, expected {ROUND_TRIPS}")
-            if stats["p50_us"] < RTT_US:
-                failures.append(f"median round trip {stats['p50_us']} us < configured {RTT_US} us: "
-                                "the delay is not applied")
+            if abs(stats["p50_us"] - RTT_US) > TOLERANCE * RTT_US:
+                failures.append(f"median round trip {stats['p50_us']} us is not within "
+                                f"{TOLERANCE:.0%} of the configured {RTT_US} us")
         echo.wait(timeout=10)
+
+        # No delay can make a round trip shorter than the link's own.
+        refused = subprocess.run([script, "up", "--rtt-us", "1"], env=env,
+                                 capture_output=True, text=True, timeout=60)
+        print(refused.stdout + refused.stderr)
+        if refused.returncode != EXIT_BASE_EXCEEDS_TARGET or "more than the requested" not in refused.stderr:
+            failures.append(f"up --rtt-us 1 exited {refused.returncode}, expected "
+                            f"{EXIT_BASE_EXCEEDS_TARGET} with a reason")
     finally:
         if echo is not None and echo.poll() is None:
             echo.kill()
