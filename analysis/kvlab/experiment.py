@@ -151,6 +151,9 @@ class Experiment:
     remote_rate_mbit: int
     servers: tuple[ServerSpec, ...]
     sweeps: tuple[SweepSpec, ...]
+    # [[host]] and [placement] (kvlab.hosts); without them everything runs on this machine.
+    hosts: tuple = ()
+    placement: Any = None
 
     def server(self, name: str) -> ServerSpec:
         return next(s for s in self.servers if s.name == name)
@@ -352,8 +355,10 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     except tomllib.TOMLDecodeError as error:
         raise ExperimentError(f"{path}: not valid TOML: {error}") from None
     top = _Checker(path, "", data)
-    top.seen.update({"experiment", "server", "sweep"})
+    top.seen.update({"experiment", "server", "sweep", "host", "placement"})
     top.finish()
+    from .hosts import parse_hosts  # hosts builds on this module's checker
+    hosts, placement = parse_hosts(path, data)
     c = _Checker(path, "experiment", data.get("experiment", {}))
     name = c.get("name", str, required=True, check=_name)
     description = c.get("description", str, "")
@@ -377,7 +382,7 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     return Experiment(path=path, text=text, name=name, description=description,
                       server_cpus=server_cpus, harness_cpus=harness_cpus,
                       remote_rtt_us=remote_rtt_us, remote_rate_mbit=remote_rate_mbit,
-                      servers=servers, sweeps=sweeps)
+                      servers=servers, sweeps=sweeps, hosts=hosts, placement=placement)
 
 
 def load_experiment(path: str | Path) -> Experiment:

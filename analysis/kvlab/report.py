@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from .experiment import POINT_VARIABLES
-from .results import load_meta, load_points
+from .results import load_meta, load_points, whole_points
 from .stats import Summary, summarize
 
 CLIENT_BOUND_MARK = "†"
@@ -28,7 +28,8 @@ def point_table(points: pd.DataFrame) -> pd.DataFrame:
     """One row per point (repetitions folded): median, CI, latencies, CPU, client-bound.
     A point without measured repetitions keeps its status (failed, skipped) and n = 0."""
     rows = []
-    for key, group in points.groupby(list(POINT_VARIABLES), sort=False, dropna=False):
+    for key, group in whole_points(points).groupby(list(POINT_VARIABLES), sort=False,
+                                                   dropna=False):
         measured = group[group["status"] == "ok"]
         summary = summarize(measured["ops_per_s"])
         row = dict(zip(POINT_VARIABLES, key))
@@ -364,6 +365,28 @@ def problems_section(points: pd.DataFrame) -> str:
     return "## Not measured\n\n" + markdown_table(["status", "points", "servers", "reason"], rows)
 
 
+def client_hosts_section(points: pd.DataFrame) -> str:
+    """A multi-host run's points per client host: median ops/s and whether it was bound."""
+    if "host" not in points:
+        return ""
+    parts = points[~points["host"].isin(("", "merged")) & (points["status"] == "ok")]
+    if parts.empty:
+        return ""
+    rows = []
+    for key, group in parts.groupby(list(POINT_VARIABLES) + ["host"], sort=False, dropna=False):
+        point = dict(zip(list(POINT_VARIABLES) + ["host"], key))
+        bound = bool(group["client_bound"].any())
+        rows.append([point["server"], point["sweep"], point["client"], point["command"],
+                     str(point["threads"]), str(point["pipeline"]), point["host"],
+                     format_rate(group["ops_per_s"].median())
+                     + (CLIENT_BOUND_MARK if bound else ""),
+                     f"{group['p99_us'].median():.1f}", "CLIENT-BOUND" if bound else ""])
+    return ("## Client hosts\n\nThe figures above are the merged rows (all client hosts "
+            "together); each host's own share:\n\n"
+            + markdown_table(["server", "sweep", "client", "command", "T", "P", "host",
+                              "ops/s (median)", "p99 us", "bound"], rows))
+
+
 def render_report(run_dir: str | Path) -> str:
     run_dir = Path(run_dir)
     meta = load_meta(run_dir)
@@ -372,7 +395,7 @@ def render_report(run_dir: str | Path) -> str:
     out = [f"# kvlab run: {meta.get('experiment', run_dir.name)}", "", machine_header(meta), ""]
     if any(p.startswith("interrupted") for p in meta.get("problems", [])):
         out += ["**Interrupted**: the run was stopped; points it did not reach are missing.", ""]
-    problems = problems_section(points)
+    problems = problems_section(whole_points(points))
     if problems:
         out += [problems, ""]
     sweeps = meta.get("sweeps", {})
@@ -395,6 +418,9 @@ def render_report(run_dir: str | Path) -> str:
     out.append("")
     if not table.empty:
         out += ["## All points", "", all_points_section(table), ""]
+    hosts = client_hosts_section(points)
+    if hosts:
+        out += [hosts, ""]
     out += ["## How to read this", "",
             "- `median ±h%`: median ops/s over the repetitions; h = half-width of the 95% "
             "confidence interval of the mean (Student's t), relative to the mean.",

@@ -2,9 +2,11 @@
 
     points.csv     one row per point and repetition: the experiment's variables,
                    the load generator's figures, the server's CPU use, a status
-                   (ok | failed | skipped) and a note saying why when not ok
+                   (ok | failed | skipped) and a note saying why when not ok; with
+                   [placement], one row per client host and a `merged` row (column host)
     meta.json      machine, git commit, package versions, CPUs, the experiment text
-    histograms/    kvlab-load's JSON (latency histograms) per point
+    histograms/    kvlab-load's JSON (latency histograms) per point (and client host)
+    hosts.json     with [placement]: each host's commit, cores and clock offset
     logs/          the servers' output
     report.md      the rendered report; plots/*.png and *.svg
 """
@@ -21,7 +23,8 @@ import pandas as pd
 from .experiment import POINT_VARIABLES
 from .loadgens import HARNESS_COLUMNS
 
-EXTRA_COLUMNS = ("server_cpu", "status", "note")
+# host: the client host of a multi-host point, or "merged" (blank when run on one machine).
+EXTRA_COLUMNS = ("server_cpu", "status", "note", "host")
 # Harness columns that are also point variables appear once, as variables.
 COLUMNS = POINT_VARIABLES + tuple(c for c in HARNESS_COLUMNS if c not in POINT_VARIABLES) \
     + EXTRA_COLUMNS
@@ -64,6 +67,14 @@ def load_points(run_dir: str | Path) -> pd.DataFrame:
     if "client_bound" in frame:
         frame["client_bound"] = frame["client_bound"].str.lower().isin(("true", "1", "yes"))
     return frame
+
+
+def whole_points(points: pd.DataFrame) -> pd.DataFrame:
+    """The rows that stand for a whole point: all rows of a one-machine run, the `merged`
+    rows of a multi-host run (its per-client-host rows are parts of those)."""
+    if "host" not in points:
+        return points
+    return points[points["host"].isin(("", "merged"))]
 
 
 def load_meta(run_dir: str | Path) -> dict:

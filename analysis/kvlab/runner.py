@@ -140,6 +140,12 @@ class Runner:
         progress = Progress(points, self.stream)
         writer = PointsWriter(self.run_dir / "points.csv")
         try:
+            if self.experiment.placement is not None:
+                from .multihost import MultiHostMeasurement
+                MultiHostMeasurement(self.experiment, self.repo, self.build_dir, self.run_dir,
+                                     self.say, self.problems).measure(
+                    points, writer.write, progress.point_done)
+                return self.run_dir
             with tempfile.TemporaryDirectory(prefix="kvlab-run-") as work:
                 # Local points first, for every server; then the remote ones, so the
                 # link's forwarder exists only while remote points are measured.
