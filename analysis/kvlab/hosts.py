@@ -9,7 +9,8 @@ command reaches a host (OpenSSH or a local network namespace), and the checks of
     # netns = "kvlab-a"              # or: a local network namespace (`ip netns exec`)
     address = "10.0.0.2"             # where the others reach it (default: ssh's host part;
                                      # required with netns)
-    checkout = "/home/me/kvlab"      # the kvlab checkout on that host (binaries in build/)
+    checkout = "/home/me/kvlab"      # the kvlab checkout on that host (binaries in build/);
+                                     # netns hosts default to this checkout
 
     [placement]
     server_host = "server"           # runs the server, listening on its address
@@ -34,6 +35,7 @@ from typing import Any
 
 from .experiment import ExperimentError, _Checker, _name
 
+THIS_CHECKOUT = Path(__file__).resolve().parents[2]
 DEFAULT_SERVER_PORT = 6390
 BINARIES = ("kvlab-server", "kvlab-load")
 # Seconds a short command on a host may take (an ssh login on a slow link included).
@@ -121,12 +123,16 @@ def _parse_host(path: Path, index: int, table: Any) -> Host:
     options = c.table.get("ssh_options", [])
     address = c.get("address", str, check=lambda v: None if ADDRESS_PATTERN.match(v)
                     else "must be an IP address or host name")
-    checkout = c.get("checkout", str, required=True,
+    checkout = c.get("checkout", str,
                      check=lambda v: None if v.startswith("/") else "must be an absolute path")
     c.finish()
     where = f"host[{index}]"
     if (ssh is None) == (netns is None):
         c.fail(where, "needs exactly one of ssh = \"user@address\" or netns = \"name\"")
+    if checkout is None:
+        if ssh is not None:
+            c.fail(f"{where}.checkout", "is required with ssh (the kvlab checkout there)")
+        checkout = str(THIS_CHECKOUT)  # a namespace sees this machine's files
     if netns is not None and options:
         c.fail(f"{where}.ssh_options", "applies to ssh hosts only")
     if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
@@ -216,7 +222,12 @@ def offset_from_round_trips(samples: list[tuple[int, int, int]]) -> ClockOffset:
 def measure_clock_offset(host: Host, samples: int = CLOCK_SAMPLES) -> ClockOffset:
     """Asks the host for its clock over one session, one line per round trip, so a round trip
     is the link's and a `date`'s, not an ssh login's."""
-    loop = "while read -r _; do date +%s%N; done"
+    # bash reads its clock without a fork ($EPOCHREALTIME, µs); plain sh forks `date`,
+    # which widens the round trip and so the uncertainty, but stays honest.
+    builtin = "while read -r _; do echo ${EPOCHREALTIME//[.,]/}000; done"
+    loop = (f"if [ -n \"$(bash -c 'echo $EPOCHREALTIME' 2>/dev/null)\" ]; then "
+            f"exec bash -c {shlex.quote(builtin)}; "
+            f"else while read -r _; do date +%s%N; done; fi")
     try:
         process = subprocess.Popen(host.command(loop), stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)

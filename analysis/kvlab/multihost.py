@@ -299,6 +299,12 @@ class MultiHostMeasurement:
     # The runner's callbacks: write(rows) and done(point, summary).
     def measure(self, points: list[Point], write: Callable[[list[dict]], None],
                 done: Callable[[Point, str], None]) -> None:
+        # Only the experiment's own CPU lists apply on other hosts (this machine's defaults
+        # say nothing about theirs).
+        self.say(f"on the hosts: server {self.server_host.name} CPUs "
+                 f"{self.experiment.server_cpus or 'any'}; client hosts "
+                 f"{', '.join(h.name for h in self.clients)} CPUs "
+                 f"{self.experiment.harness_cpus or 'any'}")
         unreachable = self._check_hosts()
         if unreachable:
             self._give_up(points, unreachable, write, done)

@@ -72,6 +72,8 @@ def test_hosts_and_placement_are_parsed():
     (("address = \"10.0.0.3\"\n", ""), "host[1].address", "required with netns"),
     (("checkout = \"/opt/kvlab\"\n[placement]", "checkout = \"opt\"\n[placement]"),
      "host[1].checkout", "absolute path"),
+    (("checkout = \"/opt/kvlab\"\n[[host]]", "[[host]]"), "host[0].checkout",
+     "required with ssh"),
     (("[placement]\nserver_host = \"a\"\nclient_hosts = [\"b\"]\n", ""), "placement",
      "required with [[host]]"),
 ])
@@ -271,8 +273,12 @@ repetitions = 2
             quantile_ns(merged, 0.99) / 1000, abs=0.01)
     report = (run_dir / "report.md").read_text()
     assert "## Client hosts" in report
-    assert json.loads((run_dir / "hosts.json").read_text())["placement"]["client_hosts"] == \
-        ["c1", "c2"]
+    record = json.loads((run_dir / "hosts.json").read_text())
+    assert record["placement"]["client_hosts"] == ["c1", "c2"]
+    for name, host in record["hosts"].items():
+        # One machine, one clock: the true offset, 0, lies inside the estimate's bounds
+        # (+1 µs: bash reads its clock in whole microseconds).
+        assert abs(host["clock_offset_ns"]) <= host["clock_uncertainty_ns"] + 1000, name
 
 
 def load_pid_in(hosts: NamespaceHosts, host: str, duration: str):
@@ -329,3 +335,22 @@ name = "after"
     assert "client host c2" in err
     assert "after" in points.index.get_level_values("sweep")   # the run went on
     assert "client host c2" in (run_dir / "report.md").read_text()
+
+
+@needs_namespaces
+def test_the_netns_example_and_its_script_pass_hosts_check():
+    kvlab_binaries_or_skip(BUILD_DIR)
+    script = REPO / "scripts" / "netns-hosts"
+    try:
+        up = subprocess.run([str(script), "up"], capture_output=True, text=True)
+        assert up.returncode == 0, up.stderr
+        done = kvlab("hosts", "check", "workloads/multihost-netns.toml", "--build",
+                     str(BUILD_DIR))
+        assert done.returncode == 0, done.stdout + done.stderr
+        for name, address in (("srv", "10.213.14.11"), ("c1", "10.213.14.12"),
+                              ("c2", "10.213.14.13")):
+            assert f"{name} (netns kvlab-h-{name}, address {address})" in done.stdout
+    finally:
+        subprocess.run([str(script), "down"], capture_output=True)
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert "kvlab-h-" not in listed
