@@ -290,8 +290,9 @@ def local_binaries(build_dir: Path) -> dict[str, str]:
 
 
 def _inspect_command(host: Host) -> str:
-    lines = [f"cd {shlex.quote(host.checkout)} || exit 3",
-             "echo commit $(git rev-parse HEAD 2>/dev/null || echo none)",
+    lines = [f"if cd {shlex.quote(host.checkout)} 2>/dev/null; then "
+             "echo commit $(git rev-parse HEAD 2>/dev/null || echo none); "
+             "else echo checkout missing; fi",
              "echo cores $(nproc)"]
     for name in BINARIES:
         path = shlex.quote(host.binary(name))
@@ -308,6 +309,8 @@ def _read_state(host: Host, report: HostReport) -> None:
             report.commit = words[1]
         elif len(words) >= 2 and words[0] == "cores" and words[1].isdigit():
             report.cores = int(words[1])
+        elif words == ["checkout", "missing"]:
+            report.problems.append(f"no directory {host.checkout} (the kvlab checkout) there")
         elif len(words) == 3 and words[0] == "binary":
             report.binaries[words[1]] = "" if words[2] == "missing" else words[2]
 
@@ -355,11 +358,11 @@ def deploy_binaries(host: Host, build_dir: Path, binaries: dict[str, str]) -> li
     """Copies the runner's kvlab-server and kvlab-load into the host's checkout over the
     host's own command channel (ssh or netns), skipping files that are already identical.
     Returns what it copied; raises HostError naming the host."""
+    host.run(f"mkdir -p {shlex.quote(host.checkout.rstrip('/') + '/build')}")
     state = HostReport(host)
     _read_state(host, state)
     present = state.binaries
     copied = []
-    host.run(f"mkdir -p {shlex.quote(host.checkout.rstrip('/') + '/build')}")
     for name in BINARIES:
         if not binaries.get(name):
             raise HostError(f"{build_dir / name} not found here (build it: make build)")

@@ -219,6 +219,7 @@ class HostOutcome:
     rows: list[dict[str, str]]
     histograms: dict[str, dict]   # repetition -> histogram
     json_text: str
+    start_late_ms: float | None   # how late it began after the common instant
     error: str | None
 
 
@@ -250,13 +251,32 @@ def _run_on_clients(clients: list[Host], commands: dict[str, str],
     return finished
 
 
-def _fetch(host: Host, path: str) -> str:
-    return host.run(f"cat {shlex.quote(path)}")
+FILE_SEPARATOR = "\n--- kvlab: next file ---\n"
+START_LINE = "kvlab-load: started at --start-at + "
+
+
+def _fetch_and_remove(host: Host, csv_path: str, json_path: str) -> tuple[str, str]:
+    """Both result files of a host in one command (one ssh login), then removes them."""
+    csv_file, json_file = shlex.quote(csv_path), shlex.quote(json_path)
+    output = host.run(f"cat {csv_file} && printf %s {shlex.quote(FILE_SEPARATOR)} && "
+                      f"cat {json_file} && rm -f {csv_file} {json_file}")
+    csv_text, separator, json_text = output.partition(FILE_SEPARATOR)
+    if not separator:
+        raise ValueError("the host's output lacks the second file")
+    return csv_text, json_text
+
+
+def _start_late_ms(stdout: bytes) -> float | None:
+    """How late kvlab-load began after the common instant, from its own line."""
+    for line in stdout.decode(errors="replace").splitlines():
+        if line.startswith(START_LINE):
+            return float(line[len(START_LINE):].split()[0])
+    return None
 
 
 def _outcome(host: Host, finished, csv_path: str, json_path: str) -> HostOutcome:
     if isinstance(finished, str):
-        return HostOutcome(host, [], {}, "", f"client host {host.name}: {finished}")
+        return HostOutcome(host, [], {}, "", None, f"client host {host.name}: {finished}")
     error = None
     if finished.returncode != 0:
         # 255 is ssh's own failure (the link or the host); anything else is kvlab-load's.
@@ -264,17 +284,16 @@ def _outcome(host: Host, finished, csv_path: str, json_path: str) -> HostOutcome
         error = f"client host {host.name}: {program}{describe_failure(finished)}"
     rows, histograms, json_text = [], {}, ""
     try:
-        rows = read_kvlab_load_rows(_fetch(host, csv_path))
-        json_text = _fetch(host, json_path)
+        csv_text, json_text = _fetch_and_remove(host, csv_path, json_path)
+        rows = read_kvlab_load_rows(csv_text)
         document = json.loads(json_text)
         for point in document.get("points", []):
             for repetition in point.get("repetitions", []):
                 histograms[str(repetition["repetition"])] = repetition["histogram"]
-        host.run(f"rm -f {shlex.quote(csv_path)} {shlex.quote(json_path)}")
     except (HostError, ValueError, KeyError) as problem:
         if error is None:
             error = f"client host {host.name}: results unreadable: {problem}"
-    return HostOutcome(host, rows, histograms, json_text, error)
+    return HostOutcome(host, rows, histograms, json_text, _start_late_ms(finished.stdout), error)
 
 
 class MultiHostMeasurement:
@@ -434,6 +453,7 @@ class MultiHostMeasurement:
             words = taskset + [host.binary("kvlab-load")] + kvlab_load_arguments(
                 point, server.target(), csv_path, json_path) + [
                 "--start-at", str(start_ns + offset), "--quiet"]
+            # --quiet drops the per-second line, not the start line read back here.
             commands[host.name] = "exec " + " ".join(shlex.quote(w) for w in words)
         budget = (self.lead_s + point.warmup + point.repetitions * point.duration
                   + LOAD_BUDGET_EXTRA_S)
@@ -486,6 +506,7 @@ class MultiHostMeasurement:
         if merged_record:
             (histogram_dir / f"{slug}-{MERGED}.json").write_text(json.dumps(
                 {"format": "kvlab-merged/1", "hosts": [o.host.name for o in outcomes],
+                 "start_late_ms": {o.host.name: o.start_late_ms for o in outcomes},
                  "repetitions": merged_record}) + "\n")
         return rows, error
 

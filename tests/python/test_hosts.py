@@ -154,7 +154,8 @@ needs_namespaces = pytest.mark.skipif(NOT_POSSIBLE is not None,
 
 
 def experiment_file(folder: Path, hosts: NamespaceHosts, sweeps: str,
-                    servers: tuple[str, ...] = ("single",)) -> Path:
+                    servers: tuple[str, ...] = ("single",), checkouts: dict | None = None,
+                    name: str = "namespaces.toml") -> Path:
     text = '[experiment]\nname = "namespaces"\n'
     for server in servers:
         text += (f'[[server]]\nname = "{server}"\nkind = "redis"\n' if server == "redis" else
@@ -163,11 +164,32 @@ def experiment_file(folder: Path, hosts: NamespaceHosts, sweeps: str,
     for name in hosts.names:
         options = ", ".join(json.dumps(o) for o in hosts.ssh_options())
         text += (f'[[host]]\nname = "{name}"\nssh = "root@{hosts.addresses[name]}"\n'
-                 f'ssh_options = [{options}]\ncheckout = "{REPO}"\n')
+                 f'ssh_options = [{options}]\n'
+                 f'checkout = "{(checkouts or {}).get(name, REPO)}"\n')
     text += '[placement]\nserver_host = "srv"\nclient_hosts = ["c1", "c2"]\n'
-    path = folder / "namespaces.toml"
+    path = folder / name
     path.write_text(text)
     return path
+
+
+SET_SWEEP = """
+[[sweep]]
+name = "set"
+command = "set"
+keys = 1000
+connections = 2
+threads = 1
+duration = 0.3
+warmup = 0.1
+repetitions = 2
+"""
+
+
+def run_in_hub(hosts: NamespaceHosts, *words: str) -> subprocess.CompletedProcess:
+    """python3 -m kvlab WORDS from the hub namespace, where the runner sits."""
+    return subprocess.run(hosts.hub_command(
+        ["env", f"PYTHONPATH={python_env()['PYTHONPATH']}", "/usr/bin/python3", "-m", "kvlab",
+         *words]), capture_output=True, text=True, cwd=REPO)
 
 
 def start_run(hosts: NamespaceHosts, experiment: Path, out: Path) -> subprocess.Popen:
@@ -212,25 +234,24 @@ def finish(process: subprocess.Popen) -> tuple[str, str]:
 def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
     kvlab_binaries_or_skip(BUILD_DIR)
     with NamespaceHosts(["srv", "c1", "c2"]) as hosts:
-        experiment = experiment_file(tmp_path, hosts, """
-[[sweep]]
-name = "set"
-command = "set"
-keys = 1000
-connections = 2
-threads = 1
-duration = 0.3
-warmup = 0.1
-repetitions = 2
-""")
-        check = subprocess.run(hosts.hub_command(
-            ["env", f"PYTHONPATH={python_env()['PYTHONPATH']}", "/usr/bin/python3", "-m",
-             "kvlab", "hosts", "check", str(experiment), "--build", str(BUILD_DIR)]),
-            capture_output=True, text=True, cwd=REPO)
+        experiment = experiment_file(tmp_path, hosts, SET_SWEEP)
+        check = run_in_hub(hosts, "hosts", "check", str(experiment), "--build", str(BUILD_DIR))
         assert check.returncode == 0, check.stdout + check.stderr
         for name in ("srv", "c1", "c2"):
             assert f"{name} (ssh root@{hosts.addresses[name]}" in check.stdout
         assert "clock offset" in check.stdout
+        # deploy copies the runner's binaries where they are missing, and only there.
+        elsewhere = tmp_path / "elsewhere"
+        deploying = experiment_file(tmp_path, hosts, SET_SWEEP, checkouts={"c1": elsewhere},
+                                    name="deploy.toml")
+        for expected in ("c1: copied kvlab-server, kvlab-load", "c1: binaries already identical"):
+            deploy = run_in_hub(hosts, "hosts", "deploy", str(deploying), "--build",
+                                str(BUILD_DIR))
+            assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+            assert expected in deploy.stdout and "srv: binaries already identical" in deploy.stdout
+        for binary in ("kvlab-server", "kvlab-load"):
+            assert (elsewhere / "build" / binary).read_bytes() == \
+                (BUILD_DIR / binary).read_bytes()
 
         out = tmp_path / "runs"
         run = start_run(hosts, experiment, out)
@@ -271,6 +292,9 @@ repetitions = 2
         assert merged["count"] == sum(h["count"] for h in per_host.values())
         assert rows.loc["merged", "p99_us"] == pytest.approx(
             quantile_ns(merged, 0.99) / 1000, abs=0.01)
+        # Both hosts began at the common instant or after it, never before.
+        lateness = histograms["merged"]["start_late_ms"]
+        assert set(lateness) == {"c1", "c2"} and all(v >= 0 for v in lateness.values())
     report = (run_dir / "report.md").read_text()
     assert "## Client hosts" in report
     record = json.loads((run_dir / "hosts.json").read_text())
