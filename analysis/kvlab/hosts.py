@@ -192,6 +192,24 @@ def parse_hosts(path: Path, data: dict) -> tuple[tuple[Host, ...], Placement | N
                             server_port=server_port)
 
 
+def multiplexed(host: Host, folder: str) -> Host:
+    """The host with its ssh commands sharing one connection (OpenSSH's ControlMaster, the
+    socket in `folder`): a command costs a round trip, not a login. Call
+    stop_multiplexing(host) when done. A netns host is returned as it is."""
+    if not host.ssh:
+        return host
+    sharing = ("-o", "ControlMaster=auto", "-o", f"ControlPath={folder}/%C",
+               "-o", "ControlPersist=yes")
+    return dataclasses.replace(host, ssh_options=sharing + host.ssh_options)
+
+
+def stop_multiplexing(host: Host) -> None:
+    """Ends the shared connection multiplexed() started (if it is still up)."""
+    if host.ssh and any(o.startswith("ControlPath=") for o in host.ssh_options):
+        subprocess.run(["ssh", *SSH_BASE_OPTIONS, *host.ssh_options, "-O", "exit", host.ssh],
+                       capture_output=True, timeout=COMMAND_TIMEOUT_S)
+
+
 def placed_hosts(hosts: tuple[Host, ...], placement: Placement) -> list[Host]:
     """The hosts the placement uses, server first, each once."""
     by_name = {h.name: h for h in hosts}
