@@ -146,6 +146,20 @@ def test_hosts_check_exit_status_says_bad_file_or_unreachable_host(tmp_path):
     assert "a: UNREACHABLE: host a (netns kvlab-no-such-namespace)" in done.stdout
 
 
+def test_a_run_whose_host_is_unreachable_records_every_point_as_failed(tmp_path):
+    kvlab_binaries_or_skip(BUILD_DIR)
+    experiment = tmp_path / "gone.toml"
+    experiment.write_text(BASE + "duration = 0.1\nrepetitions = 2\n" + HOSTS.replace(
+        'ssh = "root@10.0.0.2"', 'netns = "kvlab-no-such-namespace"\naddress = "10.0.0.2"'))
+    done = kvlab("run", str(experiment), "--build", str(BUILD_DIR), "--out",
+                 str(tmp_path / "runs"), "--quiet-report")
+    assert done.returncode == 0, done.stderr
+    points = load_points(next((tmp_path / "runs").glob("*-hosts")))
+    assert len(points) == 2 * 2  # set and get, two repetitions each
+    assert (points["status"] == "failed").all() and (points["host"] == "merged").all()
+    assert points["note"].str.startswith("host a (netns kvlab-no-such-namespace)").all()
+
+
 # --- real ssh between namespaces ----------------------------------------------------------
 
 NOT_POSSIBLE = why_not_possible()
