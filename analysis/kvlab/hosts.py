@@ -7,8 +7,8 @@ command reaches a host (OpenSSH or a local network namespace), and the checks of
     ssh = "root@10.0.0.2"            # either: OpenSSH (BatchMode=yes, key authentication)
     ssh_options = ["-i", "~/.ssh/kvlab"]  # optional: extra ssh arguments, verbatim
     # netns = "kvlab-a"              # or: a local network namespace (`ip netns exec`)
-    address = "10.0.0.2"             # where the others reach it (default: ssh's host part;
-                                     # required with netns)
+    address = "10.0.0.2"             # where the server listens and the clients connect
+                                     # (default: ssh's host part; required with netns)
     checkout = "/home/me/kvlab"      # the kvlab checkout on that host (binaries in build/);
                                      # netns hosts default to this checkout
 
@@ -140,6 +140,9 @@ def _parse_host(path: Path, index: int, table: Any) -> Host:
     if address is None:
         if netns is not None:
             c.fail(f"{where}.address", "is required with netns (the namespace's own address)")
+        if "@" not in ssh:
+            c.fail(f"{where}.address", "is required when ssh is an alias (the address the "
+                   "server listens on and the clients connect to)")
         address = ssh.rpartition("@")[2]
     return Host(name=name, checkout=checkout, address=address, ssh=ssh,
                 ssh_options=tuple(options), netns=netns)

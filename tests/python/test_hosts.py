@@ -70,6 +70,8 @@ def test_hosts_and_placement_are_parsed():
     (("netns = \"kvlab-b\"", "netns = \"kvlab-b\"\nssh = \"root@h\""), "host[1]",
      "exactly one of"),
     (("address = \"10.0.0.3\"\n", ""), "host[1].address", "required with netns"),
+    (("ssh = \"root@10.0.0.2\"", "ssh = \"lab-server\""), "host[0].address",
+     "required when ssh is an alias"),
     (("checkout = \"/opt/kvlab\"\n[placement]", "checkout = \"opt\"\n[placement]"),
      "host[1].checkout", "absolute path"),
     (("checkout = \"/opt/kvlab\"\n[[host]]", "[[host]]"), "host[0].checkout",
