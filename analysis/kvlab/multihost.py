@@ -50,6 +50,8 @@ PID_MARK = "kvlab-remote-pid"
 # slowest host's command latency, and at least this.
 START_LEAD_MIN_S = 0.5
 LOAD_BUDGET_EXTRA_S = 120.0
+# Hosts whose starts lie further apart than this fraction of a repetition get a note.
+START_SKEW_FRACTION = 0.01
 PERCENTILES = (("p50_us", 0.50), ("p90_us", 0.90), ("p99_us", 0.99), ("p999_us", 0.999))
 
 
@@ -510,6 +512,7 @@ class MultiHostMeasurement:
         errors = [o.error for o in outcomes if o.error]
         error = "; ".join(errors) if errors else None
         merged_record = []
+        skew = start_skew_note(point, {o.host.name: o.start_late_ms for o in outcomes})
         for repetition in range(1, point.repetitions + 1):
             key = str(repetition)
             by_host = {o.host.name: next((r for r in o.rows if r["repetition"] == key), None)
@@ -525,7 +528,7 @@ class MultiHostMeasurement:
             figures = merged_row(by_host, {o.host.name: o.histograms[key] for o in outcomes})
             merged_record.append({"repetition": repetition, "hosts": list(by_host),
                                   "histogram": figures.pop("histogram")})
-            note = figures.pop("note")
+            note = "; ".join(n for n in (figures.pop("note"), skew) if n)
             shared = {c: by_host[outcomes[0].host.name][c]
                       for c in ("threads", "client", "transport", "pipeline", "connections")}
             rows.append(_row(point, {**shared, **figures}, MERGED, "ok", note))
@@ -535,6 +538,19 @@ class MultiHostMeasurement:
                  "start_late_ms": {o.host.name: o.start_late_ms for o in outcomes},
                  "repetitions": merged_record}) + "\n")
         return rows, error
+
+
+def start_skew_note(point: Point, late_ms: dict[str, float | None]) -> str:
+    """A note when the hosts' windows were misaligned by more than START_SKEW_FRACTION of a
+    repetition (a host's start came late: a slow login, a busy host)."""
+    known = {name: late for name, late in late_ms.items() if late is not None}
+    if len(known) < 2:
+        return ""
+    latest = max(known, key=known.get)
+    spread = known[latest] - min(known.values())
+    if spread <= START_SKEW_FRACTION * point.duration * 1000:
+        return ""
+    return f"client hosts began {spread:.1f} ms apart ({latest} last)"
 
 
 def _row(point: Point, figures: dict, host: str, status: str, note: str = "") -> dict:

@@ -12,7 +12,7 @@ import pytest
 from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
 from kvlab.experiment import ExperimentError, parse_experiment_text
 from kvlab.hosts import offset_from_round_trips
-from kvlab.multihost import merge_histograms, merged_row, quantile_ns
+from kvlab.multihost import merge_histograms, merged_row, quantile_ns, start_skew_note
 from kvlab.results import load_points
 from namespace_hosts import NamespaceHosts, why_not_possible
 
@@ -121,6 +121,14 @@ def test_merged_row_sums_and_flags_bound_hosts():
     assert row["seconds"] == "1.200000"
     assert row["client_bound"] == "true" and row["note"] == "client-bound hosts: c1"
     assert row["histogram"]["count"] == 2 and row["p50_us"] == "1.00"
+
+
+def test_hosts_starting_apart_get_a_note():
+    point = parse(BASE + "duration = 2.0\n").points()[0]  # 1% of a repetition: 20 ms
+    assert start_skew_note(point, {"c1": 0.1, "c2": 20.1}) == ""
+    assert start_skew_note(point, {"c1": 0.1, "c2": 20.2, "c3": 3.0}) == \
+        "client hosts began 20.1 ms apart (c2 last)"
+    assert start_skew_note(point, {"c1": 0.1, "c2": None}) == ""
 
 
 def test_clock_offset_comes_from_the_shortest_round_trip():
