@@ -49,6 +49,7 @@ PID_MARK = "kvlab-remote-pid"
 # Seconds between starting the client hosts and the common start instant: three times the
 # slowest host's command latency, and at least this.
 START_LEAD_MIN_S = 0.5
+START_LEAD_MAX_S = 10.0
 LOAD_BUDGET_EXTRA_S = 120.0
 # Hosts whose starts lie further apart than this fraction of a repetition get a note.
 START_SKEW_FRACTION = 0.01
@@ -489,6 +490,7 @@ class MultiHostMeasurement:
         finished = _run_on_clients(self.clients, commands, budget)
         cpu_after = server.cpu_seconds()
         outcomes = [_outcome(h, finished[h.name], *files[h.name]) for h in self.clients]
+        self._adapt_lead(point, outcomes)
         rows, error = self._rows(point, slug, outcomes)
         if cpu_before is not None and cpu_after is not None:
             # Over the point's active time (warm-up included), like the local runner's /proc.
@@ -501,6 +503,20 @@ class MultiHostMeasurement:
         write(rows)
         merged = [r for r in rows if r["host"] == MERGED and r["status"] == "ok"]
         done(point, _summary(merged, error))
+
+    def _adapt_lead(self, point: Point, outcomes: list[HostOutcome]) -> None:
+        """A host that began late had too little lead (a slow login, a busy host): give the
+        next points that much more, twice over, up to START_LEAD_MAX_S."""
+        late = {o.host.name: o.start_late_ms for o in outcomes if o.start_late_ms is not None}
+        if not late:
+            return
+        name = max(late, key=late.get)
+        if late[name] <= START_SKEW_FRACTION * point.duration * 1000 \
+                or self.lead_s >= START_LEAD_MAX_S:
+            return
+        self.lead_s = min(START_LEAD_MAX_S, self.lead_s + 2 * late[name] / 1000)
+        self.say(f"client host {name} began {late[name]:.1f} ms after the common instant; "
+                 f"the start lead is now {self.lead_s:.2f} s")
 
     def _rows(self, point: Point, slug: str, outcomes: list[HostOutcome]):
         histogram_dir = self.run_dir / "histograms"

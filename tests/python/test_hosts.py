@@ -12,7 +12,8 @@ import pytest
 from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
 from kvlab.experiment import ExperimentError, parse_experiment_text
 from kvlab.hosts import offset_from_round_trips
-from kvlab.multihost import merge_histograms, merged_row, quantile_ns, start_skew_note
+from kvlab.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
+                             merge_histograms, merged_row, quantile_ns, start_skew_note)
 from kvlab.results import load_points
 from namespace_hosts import NamespaceHosts, why_not_possible
 
@@ -129,6 +130,27 @@ def test_hosts_starting_apart_get_a_note():
     assert start_skew_note(point, {"c1": 0.1, "c2": 20.2, "c3": 3.0}) == \
         "client hosts began 20.1 ms apart (c2 last)"
     assert start_skew_note(point, {"c1": 0.1, "c2": None}) == ""
+
+
+def test_a_late_host_lengthens_the_lead_of_the_next_points(tmp_path):
+    experiment = parse(BASE + "duration = 1.0\n" + HOSTS)
+    said = []
+    measurement = MultiHostMeasurement(experiment, REPO, BUILD_DIR, tmp_path, said.append, [])
+    host = experiment.hosts[1]
+    point = experiment.points()[0]
+    measurement.lead_s = 0.5
+
+    def late(ms):
+        measurement._adapt_lead(point, [HostOutcome(host, [], {}, "", ms, None)])
+
+    late(10.0)     # within 1% of the 1 s repetition: left alone
+    assert measurement.lead_s == 0.5 and not said
+    late(100.0)    # twice the shortfall more
+    assert measurement.lead_s == pytest.approx(0.7)
+    assert said == ["client host b began 100.0 ms after the common instant; "
+                    "the start lead is now 0.70 s"]
+    late(60_000.0)
+    assert measurement.lead_s == START_LEAD_MAX_S
 
 
 def test_clock_offset_comes_from_the_shortest_round_trip():
