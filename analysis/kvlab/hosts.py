@@ -88,7 +88,8 @@ class Host:
             raise HostError(f"host {self.name} ({self.where()}): cannot run "
                             f"{self.command('')[0]}: {error.strerror}") from None
         if done.returncode != 0:
-            raise HostError(f"host {self.name} ({self.where()}): {describe_failure(done)}")
+            failure = describe_failure(done, over_ssh=self.ssh is not None)
+            raise HostError(f"host {self.name} ({self.where()}): {failure}")
         return done.stdout.decode(errors="replace")
 
 
@@ -99,15 +100,21 @@ class Placement:
     server_port: int = DEFAULT_SERVER_PORT
 
 
-def describe_failure(done: subprocess.CompletedProcess) -> str:
-    """What a failed host command said: ssh's own exit status 255 means the link failed."""
-    output = done.stderr if done.stderr else done.stdout
-    if isinstance(output, bytes):
-        output = output.decode(errors="replace")
-    lines = [line for line in (output or "").strip().splitlines() if line.strip()]
+def describe_failure(done: subprocess.CompletedProcess, over_ssh: bool) -> str:
+    """What a failed host command said; over ssh, exit status 255 is ssh's own failure
+    (the link or the host), not the command's."""
+    def lines_of(output) -> list[str]:
+        if isinstance(output, bytes):
+            output = output.decode(errors="replace")
+        return [line for line in (output or "").strip().splitlines() if line.strip()]
+
+    errors = lines_of(done.stderr)
+    if over_ssh and done.returncode == 255:
+        # ssh's own failure: its message is on stderr (the program's output says nothing).
+        return "ssh failed (status 255): " + (
+            " | ".join(errors[-2:]) if errors else "the connection was lost, without a message")
+    lines = errors or lines_of(done.stdout)
     tail = " | ".join(lines[-2:]) if lines else "no output"
-    if done.returncode == 255:
-        return f"ssh failed (status 255): {tail}"
     if done.returncode < 0:
         return f"killed by signal {-done.returncode}: {tail}"
     return f"exited with status {done.returncode}: {tail}"
@@ -268,7 +275,7 @@ def measure_clock_offset(host: Host, samples: int = CLOCK_SAMPLES) -> ClockOffse
                 _, error = process.communicate(timeout=COMMAND_TIMEOUT_S)
                 done = subprocess.CompletedProcess([], process.returncode, b"", error)
                 raise HostError(f"host {host.name} ({host.where()}): no clock reading: "
-                                f"{describe_failure(done)}")
+                                f"{describe_failure(done, host.ssh is not None)}")
             if index:
                 taken.append((sent, int(line), answered))
     finally:

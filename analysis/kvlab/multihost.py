@@ -286,7 +286,8 @@ def _outcome(host: Host, finished, csv_path: str, json_path: str) -> HostOutcome
     if finished.returncode != 0:
         # 255 is ssh's own failure (the link or the host); anything else is kvlab-load's.
         program = "" if finished.returncode == 255 and host.ssh else "kvlab-load "
-        error = f"client host {host.name}: {program}{describe_failure(finished)}"
+        failure = describe_failure(finished, over_ssh=host.ssh is not None)
+        error = f"client host {host.name}: {program}{failure}"
     rows, histograms, json_text = [], {}, ""
     try:
         csv_text, json_text = _fetch_and_remove(host, csv_path, json_path)

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
 from kvlab.experiment import ExperimentError, parse_experiment_text
-from kvlab.hosts import offset_from_round_trips
+from kvlab.hosts import describe_failure, offset_from_round_trips
 from kvlab.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
                              merge_histograms, merged_row, quantile_ns, start_skew_note)
 from kvlab.results import load_points
@@ -151,6 +151,22 @@ def test_a_late_host_lengthens_the_lead_of_the_next_points(tmp_path):
                     "the start lead is now 0.70 s"]
     late(60_000.0)
     assert measurement.lead_s == START_LEAD_MAX_S
+
+
+def test_a_failure_says_whether_ssh_or_the_command_failed():
+    lost = subprocess.CompletedProcess([], 255, b"kvlab-load: tcp://h:1 ...\n", b"")
+    assert describe_failure(lost, over_ssh=True) == \
+        "ssh failed (status 255): the connection was lost, without a message"
+    assert describe_failure(lost, over_ssh=False) == \
+        "exited with status 255: kvlab-load: tcp://h:1 ..."
+    refused = subprocess.CompletedProcess([], 255, b"", b"ssh: connect to host h: refused\n")
+    assert describe_failure(refused, over_ssh=True) == \
+        "ssh failed (status 255): ssh: connect to host h: refused"
+    failed = subprocess.CompletedProcess([], 1, b"plan\n", b"kvlab-load: server gone\n")
+    assert describe_failure(failed, over_ssh=True) == \
+        "exited with status 1: kvlab-load: server gone"
+    assert describe_failure(subprocess.CompletedProcess([], -9, b"", b""), over_ssh=True) == \
+        "killed by signal 9: no output"
 
 
 def test_clock_offset_comes_from_the_shortest_round_trip():
