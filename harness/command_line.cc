@@ -46,6 +46,7 @@ po::options_description Describe() {
     ("connect-timeout", text(), "seconds (default 5)")
     ("timeout", text(), "seconds to wait for a reply before failing (default 10)")
     ("quiet", po::bool_switch(), "no live line per second")
+    ("start-at", text(), "begin the run (warm-up included) at this CLOCK_REALTIME instant, ns since the epoch; connects first (several hosts start together)")
     ("help", po::bool_switch(), "show this help");
   // clang-format on
   return options;
@@ -181,6 +182,9 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     status = ParseNumberOption(values, "connect-timeout", 0.001, 3600.0, &config.connect_timeout_s);
   }
   if (status.ok()) status = ParseNumberOption(values, "timeout", 0.001, 3600.0, &config.reply_timeout_s);
+  if (status.ok()) {
+    status = ParseNumberOption<uint64_t>(values, "start-at", 1, UINT64_MAX, &options.start_at_ns);
+  }
   if (values.count("csv")) options.csv_path = text_of("csv");
   if (values.count("json")) options.json_path = text_of("json");
   options.quiet = values["quiet"].as<bool>();

@@ -6,6 +6,7 @@
 // Thread safety: pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct CommandLineOptions {
   std::string csv_path;   // empty: no CSV
   std::string json_path;  // empty: no JSON
   bool quiet = false;     // no live line per second
+  // CLOCK_REALTIME ns at which the measured run (warm-up included) begins:
+  // kvlab-load connects first, then waits until then. 0: begin at once.
+  uint64_t start_at_ns = 0;
   bool help = false;
 };
 

@@ -16,6 +16,7 @@
 #include "harness/machine_info.h"
 #include "harness/result_files.h"
 #include "harness/server_control.h"
+#include "harness/start_instant.h"
 #include "harness/summary_table.h"
 #include "harness/sweep.h"
 
@@ -69,6 +70,11 @@ class FrontEnd {
       if (!written.ok()) return Fail(written, {});
     }
     PrintPlan();
+    if (options_.start_at_ns != 0 && !WaitForStart()) {
+      std::fprintf(stderr, "kvlab-load: interrupted before --start-at\n");
+      WriteJson("cancelled", "interrupted before --start-at");
+      return kExitInterrupted;
+    }
 
     SweepCallbacks callbacks;
     callbacks.cancel = &g_interrupted;
@@ -127,6 +133,16 @@ class FrontEnd {
                               " arrival=" + ArrivalKindName(c.arrival)).c_str()
                            : "");
     std::fflush(stdout);
+  }
+
+  // The server answered above (FetchServerInfo), so the wait ends in the run
+  // itself, not in connecting. False when interrupted first.
+  bool WaitForStart() const {
+    const int64_t late_ns = SleepUntilRealtime(options_.start_at_ns, &g_interrupted);
+    if (late_ns < 0) return false;
+    std::printf("kvlab-load: started at --start-at + %.3f ms\n", late_ns / 1e6);
+    std::fflush(stdout);
+    return true;
   }
 
   void OnRepetition(const PointResult& point, const RepetitionResult& r) {

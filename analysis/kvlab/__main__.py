@@ -152,6 +152,53 @@ def _plan(args) -> int:
     return 0
 
 
+def _add_hosts_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("check", "deploy"),
+                        help="check: every host reachable, same commit and binaries, cores, "
+                             "clock offset; deploy: copy build/kvlab-server and kvlab-load there")
+    parser.add_argument("experiment", help="experiment file with [[host]] and [placement]")
+    parser.add_argument("--build", default=str(REPO / "build"),
+                        help="build folder whose binaries are compared or copied "
+                             "(default: build)")
+
+
+def _hosts(args) -> int:
+    """Exit 2 for a bad file, 1 when a host is unreachable or fails the check."""
+    from .experiment import ExperimentError, load_experiment
+    from .hosts import (HostError, deploy_binaries, inspect_host, local_binaries,
+                        local_commit, placed_hosts, render_report)
+    try:
+        experiment = load_experiment(args.experiment)
+    except ExperimentError as error:
+        print(f"kvlab hosts: {error}", file=sys.stderr)
+        return 2
+    if experiment.placement is None:
+        print(f"kvlab hosts: {args.experiment}: no [[host]] tables and [placement]",
+              file=sys.stderr)
+        return 2
+    build = Path(args.build).resolve()
+    binaries = local_binaries(build)
+    hosts = placed_hosts(experiment.hosts, experiment.placement)
+    failed = False
+    if args.action == "deploy":
+        for host in hosts:
+            try:
+                copied = deploy_binaries(host, build, binaries)
+                print(f"{host.name}: " + (f"copied {', '.join(copied)}" if copied
+                                          else "binaries already identical"))
+            except HostError as error:
+                print(f"kvlab hosts deploy: {error}", file=sys.stderr)
+                failed = True
+        return 1 if failed else 0
+    commit = local_commit(REPO)
+    print(f"runner: commit {commit[:12] or 'none'}, binaries in {build}")
+    for host in hosts:
+        report = inspect_host(host, commit, binaries)
+        print(render_report(report))
+        failed = failed or bool(report.unreachable or report.problems)
+    return 1 if failed else 0
+
+
 SUBCOMMANDS = {
     "plan": ("print what a run would give each server and the load generator, and how long "
              "it would take, without running anything", _add_plan_arguments, _plan),
@@ -161,6 +208,8 @@ SUBCOMMANDS = {
                 _add_compare_arguments, _compare),
     "record": ("summarise a run folder into results/history/<machine>/ (commit it)",
                _add_record_arguments, _record),
+    "hosts": ("check or deploy the hosts of a multi-host experiment file", _add_hosts_arguments,
+              _hosts),
     "dashboard": ("render results/dashboard/index.html from everything under results/",
                   _dashboard.add_arguments, _dashboard.run),
     "micro": ("print the sharded hop's cost from a `make micro` JSON file (kvlab.micro)",

@@ -51,6 +51,7 @@ ExperimentError naming the file, the key and what is allowed.
     loadgen = "kvlab-load"           # kvlab-load | redis-benchmark
     transport = "tcp"                # unix | tcp | remote
     client = "dedicated"             # dedicated | pooled | shared
+    io = "direct"                    # pooled/shared: direct | event-loop (Lettuce over Netty)
     threads = [1, 2, 4, 8]           # or "auto": 1, 2, 4, ... up to 2 x the harness's CPUs
     command = ["set", "get"]         # get | set | incrby | ping | mix
     keys = [1, 1000000]
@@ -64,7 +65,12 @@ ExperimentError naming the file, the key and what is allowed.
     ratio = "1:10"                   # SET:GET, command "mix" only
     duration = 1.0                   # seconds per repetition
     warmup = 0.25                    # seconds before each point
-    repetitions = 3
+    repetitions = 3                  # rounds (runner.py)
+    loop_threads = 2                 # event-loop only (default: kvlab-load's cores)
+    io_flush = "command"             # event-loop only: command (Lettuce's autoFlush) | batch
+    latency_curve = [0.1, 0.5, 0.9]  # open loop at these fractions of each server's
+                                     # closed-loop maximum (latency.py), after the point
+    latency_slo_us = 1000            # the p99 a latency-capped throughput must stay under
 
 A point records what is run: a `shared` client always uses one connection, and
 only `dedicated` clients pipeline (others run with pipeline 1).
@@ -84,6 +90,8 @@ ENGINES = ("single", "sharded", "concurrent", "striped")
 LOADGENS = ("kvlab-load", "redis-benchmark")
 TRANSPORTS = ("unix", "tcp", "remote")
 CLIENTS = ("dedicated", "pooled", "shared")
+IO_MODELS = ("direct", "event-loop")
+IO_FLUSHES = ("command", "batch")
 COMMANDS = ("get", "set", "incrby", "ping", "mix")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -93,7 +101,7 @@ ZIPF_PATTERN = re.compile(r"^zipf:(\d+(\.\d*)?|\.\d+)$")
 RATIO_PATTERN = re.compile(r"^\d+:\d+$")
 
 # The variables of a point, in the order they appear in points.csv.
-POINT_VARIABLES = ("sweep", "server", "loadgen", "transport", "client", "command",
+POINT_VARIABLES = ("sweep", "server", "loadgen", "transport", "client", "io", "command",
                    "ratio", "keys", "key_dist", "value_size", "pipeline",
                    "connections", "nodelay", "threads")
 
@@ -133,6 +141,7 @@ class Point:
     loadgen: str
     transport: str
     client: str
+    io: str                          # direct | event-loop (pooled and shared; dedicated: direct)
     command: str
     ratio: str
     keys: int
@@ -145,6 +154,10 @@ class Point:
     duration: float
     warmup: float
     repetitions: int
+    loop_threads: int | None = None  # event-loop only; None = kvlab-load's default (its cores)
+    io_flush: str = "command"        # event-loop only: a send per command or per batch
+    latency_curve: tuple[float, ...] = ()  # open-loop fractions of the closed-loop maximum
+    latency_slo_us: float = 1000.0
 
     def variables(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in POINT_VARIABLES}
@@ -160,10 +173,14 @@ class SweepSpec:
     duration: float
     warmup: float
     repetitions: int
+    loop_threads: int | None = None
+    io_flush: str = "command"
+    latency_curve: tuple[float, ...] = ()
+    latency_slo_us: float = 1000.0
 
 
 # Point variables a comparison may be declared along (a and b are two of their values).
-COMPARE_BY = ("server", "client", "transport", "nodelay", "loadgen", "command")
+COMPARE_BY = ("server", "client", "io", "transport", "nodelay", "loadgen", "command")
 DEFAULT_MAX_ROUNDS = 40
 # 5% of one core: five clock ticks in a second, above /proc/stat's rounding.
 DEFAULT_DISTURBANCE_CORES = 0.05
@@ -207,6 +224,9 @@ class Experiment:
     budget_s: float | None = None
     max_rounds: int = DEFAULT_MAX_ROUNDS
     disturbance_cores: float = DEFAULT_DISTURBANCE_CORES
+    # [[host]] and [placement] (kvlab.hosts); without them everything runs on this machine.
+    hosts: tuple = ()
+    placement: Any = None
 
     def server(self, name: str) -> ServerSpec:
         return next(s for s in self.servers if s.name == name)
@@ -228,11 +248,11 @@ class Experiment:
                 if server.name not in sweep.servers:
                     continue
                 v = sweep.values
-                for (loadgen, transport, client, command, keys, key_dist, value_size,
+                for (loadgen, transport, client, io, command, keys, key_dist, value_size,
                      pipeline, connections, nodelay, threads) in itertools.product(
-                        v["loadgen"], v["transport"], v["client"], v["command"], v["keys"],
-                        v["key_dist"], v["value_size"], v["pipeline"], v["connections"],
-                        v["nodelay"], v["threads"]):
+                        v["loadgen"], v["transport"], v["client"], v["io"], v["command"],
+                        v["keys"], v["key_dist"], v["value_size"], v["pipeline"],
+                        v["connections"], v["nodelay"], v["threads"]):
                     # Shared uses one connection; only dedicated clients pipeline.
                     if client == "shared":
                         connections = 1
@@ -240,14 +260,20 @@ class Experiment:
                         connections = auto_connections(client, threads)
                     if client != "dedicated":
                         pipeline = 1
+                    else:
+                        io = "direct"  # a dedicated thread always does its own socket I/O
                     result.append(Point(
                         sweep=sweep.name, server=server.name, loadgen=loadgen,
-                        transport=transport, client=client, command=command,
+                        transport=transport, client=client, io=io, command=command,
                         ratio=sweep.ratio if command == "mix" else "",
                         keys=keys, key_dist=key_dist, value_size=value_size,
                         pipeline=pipeline, connections=connections, nodelay=nodelay,
                         threads=threads, duration=sweep.duration, warmup=sweep.warmup,
-                        repetitions=sweep.repetitions))
+                        repetitions=sweep.repetitions,
+                        loop_threads=sweep.loop_threads if io == "event-loop" else None,
+                        io_flush=sweep.io_flush if io == "event-loop" else "command",
+                        latency_curve=sweep.latency_curve,
+                        latency_slo_us=sweep.latency_slo_us))
         return list(dict.fromkeys(result))
 
 
@@ -335,6 +361,10 @@ def _positive(value) -> str | None:
     return None if value > 0 else "must be > 0"
 
 
+def _fraction(value) -> str | None:
+    return None if 0 < value <= 1 else "must be a fraction of the closed-loop maximum in (0, 1]"
+
+
 def _non_negative(value) -> str | None:
     return None if value >= 0 else "must be >= 0"
 
@@ -404,6 +434,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         "loadgen": c.get_list("loadgen", str, ("kvlab-load",), allowed=LOADGENS),
         "transport": c.get_list("transport", str, ("tcp",), allowed=TRANSPORTS),
         "client": c.get_list("client", str, ("dedicated",), allowed=CLIENTS),
+        "io": c.get_list("io", str, ("direct",), allowed=IO_MODELS),
         "command": c.get_list("command", str, ("set", "get"), allowed=COMMANDS),
         "keys": c.get_list("keys", int, (100000,), check=_positive),
         "key_dist": c.get_list("key_dist", str, ("uniform",), check=_key_dist),
@@ -417,6 +448,11 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
     duration = float(c.get("duration", (int, float), 1.0, check=_positive))
     warmup = float(c.get("warmup", (int, float), 0.25, check=_non_negative))
     repetitions = c.get("repetitions", int, 3, check=_positive)
+    loop_threads = c.get("loop_threads", int, check=_positive)
+    io_flush = c.get("io_flush", str, "command", allowed=IO_FLUSHES)
+    latency_curve = tuple(float(f) for f in c.get_list(
+        "latency_curve", (int, float), (), check=_fraction))
+    latency_slo_us = float(c.get("latency_slo_us", (int, float), 1000.0, check=_positive))
     c.finish()
     if "redis-benchmark" in values["loadgen"]:
         where = f"sweep[{index}]"
@@ -433,15 +469,19 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         if values["nodelay"] != ("on",):
             c.fail(f"{where}.nodelay", "redis-benchmark always sets TCP_NODELAY; "
                    "allowed with loadgen redis-benchmark: on")
+    if latency_curve and values["loadgen"] != ("kvlab-load",):
+        c.fail(f"sweep[{index}].latency_curve", "needs loadgen kvlab-load (open loop)")
     return SweepSpec(name=name, seed=seed, servers=servers, values=values, ratio=ratio,
-                     duration=duration, warmup=warmup, repetitions=repetitions)
+                     duration=duration, warmup=warmup, repetitions=repetitions,
+                     loop_threads=loop_threads, io_flush=io_flush, latency_curve=latency_curve,
+                     latency_slo_us=latency_slo_us)
 
 
 def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec, ...],
                    sweeps: tuple[SweepSpec, ...]) -> CompareSpec:
     c = _Checker(path, f"compare[{index}]", table)
     by = c.get("by", str, "server", allowed=COMPARE_BY)
-    allowed = {"server": tuple(s.name for s in servers), "client": CLIENTS,
+    allowed = {"server": tuple(s.name for s in servers), "client": CLIENTS, "io": IO_MODELS,
                "transport": TRANSPORTS, "nodelay": ("on", "off"), "loadgen": LOADGENS,
                "command": COMMANDS}[by]
     a = c.get("a", str, required=True, allowed=allowed)
@@ -479,8 +519,10 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     except tomllib.TOMLDecodeError as error:
         raise ExperimentError(f"{path}: not valid TOML: {error}") from None
     top = _Checker(path, "", data)
-    top.seen.update({"experiment", "server", "sweep", "compare"})
+    top.seen.update({"experiment", "server", "sweep", "compare", "host", "placement"})
     top.finish()
+    from .hosts import parse_hosts  # hosts builds on this module's checker
+    hosts, placement = parse_hosts(path, data)
     c = _Checker(path, "experiment", data.get("experiment", {}))
     name = c.get("name", str, required=True, check=_name)
     description = c.get("description", str, "")
@@ -516,7 +558,7 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
                       remote_rtt_us=remote_rtt_us, remote_rate_mbit=remote_rate_mbit,
                       servers=servers, sweeps=sweeps, comparisons=comparisons,
                       precision=precision, budget_s=budget_s, max_rounds=max_rounds,
-                      disturbance_cores=disturbance_cores)
+                      disturbance_cores=disturbance_cores, hosts=hosts, placement=placement)
 
 
 def load_experiment(path: str | Path) -> Experiment:

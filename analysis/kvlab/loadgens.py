@@ -30,7 +30,8 @@ from .servers import launch_prefix
 HARNESS_COLUMNS = ("threads", "client", "transport", "pipeline", "connections", "repetition",
                    "ops", "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us",
                    "p999_us", "max_us", "client_cpu", "client_bound", "misses", "wrong_type",
-                   "achieved_rate", "behind", "backlog", "busiest_thread_cpu", "allowed_cores")
+                   "achieved_rate", "behind", "backlog", "busiest_thread_cpu", "allowed_cores",
+                   "client_cs_per_op", "loop_wakeups_per_op")
 CLIENT_BOUND_FRACTION = 0.9
 
 
@@ -54,23 +55,50 @@ def _tail(text: str, lines: int = 4) -> str:
     return " | ".join(text.strip().splitlines()[-lines:])
 
 
-def kvlab_load_command(point: Point, binary: Path, target: str, cpus: str | None,
-                       netns: str | None, csv_path: Path, json_path: Path, prefill: bool,
-                       rate: float = 0, arrival: str = "uniform") -> list[str]:
-    """The kvlab-load command line of a point; rate > 0: open loop at that many ops/s."""
-    command = launch_prefix(cpus, netns) + [
-        str(binary), "--target", target, "--client", point.client,
+def kvlab_load_arguments(point: Point, target: str, csv_path: Path | str,
+                         json_path: Path | str) -> list[str]:
+    """kvlab-load's arguments (after the program) that measure `point` against `target`."""
+    arguments = [
+        "--target", target, "--client", point.client,
         "--threads", str(point.threads), "--command", point.command,
         "--keys", str(point.keys), "--key-dist", point.key_dist,
         "--value-size", str(point.value_size), "--nodelay", point.nodelay,
         "--duration", f"{point.duration:g}", "--warmup", f"{point.warmup:g}",
         "--repeat", str(point.repetitions), "--csv", str(csv_path), "--json", str(json_path)]
     if point.client == "dedicated":
-        command += ["--pipeline", str(point.pipeline)]
+        arguments += ["--pipeline", str(point.pipeline)]
     if point.client != "shared":  # shared always uses exactly one connection
-        command += ["--connections", str(point.connections)]
+        arguments += ["--connections", str(point.connections)]
     if point.command == "mix":
-        command += ["--ratio", point.ratio]
+        arguments += ["--ratio", point.ratio]
+    if point.client != "dedicated":
+        arguments += ["--io", point.io]
+        if point.io == "event-loop":
+            arguments += ["--io-flush", point.io_flush]
+            if point.loop_threads:
+                arguments += ["--loop-threads", str(point.loop_threads)]
+    return arguments
+
+
+def read_kvlab_load_rows(csv_text: str) -> list[dict[str, str]]:
+    """kvlab-load's CSV as rows keyed by HARNESS_COLUMNS (plus server_cpu when reported)."""
+    rows = []
+    for record in csv.DictReader(io.StringIO(csv_text)):
+        row = {column: record.get(column, "") or "" for column in HARNESS_COLUMNS}
+        # The harness asks the server (INFO cpu) per repetition; < 0: not reported.
+        server_cpu = record.get("server_cpu", "")
+        if server_cpu and float(server_cpu) >= 0:
+            row["server_cpu"] = server_cpu
+        rows.append(row)
+    return rows
+
+
+def kvlab_load_command(point: Point, binary: Path, target: str, cpus: str | None,
+                       netns: str | None, csv_path: Path, json_path: Path, prefill: bool,
+                       rate: float = 0, arrival: str = "uniform") -> list[str]:
+    """The kvlab-load command line of a point; rate > 0: open loop at that many ops/s."""
+    command = launch_prefix(cpus, netns) + [str(binary)] + kvlab_load_arguments(
+        point, target, csv_path, json_path)
     if prefill:
         command.append("--prefill")
     if rate > 0:
@@ -97,16 +125,7 @@ def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
             f"kvlab-load exited with status {done.returncode}: {detail}")
     except subprocess.TimeoutExpired:
         error = f"kvlab-load did not finish within {budget:.0f} s"
-    rows = []
-    if csv_path.exists():
-        with csv_path.open(newline="") as handle:
-            for record in csv.DictReader(handle):
-                row = {column: record.get(column, "") or "" for column in HARNESS_COLUMNS}
-                # The harness asks the server (INFO cpu) per repetition; < 0: not reported.
-                server_cpu = record.get("server_cpu", "")
-                if server_cpu and float(server_cpu) >= 0:
-                    row["server_cpu"] = server_cpu
-                rows.append(row)
+    rows = read_kvlab_load_rows(csv_path.read_text()) if csv_path.exists() else []
     if error is None and len(rows) != point.repetitions:
         error = f"kvlab-load wrote {len(rows)} rows, expected {point.repetitions}"
     return LoadResult(rows, error)

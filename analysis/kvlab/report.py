@@ -22,7 +22,7 @@ from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format
 from .report_memory import memory_section
 from .report_ratios import declared_section, disturbance_line
 from .report_seeds import ember_section, lettuce_section
-from .results import COST_COLUMNS, load_meta, load_points
+from .results import COST_COLUMNS, load_meta, load_points, whole_points
 from .stats import Summary, summarize
 
 
@@ -32,7 +32,8 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
     kvlab-load wrote one (histograms.py), else (redis-benchmark) the median of the rounds'.
     A point without measured repetitions keeps its status (failed, skipped) and n = 0."""
     rows = []
-    for key, group in points.groupby(list(POINT_VARIABLES), sort=False, dropna=False):
+    for key, group in whole_points(points).groupby(list(POINT_VARIABLES), sort=False,
+                                                   dropna=False):
         measured = group[group["status"] == "ok"]
         summary = summarize(measured["ops_per_s"])
         row = dict(zip(POINT_VARIABLES, key))
@@ -140,6 +141,28 @@ def problems_section(points: pd.DataFrame) -> str:
     return "## Not measured\n\n" + markdown_table(["status", "points", "servers", "reason"], rows)
 
 
+def client_hosts_section(points: pd.DataFrame) -> str:
+    """A multi-host run's points per client host: median ops/s and whether it was bound."""
+    if "host" not in points:
+        return ""
+    parts = points[~points["host"].isin(("", "merged")) & (points["status"] == "ok")]
+    if parts.empty:
+        return ""
+    rows = []
+    for key, group in parts.groupby(list(POINT_VARIABLES) + ["host"], sort=False, dropna=False):
+        point = dict(zip(list(POINT_VARIABLES) + ["host"], key))
+        bound = bool(group["client_bound"].any())
+        rows.append([point["server"], point["sweep"], point["client"], point["command"],
+                     str(point["threads"]), str(point["pipeline"]), point["host"],
+                     format_rate(group["ops_per_s"].median())
+                     + (CLIENT_BOUND_MARK if bound else ""),
+                     f"{group['p99_us'].median():.1f}", "CLIENT-BOUND" if bound else ""])
+    return ("## Client hosts\n\nThe figures above are the merged rows (all client hosts "
+            "together); each host's own share:\n\n"
+            + markdown_table(["server", "sweep", "client", "command", "T", "P", "host",
+                              "ops/s (median)", "p99 us", "bound"], rows))
+
+
 def render_report(run_dir: str | Path) -> str:
     run_dir = Path(run_dir)
     meta = load_meta(run_dir)
@@ -152,7 +175,7 @@ def render_report(run_dir: str | Path) -> str:
         out += [declared, ""]
     if any(p.startswith("interrupted") for p in meta.get("problems", [])):
         out += ["**Interrupted**: the run was stopped; points it did not reach are missing.", ""]
-    problems = problems_section(points)
+    problems = problems_section(whole_points(points))
     if problems:
         out += [problems, ""]
     sweeps = meta.get("sweeps", {})
@@ -181,6 +204,9 @@ def render_report(run_dir: str | Path) -> str:
     out.append("")
     if not table.empty:
         out += ["## All points", "", all_points_section(table), ""]
+    hosts = client_hosts_section(points)
+    if hosts:
+        out += [hosts, ""]
     out += ["## How to read this", "",
             "- `ratio [low, high]` (declared comparisons): the geometric mean of the ratios "
             "measured inside each round (both sides a fresh server, minutes apart at most), "

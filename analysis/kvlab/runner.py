@@ -218,6 +218,12 @@ class Runner:
         progress = Progress(points, self.stream)
         writer = PointsWriter(self.run_dir / "points.csv")
         try:
+            if self.experiment.placement is not None:
+                from .multihost import MultiHostMeasurement
+                MultiHostMeasurement(self.experiment, self.repo, self.build_dir, self.run_dir,
+                                     self.say, self.problems).measure(
+                    points, writer.write, progress.point_done)
+                return self.run_dir
             with tempfile.TemporaryDirectory(prefix="kvlab-run-") as work:
                 local = [p for p in points if p.transport != "remote"]
                 if local:

@@ -146,6 +146,19 @@ TEST(CommandLineTest, HelpNeedsNoTarget) {
   EXPECT_NE(UsageText().find("2 usage error"), std::string::npos);
 }
 
+TEST(CommandLineTest, StartAtIsAnInstantInNanoseconds) {
+  CommandLineOptions options;
+  ASSERT_TRUE(Parse({"--target", "tcp://h:1"}, &options).ok());
+  EXPECT_EQ(options.start_at_ns, 0u);  // begin at once
+  ASSERT_TRUE(Parse({"--target", "tcp://h:1", "--start-at", "1764547200123456789"}, &options).ok());
+  EXPECT_EQ(options.start_at_ns, 1764547200123456789u);
+  for (const char* bad : {"0", "-5", "1.5e18", "soon", "18446744073709551616"}) {
+    const Status status = Parse({"--target", "tcp://h:1", "--start-at", bad}, &options);
+    EXPECT_FALSE(status.ok()) << bad;
+    EXPECT_NE(status.message().find("--start-at"), std::string::npos) << status.message();
+  }
+}
+
 TEST(CpuListTest, ParsesRangesAndRejectsNonsense) {
   std::vector<int> cpus;
   ASSERT_TRUE(ParseCpuList("3,0-1,1", &cpus).ok());

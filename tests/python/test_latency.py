@@ -17,7 +17,7 @@ from kvlab.latency import (DEFAULT_FRACTIONS, closed_loop_maximum, curve_row,
 
 def point(**overrides) -> Point:
     values = dict(sweep="latency", server="redis", loadgen="kvlab-load", transport="unix",
-                  client="dedicated", command="get", ratio="1:10", keys=1000,
+                  client="dedicated", io="direct", command="get", ratio="1:10", keys=1000,
                   key_dist="uniform", value_size=64, pipeline=1, connections=4,
                   nodelay="on", threads=1, duration=0.3, warmup=0.1, repetitions=2)
     values.update(overrides)

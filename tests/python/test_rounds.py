@@ -59,7 +59,7 @@ def test_ratio_interval_is_symmetric_in_a_and_b_and_empty_for_one_round():
 
 def _rows(server, ops_by_round, status="ok", **variables):
     base = {"sweep": "s", "server": server, "loadgen": "kvlab-load", "transport": "tcp",
-            "client": "dedicated", "command": "set", "ratio": "", "keys": 10, "key_dist":
+            "client": "dedicated", "io": "direct", "command": "set", "ratio": "", "keys": 10, "key_dist":
             "uniform", "value_size": 64, "pipeline": 16, "connections": 50, "nodelay": "on",
             "threads": 1}
     base.update(variables)
