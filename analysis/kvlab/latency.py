@@ -19,6 +19,7 @@ schedule), backlog (requests owed at the windows' ends, summed), requests
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -178,3 +179,39 @@ def write_latency_curve(rows, path: Path, title: str = "latency versus load") ->
     import matplotlib.pyplot as plt
     plt.close(figure)
     return Path(path)
+
+
+CURVE_COLUMNS = ("sweep", "command", "transport", "client", "pipeline", "threads",
+                 "latency_slo_us", "server", "fraction", "closed_loop_max", "offered_rate",
+                 "achieved_rate", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "behind",
+                 "backlog", "requests")
+
+
+def append_curve_rows(path: Path, point: Point, rows: list[dict]) -> None:
+    """Adds one point's curve rows to a run's latency.csv (header on first write)."""
+    new = not Path(path).exists()
+    with Path(path).open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CURVE_COLUMNS, extrasaction="ignore")
+        if new:
+            writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "sweep": point.sweep, "command": point.command,
+                             "transport": point.transport, "client": point.client,
+                             "pipeline": point.pipeline, "threads": point.threads,
+                             "latency_slo_us": point.latency_slo_us})
+
+
+def load_curve_rows(path: Path) -> list[dict]:
+    """latency.csv back as curve rows (numbers as floats, behind as a bool)."""
+    rows = []
+    with Path(path).open(newline="") as handle:
+        for record in csv.DictReader(handle):
+            row = dict(record)
+            for column in ("fraction", "closed_loop_max", "offered_rate", "achieved_rate",
+                           "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "backlog",
+                           "requests", "latency_slo_us"):
+                row[column] = float(record[column]) if record[column] not in ("", None) \
+                    else float("nan")
+            row["behind"] = record["behind"] in ("True", "true", "1")
+            rows.append(row)
+    return rows

@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import pandas as pd  # noqa: E402
 
+from .report_latency import write_latency_plots
 from .report import measured_only, point_table  # noqa: E402
 from .results import load_points  # noqa: E402
 
@@ -125,7 +126,7 @@ def write_plots(run_dir: str | Path) -> list[Path]:
     table = measured_only(point_table(load_points(run_dir), run_dir))
     out_dir = run_dir / "plots"
     out_dir.mkdir(exist_ok=True)
-    written = []
+    written = write_latency_plots(run_dir)
     if table.empty:
         return written
     for sweep, frame in table.groupby("sweep", sort=False):

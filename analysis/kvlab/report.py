@@ -19,6 +19,7 @@ from .experiment import POINT_VARIABLES
 from .histograms import merged_percentiles
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
                             markdown_table, server_cpu_count, server_specs)
+from .report_latency import latency_section
 from .report_memory import memory_section
 from .report_ratios import declared_section, disturbance_line
 from .report_seeds import ember_section, lettuce_section
@@ -189,6 +190,9 @@ def render_report(run_dir: str | Path) -> str:
                  if sweeps.get(s, {}).get("seed") == seed and s in measured]
         if names:
             out += [f"## {title}", "", render(names), ""]
+    curves = latency_section(run_dir)
+    if curves:
+        out += [curves, ""]
     memory = memory_section(run_dir, meta)
     if memory:
         out += [memory, ""]

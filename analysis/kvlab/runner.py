@@ -44,7 +44,7 @@ from typing import TextIO
 
 import pandas as pd
 
-from . import loadgens, machine
+from . import latency, loadgens, machine
 from .comparisons import compute, unresolved_points, write_ratios
 from .counters import EVENTS, ServerCounters
 from .experiment import Point
@@ -284,6 +284,58 @@ class Runner:
                     break
                 progress.add(due)
             self._round(round_no, due, work, writer, progress, bind)
+        curves = [p for p in points if p.latency_curve]
+        if curves and not self.interrupted:
+            self._latency_curves(curves, work, bind)
+
+    def _latency_curves(self, points: list[Point], work: Path, bind: str | None) -> None:
+        """Open loop at fractions of each server's closed-loop maximum (the median of the
+        point's rounds), from a fresh server per server; rows go to latency.csv."""
+        remote = bind is not None
+        for server in self.experiment.servers:
+            mine = [p for p in points if p.server == server.name]
+            if not mine:
+                continue
+            log = self.run_dir / "logs" / f"{server.name}{'-remote' if remote else ''}.log"
+            process = ServerProcess(server, self.build_dir, work, log, self.server_cpus,
+                                    netns=SERVER_NAMESPACE if remote else None,
+                                    bind=bind or "127.0.0.1")
+            try:
+                process.start()
+            except ServerError as error:
+                self.problems.append(f"latency curve: server {server.name} failed to start: "
+                                     f"{error}")
+                continue
+            netns = CLIENT_NAMESPACE if remote else None
+            try:
+                for point in mine:
+                    self._latency_curve(point, process, netns)
+            finally:
+                process.stop()
+
+    def _latency_curve(self, point: Point, process: ServerProcess, netns) -> None:
+        key = _key(point)
+        measured = [r for r in self.rows if r.get("status") == "ok"
+                    and tuple(str(r.get(v, "")) for v in point.variables()) == key]
+        try:
+            maximum = latency.closed_loop_maximum(measured)
+        except ValueError as error:
+            self.problems.append(f"latency curve {point.server}/{point.sweep}: {error}")
+            return
+        target = process.target(point.transport)
+        if point.command in PREFILL_ONCE_COMMANDS:
+            error = self._prefill(point, target, netns)
+            if error:
+                self.problems.append(f"latency curve {point.server}/{point.sweep}: prefill: {error}")
+                return
+        out_dir = self.run_dir / "latency"
+        out_dir.mkdir(exist_ok=True)
+        self.say(f"latency curve {point.server} {point.sweep} {point.command}: closed-loop "
+                 f"maximum {maximum:,.0f} ops/s, open loop at {list(point.latency_curve)}")
+        rows, problems = latency.measure_curve(point, maximum, self.build_dir, target, out_dir,
+                                               point.latency_curve, self.harness_cpus, netns)
+        self.problems.extend(problems)
+        latency.append_curve_rows(self.run_dir / "latency.csv", point, rows)
 
     def _round(self, round_no: int, points: list[Point], work: Path, writer, progress,
                bind: str | None) -> None:

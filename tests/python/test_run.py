@@ -227,3 +227,45 @@ repetitions = 1
     assert memory.loc[256, "used_memory_per_key"] - memory.loc[16, "used_memory_per_key"] >= 240
     assert memory.loc[16, "used_memory_per_key"] > 16
     assert "## Memory per key" in (run_dir / "report.md").read_text()
+
+
+def test_a_latency_curve_runs_open_loop_at_fractions_of_the_closed_loop_maximum(build_dir,
+                                                                                tmp_path):
+    kvlab_binaries_or_skip(build_dir)
+    experiment = tmp_path / "curve.toml"
+    experiment.write_text("""
+[experiment]
+name = "curve"
+disturbance_cores = 64
+[[server]]
+name = "redis"
+kind = "redis"
+[[sweep]]
+name = "p1"
+command = "get"
+keys = 100
+connections = 2
+threads = 1
+transport = "unix"
+duration = 0.2
+warmup = 0.05
+repetitions = 2
+latency_curve = [0.2, 0.5]
+latency_slo_us = 100000
+""")
+    done = run_cli(experiment, build_dir, tmp_path / "runs")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "runs").glob("*-curve")
+    from kvlab.latency import load_curve_rows
+    rows = load_curve_rows(run_dir / "latency.csv")
+    points = load_points(run_dir)
+    maximum = sorted(points["ops_per_s"])[len(points) // 2 - 1:len(points) // 2 + 1]
+    assert [r["fraction"] for r in rows] == [0.2, 0.5]
+    assert rows[0]["closed_loop_max"] == pytest.approx(sum(maximum) / 2, rel=1e-6)
+    for row in rows:
+        assert row["offered_rate"] == pytest.approx(row["fraction"] * row["closed_loop_max"],
+                                                    rel=0.01)
+        assert row["requests"] > 0 and row["p50_us"] <= row["p99_us"] <= row["max_us"]
+    report = (run_dir / "report.md").read_text()
+    assert "## Latency versus load (open loop)" in report
+    assert (run_dir / "plots" / "p1-get-latency-curve.png").stat().st_size > 0
