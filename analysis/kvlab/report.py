@@ -49,6 +49,9 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
                    errors=measured["errors"].sum(min_count=1),
                    disturbed=int((group["status"] == "disturbed").sum()),
                    max_us=measured["max_us"].max(),
+                   client_cs_per_op=pd.to_numeric(measured.get("client_cs_per_op"),
+                                                  errors="coerce").median()
+                   if "client_cs_per_op" in measured else math.nan,
                    **{c: measured[c].median() if c in measured else math.nan
                       for c in COST_COLUMNS})
         if run_dir is not None and "histogram" in measured:
@@ -184,7 +187,7 @@ def render_report(run_dir: str | Path) -> str:
     sections = {"ember-pr50": ("Seed 1: concurrent map vs sharded keyspace (ember PR #50)",
                                lambda names: ember_section(names, table, meta)),
                 "lettuce-threads": ("Seed 2: pooled vs shared connections (Lettuce)",
-                                    lambda names: lettuce_section(names, table))}
+                                    lambda names: lettuce_section(names, table, meta))}
     for seed, (title, render) in sections.items():
         names = [s for s in dict.fromkeys(points["sweep"])
                  if sweeps.get(s, {}).get("seed") == seed and s in measured]

@@ -164,26 +164,43 @@ def _seed_ember_ratio(reference, meta, command, pipeline, numerator, denominator
     return text + seed_cpu_label(meta)
 
 
-def lettuce_section(sweeps: list[str], table: pd.DataFrame) -> str:
-    """The second seed's shape: threads × strategy → ops/s per address, seed beside."""
+def lettuce_section(sweeps: list[str], table: pd.DataFrame, meta: dict | None = None) -> str:
+    """The second seed's shape: threads × strategy → ops/s per address, seed beside; one
+    table per client I/O model, each cell with the client's context switches per op (the
+    hand-offs that decide the local ranking); remote cells with ops/s × the link's
+    measured round trip (requests in flight on average: comparable across machines)."""
     reference = load_reference("lettuce-threads")
+    link = (meta or {}).get("remote_link") or {}
+    rtt_us = link.get("measured_p50_us")
     mine = table[table["sweep"].isin(sweeps)]
     out = []
     columns = list(dict.fromkeys(zip(mine["transport"], mine["nodelay"])))
     threads = sorted(mine["threads"].unique())
-    for (server, loadgen, command), group in mine.groupby(["server", "loadgen", "command"],
-                                                           sort=False):
-        out.append(f"### {server}, {loadgen}, {command} (ops/s; seed in brackets)")
-        header = ["threads", "strategy"] + [
-            f"{transport}{'' if nodelay == 'on' else ' (nodelay off)'}"
-            for transport, nodelay in columns]
+
+    def label(transport, nodelay):
+        text = transport
+        if transport == "remote" and rtt_us:
+            text += f" ({rtt_us:.0f} µs measured)"
+        return text + ("" if nodelay == "on" else " (nodelay off)")
+
+    for (server, loadgen, command, io), group in mine.groupby(
+            ["server", "loadgen", "command", "io"], sort=False):
+        out.append(f"### {server}, {loadgen}, {command}, io={io} (ops/s, client context "
+                   "switches per op; seed in brackets)")
+        header = ["threads", "strategy"] + [label(t, n) for t, n in columns]
         rows = []
         for t in threads:
             for client in dict.fromkeys(group["client"]):
                 cells = []
                 for transport, nodelay in columns:
-                    cell = format_cell(find_point(group, threads=t, client=client,
-                                               transport=transport, nodelay=nodelay))
+                    row = find_point(group, threads=t, client=client, transport=transport,
+                                     nodelay=nodelay)
+                    cell = format_cell(row)
+                    if row is not None and not pd.isna(row.get("client_cs_per_op")):
+                        cell += f" cs {row['client_cs_per_op']:.2f}"
+                    if transport == "remote" and rtt_us and row is not None \
+                            and not pd.isna(row["median"]):
+                        cell += f" ×RTT {row['median'] * rtt_us / 1e6:.2f}"
                     seed = _seed_lettuce(reference, t, client, transport)
                     cells.append(f"{cell} [{seed}]" if seed else cell)
                 rows.append([str(t), client] + cells)
@@ -197,9 +214,9 @@ def lettuce_section(sweeps: list[str], table: pd.DataFrame) -> str:
                 for transport, nodelay in columns:
                     ours = format_ratio(
                         find_point(group, threads=t, client="shared", transport=transport,
-                                nodelay=nodelay),
+                                   nodelay=nodelay),
                         find_point(group, threads=t, client="pooled", transport=transport,
-                                nodelay=nodelay))
+                                   nodelay=nodelay))
                     shared = _seed_lettuce(reference, t, "shared", transport, raw=True)
                     pooled = _seed_lettuce(reference, t, "pooled", transport, raw=True)
                     seed = f" [{shared / pooled:.2f}]" if shared and pooled else ""
@@ -207,6 +224,11 @@ def lettuce_section(sweeps: list[str], table: pd.DataFrame) -> str:
                 ratio_rows.append([str(t)] + cells)
             out.append(markdown_table(["threads"] + header[2:], ratio_rows))
             out.append("")
+    if rtt_us:
+        out.append(f"remote: the emulated link was calibrated to {link.get('configured_rtt_us')}"
+                   f" µs; measured p50 {rtt_us:.0f} µs, p99 {link.get('measured_p99_us', 0):.0f}"
+                   f" µs, base (no delay) p50 {link.get('base_p50_us', 0):.0f} µs. ×RTT = "
+                   "ops/s × measured round trip: requests in flight on average.")
     return "\n".join(out)
 
 

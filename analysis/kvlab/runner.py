@@ -198,6 +198,7 @@ class Runner:
         self.problems: list[str] = []
         self.interrupted = False
         self.rows: list[dict] = []          # every row written, for the ratios
+        self.remote_link: dict | None = None  # the link's measured figures, when it came up
         self.stops: dict[str, str] = {}     # phase -> why it stopped adding rounds
         self.started = time.monotonic()
         self._histogram_count = 0
@@ -241,6 +242,8 @@ class Runner:
             meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
             meta["load_average_end"] = os.getloadavg()
             meta["problems"] = self.problems
+            if self.remote_link:
+                meta["remote_link"] = self.remote_link
             meta["rounds"] = {"stopped": self.stops, "shuffle_seed": self.seed,
                               "measurements": len(self.rows),
                               "disturbed": sum(r.get("status") == "disturbed"
@@ -394,8 +397,11 @@ class Runner:
                                   announce=False)
             return
         try:
-            self.say(f"remote link up: server at {link.server_address}, "
-                     f"RTT {self.experiment.remote_rtt_us} us")
+            measured = link.measured or {}
+            self.remote_link = link.meta()
+            self.say(f"remote link up: server at {link.server_address}, RTT configured "
+                     f"{self.experiment.remote_rtt_us} us, measured p50 "
+                     f"{measured.get('measured_p50_us', '?')} us")
             self._run_rounds("remote", points, work, writer, progress,
                              bind=link.server_address)
         finally:

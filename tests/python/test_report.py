@@ -129,3 +129,28 @@ def test_pooled_and_shared_share_a_panel_although_their_connections_differ():
     # Transports get panels of their own (remote is ~50x slower than unix).
     rows += [dict(r, transport="remote") for r in rows]
     assert len(_panels(pd.DataFrame(rows))) == 4
+
+
+def test_lettuce_tables_split_by_io_model_with_switches_and_the_measured_rtt(small_run):
+    import pandas as pd
+    points = pd.read_csv(small_run / "points.csv", dtype=str, keep_default_na=False)
+    lettuce = points[points["sweep"] == "lettuce"].copy()
+    lettuce["io"] = "event-loop"
+    lettuce["client_cs_per_op"] = "3.25"
+    lettuce.loc[lettuce["transport"] == "remote", ["status", "ops_per_s"]] = ["ok", "4000"]
+    points["io"] = "direct"
+    points["client_cs_per_op"] = "1.00"
+    pd.concat([points, lettuce]).to_csv(small_run / "points.csv", index=False)
+    meta_path = small_run / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["remote_link"] = {"configured_rtt_us": 250, "measured_p50_us": 251.0,
+                           "measured_p99_us": 300.0, "base_p50_us": 40.0}
+    meta_path.write_text(json.dumps(meta))
+    report = render_report(small_run)
+    assert "### redis, kvlab-load, incrby, io=direct" in report
+    assert "### redis, kvlab-load, incrby, io=event-loop" in report
+    assert "| remote (251 µs measured) |" in report
+    assert "31,000 ±8.0% cs 1.00 [35,390]" in report
+    # 4,000 ops/s over a 251 µs round trip: about one request in flight
+    assert "4,000 ±0.0% cs 3.25 ×RTT 1.00 [3,883]" in report
+    assert "measured p50 251 µs, p99 300 µs, base (no delay) p50 40 µs" in report
