@@ -17,6 +17,7 @@ import pandas as pd
 
 from .experiment import POINT_VARIABLES
 from .histograms import merged_percentiles
+from .slices import point_steadiness
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
                             markdown_table, server_cpu_count, server_specs)
 from .report_latency import latency_section
@@ -54,10 +55,13 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
                    if "client_cs_per_op" in measured else math.nan,
                    **{c: measured[c].median() if c in measured else math.nan
                       for c in COST_COLUMNS})
+        row.update(cv=math.nan, cold_windows=0, windows=0)
         if run_dir is not None and "histogram" in measured:
             merged = merged_percentiles(run_dir, measured["histogram"])
             if merged:
                 row.update(merged)
+            row["cv"], row["cold_windows"], row["windows"] = point_steadiness(
+                run_dir, measured["histogram"])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -70,7 +74,7 @@ def all_points_section(table: pd.DataFrame) -> str:
     header = ["sweep", "server", "loadgen", "transport", "client", "command", "keys", "P",
               "conns", "nodelay", "T", "ops/s median", "95% CI", "n", "p50 µs", "p99 µs",
               "p99.9 µs", "errors", "client CPU", "server CPU", "server CPU µs/op",
-              "client CPU µs/op", "server cs/op", "server instr/op"]
+              "client CPU µs/op", "server cs/op", "server instr/op", "CV"]
     rows = []
     for _, r in table.iterrows():
         s: Summary = r["summary"]
@@ -87,8 +91,17 @@ def all_points_section(table: pd.DataFrame) -> str:
                      _cores(r["server_cpu"]), _cost(r["server_cpu_us_per_op"], 3),
                      _cost(r["client_cpu_us_per_op"], 3),
                      _cost(r["server_ctx_switches_per_op"], 4),
-                     _cost(r["server_instructions_per_op"], 0)])
+                     _cost(r["server_instructions_per_op"], 0), _steadiness(r)])
     return markdown_table(header, rows)
+
+
+def _steadiness(row) -> str:
+    """The windows' coefficient of variation over 100 ms slices; `cold` when some window's
+    first slices ran slower than the rest (the warm-up was too short)."""
+    if pd.isna(row.get("cv", math.nan)):
+        return "–"
+    cold = f" cold {row['cold_windows']}/{row['windows']}" if row["cold_windows"] else ""
+    return f"{100 * row['cv']:.1f}%{cold}"
 
 
 def _cost(value, digits: int) -> str:
@@ -224,6 +237,10 @@ def render_report(run_dir: str | Path) -> str:
             "spoiled the rounds.",
             "- `median ±h%`: median ops/s over the rounds; h = half-width of the 95% "
             "confidence interval of the mean (Student's t), relative to the mean.",
+            "- CV: the coefficient of variation of the point's throughput over 100 ms "
+            "slices of its windows (median over rounds; the slices are in histograms/*.json); "
+            "`cold k/n`: in k of n windows the first 200 ms ran more than 10% slower than the "
+            "rest, so the warm-up was too short.",
             "- cost per operation: server CPU µs/op from its INFO cpu at the window's edges; "
             "client CPU µs/op from the load generator's own CPU; server context switches per "
             "op (cs/op) from /proc over the load run; instructions per op from hardware "
