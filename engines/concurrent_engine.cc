@@ -82,7 +82,7 @@ EngineInfo ConcurrentEngine::Info() const {
   // size() is safe concurrently; it counts expired keys not yet reclaimed.
   return {{"engine", "concurrent"},
           {"keys", std::to_string(map_.size())},
-          {"used_memory", std::to_string(meter_.UsedBytes())}};
+          {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
 }
 
 }  // namespace kvlab

@@ -6,6 +6,7 @@
 
 #include "engines/clock.h"
 #include "engines/keyspace_ops.h"
+#include "engines/thread_cpu.h"
 
 namespace kvlab {
 
@@ -113,6 +114,7 @@ void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
 
 void ShardedEngine::RunShard(unsigned shard_index) {
   Shard& shard = *shards_[shard_index];
+  shard.thread_id.store(CurrentThreadId(), std::memory_order_relaxed);
   std::vector<PendingBatch*> received;
   while (shard.inbox.ReceiveAll(&received)) {
     const int64_t now_ms = UnixNowMs();  // one clock reading per wakeup
@@ -160,13 +162,17 @@ EngineInfo ShardedEngine::Info() const {
   EngineInfo info = {{"engine", "sharded"},
                      {"shards", std::to_string(shards_.size())},
                      {"hop", hop_ == HopMode::kBatch ? "batch" : "command"},
-                     {"used_memory", std::to_string(meter_.UsedBytes())}};
+                     {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
   for (size_t s = 0; s < shards_.size(); ++s) {
     const Shard& shard = *shards_[s];
     const std::string prefix = "shard" + std::to_string(s) + "_";
     info.emplace_back(prefix + "ops", std::to_string(shard.operations.load(std::memory_order_relaxed)));
     info.emplace_back(prefix + "queue_depth", std::to_string(shard.inbox.Depth()));
     info.emplace_back(prefix + "queue_max_depth", std::to_string(shard.inbox.MaxDepth()));
+    if (auto cpu = ReadThreadCpu(shard.thread_id.load(std::memory_order_relaxed))) {
+      info.emplace_back(prefix + "cpu_user", FormatCpuSeconds(cpu->user));
+      info.emplace_back(prefix + "cpu_sys", FormatCpuSeconds(cpu->system));
+    }
   }
   return info;
 }
