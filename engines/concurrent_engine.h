@@ -27,6 +27,7 @@ class ConcurrentEngine final : public InlineEngine {
   explicit ConcurrentEngine(const EngineConfig& config);
 
   EngineInfo Info() const override;
+  bool OverMemoryLimit() const override { return meter_.OverLimit(); }
 
  private:
   // TBB's HashCompare, transparent so string_view keys probe without allocating.

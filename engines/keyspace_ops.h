@@ -155,7 +155,9 @@ OpResult WriteLive(const Operation& op, H& handle, Entry* live, int64_t now_ms) 
 template <EntryHandle H>
 OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter& meter) {
   assert(!IsKeyless(op.code));
-  if (MayGrowMemory(op.code) && meter.OverLimit()) return OpResult::Error(EngineError::kOutOfMemory);
+  if (MayGrowMemory(op.code) && !op.memory_admitted && meter.OverLimit()) {
+    return OpResult::Error(EngineError::kOutOfMemory);
+  }
 
   Entry* stored = handle.Find();
   const int64_t bytes_before = stored ? Footprint(op.key, *stored) : 0;

@@ -51,6 +51,7 @@ class ShardedEngine final : public Engine {
   EngineTraits Traits() const override;
   void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
+  bool OverMemoryLimit() const override { return meter_.OverLimit(); }
 
  private:
   struct PendingBatch;  // one Execute() in flight: its per-shard work and completion
