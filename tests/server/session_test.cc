@@ -187,10 +187,15 @@ TEST_P(SessionTest, PasswordGatesCommandsUntilAuth) {
             "*14\r\n");
 }
 
-TEST_P(SessionTest, WritesPastMaxmemoryFailWithOomAndNothingElseIsLost) {
+// An engine of this test's kind limited to 64 KiB (--maxmemory).
+EngineUnderTest SmallEngine(const std::string& kind) {
   ServerSettings settings;
   settings.max_memory_bytes = 64 * 1024;
-  EngineUnderTest small = MakeEngineUnderTest(GetParam(), settings);
+  return MakeEngineUnderTest(kind, settings);
+}
+
+TEST_P(SessionTest, WritesPastMaxmemoryFailWithOomAndNothingElseIsLost) {
+  EngineUnderTest small = SmallEngine(GetParam());
   SessionDriver driver(*small.context);
   const std::string value(1000, 'v');
   int stored = 0;
@@ -210,9 +215,7 @@ TEST_P(SessionTest, WritesPastMaxmemoryFailWithOomAndNothingElseIsLost) {
 // Redis decides maxmemory once per command: an MSET admitted below the limit
 // runs whole even when it crosses it, and once over, an MSET is refused whole.
 TEST_P(SessionTest, MsetPastMaxmemoryRunsOrIsRefusedWhole) {
-  ServerSettings settings;
-  settings.max_memory_bytes = 64 * 1024;
-  EngineUnderTest small = MakeEngineUnderTest(GetParam(), settings);
+  EngineUnderTest small = SmallEngine(GetParam());
   SessionDriver driver(*small.context);
   const std::string value(1000, 'v');
   auto mset = [&value](int first, int count) {
