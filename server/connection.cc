@@ -82,13 +82,18 @@ void Connection::OnRead(const boost::system::error_code& error, size_t bytes) {
     return;
   }
   Drive();
-  // The next read is started from the back of the io_context's queue, not
-  // here. Asio starts a read with a speculative recv() when the socket was
-  // last seen readable, and right after we answered, a P1 client has not
-  // sent its next command yet: that recv() would fail with EAGAIN (measured:
-  // 0.85 wasted recvfrom per request). Queued behind the other connections'
-  // completions of this epoll round, it mostly finds the next command there
-  // and completes without another epoll_wait.
+  // While a batch is pending the resume handler starts the next read.
+  if (!pending_batch_) ReadMoreLater();
+}
+
+// The next read is started from the back of the io_context's queue, not
+// right after answering. Asio starts a read with a speculative recv() when
+// the socket was last seen readable, and right after we answered, a P1
+// client has not sent its next command yet: that recv() would fail with
+// EAGAIN (measured: 0.85 wasted recvfrom per request). Queued behind the
+// other connections' completions of this epoll round, it often finds the
+// next command there and completes without another epoll_wait.
+void Connection::ReadMoreLater() {
   boost::asio::post(io_context_, [self = shared_from_this()] { self->ReadMore(); });
 }
 
@@ -109,7 +114,7 @@ void Connection::Drive() {
       std::shared_ptr<Connection> self = std::move(keep_alive_);
       pending_batch_.reset();
       Drive();
-      ReadMore();
+      ReadMoreLater();
     });
   };
   // Bytes already sent stay at the front of out_ until it empties.

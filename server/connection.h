@@ -61,6 +61,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void ReadMore();
+  void ReadMoreLater();
   void OnRead(const boost::system::error_code& error, size_t bytes);
   void Drive();
   void Flush();
