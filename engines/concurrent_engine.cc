@@ -10,9 +10,9 @@ namespace kvlab {
 // The EntryHandle over a tbb write accessor. Operations that may create the
 // key (SET, GETSET, INCRBY, APPEND) insert it up front — TBB's only atomic
 // find-or-insert — and the slot treats that fresh node as absent until
-// Create() claims it; an unclaimed node (SET XX on a missing key, INCRBY on a
-// non-integer) is erased before the accessor is released, so no other thread
-// can ever observe it.
+// Store() or Append() claims it; an unclaimed node (SET XX on a missing key,
+// INCRBY on a non-integer) is erased before the accessor is released, so no
+// other thread can ever observe it.
 class ConcurrentEngine::WriteSlot {
  public:
   WriteSlot(Map& map, std::string_view key, bool may_create) : map_(map) {
@@ -29,21 +29,35 @@ class ConcurrentEngine::WriteSlot {
   WriteSlot(const WriteSlot&) = delete;
   WriteSlot& operator=(const WriteSlot&) = delete;
 
-  Entry* Find() { return present_ ? &accessor_->second : nullptr; }
-  Entry& Create() {
-    present_ = true;
-    placeholder_ = false;
-    accessor_->second = Entry{};
-    return accessor_->second;
+  std::optional<EntryView> Find() const {
+    if (!present_) return std::nullopt;
+    return EntryView{accessor_->second.value, accessor_->second.expire_at_ms};
   }
+  void Store(std::string_view value, int64_t expire_at_ms) {
+    Entry& entry = Claim();
+    entry.value.assign(value);
+    entry.expire_at_ms = expire_at_ms;
+  }
+  void Append(std::string_view tail) { Claim().value.append(tail); }
+  void SetExpiry(int64_t expire_at_ms) { accessor_->second.expire_at_ms = expire_at_ms; }
   void Erase() {
     // Keep the node (and our lock on it) while the operation may still
-    // Create() it again; the destructor erases it if it stays unclaimed.
+    // Store() it again; the destructor erases it if it stays unclaimed.
     present_ = false;
     placeholder_ = true;
   }
 
  private:
+  // The entry to write: the stored one, or the placeholder node made fresh.
+  Entry& Claim() {
+    if (!present_) {
+      present_ = true;
+      placeholder_ = false;
+      accessor_->second = Entry{};
+    }
+    return accessor_->second;
+  }
+
   Map& map_;
   Map::accessor accessor_;
   bool present_ = false;
@@ -56,8 +70,8 @@ OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   std::shared_lock open_gate(gate_);
   if (IsReadOnly(op.code)) {
     Map::const_accessor reader;
-    const bool found = map_.find(reader, op.key);
-    return ReadKey(op, found ? &reader->second : nullptr, now_ms);
+    if (!map_.find(reader, op.key)) return ReadKey(op, std::nullopt, now_ms);
+    return ReadKey(op, EntryView{reader->second.value, reader->second.expire_at_ms}, now_ms);
   }
   WriteSlot slot(map_, op.key, MayGrowMemory(op.code));
   return ApplyToKey(op, slot, now_ms, meter_);
@@ -73,7 +87,7 @@ int64_t ConcurrentEngine::CountLiveKeys(int64_t now_ms) {
 void ConcurrentEngine::ClearAll() {
   std::unique_lock closed_gate(gate_);
   int64_t bytes = 0;
-  for (const auto& [key, entry] : map_) bytes += Footprint(key, entry);
+  for (const auto& [key, entry] : map_) bytes += Footprint(key, entry.value);
   map_.clear();
   meter_.Add(-bytes);
 }

@@ -1,0 +1,61 @@
+// EntryRecord: one key, its value and — only when it has one — its expiry,
+// in a single heap allocation: [sizes][expiry?][key bytes][value bytes].
+//
+// The compact entry the plain keyspaces store (one allocation per key
+// instead of a node plus key and value strings), so that a key costs about
+// its own bytes plus a small fixed overhead.
+//
+// Not synchronised: the owning map's locking rules apply. Records are made
+// and freed only through Make() and Free(); a record changes size by being
+// replaced (Store()), so pointers to it must be updated by the owner.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace kvlab {
+
+class EntryRecord {
+ public:
+  // A new record. Aborts (std::bad_alloc) when memory is exhausted.
+  static EntryRecord* Make(std::string_view key, std::string_view value, int64_t expire_at_ms);
+  static void Free(EntryRecord* record);
+
+  // Sets the value and expiry of `*record`, in place when they fit the
+  // allocation and expiry presence is unchanged, else by replacing the
+  // record (the key is kept). Returns the record to use from now on.
+  static EntryRecord* Store(EntryRecord* record, std::string_view value, int64_t expire_at_ms);
+  // Appends to the value (keeps the expiry). Returns the record to use.
+  static EntryRecord* Append(EntryRecord* record, std::string_view tail);
+
+  EntryRecord(const EntryRecord&) = delete;
+  EntryRecord& operator=(const EntryRecord&) = delete;
+
+  std::string_view key() const { return {Bytes(), key_size_}; }
+  std::string_view value() const { return {Bytes() + key_size_, value_size_}; }
+  // Absolute unix ms; 0 = no expiry.
+  int64_t expire_at_ms() const;
+  // Changes the expiry in place when presence is unchanged; otherwise
+  // replaces the record. Returns the record to use.
+  static EntryRecord* SetExpiry(EntryRecord* record, int64_t expire_at_ms);
+
+ private:
+  EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry)
+      : key_size_(key_size), value_size_(value_size), has_expiry_(has_expiry) {}
+  static size_t SizeFor(size_t key_size, size_t value_size, bool has_expiry);
+  static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry);
+  bool Fits(size_t value_size, bool has_expiry) const;
+  char* Bytes() { return reinterpret_cast<char*>(this + 1) + (has_expiry_ ? sizeof(int64_t) : 0); }
+  const char* Bytes() const {
+    return reinterpret_cast<const char*>(this + 1) + (has_expiry_ ? sizeof(int64_t) : 0);
+  }
+
+  uint32_t key_size_;
+  uint32_t value_size_ : 31;
+  uint32_t has_expiry_ : 1;
+};
+
+static_assert(sizeof(EntryRecord) == 8);
+
+}  // namespace kvlab
