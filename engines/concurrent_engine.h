@@ -10,7 +10,9 @@
 // moment of the whole keyspace. A batch as a whole is not atomic.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <string_view>
 
 #include <oneapi/tbb/concurrent_hash_map.h>
@@ -36,7 +38,11 @@ class ConcurrentEngine final : public InlineEngine {
     size_t hash(std::string_view key) const { return KeyHash{}(key); }
     bool equal(std::string_view a, std::string_view b) const { return a == b; }
   };
-  using Map = tbb::concurrent_hash_map<std::string, Entry, KeyHashCompare>;
+  // std::allocator, not TBB's default scalable allocator: the map's nodes
+  // then come from malloc like every other engine's, so INFO's allocator-
+  // level used_memory (mallinfo2) counts them.
+  using Map = tbb::concurrent_hash_map<std::string, Entry, KeyHashCompare,
+                                       std::allocator<std::pair<const std::string, Entry>>>;
   class WriteSlot;
 
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
