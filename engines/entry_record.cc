@@ -24,7 +24,7 @@ EntryRecord* EntryRecord::Allocate(size_t key_size, size_t value_size, bool has_
 EntryRecord* EntryRecord::Make(std::string_view key, std::string_view value,
                                int64_t expire_at_ms) {
   EntryRecord* record = Allocate(key.size(), value.size(), expire_at_ms != 0);
-  if (expire_at_ms != 0) std::memcpy(record + 1, &expire_at_ms, sizeof expire_at_ms);
+  if (expire_at_ms != 0) std::memcpy(record->ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
   std::memcpy(record->Bytes(), key.data(), key.size());
   if (!value.empty()) std::memcpy(record->Bytes() + key.size(), value.data(), value.size());
   return record;
@@ -35,19 +35,14 @@ void EntryRecord::Free(EntryRecord* record) {
   std::free(record);
 }
 
-int64_t EntryRecord::expire_at_ms() const {
-  if (!has_expiry_) return 0;
-  int64_t deadline;
-  std::memcpy(&deadline, this + 1, sizeof deadline);
-  return deadline;
-}
-
 // malloc rounds every request up to its size class; a value that still fits
 // the block, with the expiry slot where it was, is rewritten in place.
+// A value of the same size (the common overwrite) needs no allocator call.
 bool EntryRecord::Fits(size_t value_size, bool has_expiry) const {
-  return has_expiry == static_cast<bool>(has_expiry_) &&
-         SizeFor(key_size_, value_size, has_expiry) <=
-             malloc_usable_size(const_cast<EntryRecord*>(this));
+  if (has_expiry != static_cast<bool>(has_expiry_)) return false;
+  if (value_size <= value_size_) return true;
+  return SizeFor(key_size_, value_size, has_expiry) <=
+         malloc_usable_size(const_cast<EntryRecord*>(this));
 }
 
 EntryRecord* EntryRecord::Store(EntryRecord* record, std::string_view value,
@@ -58,7 +53,7 @@ EntryRecord* EntryRecord::Store(EntryRecord* record, std::string_view value,
     Free(record);
     return replacement;
   }
-  if (has_expiry) std::memcpy(record + 1, &expire_at_ms, sizeof expire_at_ms);
+  if (has_expiry) std::memcpy(record->ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
   // memmove: `value` may be this record's own bytes (SET k from GET k).
   if (!value.empty()) std::memmove(record->Bytes() + record->key_size_, value.data(), value.size());
   record->value_size_ = static_cast<uint32_t>(value.size()) & 0x7fffffffu;
@@ -70,20 +65,22 @@ EntryRecord* EntryRecord::Append(EntryRecord* record, std::string_view tail) {
   const bool has_expiry = record->has_expiry_;
   if (!record->Fits(old_size + tail.size(), has_expiry)) {
     EntryRecord* grown = Allocate(record->key_size_, old_size + tail.size(), has_expiry);
-    if (has_expiry) std::memcpy(grown + 1, record + 1, sizeof(int64_t));
+    if (has_expiry) std::memcpy(grown->ExpirySlot(), record->ExpirySlot(), sizeof(int64_t));
     std::memcpy(grown->Bytes(), record->Bytes(), record->key_size_ + old_size);
     std::memcpy(grown->Bytes() + record->key_size_ + old_size, tail.data(), tail.size());
     Free(record);
     return grown;
   }
-  if (!tail.empty()) std::memmove(record->Bytes() + record->key_size_ + old_size, tail.data(), tail.size());
+  if (!tail.empty()) {
+    std::memmove(record->Bytes() + record->key_size_ + old_size, tail.data(), tail.size());
+  }
   record->value_size_ = static_cast<uint32_t>(old_size + tail.size()) & 0x7fffffffu;
   return record;
 }
 
 EntryRecord* EntryRecord::SetExpiry(EntryRecord* record, int64_t expire_at_ms) {
   if ((expire_at_ms != 0) == static_cast<bool>(record->has_expiry_)) {
-    if (expire_at_ms != 0) std::memcpy(record + 1, &expire_at_ms, sizeof expire_at_ms);
+    if (expire_at_ms != 0) std::memcpy(record->ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
     return record;
   }
   EntryRecord* replacement = Make(record->key(), record->value(), expire_at_ms);

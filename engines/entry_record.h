@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace kvlab {
@@ -35,7 +36,12 @@ class EntryRecord {
   std::string_view key() const { return {Bytes(), key_size_}; }
   std::string_view value() const { return {Bytes() + key_size_, value_size_}; }
   // Absolute unix ms; 0 = no expiry.
-  int64_t expire_at_ms() const;
+  int64_t expire_at_ms() const {
+    if (!has_expiry_) return 0;
+    int64_t deadline;
+    std::memcpy(&deadline, ExpirySlot(), sizeof deadline);
+    return deadline;
+  }
   // Changes the expiry in place when presence is unchanged; otherwise
   // replaces the record. Returns the record to use.
   static EntryRecord* SetExpiry(EntryRecord* record, int64_t expire_at_ms);
@@ -46,6 +52,9 @@ class EntryRecord {
   static size_t SizeFor(size_t key_size, size_t value_size, bool has_expiry);
   static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry);
   bool Fits(size_t value_size, bool has_expiry) const;
+  // Where the expiry lives when has_expiry_ is set: right after the header.
+  char* ExpirySlot() { return reinterpret_cast<char*>(this + 1); }
+  const char* ExpirySlot() const { return reinterpret_cast<const char*>(this + 1); }
   char* Bytes() { return reinterpret_cast<char*>(this + 1) + (has_expiry_ ? sizeof(int64_t) : 0); }
   const char* Bytes() const {
     return reinterpret_cast<const char*>(this + 1) + (has_expiry_ ? sizeof(int64_t) : 0);

@@ -120,6 +120,12 @@ void Session::ParseAndDispatch(std::string& out) {
   }
 }
 
+// Without --maxmemory nothing is refused, and the engine's own check never
+// fires either: the rule costs nothing then.
+bool Session::DecidesMemory(const CommandSpec& spec) const {
+  return (spec.flags & CommandSpec::kDenyOom) && ctx_.settings.max_memory_bytes != 0;
+}
+
 void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   std::string& immediate = slots_.empty() ? out : scratch_;
   ReplyWriter writer(immediate);
@@ -129,7 +135,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     writer.Error(WrongArityError(spec->name));
   } else if (!client_.authenticated && !(spec->flags & CommandSpec::kNoAuth)) {
     writer.Error(kNoAuthError);
-  } else if ((spec->flags & CommandSpec::kDenyOom) && ctx_.engine.OverMemoryLimit()) {
+  } else if (DecidesMemory(*spec) && ctx_.engine.OverMemoryLimit()) {
     // Redis's processCommand(): a command that may grow the dataset is
     // refused whole, before it runs, once used memory reached maxmemory.
     // Decided here, as the command is queued: commands pipelined in one
@@ -140,7 +146,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     const size_t first_op = batch_.ops.size();
     CommandCall call(args_, ctx_, client_, batch_, immediate);
     spec->handler(call);
-    if (spec->flags & CommandSpec::kDenyOom) {
+    if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
     if (call.deferred()) {

@@ -80,6 +80,8 @@ class Session {
   // must close, or (per-command dispatch) one engine command is queued.
   void ParseAndDispatch(std::string& out);
   void Dispatch(const CommandSpec* spec, std::string& out);
+  // Whether this Session applies the maxmemory rule to `spec` (kDenyOom).
+  bool DecidesMemory(const CommandSpec& spec) const;
   // Runs the queued batch. True when it completed synchronously.
   bool ExecuteBatch();
   void OnBatchDone();
