@@ -205,6 +205,32 @@ TEST_P(ServerIntegration, SigintExitsZero) {
   EXPECT_EQ(server_->StopWith(SIGINT), std::optional<int>(0));
 }
 
+// Replies go out with direct sends; a reader slower than the server fills
+// its socket, the connection waits for room and carries on where it stopped:
+// every reply arrives, whole and in order.
+TEST_P(ServerIntegration, SlowReaderGetsEveryReplyInOrderAfterItsSocketFills) {
+  StartServer();
+  auto setup = Connect();
+  ASSERT_NE(setup, nullptr);
+  std::string expected;
+  std::string requests;
+  // 200 x 64 KiB: 13 MB of replies, more than the kernel buffers both
+  // sockets together (tcp_wmem and tcp_rmem maxima: 4 MB and 6 MB).
+  for (int i = 0; i < 200; ++i) {
+    const std::string value(64 * 1024, static_cast<char>('a' + i % 26));
+    ASSERT_TRUE(setup->Command({"SET", "big" + std::to_string(i), value}).IsStatus("OK"));
+    requests += EncodeCommand({"GET", "big" + std::to_string(i)});
+    expected += "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+  }
+  auto reader = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_NE(reader, nullptr);
+  ASSERT_TRUE(reader->Send(requests));  // nothing is read until every request is sent
+  const std::string received = reader->ReadExactly(expected.size());
+  ASSERT_EQ(received.size(), expected.size());
+  EXPECT_TRUE(received == expected) << "replies differ from the values, or are out of order";
+  ExpectHealthy();
+}
+
 // INFO's text as Redis writes it: "# Section" headers, then "name:value"
 // lines, CRLF-terminated. Maps "section.name" (section lower case) to value;
 // a line of any other shape fails the test.
