@@ -15,12 +15,13 @@ namespace kvlab {
 // other thread can ever observe it.
 class ConcurrentEngine::WriteSlot {
  public:
-  WriteSlot(Map& map, std::string_view key, bool may_create) : map_(map) {
+  WriteSlot(Map& map, const Operation& op, bool may_create) : map_(map) {
     if (may_create) {
-      present_ = !map_.insert(accessor_, key);
+      const int64_t deadline = op.code == OpCode::kSet ? op.set.expire_at_ms : 0;
+      present_ = !map_.insert(accessor_, NewEntry{op.key, op.value, deadline});
       placeholder_ = !present_;
     } else {
-      present_ = map_.find(accessor_, key);
+      present_ = map_.find(accessor_, op.key);
     }
   }
   ~WriteSlot() {
@@ -31,15 +32,29 @@ class ConcurrentEngine::WriteSlot {
 
   std::optional<EntryView> Find() const {
     if (!present_) return std::nullopt;
-    return EntryView{accessor_->second.value, accessor_->second.expire_at_ms};
+    return ViewOf(*accessor_);
   }
   void Store(std::string_view value, int64_t expire_at_ms) {
-    Entry& entry = Claim();
-    entry.value.assign(value);
-    entry.expire_at_ms = expire_at_ms;
+    Claim();
+    Put(value, expire_at_ms);
   }
-  void Append(std::string_view tail) { Claim().value.append(tail); }
-  void SetExpiry(int64_t expire_at_ms) { accessor_->second.expire_at_ms = expire_at_ms; }
+  void Append(std::string_view tail) {
+    Claim();
+    EntryRecord*& spilled = accessor_->second.record;
+    if (spilled != nullptr) {
+      spilled = EntryRecord::Append(spilled, tail);
+      return;
+    }
+    const EntryView current = ViewOf(*accessor_);
+    std::string joined;
+    joined.reserve(current.value.size() + tail.size());
+    joined.append(current.value).append(tail);
+    Put(joined, current.expire_at_ms);
+  }
+  void SetExpiry(int64_t expire_at_ms) {
+    const EntryView current = ViewOf(*accessor_);
+    Put(current.value, expire_at_ms);
+  }
   void Erase() {
     // Keep the node (and our lock on it) while the operation may still
     // Store() it again; the destructor erases it if it stays unclaimed.
@@ -48,14 +63,34 @@ class ConcurrentEngine::WriteSlot {
   }
 
  private:
-  // The entry to write: the stored one, or the placeholder node made fresh.
-  Entry& Claim() {
-    if (!present_) {
-      present_ = true;
-      placeholder_ = false;
-      accessor_->second = Entry{};
+  // A placeholder (fresh or erased) becomes the key's entry, empty so far.
+  void Claim() {
+    if (present_) return;
+    present_ = true;
+    placeholder_ = false;
+    accessor_->first.record().Overwrite({}, 0);
+    Spill& spill = accessor_->second;
+    if (spill.record != nullptr) {
+      EntryRecord::Free(spill.record);
+      spill.record = nullptr;
     }
-    return accessor_->second;
+  }
+  // Writes the value where it fits: the key's record when it can hold it
+  // (freeing any spill), else the spill.
+  void Put(std::string_view value, int64_t expire_at_ms) {
+    EntryRecord& inline_entry = accessor_->first.record();
+    EntryRecord*& spilled = accessor_->second.record;
+    if (inline_entry.CanHold(value.size(), expire_at_ms != 0)) {
+      inline_entry.Overwrite(value, expire_at_ms);
+      if (spilled != nullptr) {
+        EntryRecord::Free(spilled);
+        spilled = nullptr;
+      }
+    } else if (spilled != nullptr) {
+      spilled = EntryRecord::Store(spilled, value, expire_at_ms);
+    } else {
+      spilled = EntryRecord::Make({}, value, expire_at_ms);
+    }
   }
 
   Map& map_;
@@ -64,6 +99,12 @@ class ConcurrentEngine::WriteSlot {
   bool placeholder_ = false;
 };
 
+EntryView ConcurrentEngine::ViewOf(const Map::value_type& node) {
+  const EntryRecord& entry = node.second.record != nullptr ? *node.second.record
+                                                           : node.first.record();
+  return EntryView{entry.value(), entry.expire_at_ms()};
+}
+
 ConcurrentEngine::ConcurrentEngine(const EngineConfig& config) : meter_(config.max_memory_bytes) {}
 
 OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
@@ -71,23 +112,23 @@ OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   if (IsReadOnly(op.code)) {
     Map::const_accessor reader;
     if (!map_.find(reader, op.key)) return ReadKey(op, std::nullopt, now_ms);
-    return ReadKey(op, EntryView{reader->second.value, reader->second.expire_at_ms}, now_ms);
+    return ReadKey(op, ViewOf(*reader), now_ms);
   }
-  WriteSlot slot(map_, op.key, MayGrowMemory(op.code));
+  WriteSlot slot(map_, op, MayGrowMemory(op.code));
   return ApplyToKey(op, slot, now_ms, meter_);
 }
 
 int64_t ConcurrentEngine::CountLiveKeys(int64_t now_ms) {
   std::unique_lock closed_gate(gate_);
   int64_t live = 0;
-  for (const auto& [key, entry] : map_) live += IsExpired(entry, now_ms) ? 0 : 1;
+  for (const auto& node : map_) live += IsExpired(ViewOf(node), now_ms) ? 0 : 1;
   return live;
 }
 
 void ConcurrentEngine::ClearAll() {
   std::unique_lock closed_gate(gate_);
   int64_t bytes = 0;
-  for (const auto& [key, entry] : map_) bytes += Footprint(key, entry.value);
+  for (const auto& node : map_) bytes += Footprint(node.first.key(), ViewOf(node).value);
   map_.clear();
   meter_.Add(-bytes);
 }

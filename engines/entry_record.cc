@@ -13,8 +13,8 @@ size_t EntryRecord::SizeFor(size_t key_size, size_t value_size, bool has_expiry)
 }
 
 EntryRecord* EntryRecord::Allocate(size_t key_size, size_t value_size, bool has_expiry) {
-  // Redis caps a string at 512 MB; the 31-bit size field holds up to 2 GB.
-  if (value_size >= (size_t{1} << 31) || key_size > UINT32_MAX) throw std::bad_alloc();
+  // Redis caps a string at 512 MB; the 31-bit key size holds up to 2 GB.
+  if (key_size >= (size_t{1} << 31) || value_size > UINT32_MAX) throw std::bad_alloc();
   void* memory = std::malloc(SizeFor(key_size, value_size, has_expiry));
   if (memory == nullptr) throw std::bad_alloc();
   return new (memory) EntryRecord(static_cast<uint32_t>(key_size),
@@ -37,26 +37,35 @@ void EntryRecord::Free(EntryRecord* record) {
 
 // malloc rounds every request up to its size class; a value that still fits
 // the block, with the expiry slot where it was, is rewritten in place.
-// A value of the same size (the common overwrite) needs no allocator call.
-bool EntryRecord::Fits(size_t value_size, bool has_expiry) const {
-  if (has_expiry != static_cast<bool>(has_expiry_)) return false;
+// A value no larger than the current one (the common overwrite) needs no
+// allocator call.
+bool EntryRecord::CanHold(size_t value_size, bool with_expiry) const {
+  if (with_expiry && !has_expiry_) return false;
   if (value_size <= value_size_) return true;
-  return SizeFor(key_size_, value_size, has_expiry) <=
+  return SizeFor(key_size_, value_size, has_expiry_) <=
          malloc_usable_size(const_cast<EntryRecord*>(this));
+}
+
+// Records the plain keyspaces own also drop an expiry slot no longer used.
+bool EntryRecord::Fits(size_t value_size, bool has_expiry) const {
+  return has_expiry == static_cast<bool>(has_expiry_) && CanHold(value_size, has_expiry);
+}
+
+void EntryRecord::Overwrite(std::string_view value, int64_t expire_at_ms) {
+  if (has_expiry_) std::memcpy(ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
+  // memmove: `value` may be this record's own bytes.
+  if (!value.empty()) std::memmove(Bytes() + key_size_, value.data(), value.size());
+  value_size_ = static_cast<uint32_t>(value.size());
 }
 
 EntryRecord* EntryRecord::Store(EntryRecord* record, std::string_view value,
                                 int64_t expire_at_ms) {
-  const bool has_expiry = expire_at_ms != 0;
-  if (!record->Fits(value.size(), has_expiry)) {
+  if (!record->Fits(value.size(), expire_at_ms != 0)) {
     EntryRecord* replacement = Make(record->key(), value, expire_at_ms);
     Free(record);
     return replacement;
   }
-  if (has_expiry) std::memcpy(record->ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
-  // memmove: `value` may be this record's own bytes (SET k from GET k).
-  if (!value.empty()) std::memmove(record->Bytes() + record->key_size_, value.data(), value.size());
-  record->value_size_ = static_cast<uint32_t>(value.size()) & 0x7fffffffu;
+  record->Overwrite(value, expire_at_ms);
   return record;
 }
 
@@ -74,7 +83,7 @@ EntryRecord* EntryRecord::Append(EntryRecord* record, std::string_view tail) {
   if (!tail.empty()) {
     std::memmove(record->Bytes() + record->key_size_ + old_size, tail.data(), tail.size());
   }
-  record->value_size_ = static_cast<uint32_t>(old_size + tail.size()) & 0x7fffffffu;
+  record->value_size_ = static_cast<uint32_t>(old_size + tail.size());
   return record;
 }
 

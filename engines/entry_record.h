@@ -46,9 +46,19 @@ class EntryRecord {
   // replaces the record. Returns the record to use.
   static EntryRecord* SetExpiry(EntryRecord* record, int64_t expire_at_ms);
 
+  // In-place changes, for owners that cannot replace a record (the
+  // concurrent engine's map key): whether this allocation holds a value of
+  // `value_size` bytes and (if `with_expiry`) an expiry, and the rewrite.
+  // They write only the value's size, bytes and expiry, never the key's
+  // bytes, size or the expiry slot's presence, which other threads may
+  // read; a record with an expiry slot stores "none" there as 0.
+  bool CanHold(size_t value_size, bool with_expiry) const;
+  // REQUIRES: CanHold(value.size(), expire_at_ms != 0).
+  void Overwrite(std::string_view value, int64_t expire_at_ms);
+
  private:
   EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry)
-      : key_size_(key_size), value_size_(value_size), has_expiry_(has_expiry) {}
+      : key_size_(key_size), has_expiry_(has_expiry), value_size_(value_size) {}
   static size_t SizeFor(size_t key_size, size_t value_size, bool has_expiry);
   static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry);
   bool Fits(size_t value_size, bool has_expiry) const;
@@ -60,9 +70,11 @@ class EntryRecord {
     return reinterpret_cast<const char*>(this + 1) + (has_expiry_ ? sizeof(int64_t) : 0);
   }
 
-  uint32_t key_size_;
-  uint32_t value_size_ : 31;
+  // The key's size and the expiry's presence never change; the value's size
+  // is a separate memory location, rewritten in place (see Overwrite()).
+  uint32_t key_size_ : 31;
   uint32_t has_expiry_ : 1;
+  uint32_t value_size_;
 };
 
 static_assert(sizeof(EntryRecord) == 8);

@@ -59,5 +59,24 @@ TEST(EntryRecord, StoreAndAppendKeepTheKeyWhetherInPlaceOrReplaced) {
   EXPECT_EQ(owned.record->value(), std::string(100, 'x'));
 }
 
+// The concurrent engine rewrites a record that other threads may be reading
+// the key of: in place only, the key and the expiry slot's presence kept.
+TEST(EntryRecord, OverwriteInPlaceKeepsKeyAndTheExpirySlot) {
+  Owned owned{EntryRecord::Make("stable-key", std::string(40, 'a'), 5)};
+  EntryRecord* const same = owned.record;
+  ASSERT_TRUE(owned.record->CanHold(10, false));
+  owned.record->Overwrite("0123456789", 0);  // "no expiry" goes into the slot as 0
+  EXPECT_EQ(owned.record, same);
+  EXPECT_EQ(owned.record->key(), "stable-key");
+  EXPECT_EQ(owned.record->value(), "0123456789");
+  EXPECT_EQ(owned.record->expire_at_ms(), 0);
+  ASSERT_TRUE(owned.record->CanHold(40, true));
+  owned.record->Overwrite(std::string(40, 'b'), 9);
+  EXPECT_EQ(owned.record->expire_at_ms(), 9);
+  EXPECT_FALSE(owned.record->CanHold(100'000, true));
+  Owned plain{EntryRecord::Make("k", "v", 0)};
+  EXPECT_FALSE(plain.record->CanHold(1, true)) << "no slot for an expiry";
+}
+
 }  // namespace
 }  // namespace kvlab
