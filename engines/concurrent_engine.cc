@@ -10,17 +10,18 @@ namespace kvlab {
 // The EntryHandle over a tbb write accessor. Operations that may create the
 // key (SET, GETSET, INCRBY, APPEND) insert it up front — TBB's only atomic
 // find-or-insert — and the slot treats that fresh node as absent until
-// Create() claims it; an unclaimed node (SET XX on a missing key, INCRBY on a
-// non-integer) is erased before the accessor is released, so no other thread
-// can ever observe it.
+// Store() or Append() claims it; an unclaimed node (SET XX on a missing key,
+// INCRBY on a non-integer) is erased before the accessor is released, so no
+// other thread can ever observe it.
 class ConcurrentEngine::WriteSlot {
  public:
-  WriteSlot(Map& map, std::string_view key, bool may_create) : map_(map) {
+  WriteSlot(Map& map, const Operation& op, bool may_create) : map_(map) {
     if (may_create) {
-      present_ = !map_.insert(accessor_, key);
+      const int64_t deadline = op.code == OpCode::kSet ? op.set.expire_at_ms : 0;
+      present_ = !map_.insert(accessor_, NewEntry{op.key, op.value, deadline});
       placeholder_ = !present_;
     } else {
-      present_ = map_.find(accessor_, key);
+      present_ = map_.find(accessor_, op.key);
     }
   }
   ~WriteSlot() {
@@ -29,26 +30,80 @@ class ConcurrentEngine::WriteSlot {
   WriteSlot(const WriteSlot&) = delete;
   WriteSlot& operator=(const WriteSlot&) = delete;
 
-  Entry* Find() { return present_ ? &accessor_->second : nullptr; }
-  Entry& Create() {
-    present_ = true;
-    placeholder_ = false;
-    accessor_->second = Entry{};
-    return accessor_->second;
+  std::optional<EntryView> Find() const {
+    if (!present_) return std::nullopt;
+    return ViewOf(*accessor_);
+  }
+  void Store(std::string_view value, int64_t expire_at_ms) {
+    Claim();
+    Put(value, expire_at_ms);
+  }
+  void Append(std::string_view tail) {
+    Claim();
+    EntryRecord*& spilled = accessor_->second.record;
+    if (spilled != nullptr) {
+      spilled = EntryRecord::Append(spilled, tail);
+      return;
+    }
+    const EntryView current = ViewOf(*accessor_);
+    std::string joined;
+    joined.reserve(current.value.size() + tail.size());
+    joined.append(current.value).append(tail);
+    Put(joined, current.expire_at_ms);
+  }
+  void SetExpiry(int64_t expire_at_ms) {
+    const EntryView current = ViewOf(*accessor_);
+    Put(current.value, expire_at_ms);
   }
   void Erase() {
     // Keep the node (and our lock on it) while the operation may still
-    // Create() it again; the destructor erases it if it stays unclaimed.
+    // Store() it again; the destructor erases it if it stays unclaimed.
     present_ = false;
     placeholder_ = true;
   }
 
  private:
+  // A placeholder (fresh or erased) becomes the key's entry, empty so far.
+  void Claim() {
+    if (present_) return;
+    present_ = true;
+    placeholder_ = false;
+    accessor_->first.record().Overwrite({}, 0);
+    Spill& spill = accessor_->second;
+    if (spill.record != nullptr) {
+      EntryRecord::Free(spill.record);
+      spill.record = nullptr;
+    }
+  }
+  // Writes the value where it fits: the key's record when it can hold it
+  // (freeing any spill), else the spill.
+  void Put(std::string_view value, int64_t expire_at_ms) {
+    EntryRecord& inline_entry = accessor_->first.record();
+    EntryRecord*& spilled = accessor_->second.record;
+    if (inline_entry.CanHold(value.size(), expire_at_ms != 0)) {
+      inline_entry.Overwrite(value, expire_at_ms);
+      if (spilled != nullptr) {
+        EntryRecord::Free(spilled);
+        spilled = nullptr;
+      }
+    } else if (spilled != nullptr) {
+      spilled = EntryRecord::Store(spilled, value, expire_at_ms);
+    } else {
+      spilled = EntryRecord::Make({}, value, expire_at_ms);
+    }
+  }
+
   Map& map_;
   Map::accessor accessor_;
   bool present_ = false;
   bool placeholder_ = false;
 };
+
+EntryView ConcurrentEngine::ViewOf(const Map::value_type& node) {
+  const EntryRecord& entry = node.second.record != nullptr ? *node.second.record
+                                                           : node.first.record();
+  return EntryView{entry.value(), entry.expire_at_ms()};
+}
 
 ConcurrentEngine::ConcurrentEngine(const EngineConfig& config) : meter_(config.max_memory_bytes) {}
 
@@ -56,24 +111,24 @@ OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   std::shared_lock open_gate(gate_);
   if (IsReadOnly(op.code)) {
     Map::const_accessor reader;
-    const bool found = map_.find(reader, op.key);
-    return ReadKey(op, found ? &reader->second : nullptr, now_ms);
+    if (!map_.find(reader, op.key)) return ReadKey(op, std::nullopt, now_ms);
+    return ReadKey(op, ViewOf(*reader), now_ms);
   }
-  WriteSlot slot(map_, op.key, MayGrowMemory(op.code));
+  WriteSlot slot(map_, op, MayGrowMemory(op.code));
   return ApplyToKey(op, slot, now_ms, meter_);
 }
 
 int64_t ConcurrentEngine::CountLiveKeys(int64_t now_ms) {
   std::unique_lock closed_gate(gate_);
   int64_t live = 0;
-  for (const auto& [key, entry] : map_) live += IsExpired(entry, now_ms) ? 0 : 1;
+  for (const auto& node : map_) live += IsExpired(ViewOf(node), now_ms) ? 0 : 1;
   return live;
 }
 
 void ConcurrentEngine::ClearAll() {
   std::unique_lock closed_gate(gate_);
   int64_t bytes = 0;
-  for (const auto& [key, entry] : map_) bytes += Footprint(key, entry);
+  for (const auto& node : map_) bytes += Footprint(node.first.key(), ViewOf(node).value);
   map_.clear();
   meter_.Add(-bytes);
 }
@@ -82,7 +137,7 @@ EngineInfo ConcurrentEngine::Info() const {
   // size() is safe concurrently; it counts expired keys not yet reclaimed.
   return {{"engine", "concurrent"},
           {"keys", std::to_string(map_.size())},
-          {"used_memory", std::to_string(meter_.UsedBytes())}};
+          {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
 }
 
 }  // namespace kvlab

@@ -27,12 +27,22 @@
 
 namespace kvlab {
 
+// Bookkeeping an engine keeps with a Batch between Execute() calls (the
+// sharded engine's per-shard grouping and completion count), so that it is
+// allocated once per connection rather than once per Execute(). Opaque to
+// the server; owned by the Batch.
+class BatchScratch {
+ public:
+  virtual ~BatchScratch() = default;
+};
+
 // A batch of operations from one connection. REQUIRES: results.size() ==
 // ops.size() before Execute(); the batch and the bytes its ops point to stay
-// alive until `done` has been called.
+// alive until `done` has been called. A batch is executed by one engine only.
 struct Batch {
   std::vector<Operation> ops;
   std::vector<OpResult> results;
+  std::unique_ptr<BatchScratch> engine_scratch;  // see BatchScratch
 
   void Clear() { ops.clear(); results.clear(); }
   void Add(const Operation& op) { ops.push_back(op); results.emplace_back(); }
@@ -64,6 +74,10 @@ class Engine {
   virtual EngineTraits Traits() const = 0;
   virtual void Execute(Batch& batch, Completion done) = 0;
   virtual EngineInfo Info() const = 0;
+  // Redis's maxmemory rule: true once the engine's keys use at least the
+  // configured limit, so commands that may grow the dataset are refused
+  // whole before they run. A gauge: thread-safe, not a synchronisation point.
+  virtual bool OverMemoryLimit() const = 0;
 };
 
 enum class HopMode : uint8_t { kCommand, kBatch };

@@ -1,7 +1,10 @@
-// Entry: what the keyspace stores for one key, plus the hashing and memory
-// footprint rules every engine shares.
+// Entry and EntryView: what a keyspace stores for one key and what an
+// operation reads of it, plus the expiry, hashing and memory footprint rules
+// every engine shares. The plain keyspaces store EntryRecords (entry_record.h,
+// one compact allocation per key); the concurrent engine's TBB map stores
+// an Entry per key.
 //
-// Plain value type; not synchronised (the owning map's locking rules apply).
+// Plain value types; not synchronised (the owning map's locking rules apply).
 #pragma once
 
 #include <cstddef>
@@ -17,17 +20,29 @@ struct Entry {
   int64_t expire_at_ms = 0;  // absolute unix ms; 0 = no expiry
 };
 
+// A stored entry as operations read it; valid until the entry is changed.
+struct EntryView {
+  std::string_view value;
+  int64_t expire_at_ms = 0;  // absolute unix ms; 0 = no expiry
+};
+
 // Redis's keyIsExpired(): a key is gone once the clock has passed its
 // deadline, so at now == deadline it is still live with PTTL 0.
+inline bool IsExpired(int64_t expire_at_ms, int64_t now_ms) {
+  return expire_at_ms != 0 && now_ms > expire_at_ms;
+}
+inline bool IsExpired(const EntryView& entry, int64_t now_ms) {
+  return IsExpired(entry.expire_at_ms, now_ms);
+}
 inline bool IsExpired(const Entry& entry, int64_t now_ms) {
-  return entry.expire_at_ms != 0 && now_ms > entry.expire_at_ms;
+  return IsExpired(entry.expire_at_ms, now_ms);
 }
 
 // Approximate bytes one entry costs: its key and value bytes plus a fixed
-// allowance for the hash node, two std::string headers and the expiry.
+// allowance for the hash node, bucket and headers (the maxmemory estimate).
 inline constexpr int64_t kEntryOverheadBytes = 96;
-inline int64_t Footprint(std::string_view key, const Entry& entry) {
-  return kEntryOverheadBytes + static_cast<int64_t>(key.size() + entry.value.size());
+inline int64_t Footprint(std::string_view key, std::string_view value) {
+  return kEntryOverheadBytes + static_cast<int64_t>(key.size() + value.size());
 }
 
 // Transparent hash/equality so maps keyed by std::string can be probed with a

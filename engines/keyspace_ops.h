@@ -16,7 +16,9 @@
 #include <cassert>
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "engines/entry.h"
 #include "engines/memory_meter.h"
@@ -26,14 +28,20 @@
 namespace kvlab {
 
 // A handle on the slot for one key in some map.
-//   Find():   the stored entry (possibly expired) or nullptr.
-//   Create(): inserts a fresh Entry{} for the key and returns it.
-//             REQUIRES: Find() == nullptr.
-//   Erase():  removes the stored entry. REQUIRES: Find() != nullptr.
+//   Find():       the stored entry (possibly expired), or nullopt.
+//   Store(v, t):  sets the value and expiry (0 = none), creating the entry
+//                 when absent.
+//   Append(v):    appends to the value, creating an entry with no expiry
+//                 when absent.
+//   SetExpiry(t): REQUIRES Find().
+//   Erase():      removes the stored entry. REQUIRES Find().
+// A view returned by Find() is invalid after any of the others.
 template <typename H>
-concept EntryHandle = requires(H handle) {
-  { handle.Find() } -> std::same_as<Entry*>;
-  { handle.Create() } -> std::same_as<Entry&>;
+concept EntryHandle = requires(H handle, std::string_view value, int64_t deadline) {
+  { handle.Find() } -> std::same_as<std::optional<EntryView>>;
+  handle.Store(value, deadline);
+  handle.Append(value);
+  handle.SetExpiry(deadline);
   handle.Erase();
 };
 
@@ -59,8 +67,9 @@ inline bool MayGrowMemory(OpCode code) {
 
 namespace keyspace_detail {
 
-// REQUIRES: IsReadOnly(op.code); `live` is nullptr or an unexpired entry.
-inline OpResult ReadLive(const Operation& op, const Entry* live, int64_t now_ms) {
+// REQUIRES: IsReadOnly(op.code); `live` is nullopt or an unexpired entry.
+inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& live,
+                         int64_t now_ms) {
   switch (op.code) {
     case OpCode::kGet:
       return live ? OpResult::Bulk(live->value) : OpResult::Nil();
@@ -80,8 +89,10 @@ inline OpResult ReadLive(const Operation& op, const Entry* live, int64_t now_ms)
 }
 
 // REQUIRES: `live` == handle.Find() with any expired entry already erased.
+// `live` is read before the handle changes the entry, never after.
 template <EntryHandle H>
-OpResult WriteLive(const Operation& op, H& handle, Entry* live, int64_t now_ms) {
+OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView>& live,
+                   int64_t now_ms) {
   switch (op.code) {
     case OpCode::kSet: {
       // SET ... GET replies with the old value whether or not the condition
@@ -93,18 +104,17 @@ OpResult WriteLive(const Operation& op, H& handle, Entry* live, int64_t now_ms) 
           (op.set.condition == SetOptions::Condition::kIfAbsent && !live) ||
           (op.set.condition == SetOptions::Condition::kIfPresent && live);
       if (!condition_holds) return op.set.return_old ? reply : OpResult::Nil();
-      Entry& entry = live ? *live : handle.Create();
-      entry.value.assign(op.value);
-      if (!op.set.keep_ttl || op.set.expire_at_ms != 0) entry.expire_at_ms = op.set.expire_at_ms;
+      const int64_t deadline = op.set.keep_ttl && op.set.expire_at_ms == 0 && live
+                                   ? live->expire_at_ms
+                                   : op.set.expire_at_ms;
+      handle.Store(op.value, deadline);
       // SET ... PXAT <past>: the key is born expired; reclaim it at once.
-      if (IsExpired(entry, now_ms)) handle.Erase();
+      if (IsExpired(deadline, now_ms)) handle.Erase();
       return reply;
     }
     case OpCode::kGetSet: {
       OpResult reply = live ? OpResult::Bulk(live->value) : OpResult::Nil();
-      Entry& entry = live ? *live : handle.Create();
-      entry.value.assign(op.value);
-      entry.expire_at_ms = 0;  // GETSET is a plain SET: it drops the TTL
+      handle.Store(op.value, 0);  // GETSET is a plain SET: it drops the TTL
       return reply;
     }
     case OpCode::kDel:
@@ -120,14 +130,13 @@ OpResult WriteLive(const Operation& op, H& handle, Entry* live, int64_t now_ms) 
       }
       const std::optional<int64_t> next = CheckedAdd(current, op.integer);
       if (!next) return OpResult::Error(EngineError::kOverflow);
-      Entry& entry = live ? *live : handle.Create();
-      entry.value = std::to_string(*next);  // keeps any TTL, as Redis does
+      handle.Store(std::to_string(*next), live ? live->expire_at_ms : 0);  // keeps any TTL
       return OpResult::Integer(*next);
     }
     case OpCode::kAppend: {
-      Entry& entry = live ? *live : handle.Create();
-      entry.value.append(op.value);
-      return OpResult::Integer(static_cast<int64_t>(entry.value.size()));
+      const size_t length = (live ? live->value.size() : 0) + op.value.size();
+      handle.Append(op.value);
+      return OpResult::Integer(static_cast<int64_t>(length));
     }
     case OpCode::kExpireAt:
       if (!live) return OpResult::Integer(0);
@@ -135,12 +144,12 @@ OpResult WriteLive(const Operation& op, H& handle, Entry* live, int64_t now_ms) 
       if (op.integer <= now_ms) {
         handle.Erase();
       } else {
-        live->expire_at_ms = op.integer;
+        handle.SetExpiry(op.integer);
       }
       return OpResult::Integer(1);
     case OpCode::kPersist:
       if (!live || live->expire_at_ms == 0) return OpResult::Integer(0);
-      live->expire_at_ms = 0;
+      handle.SetExpiry(0);
       return OpResult::Integer(1);
     default:
       return ReadLive(op, live, now_ms);
@@ -155,27 +164,30 @@ OpResult WriteLive(const Operation& op, H& handle, Entry* live, int64_t now_ms) 
 template <EntryHandle H>
 OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter& meter) {
   assert(!IsKeyless(op.code));
-  if (MayGrowMemory(op.code) && meter.OverLimit()) return OpResult::Error(EngineError::kOutOfMemory);
+  if (MayGrowMemory(op.code) && !op.memory_admitted && meter.OverLimit()) {
+    return OpResult::Error(EngineError::kOutOfMemory);
+  }
 
-  Entry* stored = handle.Find();
-  const int64_t bytes_before = stored ? Footprint(op.key, *stored) : 0;
+  std::optional<EntryView> stored = handle.Find();
+  const int64_t bytes_before = stored ? Footprint(op.key, stored->value) : 0;
   if (stored && IsExpired(*stored, now_ms)) {
     handle.Erase();
-    stored = nullptr;
+    stored.reset();
   }
   OpResult result = keyspace_detail::WriteLive(op, handle, stored, now_ms);
 
-  const Entry* after = handle.Find();
-  meter.Add((after ? Footprint(op.key, *after) : 0) - bytes_before);
+  const std::optional<EntryView> after = handle.Find();
+  meter.Add((after ? Footprint(op.key, after->value) : 0) - bytes_before);
   return result;
 }
 
-// Answers a read-only operation from the stored entry (nullptr if absent)
+// Answers a read-only operation from the stored entry (nullopt if absent)
 // without modifying anything: an expired entry reads as missing and is left
 // for a later writer to reclaim. REQUIRES: IsReadOnly(op.code).
-inline OpResult ReadKey(const Operation& op, const Entry* stored, int64_t now_ms) {
-  const Entry* live = stored && !IsExpired(*stored, now_ms) ? stored : nullptr;
-  return keyspace_detail::ReadLive(op, live, now_ms);
+inline OpResult ReadKey(const Operation& op, const std::optional<EntryView>& stored,
+                        int64_t now_ms) {
+  if (stored && IsExpired(*stored, now_ms)) return keyspace_detail::ReadLive(op, {}, now_ms);
+  return keyspace_detail::ReadLive(op, stored, now_ms);
 }
 
 }  // namespace kvlab

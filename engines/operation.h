@@ -51,6 +51,10 @@ struct Operation {
   std::string_view value;  // kSet, kGetSet, kAppend
   int64_t integer = 0;     // kIncrBy delta, kExpireAt deadline
   SetOptions set;          // kSet
+  // The server already applied the maxmemory rule to this operation's
+  // command (Redis decides once per command, so MSET is refused whole or
+  // runs whole); the engine does not refuse it again.
+  bool memory_admitted = false;
 };
 
 enum class EngineError : uint8_t {

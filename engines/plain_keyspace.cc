@@ -4,23 +4,51 @@
 
 namespace kvlab {
 
-// The EntryHandle for one key of a std::unordered_map: looks the key up once
-// and remembers where it is.
+// The EntryHandle for one key of the set: looks the key up once and
+// remembers where it is.
 class PlainKeyspace::Slot {
  public:
   Slot(Map& map, std::string_view key) : map_(map), key_(key), it_(map.find(key)) {}
 
-  Entry* Find() { return it_ == map_.end() ? nullptr : &it_->second; }
-  Entry& Create() {
-    it_ = map_.try_emplace(std::string(key_)).first;
-    return it_->second;
+  std::optional<EntryView> Find() const {
+    if (it_ == map_.end()) return std::nullopt;
+    const EntryRecord& record = *it_->record;
+    return EntryView{record.value(), record.expire_at_ms()};
+  }
+  void Store(std::string_view value, int64_t expire_at_ms) {
+    if (it_ == map_.end()) {
+      Insert(EntryRecord::Make(key_, value, expire_at_ms));
+    } else {
+      it_->record = EntryRecord::Store(it_->record, value, expire_at_ms);
+    }
+  }
+  void Append(std::string_view tail) {
+    if (it_ == map_.end()) {
+      Insert(EntryRecord::Make(key_, tail, 0));
+    } else {
+      it_->record = EntryRecord::Append(it_->record, tail);
+    }
+  }
+  void SetExpiry(int64_t expire_at_ms) {
+    it_->record = EntryRecord::SetExpiry(it_->record, expire_at_ms);
   }
   void Erase() {
-    map_.erase(it_);
+    EntryRecord* record = it_->record;
+    map_.erase(it_);  // hashes the record's key: free it only afterwards
+    EntryRecord::Free(record);
     it_ = map_.end();
   }
 
  private:
+  void Insert(EntryRecord* record) {
+    try {
+      it_ = map_.insert(RecordRef{record}).first;
+    } catch (...) {
+      EntryRecord::Free(record);
+      throw;
+    }
+  }
+
   Map& map_;
   std::string_view key_;
   Map::iterator it_;
@@ -33,19 +61,23 @@ OpResult PlainKeyspace::Apply(const Operation& op, int64_t now_ms) {
 
 OpResult PlainKeyspace::Read(const Operation& op, int64_t now_ms) const {
   const auto it = map_.find(op.key);
-  return ReadKey(op, it == map_.end() ? nullptr : &it->second, now_ms);
+  if (it == map_.end()) return ReadKey(op, std::nullopt, now_ms);
+  return ReadKey(op, EntryView{it->record->value(), it->record->expire_at_ms()}, now_ms);
 }
 
 int64_t PlainKeyspace::CountLive(int64_t now_ms) const {
   int64_t live = 0;
-  for (const auto& [key, entry] : map_) live += IsExpired(entry, now_ms) ? 0 : 1;
+  for (const RecordRef& ref : map_) live += IsExpired(ref.record->expire_at_ms(), now_ms) ? 0 : 1;
   return live;
 }
 
 void PlainKeyspace::Clear() {
   int64_t bytes = 0;
-  for (const auto& [key, entry] : map_) bytes += Footprint(key, entry);
-  map_.clear();
+  for (const RecordRef& ref : map_) {
+    bytes += Footprint(ref.record->key(), ref.record->value());
+    EntryRecord::Free(ref.record);
+  }
+  map_.clear();  // frees the nodes without hashing or comparing: the records are not read
   meter_.Add(-bytes);
 }
 

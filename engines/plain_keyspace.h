@@ -1,5 +1,7 @@
-// PlainKeyspace: one ordinary hash map of keys to Entries, with the shared
-// per-key semantics (keyspace_ops.h) applied to it.
+// PlainKeyspace: one ordinary hash set of EntryRecords (key, value and
+// optional expiry in one allocation, entry_record.h), with the shared
+// per-key semantics (keyspace_ops.h) applied to it. A key costs one set node
+// (a pointer to its record), one record and its share of the buckets.
 //
 // The building block of the `single` engine (one keyspace), of each shard of
 // `sharded` (one keyspace per shard thread) and of each stripe of `striped`.
@@ -11,9 +13,11 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
+#include <string_view>
+#include <unordered_set>
 
 #include "engines/entry.h"
+#include "engines/entry_record.h"
 #include "engines/memory_meter.h"
 #include "engines/operation.h"
 
@@ -41,7 +45,25 @@ class PlainKeyspace {
   size_t StoredKeys() const { return map_.size(); }
 
  private:
-  using Map = std::unordered_map<std::string, Entry, KeyHash, KeyEqual>;
+  // A set element: the record, found by its key. `record` is mutable
+  // because a value that outgrows its allocation moves to a new record;
+  // the key, which the hash and equality read, never changes.
+  struct RecordRef {
+    mutable EntryRecord* record;
+  };
+  struct RecordHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const noexcept { return KeyHash{}(key); }
+    size_t operator()(const RecordRef& ref) const noexcept { return KeyHash{}(ref.record->key()); }
+  };
+  struct RecordEqual {
+    using is_transparent = void;
+    static std::string_view KeyOf(std::string_view key) { return key; }
+    static std::string_view KeyOf(const RecordRef& ref) { return ref.record->key(); }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const noexcept { return KeyOf(a) == KeyOf(b); }
+  };
+  using Map = std::unordered_set<RecordRef, RecordHash, RecordEqual>;
   class Slot;
 
   Map map_;

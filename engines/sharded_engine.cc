@@ -6,18 +6,23 @@
 
 #include "engines/clock.h"
 #include "engines/keyspace_ops.h"
+#include "engines/thread_cpu.h"
 
 namespace kvlab {
 
 // One Execute() in flight. Built by the connection thread, then shared by
-// the shards it was sent to; the last shard to finish deletes it.
-struct ShardedEngine::PendingBatch {
+// the shards it was sent to. It lives in the Batch (BatchScratch), so its
+// vectors keep their capacity from one Execute() to the next and a hop costs
+// no allocation.
+struct ShardedEngine::PendingBatch final : BatchScratch {
   Batch* batch = nullptr;
   Completion done;
   // The batch's operation indexes grouped by shard, in batch order within
   // each shard: shard s runs order[first[s]] .. order[first[s + 1] - 1].
   std::vector<uint32_t> order;
   std::vector<uint32_t> first;
+  std::vector<uint32_t> next;          // GroupByShard's fill positions
+  std::vector<uint32_t> shard_of_op;   // GroupByShard's first pass
   // Shards that have not finished their share yet: the one-shot completion.
   std::atomic<unsigned> shards_outstanding{0};
 };
@@ -55,24 +60,26 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
     done();
     return;
   }
-  auto pending = std::make_unique<PendingBatch>();
-  pending->batch = &batch;
-  pending->done = std::move(done);
-  GroupByShard(batch, *pending);
+  // The previous Execute() of this batch has completed (its `done` ran
+  // before the caller could queue more), so its bookkeeping is free again.
+  if (!batch.engine_scratch) batch.engine_scratch = std::make_unique<PendingBatch>();
+  PendingBatch& pending = static_cast<PendingBatch&>(*batch.engine_scratch);
+  pending.batch = &batch;
+  pending.done = std::move(done);
+  GroupByShard(batch, pending);
 
   // Everything the sends need is settled before the first message leaves:
-  // a shard may finish, complete and delete the batch before the next send.
+  // a shard may finish and complete the batch before the next send.
   thread_local std::vector<uint32_t> shards_touched;
   shards_touched.clear();
   for (uint32_t s = 0; s < shards_.size(); ++s) {
-    if (pending->first[s + 1] > pending->first[s]) shards_touched.push_back(s);
+    if (pending.first[s + 1] > pending.first[s]) shards_touched.push_back(s);
   }
-  pending->shards_outstanding.store(static_cast<unsigned>(shards_touched.size()),
-                                    std::memory_order_relaxed);
+  pending.shards_outstanding.store(static_cast<unsigned>(shards_touched.size()),
+                                   std::memory_order_relaxed);
 
   // ==== THE HOP: from here on the batch belongs to the shard threads. ====
-  PendingBatch* in_flight = pending.release();
-  for (uint32_t s : shards_touched) shards_[s]->inbox.Send(in_flight);
+  for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
 }
 
 // A counting sort of the batch's operation indexes by owning shard, keeping
@@ -81,7 +88,7 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
 void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
   const size_t shard_count = shards_.size();
   const size_t op_count = batch.ops.size();
-  thread_local std::vector<uint32_t> shard_of_op;
+  std::vector<uint32_t>& shard_of_op = pending.shard_of_op;
   shard_of_op.resize(op_count);
 
   std::vector<uint32_t>& first = pending.first;
@@ -99,7 +106,8 @@ void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
   for (size_t s = 0; s < shard_count; ++s) first[s + 1] += first[s];
 
   pending.order.resize(first[shard_count]);
-  std::vector<uint32_t> next(first.begin(), first.end() - 1);
+  std::vector<uint32_t>& next = pending.next;
+  next.assign(first.begin(), first.end() - 1);
   for (size_t i = 0; i < op_count; ++i) {
     if (IsKeyless(batch.ops[i].code)) {
       for (size_t s = 0; s < shard_count; ++s) pending.order[next[s]++] = static_cast<uint32_t>(i);
@@ -113,6 +121,7 @@ void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
 
 void ShardedEngine::RunShard(unsigned shard_index) {
   Shard& shard = *shards_[shard_index];
+  shard.thread_id.store(CurrentThreadId(), std::memory_order_relaxed);
   std::vector<PendingBatch*> received;
   while (shard.inbox.ReceiveAll(&received)) {
     const int64_t now_ms = UnixNowMs();  // one clock reading per wakeup
@@ -151,8 +160,9 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
 // and calls `done` here, on the shard thread.
 void ShardedEngine::FinishShare(PendingBatch* pending) {
   if (pending->shards_outstanding.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Moved out first: the caller may free or reuse the batch (and with it
+  // `pending`) from inside done().
   Completion done = std::move(pending->done);
-  delete pending;  // before done(): the caller may free the batch from inside it
   done();
 }
 
@@ -160,13 +170,17 @@ EngineInfo ShardedEngine::Info() const {
   EngineInfo info = {{"engine", "sharded"},
                      {"shards", std::to_string(shards_.size())},
                      {"hop", hop_ == HopMode::kBatch ? "batch" : "command"},
-                     {"used_memory", std::to_string(meter_.UsedBytes())}};
+                     {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
   for (size_t s = 0; s < shards_.size(); ++s) {
     const Shard& shard = *shards_[s];
     const std::string prefix = "shard" + std::to_string(s) + "_";
     info.emplace_back(prefix + "ops", std::to_string(shard.operations.load(std::memory_order_relaxed)));
     info.emplace_back(prefix + "queue_depth", std::to_string(shard.inbox.Depth()));
     info.emplace_back(prefix + "queue_max_depth", std::to_string(shard.inbox.MaxDepth()));
+    if (auto cpu = ReadThreadCpu(shard.thread_id.load(std::memory_order_relaxed))) {
+      info.emplace_back(prefix + "cpu_user", FormatCpuSeconds(cpu->user));
+      info.emplace_back(prefix + "cpu_sys", FormatCpuSeconds(cpu->system));
+    }
   }
   return info;
 }

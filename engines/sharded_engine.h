@@ -27,6 +27,8 @@
 // already sent, so no completion is lost; REQUIRES: no Execute() in progress.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -49,6 +51,7 @@ class ShardedEngine final : public Engine {
   EngineTraits Traits() const override;
   void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
+  bool OverMemoryLimit() const override { return meter_.OverLimit(); }
 
  private:
   struct PendingBatch;  // one Execute() in flight: its per-shard work and completion
@@ -58,6 +61,7 @@ class ShardedEngine final : public Engine {
     MpscChannel<PendingBatch*> inbox;  // written by connection threads, read by `thread`
     PlainKeyspace keys;                // touched only by `thread`
     std::atomic<uint64_t> operations{0};
+    std::atomic<pid_t> thread_id{0};   // set by `thread` when it starts (INFO's CPU figures)
     std::thread thread;
   };
 

@@ -26,7 +26,7 @@ void SingleEngine::ClearAll() { keys_.Clear(); }
 EngineInfo SingleEngine::Info() const {
   return {{"engine", "single"},
           {"keys", std::to_string(keys_.StoredKeys())},
-          {"used_memory", std::to_string(meter_.UsedBytes())}};
+          {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
 }
 
 }  // namespace kvlab

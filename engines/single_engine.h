@@ -18,6 +18,7 @@ class SingleEngine final : public InlineEngine {
 
   EngineTraits Traits() const override;
   EngineInfo Info() const override;
+  bool OverMemoryLimit() const override { return meter_.OverLimit(); }
 
  private:
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;

@@ -46,7 +46,7 @@ void StripedEngine::ClearAll() {
 EngineInfo StripedEngine::Info() const {
   return {{"engine", "striped"},
           {"stripes", std::to_string(stripes_.size())},
-          {"used_memory", std::to_string(meter_.UsedBytes())}};
+          {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
 }
 
 }  // namespace kvlab

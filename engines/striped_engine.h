@@ -32,6 +32,7 @@ class StripedEngine final : public InlineEngine {
   explicit StripedEngine(const EngineConfig& config);
 
   EngineInfo Info() const override;
+  bool OverMemoryLimit() const override { return meter_.OverLimit(); }
 
  private:
   // Cache-line aligned so that two stripes' locks never share a line.

@@ -22,7 +22,7 @@ struct CommandSpec {
     kWrite = 1u << 1,     // may add data ("write" in COMMAND's flags)
     kReadOnly = 1u << 2,
     kFast = 1u << 3,
-    kDenyOom = 1u << 4,   // refused with -OOM once maxmemory is reached
+    kDenyOom = 1u << 4,   // refused whole with -OOM once maxmemory is reached (Session)
     kTwoStep = 1u << 5,   // may read, then write: dispatched alone in its batch
   };
   std::string name;       // lower case, as Redis reports it

@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <exception>
+#include <latch>
+
+#include "engines/thread_cpu.h"
 
 namespace kvlab {
 
@@ -25,8 +28,12 @@ boost::asio::io_context& IoThreadPool::Next() {
 }
 
 void IoThreadPool::Start() {
-  for (auto& context : contexts_) {
-    threads_.emplace_back([&context] {
+  thread_ids_.assign(contexts_.size(), 0);
+  std::latch started(static_cast<std::ptrdiff_t>(contexts_.size()));
+  for (size_t i = 0; i < contexts_.size(); ++i) {
+    threads_.emplace_back([this, i, &started, &context = contexts_[i]] {
+      thread_ids_[i] = CurrentThreadId();  // read by others only after the latch
+      started.count_down();
       try {
         context->run();
       } catch (const std::exception& error) {
@@ -36,6 +43,7 @@ void IoThreadPool::Start() {
       }
     });
   }
+  started.wait();
 }
 
 void IoThreadPool::ReleaseWhenIdle() {

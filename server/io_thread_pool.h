@@ -9,6 +9,8 @@
 // contexts themselves are thread-safe for post().
 #pragma once
 
+#include <sys/types.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -31,7 +33,11 @@ class IoThreadPool {
   size_t size() const { return contexts_.size(); }
   boost::asio::io_context& Next();
 
+  // Returns once every thread runs and has published its ThreadIds() entry.
   void Start();
+  // The kernel id of each I/O thread, in context order (INFO's per-thread
+  // CPU figures). REQUIRES: Start() has returned.
+  const std::vector<pid_t>& ThreadIds() const { return thread_ids_; }
   // Lets each thread return once its context has no handlers and no
   // outstanding work left (closed connections, finished engine batches).
   void ReleaseWhenIdle();
@@ -42,6 +48,7 @@ class IoThreadPool {
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
   std::vector<std::optional<WorkGuard>> keep_running_;
   std::vector<std::thread> threads_;
+  std::vector<pid_t> thread_ids_;
   size_t next_ = 0;
 };
 

@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   server_context.settings.tcp_port = listener->tcp_port();
 
   io_threads.Start();
+  server_context.settings.io_thread_ids = io_threads.ThreadIds();  // before any Session
   auto keep_accepting = boost::asio::make_work_guard(accept_context);
   listener->StartAccepting();
   std::thread accept_thread([&accept_context] { accept_context.run(); });

@@ -8,10 +8,13 @@
 // thread only).
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engines/engine.h"
 
@@ -29,6 +32,7 @@ struct ServerSettings {
   uint16_t tcp_port = 0;               // the port actually bound; 0: no TCP listener
   std::string unix_socket;             // empty: no Unix socket listener
   std::string executable;              // argv[0], for INFO server
+  std::vector<pid_t> io_thread_ids;    // kernel ids of the I/O threads (INFO cpu)
 };
 
 // Counters the connections and Sessions bump; INFO reads them.

@@ -47,7 +47,9 @@ Session::Session(ServerContext& ctx, ClientInfo info)
 
 Session::~Session() = default;
 
-Session::Status Session::Process(std::string& out, std::function<void()> resume) {
+Session::Status Session::Process(std::string& out, std::function<void()> resume,
+                                 size_t out_limit) {
+  out_limit_ = out_limit;
   if (awaiting_) {
     // The engine finished on some thread; its completion published the
     // results with a release store that this acquire load pairs with.
@@ -69,6 +71,11 @@ Session::Status Session::Process(std::string& out, std::function<void()> resume)
     if (!slots_.empty()) {  // deferred replies that needed no engine work
       RenderSlots(out);
       continue;
+    }
+    if (over_limit_ || out.size() > out_limit_) {
+      over_limit_ = true;
+      resume_ = nullptr;
+      return Status::kOutputLimit;
     }
     if (client_.close_after_reply || protocol_error_ || input_exhausted_) break;
     ParseAndDispatch(out);
@@ -103,10 +110,20 @@ void Session::ParseAndDispatch(std::string& out) {
       return;
     }
     Dispatch(spec, out);
+    if (out.size() > out_limit_) {
+      over_limit_ = true;
+      return;
+    }
     if (client_.close_after_reply) return;
     if (!slots_.empty() && slots_.back().deferred.follow_up != nullptr) return;
     if (!per_read_batches_ && !batch_.ops.empty()) return;
   }
+}
+
+// Without --maxmemory nothing is refused, and the engine's own check never
+// fires either: the rule costs nothing then.
+bool Session::DecidesMemory(const CommandSpec& spec) const {
+  return (spec.flags & CommandSpec::kDenyOom) && ctx_.settings.max_memory_bytes != 0;
 }
 
 void Session::Dispatch(const CommandSpec* spec, std::string& out) {
@@ -118,10 +135,20 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     writer.Error(WrongArityError(spec->name));
   } else if (!client_.authenticated && !(spec->flags & CommandSpec::kNoAuth)) {
     writer.Error(kNoAuthError);
+  } else if (DecidesMemory(*spec) && ctx_.engine.OverMemoryLimit()) {
+    // Redis's processCommand(): a command that may grow the dataset is
+    // refused whole, before it runs, once used memory reached maxmemory.
+    // Decided here, as the command is queued: commands pipelined in one
+    // read are admitted before that read's batch runs.
+    writer.Error(kOomError);
   } else {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+    const size_t first_op = batch_.ops.size();
     CommandCall call(args_, ctx_, client_, batch_, immediate);
     spec->handler(call);
+    if (DecidesMemory(*spec)) {
+      for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
+    }
     if (call.deferred()) {
       slots_.push_back(ReplySlot{{}, std::move(call.deferred_reply())});
       return;
@@ -162,6 +189,10 @@ void Session::RenderSlots(std::string& out) {
   std::vector<ReplySlot>& slots = rendering_;
   slots.swap(slots_);
   for (ReplySlot& slot : slots) {
+    if (out.size() > out_limit_) {
+      over_limit_ = true;  // the connection closes: the rest is never rendered
+      break;
+    }
     const DeferredReply& deferred = slot.deferred;
     if (deferred.render == nullptr && deferred.follow_up == nullptr) {
       out.append(slot.text);

@@ -19,12 +19,18 @@
 //                   may be written and cleared (the Session only appends).
 //      kClose     — write `out`, then close (QUIT, or a protocol error whose
 //                   reply is in `out`).
+//      kOutputLimit — `out` grew past the `out_limit` given to Process(): the
+//                   Session stopped executing and rendering there, and the
+//                   connection must close without sending more (Redis's
+//                   client-output-buffer-limit). The Session may not be used
+//                   again.
 //   Replies of commands answered before a kPending are already in `out`, so a
 //   connection may flush them while it waits.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,7 +48,7 @@ struct CommandSpec;
 
 class Session {
  public:
-  enum class Status { kNeedInput, kPending, kClose };
+  enum class Status { kNeedInput, kPending, kClose, kOutputLimit };
 
   Session(ServerContext& ctx, ClientInfo info);
   // REQUIRES: no batch pending (Process() did not last return kPending).
@@ -55,8 +61,10 @@ class Session {
   std::string& input() { return input_; }
 
   // Parses and executes as many complete commands as are buffered, appending
-  // their replies to `out`. See the header comment for the Status contract.
-  Status Process(std::string& out, std::function<void()> resume);
+  // their replies to `out`, and stops once out.size() exceeds `out_limit`.
+  // See the header comment for the Status contract.
+  Status Process(std::string& out, std::function<void()> resume,
+                 size_t out_limit = std::numeric_limits<size_t>::max());
 
   const ClientState& client() const { return client_; }
 
@@ -72,6 +80,8 @@ class Session {
   // must close, or (per-command dispatch) one engine command is queued.
   void ParseAndDispatch(std::string& out);
   void Dispatch(const CommandSpec* spec, std::string& out);
+  // Whether this Session applies the maxmemory rule to `spec` (kDenyOom).
+  bool DecidesMemory(const CommandSpec& spec) const;
   // Runs the queued batch. True when it completed synchronously.
   bool ExecuteBatch();
   void OnBatchDone();
@@ -88,6 +98,8 @@ class Session {
   bool input_exhausted_ = false;
   bool holding_command_ = false;   // args_ holds a parsed command not yet dispatched
   bool awaiting_ = false;          // Process() returned kPending
+  size_t out_limit_ = std::numeric_limits<size_t>::max();  // of this Process() call
+  bool over_limit_ = false;        // `out` passed out_limit_: stop and report it
   std::string scratch_;            // an immediate reply that must wait its turn
 
   Batch batch_;

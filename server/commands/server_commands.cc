@@ -3,15 +3,19 @@
 // names follow Redis 7.0's INFO; kvlab adds a `# kvlab` section from the
 // engine.
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <array>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engines/thread_cpu.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 #include "server/glob.h"
@@ -45,10 +49,25 @@ std::string EngineValue(const EngineInfo& info, std::string_view name) {
   return {};
 }
 
-uint64_t UsedMemory(const EngineInfo& info) {
-  std::string used = EngineValue(info, "used_memory");
-  if (!used.empty()) return std::stoull(used);
-  return mallinfo2().uordblks;  // engines that do not meter: the heap in use
+// What the allocator has handed out and not had back, as Redis's
+// used_memory (zmalloc's count): the heap arenas' allocated bytes plus the
+// blocks malloc serves with mmap. Allocator-level, so it includes every
+// byte of overhead the data structures cost, unlike the engine's estimate.
+uint64_t AllocatedBytes() {
+  const struct mallinfo2 heap = mallinfo2();
+  return heap.uordblks + heap.hblkhd;
+}
+
+// The resident set, as used_memory_rss (/proc/self/statm's second field).
+uint64_t ResidentBytes() {
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0;
+  unsigned long long total_pages = 0;
+  unsigned long long resident_pages = 0;
+  const int read = std::fscanf(statm, "%llu %llu", &total_pages, &resident_pages);
+  std::fclose(statm);
+  if (read != 2) return 0;
+  return resident_pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 Fields ServerSection(const ServerContext& server) {
@@ -78,10 +97,17 @@ Fields ClientsSection(const ServerContext& server) {
 }
 
 Fields MemorySection(const ServerContext& server, const EngineInfo& engine) {
-  uint64_t used = UsedMemory(engine);
-  uint64_t max = server.settings.max_memory_bytes;
+  const uint64_t used = AllocatedBytes();
+  const uint64_t resident = ResidentBytes();
+  const uint64_t max = server.settings.max_memory_bytes;
+  // The engine's own estimate of its keys' bytes; --maxmemory is enforced
+  // against it (a per-write mallinfo2() would cost far more than the write).
+  std::string dataset = EngineValue(engine, "dataset_bytes");
   return {{"used_memory", std::to_string(used)},
           {"used_memory_human", HumanBytes(used)},
+          {"used_memory_rss", std::to_string(resident)},
+          {"used_memory_rss_human", HumanBytes(resident)},
+          {"used_memory_dataset", dataset.empty() ? "0" : dataset},
           {"maxmemory", std::to_string(max)},
           {"maxmemory_human", HumanBytes(max)},
           {"maxmemory_policy", "noeviction"}};
@@ -104,6 +130,37 @@ Fields StatsSection(const ServerContext& server) {
 
 Fields ReplicationSection() { return {{"role", "master"}, {"connected_slaves", "0"}}; }
 
+// Redis's CPU section: the whole process (getrusage), then its children
+// (kvlab forks none, so they read 0, as Redis's do between saves).
+Fields CpuSection() {
+  auto seconds = [](const timeval& time) {
+    return FormatCpuSeconds(static_cast<double>(time.tv_sec) + time.tv_usec / 1e6);
+  };
+  rusage self{};
+  rusage children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  return {{"used_cpu_sys", seconds(self.ru_stime)},
+          {"used_cpu_user", seconds(self.ru_utime)},
+          {"used_cpu_sys_children", seconds(children.ru_stime)},
+          {"used_cpu_user_children", seconds(children.ru_utime)}};
+}
+
+// kvlab's own section: the engine's figures, then each I/O thread's CPU
+// (the engine adds its own threads', e.g. each shard's).
+Fields KvlabSection(const ServerContext& server, const EngineInfo& engine) {
+  Fields fields(engine.begin(), engine.end());
+  const std::vector<pid_t>& io_threads = server.settings.io_thread_ids;
+  for (size_t i = 0; i < io_threads.size(); ++i) {
+    const std::optional<ThreadCpuSeconds> cpu = ReadThreadCpu(io_threads[i]);
+    if (!cpu) continue;
+    const std::string prefix = "io_thread" + std::to_string(i) + "_";
+    fields.emplace_back(prefix + "cpu_user", FormatCpuSeconds(cpu->user));
+    fields.emplace_back(prefix + "cpu_sys", FormatCpuSeconds(cpu->system));
+  }
+  return fields;
+}
+
 // Redis lists only non-empty databases; kvlab's expiry counts are not tracked.
 Fields KeyspaceSection(int64_t keys) {
   if (keys == 0) return {};
@@ -116,12 +173,13 @@ struct SectionName {
   const char* name;
   bool in_default;
 };
-constexpr std::array<SectionName, 8> kSections = {{{"server", true},
+constexpr std::array<SectionName, 9> kSections = {{{"server", true},
                                                    {"clients", true},
                                                    {"memory", true},
                                                    {"persistence", true},
                                                    {"stats", true},
                                                    {"replication", true},
+                                                   {"cpu", true},
                                                    {"keyspace", true},
                                                    {"kvlab", true}}};
 
@@ -158,11 +216,16 @@ void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results
     else if (name == "persistence") fields = PersistenceSection();
     else if (name == "stats") fields = StatsSection(server);
     else if (name == "replication") fields = ReplicationSection();
+    else if (name == "cpu") fields = CpuSection();
     else if (name == "keyspace") fields = KeyspaceSection(keys);
-    else fields.assign(engine.begin(), engine.end());
+    else fields = KvlabSection(server, engine);
     if (printed++) body += "\r\n";
     std::string title(name);
-    title[0] = static_cast<char>(title[0] - 'a' + 'A');
+    if (name == "cpu") {
+      title = "CPU";  // Redis's spelling
+    } else {
+      title[0] = static_cast<char>(title[0] - 'a' + 'A');
+    }
     body += "# " + title + "\r\n";
     for (const auto& [key, value] : fields) body += key + ":" + value + "\r\n";
   }

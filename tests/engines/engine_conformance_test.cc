@@ -329,9 +329,9 @@ TEST_P(EngineConformance, MemoryLimitRefusesGrowthButAllowsDeletes) {
 
   auto used_memory = [&engine] {
     for (const auto& [name, value] : engine->Info()) {
-      if (name == "used_memory") return std::stoll(value);
+      if (name == "dataset_bytes") return std::stoll(value);
     }
-    ADD_FAILURE() << "Info() has no used_memory";
+    ADD_FAILURE() << "Info() has no dataset_bytes";
     return -1LL;
   };
   const long long full = used_memory();

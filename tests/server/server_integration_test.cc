@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <thread>
 
@@ -202,6 +203,125 @@ TEST_P(ServerIntegration, SigtermExitsZeroAndRemovesSocketFile) {
 TEST_P(ServerIntegration, SigintExitsZero) {
   StartServer();
   EXPECT_EQ(server_->StopWith(SIGINT), std::optional<int>(0));
+}
+
+// Replies go out with direct sends; a reader slower than the server fills
+// its socket, the connection waits for room and carries on where it stopped:
+// every reply arrives, whole and in order.
+TEST_P(ServerIntegration, SlowReaderGetsEveryReplyInOrderAfterItsSocketFills) {
+  StartServer();
+  auto setup = Connect();
+  ASSERT_NE(setup, nullptr);
+  std::string expected;
+  std::string requests;
+  // 200 x 64 KiB: 13 MB of replies, more than the kernel buffers both
+  // sockets together (tcp_wmem and tcp_rmem maxima: 4 MB and 6 MB).
+  for (int i = 0; i < 200; ++i) {
+    const std::string value(64 * 1024, static_cast<char>('a' + i % 26));
+    ASSERT_TRUE(setup->Command({"SET", "big" + std::to_string(i), value}).IsStatus("OK"));
+    requests += EncodeCommand({"GET", "big" + std::to_string(i)});
+    expected += "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+  }
+  auto reader = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_NE(reader, nullptr);
+  ASSERT_TRUE(reader->Send(requests));  // nothing is read until every request is sent
+  const std::string received = reader->ReadExactly(expected.size());
+  ASSERT_EQ(received.size(), expected.size());
+  EXPECT_TRUE(received == expected) << "replies differ from the values, or are out of order";
+  ExpectHealthy();
+}
+
+// INFO's text as Redis writes it: "# Section" headers, then "name:value"
+// lines, CRLF-terminated. Maps "section.name" (section lower case) to value;
+// a line of any other shape fails the test.
+std::map<std::string, std::string> ParseInfo(const std::string& text) {
+  std::map<std::string, std::string> fields;
+  std::string section;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find("\r\n", start);
+    EXPECT_NE(end, std::string::npos) << "INFO line without CRLF";
+    if (end == std::string::npos) break;
+    const std::string line = text.substr(start, end - start);
+    start = end + 2;
+    if (line.empty()) continue;
+    if (line.rfind("# ", 0) == 0) {
+      section = line.substr(2);
+      for (char& c : section) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      continue;
+    }
+    const size_t colon = line.find(':');
+    EXPECT_NE(colon, std::string::npos) << line;
+    if (colon == std::string::npos) continue;
+    fields[section + "." + line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  return fields;
+}
+
+// CPU seconds as Redis prints them: "<seconds>.<six digits>".
+double CpuSeconds(const std::map<std::string, std::string>& info, const std::string& name) {
+  const auto found = info.find(name);
+  EXPECT_NE(found, info.end()) << name;
+  if (found == info.end()) return -1;
+  EXPECT_TRUE(std::regex_match(found->second, std::regex("[0-9]+\\.[0-9]{6}")))
+      << name << "=" << found->second;
+  return std::stod(found->second);
+}
+
+double ThreadCpuTotal(const std::map<std::string, std::string>& info, const std::string& prefix) {
+  double total = 0;
+  for (const auto& [name, value] : info) {
+    if (name.rfind("kvlab." + prefix, 0) == 0 &&
+        (name.ends_with("_cpu_user") || name.ends_with("_cpu_sys"))) {
+      total += CpuSeconds(info, name);
+    }
+  }
+  return total;
+}
+
+TEST_P(ServerIntegration, InfoCpuAndMemoryParseLikeRedisAndGrowUnderLoad) {
+  StartServer();
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  const auto before = ParseInfo(c->Command({"INFO", "cpu", "memory", "kvlab"}).text);
+  for (const char* name : {"cpu.used_cpu_sys", "cpu.used_cpu_user", "cpu.used_cpu_sys_children",
+                           "cpu.used_cpu_user_children"}) {
+    EXPECT_GE(CpuSeconds(before, name), 0) << name;
+  }
+  EXPECT_TRUE(before.contains("kvlab.io_thread0_cpu_user"));
+  EXPECT_TRUE(before.contains("kvlab.io_thread0_cpu_sys"));
+  if (GetParam() == "sharded") {
+    EXPECT_TRUE(before.contains("kvlab.shard0_cpu_user"));
+  }
+  const uint64_t used_before = std::stoull(before.at("memory.used_memory"));
+  EXPECT_GT(used_before, 0u);
+  EXPECT_GT(std::stoull(before.at("memory.used_memory_rss")), 0u);
+
+  // 20,000 keys x 256-byte values: at least 5 MB the allocator must account for.
+  constexpr int kKeys = 20'000;
+  const std::string value(256, 'v');
+  for (int i = 0; i < kKeys; ++i) c->Append({"SET", "grow:" + std::to_string(i), value});
+  for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(c->GetReply().IsStatus("OK")) << i;
+  auto after = ParseInfo(c->Command({"INFO", "cpu", "memory", "kvlab"}).text);
+  EXPECT_GE(std::stoull(after.at("memory.used_memory")), used_before + uint64_t{kKeys} * 256);
+  EXPECT_GE(std::stoull(after.at("memory.used_memory_dataset")), uint64_t{kKeys} * 256);
+
+  // CPU clocks tick coarsely (per-thread figures in 1/CLK_TCK steps): keep
+  // loading until both have moved, bounded by work done, not by time.
+  const double process_before = CpuSeconds(before, "cpu.used_cpu_user") +
+                                CpuSeconds(before, "cpu.used_cpu_sys");
+  const double io_before = ThreadCpuTotal(before, "io_thread");
+  for (int round = 0; round < 200; ++round) {
+    const double process = CpuSeconds(after, "cpu.used_cpu_user") +
+                           CpuSeconds(after, "cpu.used_cpu_sys");
+    if (process > process_before && ThreadCpuTotal(after, "io_thread") > io_before) break;
+    for (int i = 0; i < kKeys; ++i) c->Append({"GET", "grow:" + std::to_string(i)});
+    for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(c->GetReply().IsBulk(value)) << i;
+    after = ParseInfo(c->Command({"INFO", "cpu", "memory", "kvlab"}).text);
+  }
+  EXPECT_GT(CpuSeconds(after, "cpu.used_cpu_user") + CpuSeconds(after, "cpu.used_cpu_sys"),
+            process_before);
+  EXPECT_GT(ThreadCpuTotal(after, "io_thread"), io_before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ServerIntegration,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,8 +26,10 @@ class SessionDriver {
   explicit SessionDriver(ServerContext& ctx, uint64_t client_id = 1)
       : session_(ctx, ClientInfo{client_id, "127.0.0.1:40000", "127.0.0.1:6379", false, 7}) {}
 
-  // Feeds `bytes` and returns every reply they produced.
-  std::string Feed(std::string_view bytes) {
+  // Feeds `bytes` and returns every reply they produced (up to the point
+  // where they passed `out_limit`, if they did: see over_limit()).
+  std::string Feed(std::string_view bytes,
+                   size_t out_limit = std::numeric_limits<size_t>::max()) {
     session_.input().append(bytes);
     std::string out;
     while (true) {
@@ -34,7 +37,7 @@ class SessionDriver {
         std::lock_guard lock(mutex_);
         resumed_ = true;
         cv_.notify_one();
-      });
+      }, out_limit);
       if (status == Session::Status::kPending) {
         std::unique_lock lock(mutex_);
         cv_.wait(lock, [this] { return resumed_; });
@@ -42,11 +45,13 @@ class SessionDriver {
         continue;
       }
       if (status == Session::Status::kClose) closed_ = true;
+      if (status == Session::Status::kOutputLimit) over_limit_ = true;
       return out;
     }
   }
 
   bool closed() const { return closed_; }
+  bool over_limit() const { return over_limit_; }
   Session& session() { return session_; }
 
  private:
@@ -55,6 +60,7 @@ class SessionDriver {
   std::condition_variable cv_;
   bool resumed_ = false;
   bool closed_ = false;
+  bool over_limit_ = false;
 };
 
 // An engine plus the ServerContext around it, as kvlab-server builds them.

@@ -187,10 +187,15 @@ TEST_P(SessionTest, PasswordGatesCommandsUntilAuth) {
             "*14\r\n");
 }
 
-TEST_P(SessionTest, WritesPastMaxmemoryFailWithOomAndNothingElseIsLost) {
+// An engine of this test's kind limited to 64 KiB (--maxmemory).
+EngineUnderTest SmallEngine(const std::string& kind) {
   ServerSettings settings;
   settings.max_memory_bytes = 64 * 1024;
-  EngineUnderTest small = MakeEngineUnderTest(GetParam(), settings);
+  return MakeEngineUnderTest(kind, settings);
+}
+
+TEST_P(SessionTest, WritesPastMaxmemoryFailWithOomAndNothingElseIsLost) {
+  EngineUnderTest small = SmallEngine(GetParam());
   SessionDriver driver(*small.context);
   const std::string value(1000, 'v');
   int stored = 0;
@@ -205,6 +210,45 @@ TEST_P(SessionTest, WritesPastMaxmemoryFailWithOomAndNothingElseIsLost) {
   EXPECT_EQ(driver.Feed("DBSIZE\r\n"), ":" + std::to_string(stored) + "\r\n");
   EXPECT_EQ(driver.Feed("GET key:0\r\n"), "$1000\r\n" + value + "\r\n");
   EXPECT_EQ(driver.Feed("DEL key:0\r\n"), ":1\r\n");
+}
+
+// Redis decides maxmemory once per command: an MSET admitted below the limit
+// runs whole even when it crosses it, and once over, an MSET is refused whole.
+TEST_P(SessionTest, MsetPastMaxmemoryRunsOrIsRefusedWhole) {
+  EngineUnderTest small = SmallEngine(GetParam());
+  SessionDriver driver(*small.context);
+  const std::string value(1000, 'v');
+  auto mset = [&value](int first, int count) {
+    std::vector<std::string> args = {"MSET"};
+    for (int i = first; i < first + count; ++i) {
+      args.push_back("key:" + std::to_string(i));
+      args.push_back(value);
+    }
+    return Encode(args);
+  };
+  // 100 keys of 1000 bytes: far past 64 KiB, yet admitted while empty.
+  EXPECT_EQ(driver.Feed(mset(0, 100)), "+OK\r\n");
+  EXPECT_EQ(driver.Feed("DBSIZE\r\n"), ":100\r\n");
+  EXPECT_EQ(driver.Feed(mset(100, 10)),
+            "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+  EXPECT_EQ(driver.Feed("DBSIZE\r\nEXISTS key:100\r\n"), ":100\r\n:0\r\n");
+  // Not denyoom: deleting still works and makes room again.
+  EXPECT_EQ(driver.Feed("FLUSHALL\r\n"), "+OK\r\n");
+  EXPECT_EQ(driver.Feed(mset(100, 10)), "+OK\r\n");
+}
+
+// The output cap is checked while the Session works, not after: a read of
+// many commands whose replies pass it stops rendering there. (Commands of
+// the same read already queued in one engine batch have run by then.)
+TEST_P(SessionTest, OutputLimitStopsProcessingOnceRepliesPassIt) {
+  const std::string value(1000, 'v');
+  ASSERT_EQ(Feed(Encode({"SET", "big", value})), "+OK\r\n");
+  std::string gets;
+  for (int i = 0; i < 1000; ++i) gets += Encode({"GET", "big"});
+  const std::string out = driver_->Feed(gets, 10 * 1024);
+  EXPECT_TRUE(driver_->over_limit());
+  EXPECT_GT(out.size(), 10u * 1024);
+  EXPECT_LT(out.size(), 10u * 1024 + 2 * 1024) << "stopped within one reply of the cap";
 }
 
 TEST_P(SessionTest, ManySessionsOnManyThreadsKeepExactCounts) {

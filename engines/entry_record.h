@@ -1,0 +1,82 @@
+// EntryRecord: one key, its value and — only when it has one — its expiry,
+// in a single heap allocation: [sizes][expiry?][key bytes][value bytes].
+//
+// The compact entry the plain keyspaces store (one allocation per key
+// instead of a node plus key and value strings), so that a key costs about
+// its own bytes plus a small fixed overhead.
+//
+// Not synchronised: the owning map's locking rules apply. Records are made
+// and freed only through Make() and Free(); a record changes size by being
+// replaced (Store()), so pointers to it must be updated by the owner.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace kvlab {
+
+class EntryRecord {
+ public:
+  // A new record. Aborts (std::bad_alloc) when memory is exhausted.
+  static EntryRecord* Make(std::string_view key, std::string_view value, int64_t expire_at_ms);
+  static void Free(EntryRecord* record);
+
+  // Sets the value and expiry of `*record`, in place when they fit the
+  // allocation and expiry presence is unchanged, else by replacing the
+  // record (the key is kept). Returns the record to use from now on.
+  static EntryRecord* Store(EntryRecord* record, std::string_view value, int64_t expire_at_ms);
+  // Appends to the value (keeps the expiry). Returns the record to use.
+  static EntryRecord* Append(EntryRecord* record, std::string_view tail);
+
+  EntryRecord(const EntryRecord&) = delete;
+  EntryRecord& operator=(const EntryRecord&) = delete;
+
+  std::string_view key() const { return {Bytes(), key_size_}; }
+  std::string_view value() const { return {Bytes() + key_size_, value_size_}; }
+  // Absolute unix ms; 0 = no expiry.
+  int64_t expire_at_ms() const {
+    if (!has_expiry_) return 0;
+    int64_t deadline;
+    std::memcpy(&deadline, ExpirySlot(), sizeof deadline);
+    return deadline;
+  }
+  // Changes the expiry in place when presence is unchanged; otherwise
+  // replaces the record. Returns the record to use.
+  static EntryRecord* SetExpiry(EntryRecord* record, int64_t expire_at_ms);
+
+  // In-place changes, for owners that cannot replace a record (the
+  // concurrent engine's map key): whether this allocation holds a value of
+  // `value_size` bytes and (if `with_expiry`) an expiry, and the rewrite.
+  // They write only the value's size, bytes and expiry, never the key's
+  // bytes, size or the expiry slot's presence, which other threads may
+  // read; a record with an expiry slot stores "none" there as 0.
+  bool CanHold(size_t value_size, bool with_expiry) const;
+  // REQUIRES: CanHold(value.size(), expire_at_ms != 0).
+  void Overwrite(std::string_view value, int64_t expire_at_ms);
+
+ private:
+  EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry)
+      : key_size_(key_size), has_expiry_(has_expiry), value_size_(value_size) {}
+  static size_t SizeFor(size_t key_size, size_t value_size, bool has_expiry);
+  static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry);
+  bool Fits(size_t value_size, bool has_expiry) const;
+  // Where the expiry lives when has_expiry_ is set: right after the header.
+  char* ExpirySlot() { return reinterpret_cast<char*>(this + 1); }
+  const char* ExpirySlot() const { return reinterpret_cast<const char*>(this + 1); }
+  char* Bytes() { return reinterpret_cast<char*>(this + 1) + (has_expiry_ ? sizeof(int64_t) : 0); }
+  const char* Bytes() const {
+    return reinterpret_cast<const char*>(this + 1) + (has_expiry_ ? sizeof(int64_t) : 0);
+  }
+
+  // The key's size and the expiry's presence never change; the value's size
+  // is a separate memory location, rewritten in place (see Overwrite()).
+  uint32_t key_size_ : 31;
+  uint32_t has_expiry_ : 1;
+  uint32_t value_size_;
+};
+
+static_assert(sizeof(EntryRecord) == 8);
+
+}  // namespace kvlab

@@ -1,0 +1,105 @@
+"""kvlab.syscalls: strace -c summaries, system calls per operation, bytes per key."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from kvlab import syscalls
+
+# strace 6.x `-c -f` output: the errors column is blank where no call failed.
+SUMMARY = textwrap.dedent("""\
+    % time     seconds  usecs/call     calls    errors syscall
+    ------ ----------- ----------- --------- --------- ----------------
+     55.00    0.110000           1    100000           sendto
+     40.00    0.080000           0    150000     50000 recvfrom
+      5.00    0.010000           2      5000           epoll_wait
+    ------ ----------- ----------- --------- --------- ----------------
+    100.00    0.200000           0    255000     50000 total
+    """)
+
+
+def test_summary_rows_give_calls_and_errors_per_name():
+    calls, errors = syscalls.parse_strace_summary(SUMMARY)
+    assert calls == {"sendto": 100000, "recvfrom": 150000, "epoll_wait": 5000}
+    assert errors == {"recvfrom": 50000}
+
+
+def test_text_without_a_summary_table_is_an_error():
+    with pytest.raises(syscalls.SyscallCountError, match="no strace -c summary"):
+        syscalls.parse_strace_summary("strace: attach: ptrace(PTRACE_SEIZE, 1): Operation not permitted\n")
+
+
+def test_count_per_op_divides_every_call_by_the_operations():
+    calls, errors = syscalls.parse_strace_summary(SUMMARY)
+    count = syscalls.SyscallCount(operations=100000, calls_by_name=calls, errors_by_name=errors)
+    assert count.total_calls == 255000
+    assert count.per_op == pytest.approx(2.55)
+    assert count.per_op_by_name()["recvfrom"] == pytest.approx(1.5)
+    with pytest.raises(ValueError):
+        syscalls.SyscallCount(operations=0, calls_by_name=calls).per_op
+
+
+INFO_EMPTY = "# Memory\r\nused_memory:1000000\r\nused_memory_rss:3000000\r\n"
+INFO_FULL = "# Memory\r\nused_memory:141000000\r\nused_memory_rss:143000000\r\n# Keyspace\r\ndb0:keys=1000000\r\n"
+
+
+def test_bytes_per_key_is_the_growth_of_the_field_per_key():
+    assert syscalls.bytes_per_key(INFO_FULL, 1_000_000, info_before=INFO_EMPTY) == pytest.approx(140.0)
+    assert syscalls.bytes_per_key(INFO_FULL, 1_000_000) == pytest.approx(141.0)
+    assert syscalls.bytes_per_key(INFO_FULL, 1_000_000, info_before=INFO_EMPTY,
+                                  field_name="used_memory_rss") == pytest.approx(140.0)
+
+
+def test_bytes_per_key_refuses_missing_fields_and_empty_keyspaces():
+    with pytest.raises(ValueError, match="no used_memory_peak"):
+        syscalls.bytes_per_key(INFO_FULL, 10, field_name="used_memory_peak")
+    with pytest.raises(ValueError, match="positive"):
+        syscalls.bytes_per_key(INFO_FULL, 0)
+
+
+def test_parse_info_merges_sections_and_ignores_headers():
+    fields = syscalls.parse_info(INFO_FULL)
+    assert fields["used_memory"] == "141000000"
+    assert fields["db0"] == "keys=1000000"
+    assert "# Memory" not in fields
+
+
+# A child that makes exactly one getppid() system call per operation when told to.
+CHILD = textwrap.dedent("""\
+    import os, sys
+    sys.stdout.write("ready\\n"); sys.stdout.flush()
+    count = int(sys.stdin.readline())
+    for _ in range(count):
+        os.getppid()
+    sys.stdout.write("done\\n"); sys.stdout.flush()
+    sys.stdin.readline()
+    """)
+
+
+def test_syscalls_per_op_counts_a_traced_process_known_calls():
+    child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "ready\n"
+
+        def load() -> int:
+            child.stdin.write("5000\n")
+            child.stdin.flush()
+            assert child.stdout.readline() == "done\n"
+            return 5000
+
+        count = syscalls.syscalls_per_op(child.pid, load)
+        assert count.operations == 5000
+        assert count.calls_by_name["getppid"] == 5000
+        assert count.per_op_by_name()["getppid"] == pytest.approx(1.0)
+    finally:
+        child.stdin.write("\n")
+        child.stdin.flush()
+        child.wait(timeout=10)
+
+
+def test_rss_bytes_reads_this_process():
+    assert syscalls.rss_bytes(os.getpid()) > 1_000_000
