@@ -71,6 +71,8 @@ ExperimentError naming the file, the key and what is allowed.
     latency_curve = [0.1, 0.5, 0.9]  # open loop at these fractions of each server's
                                      # closed-loop maximum (latency.py), after the point
     latency_slo_us = 1000            # the p99 a latency-capped throughput must stay under
+    syscalls = true                  # after the rounds: each server's system calls per op
+                                     # (strace -c -f on a fresh server; a count, not a speed)
 
 A point records what is run: a `shared` client always uses one connection, and
 only `dedicated` clients pipeline (others run with pipeline 1).
@@ -158,6 +160,7 @@ class Point:
     io_flush: str = "command"        # event-loop only: a send per command or per batch
     latency_curve: tuple[float, ...] = ()  # open-loop fractions of the closed-loop maximum
     latency_slo_us: float = 1000.0
+    syscalls: bool = False                 # count the server's system calls per op (strace)
 
     def variables(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in POINT_VARIABLES}
@@ -177,6 +180,7 @@ class SweepSpec:
     io_flush: str = "command"
     latency_curve: tuple[float, ...] = ()
     latency_slo_us: float = 1000.0
+    syscalls: bool = False
 
 
 # Point variables a comparison may be declared along (a and b are two of their values).
@@ -273,7 +277,7 @@ class Experiment:
                         loop_threads=sweep.loop_threads if io == "event-loop" else None,
                         io_flush=sweep.io_flush if io == "event-loop" else "command",
                         latency_curve=sweep.latency_curve,
-                        latency_slo_us=sweep.latency_slo_us))
+                        latency_slo_us=sweep.latency_slo_us, syscalls=sweep.syscalls))
         return list(dict.fromkeys(result))
 
 
@@ -453,6 +457,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
     latency_curve = tuple(float(f) for f in c.get_list(
         "latency_curve", (int, float), (), check=_fraction))
     latency_slo_us = float(c.get("latency_slo_us", (int, float), 1000.0, check=_positive))
+    syscalls = c.get("syscalls", bool, False)
     c.finish()
     if "redis-benchmark" in values["loadgen"]:
         where = f"sweep[{index}]"
@@ -474,7 +479,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
     return SweepSpec(name=name, seed=seed, servers=servers, values=values, ratio=ratio,
                      duration=duration, warmup=warmup, repetitions=repetitions,
                      loop_threads=loop_threads, io_flush=io_flush, latency_curve=latency_curve,
-                     latency_slo_us=latency_slo_us)
+                     latency_slo_us=latency_slo_us, syscalls=syscalls)
 
 
 def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec, ...],

@@ -169,6 +169,14 @@ def _run_redis_benchmark(points, target, requests, cpus, netns, timeout):
     return figures, cpu / wall if wall > 0 else 0.0
 
 
+def run_redis_benchmark_requests(point: Point, target: str, requests: int, cpus: str | None,
+                                 netns: str | None) -> int:
+    """One redis-benchmark run of exactly `requests` requests of the point; returns them."""
+    _run_redis_benchmark([point], target, requests, cpus, netns,
+                         timeout=60 + 10 * point.duration)
+    return requests
+
+
 def _microseconds(record: dict, field: str) -> str:
     value = record.get(field, "")
     return f"{float(value) * 1000:.1f}" if value not in ("", None) else ""

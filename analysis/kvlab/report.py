@@ -23,6 +23,7 @@ from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format
 from .report_latency import latency_section
 from .report_memory import memory_section
 from .report_ratios import declared_section, disturbance_line
+from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
 from .results import COST_COLUMNS, load_meta, load_points, whole_points
 from .stats import Summary, summarize
@@ -209,6 +210,9 @@ def render_report(run_dir: str | Path) -> str:
     curves = latency_section(run_dir)
     if curves:
         out += [curves, ""]
+    calls = syscalls_section(run_dir, meta)
+    if calls:
+        out += [calls, ""]
     memory = memory_section(run_dir, meta)
     if memory:
         out += [memory, ""]

@@ -44,7 +44,7 @@ from typing import TextIO
 
 import pandas as pd
 
-from . import latency, loadgens, machine
+from . import latency, loadgens, machine, syscalls
 from .comparisons import compute, unresolved_points, write_ratios
 from .counters import EVENTS, ServerCounters
 from .experiment import Point
@@ -58,6 +58,8 @@ from .servers import ServerError, ServerProcess
 # while a server runs. INCRBY needs an integer: its key is set to 0 before every
 # INCRBY point (as the seed did), since a SET point may have left a string there.
 PREFILL_ONCE_COMMANDS = ("get", "mix")
+# Requests of a redis-benchmark run traced for its system calls.
+SYSCALL_REQUESTS = 50_000
 # A disturbed measurement is run again at most this many times.
 MAX_RETRIES = 2
 # memory.csv: what each prefill cost each server, per key.
@@ -290,10 +292,61 @@ class Runner:
         curves = [p for p in points if p.latency_curve]
         if curves and not self.interrupted:
             self._latency_curves(curves, work, bind)
+        traced = [p for p in points if p.syscalls]
+        if traced and not self.interrupted and bind is None:
+            self._each_server_fresh(traced, work, None, self._count_syscalls)
+
+    def _count_syscalls(self, point: Point, process: ServerProcess, netns) -> None:
+        """System calls per operation: strace -c -f on the server while a short, fixed load
+        of the point runs (strace slows the server: a count, never a speed)."""
+        target = process.target(point.transport)
+        if point.command in PREFILL_ONCE_COMMANDS and point.loadgen == "kvlab-load":
+            error = self._prefill(point, target, netns)
+            if error:
+                self.problems.append(f"syscalls {point.server}/{point.sweep}: prefill: {error}")
+                return
+        single = dataclasses.replace(point, repetitions=1, warmup=0.0,
+                                     duration=min(point.duration, 1.0))
+
+        def load() -> int:
+            if point.loadgen == "redis-benchmark":
+                return loadgens.run_redis_benchmark_requests(single, target, SYSCALL_REQUESTS,
+                                                             self.harness_cpus, netns)
+            with tempfile.TemporaryDirectory(prefix="kvlab-syscalls-") as folder:
+                result = loadgens.run_kvlab_load(single, self.build_dir, target,
+                                                 self.harness_cpus, netns,
+                                                 Path(folder) / "s.csv", Path(folder) / "s.json",
+                                                 prefill=point.command == "incrby")
+            if result.error or not result.rows:
+                raise RuntimeError(result.error or "no rows")
+            return int(float(result.rows[0]["ops"]))
+        try:
+            count = syscalls.syscalls_per_op(process.pid, load)
+            per_op = count.per_op
+        except (syscalls.SyscallCountError, RuntimeError, ValueError) as error:
+            self.problems.append(f"syscalls {point.server}/{point.sweep}/{point.command}: {error}")
+            return
+        top = sorted(count.calls_by_name.items(), key=lambda item: -item[1])[:3]
+        path = self.run_dir / "syscalls.csv"
+        new = not path.exists()
+        with path.open("a") as handle:
+            if new:
+                handle.write("sweep,server,loadgen,transport,command,pipeline,threads,"
+                             "operations,syscalls_per_op,top\n")
+            handle.write(f"{point.sweep},{point.server},{point.loadgen},{point.transport},"
+                         f"{point.command},{point.pipeline},{point.threads},{count.operations},"
+                         f"{per_op:.3f},"
+                         + " ".join(f"{name}={calls / count.operations:.2f}"
+                                    for name, calls in top) + "\n")
 
     def _latency_curves(self, points: list[Point], work: Path, bind: str | None) -> None:
         """Open loop at fractions of each server's closed-loop maximum (the median of the
         point's rounds), from a fresh server per server; rows go to latency.csv."""
+        self._each_server_fresh(points, work, bind, self._latency_curve)
+
+    def _each_server_fresh(self, points: list[Point], work: Path, bind: str | None,
+                           measure) -> None:
+        """measure(point, process, netns) for each point, from one fresh server per server."""
         remote = bind is not None
         for server in self.experiment.servers:
             mine = [p for p in points if p.server == server.name]
@@ -306,13 +359,12 @@ class Runner:
             try:
                 process.start()
             except ServerError as error:
-                self.problems.append(f"latency curve: server {server.name} failed to start: "
-                                     f"{error}")
+                self.problems.append(f"server {server.name} failed to start: {error}")
                 continue
             netns = CLIENT_NAMESPACE if remote else None
             try:
                 for point in mine:
-                    self._latency_curve(point, process, netns)
+                    measure(point, process, netns)
             finally:
                 process.stop()
 

@@ -269,3 +269,44 @@ latency_slo_us = 100000
     report = (run_dir / "report.md").read_text()
     assert "## Latency versus load (open loop)" in report
     assert (run_dir / "plots" / "p1-get-latency-curve.png").stat().st_size > 0
+
+
+def test_system_calls_per_operation_are_counted_for_every_server(build_dir, tmp_path):
+    kvlab_binaries_or_skip(build_dir)
+    experiment = tmp_path / "calls.toml"
+    experiment.write_text("""
+[experiment]
+name = "calls"
+disturbance_cores = 64
+[[server]]
+name = "redis"
+kind = "redis"
+[[server]]
+name = "single"
+kind = "kvlab"
+engine = "single"
+[[sweep]]
+name = "rb"
+loadgen = "redis-benchmark"
+command = "set"
+keys = 100
+pipeline = [1, 16]
+connections = 4
+threads = 1
+duration = 0.2
+repetitions = 1
+syscalls = true
+""")
+    done = run_cli(experiment, build_dir, tmp_path / "runs")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "runs").glob("*-calls")
+    import pandas as pd
+    counts = pd.read_csv(run_dir / "syscalls.csv").set_index(["server", "pipeline"])
+    assert len(counts) == 4 and (counts["operations"] == 50_000).all()
+    for server in ("redis", "single"):
+        # At P1 every request needs at least a read and a write of its own; a pipeline of
+        # 16 shares them: fewer calls per operation.
+        assert counts.loc[(server, 1), "syscalls_per_op"] >= 1.5
+        assert counts.loc[(server, 16), "syscalls_per_op"] < counts.loc[(server, 1),
+                                                                        "syscalls_per_op"]
+    assert "## System calls per operation" in (run_dir / "report.md").read_text()

@@ -1,0 +1,35 @@
+"""The report's system-call table (syscalls.csv): each server's system calls per operation
+under the same load, beside redis-server's, with the three most frequent calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .report_format import markdown_table
+
+
+def syscalls_section(run_dir: Path, meta: dict) -> str:
+    path = Path(run_dir) / "syscalls.csv"
+    if not path.exists():
+        return ""
+    counts = pd.read_csv(path, keep_default_na=False)
+    if counts.empty:
+        return ""
+    kinds = {name: spec.get("kind") for name, spec in meta.get("servers", {}).items()}
+    rows = []
+    keys = ["sweep", "loadgen", "transport", "command", "pipeline", "threads"]
+    for _, group in counts.groupby(keys, sort=False):
+        redis = group[group["server"].map(kinds) == "redis"]
+        reference = float(redis["syscalls_per_op"].iloc[0]) if not redis.empty else None
+        for _, r in group.iterrows():
+            versus = f"{r['syscalls_per_op'] / reference:.2f}" if reference else "–"
+            rows.append([r["sweep"], str(r["command"]).upper(), f"P{r['pipeline']}",
+                         r["server"], f"{r['syscalls_per_op']:.2f}", versus, r["top"]])
+    return "\n".join([
+        "## System calls per operation", "",
+        "strace -c -f on a fresh server while a fixed load ran (strace slows the server: "
+        "these are counts, not speeds; throughput comes from the untraced rounds).", "",
+        markdown_table(["sweep", "test", "P", "server", "syscalls/op", "vs redis",
+                        "most frequent (per op)"], rows)])
