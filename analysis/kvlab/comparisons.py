@@ -33,6 +33,8 @@ from .stats import RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status")
 DEFAULT_PRECISION = 0.05
+# Point variables that follow from the client strategy rather than being chosen.
+FOLLOW_THE_CLIENT = ("connections", "pipeline")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +66,8 @@ def point_label(variables: dict, by: str) -> str:
              f"keys={variables['keys']}"]
     if by != "server":
         parts.insert(1, variables["server"])
+    if variables.get("io", "direct") != "direct":
+        parts.append(f"io={variables['io']}")
     if str(variables.get("nodelay")) == "off":
         parts.append("nodelay=off")
     return " ".join(str(p) for p in parts if p != variables.get(by))
@@ -113,14 +117,23 @@ def compute(frame: pd.DataFrame, comparisons, precision: float | None = None) ->
     index = {name: i for i, name in enumerate(POINT_VARIABLES)}
     for spec in comparisons:
         by = index[spec.by]
+        # A client decides its own connections and pipeline (shared: one connection,
+        # only dedicated pipelines): pair client strategies without them.
+        loose = {index[v] for v in FOLLOW_THE_CLIENT} if spec.by == "client" else set()
+
+        def partner_key(key):
+            return tuple(v for i, v in enumerate(key) if i != by and i not in loose)
+        partners = {}
+        for key, rounds in table.items():
+            if key[by] == spec.b:
+                partners.setdefault(partner_key(key), (key, rounds))
         for key_a, rounds_a in table.items():
             variables = dict(zip(POINT_VARIABLES, key_a))
             if key_a[by] != spec.a or not _matches(spec, variables):
                 continue
-            key_b = key_a[:by] + (spec.b,) + key_a[by + 1:]
-            rounds_b = table.get(key_b)
-            if rounds_b is None:
+            if partner_key(key_a) not in partners:
                 continue
+            key_b, rounds_b = partners[partner_key(key_a)]
             ratios, lost = [], 0
             for round_no in sorted(set(rounds_a) | set(rounds_b)):
                 a, b = rounds_a.get(round_no), rounds_b.get(round_no)

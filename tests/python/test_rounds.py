@@ -88,9 +88,10 @@ def test_noise_leaves_a_ratio_inconclusive_and_disturbance_is_said():
 
 
 def test_a_comparison_along_the_client_with_filters():
+    # A shared client always has one connection, a pool eight: still a pair.
     frame = pd.DataFrame(
-        _rows("r", [50, 52], client="shared", threads=2, command="incrby")
-        + _rows("r", [100, 104], client="pooled", threads=2, command="incrby")
+        _rows("r", [50, 52], client="shared", threads=2, command="incrby", connections=1)
+        + _rows("r", [100, 104], client="pooled", threads=2, command="incrby", connections=8)
         + _rows("r", [10, 10], client="shared", threads=4, command="incrby")
         + _rows("r", [10, 10], client="pooled", threads=4, command="incrby"))
     spec = CompareSpec("shared/pooled", "client", "shared", "pooled", tests=("incrby",),
