@@ -148,7 +148,10 @@ def _series_plot(records, keys, title, ylabel, out_dir, name):
             ax.fill_between([i for i, _ in banded], [e.low for _, e in banded],
                             [e.high for _, e in banded], color=line.get_color(), alpha=0.15)
             ax.errorbar([i for i, _ in banded], [e.value for _, e in banded],
-                        yerr=[[e.value - e.low for _, e in banded], [e.high - e.value for _, e in banded]],
+                        # The value is a median, the interval the mean's: the median may lie
+                        # outside it, so a whisker is never drawn below zero length.
+                        yerr=[[max(0.0, e.value - e.low) for _, e in banded],
+                              [max(0.0, e.high - e.value) for _, e in banded]],
                         fmt="none", ecolor=line.get_color(), capsize=3)
         flawed = [(i, e) for i, e in pts if e.flaw]
         if flawed:

@@ -20,19 +20,25 @@ def memory_section(run_dir: Path, meta: dict) -> str:
         used=("used_memory_per_key", "median"), rss=("rss_per_key", "median"),
         rounds=("round", "count")).reset_index()
     rows = []
+    order = list(meta.get("servers", {}))
+    table["order"] = table["server"].map(lambda name: order.index(name) if name in order
+                                         else len(order))
+    table = table.sort_values(["keys", "value_size", "order"])
     for (keys, value_size), group in table.groupby(["keys", "value_size"], sort=False):
         redis = group[group["server"].map(kinds) == "redis"]
         reference = float(redis["used"].iloc[0]) if not redis.empty else None
         for _, r in group.iterrows():
             ratio = f"{r['used'] / reference:.2f}" if reference else "–"
+            rss = "–" if pd.isna(r["rss"]) else f"{r['rss']:,.0f}"
             rows.append([f"{keys:,}", str(value_size), r["server"], f"{r['used']:,.0f}",
-                         f"{r['rss']:,.0f}", ratio, str(r["rounds"])])
+                         rss, ratio, str(r["rounds"])])
     header = ["keys", "value bytes", "server", "used_memory B/key", "RSS B/key",
               "used_memory vs redis", "rounds"]
     lines = ["## Memory per key", "",
              "What the prefill of a key space cost each server, per key added: INFO "
              "used_memory (allocator level, as Redis counts it) and resident set growth as a "
-             "cross-check; medians over rounds (each round a fresh server).", "",
+             "cross-check (only for a process's first fill: freed pages stay resident); medians "
+             "over rounds (each round a fresh server).", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)

@@ -116,6 +116,19 @@ def _row(point: Point, figures: dict, status: str, note: str = "",
     return row
 
 
+def pids_named(name: str) -> list[int]:
+    """Processes whose command name is `name` (from /proc/*/comm)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == name:
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
 def _key(point: Point) -> tuple:
     """A point's variables as comparisons.py spells them."""
     return tuple(str(v) for v in point.variables().values())
@@ -201,6 +214,8 @@ class Runner:
         self.interrupted = False
         self.rows: list[dict] = []          # every row written, for the ratios
         self.remote_link: dict | None = None  # the link's measured figures, when it came up
+        self.helper_pids: list[int] = []    # our other processes on the measured CPUs (the link)
+        self.reserve_s = 0.0                # time later phases need, kept out of the budget
         self.stops: dict[str, str] = {}     # phase -> why it stopped adding rounds
         self.started = time.monotonic()
         self._histogram_count = 0
@@ -229,9 +244,12 @@ class Runner:
                 return self.run_dir
             with tempfile.TemporaryDirectory(prefix="kvlab-run-") as work:
                 local = [p for p in points if p.transport != "remote"]
+                remote = [p for p in points if p.transport == "remote"]
+                # Adaptive local rounds leave the remote phase's own rounds inside the budget.
+                self.reserve_s = sum(_one_round(p) * p.repetitions for p in remote)
                 if local:
                     self._run_rounds("local", local, Path(work), writer, progress)
-                remote = [p for p in points if p.transport == "remote"]
+                self.reserve_s = 0.0
                 if remote:
                     self._measure_remote(remote, Path(work), writer, progress)
         except KeyboardInterrupt:
@@ -283,7 +301,8 @@ class Runner:
                     break
                 next_round = sum(_one_round(p) for p in due) + SERVER_START_S * len({p.server for p in due})
                 budget = self.experiment.budget_s
-                if budget is not None and time.monotonic() - self.started + next_round > budget:
+                if budget is not None and (time.monotonic() - self.started + next_round
+                                           + self.reserve_s) > budget:
                     self.stops[phase] = (f"time budget ({budget:.0f} s) reached after "
                                          f"{round_no - 1} rounds")
                     break
@@ -451,12 +470,15 @@ class Runner:
         try:
             measured = link.measured or {}
             self.remote_link = link.meta()
+            # The link's forwarder carries every remote request: its CPU is ours, not foreign.
+            self.helper_pids = pids_named("kvlab-link")
             self.say(f"remote link up: server at {link.server_address}, RTT configured "
                      f"{self.experiment.remote_rtt_us} us, measured p50 "
                      f"{measured.get('measured_p50_us', '?')} us")
             self._run_rounds("remote", points, work, writer, progress,
                              bind=link.server_address)
         finally:
+            self.helper_pids = []
             link.down()
 
     def _give_up(self, points, round_no, status, problem, writer, progress,
@@ -496,7 +518,7 @@ class Runner:
             self._record_memory(first, round_no, process.empty_memory, process.memory(),
                                 first_fill=not process.filled)
             process.filled = True
-        own_pids = [p.pid for p in processes.values() if p.pid]
+        own_pids = [p.pid for p in processes.values() if p.pid] + self.helper_pids
         for attempt in range(MAX_RETRIES + 1):
             probe = Probe(self.measured_cpus, own_pids, process.pid)
             counters = ServerCounters(process.pid)

@@ -231,3 +231,14 @@ def test_cost_cells_say_n_a_where_counters_are_missing_never_an_estimate():
     assert float(costs["server_ctx_switches_per_op"]) == pytest.approx(2000 / 1000)
     no_info = _costs(point, dict(figures, server_cpu="-1"), watched, {})
     assert no_info["server_cpu_us_per_op"] == "n/a"
+
+
+def test_our_own_helper_processes_are_found_by_name():
+    from kvlab.runner import pids_named
+    sleeper = subprocess.Popen(["sleep", "5"])
+    try:
+        assert sleeper.pid in pids_named("sleep")
+        assert pids_named("no-such-command-name") == []
+    finally:
+        sleeper.kill()
+        sleeper.wait()
