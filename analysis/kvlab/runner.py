@@ -363,6 +363,15 @@ class Runner:
         point's rounds), from a fresh server per server; rows go to latency.csv."""
         self._each_server_fresh(points, work, bind, self._latency_curve)
 
+    def _server_process(self, server, work: Path, bind: str | None) -> ServerProcess:
+        """A fresh server pinned to the server CPUs; inside the link's namespace when bound
+        to its address. Its log is appended to across rounds."""
+        remote = bind is not None
+        log = self.run_dir / "logs" / f"{server.name}{'-remote' if remote else ''}.log"
+        return ServerProcess(server, self.build_dir, work, log, self.server_cpus,
+                             netns=SERVER_NAMESPACE if remote else None,
+                             bind=bind or "127.0.0.1")
+
     def _each_server_fresh(self, points: list[Point], work: Path, bind: str | None,
                            measure) -> None:
         """measure(point, process, netns) for each point, from one fresh server per server."""
@@ -371,10 +380,7 @@ class Runner:
             mine = [p for p in points if p.server == server.name]
             if not mine:
                 continue
-            log = self.run_dir / "logs" / f"{server.name}{'-remote' if remote else ''}.log"
-            process = ServerProcess(server, self.build_dir, work, log, self.server_cpus,
-                                    netns=SERVER_NAMESPACE if remote else None,
-                                    bind=bind or "127.0.0.1")
+            process = self._server_process(server, work, bind)
             try:
                 process.start()
             except ServerError as error:
@@ -420,10 +426,7 @@ class Runner:
             for server in self.experiment.servers:
                 if server.name not in names:
                     continue
-                log = self.run_dir / "logs" / f"{server.name}{'-remote' if remote else ''}.log"
-                process = ServerProcess(server, self.build_dir, work, log, self.server_cpus,
-                                        netns=SERVER_NAMESPACE if remote else None,
-                                        bind=bind or "127.0.0.1")
+                process = self._server_process(server, work, bind)
                 try:
                     process.start()
                     processes[server.name] = process
