@@ -237,6 +237,11 @@ def test_our_own_helper_processes_are_found_by_name():
     from kvlab.runner import pids_named
     sleeper = subprocess.Popen(["sleep", "5"])
     try:
+        # Until the child has exec'd, its command name is still Python's.
+        comm = Path(f"/proc/{sleeper.pid}/comm")
+        deadline = time.monotonic() + 5
+        while comm.read_text().strip() != "sleep" and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert sleeper.pid in pids_named("sleep")
         assert pids_named("no-such-command-name") == []
     finally:
