@@ -105,7 +105,8 @@ EntryView ConcurrentEngine::ViewOf(const Map::value_type& node) {
   return EntryView{entry.value(), entry.expire_at_ms()};
 }
 
-ConcurrentEngine::ConcurrentEngine(const EngineConfig& config) : meter_(config.max_memory_bytes) {}
+ConcurrentEngine::ConcurrentEngine(const EngineConfig& config)
+    : InlineEngine(config), meter_(config.max_memory_bytes) {}
 
 OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   std::shared_lock open_gate(gate_);

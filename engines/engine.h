@@ -82,10 +82,12 @@ class Engine {
 
 enum class HopMode : uint8_t { kCommand, kBatch };
 
+// What to build; engine_kind.h says which fields apply to which kind, and
+// their defaults and limits.
 struct EngineConfig {
-  std::string kind = "sharded";  // single | sharded | concurrent | striped
-  unsigned shards = 0;           // sharded: shard threads; 0 = hardware cores
-  unsigned stripes = 0;          // striped: lock stripes; 0 = 64
+  std::string kind = "sharded";  // a name from engine_kind.h's table
+  unsigned shards = 0;           // sharded: shard threads; 0 = HardwareThreads()
+  unsigned stripes = 0;          // striped: lock stripes; 0 = kDefaultStripes
   HopMode hop = HopMode::kCommand;
   uint64_t max_memory_bytes = 0; // 0 = unlimited; writes past it fail kOutOfMemory
 };
@@ -93,8 +95,5 @@ struct EngineConfig {
 // Builds the engine named by config.kind. Returns nullptr and sets *error
 // when the kind or an option is invalid.
 std::unique_ptr<Engine> MakeEngine(const EngineConfig& config, std::string* error);
-
-// The kinds MakeEngine accepts, for usage messages.
-const std::vector<std::string>& EngineKinds();
 
 }  // namespace kvlab

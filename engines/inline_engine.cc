@@ -1,8 +1,11 @@
 #include "engines/inline_engine.h"
 
 #include "engines/clock.h"
+#include "engines/engine_kind.h"
 
 namespace kvlab {
+
+InlineEngine::InlineEngine(const EngineConfig& config) : traits_(TraitsOf(config)) {}
 
 void InlineEngine::Execute(Batch& batch, Completion done) {
   // One clock reading per batch, like Redis's per-command time snapshot.

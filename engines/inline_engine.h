@@ -15,9 +15,10 @@ namespace kvlab {
 
 class InlineEngine : public Engine {
  public:
-  // Callable from many threads with batches taken whole per read, unless a
-  // subclass says otherwise.
-  EngineTraits Traits() const override { return EngineTraits{}; }
+  // The traits engine_kind.h's table gives config.kind.
+  explicit InlineEngine(const EngineConfig& config);
+
+  EngineTraits Traits() const final { return traits_; }
   void Execute(Batch& batch, Completion done) final;
 
  protected:
@@ -27,6 +28,9 @@ class InlineEngine : public Engine {
   virtual int64_t CountLiveKeys(int64_t now_ms) = 0;
   // FLUSHALL: removes every key of the whole engine.
   virtual void ClearAll() = 0;
+
+ private:
+  const EngineTraits traits_;
 };
 
 }  // namespace kvlab

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engines/clock.h"
+#include "engines/engine_kind.h"
 #include "engines/keyspace_ops.h"
 #include "engines/thread_cpu.h"
 
@@ -28,9 +29,8 @@ struct ShardedEngine::PendingBatch final : BatchScratch {
 };
 
 ShardedEngine::ShardedEngine(const EngineConfig& config)
-    : hop_(config.hop), meter_(config.max_memory_bytes) {
-  unsigned count = config.shards != 0 ? config.shards : std::thread::hardware_concurrency();
-  if (count == 0) count = 1;
+    : traits_(TraitsOf(config)), hop_(config.hop), meter_(config.max_memory_bytes) {
+  const unsigned count = ResolvedShards(config);
   shards_.reserve(count);
   for (unsigned i = 0; i < count; ++i) shards_.push_back(std::make_unique<Shard>(meter_));
   // Threads start only once every shard exists: RunShard() reads shards_.
@@ -40,13 +40,6 @@ ShardedEngine::ShardedEngine(const EngineConfig& config)
 ShardedEngine::~ShardedEngine() {
   for (auto& shard : shards_) shard->inbox.Close();  // each drains what was sent, then exits
   for (auto& shard : shards_) shard->thread.join();
-}
-
-EngineTraits ShardedEngine::Traits() const {
-  EngineTraits traits;
-  traits.single_threaded = false;
-  traits.batch_per_read = hop_ == HopMode::kBatch;
-  return traits;
 }
 
 unsigned ShardedEngine::ShardOf(std::string_view key) const {

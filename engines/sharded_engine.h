@@ -48,7 +48,7 @@ class ShardedEngine final : public Engine {
   explicit ShardedEngine(const EngineConfig& config);
   ~ShardedEngine() override;
 
-  EngineTraits Traits() const override;
+  EngineTraits Traits() const override { return traits_; }
   void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
@@ -71,6 +71,7 @@ class ShardedEngine final : public Engine {
   void RunShareOfBatch(unsigned shard_index, PendingBatch& pending, int64_t now_ms);
   static void FinishShare(PendingBatch* pending);
 
+  const EngineTraits traits_;
   const HopMode hop_;
   MemoryMeter meter_;  // declared before shards_: they report to it until destroyed
   std::vector<std::unique_ptr<Shard>> shards_;

@@ -2,18 +2,10 @@
 
 #include <string>
 
-
 namespace kvlab {
 
 SingleEngine::SingleEngine(const EngineConfig& config)
-    : meter_(config.max_memory_bytes), keys_(meter_) {}
-
-EngineTraits SingleEngine::Traits() const {
-  EngineTraits traits;
-  traits.single_threaded = true;
-  traits.batch_per_read = true;
-  return traits;
-}
+    : InlineEngine(config), meter_(config.max_memory_bytes), keys_(meter_) {}
 
 OpResult SingleEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   return keys_.Apply(op, now_ms);

@@ -16,7 +16,6 @@ class SingleEngine final : public InlineEngine {
  public:
   explicit SingleEngine(const EngineConfig& config);
 
-  EngineTraits Traits() const override;
   EngineInfo Info() const override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
 

@@ -3,12 +3,14 @@
 #include <mutex>
 #include <string>
 
+#include "engines/engine_kind.h"
 #include "engines/keyspace_ops.h"
 
 namespace kvlab {
 
-StripedEngine::StripedEngine(const EngineConfig& config) : meter_(config.max_memory_bytes) {
-  const unsigned count = config.stripes == 0 ? kDefaultStripes : config.stripes;
+StripedEngine::StripedEngine(const EngineConfig& config)
+    : InlineEngine(config), meter_(config.max_memory_bytes) {
+  const unsigned count = ResolvedStripes(config);
   stripes_.reserve(count);
   for (unsigned i = 0; i < count; ++i) stripes_.push_back(std::make_unique<Stripe>(meter_));
 }

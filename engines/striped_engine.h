@@ -27,8 +27,6 @@ namespace kvlab {
 
 class StripedEngine final : public InlineEngine {
  public:
-  static constexpr unsigned kDefaultStripes = 64;
-
   explicit StripedEngine(const EngineConfig& config);
 
   EngineInfo Info() const override;

@@ -5,9 +5,10 @@
 #include <charconv>
 #include <limits>
 #include <sstream>
-#include <thread>
 
 #include <boost/program_options.hpp>
+
+#include "engines/engine_kind.h"
 
 namespace kvlab {
 namespace {
@@ -15,10 +16,12 @@ namespace {
 namespace po = boost::program_options;
 
 constexpr const char* kVersion = "kvlab-server 0.1 (RESP2, Redis 7.0 compatible replies)";
-constexpr unsigned kDefaultStripes = 64;
 
-unsigned HardwareCores() {
-  return std::max(1u, std::thread::hardware_concurrency());
+// "single|sharded|concurrent|striped", from engine_kind.h's table.
+std::string EngineKindChoices() {
+  std::string choices;
+  for (const std::string& kind : EngineKinds()) choices += (choices.empty() ? "" : "|") + kind;
+  return choices;
 }
 
 std::string Lowercase(std::string_view text) {
@@ -46,11 +49,8 @@ std::string Usage(const po::options_description& visible) {
 // Fills `out` or returns a message naming the bad option and what is allowed.
 std::string Validate(const po::variables_map& vm, ServerOptions& out) {
   const std::string kind = vm["engine"].as<std::string>();
-  const auto& kinds = EngineKinds();
-  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-    std::string allowed;
-    for (const auto& k : kinds) allowed += (allowed.empty() ? "" : "|") + k;
-    return "--engine '" + kind + "' is not one of " + allowed;
+  if (FindEngineKind(kind) == nullptr) {
+    return "--engine '" + kind + "' is not one of " + EngineKindChoices();
   }
   out.engine.kind = kind;
 
@@ -75,11 +75,11 @@ std::string Validate(const po::variables_map& vm, ServerOptions& out) {
     return "";
   };
 
-  uint64_t shards = HardwareCores(), stripes = kDefaultStripes, io_threads = HardwareCores();
+  uint64_t shards = HardwareThreads(), stripes = kDefaultStripes, io_threads = HardwareThreads();
   uint64_t port = 0;
   std::string error;
-  if (vm.count("shards") && !(error = count("shards", 1, 1024, shards)).empty()) return error;
-  if (vm.count("stripes") && !(error = count("stripes", 1, 1 << 20, stripes)).empty()) return error;
+  if (vm.count("shards") && !(error = count("shards", 1, kMaxShards, shards)).empty()) return error;
+  if (vm.count("stripes") && !(error = count("stripes", 1, kMaxStripes, stripes)).empty()) return error;
   if (vm.count("io-threads") && !(error = count("io-threads", 1, 1024, io_threads)).empty()) {
     return error;
   }
@@ -122,8 +122,8 @@ std::string Validate(const po::variables_map& vm, ServerOptions& out) {
   if (out.port == 0 && out.unix_socket.empty()) {
     return "--port 0 disables TCP, so --unixsocket PATH is required";
   }
-  // The `single` engine is the Redis model: one thread runs everything.
-  out.io_threads = kind == "single" ? 1u : static_cast<unsigned>(io_threads);
+  // A single-threaded engine (the Redis model) needs one thread to run everything.
+  out.io_threads = TraitsOf(out.engine).single_threaded ? 1u : static_cast<unsigned>(io_threads);
   return "";
 }
 
@@ -156,10 +156,11 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
   visible.add_options()
       ("help,h", "print this help and exit")
       ("version", "print the version and exit")
-      ("engine", po::value<std::string>()->default_value("sharded"),
-       "keyspace engine: single|sharded|concurrent|striped")
+      ("engine", po::value<std::string>()->default_value(EngineConfig{}.kind),
+       ("keyspace engine: " + EngineKindChoices()).c_str())
       ("shards", po::value<std::string>(), "sharded: shard threads (default: cores)")
-      ("stripes", po::value<std::string>(), "striped: lock stripes (default: 64)")
+      ("stripes", po::value<std::string>(),
+       ("striped: lock stripes (default: " + std::to_string(kDefaultStripes) + ")").c_str())
       ("hop", po::value<std::string>()->default_value("command"),
        "sharded: one channel hop per command or per read batch: command|batch")
       ("io-threads", po::value<std::string>(),
@@ -208,12 +209,12 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
 std::string ReadyLine(const ServerOptions& options, uint16_t tcp_port, long pid) {
   std::ostringstream line;
   line << "kvlab-server ready engine=" << options.engine.kind;
-  if (options.engine.kind == "sharded") {
+  const EngineKind& kind = *FindEngineKind(options.engine.kind);
+  if (kind.uses_shards) {
     line << " shards=" << options.engine.shards
          << " hop=" << (options.engine.hop == HopMode::kBatch ? "batch" : "command");
-  } else if (options.engine.kind == "striped") {
-    line << " stripes=" << options.engine.stripes;
   }
+  if (kind.uses_stripes) line << " stripes=" << options.engine.stripes;
   line << " io-threads=" << options.io_threads << " tcp=";
   if (options.port == 0) {
     line << "none";

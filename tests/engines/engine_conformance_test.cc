@@ -9,6 +9,7 @@
 
 #include "engines/clock.h"
 #include "engines/engine.h"
+#include "engines/engine_kind.h"
 #include "tests/engines/engine_test_support.h"
 
 namespace kvlab::testing {
@@ -395,6 +396,41 @@ TEST(EngineTraits, OnlySingleIsSingleThreadedAndHopModeSetsBatching) {
   EXPECT_FALSE(traits_of("sharded", HopMode::kCommand).single_threaded);
   EXPECT_FALSE(traits_of("sharded", HopMode::kCommand).batch_per_read);
   EXPECT_TRUE(traits_of("sharded", HopMode::kBatch).batch_per_read);
+}
+
+// The server decides how to drive an engine from the kind table before the
+// engine exists (one I/O thread for a single-threaded kind): what the built
+// engine says must be what the table said.
+TEST(EngineTraits, EveryEngineReportsTheTraitsItsKindTableEntryGives) {
+  for (const EngineKind& kind : AllEngineKinds()) {
+    for (HopMode hop : {HopMode::kCommand, HopMode::kBatch}) {
+      EngineConfig config;
+      config.kind = std::string(kind.name);
+      config.shards = 1;
+      config.hop = hop;
+      std::string error;
+      const std::unique_ptr<Engine> engine = MakeEngine(config, &error);
+      ASSERT_NE(engine, nullptr) << kind.name << ": " << error;
+      EXPECT_EQ(engine->Traits().single_threaded, TraitsOf(config).single_threaded) << kind.name;
+      EXPECT_EQ(engine->Traits().batch_per_read, TraitsOf(config).batch_per_read) << kind.name;
+    }
+  }
+}
+
+TEST(EngineKindTable, FindsEveryKindByNameAndResolvesDefaults) {
+  for (const std::string& name : EngineKinds()) {
+    const EngineKind* kind = FindEngineKind(name);
+    ASSERT_NE(kind, nullptr) << name;
+    EXPECT_EQ(kind->name, name);
+  }
+  EXPECT_EQ(FindEngineKind("dashmap"), nullptr);
+  EngineConfig config;
+  EXPECT_EQ(ResolvedStripes(config), kDefaultStripes);
+  EXPECT_EQ(ResolvedShards(config), HardwareThreads());
+  config.stripes = 3;
+  config.shards = 5;
+  EXPECT_EQ(ResolvedStripes(config), 3u);
+  EXPECT_EQ(ResolvedShards(config), 5u);
 }
 
 }  // namespace

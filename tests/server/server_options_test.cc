@@ -114,6 +114,10 @@ TEST(ServerOptions, ReadyLineFormat) {
   options.unix_socket.clear();
   EXPECT_EQ(ReadyLine(options, 0, 9),
             "kvlab-server ready engine=single io-threads=1 tcp=none unix=none pid=9");
+  options.engine.kind = "striped";
+  options.engine.stripes = 64;
+  EXPECT_EQ(ReadyLine(options, 0, 9),
+            "kvlab-server ready engine=striped stripes=64 io-threads=1 tcp=none unix=none pid=9");
 }
 
 TEST(ProtectedMode, RefusesOnlyNonLoopbackClientsWithoutPassword) {

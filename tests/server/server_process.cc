@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "engines/engine.h"
+#include "engines/engine_kind.h"
 
 extern char** environ;
 

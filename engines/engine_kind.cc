@@ -1,0 +1,55 @@
+#include "engines/engine_kind.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace kvlab {
+namespace {
+
+constexpr EngineKind kKinds[] = {
+    {.name = "single", .single_threaded = true},
+    {.name = "sharded", .uses_shards = true},
+    {.name = "concurrent"},
+    {.name = "striped", .uses_stripes = true},
+};
+
+}  // namespace
+
+unsigned HardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+std::span<const EngineKind> AllEngineKinds() { return kKinds; }
+
+const EngineKind* FindEngineKind(std::string_view name) {
+  for (const EngineKind& kind : kKinds) {
+    if (kind.name == name) return &kind;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string>& EngineKinds() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const EngineKind& kind : kKinds) all.emplace_back(kind.name);
+    return all;
+  }();
+  return names;
+}
+
+EngineTraits TraitsOf(const EngineConfig& config) {
+  const EngineKind& kind = *FindEngineKind(config.kind);
+  EngineTraits traits;
+  traits.single_threaded = kind.single_threaded;
+  // Only the sharded engine hops; inline engines always take a whole read.
+  traits.batch_per_read = !kind.uses_shards || config.hop == HopMode::kBatch;
+  return traits;
+}
+
+unsigned ResolvedShards(const EngineConfig& config) {
+  return config.shards != 0 ? config.shards : HardwareThreads();
+}
+
+unsigned ResolvedStripes(const EngineConfig& config) {
+  return config.stripes != 0 ? config.stripes : kDefaultStripes;
+}
+
+}  // namespace kvlab
