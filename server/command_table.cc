@@ -1,5 +1,6 @@
 #include "server/command_table.h"
 
+#include "server/ascii_case.h"
 #include "server/commands/register.h"
 
 namespace kvlab {
@@ -27,17 +28,12 @@ void CommandTable::Add(CommandSpec spec) {
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   if (name.empty() || name.size() > kMaxNameLength) return nullptr;
-  char first = name[0];
-  if (first >= 'A' && first <= 'Z') first = static_cast<char>(first - 'A' + 'a');
+  const char first = AsciiLower(name[0]);
   if (first < 'a' || first > 'z') return nullptr;
   for (size_t position : buckets_[Bucket(name.size(), first)]) {
     const std::string& candidate = commands_[position].name;
     bool equal = true;
-    for (size_t i = 1; i < name.size() && equal; ++i) {
-      char c = name[i];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      equal = c == candidate[i];
-    }
+    for (size_t i = 1; i < name.size() && equal; ++i) equal = AsciiLower(name[i]) == candidate[i];
     if (equal) return &commands_[position];
   }
   return nullptr;

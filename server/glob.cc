@@ -1,11 +1,11 @@
 #include "server/glob.h"
 
+#include "server/ascii_case.h"
+
 namespace kvlab {
 namespace {
 
-char Fold(char c, bool nocase) {
-  return (nocase && c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
+char Fold(char c, bool nocase) { return nocase ? AsciiLower(c) : c; }
 
 bool Match(const char* p, const char* p_end, const char* s, const char* s_end, bool nocase) {
   while (p < p_end && s < s_end) {

@@ -71,7 +71,7 @@ Connection::Socket ToGeneric(AcceptedSocket& socket, Protocol protocol,
 
 }  // namespace
 
-Listener::Listener(const ServerOptions& options, boost::asio::io_context& accept_context,
+Listener::Listener(const ServerSettings& options, boost::asio::io_context& accept_context,
                    IoThreadPool& io_threads, ServerContext& server_context,
                    ConnectionRegistry& registry)
     : options_(options),
@@ -83,7 +83,7 @@ Listener::Listener(const ServerOptions& options, boost::asio::io_context& accept
 
 Listener::~Listener() { Close(); }
 
-std::unique_ptr<Listener> Listener::Open(const ServerOptions& options,
+std::unique_ptr<Listener> Listener::Open(const ServerSettings& options,
                                          boost::asio::io_context& accept_context,
                                          IoThreadPool& io_threads, ServerContext& server_context,
                                          ConnectionRegistry& registry, std::string* error) {

@@ -29,7 +29,7 @@ class Listener {
  public:
   // Binds the listeners `options` asks for. Returns nullptr and sets *error
   // (address in use, bad address, unusable socket path, ...) on failure.
-  static std::unique_ptr<Listener> Open(const ServerOptions& options,
+  static std::unique_ptr<Listener> Open(const ServerSettings& options,
                                         boost::asio::io_context& accept_context,
                                         IoThreadPool& io_threads, ServerContext& server_context,
                                         ConnectionRegistry& registry, std::string* error);
@@ -45,7 +45,7 @@ class Listener {
   void Close();
 
  private:
-  Listener(const ServerOptions& options, boost::asio::io_context& accept_context,
+  Listener(const ServerSettings& options, boost::asio::io_context& accept_context,
            IoThreadPool& io_threads, ServerContext& server_context, ConnectionRegistry& registry);
 
   void AcceptTcp();
@@ -58,7 +58,7 @@ class Listener {
   void Admit(Connection::Socket socket, boost::asio::io_context& io_context, ClientInfo info);
   bool Full() const;
 
-  const ServerOptions& options_;
+  const ServerSettings& options_;
   boost::asio::io_context& accept_context_;
   IoThreadPool& io_threads_;
   ServerContext& server_context_;

@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
     case kvlab::ParsedCommandLine::Outcome::kRun:
       break;
   }
-  const kvlab::ServerOptions& options = command_line.options;
+  kvlab::ServerSettings settings = command_line.settings;
+  settings.executable = argv[0];
 
   // Block the stop signals before any thread exists (engine threads included)
   // so that they are only ever taken by sigwait() below: no handler runs on
@@ -70,47 +71,35 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   std::string error;
-  std::unique_ptr<kvlab::Engine> engine = kvlab::MakeEngine(options.engine, &error);
+  std::unique_ptr<kvlab::Engine> engine = kvlab::MakeEngine(settings.engine, &error);
   if (!engine) {
     std::cerr << "kvlab-server: " << error << "\n";
     return 2;
   }
   // Sockets use MSG_NOSIGNAL, but a stray SIGPIPE must never kill a benchmark.
   std::signal(SIGPIPE, SIG_IGN);
-  RaiseDescriptorLimit(options.max_clients);
+  RaiseDescriptorLimit(settings.max_clients);
 
-  kvlab::ServerSettings settings;
-  settings.requirepass = options.requirepass;
-  settings.max_clients = options.max_clients;
-  settings.protected_mode = options.protected_mode;
-  settings.max_memory_bytes = options.engine.max_memory_bytes;
-  settings.engine = options.engine;
-  settings.io_threads = options.io_threads;
-  settings.bind = options.bind;
-  settings.unix_socket = options.unix_socket;
-  settings.executable = argv[0];
   kvlab::ServerContext server_context(*engine, std::move(settings));
+  const kvlab::ServerSettings& running = server_context.settings;
   kvlab::ConnectionRegistry registry;
-  kvlab::IoThreadPool io_threads(options.io_threads);
+  kvlab::IoThreadPool io_threads(running.io_threads);
   boost::asio::io_context accept_context(1);
 
   std::unique_ptr<kvlab::Listener> listener = kvlab::Listener::Open(
-      options, accept_context, io_threads, server_context, registry, &error);
+      running, accept_context, io_threads, server_context, registry, &error);
   if (!listener) {
     std::cerr << "kvlab-server: " << error << "\n";
     return 1;
   }
 
-  // Written before the first Session exists, as ServerContext requires.
-  server_context.settings.tcp_port = listener->tcp_port();
-
   io_threads.Start();
-  server_context.settings.io_thread_ids = io_threads.ThreadIds();  // before any Session
+  // Written before the first Session exists, as ServerContext requires.
+  server_context.settings.io_thread_ids = io_threads.ThreadIds();
   auto keep_accepting = boost::asio::make_work_guard(accept_context);
   listener->StartAccepting();
   std::thread accept_thread([&accept_context] { accept_context.run(); });
-  std::cout << kvlab::ReadyLine(options, listener->tcp_port(), static_cast<long>(::getpid()))
-            << std::endl;
+  std::cout << kvlab::ReadyLine(running, static_cast<long>(::getpid())) << std::endl;
 
   int stop_signal = 0;
   while (sigwait(&stop_signals, &stop_signal) != 0) {

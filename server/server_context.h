@@ -17,23 +17,9 @@
 #include <vector>
 
 #include "engines/engine.h"
+#include "server/server_settings.h"
 
 namespace kvlab {
-
-// What the server was started with, as INFO and CONFIG GET report it.
-struct ServerSettings {
-  std::string requirepass;             // empty: no password (AUTH is refused)
-  uint64_t max_clients = 10000;
-  bool protected_mode = true;
-  uint64_t max_memory_bytes = 0;       // 0: unlimited (the engine enforces it)
-  EngineConfig engine;                 // kind, shards, stripes, hop
-  unsigned io_threads = 1;
-  std::string bind = "127.0.0.1";
-  uint16_t tcp_port = 0;               // the port actually bound; 0: no TCP listener
-  std::string unix_socket;             // empty: no Unix socket listener
-  std::string executable;              // argv[0], for INFO server
-  std::vector<pid_t> io_thread_ids;    // kernel ids of the I/O threads (INFO cpu)
-};
 
 // Counters the connections and Sessions bump; INFO reads them.
 struct ServerStats {
@@ -67,10 +53,5 @@ struct ServerContext {
   std::atomic<uint64_t> next_client_id_{1};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
-
-// The version kvlab reports as redis_version: the Redis release whose replies
-// it reproduces, so clients that check the version take their 7.0 paths.
-inline constexpr const char* kRedisCompatVersion = "7.0.15";
-inline constexpr const char* kKvlabVersion = "0.1.0";
 
 }  // namespace kvlab

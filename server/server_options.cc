@@ -1,7 +1,5 @@
 #include "server/server_options.h"
 
-#include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <limits>
 #include <sstream>
@@ -9,26 +7,19 @@
 #include <boost/program_options.hpp>
 
 #include "engines/engine_kind.h"
+#include "server/ascii_case.h"
+#include "server/version.h"
 
 namespace kvlab {
 namespace {
 
 namespace po = boost::program_options;
 
-constexpr const char* kVersion = "kvlab-server 0.1 (RESP2, Redis 7.0 compatible replies)";
-
 // "single|sharded|concurrent|striped", from engine_kind.h's table.
 std::string EngineKindChoices() {
   std::string choices;
   for (const std::string& kind : EngineKinds()) choices += (choices.empty() ? "" : "|") + kind;
   return choices;
-}
-
-std::string Lowercase(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower;
 }
 
 std::optional<uint64_t> ParseUnsigned(std::string_view text) {
@@ -47,7 +38,7 @@ std::string Usage(const po::options_description& visible) {
 }
 
 // Fills `out` or returns a message naming the bad option and what is allowed.
-std::string Validate(const po::variables_map& vm, ServerOptions& out) {
+std::string Validate(const po::variables_map& vm, ServerSettings& out) {
   const std::string kind = vm["engine"].as<std::string>();
   if (FindEngineKind(kind) == nullptr) {
     return "--engine '" + kind + "' is not one of " + EngineKindChoices();
@@ -106,7 +97,7 @@ std::string Validate(const po::variables_map& vm, ServerOptions& out) {
     return "--hop '" + hop + "' is not one of command|batch";
   }
 
-  const std::string protected_mode = Lowercase(vm["protected-mode"].as<std::string>());
+  const std::string protected_mode = AsciiLowercase(vm["protected-mode"].as<std::string>());
   if (protected_mode == "yes") {
     out.protected_mode = true;
   } else if (protected_mode == "no") {
@@ -130,7 +121,7 @@ std::string Validate(const po::variables_map& vm, ServerOptions& out) {
 }  // namespace
 
 std::optional<uint64_t> ParseMemorySize(std::string_view text) {
-  const std::string lower = Lowercase(text);
+  const std::string lower = AsciiLowercase(text);
   struct Unit { const char* suffix; uint64_t multiplier; };
   // Longest suffixes first so "kb" is not read as "k" followed by "b".
   static constexpr Unit kUnits[] = {{"kb", 1ull << 10}, {"mb", 1ull << 20}, {"gb", 1ull << 30},
@@ -196,32 +187,32 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
   }
   if (vm.count("version")) {
     result.outcome = ParsedCommandLine::Outcome::kPrintAndExit;
-    result.message = std::string(kVersion) + "\n";
+    result.message = VersionLine() + "\n";
     return result;
   }
-  if (std::string error = Validate(vm, result.options); !error.empty()) {
+  if (std::string error = Validate(vm, result.settings); !error.empty()) {
     result.outcome = ParsedCommandLine::Outcome::kBadArguments;
     result.message = "kvlab-server: " + error + "\n(see kvlab-server --help)\n";
   }
   return result;
 }
 
-std::string ReadyLine(const ServerOptions& options, uint16_t tcp_port, long pid) {
+std::string ReadyLine(const ServerSettings& settings, long pid) {
   std::ostringstream line;
-  line << "kvlab-server ready engine=" << options.engine.kind;
-  const EngineKind& kind = *FindEngineKind(options.engine.kind);
+  line << "kvlab-server ready engine=" << settings.engine.kind;
+  const EngineKind& kind = *FindEngineKind(settings.engine.kind);
   if (kind.uses_shards) {
-    line << " shards=" << options.engine.shards
-         << " hop=" << (options.engine.hop == HopMode::kBatch ? "batch" : "command");
+    line << " shards=" << settings.engine.shards
+         << " hop=" << (settings.engine.hop == HopMode::kBatch ? "batch" : "command");
   }
-  if (kind.uses_stripes) line << " stripes=" << options.engine.stripes;
-  line << " io-threads=" << options.io_threads << " tcp=";
-  if (options.port == 0) {
+  if (kind.uses_stripes) line << " stripes=" << settings.engine.stripes;
+  line << " io-threads=" << settings.io_threads << " tcp=";
+  if (settings.port == 0) {
     line << "none";
   } else {
-    line << options.bind << ":" << tcp_port;
+    line << settings.bind << ":" << settings.port;
   }
-  line << " unix=" << (options.unix_socket.empty() ? "none" : options.unix_socket)
+  line << " unix=" << (settings.unix_socket.empty() ? "none" : settings.unix_socket)
        << " pid=" << pid;
   return line.str();
 }

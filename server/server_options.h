@@ -1,4 +1,5 @@
-// ServerOptions: kvlab-server's command line, parsed and validated.
+// ParseServerCommandLine: kvlab-server's command line, parsed and validated
+// into ServerSettings (server_settings.h).
 //
 // Every option has a Redis-like spelling (--port, --bind, --unixsocket,
 // --requirepass, --maxclients, --maxmemory 100mb, --protected-mode yes|no,
@@ -14,31 +15,18 @@
 #include <string>
 #include <string_view>
 
-#include "engines/engine.h"
+#include "server/server_settings.h"
 
 namespace kvlab {
 
-struct ServerOptions {
-  EngineConfig engine;              // kind, shards, stripes, hop, max_memory_bytes
-  unsigned io_threads = 1;          // resolved: >= 1; 1 whenever the engine is `single`
-  uint16_t port = 6379;             // 0 = no TCP listener
-  std::string bind = "127.0.0.1";
-  std::string unix_socket;          // empty = no Unix socket listener
-  std::string requirepass;          // empty = no password
-  uint64_t max_clients = 10000;
-  bool protected_mode = true;
-  uint64_t client_output_buffer_limit = 64ull << 20;  // bytes of unsent replies
-  uint64_t client_query_buffer_limit = 1ull << 30;    // bytes of unparsed input
-};
-
 struct ParsedCommandLine {
   enum class Outcome {
-    kRun,          // options is valid: start the server
+    kRun,          // settings are valid: start the server
     kPrintAndExit, // --help / --version: print `message` to stdout, exit 0
     kBadArguments, // print `message` to stderr, exit 2
   };
   Outcome outcome = Outcome::kRun;
-  ServerOptions options;
+  ServerSettings settings;
   std::string message;
 };
 
@@ -51,8 +39,8 @@ std::optional<uint64_t> ParseMemorySize(std::string_view text);
 
 // The one line printed when the server accepts connections; harnesses wait
 // for it. Example: "kvlab-server ready engine=sharded shards=2 hop=command
-// io-threads=2 tcp=127.0.0.1:6379 unix=/tmp/k.sock pid=123". `tcp_port` is
-// the port actually bound; "none" stands for an absent listener.
-std::string ReadyLine(const ServerOptions& options, uint16_t tcp_port, long pid);
+// io-threads=2 tcp=127.0.0.1:6379 unix=/tmp/k.sock pid=123". "none" stands
+// for an absent listener.
+std::string ReadyLine(const ServerSettings& settings, long pid);
 
 }  // namespace kvlab

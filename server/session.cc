@@ -123,7 +123,7 @@ void Session::ParseAndDispatch(std::string& out) {
 // Without --maxmemory nothing is refused, and the engine's own check never
 // fires either: the rule costs nothing then.
 bool Session::DecidesMemory(const CommandSpec& spec) const {
-  return (spec.flags & CommandSpec::kDenyOom) && ctx_.settings.max_memory_bytes != 0;
+  return (spec.flags & CommandSpec::kDenyOom) && ctx_.settings.engine.max_memory_bytes != 0;
 }
 
 void Session::Dispatch(const CommandSpec* spec, std::string& out) {

@@ -4,15 +4,15 @@
 // Pure functions; thread-safe.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "engines/operation.h"
-#include "server/command.h"
 #include "engines/redis_integer.h"
+#include "server/ascii_case.h"
+#include "server/command.h"
 
 namespace kvlab {
 
@@ -39,11 +39,7 @@ inline bool EqualsIgnoreCase(std::string_view arg, std::string_view option) {
   arg = AsCString(arg);
   if (arg.size() != option.size()) return false;
   for (size_t i = 0; i < arg.size(); ++i) {
-    char a = arg[i];
-    char b = option[i];
-    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-    if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
-    if (a != b) return false;
+    if (AsciiLower(arg[i]) != AsciiLower(option[i])) return false;
   }
   return true;
 }
@@ -61,12 +57,6 @@ inline void RenderInteger(const DeferredReply&, std::span<const OpResult> result
 inline void RenderOk(const DeferredReply&, std::span<const OpResult>, ReplyWriter& writer,
                      ServerContext&) {
   writer.Ok();
-}
-
-// Wall-clock unix milliseconds: expiry deadlines are absolute, as in Redis.
-inline int64_t UnixMillisNow() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace kvlab

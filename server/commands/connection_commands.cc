@@ -5,6 +5,7 @@
 
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
+#include "server/version.h"
 
 namespace kvlab {
 namespace {

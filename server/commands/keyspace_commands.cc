@@ -2,6 +2,7 @@
 // FLUSHDB FLUSHALL, with Redis 7.0's replies (db.c and expire.c).
 #include <climits>
 
+#include "engines/clock.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 
@@ -51,7 +52,7 @@ void ExpireWithConditions(const DeferredReply& deferred, std::span<const OpResul
     return;
   }
   bool has_expiry = pttl >= 0;
-  int64_t current = has_expiry ? UnixMillisNow() + pttl : -1;
+  int64_t current = has_expiry ? UnixNowMs() + pttl : -1;
   bool refused = ((flags & kExpireNx) && has_expiry) || ((flags & kExpireXx) && !has_expiry) ||
                  ((flags & kExpireGt) && (!has_expiry || when <= current)) ||
                  ((flags & kExpireLt) && has_expiry && when >= current);
@@ -98,7 +99,7 @@ void ExpireGeneric(CommandCall& call, bool seconds, std::string_view name) {
     }
     when *= 1000;
   }
-  int64_t now = UnixMillisNow();
+  int64_t now = UnixNowMs();
   if (when > LLONG_MAX - now) {
     call.reply().Error(InvalidExpireTimeError(name));
     return;

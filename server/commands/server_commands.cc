@@ -18,6 +18,7 @@
 #include "engines/thread_cpu.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
+#include "server/version.h"
 #include "server/glob.h"
 
 namespace kvlab {
@@ -82,7 +83,7 @@ Fields ServerSection(const ServerContext& server) {
           {"arch_bits", std::to_string(sizeof(void*) * 8)},
           {"multiplexing_api", "epoll"},
           {"process_id", std::to_string(getpid())},
-          {"tcp_port", std::to_string(s.tcp_port)},
+          {"tcp_port", std::to_string(s.port)},
           {"uptime_in_seconds", std::to_string(uptime)},
           {"uptime_in_days", std::to_string(uptime / 86400)},
           {"io_threads_active", s.io_threads > 1 ? "1" : "0"},
@@ -99,7 +100,7 @@ Fields ClientsSection(const ServerContext& server) {
 Fields MemorySection(const ServerContext& server, const EngineInfo& engine) {
   const uint64_t used = AllocatedBytes();
   const uint64_t resident = ResidentBytes();
-  const uint64_t max = server.settings.max_memory_bytes;
+  const uint64_t max = server.settings.engine.max_memory_bytes;
   // The engine's own estimate of its keys' bytes; --maxmemory is enforced
   // against it (a per-write mallinfo2() would cost far more than the write).
   std::string dataset = EngineValue(engine, "dataset_bytes");
@@ -235,12 +236,8 @@ void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results
 void Info(CommandCall& call) {
   std::string sections;
   for (size_t i = 1; i < call.args.size(); ++i) {
-    std::string lower(AsCString(call.args[i]));
-    for (char& c : lower) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
     if (!sections.empty()) sections += ' ';
-    sections += lower;
+    sections += AsciiLowercase(AsCString(call.args[i]));
   }
   // The key count comes from the engine, in order with this client's writes.
   call.Add(MakeOp(OpCode::kDbSize, {}));
@@ -257,9 +254,9 @@ Fields ConfigParameters(const ServerContext& server) {
                    {"databases", "1"},
                    {"io-threads", std::to_string(s.io_threads)},
                    {"maxclients", std::to_string(s.max_clients)},
-                   {"maxmemory", std::to_string(s.max_memory_bytes)},
+                   {"maxmemory", std::to_string(s.engine.max_memory_bytes)},
                    {"maxmemory-policy", "noeviction"},
-                   {"port", std::to_string(s.tcp_port)},
+                   {"port", std::to_string(s.port)},
                    {"proto-max-bulk-len", std::to_string(512ull << 20)},
                    {"protected-mode", s.protected_mode ? "yes" : "no"},
                    {"requirepass", s.requirepass},

@@ -3,6 +3,7 @@
 // 7.0's t_string.c.
 #include <climits>
 
+#include "engines/clock.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 
@@ -121,7 +122,7 @@ void Set(CommandCall& call) {
     }
     if (seconds) ms *= 1000;
     if (unit == kEx || unit == kPx) {
-      if (__builtin_add_overflow(ms, UnixMillisNow(), &ms)) {
+      if (__builtin_add_overflow(ms, UnixNowMs(), &ms)) {
         call.reply().Error(InvalidExpireTimeError("set"));
         return;
       }

@@ -7,6 +7,7 @@
 
 #include "server/protected_mode.h"
 #include "server/server_options.h"
+#include "server/version.h"
 
 namespace kvlab {
 namespace {
@@ -19,7 +20,7 @@ ParsedCommandLine Parse(std::vector<const char*> args) {
 TEST(ServerOptions, DefaultsAreRedisLike) {
   const ParsedCommandLine parsed = Parse({});
   ASSERT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kRun) << parsed.message;
-  const ServerOptions& options = parsed.options;
+  const ServerSettings& options = parsed.settings;
   EXPECT_EQ(options.engine.kind, "sharded");
   EXPECT_EQ(options.port, 6379);
   EXPECT_EQ(options.bind, "127.0.0.1");
@@ -39,7 +40,7 @@ TEST(ServerOptions, EveryOptionIsParsed) {
              "--maxclients", "7", "--maxmemory", "100mb", "--protected-mode", "no", "--hop",
              "batch", "--client-output-buffer-limit", "1gb", "--client-query-buffer-limit", "2k"});
   ASSERT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kRun) << parsed.message;
-  const ServerOptions& options = parsed.options;
+  const ServerSettings& options = parsed.settings;
   EXPECT_EQ(options.engine.kind, "striped");
   EXPECT_EQ(options.engine.stripes, 16u);
   EXPECT_EQ(options.engine.hop, HopMode::kBatch);
@@ -58,7 +59,7 @@ TEST(ServerOptions, EveryOptionIsParsed) {
 TEST(ServerOptions, SingleEngineAlwaysRunsOneIoThread) {
   const ParsedCommandLine parsed = Parse({"--engine", "single", "--io-threads", "8"});
   ASSERT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kRun) << parsed.message;
-  EXPECT_EQ(parsed.options.io_threads, 1u);
+  EXPECT_EQ(parsed.settings.io_threads, 1u);
 }
 
 TEST(ServerOptions, BadArgumentsNameTheOptionAndWhatIsAllowed) {
@@ -79,6 +80,10 @@ TEST(ServerOptions, HelpAndVersionPrintAndExit) {
   EXPECT_EQ(Parse({"--help"}).outcome, ParsedCommandLine::Outcome::kPrintAndExit);
   EXPECT_NE(Parse({"--help"}).message.find("--client-output-buffer-limit"), std::string::npos);
   EXPECT_EQ(Parse({"--version"}).outcome, ParsedCommandLine::Outcome::kPrintAndExit);
+  // The version INFO and HELLO report, which is CMake's project version.
+  EXPECT_EQ(Parse({"--version"}).message, "kvlab-server " KVLAB_VERSION " (RESP2, Redis " +
+                                              std::string(kRedisCompatVersion) +
+                                              " compatible replies)\n");
 }
 
 TEST(ServerOptions, MemorySizesUseRedisUnits) {
@@ -99,24 +104,24 @@ TEST(ServerOptions, MemorySizesUseRedisUnits) {
 }
 
 TEST(ServerOptions, ReadyLineFormat) {
-  ServerOptions options;
+  ServerSettings options;
   options.engine.kind = "sharded";
   options.engine.shards = 2;
   options.engine.hop = HopMode::kCommand;
   options.io_threads = 2;
   options.unix_socket = "/tmp/k.sock";
-  EXPECT_EQ(ReadyLine(options, 6379, 123),
+  EXPECT_EQ(ReadyLine(options, 123),
             "kvlab-server ready engine=sharded shards=2 hop=command io-threads=2 "
             "tcp=127.0.0.1:6379 unix=/tmp/k.sock pid=123");
   options.engine.kind = "single";
   options.io_threads = 1;
   options.port = 0;
   options.unix_socket.clear();
-  EXPECT_EQ(ReadyLine(options, 0, 9),
+  EXPECT_EQ(ReadyLine(options, 9),
             "kvlab-server ready engine=single io-threads=1 tcp=none unix=none pid=9");
   options.engine.kind = "striped";
   options.engine.stripes = 64;
-  EXPECT_EQ(ReadyLine(options, 0, 9),
+  EXPECT_EQ(ReadyLine(options, 9),
             "kvlab-server ready engine=striped stripes=64 io-threads=1 tcp=none unix=none pid=9");
 }
 

@@ -71,17 +71,15 @@ struct EngineUnderTest {
 
 // kind: single | sharded | sharded-batch | concurrent | striped
 inline EngineUnderTest MakeEngineUnderTest(const std::string& kind, ServerSettings settings = {}) {
-  EngineConfig config;
+  EngineConfig& config = settings.engine;
   config.kind = kind == "sharded-batch" ? "sharded" : kind;
   config.shards = 3;
   config.stripes = 4;
   config.hop = kind == "sharded-batch" ? HopMode::kBatch : HopMode::kCommand;
-  config.max_memory_bytes = settings.max_memory_bytes;
   std::string error;
   EngineUnderTest built;
   built.engine = MakeEngine(config, &error);
   if (!built.engine) return built;
-  settings.engine = config;
   built.context = std::make_unique<ServerContext>(*built.engine, std::move(settings));
   return built;
 }

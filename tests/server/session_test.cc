@@ -190,7 +190,7 @@ TEST_P(SessionTest, PasswordGatesCommandsUntilAuth) {
 // An engine of this test's kind limited to 64 KiB (--maxmemory).
 EngineUnderTest SmallEngine(const std::string& kind) {
   ServerSettings settings;
-  settings.max_memory_bytes = 64 * 1024;
+  settings.engine.max_memory_bytes = 64 * 1024;
   return MakeEngineUnderTest(kind, settings);
 }
 

@@ -1,0 +1,37 @@
+// ServerSettings: everything one kvlab-server runs with — its command line,
+// parsed and validated by ParseServerCommandLine (server_options.h), plus the
+// few facts main() adds once the server is up (executable, I/O thread ids).
+// INFO and CONFIG GET report them; the listener and connections obey them.
+//
+// A plain value type; thread-compatible. Once in a ServerContext it is
+// written only before the first Session exists (see server_context.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engines/engine.h"
+
+namespace kvlab {
+
+struct ServerSettings {
+  EngineConfig engine;              // kind, shards, stripes, hop, max_memory_bytes
+  unsigned io_threads = 1;          // resolved: >= 1; 1 whenever the engine is single-threaded
+  uint16_t port = 6379;             // 0 = no TCP listener
+  std::string bind = "127.0.0.1";
+  std::string unix_socket;          // empty = no Unix socket listener
+  std::string requirepass;          // empty = no password (AUTH is refused)
+  uint64_t max_clients = 10000;
+  bool protected_mode = true;
+  uint64_t client_output_buffer_limit = 64ull << 20;  // bytes of unsent replies
+  uint64_t client_query_buffer_limit = 1ull << 30;    // bytes of unparsed input
+
+  // Known once the server runs (main()).
+  std::string executable;           // argv[0], for INFO server
+  std::vector<pid_t> io_thread_ids; // kernel ids of the I/O threads (INFO cpu)
+};
+
+}  // namespace kvlab
