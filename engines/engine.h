@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "engines/operation.h"
 
 namespace kvlab {
@@ -92,8 +93,8 @@ struct EngineConfig {
   uint64_t max_memory_bytes = 0; // 0 = unlimited; writes past it fail kOutOfMemory
 };
 
-// Builds the engine named by config.kind. Returns nullptr and sets *error
-// when the kind or an option is invalid.
-std::unique_ptr<Engine> MakeEngine(const EngineConfig& config, std::string* error);
+// Builds the engine named by config.kind into *engine. InvalidArgument (and
+// *engine untouched) when the kind or an option is invalid.
+Status MakeEngine(const EngineConfig& config, std::unique_ptr<Engine>* engine);
 
 }  // namespace kvlab

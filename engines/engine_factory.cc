@@ -12,23 +12,31 @@
 namespace kvlab {
 namespace {
 
-std::unique_ptr<Engine> Invalid(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
+std::unique_ptr<Engine> Construct(const EngineConfig& config) {
+  if (config.kind == "single") return std::make_unique<SingleEngine>(config);
+  if (config.kind == "sharded") return std::make_unique<ShardedEngine>(config);
+  if (config.kind == "concurrent") return std::make_unique<ConcurrentEngine>(config);
+  if (config.kind == "striped") return std::make_unique<StripedEngine>(config);
   return nullptr;
 }
 
 }  // namespace
 
-std::unique_ptr<Engine> MakeEngine(const EngineConfig& config, std::string* error) {
-  if (config.shards > kMaxShards) return Invalid(error, "shards must be at most " + std::to_string(kMaxShards));
-  if (config.stripes > kMaxStripes) return Invalid(error, "stripes must be at most " + std::to_string(kMaxStripes));
-  if (config.kind == "single") return std::make_unique<SingleEngine>(config);
-  if (config.kind == "sharded") return std::make_unique<ShardedEngine>(config);
-  if (config.kind == "concurrent") return std::make_unique<ConcurrentEngine>(config);
-  if (config.kind == "striped") return std::make_unique<StripedEngine>(config);
-  std::string message = "unknown engine '" + config.kind + "' (expected one of:";
-  for (const std::string& kind : EngineKinds()) message += " " + kind;
-  return Invalid(error, message + ")");
+Status MakeEngine(const EngineConfig& config, std::unique_ptr<Engine>* engine) {
+  if (config.shards > kMaxShards) {
+    return Status::InvalidArgument("shards must be at most " + std::to_string(kMaxShards));
+  }
+  if (config.stripes > kMaxStripes) {
+    return Status::InvalidArgument("stripes must be at most " + std::to_string(kMaxStripes));
+  }
+  std::unique_ptr<Engine> built = Construct(config);
+  if (built == nullptr) {
+    std::string message = "unknown engine '" + config.kind + "' (expected one of:";
+    for (const std::string& kind : EngineKinds()) message += " " + kind;
+    return Status::InvalidArgument(message + ")");
+  }
+  *engine = std::move(built);
+  return Status::Ok();
 }
 
 }  // namespace kvlab

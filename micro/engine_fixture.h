@@ -105,10 +105,9 @@ inline Engine& PopulatedEngine(const EngineConfig& config) {
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<Engine>& engine = engines[name];
   if (engine) return *engine;
-  std::string error;
-  engine = MakeEngine(config, &error);
-  if (!engine) {
-    std::fprintf(stderr, "kvlab-micro: engine %s: %s\n", config.kind.c_str(), error.c_str());
+  if (const Status made = MakeEngine(config, &engine); !made.ok()) {
+    std::fprintf(stderr, "kvlab-micro: engine %s: %s\n", config.kind.c_str(),
+                 made.message().c_str());
     std::exit(1);
   }
   BatchCaller caller(*engine);

@@ -177,10 +177,9 @@ int Main(int argc, char** argv) {
     config.kind = kind;
     config.shards = 2;  // two shard threads: a real hop, the same for every run
     config.hop = HopMode::kCommand;
-    std::string error;
-    std::unique_ptr<Engine> engine = MakeEngine(config, &error);
-    if (!engine) {
-      std::fprintf(stderr, "kvlab-opcost: engine %s: %s\n", kind.c_str(), error.c_str());
+    std::unique_ptr<Engine> engine;
+    if (const Status made = MakeEngine(config, &engine); !made.ok()) {
+      std::fprintf(stderr, "kvlab-opcost: engine %s: %s\n", kind.c_str(), made.message().c_str());
       return 2;
     }
     ServerSettings settings;

@@ -26,26 +26,23 @@ bool OutOfDescriptorsOrMemory(const boost::system::error_code& error) {
 
 // A socket file left behind by a server that died is removed; a live one (a
 // connect succeeds) or a path that is not a socket is an error.
-bool PrepareUnixSocketPath(const std::string& path, std::string* error) {
+Status PrepareUnixSocketPath(const std::string& path) {
   struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) return true;  // nothing there
+  if (::lstat(path.c_str(), &info) != 0) return Status::Ok();  // nothing there
   if (!S_ISSOCK(info.st_mode)) {
-    *error = "--unixsocket " + path + " exists and is not a socket";
-    return false;
+    return Status::InvalidArgument("--unixsocket " + path + " exists and is not a socket");
   }
   boost::asio::io_context probe_context;
   boost::asio::local::stream_protocol::socket probe(probe_context);
   boost::system::error_code connect_error;
   probe.connect(boost::asio::local::stream_protocol::endpoint(path), connect_error);
   if (!connect_error) {
-    *error = "--unixsocket " + path + " is in use by a running server";
-    return false;
+    return Status::Unavailable("--unixsocket " + path + " is in use by a running server");
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    *error = "cannot remove stale socket file " + path;
-    return false;
+    return Status::Unavailable("cannot remove stale socket file " + path);
   }
-  return true;
+  return Status::Ok();
 }
 
 // Redis's spelling: "127.0.0.1:6379", "[::1]:6379".
@@ -83,42 +80,40 @@ Listener::Listener(const ServerSettings& options, boost::asio::io_context& accep
 
 Listener::~Listener() { Close(); }
 
-std::unique_ptr<Listener> Listener::Open(const ServerSettings& options,
-                                         boost::asio::io_context& accept_context,
-                                         IoThreadPool& io_threads, ServerContext& server_context,
-                                         ConnectionRegistry& registry, std::string* error) {
+Status Listener::Open(const ServerSettings& options, boost::asio::io_context& accept_context,
+                      IoThreadPool& io_threads, ServerContext& server_context,
+                      ConnectionRegistry& registry, std::unique_ptr<Listener>* opened) {
   std::unique_ptr<Listener> listener(
       new Listener(options, accept_context, io_threads, server_context, registry));
   boost::system::error_code code;
   if (options.port != 0) {
     const auto address = boost::asio::ip::make_address(options.bind, code);
-    if (code) {
-      *error = "--bind '" + options.bind + "' is not an IP address";
-      return nullptr;
-    }
+    if (code) return Status::InvalidArgument("--bind '" + options.bind + "' is not an IP address");
     const boost::asio::ip::tcp::endpoint endpoint(address, options.port);
     auto& tcp = listener->tcp_.emplace(accept_context);
     if (tcp.open(endpoint.protocol(), code) ||
         tcp.set_option(boost::asio::socket_base::reuse_address(true), code) ||
         tcp.bind(endpoint, code) || tcp.listen(kBacklog, code)) {
-      *error = "cannot listen on " + options.bind + ":" + std::to_string(options.port) + ": " +
-               code.message();
-      return nullptr;
+      return Status::Unavailable("cannot listen on " + options.bind + ":" +
+                                 std::to_string(options.port) + ": " + code.message());
     }
     listener->tcp_port_ = tcp.local_endpoint().port();
   }
   if (!options.unix_socket.empty()) {
-    if (!PrepareUnixSocketPath(options.unix_socket, error)) return nullptr;
+    if (Status prepared = PrepareUnixSocketPath(options.unix_socket); !prepared.ok()) {
+      return prepared;
+    }
     auto& unix_acceptor = listener->unix_.emplace(accept_context);
     const boost::asio::local::stream_protocol::endpoint endpoint(options.unix_socket);
     if (unix_acceptor.open(endpoint.protocol(), code) || unix_acceptor.bind(endpoint, code) ||
         unix_acceptor.listen(kBacklog, code)) {
-      *error = "cannot listen on unix socket " + options.unix_socket + ": " + code.message();
       listener->unix_.reset();
-      return nullptr;
+      return Status::Unavailable("cannot listen on unix socket " + options.unix_socket + ": " +
+                                 code.message());
     }
   }
-  return listener;
+  *opened = std::move(listener);
+  return Status::Ok();
 }
 
 void Listener::StartAccepting() {

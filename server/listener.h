@@ -21,18 +21,18 @@
 #include "server/connection.h"
 #include "server/connection_registry.h"
 #include "server/io_thread_pool.h"
-#include "server/server_options.h"
+#include "base/status.h"
+#include "server/server_settings.h"
 
 namespace kvlab {
 
 class Listener {
  public:
-  // Binds the listeners `options` asks for. Returns nullptr and sets *error
-  // (address in use, bad address, unusable socket path, ...) on failure.
-  static std::unique_ptr<Listener> Open(const ServerSettings& options,
-                                        boost::asio::io_context& accept_context,
-                                        IoThreadPool& io_threads, ServerContext& server_context,
-                                        ConnectionRegistry& registry, std::string* error);
+  // Binds the listeners `options` asks for into *listener. On failure (bad
+  // address, address in use, unusable socket path, ...) *listener is untouched.
+  static Status Open(const ServerSettings& options, boost::asio::io_context& accept_context,
+                     IoThreadPool& io_threads, ServerContext& server_context,
+                     ConnectionRegistry& registry, std::unique_ptr<Listener>* listener);
   ~Listener();
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;

@@ -70,10 +70,9 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  std::string error;
-  std::unique_ptr<kvlab::Engine> engine = kvlab::MakeEngine(settings.engine, &error);
-  if (!engine) {
-    std::cerr << "kvlab-server: " << error << "\n";
+  std::unique_ptr<kvlab::Engine> engine;
+  if (const kvlab::Status made = kvlab::MakeEngine(settings.engine, &engine); !made.ok()) {
+    std::cerr << "kvlab-server: " << made.message() << "\n";
     return 2;
   }
   // Sockets use MSG_NOSIGNAL, but a stray SIGPIPE must never kill a benchmark.
@@ -86,10 +85,11 @@ int main(int argc, char** argv) {
   kvlab::IoThreadPool io_threads(running.io_threads);
   boost::asio::io_context accept_context(1);
 
-  std::unique_ptr<kvlab::Listener> listener = kvlab::Listener::Open(
-      running, accept_context, io_threads, server_context, registry, &error);
-  if (!listener) {
-    std::cerr << "kvlab-server: " << error << "\n";
+  std::unique_ptr<kvlab::Listener> listener;
+  if (const kvlab::Status opened = kvlab::Listener::Open(running, accept_context, io_threads,
+                                                         server_context, registry, &listener);
+      !opened.ok()) {
+    std::cerr << "kvlab-server: " << opened.message() << "\n";
     return 1;
   }
 

@@ -24,9 +24,9 @@ class EngineConformance : public ::testing::TestWithParam<EngineCase> {
   std::unique_ptr<Engine> Make(uint64_t max_memory_bytes) const {
     EngineConfig config = GetParam().config;
     config.max_memory_bytes = max_memory_bytes;
-    std::string error;
-    std::unique_ptr<Engine> engine = MakeEngine(config, &error);
-    EXPECT_NE(engine, nullptr) << error;
+    std::unique_ptr<Engine> engine;
+    const Status made = MakeEngine(config, &engine);
+    EXPECT_TRUE(made.ok()) << made.message();
     return engine;
   }
 
@@ -367,18 +367,24 @@ TEST(EngineFactory, KnowsEveryKindAndRejectsOthers) {
     EngineConfig config;
     config.kind = kind;
     config.shards = 2;
-    std::string error;
-    EXPECT_NE(MakeEngine(config, &error), nullptr) << kind << ": " << error;
+    std::unique_ptr<Engine> engine;
+    const Status made = MakeEngine(config, &engine);
+    EXPECT_TRUE(made.ok()) << kind << ": " << made.message();
+    EXPECT_NE(engine, nullptr) << kind;
   }
   EngineConfig config;
   config.kind = "dashmap";
-  std::string error;
-  EXPECT_EQ(MakeEngine(config, &error), nullptr);
-  EXPECT_NE(error.find("unknown engine 'dashmap'"), std::string::npos) << error;
+  std::unique_ptr<Engine> engine;
+  Status made = MakeEngine(config, &engine);
+  EXPECT_EQ(made.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(made.message().find("unknown engine 'dashmap'"), std::string::npos) << made.message();
+  EXPECT_EQ(engine, nullptr);
   config.kind = "sharded";
   config.shards = 1'000'000;
-  EXPECT_EQ(MakeEngine(config, &error), nullptr);
-  EXPECT_NE(error.find("shards"), std::string::npos) << error;
+  made = MakeEngine(config, &engine);
+  EXPECT_EQ(made.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(made.message().find("shards"), std::string::npos) << made.message();
+  EXPECT_EQ(engine, nullptr);
 }
 
 TEST(EngineTraits, OnlySingleIsSingleThreadedAndHopModeSetsBatching) {
@@ -387,8 +393,9 @@ TEST(EngineTraits, OnlySingleIsSingleThreadedAndHopModeSetsBatching) {
     config.kind = std::move(kind);
     config.shards = 1;
     config.hop = hop;
-    std::string error;
-    return MakeEngine(config, &error)->Traits();
+    std::unique_ptr<Engine> engine;
+    EXPECT_TRUE(MakeEngine(config, &engine).ok());
+    return engine->Traits();
   };
   EXPECT_TRUE(traits_of("single", HopMode::kCommand).single_threaded);
   EXPECT_FALSE(traits_of("concurrent", HopMode::kCommand).single_threaded);
@@ -408,9 +415,9 @@ TEST(EngineTraits, EveryEngineReportsTheTraitsItsKindTableEntryGives) {
       config.kind = std::string(kind.name);
       config.shards = 1;
       config.hop = hop;
-      std::string error;
-      const std::unique_ptr<Engine> engine = MakeEngine(config, &error);
-      ASSERT_NE(engine, nullptr) << kind.name << ": " << error;
+      std::unique_ptr<Engine> engine;
+      const Status made = MakeEngine(config, &engine);
+      ASSERT_TRUE(made.ok()) << kind.name << ": " << made.message();
       EXPECT_EQ(engine->Traits().single_threaded, TraitsOf(config).single_threaded) << kind.name;
       EXPECT_EQ(engine->Traits().batch_per_read, TraitsOf(config).batch_per_read) << kind.name;
     }

@@ -23,9 +23,8 @@ constexpr int kThreads = 8;
 class EngineStress : public ::testing::TestWithParam<EngineCase> {
  protected:
   void SetUp() override {
-    std::string error;
-    engine_ = MakeEngine(GetParam().config, &error);
-    ASSERT_NE(engine_, nullptr) << error;
+    const Status made = MakeEngine(GetParam().config, &engine_);
+    ASSERT_TRUE(made.ok()) << made.message();
   }
 
   // Runs body(thread_index) on kThreads threads and joins them.
@@ -215,9 +214,9 @@ TEST(ShardedInfo, PerShardOperationCountsAddUp) {
   EngineConfig config;
   config.kind = "sharded";
   config.shards = 4;
-  std::string error;
-  std::unique_ptr<Engine> engine = MakeEngine(config, &error);
-  ASSERT_NE(engine, nullptr) << error;
+  std::unique_ptr<Engine> engine;
+  const Status made = MakeEngine(config, &engine);
+  ASSERT_TRUE(made.ok()) << made.message();
   std::vector<std::string> keys;
   for (int k = 0; k < 100; ++k) keys.push_back("key" + std::to_string(k));
   for (const std::string& key : keys) RunOp(*engine, Set(key, "v"));

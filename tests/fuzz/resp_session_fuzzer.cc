@@ -111,9 +111,9 @@ struct Conversation {
 Conversation Converse(std::string_view input, const std::vector<size_t>& chunk_sizes) {
   EngineConfig config;
   config.kind = "single";
-  std::string error;
-  std::unique_ptr<Engine> engine = MakeEngine(config, &error);
-  if (!engine) Violation("MakeEngine(single) failed: " + error);
+  std::unique_ptr<Engine> engine;
+  const Status made = MakeEngine(config, &engine);
+  if (!made.ok()) Violation("MakeEngine(single) failed: " + made.message());
   ServerSettings settings;
   settings.engine = config;
   ServerContext context(*engine, settings);

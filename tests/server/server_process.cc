@@ -60,15 +60,14 @@ std::optional<std::string> AwaitReadyLine(int fd, Clock::time_point deadline) {
 
 }  // namespace
 
-std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& engine,
-                                                    const std::vector<std::string>& extra_args,
-                                                    std::string* error) {
+Status ServerProcess::Start(const std::string& engine, const std::vector<std::string>& extra_args,
+                            std::unique_ptr<ServerProcess>* started) {
+  Status failed;
   for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
     std::unique_ptr<ServerProcess> server(new ServerProcess());
     char dir_template[] = "/tmp/kvlab-server-test-XXXXXX";
     if (::mkdtemp(dir_template) == nullptr) {
-      *error = std::string("mkdtemp: ") + std::strerror(errno);
-      return nullptr;
+      return Status::Unavailable(std::string("mkdtemp: ") + std::strerror(errno));
     }
     server->temp_dir_ = dir_template;
     server->unix_path_ = server->temp_dir_ + "/kvlab.sock";
@@ -84,8 +83,7 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& engine,
 
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) {
-      *error = std::string("pipe: ") + std::strerror(errno);
-      return nullptr;
+      return Status::Unavailable(std::string("pipe: ") + std::strerror(errno));
     }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -95,20 +93,22 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& engine,
     ::close(out[1]);
     if (spawned != 0) {
       ::close(out[0]);
-      *error = std::string("cannot start ") + argv[0] + ": " + std::strerror(spawned);
-      return nullptr;
+      return Status::Unavailable(std::string("cannot start ") + argv[0] + ": " +
+                                 std::strerror(spawned));
     }
     auto line = AwaitReadyLine(out[0], Clock::now() + kReadyTimeout);
     ::close(out[0]);  // the server's later prints go nowhere; it ignores SIGPIPE
     if (line) {
       server->ready_line_ = *line;
-      return server;
+      *started = std::move(server);
+      return Status::Ok();
     }
-    *error = "kvlab-server printed no ready line (port " + std::to_string(server->port_) +
-             " taken, or a start-up error: see its stderr above)";
+    failed = Status::Unavailable("kvlab-server printed no ready line (port " +
+                                 std::to_string(server->port_) +
+                                 " taken, or a start-up error: see its stderr above)");
     // The destructor kills and reaps it; another free port may do.
   }
-  return nullptr;
+  return failed;
 }
 
 ServerProcess::~ServerProcess() {

@@ -18,16 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+
 namespace kvlab::test {
 
 class ServerProcess {
  public:
   // Starts `kvlab-server --engine <engine> --port <free> --unixsocket <tmp>
-  // <extra_args...>`. Returns nullptr and sets *error when it exits or does
-  // not print its ready line within a few seconds.
-  static std::unique_ptr<ServerProcess> Start(const std::string& engine,
-                                              const std::vector<std::string>& extra_args,
-                                              std::string* error);
+  // <extra_args...>` into *started. Unavailable when it exits or does not
+  // print its ready line within a few seconds.
+  static Status Start(const std::string& engine, const std::vector<std::string>& extra_args,
+                      std::unique_ptr<ServerProcess>* started);
   ~ServerProcess();  // SIGKILL if still running, reap, remove the temp dir
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;

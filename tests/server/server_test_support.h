@@ -18,9 +18,8 @@ class ServerTest : public ::testing::TestWithParam<std::string> {
  protected:
   // Starts kvlab-server with this test's engine and `extra_args`.
   void StartServer(const std::vector<std::string>& extra_args = {}) {
-    std::string error;
-    server_ = ServerProcess::Start(GetParam(), extra_args, &error);
-    ASSERT_NE(server_, nullptr) << error;
+    const Status started = ServerProcess::Start(GetParam(), extra_args, &server_);
+    ASSERT_TRUE(started.ok()) << started.message();
   }
 
   std::unique_ptr<RedisConnection> Connect() {

@@ -76,10 +76,8 @@ inline EngineUnderTest MakeEngineUnderTest(const std::string& kind, ServerSettin
   config.shards = 3;
   config.stripes = 4;
   config.hop = kind == "sharded-batch" ? HopMode::kBatch : HopMode::kCommand;
-  std::string error;
   EngineUnderTest built;
-  built.engine = MakeEngine(config, &error);
-  if (!built.engine) return built;
+  if (!MakeEngine(config, &built.engine).ok()) return built;
   built.context = std::make_unique<ServerContext>(*built.engine, std::move(settings));
   return built;
 }
