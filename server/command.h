@@ -41,15 +41,16 @@ using FollowUpFn = void (*)(const DeferredReply& deferred, std::span<const OpRes
                             CommandCall& call);
 
 // A reply that waits for the engine: which operations of the batch are its,
-// how to render them, and a little command-specific data.
+// how to render them, and what its command must remember until then (set
+// through CommandCall::deferred_reply() after Defer()/DeferFollowUp()).
 struct DeferredReply {
   RenderFn render = nullptr;
   FollowUpFn follow_up = nullptr;  // set instead of `render` for two-step commands
   uint32_t first_op = 0;
   uint32_t op_count = 0;
-  int64_t aux = 0;        // e.g. TTL's unit
-  int64_t aux2 = 0;
-  std::string aux_text;   // e.g. INFO's sections
+  int64_t expire_conditions = 0;   // EXPIRE/PEXPIRE: its NX/XX/GT/LT options, as bits
+  int64_t expire_deadline_ms = 0;  // EXPIRE/PEXPIRE: the absolute deadline it would set
+  std::string info_sections;       // INFO: the sections asked for, lower case, space-separated
 };
 
 class CommandCall {
@@ -68,23 +69,20 @@ class CommandCall {
     deferred_ = true;
   }
   // Render the reply from the queued operations' results once they are done.
-  void Defer(RenderFn render, int64_t aux = 0, std::string aux_text = {}) {
+  void Defer(RenderFn render) {
     if (!deferred_) first_op_ = static_cast<uint32_t>(batch_.ops.size());
     deferred_ = true;
     deferred_reply_.render = render;
     deferred_reply_.first_op = first_op_;
     deferred_reply_.op_count = static_cast<uint32_t>(batch_.ops.size()) - first_op_;
-    deferred_reply_.aux = aux;
-    deferred_reply_.aux_text = std::move(aux_text);
   }
 
   // Like Defer(), but hand the results to `follow_up` instead of rendering;
   // the follow-up's CommandCall has the same args.
   // REQUIRES: the command was dispatched alone (CommandSpec::kTwoStep).
-  void DeferFollowUp(FollowUpFn follow_up, int64_t aux, int64_t aux2) {
-    Defer(nullptr, aux);
+  void DeferFollowUp(FollowUpFn follow_up) {
+    Defer(nullptr);
     deferred_reply_.follow_up = follow_up;
-    deferred_reply_.aux2 = aux2;
   }
 
   bool deferred() const { return deferred_; }

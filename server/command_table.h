@@ -15,6 +15,18 @@
 
 namespace kvlab {
 
+// Where a command's keys are, for COMMAND INFO: the first and last argument
+// positions (-1: the last argument) and the step between keys. All 0 for a
+// command without keys.
+struct KeyPositions {
+  int first = 0;
+  int last = 0;
+  int step = 0;
+};
+
+// One command, written with designated initialisers, e.g.
+//   {.name = "get", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Get,
+//    .keys = {.first = 1, .last = 1, .step = 1}, .group = "string", .summary = "..."}
 struct CommandSpec {
   enum Flags : uint32_t {
     kNone = 0,
@@ -22,17 +34,17 @@ struct CommandSpec {
     kWrite = 1u << 1,     // may add data ("write" in COMMAND's flags)
     kReadOnly = 1u << 2,
     kFast = 1u << 3,
-    kDenyOom = 1u << 4,   // refused whole with -OOM once maxmemory is reached (Session)
+    // Refused whole with -OOM, before it runs, once the engine is at
+    // --maxmemory: Session::Dispatch reads it, and the engine's own check is
+    // skipped for the operations of a command it admitted (Redis's denyoom).
+    kDenyOom = 1u << 4,
     kTwoStep = 1u << 5,   // may read, then write: dispatched alone in its batch
   };
   std::string name;       // lower case, as Redis reports it
   int arity = 0;
   uint32_t flags = kNone;
   CommandHandler handler = nullptr;
-  // Key positions for COMMAND INFO: first, last (-1: last argument), step.
-  int first_key = 0;
-  int last_key = 0;
-  int key_step = 0;
+  KeyPositions keys;
   std::string group;      // COMMAND DOCS group: "string", "generic", ...
   std::string summary;    // COMMAND DOCS summary
 };

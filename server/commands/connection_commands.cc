@@ -207,18 +207,21 @@ void Client(CommandCall& call) {
 
 void RegisterConnectionCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({"ping", -1, F::kFast, Ping, 0, 0, 0, "connection", "Ping the server"});
-  table.Add({"echo", 2, F::kFast, Echo, 0, 0, 0, "connection", "Echo the given string"});
-  table.Add({"quit", -1, F::kNoAuth | F::kFast, Quit, 0, 0, 0, "connection",
-             "Close the connection"});
-  table.Add({"auth", -2, F::kNoAuth | F::kFast, Auth, 0, 0, 0, "connection",
-             "Authenticate to the server"});
-  table.Add({"hello", -1, F::kNoAuth | F::kFast, Hello, 0, 0, 0, "connection",
-             "Handshake with Redis"});
-  table.Add({"select", 2, F::kFast, Select, 0, 0, 0, "connection",
-             "Change the selected database for the current connection"});
-  table.Add({"client", -2, F::kNone, Client, 0, 0, 0, "connection",
-             "A container for client connection commands"});
+  table.Add({.name = "ping", .arity = -1, .flags = F::kFast, .handler = Ping, .group = "connection",
+             .summary = "Ping the server"});
+  table.Add({.name = "echo", .arity = 2, .flags = F::kFast, .handler = Echo, .group = "connection",
+             .summary = "Echo the given string"});
+  table.Add({.name = "quit", .arity = -1, .flags = F::kNoAuth | F::kFast, .handler = Quit,
+             .group = "connection", .summary = "Close the connection"});
+  table.Add({.name = "auth", .arity = -2, .flags = F::kNoAuth | F::kFast, .handler = Auth,
+             .group = "connection", .summary = "Authenticate to the server"});
+  table.Add({.name = "hello", .arity = -1, .flags = F::kNoAuth | F::kFast, .handler = Hello,
+             .group = "connection", .summary = "Handshake with Redis"});
+  table.Add({.name = "select", .arity = 2, .flags = F::kFast, .handler = Select,
+             .group = "connection",
+             .summary = "Change the selected database for the current connection"});
+  table.Add({.name = "client", .arity = -2, .flags = F::kNone, .handler = Client,
+             .group = "connection", .summary = "A container for client connection commands"});
 }
 
 }  // namespace kvlab

@@ -45,8 +45,8 @@ void Exists(CommandCall& call) {
 void ExpireWithConditions(const DeferredReply& deferred, std::span<const OpResult> results,
                           CommandCall& call) {
   int64_t pttl = results[0].integer;
-  int64_t flags = deferred.aux;
-  int64_t when = deferred.aux2;
+  const int64_t flags = deferred.expire_conditions;
+  const int64_t when = deferred.expire_deadline_ms;
   if (pttl == -2) {  // no such key
     call.reply().Integer(0);
     return;
@@ -111,7 +111,9 @@ void ExpireGeneric(CommandCall& call, bool seconds, std::string_view name) {
     return;
   }
   call.Add(MakeOp(OpCode::kPttl, call.args[1]));
-  call.DeferFollowUp(ExpireWithConditions, flags, when);
+  call.DeferFollowUp(ExpireWithConditions);
+  call.deferred_reply().expire_conditions = flags;
+  call.deferred_reply().expire_deadline_ms = when;
 }
 
 void Expire(CommandCall& call) { ExpireGeneric(call, true, "expire"); }
@@ -153,25 +155,33 @@ void Flush(CommandCall& call) {
 
 void RegisterKeyspaceCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({"del", -2, F::kWrite, Del, 1, -1, 1, "generic", "Delete a key"});
-  table.Add({"exists", -2, F::kReadOnly | F::kFast, Exists, 1, -1, 1, "generic",
-             "Determine if a key exists"});
-  table.Add({"expire", -3, F::kWrite | F::kFast | F::kTwoStep, Expire, 1, 1, 1, "generic",
-             "Set a key's time to live in seconds"});
-  table.Add({"pexpire", -3, F::kWrite | F::kFast | F::kTwoStep, Pexpire, 1, 1, 1, "generic",
-             "Set a key's time to live in milliseconds"});
-  table.Add({"ttl", 2, F::kReadOnly | F::kFast, Ttl, 1, 1, 1, "generic",
-             "Get the time to live for a key in seconds"});
-  table.Add({"pttl", 2, F::kReadOnly | F::kFast, Pttl, 1, 1, 1, "generic",
-             "Get the time to live for a key in milliseconds"});
-  table.Add({"persist", 2, F::kWrite | F::kFast, Persist, 1, 1, 1, "generic",
-             "Remove the expiration from a key"});
-  table.Add({"dbsize", 1, F::kReadOnly | F::kFast, DbSize, 0, 0, 0, "server",
-             "Return the number of keys in the selected database"});
-  table.Add({"flushdb", -1, F::kWrite, Flush, 0, 0, 0, "server",
-             "Remove all keys from the current database"});
-  table.Add({"flushall", -1, F::kWrite, Flush, 0, 0, 0, "server",
-             "Remove all keys from all databases"});
+  table.Add({.name = "del", .arity = -2, .flags = F::kWrite, .handler = Del,
+             .keys = {.first = 1, .last = -1, .step = 1}, .group = "generic",
+             .summary = "Delete a key"});
+  table.Add({.name = "exists", .arity = -2, .flags = F::kReadOnly | F::kFast, .handler = Exists,
+             .keys = {.first = 1, .last = -1, .step = 1}, .group = "generic",
+             .summary = "Determine if a key exists"});
+  table.Add({.name = "expire", .arity = -3, .flags = F::kWrite | F::kFast | F::kTwoStep,
+             .handler = Expire, .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+             .summary = "Set a key's time to live in seconds"});
+  table.Add({.name = "pexpire", .arity = -3, .flags = F::kWrite | F::kFast | F::kTwoStep,
+             .handler = Pexpire, .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+             .summary = "Set a key's time to live in milliseconds"});
+  table.Add({.name = "ttl", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Ttl,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+             .summary = "Get the time to live for a key in seconds"});
+  table.Add({.name = "pttl", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Pttl,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+             .summary = "Get the time to live for a key in milliseconds"});
+  table.Add({.name = "persist", .arity = 2, .flags = F::kWrite | F::kFast, .handler = Persist,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+             .summary = "Remove the expiration from a key"});
+  table.Add({.name = "dbsize", .arity = 1, .flags = F::kReadOnly | F::kFast, .handler = DbSize,
+             .group = "server", .summary = "Return the number of keys in the selected database"});
+  table.Add({.name = "flushdb", .arity = -1, .flags = F::kWrite, .handler = Flush,
+             .group = "server", .summary = "Remove all keys from the current database"});
+  table.Add({.name = "flushall", .arity = -1, .flags = F::kWrite, .handler = Flush,
+             .group = "server", .summary = "Remove all keys from all databases"});
 }
 
 }  // namespace kvlab

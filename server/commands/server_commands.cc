@@ -184,12 +184,12 @@ constexpr std::array<SectionName, 9> kSections = {{{"server", true},
                                                    {"keyspace", true},
                                                    {"kvlab", true}}};
 
-// aux_text: the requested section names, lower case, separated by spaces;
-// empty means "default".
+// deferred.info_sections: the requested section names, lower case,
+// separated by spaces; empty means "default".
 void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results,
                 ReplyWriter& writer, ServerContext& server) {
   std::vector<std::string> wanted;
-  std::string_view text = deferred.aux_text;
+  std::string_view text = deferred.info_sections;
   while (!text.empty()) {
     size_t space = text.find(' ');
     wanted.emplace_back(text.substr(0, space));
@@ -241,7 +241,8 @@ void Info(CommandCall& call) {
   }
   // The key count comes from the engine, in order with this client's writes.
   call.Add(MakeOp(OpCode::kDbSize, {}));
-  call.Defer(RenderInfo, 0, std::move(sections));
+  call.Defer(RenderInfo);
+  call.deferred_reply().info_sections = std::move(sections);
 }
 
 // The parameters CONFIG GET knows, with kvlab's values.
@@ -319,9 +320,9 @@ void WriteCommandInfo(ReplyWriter& reply, const CommandSpec& spec) {
   std::vector<std::string> flags = CommandFlags(spec);
   reply.ArrayHeader(flags.size());
   for (const std::string& flag : flags) reply.SimpleString(flag);
-  reply.Integer(spec.first_key);
-  reply.Integer(spec.last_key);
-  reply.Integer(spec.key_step);
+  reply.Integer(spec.keys.first);
+  reply.Integer(spec.keys.last);
+  reply.Integer(spec.keys.step);
   reply.ArrayHeader(1);
   reply.SimpleString("@" + spec.group);
   reply.ArrayHeader(0);  // tips
@@ -396,12 +397,12 @@ void Command(CommandCall& call) {
 
 void RegisterServerCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({"info", -1, F::kNone, Info, 0, 0, 0, "server",
-             "Get information and statistics about the server"});
-  table.Add({"config", -2, F::kNone, Config, 0, 0, 0, "server",
-             "A container for server configuration commands"});
-  table.Add({"command", -1, F::kNone, Command, 0, 0, 0, "server",
-             "Get array of Redis command details"});
+  table.Add({.name = "info", .arity = -1, .flags = F::kNone, .handler = Info, .group = "server",
+             .summary = "Get information and statistics about the server"});
+  table.Add({.name = "config", .arity = -2, .flags = F::kNone, .handler = Config, .group = "server",
+             .summary = "A container for server configuration commands"});
+  table.Add({.name = "command", .arity = -1, .flags = F::kNone, .handler = Command,
+             .group = "server", .summary = "Get array of Redis command details"});
 }
 
 }  // namespace kvlab

@@ -207,30 +207,42 @@ void DecrBy(CommandCall& call) {
 
 void RegisterStringCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({"get", 2, F::kReadOnly | F::kFast, Get, 1, 1, 1, "string",
-             "Get the value of a key"});
-  table.Add({"set", -3, F::kWrite | F::kDenyOom, Set, 1, 1, 1, "string",
-             "Set the string value of a key"});
-  table.Add({"setnx", 3, F::kWrite | F::kDenyOom | F::kFast, SetNx, 1, 1, 1, "string",
-             "Set the value of a key, only if the key does not exist"});
-  table.Add({"getset", 3, F::kWrite | F::kDenyOom | F::kFast, GetSet, 1, 1, 1, "string",
-             "Set the string value of a key and return its old value"});
-  table.Add({"mget", -2, F::kReadOnly | F::kFast, Mget, 1, -1, 1, "string",
-             "Get the values of all the given keys"});
-  table.Add({"mset", -3, F::kWrite | F::kDenyOom, Mset, 1, -1, 2, "string",
-             "Set multiple keys to multiple values"});
-  table.Add({"append", 3, F::kWrite | F::kDenyOom | F::kFast, Append, 1, 1, 1, "string",
-             "Append a value to a key"});
-  table.Add({"strlen", 2, F::kReadOnly | F::kFast, Strlen, 1, 1, 1, "string",
-             "Get the length of the value stored in a key"});
-  table.Add({"incr", 2, F::kWrite | F::kDenyOom | F::kFast, Incr, 1, 1, 1, "string",
-             "Increment the integer value of a key by one"});
-  table.Add({"decr", 2, F::kWrite | F::kDenyOom | F::kFast, Decr, 1, 1, 1, "string",
-             "Decrement the integer value of a key by one"});
-  table.Add({"incrby", 3, F::kWrite | F::kDenyOom | F::kFast, IncrBy, 1, 1, 1, "string",
-             "Increment the integer value of a key by the given amount"});
-  table.Add({"decrby", 3, F::kWrite | F::kDenyOom | F::kFast, DecrBy, 1, 1, 1, "string",
-             "Decrement the integer value of a key by the given number"});
+  table.Add({.name = "get", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Get,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Get the value of a key"});
+  table.Add({.name = "set", .arity = -3, .flags = F::kWrite | F::kDenyOom, .handler = Set,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Set the string value of a key"});
+  table.Add({.name = "setnx", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = SetNx, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Set the value of a key, only if the key does not exist"});
+  table.Add({.name = "getset", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = GetSet, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Set the string value of a key and return its old value"});
+  table.Add({.name = "mget", .arity = -2, .flags = F::kReadOnly | F::kFast, .handler = Mget,
+             .keys = {.first = 1, .last = -1, .step = 1}, .group = "string",
+             .summary = "Get the values of all the given keys"});
+  table.Add({.name = "mset", .arity = -3, .flags = F::kWrite | F::kDenyOom, .handler = Mset,
+             .keys = {.first = 1, .last = -1, .step = 2}, .group = "string",
+             .summary = "Set multiple keys to multiple values"});
+  table.Add({.name = "append", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = Append, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Append a value to a key"});
+  table.Add({.name = "strlen", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Strlen,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Get the length of the value stored in a key"});
+  table.Add({.name = "incr", .arity = 2, .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = Incr, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Increment the integer value of a key by one"});
+  table.Add({.name = "decr", .arity = 2, .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = Decr, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Decrement the integer value of a key by one"});
+  table.Add({.name = "incrby", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = IncrBy, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Increment the integer value of a key by the given amount"});
+  table.Add({.name = "decrby", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = DecrBy, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Decrement the integer value of a key by the given number"});
 }
 
 }  // namespace kvlab

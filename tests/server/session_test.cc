@@ -141,6 +141,12 @@ TEST_P(SessionTest, CommandDescribesTheTable) {
   EXPECT_EQ(Feed("COMMAND INFO get nosuch\r\n"),
             "*2\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
             "*1\r\n+@string\r\n*0\r\n*0\r\n*0\r\n*-1\r\n");
+  // Keys from the second argument to the last, every other one; and none.
+  EXPECT_EQ(Feed("COMMAND INFO mset ping\r\n"),
+            "*2\r\n*10\r\n$4\r\nmset\r\n:-3\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:-1\r\n:2\r\n"
+            "*1\r\n+@string\r\n*0\r\n*0\r\n*0\r\n"
+            "*10\r\n$4\r\nping\r\n:-1\r\n*1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n"
+            "*1\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n");
   EXPECT_EQ(Feed("COMMAND DOCS get\r\n"),
             "*2\r\n$3\r\nget\r\n*6\r\n$7\r\nsummary\r\n$22\r\nGet the value of a key\r\n"
             "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n");
