@@ -8,7 +8,6 @@
 namespace kvlab {
 namespace {
 
-// isspace() in the C locale, which sdssplitargs uses to skip blanks.
 // Position of the first `wanted` or NUL byte at or after `from`, or npos.
 // Protocol lines are short, so a plain loop beats find_first_of (which calls
 // memchr on the set for every byte).
@@ -35,6 +34,7 @@ std::optional<int64_t> ParseLength(std::string_view text) {
   return value;
 }
 
+// isspace() in the C locale, which sdssplitargs uses to skip blanks.
 bool IsBlank(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
