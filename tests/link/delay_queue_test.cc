@@ -1,5 +1,5 @@
 // DelayQueue driven by a fake clock: time is whatever the test says it is.
-#include "harness/remote_link/delay_queue.h"
+#include "link/delay_queue.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // LatenessHistogram: the forwarder's delay-error statistics.
-#include "harness/remote_link/lateness_histogram.h"
+#include "link/lateness_histogram.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // kvlab-link's command line: what each option becomes, and what is refused.
-#include "harness/remote_link/link_options.h"
+#include "link/link_options.h"
 
 #include <gtest/gtest.h>
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/remote_link/delay_queue.h"
-#include "harness/remote_link/lateness_histogram.h"
+#include "link/delay_queue.h"
+#include "link/lateness_histogram.h"
 
 namespace kvlab::link {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/remote_link/link_forwarder.h"
+#include "link/link_forwarder.h"
 
 namespace kvlab::link {
 

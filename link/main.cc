@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/remote_link/link_forwarder.h"
-#include "harness/remote_link/link_options.h"
-#include "harness/remote_link/netns_tun.h"
+#include "link/link_forwarder.h"
+#include "link/link_options.h"
+#include "link/netns_tun.h"
 
 namespace {
 

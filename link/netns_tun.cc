@@ -1,4 +1,4 @@
-#include "harness/remote_link/netns_tun.h"
+#include "link/netns_tun.h"
 
 #include <fcntl.h>
 #include <linux/if.h>

@@ -1,4 +1,4 @@
-#include "harness/remote_link/link_forwarder.h"
+#include "link/link_forwarder.h"
 
 #include <sys/epoll.h>
 #include <sys/resource.h>

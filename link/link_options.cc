@@ -1,4 +1,4 @@
-#include "harness/remote_link/link_options.h"
+#include "link/link_options.h"
 
 #include <boost/program_options.hpp>
 
