@@ -37,53 +37,53 @@ std::string Usage(const po::options_description& visible) {
   return usage.str();
 }
 
-// Fills `out` or returns a message naming the bad option and what is allowed.
-std::string Validate(const po::variables_map& vm, ServerSettings& out) {
+// Fills `out`, or says which option is bad and what it allows.
+Status Validate(const po::variables_map& vm, ServerSettings& out) {
   const std::string kind = vm["engine"].as<std::string>();
   if (FindEngineKind(kind) == nullptr) {
-    return "--engine '" + kind + "' is not one of " + EngineKindChoices();
+    return Status::InvalidArgument("--engine '" + kind + "' is not one of " +
+                                   EngineKindChoices());
   }
   out.engine.kind = kind;
 
-  auto count = [&](const char* name, uint64_t min, uint64_t max, uint64_t& value) -> std::string {
+  auto count = [&](const char* name, uint64_t min, uint64_t max, uint64_t& value) {
     const std::string text = vm[name].as<std::string>();
     auto parsed = ParseUnsigned(text);
     if (!parsed || *parsed < min || *parsed > max) {
-      return std::string("--") + name + " '" + text + "' must be an integer in [" +
-             std::to_string(min) + ", " + std::to_string(max) + "]";
+      return Status::InvalidArgument(std::string("--") + name + " '" + text +
+                                     "' must be an integer in [" + std::to_string(min) + ", " +
+                                     std::to_string(max) + "]");
     }
     value = *parsed;
-    return "";
+    return Status::Ok();
   };
-  auto bytes = [&](const char* name, uint64_t& value) -> std::string {
+  auto bytes = [&](const char* name, uint64_t& value) {
     const std::string text = vm[name].as<std::string>();
     auto parsed = ParseMemorySize(text);
     if (!parsed) {
-      return std::string("--") + name + " '" + text +
-             "' must be a byte count such as 1048576, 100mb or 1gb";
+      return Status::InvalidArgument(std::string("--") + name + " '" + text +
+                                     "' must be a byte count such as 1048576, 100mb or 1gb");
     }
     value = *parsed;
-    return "";
+    return Status::Ok();
   };
 
   uint64_t shards = HardwareThreads(), stripes = kDefaultStripes, io_threads = HardwareThreads();
   uint64_t port = 0;
-  std::string error;
-  if (vm.count("shards") && !(error = count("shards", 1, kMaxShards, shards)).empty()) return error;
-  if (vm.count("stripes") && !(error = count("stripes", 1, kMaxStripes, stripes)).empty()) return error;
-  if (vm.count("io-threads") && !(error = count("io-threads", 1, 1024, io_threads)).empty()) {
-    return error;
+  for (const Status& parsed :
+       {vm.count("shards") ? count("shards", 1, kMaxShards, shards) : Status::Ok(),
+        vm.count("stripes") ? count("stripes", 1, kMaxStripes, stripes) : Status::Ok(),
+        vm.count("io-threads") ? count("io-threads", 1, 1024, io_threads) : Status::Ok(),
+        count("port", 0, 65535, port),
+        count("maxclients", 1, 1'000'000, out.max_clients),
+        bytes("maxmemory", out.engine.max_memory_bytes),
+        bytes("client-output-buffer-limit", out.client_output_buffer_limit),
+        bytes("client-query-buffer-limit", out.client_query_buffer_limit)}) {
+    if (!parsed.ok()) return parsed;
   }
-  if (!(error = count("port", 0, 65535, port)).empty()) return error;
-  if (!(error = count("maxclients", 1, 1'000'000, out.max_clients)).empty()) return error;
-  if (!(error = bytes("maxmemory", out.engine.max_memory_bytes)).empty()) return error;
-  if (!(error = bytes("client-output-buffer-limit", out.client_output_buffer_limit)).empty()) {
-    return error;
+  if (out.client_query_buffer_limit == 0) {
+    return Status::InvalidArgument("--client-query-buffer-limit must be > 0");
   }
-  if (!(error = bytes("client-query-buffer-limit", out.client_query_buffer_limit)).empty()) {
-    return error;
-  }
-  if (out.client_query_buffer_limit == 0) return "--client-query-buffer-limit must be > 0";
   out.engine.shards = static_cast<unsigned>(shards);
   out.engine.stripes = static_cast<unsigned>(stripes);
   out.port = static_cast<uint16_t>(port);
@@ -94,7 +94,7 @@ std::string Validate(const po::variables_map& vm, ServerSettings& out) {
   } else if (hop == "batch") {
     out.engine.hop = HopMode::kBatch;
   } else {
-    return "--hop '" + hop + "' is not one of command|batch";
+    return Status::InvalidArgument("--hop '" + hop + "' is not one of command|batch");
   }
 
   const std::string protected_mode = AsciiLowercase(vm["protected-mode"].as<std::string>());
@@ -103,19 +103,22 @@ std::string Validate(const po::variables_map& vm, ServerSettings& out) {
   } else if (protected_mode == "no") {
     out.protected_mode = false;
   } else {
-    return "--protected-mode '" + protected_mode + "' is not one of yes|no";
+    return Status::InvalidArgument("--protected-mode '" + protected_mode +
+                                   "' is not one of yes|no");
   }
 
   out.bind = vm["bind"].as<std::string>();
-  if (out.bind.empty()) return "--bind needs an address such as 127.0.0.1 or 0.0.0.0";
+  if (out.bind.empty()) {
+    return Status::InvalidArgument("--bind needs an address such as 127.0.0.1 or 0.0.0.0");
+  }
   if (vm.count("unixsocket")) out.unix_socket = vm["unixsocket"].as<std::string>();
   if (vm.count("requirepass")) out.requirepass = vm["requirepass"].as<std::string>();
   if (out.port == 0 && out.unix_socket.empty()) {
-    return "--port 0 disables TCP, so --unixsocket PATH is required";
+    return Status::InvalidArgument("--port 0 disables TCP, so --unixsocket PATH is required");
   }
   // A single-threaded engine (the Redis model) needs one thread to run everything.
   out.io_threads = TraitsOf(out.engine).single_threaded ? 1u : static_cast<unsigned>(io_threads);
-  return "";
+  return Status::Ok();
 }
 
 }  // namespace
@@ -190,9 +193,9 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
     result.message = VersionLine() + "\n";
     return result;
   }
-  if (std::string error = Validate(vm, result.settings); !error.empty()) {
+  if (const Status valid = Validate(vm, result.settings); !valid.ok()) {
     result.outcome = ParsedCommandLine::Outcome::kBadArguments;
-    result.message = "kvlab-server: " + error + "\n(see kvlab-server --help)\n";
+    result.message = "kvlab-server: " + valid.message() + "\n(see kvlab-server --help)\n";
   }
   return result;
 }
