@@ -109,6 +109,12 @@ void Session::ParseAndDispatch(std::string& out) {
       holding_command_ = true;
       return;
     }
+    if (spec != nullptr && DecidesMemory(*spec) && !batch_.ops.empty()) {
+      // Redis decides maxmemory with every earlier command already run: the
+      // writes queued before this one may be what fills the memory.
+      holding_command_ = true;
+      return;
+    }
     Dispatch(spec, out);
     if (out.size() > out_limit_) {
       over_limit_ = true;
@@ -138,8 +144,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   } else if (DecidesMemory(*spec) && ctx_.engine.OverMemoryLimit()) {
     // Redis's processCommand(): a command that may grow the dataset is
     // refused whole, before it runs, once used memory reached maxmemory.
-    // Decided here, as the command is queued: commands pipelined in one
-    // read are admitted before that read's batch runs.
+    // ParseAndDispatch ran every earlier command of the read first.
     writer.Error(kOomError);
   } else {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);

@@ -81,6 +81,8 @@ class Session {
   void ParseAndDispatch(std::string& out);
   void Dispatch(const CommandSpec* spec, std::string& out);
   // Whether this Session applies the maxmemory rule to `spec` (kDenyOom).
+  // Such a command is dispatched only once the batch queued before it has
+  // run, so each one is decided on the memory its predecessors left.
   bool DecidesMemory(const CommandSpec& spec) const;
   // Runs the queued batch. True when it completed synchronously.
   bool ExecuteBatch();

@@ -218,6 +218,38 @@ TEST_P(SessionTest, WritesPastMaxmemoryFailWithOomAndNothingElseIsLost) {
   EXPECT_EQ(driver.Feed("DEL key:0\r\n"), ":1\r\n");
 }
 
+// Pipelined in one read, each write is still decided on the memory the writes
+// before it left (as Redis does, command by command): the same writes are
+// stored as when sent one at a time, and every one after the first refusal
+// is refused.
+TEST_P(SessionTest, PipelinedWritesPastMaxmemoryAreRefusedFromTheSameWriteOn) {
+  const std::string value(1000, 'v');
+  auto set = [&value](int i) { return Encode({"SET", "key:" + std::to_string(i), value}); };
+  constexpr int kWrites = 200;  // 200 KB of values: far past 64 KiB
+
+  EngineUnderTest one_at_a_time = SmallEngine(GetParam());
+  SessionDriver single_writes(*one_at_a_time.context);
+  int stored_alone = 0;
+  while (stored_alone < kWrites && single_writes.Feed(set(stored_alone)) == "+OK\r\n") {
+    ++stored_alone;
+  }
+  ASSERT_LT(stored_alone, kWrites);
+
+  EngineUnderTest pipelined = SmallEngine(GetParam());
+  SessionDriver pipeline(*pipelined.context);
+  std::string writes;
+  for (int i = 0; i < kWrites; ++i) writes += set(i);
+  const std::vector<std::string> replies = SplitReplies(pipeline.Feed(writes));
+  ASSERT_EQ(replies.size(), static_cast<size_t>(kWrites));
+  for (int i = 0; i < kWrites; ++i) {
+    EXPECT_EQ(replies[i], i < stored_alone
+                              ? "+OK\r\n"
+                              : "-OOM command not allowed when used memory > 'maxmemory'.\r\n")
+        << "write " << i;
+  }
+  EXPECT_EQ(pipeline.Feed("DBSIZE\r\n"), ":" + std::to_string(stored_alone) + "\r\n");
+}
+
 // Redis decides maxmemory once per command: an MSET admitted below the limit
 // runs whole even when it crosses it, and once over, an MSET is refused whole.
 TEST_P(SessionTest, MsetPastMaxmemoryRunsOrIsRefusedWhole) {
