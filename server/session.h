@@ -20,7 +20,9 @@
 //      kClose     — write `out`, then close (QUIT, or a protocol error whose
 //                   reply is in `out`).
 //      kOutputLimit — `out` grew past the `out_limit` given to Process(): the
-//                   Session stopped executing and rendering there, and the
+//                   Session stopped rendering at the reply that crossed it
+//                   and dispatches nothing more (commands of the same read
+//                   already in the engine batch have run), and the
 //                   connection must close without sending more (Redis's
 //                   client-output-buffer-limit). The Session may not be used
 //                   again.
