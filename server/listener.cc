@@ -97,7 +97,6 @@ Status Listener::Open(const ServerSettings& options, boost::asio::io_context& ac
       return Status::Unavailable("cannot listen on " + options.bind + ":" +
                                  std::to_string(options.port) + ": " + code.message());
     }
-    listener->tcp_port_ = tcp.local_endpoint().port();
   }
   if (!options.unix_socket.empty()) {
     if (Status prepared = PrepareUnixSocketPath(options.unix_socket); !prepared.ok()) {

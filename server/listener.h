@@ -37,9 +37,6 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
-  // The TCP port actually bound (0 when there is no TCP listener).
-  uint16_t tcp_port() const { return tcp_port_; }
-
   void StartAccepting();
   // Stops accepting and removes the Unix socket file. Idempotent.
   void Close();
@@ -66,7 +63,6 @@ class Listener {
   std::optional<boost::asio::ip::tcp::acceptor> tcp_;
   std::optional<boost::asio::local::stream_protocol::acceptor> unix_;
   boost::asio::steady_timer retry_timer_;
-  uint16_t tcp_port_ = 0;
   bool closed_ = false;
 };
 
