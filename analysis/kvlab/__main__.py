@@ -31,6 +31,7 @@ def _run(args) -> int:
     from .experiment import ExperimentError, load_experiment
     from .plots import write_plots
     from .report import write_report
+    from .loadgens import LoadgenMissing
     from .runner import Runner
     try:
         experiment = load_experiment(args.experiment)
@@ -45,7 +46,11 @@ def _run(args) -> int:
         print(f"kvlab run: {args.experiment}: {error}", file=sys.stderr)
         return 2
     runner = Runner(plan, REPO, Path(args.build).resolve(), Path(args.out).resolve())
-    run_dir = runner.run()
+    try:
+        run_dir = runner.run()
+    except LoadgenMissing as error:
+        print(f"kvlab run: {error}", file=sys.stderr)
+        return 1
     report = write_report(run_dir)
     write_plots(run_dir)
     if not args.quiet_report:

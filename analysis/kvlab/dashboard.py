@@ -30,7 +30,7 @@ import sys
 
 from . import micro
 from .compare import VERDICT_HEADER, verdict_rows
-from .history import (COST_COLUMNS, describe_fingerprint, group_records,
+from .history import (cost_columns, describe_fingerprint, group_records,
                       load_history, local_run_folders, parse_date, run_started,
                       series_of)
 from .opcost import load_opcost_history
@@ -200,7 +200,7 @@ def plot_bench_group(fingerprint_id, experiment, records, out_dir):
         plots.append(_series_plot(records, ks, f"{experiment}: ratio {comparison} (above 1: "
                                   f"{comparison.split('/')[0]} ahead)", "ratio",
                                   out_dir, f"{stem}-ratio-{_safe(comparison)}.png"))
-    for column in COST_COLUMNS:
+    for column in cost_columns(dict.fromkeys(k.kind for k in keys)):
         ks = [k for k in keys if k.kind == column]
         if ks:
             plots.append(_series_plot(records, ks, f"{experiment}: {column}", column, out_dir,

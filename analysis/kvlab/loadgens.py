@@ -1,22 +1,29 @@
 """The two load generators a point can be measured with, behind one call shape.
 
-- kvlab-load (the project's harness): one invocation per point; it writes one
-  CSV row per repetition (and a JSON file with the latency histograms).
+- kvlab-load (the project's harness): one invocation per point; it writes the
+  points.csv rows themselves, one per repetition: the point's variables (passed
+  as `--label name=value`) and then its measured columns, whose names, kinds and
+  meanings only kvlab-load declares (`kvlab-load --schema`, harness/point_record.h).
+  It also watches the measured CPUs for interference and the server's costs per
+  operation, and says `disturbed` in the row's status (and writes a JSON file with
+  the latency histograms).
 - redis-benchmark (Debian's): one invocation per repetition, covering all the
   commands of a point group at once (`-t set,get`), with `-n` sized so that
   each test lasts about the point's duration (a first, calibrating run is the
   warm-up). Its CSV gives ops/s, p50, p99 and max; p90 and p99.9 are left
   blank, and errors are unknown (blank): nothing is made up.
 
-Both return rows keyed by HARNESS_COLUMNS (strings, "" for unknown) and an
-error message when the run failed (the rows that completed are still returned).
+Both return rows keyed by the point record's column names (strings, "" for unknown)
+and an error message when the run failed (the rows that completed are still returned).
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
+import json
 import os
 import resource
 import shutil
@@ -27,11 +34,6 @@ from pathlib import Path
 from .experiment import Point
 from .servers import launch_prefix
 
-HARNESS_COLUMNS = ("threads", "client", "transport", "pipeline", "connections", "repetition",
-                   "ops", "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us",
-                   "p999_us", "max_us", "client_cpu", "client_bound", "misses", "wrong_type",
-                   "achieved_rate", "behind", "backlog", "busiest_thread_cpu", "allowed_cores",
-                   "client_cs_per_op", "loop_wakeups_per_op")
 CLIENT_BOUND_FRACTION = 0.9
 
 
@@ -39,6 +41,57 @@ CLIENT_BOUND_FRACTION = 0.9
 class LoadResult:
     rows: list[dict[str, str]]
     error: str | None = None
+
+
+class LoadgenMissing(Exception):
+    """kvlab-load is not built: no point can be measured and no row header is known."""
+
+
+@functools.lru_cache(maxsize=8)
+def point_schema(build_dir: Path) -> dict:
+    """`kvlab-load --schema`: {"format": version, "columns": [{name, kind, meaning}]}."""
+    binary = Path(build_dir) / "kvlab-load"
+    if not binary.exists():
+        raise LoadgenMissing(f"{binary} not found (build it: make build)")
+    done = subprocess.run([str(binary), "--schema"], capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise LoadgenMissing(f"{binary} --schema exited with status {done.returncode}: "
+                             f"{_tail(done.stderr)}")
+    return json.loads(done.stdout)
+
+
+def row_columns(schema: dict, labels) -> list[str]:
+    """A row's columns as kvlab-load writes them: the labels', then the measured ones
+    no label took."""
+    labels = list(labels)
+    return labels + [c["name"] for c in schema["columns"] if c["name"] not in labels]
+
+
+def label_arguments(labels: dict) -> list[str]:
+    """kvlab-load arguments that make `labels` a row's leading columns."""
+    arguments = []
+    for name, value in labels.items():
+        arguments += ["--label", f"{name}={value}"]
+    return arguments
+
+
+@dataclasses.dataclass(frozen=True)
+class Watch:
+    """What kvlab-load watches besides the load: the CPUs whose other users make a
+    measurement disturbed, our own helper processes there, and the threshold."""
+    measured_cpus: tuple[int, ...] = ()
+    own_pids: tuple[int, ...] = ()
+    disturbed_above: float | None = None
+
+    def arguments(self) -> list[str]:
+        arguments = []
+        if self.measured_cpus:
+            arguments += ["--measured-cpus", ",".join(str(c) for c in self.measured_cpus)]
+        if self.own_pids:
+            arguments += ["--own-pids", ",".join(str(p) for p in self.own_pids)]
+        if self.disturbed_above is not None:
+            arguments += ["--disturbed-above", f"{self.disturbed_above:g}"]
+        return arguments
 
 
 def cpu_count_of(cpus: str | None) -> int:
@@ -56,9 +109,10 @@ def _tail(text: str, lines: int = 4) -> str:
 
 
 def kvlab_load_arguments(point: Point, target: str, csv_path: Path | str,
-                         json_path: Path | str) -> list[str]:
-    """kvlab-load's arguments (after the program) that measure `point` against `target`."""
-    arguments = [
+                         json_path: Path | str, labels: dict | None = None) -> list[str]:
+    """kvlab-load's arguments (after the program) that measure `point` against `target`;
+    its rows lead with the point's variables and then `labels`."""
+    arguments = label_arguments({**point.variables(), **(labels or {})}) + [
         "--target", target, "--client", point.client,
         "--threads", str(point.threads), "--command", point.command,
         "--keys", str(point.keys), "--key-dist", point.key_dist,
@@ -81,24 +135,18 @@ def kvlab_load_arguments(point: Point, target: str, csv_path: Path | str,
 
 
 def read_kvlab_load_rows(csv_text: str) -> list[dict[str, str]]:
-    """kvlab-load's CSV as rows keyed by HARNESS_COLUMNS (plus server_cpu when reported)."""
-    rows = []
-    for record in csv.DictReader(io.StringIO(csv_text)):
-        row = {column: record.get(column, "") or "" for column in HARNESS_COLUMNS}
-        # The harness asks the server (INFO cpu) per repetition; < 0: not reported.
-        server_cpu = record.get("server_cpu", "")
-        if server_cpu and float(server_cpu) >= 0:
-            row["server_cpu"] = server_cpu
-        rows.append(row)
-    return rows
+    """kvlab-load's CSV as rows keyed by its header."""
+    return [{column: value or "" for column, value in record.items()}
+            for record in csv.DictReader(io.StringIO(csv_text))]
 
 
 def kvlab_load_command(point: Point, binary: Path, target: str, cpus: str | None,
                        netns: str | None, csv_path: Path, json_path: Path, prefill: bool,
-                       rate: float = 0, arrival: str = "uniform") -> list[str]:
+                       rate: float = 0, arrival: str = "uniform", labels: dict | None = None,
+                       watch: Watch = Watch()) -> list[str]:
     """The kvlab-load command line of a point; rate > 0: open loop at that many ops/s."""
     command = launch_prefix(cpus, netns) + [str(binary)] + kvlab_load_arguments(
-        point, target, csv_path, json_path)
+        point, target, csv_path, json_path, labels) + watch.arguments()
     if prefill:
         command.append("--prefill")
     if rate > 0:
@@ -108,15 +156,20 @@ def kvlab_load_command(point: Point, binary: Path, target: str, cpus: str | None
 
 def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
                    netns: str | None, csv_path: Path, json_path: Path,
-                   prefill: bool, rate: float = 0, arrival: str = "uniform") -> LoadResult:
-    binary = build_dir / "kvlab-load"
+                   prefill: bool, rate: float = 0, arrival: str = "uniform",
+                   labels: dict | None = None, watch: Watch = Watch(),
+                   cwd: Path | None = None) -> LoadResult:
+    """Runs kvlab-load in `cwd` (relative csv/json paths are relative to it; the rows
+    name the JSON file as given)."""
+    binary = Path(build_dir).resolve() / "kvlab-load"
     if not binary.exists():
         return LoadResult([], f"{binary} not found (build it: make build)")
     command = kvlab_load_command(point, binary, target, cpus, netns, csv_path, json_path,
-                                 prefill, rate, arrival)
+                                 prefill, rate, arrival, labels, watch)
+    csv_file = Path(cwd or ".") / csv_path
     budget = point.repetitions * point.duration + point.warmup + 120
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=budget)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=budget, cwd=cwd)
         output = done.stderr or done.stdout
         # A usage error (2) says what is wrong on its first line; a failed run at its end.
         detail = output.strip().splitlines()[0] if done.returncode == 2 and output.strip() \
@@ -125,7 +178,7 @@ def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
             f"kvlab-load exited with status {done.returncode}: {detail}")
     except subprocess.TimeoutExpired:
         error = f"kvlab-load did not finish within {budget:.0f} s"
-    rows = read_kvlab_load_rows(csv_path.read_text()) if csv_path.exists() else []
+    rows = read_kvlab_load_rows(csv_file.read_text()) if csv_file.exists() else []
     if error is None and len(rows) != point.repetitions:
         error = f"kvlab-load wrote {len(rows)} rows, expected {point.repetitions}"
     return LoadResult(rows, error)

@@ -525,7 +525,10 @@ class MultiHostMeasurement:
         for outcome in outcomes:
             if outcome.json_text:
                 (histogram_dir / f"{slug}-{outcome.host.name}.json").write_text(outcome.json_text)
-            rows += [_row(point, r, outcome.host.name, "ok") for r in outcome.rows]
+            # The rows name the JSON file where the host wrote it; here it is in histograms/.
+            histogram = f"histograms/{slug}-{outcome.host.name}.json"
+            rows += [_row(point, dict(r, histogram=histogram), outcome.host.name, "ok")
+                     for r in outcome.rows]
         errors = [o.error for o in outcomes if o.error]
         error = "; ".join(errors) if errors else None
         merged_record = []

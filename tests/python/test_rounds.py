@@ -160,30 +160,31 @@ def _fake_load(noise):
     """A load generator whose ops/s are known: fast = 1.2 x slow, times noise."""
     generator = random.Random(7)
 
-    def run(point, build_dir, target, cpus, netns, csv_path, json_path, prefill):
+    def run(point, build_dir, target, cpus, netns, csv_path, json_path, prefill, labels,
+            **_):
         rate = 1e5 * (1.2 if point.server == "fast" else 1.0) * math.exp(
             generator.gauss(0, noise))
-        return LoadResult([{"repetition": "1", "ops": str(int(rate * 0.05)),
+        return LoadResult([{**point.variables(), **labels, "ops": str(int(rate * 0.05)),
                             "seconds": "0.05", "ops_per_s": f"{rate:.1f}", "client_cpu": "0.5",
-                            "client_bound": "false", "errors": "0"}])
+                            "client_bound": "false", "errors": "0", "status": "ok"}])
     return run
 
 
-def _adaptive_run(tmp_path, monkeypatch, noise, max_rounds=40, budget=""):
+def _adaptive_run(tmp_path, build, monkeypatch, noise, max_rounds=40, budget=""):
     import kvlab.runner as runner_module
     monkeypatch.setattr(runner_module.loadgens, "run_kvlab_load", _fake_load(noise))
     experiment = parse_experiment_text(ADAPTIVE.format(max_rounds=max_rounds, budget=budget),
                                        tmp_path / "adaptive.toml")
     with (tmp_path / "log.txt").open("w") as stream:
         runner = runner_module.Runner(resolve(experiment, this_machine()), REPO,
-                                      tmp_path / "no-build", tmp_path / "runs", stream)
+                                      build, tmp_path / "runs", stream)
         run_dir = runner.run()
     ratios = pd.read_csv(run_dir / "ratios.csv")
     return runner, load_points(run_dir), ratios
 
 
-def test_adaptive_stopping_stops_at_the_target(tmp_path, monkeypatch):
-    runner, points, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.01)
+def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkeypatch):
+    runner, points, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.01)
     assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
                                     "rounds", "status"]
     (row,) = ratios.itertuples()
@@ -193,15 +194,15 @@ def test_adaptive_stopping_stops_at_the_target(tmp_path, monkeypatch):
     assert points["repetition"].max() == row.rounds  # no round beyond the one that met it
 
 
-def test_adaptive_stopping_stops_at_max_rounds_and_says_so(tmp_path, monkeypatch):
-    runner, _, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.3, max_rounds=5)
+def test_adaptive_stopping_stops_at_max_rounds_and_says_so(tmp_path, load_only_build, monkeypatch):
+    runner, _, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.3, max_rounds=5)
     (row,) = ratios.itertuples()
     assert row.status == "inconclusive" and row.rounds == 5
     assert "max_rounds" in runner.stops["local"]
 
 
-def test_adaptive_stopping_stops_at_the_time_budget(tmp_path, monkeypatch):
-    runner, _, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.3, budget="budget_s = 6")
+def test_adaptive_stopping_stops_at_the_time_budget(tmp_path, load_only_build, monkeypatch):
+    runner, _, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.3, budget="budget_s = 6")
     (row,) = ratios.itertuples()
     assert row.status == "inconclusive" and row.rounds >= 3
     assert "budget" in runner.stops["local"]

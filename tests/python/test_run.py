@@ -94,7 +94,8 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
     assert "[1/3 33%] concurrent p4 kvlab-load tcp dedicated get" in done.stderr
 
 
-def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path):
+def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path,
+                                                                          load_only_build):
     experiment = tmp_path / "rb.toml"
     experiment.write_text("""
 [experiment]
@@ -114,7 +115,7 @@ threads = 1
 duration = 0.3
 repetitions = 2
 """)
-    done = run_cli(experiment, tmp_path / "no-build", tmp_path / "runs")
+    done = run_cli(experiment, load_only_build, tmp_path / "runs")
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").glob("*-rb")
     points = load_points(run_dir)
@@ -127,7 +128,8 @@ repetitions = 2
     assert points["errors"].isna().all()
 
 
-def test_failed_servers_and_an_unavailable_link_are_reported_and_the_run_goes_on(tmp_path):
+def test_failed_servers_and_an_unavailable_link_are_reported_and_the_run_goes_on(
+        tmp_path, load_only_build):
     text = """
 [experiment]
 name = "faults"
@@ -153,7 +155,7 @@ repetitions = 1
     # a repository without scripts/remote-link: the link cannot come up
     log = tmp_path / "log.txt"
     with log.open("w") as stream:
-        runner = Runner(_plan(experiment), tmp_path, tmp_path / "no-build", tmp_path / "runs", stream)
+        runner = Runner(_plan(experiment), tmp_path, load_only_build, tmp_path / "runs", stream)
         run_dir = runner.run()
     points = load_points(run_dir).set_index(["server", "transport"])
     assert points.loc[("unbuilt", "tcp"), "status"] == "failed"
@@ -166,7 +168,7 @@ repetitions = 1
     assert len(runner.problems) == 2
 
 
-def test_points_are_on_disk_before_the_next_point_starts(tmp_path, monkeypatch):
+def test_points_are_on_disk_before_the_next_point_starts(tmp_path, load_only_build, monkeypatch):
     import kvlab.runner as runner_module
     experiment = parse_experiment_text("""
 [experiment]
@@ -193,7 +195,7 @@ repetitions = 1
 
     monkeypatch.setattr(runner_module.loadgens, "run_redis_benchmark", spy)
     with (tmp_path / "log.txt").open("w") as stream:
-        Runner(_plan(experiment), REPO, tmp_path / "no-build", tmp_path / "runs", stream).run()
+        Runner(_plan(experiment), REPO, load_only_build, tmp_path / "runs", stream).run()
     assert rows_on_disk == [0, 1]
 
 
