@@ -7,6 +7,7 @@
 
 #include "harness/cpu_usage.h"
 #include "harness/point_record.h"
+#include "harness/redis_benchmark.h"
 
 namespace kvlab::harness {
 namespace po = boost::program_options;
@@ -25,6 +26,8 @@ po::options_description Describe() {
   // clang-format off
   options.add_options()
     ("target", text(), "server: tcp://HOST:PORT or unix:///PATH (required)")
+    ("requests", text(), "--loadgen redis-benchmark: exactly this many requests per repetition, no calibration run (default: as many as last --duration)")
+    ("loadgen", text(), "kvlab-load (its own clients) | redis-benchmark (run as a child per repetition, measured alike; dedicated, closed loop, get|set|ping) (default kvlab-load)")
     ("client", text(), "dedicated | pooled | shared (default dedicated)")
     ("threads", text(), "application threads, a sweep: 1,2,4,8 (default 1)")
     ("connections", text(), "dedicated: total over threads (default 1 per thread); pooled: pool size (default 8)")
@@ -221,7 +224,19 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (values.count("csv")) options.csv_path = text_of("csv");
   if (values.count("json")) options.json_path = text_of("json");
   options.quiet = values["quiet"].as<bool>();
-  if (status.ok()) status = ValidateConfig(config);
+  if (status.ok() && values.count("loadgen")) {
+    const std::string loadgen = text_of("loadgen");
+    if (loadgen == "redis-benchmark") options.loadgen = LoadGenerator::kRedisBenchmark;
+    else if (loadgen != "kvlab-load") status = Status::InvalidArgument("bad --loadgen '" + loadgen + "' (allowed: kvlab-load, redis-benchmark)");
+  }
+  if (status.ok()) status = ParseNumberOption<uint64_t>(values, "requests", 1, uint64_t{1} << 40, &options.requests);
+  if (status.ok() && values.count("requests") && options.loadgen != LoadGenerator::kRedisBenchmark) {
+    status = Status::InvalidArgument("--requests applies to --loadgen redis-benchmark only");
+  }
+  if (status.ok()) {
+    status = options.loadgen == LoadGenerator::kRedisBenchmark ? ValidateRedisBenchmarkConfig(config)
+                                                                : ValidateConfig(config);
+  }
   if (!status.ok()) return status;
   *out = std::move(options);
   return Status::Ok();

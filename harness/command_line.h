@@ -21,7 +21,13 @@ constexpr int kExitRunFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitInterrupted = 130;
 
+// Who generates the load: kvlab-load's own client strategies, or
+// redis-benchmark run as a child (harness/redis_benchmark.h).
+enum class LoadGenerator { kKvlabLoad, kRedisBenchmark };
+
 struct CommandLineOptions {
+  LoadGenerator loadgen = LoadGenerator::kKvlabLoad;
+  uint64_t requests = 0;  // redis-benchmark: fixed requests per repetition; 0: calibrate to --duration
   LoadConfig config;
   std::string csv_path;   // empty: no CSV
   std::vector<Label> labels;  // --label: the CSV rows' leading columns

@@ -99,18 +99,24 @@ int UsableCoreCount(const std::vector<int>& cpus) {
   return std::max(1, CPU_COUNT(&set));
 }
 
-double ProcessCpuSeconds() {
+namespace {
+double CpuSecondsOf(int who) {
   rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
+  getrusage(who, &usage);
   auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
-
-uint64_t ProcessContextSwitches() {
+uint64_t ContextSwitchesOf(int who) {
   rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
+  getrusage(who, &usage);
   return static_cast<uint64_t>(usage.ru_nvcsw) + static_cast<uint64_t>(usage.ru_nivcsw);
 }
+}  // namespace
+
+double ProcessCpuSeconds() { return CpuSecondsOf(RUSAGE_SELF); }
+uint64_t ProcessContextSwitches() { return ContextSwitchesOf(RUSAGE_SELF); }
+double ChildrenCpuSeconds() { return CpuSecondsOf(RUSAGE_CHILDREN); }
+uint64_t ChildrenContextSwitches() { return ContextSwitchesOf(RUSAGE_CHILDREN); }
 
 }  // namespace kvlab::harness
 

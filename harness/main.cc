@@ -1,5 +1,6 @@
 // kvlab-load: the command-line front end of the load harness. Parses the
-// arguments, runs the sweep (harness/sweep.h), writes CSV/JSON as each
+// arguments, runs the sweep (harness/sweep.h, or redis-benchmark through
+// harness/redis_benchmark.h), writes CSV/JSON as each
 // repetition completes, prints a live line per second and the final table.
 // Exit status: 0 ok, 1 run failed, 2 usage error, 130 interrupted (SIGINT).
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "harness/event_loop.h"
 #include "harness/machine_info.h"
 #include "harness/point_record.h"
+#include "harness/redis_benchmark.h"
 #include "harness/result_files.h"
 #include "harness/server_control.h"
 #include "harness/start_instant.h"
@@ -93,7 +95,9 @@ class FrontEnd {
         std::fflush(stdout);
       };
     }
-    const Status swept = RunSweep(config, callbacks, &points_);
+    const Status swept = options_.loadgen == LoadGenerator::kRedisBenchmark
+                             ? RunRedisBenchmarkSweep(config, options_.requests, callbacks, &points_)
+                             : RunSweep(config, callbacks, &points_);
     std::printf("\n%s", RenderSummaryTable(config, points_).c_str());
     if (config.workload.command == CommandKind::kIncrby) {
       for (const PointResult& point : points_) {

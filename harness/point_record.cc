@@ -1,6 +1,7 @@
 #include "harness/point_record.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -12,7 +13,9 @@ namespace {
 
 using K = ColumnKind;
 
+// NaN: a figure the load generator does not report; the cell stays blank.
 std::string Format(const char* format, double value) {
+  if (std::isnan(value)) return "";
   char text[64];
   std::snprintf(text, sizeof(text), format, value);
   return text;
@@ -27,6 +30,9 @@ std::string PerOp(double total, const RepetitionResult& r) {
   return Format("%.4g", total / static_cast<double>(r.ops));
 }
 std::string Cores(double cores) { return cores < 0 ? "n/a" : Format("%.3f", cores); }
+
+// The JSON file, when the window has a histogram to be read there.
+std::string HistogramFile(const RowSource& s) { return s.repetition.latency.count() > 0 ? s.histogram : ""; }
 
 std::string DisturbanceNote(const RowSource& s) {
   const WindowFigures& w = s.repetition.watched;
@@ -59,7 +65,7 @@ const std::vector<PointColumn> kColumns = {
   {"ops_per_s", K::kNumber, "ops / seconds",
    [](const RowSource& s) { return Format("%.1f", s.repetition.ops_per_s); }},
   {"errors", K::kNumber, "error replies and replies of the wrong type",
-   [](const RowSource& s) { return Count(s.repetition.errors); }},
+   [](const RowSource& s) { return s.repetition.errors_counted ? Count(s.repetition.errors) : std::string(); }},
   {"p50_us", K::kNumber, "latency median, microseconds (open loop: from intended send times)",
    [](const RowSource& s) { return Format("%.2f", s.repetition.p50_us); }},
   {"p90_us", K::kNumber, "latency 90th percentile, microseconds",
@@ -154,7 +160,7 @@ const std::vector<PointColumn> kColumns = {
      return wakeups < 0 ? std::string() : Format("%.3f", wakeups);
    }},
   {"histogram", K::kText, "the JSON file holding the window's latency histogram (--json)",
-   [](const RowSource& s) { return s.histogram; }},
+   [](const RowSource& s) { return HistogramFile(s); }},
   {"status", K::kText, "ok | disturbed (--disturbed-above); a runner adds failed | skipped",
    [](const RowSource& s) { return std::string(s.repetition.watched.disturbed ? "disturbed" : "ok"); }},
   {"note", K::kText, "why the status is not ok",

@@ -1,15 +1,12 @@
 #include "harness/sweep.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <chrono>
 #include <memory>
 #include <thread>
 
 #include "harness/cpu_usage.h"
 #include "harness/load_clock.h"
-#include "harness/process_readings.h"
 #include "harness/server_control.h"
 #include "harness/thread_recorder.h"
 
@@ -170,7 +167,7 @@ class SweepRunner {
     const ConnectionOptions control_options{true, config_.connect_timeout_s, config_.reply_timeout_s};
     Status opened = ServerControl::Open(config_.target, control_options, &control_);
     if (!opened.ok()) return opened;
-    server_pid_ = LocalServerPid();
+    server_pid_ = LocalServerPid(*control_);
     const int point_count = static_cast<int>(config_.threads.size());
     for (int index = 0; index < point_count; ++index) {
       if (Cancelled()) return Status::Cancelled("cancelled before " + PointName(config_, config_.threads[index]));
@@ -260,23 +257,6 @@ class SweepRunner {
     }
     if (slices != nullptr) slice_start_ = {slice_start, ops_at_slice_start};
     return !run.failed() && !Cancelled();
-  }
-
-  // The server's process id (INFO server) when that process runs on this
-  // machine: a process with that id exists here and started when the server
-  // says it did (uptime_in_seconds, whole seconds). 0 otherwise.
-  pid_t LocalServerPid() {
-    std::string text;
-    if (!control_->Info("server", &text).ok()) return 0;
-    const auto fields = ParseInfo(text);
-    const auto pid = fields.find("process_id");
-    const auto uptime = fields.find("uptime_in_seconds");
-    if (pid == fields.end() || uptime == fields.end()) return 0;
-    const pid_t candidate = static_cast<pid_t>(std::strtol(pid->second.c_str(), nullptr, 10));
-    if (candidate <= 0) return 0;
-    const double age = ProcessAgeSeconds(candidate);
-    const double reported = std::strtod(uptime->second.c_str(), nullptr);
-    return age >= 0 && std::abs(age - reported) <= 2.0 ? candidate : 0;
   }
 
   // CPU readings at a window boundary.
@@ -396,7 +376,7 @@ class SweepRunner {
   const LoadConfig& config_;
   const SweepCallbacks& callbacks_;
   std::unique_ptr<ServerControl> control_;
-  pid_t server_pid_ = 0;  // LocalServerPid()
+  pid_t server_pid_ = 0;  // LocalServerPid(), 0: not here
   // Where the last Measure left its unfinished slice.
   struct SliceStart {
     uint64_t ns = 0;

@@ -84,6 +84,7 @@ struct RepetitionResult {
   int repetition = 0;  // 1-based
   uint64_t ops = 0;    // replies of the expected kind (GET misses included)
   uint64_t errors = 0;  // error replies + replies of the wrong type
+  bool errors_counted = true;  // false: the load generator does not report them (redis-benchmark)
   uint64_t wrong_type = 0;
   uint64_t misses = 0;
   double seconds = 0;  // steady-clock length of the measured window
@@ -99,7 +100,7 @@ struct RepetitionResult {
   bool behind = false;
   uint64_t backlog = 0;
   // Latencies: of ops only (error replies excluded); open loop from each
-  // request's intended send time.
+  // request's intended send time. NaN: the load generator does not report it.
   double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0, mean_us = 0;
   double client_cpu = 0;   // cores' worth of CPU the harness process used
   double busiest_thread_cpu = 0;  // the largest share of a core one harness thread used

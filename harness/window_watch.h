@@ -2,7 +2,8 @@
 // measured window, read at the window's edges beside the harness's own
 // counters:
 //   - interference: CPU time others used on the measured CPUs (their busy
-//     time from /proc/stat minus the server's, kvlab-load's and the given
+//     time from /proc/stat minus the server's, kvlab-load's (children
+//     included) and the given
 //     helper processes' CPU time) and the hypervisor's steal time; the load
 //     average cannot say this (the benchmark itself raises it);
 //   - the server's context switches, summed over its threads (/proc), and
@@ -38,7 +39,7 @@ struct WatchOptions {
 struct WatchMark {
   uint64_t ns = 0;              // steady clock
   CpuTicks ticks;               // of the measured CPUs
-  double own_seconds = 0;       // CPU time of kvlab-load, the server and the own pids
+  double own_seconds = 0;       // CPU time of kvlab-load (and its children), the server, the own pids
   int64_t server_switches = -1;  // < 0: not readable
   bool counted = false;         // counters holds a reading
   CounterReading counters;

@@ -35,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import math
 import os
 import random
 import sys
@@ -48,9 +47,7 @@ import pandas as pd
 
 from . import latency, loadgens, machine, syscalls
 from .comparisons import compute, unresolved_points, write_ratios
-from .counters import EVENTS, ServerCounters
 from .experiment import POINT_VARIABLES, Point
-from .interference import Interference, Probe
 from .plan import SERVER_START_S, Plan, point_seconds
 from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
@@ -60,7 +57,7 @@ from .servers import ServerError, ServerProcess
 # while a server runs. INCRBY needs an integer: its key is set to 0 before every
 # INCRBY point (as the seed did), since a SET point may have left a string there.
 PREFILL_ONCE_COMMANDS = ("get", "mix")
-# Requests of a redis-benchmark run traced for its system calls.
+# Requests of a redis-benchmark run traced for its system calls (a fixed load, no calibration).
 SYSCALL_REQUESTS = 50_000
 # A disturbed measurement is run again at most this many times.
 MAX_RETRIES = 2
@@ -134,51 +131,13 @@ def _key(point: Point) -> tuple:
 
 
 def _slots(points: list[Point]) -> list[list[Point]]:
-    """Points that differ only in their server, in the experiment's order; redis-benchmark
-    measures the commands of otherwise equal points in one run, so they share a slot."""
+    """Points that differ only in their server, in the experiment's order."""
     slots: dict[tuple, list[Point]] = {}
     for point in points:
         variables = point.variables()
         del variables["server"]
-        if point.loadgen == "redis-benchmark":
-            del variables["command"]
         slots.setdefault(tuple(variables.values()), []).append(point)
     return list(slots.values())
-
-
-def _per_op(total: float, ops: float) -> str:
-    return f"{total / ops:.4g}" if ops > 0 and total >= 0 else "n/a"
-
-
-def _costs(point: Point, figures: dict, watched: Interference, counted: dict) -> dict:
-    """Cost per operation. CPU in the window comes from the load generator (its own CPU,
-    and the server's INFO cpu read at the window's edges); context switches come from
-    /proc over the whole load run, warm-up included, divided by the operations of that
-    time at the window's rate (the warm-up runs the same load). Hardware counters need
-    perf_event_open: where it is refused the cell says n/a, never an estimate."""
-    def number(name):
-        try:
-            return float(figures.get(name, ""))
-        except ValueError:
-            return math.nan
-    ops, seconds, rate = number("ops"), number("seconds"), number("ops_per_s")
-    costs = {"foreign_cpu": f"{watched.foreign_cores:.3f}",
-             "steal_cpu": f"{watched.steal_cores:.3f}"}
-    client = number("client_cpu")
-    server = number("server_cpu")
-    costs["client_cpu_us_per_op"] = _per_op(client * seconds * 1e6, ops) \
-        if not math.isnan(client) else "n/a"
-    costs["server_cpu_us_per_op"] = _per_op(server * seconds * 1e6, ops) \
-        if not math.isnan(server) and server >= 0 else "n/a"
-    # Whole-run figures (context switches, hardware counters) per operation of that run.
-    run_ops = rate * (point.warmup + seconds) if point.loadgen == "kvlab-load" and rate > 0 \
-        else 0
-    costs["server_ctx_switches_per_op"] = _per_op(watched.server_context_switches, run_ops)
-    for event in EVENTS:
-        count = counted.get(event)
-        costs[f"server_{event}_per_op"] = _per_op(count, run_ops) if count is not None \
-            else "n/a"
-    return costs
 
 
 def _summary(rows: list[dict], error: str | None) -> str:
@@ -331,14 +290,13 @@ class Runner:
                                      duration=min(point.duration, 1.0))
 
         def load() -> int:
-            if point.loadgen == "redis-benchmark":
-                return loadgens.run_redis_benchmark_requests(single, target, SYSCALL_REQUESTS,
-                                                             self.harness_cpus, netns)
+            requests = SYSCALL_REQUESTS if point.loadgen == "redis-benchmark" else 0
             with tempfile.TemporaryDirectory(prefix="kvlab-syscalls-") as folder:
                 result = loadgens.run_kvlab_load(single, self.build_dir, target,
                                                  self.harness_cpus, netns,
                                                  Path(folder) / "s.csv", Path(folder) / "s.json",
-                                                 prefill=point.command == "incrby")
+                                                 prefill=point.command == "incrby",
+                                                 requests=requests)
             if result.error or not result.rows:
                 raise RuntimeError(result.error or "no rows")
             return int(float(result.rows[0]["ops"]))
@@ -526,14 +484,10 @@ class Runner:
         # Ours on the measured CPUs: the other resident servers, the link's forwarder, us.
         own_pids = tuple([p.pid for p in processes.values() if p.pid] + self.helper_pids
                          + [os.getpid()])
+        watch = loadgens.Watch(tuple(self.measured_cpus), own_pids,
+                               self.experiment.disturbance_cores)
         for attempt in range(MAX_RETRIES + 1):
-            if first.loadgen == "redis-benchmark":
-                results = self._redis_benchmark(group, round_no, target, netns, process.pid,
-                                                own_pids)
-            else:
-                watch = loadgens.Watch(tuple(self.measured_cpus), own_pids,
-                                       self.experiment.disturbance_cores)
-                results = self._load(first, round_no, target, netns, watch)
+            results = [self._load(point, round_no, target, netns, watch) for point in group]
             disturbed = any(r.get("status") == "disturbed" for result in results
                             for r in result.rows)
             last = attempt == MAX_RETRIES or not disturbed
@@ -583,7 +537,7 @@ class Runner:
                 Path(folder) / "p.csv", Path(folder) / "p.json", prefill=True)
         return result.error
 
-    def _load(self, point: Point, round_no: int, target: str, netns, watch) -> list:
+    def _load(self, point: Point, round_no: int, target: str, netns, watch):
         """One kvlab-load run of one round of `point`; its rows are the points.csv rows."""
         self._histogram_count += 1
         slug = (f"{self._histogram_count:04d}-{point.server}-{point.sweep}-{point.transport}-"
@@ -596,24 +550,7 @@ class Runner:
             Path("histograms") / f"{slug}.json", prefill=point.command == "incrby",
             labels={"repetition": str(round_no)}, watch=watch, cwd=self.run_dir)
         (self.run_dir / csv_path).unlink(missing_ok=True)
-        return [result]
-
-    def _redis_benchmark(self, group, round_no, target, netns, server_pid, own_pids) -> list:
-        single = [dataclasses.replace(p, repetitions=1) for p in group]
-        probe = Probe(self.measured_cpus, own_pids, server_pid)
-        counters = ServerCounters(server_pid)
-        with probe, counters:
-            results = loadgens.run_redis_benchmark(single, target, self.harness_cpus, netns)
-        watched = probe.result()
-        for point, result in zip(group, results):
-            for row in result.rows:
-                row.update(point.variables(), repetition=str(round_no))
-                row.update(_costs(point, row, watched, counters.figures))
-                disturbed = watched.disturbed(self.experiment.disturbance_cores)
-                row["status"] = "disturbed" if disturbed else "ok"
-                row["note"] = (f"disturbed: foreign CPU {watched.foreign_cores:.2f} cores, "
-                               f"steal {watched.steal_cores:.2f}") if disturbed else ""
-        return results
+        return result
 
     def _meta(self) -> dict:
         return {

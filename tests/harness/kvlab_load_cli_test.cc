@@ -155,6 +155,34 @@ TEST_F(KvlabLoadCliTest, RowsCarryTheLabelsAndTheLocalServersCosts) {
   EXPECT_EQ(fields, "['sweep', 'server', 'transport'] remote True True True True True\n");
 }
 
+TEST_F(KvlabLoadCliTest, RedisBenchmarkRowsAreThePointRecordWithItsFiguresAndBlanks) {
+  TestServer server(RedisServer());
+  ASSERT_TRUE(server.started()) << server.start_error();
+  const std::string csv = directory_ + "/rb.csv";
+  std::string output;
+  ASSERT_EQ(RunProcess(Load({"--loadgen", "redis-benchmark", "--target", server.unix_target().ToUrl(),
+                             "--command", "set", "--keys", "50", "--pipeline", "2", "--connections", "2",
+                             "--duration", "0.2", "--repeat", "2", "--label", "loadgen=redis-benchmark",
+                             "--measured-cpus", "0", "--csv", csv, "--quiet"}),
+                       &output),
+            0)
+      << output;
+  EXPECT_EQ(CountLines(csv), 1 + 2);
+  std::string fields;
+  ASSERT_EQ(RunProcess({KVLAB_PYTHON, "-c",
+                        "import csv,sys; r=list(csv.DictReader(open(sys.argv[1])))[-1]; "
+                        "print(r['loadgen'], r['repetition'], float(r['ops_per_s']) > 0, "
+                        "float(r['p50_us']) > 0, float(r['server_cpu']) > 0, "
+                        "float(r['client_cpu_us_per_op']) > 0, float(r['foreign_cpu']) >= 0, "
+                        "repr((r['p90_us'], r['p999_us'], r['errors'], r['histogram'])))",
+                        csv},
+                       &fields),
+            0)
+      << fields;
+  // Its own figures, measured around it like kvlab-load's; what it does not report is blank.
+  EXPECT_EQ(fields, "redis-benchmark 2 True True True True True ('', '', '', '')\n");
+}
+
 // Starts kvlab-load with many short repetitions and waits until `rows`
 // repetitions are in its CSV.
 pid_t StartLongSweep(const std::string& load, const TestServer& server, const std::string& csv,

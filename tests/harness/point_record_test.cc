@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 
 #include "tests/harness/test_server.h"
 
@@ -44,6 +46,7 @@ class PointRecordTest : public ::testing::Test {
     repetition_.server_cpu = 0.25;
     repetition_.watched.server_context_switches = 2000;
     repetition_.watched.server_cycles = 5'000'000;
+    repetition_.latency.Record(10'000);
   }
   std::string Cell(const std::string& column, const std::vector<Label>& labels = {}) {
     const std::vector<std::string> names = RowColumns(labels);
@@ -88,6 +91,17 @@ TEST_F(PointRecordTest, CostCellsAreKnownAnswersAndNaWhereNotMeasured) {
   EXPECT_EQ(Cell("server_cpu_us_per_op"), "n/a");
   EXPECT_EQ(Cell("histogram"), "histograms/p.json");
   EXPECT_EQ(Cell("repetition"), "2");
+}
+
+TEST_F(PointRecordTest, WhatTheLoadGeneratorDoesNotReportStaysBlank) {
+  // redis-benchmark: no p90, no error count, no histogram.
+  repetition_.p90_us = std::numeric_limits<double>::quiet_NaN();
+  repetition_.errors_counted = false;
+  repetition_.latency = LatencyHistogram();
+  EXPECT_EQ(Cell("p90_us"), "");
+  EXPECT_EQ(Cell("errors"), "");
+  EXPECT_EQ(Cell("histogram"), "");
+  EXPECT_EQ(Cell("ops"), "1000");
 }
 
 TEST_F(PointRecordTest, ADisturbedWindowSaysSoAndWhy) {
