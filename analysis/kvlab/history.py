@@ -39,7 +39,7 @@ import re
 import sys
 from pathlib import Path
 
-from .experiment import POINT_VARIABLES
+from .running.experiment import POINT_VARIABLES
 from .machine import fingerprint
 from .stats import summarize
 

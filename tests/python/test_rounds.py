@@ -13,11 +13,11 @@ import pytest
 
 from conftest import REPO
 from kvlab.comparisons import compute, unresolved_points
-from kvlab.cpus import this_machine
-from kvlab.experiment import CompareSpec, parse_experiment_text
-from kvlab.loadgens import LoadResult
-from kvlab.plan import resolve
-from kvlab.results import load_points
+from kvlab.running.cpus import this_machine
+from kvlab.running.experiment import CompareSpec, parse_experiment_text
+from kvlab.running.loadgens import LoadResult
+from kvlab.running.plan import resolve
+from kvlab.running.results import load_points
 from kvlab.stats import ratio_interval, t_quantile_975
 
 
@@ -141,7 +141,7 @@ def _fake_load(noise):
 
 
 def _adaptive_run(tmp_path, build, monkeypatch, noise, max_rounds=40, budget=""):
-    import kvlab.runner as runner_module
+    import kvlab.running.runner as runner_module
     monkeypatch.setattr(runner_module.loadgens, "run_kvlab_load", _fake_load(noise))
     experiment = parse_experiment_text(ADAPTIVE.format(max_rounds=max_rounds, budget=budget),
                                        tmp_path / "adaptive.toml")
@@ -179,7 +179,7 @@ def test_adaptive_stopping_stops_at_the_time_budget(tmp_path, load_only_build, m
 
 
 def test_our_own_helper_processes_are_found_by_name():
-    from kvlab.runner import pids_named
+    from kvlab.running.runner import pids_named
     sleeper = subprocess.Popen(["sleep", "5"])
     try:
         # Until the child has exec'd, its command name is still Python's.

@@ -7,12 +7,12 @@ import sys
 import pytest
 
 from conftest import REPO, kvlab_binaries_or_skip, python_env
-from kvlab.experiment import parse_experiment_text
+from kvlab.running.experiment import parse_experiment_text
 from kvlab.histograms import merged_percentiles
-from kvlab.results import load_points
-from kvlab.cpus import this_machine
-from kvlab.plan import resolve
-from kvlab.runner import Runner
+from kvlab.running.results import load_points
+from kvlab.running.cpus import this_machine
+from kvlab.running.plan import resolve
+from kvlab.running.runner import Runner
 
 
 def _plan(experiment):
@@ -172,7 +172,7 @@ repetitions = 1
 
 
 def test_points_are_on_disk_before_the_next_point_starts(tmp_path, load_only_build, monkeypatch):
-    import kvlab.runner as runner_module
+    import kvlab.running.runner as runner_module
     experiment = parse_experiment_text("""
 [experiment]
 name = "order"
@@ -261,7 +261,7 @@ latency_slo_us = 100000
     done = run_cli(experiment, build_dir, tmp_path / "runs")
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").glob("*-curve")
-    from kvlab.latency import load_curve_rows
+    from kvlab.running.latency import load_curve_rows
     rows = load_curve_rows(run_dir / "latency.csv")
     points = load_points(run_dir)
     maximum = sorted(points["ops_per_s"])[len(points) // 2 - 1:len(points) // 2 + 1]

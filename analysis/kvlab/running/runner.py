@@ -45,11 +45,12 @@ from typing import TextIO
 
 import pandas as pd
 
-from . import latency, loadgens, machine, syscalls
-from .comparisons import compute, unresolved_points, write_ratios
+from .. import machine
+from . import latency, loadgens, syscalls
+from ..comparisons import compute, unresolved_points, write_ratios
 from .experiment import POINT_VARIABLES, Point
 from .plan import SERVER_START_S, Plan, point_seconds
-from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
+from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
 from .servers import ServerError, ServerProcess
 

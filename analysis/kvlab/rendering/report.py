@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiment import POINT_VARIABLES
-from .histograms import merged_percentiles
-from .slices import point_steadiness
+from ..running.experiment import POINT_VARIABLES
+from ..histograms import merged_percentiles
+from ..slices import point_steadiness
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
                             markdown_table, server_cpu_count, server_specs)
 from .report_latency import latency_section
@@ -25,9 +25,9 @@ from .report_memory import memory_section
 from .report_ratios import declared_section, disturbance_line
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
-from .history import cost_columns
-from .results import load_meta, load_points, whole_points
-from .stats import Summary, summarize
+from ..history import cost_columns
+from ..running.results import load_meta, load_points, whole_points
+from ..stats import Summary, summarize
 
 
 def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFrame:
