@@ -1,7 +1,7 @@
 // kvlab._harness: the load harness's sweep runner (harness/sweep.h) as a
 // Python module, so an analysis can run one sweep in-process and get the
 // points back as Python objects. It is the notebook's way to measure
-// (kvlab.inprocess starts a server for it and makes DataFrames of what it
+// (kvlab.running.inprocess starts a server for it and makes DataFrames of what it
 // returns; notebooks/analysis.ipynb, tests/python/test_bindings.py); the
 // runner (`python3 -m kvlab run`) measures with kvlab-load processes instead.
 //
@@ -96,7 +96,7 @@ SweepOutcome RunSweepReleasingGil(const LoadConfig& config, py::object on_repeti
 
 PYBIND11_MODULE(_harness, module) {
   module.doc() = "kvlab's load harness (harness/sweep.h): run one sweep in-process "
-                 "(the notebook's API; see kvlab.inprocess)";
+                 "(the notebook's API; see kvlab.running.inprocess)";
 
   py::class_<RepetitionResult>(module, "RepetitionResult")
       .def_readonly("repetition", &RepetitionResult::repetition)

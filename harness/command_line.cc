@@ -2,13 +2,23 @@
 
 #include <boost/program_options.hpp>
 #include <charconv>
+#include <limits>
 #include <sstream>
 
 #include "harness/cpu_usage.h"
+#include "harness/point_record.h"
+#include "harness/redis_benchmark.h"
 
 namespace kvlab::harness {
 namespace po = boost::program_options;
 namespace {
+
+// A default as the usage text states it.
+std::string Seconds(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
 
 po::options_description Describe() {
   po::options_description options("kvlab-load options");
@@ -16,6 +26,8 @@ po::options_description Describe() {
   // clang-format off
   options.add_options()
     ("target", text(), "server: tcp://HOST:PORT or unix:///PATH (required)")
+    ("requests", text(), "--loadgen redis-benchmark: exactly this many requests per repetition, no calibration run (default: as many as last --duration)")
+    ("loadgen", text(), "kvlab-load (its own clients) | redis-benchmark (run as a child per repetition, measured alike; dedicated, closed loop, get|set|ping) (default kvlab-load)")
     ("client", text(), "dedicated | pooled | shared (default dedicated)")
     ("threads", text(), "application threads, a sweep: 1,2,4,8 (default 1)")
     ("connections", text(), "dedicated: total over threads (default 1 per thread); pooled: pool size (default 8)")
@@ -41,10 +53,15 @@ po::options_description Describe() {
     ("loop-threads", text(), "--io event-loop: event-loop threads (default: usable cores)")
     ("io-flush", text(), "--io event-loop: command (a send per command) | batch (default command)")
     ("cpus", text(), "pin harness threads to these CPUs, e.g. 1,2-3")
-    ("csv", text(), "CSV file: one row per point and repetition")
+    ("csv", text(), "CSV file: one row per point and repetition (the point record: see --schema)")
+    ("label", po::value<std::vector<std::string>>()->composing(), "NAME=VALUE: a leading column of every CSV row, in the order given (repeatable; a label named like a measured column replaces it)")
+    ("schema", po::bool_switch(), "print the measured columns of the CSV (name, kind, meaning) as JSON and exit")
+    ("measured-cpus", text(), "CPUs watched for interference: others' CPU time on them and steal, e.g. 0-3")
+    ("own-pids", text(), "processes whose CPU on the measured CPUs is ours, not others' (a link forwarder): 12,34")
+    ("disturbed-above", text(), ("a window whose foreign or steal CPU exceeds this many cores is disturbed (default " + Seconds(kDefaultDisturbedAboveCores) + ")").c_str())
     ("json", text(), "JSON file: config, machine, server INFO, histograms")
-    ("connect-timeout", text(), "seconds (default 5)")
-    ("timeout", text(), "seconds to wait for a reply before failing (default 10)")
+    ("connect-timeout", text(), ("seconds (default " + Seconds(kDefaultConnectTimeoutS) + ")").c_str())
+    ("timeout", text(), ("seconds to wait for a reply before failing (default " + Seconds(kDefaultReplyTimeoutS) + ")").c_str())
     ("quiet", po::bool_switch(), "no live line per second")
     ("start-at", text(), "begin the run (warm-up included) at this CLOCK_REALTIME instant, ns since the epoch; connects first (several hosts start together)")
     ("help", po::bool_switch(), "show this help");
@@ -69,24 +86,27 @@ Status ParseNumberOption(const po::variables_map& values, const char* name, Numb
   return Status::Ok();
 }
 
-Status ParseThreadList(const std::string& text, std::vector<int>* out) {
-  std::vector<int> threads;
+// A comma-separated list of integers in [low, high]; `what` says what the
+// option allows when the text is bad.
+template <typename Integer>
+Status ParseIntegerList(const std::string& text, const char* option, Integer low, Integer high,
+                        const char* what, std::vector<Integer>* out) {
+  std::vector<Integer> values;
   std::string_view rest(text);
   while (true) {
     const size_t comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);
-    int value = 0;
+    Integer value = 0;
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || error != std::errc() || end != item.data() + item.size() || value < 1 ||
-        value > 4096) {
-      return Status::InvalidArgument("bad --threads '" + text +
-                                     "' (allowed: a list like 1,2,4,8 of counts from 1 to 4096)");
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || value < low ||
+        value > high) {
+      return Status::InvalidArgument(std::string("bad --") + option + " '" + text + "' (allowed: " + what + ")");
     }
-    threads.push_back(value);
+    values.push_back(value);
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
   }
-  *out = std::move(threads);
+  *out = std::move(values);
   return Status::Ok();
 }
 
@@ -115,7 +135,8 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   CommandLineOptions options;
   LoadConfig& config = options.config;
   options.help = values["help"].as<bool>();
-  if (options.help) {
+  options.schema = values["schema"].as<bool>();
+  if (options.help || options.schema) {
     *out = options;
     return Status::Ok();
   }
@@ -125,7 +146,7 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   }
   Status status = ParseTarget(text_of("target"), &config.target);
   if (status.ok() && values.count("client")) status = ParseClientKind(text_of("client"), &config.client);
-  if (status.ok() && values.count("threads")) status = ParseThreadList(text_of("threads"), &config.threads);
+  if (status.ok() && values.count("threads")) status = ParseIntegerList(text_of("threads"), "threads", 1, 4096, "a list like 1,2,4,8 of counts from 1 to 4096", &config.threads);
   if (status.ok()) status = ParseNumberOption(values, "connections", 1, 100000, &config.connections);
   if (status.ok()) status = ParseNumberOption(values, "pipeline", 1, 100000, &config.pipeline);
   if (status.ok() && values.count("command")) {
@@ -185,10 +206,37 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok()) {
     status = ParseNumberOption<uint64_t>(values, "start-at", 1, UINT64_MAX, &options.start_at_ns);
   }
+  if (status.ok() && values.count("measured-cpus")) {
+    status = ParseCpuList(text_of("measured-cpus"), &config.watch.measured_cpus);
+  }
+  if (status.ok() && values.count("own-pids")) status = ParseIntegerList<pid_t>(text_of("own-pids"), "own-pids", 1, std::numeric_limits<pid_t>::max(), "process ids like 12,34", &config.watch.own_pids);
+  if (status.ok()) {
+    status = ParseNumberOption(values, "disturbed-above", 0.0, 4096.0, &config.watch.disturbed_above_cores);
+  }
+  if (values.count("label")) {
+    for (const std::string& text : values["label"].as<std::vector<std::string>>()) {
+      Label label;
+      if (status.ok()) status = ParseLabel(text, &label);
+      if (status.ok()) options.labels.push_back(std::move(label));
+    }
+    if (status.ok()) status = ValidateLabels(options.labels);
+  }
   if (values.count("csv")) options.csv_path = text_of("csv");
   if (values.count("json")) options.json_path = text_of("json");
   options.quiet = values["quiet"].as<bool>();
-  if (status.ok()) status = ValidateConfig(config);
+  if (status.ok() && values.count("loadgen")) {
+    const std::string loadgen = text_of("loadgen");
+    if (loadgen == "redis-benchmark") options.loadgen = LoadGenerator::kRedisBenchmark;
+    else if (loadgen != "kvlab-load") status = Status::InvalidArgument("bad --loadgen '" + loadgen + "' (allowed: kvlab-load, redis-benchmark)");
+  }
+  if (status.ok()) status = ParseNumberOption<uint64_t>(values, "requests", 1, uint64_t{1} << 40, &options.requests);
+  if (status.ok() && values.count("requests") && options.loadgen != LoadGenerator::kRedisBenchmark) {
+    status = Status::InvalidArgument("--requests applies to --loadgen redis-benchmark only");
+  }
+  if (status.ok()) {
+    status = options.loadgen == LoadGenerator::kRedisBenchmark ? ValidateRedisBenchmarkConfig(config)
+                                                                : ValidateConfig(config);
+  }
   if (!status.ok()) return status;
   *out = std::move(options);
   return Status::Ok();

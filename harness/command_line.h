@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/point_record.h"
 #include "harness/status.h"
 #include "harness/sweep.h"
 
@@ -20,15 +21,23 @@ constexpr int kExitRunFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitInterrupted = 130;
 
+// Who generates the load: kvlab-load's own client strategies, or
+// redis-benchmark run as a child (harness/redis_benchmark.h).
+enum class LoadGenerator { kKvlabLoad, kRedisBenchmark };
+
 struct CommandLineOptions {
+  LoadGenerator loadgen = LoadGenerator::kKvlabLoad;
+  uint64_t requests = 0;  // redis-benchmark: fixed requests per repetition; 0: calibrate to --duration
   LoadConfig config;
   std::string csv_path;   // empty: no CSV
+  std::vector<Label> labels;  // --label: the CSV rows' leading columns
   std::string json_path;  // empty: no JSON
   bool quiet = false;     // no live line per second
   // CLOCK_REALTIME ns at which the measured run (warm-up included) begins:
   // kvlab-load connects first, then waits until then. 0: begin at once.
   uint64_t start_at_ns = 0;
   bool help = false;
+  bool schema = false;  // --schema: print the point record's columns, measure nothing
 };
 
 // Parses argv (argv[0] is the program). InvalidArgument names the option

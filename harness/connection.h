@@ -23,10 +23,15 @@ struct ReplyDeleter {
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
+// The harness's timeouts unless the user gives others (--connect-timeout,
+// --timeout); every connection of kvlab-load, measured or control, uses them.
+constexpr double kDefaultConnectTimeoutS = 5.0;
+constexpr double kDefaultReplyTimeoutS = 10.0;
+
 struct ConnectionOptions {
-  bool tcp_nodelay = true;         // TCP only: disable Nagle's algorithm
-  double connect_timeout_s = 5.0;  // connect() gives up after this long
-  double reply_timeout_s = 30.0;   // a read waiting this long for a reply fails
+  bool tcp_nodelay = true;  // TCP only: disable Nagle's algorithm
+  double connect_timeout_s = kDefaultConnectTimeoutS;  // connect() gives up after this long
+  double reply_timeout_s = kDefaultReplyTimeoutS;      // a read waiting this long for a reply fails
 };
 
 class Connection {

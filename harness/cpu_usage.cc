@@ -14,20 +14,14 @@
 #include <sstream>
 #include <string>
 
+#include "harness/process_readings.h"
+
 namespace kvlab::harness {
 namespace {
 
 bool ParseInt(std::string_view text, int* out) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *out);
   return error == std::errc() && end == text.data() + text.size();
-}
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The CPU clock of thread `tid` of this process (the kernel's encoding of a
@@ -41,8 +35,8 @@ clockid_t ThreadCpuClock(pid_t tid) {
 
 // Cores allowed by the cgroup v1 quota in `directory`; 0 when unlimited.
 double CgroupV1Quota(const std::string& directory) {
-  const std::string quota = ReadWholeFile(directory + "/cpu.cfs_quota_us");
-  const std::string period = ReadWholeFile(directory + "/cpu.cfs_period_us");
+  const std::string quota = ReadTextFile(directory + "/cpu.cfs_quota_us");
+  const std::string period = ReadTextFile(directory + "/cpu.cfs_period_us");
   if (quota.empty() || period.empty()) return 0;
   const double quota_us = std::strtod(quota.c_str(), nullptr);
   const double period_us = std::strtod(period.c_str(), nullptr);
@@ -105,18 +99,24 @@ int UsableCoreCount(const std::vector<int>& cpus) {
   return std::max(1, CPU_COUNT(&set));
 }
 
-double ProcessCpuSeconds() {
+namespace {
+double CpuSecondsOf(int who) {
   rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
+  getrusage(who, &usage);
   auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
-
-uint64_t ProcessContextSwitches() {
+uint64_t ContextSwitchesOf(int who) {
   rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
+  getrusage(who, &usage);
   return static_cast<uint64_t>(usage.ru_nvcsw) + static_cast<uint64_t>(usage.ru_nivcsw);
 }
+}  // namespace
+
+double ProcessCpuSeconds() { return CpuSecondsOf(RUSAGE_SELF); }
+uint64_t ProcessContextSwitches() { return ContextSwitchesOf(RUSAGE_SELF); }
+double ChildrenCpuSeconds() { return CpuSecondsOf(RUSAGE_CHILDREN); }
+uint64_t ChildrenContextSwitches() { return ContextSwitchesOf(RUSAGE_CHILDREN); }
 
 }  // namespace kvlab::harness
 
@@ -158,7 +158,7 @@ double CgroupCpuQuota(const std::string& cgroup_root, const std::string& proc_se
       for (const std::string& mount : mounts) {
         const std::string directory = mount + (path == "/" ? "" : path);
         limit = TighterLimit(limit, controllers.empty()
-                                        ? ParseCgroupCpuMax(ReadWholeFile(directory + "/cpu.max"))
+                                        ? ParseCgroupCpuMax(ReadTextFile(directory + "/cpu.max"))
                                         : CgroupV1Quota(directory));
       }
       if (path.empty() || path == "/") break;
@@ -170,7 +170,7 @@ double CgroupCpuQuota(const std::string& cgroup_root, const std::string& proc_se
 }
 
 double CgroupCpuQuota() {
-  return CgroupCpuQuota("/sys/fs/cgroup", ReadWholeFile("/proc/self/cgroup"));
+  return CgroupCpuQuota("/sys/fs/cgroup", ReadTextFile("/proc/self/cgroup"));
 }
 
 double AllowedCores(const std::vector<int>& cpus) {

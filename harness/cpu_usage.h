@@ -31,6 +31,11 @@ int UsableCoreCount(const std::vector<int>& cpus);
 // User + system CPU seconds used so far by the whole process (getrusage).
 double ProcessCpuSeconds();
 
+// The same for this process's waited-for children (RUSAGE_CHILDREN): a load
+// generator it ran, such as redis-benchmark.
+double ChildrenCpuSeconds();
+uint64_t ChildrenContextSwitches();
+
 // Voluntary + involuntary context switches of the whole process so far
 // (getrusage): each blocked hand-off between threads costs about two.
 uint64_t ProcessContextSwitches();

@@ -1,5 +1,6 @@
 // kvlab-load: the command-line front end of the load harness. Parses the
-// arguments, runs the sweep (harness/sweep.h), writes CSV/JSON as each
+// arguments, runs the sweep (harness/sweep.h, or redis-benchmark through
+// harness/redis_benchmark.h), writes CSV/JSON as each
 // repetition completes, prints a live line per second and the final table.
 // Exit status: 0 ok, 1 run failed, 2 usage error, 130 interrupted (SIGINT).
 #include <signal.h>
@@ -14,6 +15,8 @@
 #include "harness/command_line.h"
 #include "harness/event_loop.h"
 #include "harness/machine_info.h"
+#include "harness/point_record.h"
+#include "harness/redis_benchmark.h"
 #include "harness/result_files.h"
 #include "harness/server_control.h"
 #include "harness/start_instant.h"
@@ -61,7 +64,8 @@ class FrontEnd {
       json_ = std::make_unique<JsonResultFile>(options_.json_path, description);
     }
     if (!options_.csv_path.empty()) {
-      Status created = CsvResultFile::Create(options_.csv_path, config, &csv_);
+      Status created =
+          CsvResultFile::Create(options_.csv_path, config, options_.labels, options_.json_path, &csv_);
       if (!created.ok()) return Fail(created, {});
     }
     if (!reachable.ok()) return Fail(reachable, "failed");
@@ -91,7 +95,9 @@ class FrontEnd {
         std::fflush(stdout);
       };
     }
-    const Status swept = RunSweep(config, callbacks, &points_);
+    const Status swept = options_.loadgen == LoadGenerator::kRedisBenchmark
+                             ? RunRedisBenchmarkSweep(config, options_.requests, callbacks, &points_)
+                             : RunSweep(config, callbacks, &points_);
     std::printf("\n%s", RenderSummaryTable(config, points_).c_str());
     if (config.workload.command == CommandKind::kIncrby) {
       for (const PointResult& point : points_) {
@@ -172,6 +178,13 @@ class FrontEnd {
                    point.threads, r.repetition, r.achieved_rate, r.offered_rate,
                    kBehindFraction * 100, static_cast<unsigned long long>(r.backlog));
     }
+    if (r.watched.disturbed) {
+      std::fprintf(stderr,
+                   "kvlab-load: WARNING: disturbed: threads=%d rep %d: others used %.2f cores of "
+                   "the measured CPUs, steal %.2f (above %.2f)\n",
+                   point.threads, r.repetition, r.watched.foreign_cores, r.watched.steal_cores,
+                   options_.config.watch.disturbed_above_cores);
+    }
     if (csv_ && write_error_.ok()) {
       Status appended = csv_->Append(point, r);
       if (!appended.ok()) FailWriting(appended);
@@ -219,6 +232,10 @@ int main(int argc, char** argv) {
   }
   if (options.help) {
     std::printf("%s", UsageText().c_str());
+    return kExitOk;
+  }
+  if (options.schema) {
+    std::printf("%s", SchemaJson().c_str());
     return kExitOk;
   }
   InstallInterruptHandler();

@@ -6,21 +6,13 @@
 
 #include "harness/event_loop.h"
 #include "harness/json_writer.h"
+#include "harness/point_record.h"
 
 namespace kvlab::harness {
 namespace {
 
 Status FileError(const std::string& what, const std::string& path) {
   return Status::IoError(what + " " + path + ": " + std::strerror(errno));
-}
-
-// The event loop's settings; 0 and "" when the I/O is direct.
-int IoLoopThreads(const LoadConfig& config) {
-  if (config.io.model != IoModel::kEventLoop) return 0;
-  return EffectiveLoopThreads(config.io.loop_threads, config.cpus);
-}
-const char* IoFlushName(const LoadConfig& config) {
-  return config.io.model == IoModel::kEventLoop ? FlushModeName(config.io.flush) : "";
 }
 
 void WriteConfig(JsonWriter& json, const LoadConfig& config) {
@@ -57,8 +49,8 @@ void WriteConfig(JsonWriter& json, const LoadConfig& config) {
   json.Key("connect_timeout_s").Number(config.connect_timeout_s);
   json.Key("reply_timeout_s").Number(config.reply_timeout_s);
   json.Key("io").String(IoModelName(config.io.model));
-  json.Key("loop_threads").Integer(IoLoopThreads(config));
-  json.Key("io_flush").String(IoFlushName(config));
+  json.Key("loop_threads").Integer(LoopThreadsOf(config));
+  json.Key("io_flush").String(LoopFlushOf(config));
   json.EndObject();
 }
 
@@ -153,11 +145,12 @@ void WriteRepetition(JsonWriter& json, const RepetitionResult& r) {
 }  // namespace
 
 Status CsvResultFile::Create(const std::string& path, const LoadConfig& config,
+                             std::vector<Label> labels, std::string histogram,
                              std::unique_ptr<CsvResultFile>* out) {
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (file == nullptr) return FileError("cannot create", path);
-  out->reset(new CsvResultFile(file, config));
-  if (std::fprintf(file, "%s\n", Header()) < 0 || std::fflush(file) != 0) {
+  out->reset(new CsvResultFile(file, config, std::move(labels), std::move(histogram)));
+  if (std::fprintf(file, "%s\n", CsvHeader((*out)->labels_).c_str()) < 0 || std::fflush(file) != 0) {
     return FileError("cannot write", path);
   }
   return Status::Ok();
@@ -165,46 +158,11 @@ Status CsvResultFile::Create(const std::string& path, const LoadConfig& config,
 
 CsvResultFile::~CsvResultFile() { std::fclose(file_); }
 
-const char* CsvResultFile::Header() {
-  return "threads,client,transport,pipeline,connections,repetition,ops,seconds,ops_per_s,errors,"
-         "p50_us,p90_us,p99_us,p999_us,max_us,client_cpu,client_bound,command,keys,key_dist,"
-         "value_size,rate,nodelay,mean_us,misses,wrong_type,usable_cores,server_cpu,arrival,"
-         "refill,achieved_rate,behind,backlog,busiest_thread_cpu,allowed_cores,"
-         "io,loop_threads,io_flush,client_cs_per_op,loop_wakeups_per_op";
-}
-
 Status CsvResultFile::Append(const PointResult& point, const RepetitionResult& r) {
-  std::string server_cpu;
-  if (r.server_cpu >= 0) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.4f", r.server_cpu);
-    server_cpu = text;
+  const std::string row = CsvRow(labels_, {config_, point, r, histogram_});
+  if (std::fprintf(file_, "%s\n", row.c_str()) < 0 || std::fflush(file_) != 0) {
+    return Status::IoError("cannot append to the CSV file");
   }
-  std::string loop_wakeups;  // empty: no event loop
-  if (r.loop_wakeups_per_op >= 0) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.3f", r.loop_wakeups_per_op);
-    loop_wakeups = text;
-  }
-  const int written = std::fprintf(
-      file_,
-      "%d,%s,%s,%d,%d,%d,%llu,%.6f,%.1f,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.4f,%s,%s,%llu,%s,%s,%.1f,"
-      "%s,%.2f,%llu,%llu,%d,%s,%s,%s,%.1f,%s,%llu,%.4f,%.2f,%s,%d,%s,%.3f,%s\n",
-      point.threads, ClientKindName(point.client), TransportName(config_.target.transport),
-      point.pipeline, point.connections, r.repetition, static_cast<unsigned long long>(r.ops),
-      r.seconds, r.ops_per_s, static_cast<unsigned long long>(r.errors), r.p50_us, r.p90_us,
-      r.p99_us, r.p999_us, r.max_us, r.client_cpu, r.client_bound ? "true" : "false",
-      CommandName(config_.workload.command),
-      static_cast<unsigned long long>(config_.workload.keys),
-      KeyDistributionName(config_.workload).c_str(), ValueSizeName(config_.workload).c_str(),
-      config_.rate, config_.tcp_nodelay ? "on" : "off", r.mean_us,
-      static_cast<unsigned long long>(r.misses), static_cast<unsigned long long>(r.wrong_type),
-      r.usable_cores, server_cpu.c_str(), ArrivalKindName(config_.arrival),
-      RefillModeName(config_.refill), r.achieved_rate, r.behind ? "true" : "false",
-      static_cast<unsigned long long>(r.backlog), r.busiest_thread_cpu, r.allowed_cores,
-      IoModelName(config_.io.model), IoLoopThreads(config_), IoFlushName(config_),
-      r.client_cs_per_op, loop_wakeups.c_str());
-  if (written < 0 || std::fflush(file_) != 0) return Status::IoError("cannot append to the CSV file");
   return Status::Ok();
 }
 
@@ -213,6 +171,7 @@ std::string JsonResultFile::Render(const std::vector<PointResult>& points,
   JsonWriter json;
   json.BeginObject();
   json.Key("format").String("kvlab-load/1");
+  json.Key("points_schema").String(kPointSchema);
   json.Key("status").String(status);
   json.Key("error").String(error);
   json.Key("command_line").BeginArray();

@@ -1,19 +1,13 @@
 // Result files of a sweep, both written as each repetition completes so
 // that nothing measured is lost if the run later fails or is interrupted:
 //
-// CsvResultFile — one row per point and repetition, flushed per row:
-//   threads,client,transport,pipeline,connections,repetition,ops,seconds,
-//   ops_per_s,errors,p50_us,p90_us,p99_us,p999_us,max_us,client_cpu,
-//   client_bound,command,keys,key_dist,value_size,rate,nodelay,mean_us,
-//   misses,wrong_type,usable_cores,server_cpu,arrival,refill,achieved_rate,
-//   behind,backlog,busiest_thread_cpu,allowed_cores
-// (client_cpu/server_cpu/busiest_thread_cpu in cores' worth of CPU;
-// server_cpu empty when the server does not report INFO cpu; achieved_rate,
-// behind and backlog are 0/false in closed loop).
+// CsvResultFile — one row per point and repetition, flushed per row: the
+//   point record (harness/point_record.h: the caller's labels, then the
+//   measured columns).
 //
 // JsonResultFile — one self-explaining document, rewritten atomically
 // (temp file + rename) after each repetition, so it is valid JSON on disk at
-// every moment: {"format", "status", "error", "command_line", "config",
+// every moment: {"format", "points_schema", "status", "error", "command_line", "config",
 // "machine", "server_info", "points": [{..., "repetitions": [{...,
 // "slices": {"nominal_s": 0.1, "columns": ["start_s", "seconds", "ops"],
 // "rows": [[...], ...]}, "histogram": {"unit": "ns", "count", "min", "max",
@@ -32,6 +26,7 @@
 #include <vector>
 
 #include "harness/machine_info.h"
+#include "harness/point_record.h"
 #include "harness/status.h"
 #include "harness/sweep.h"
 
@@ -39,20 +34,24 @@ namespace kvlab::harness {
 
 class CsvResultFile {
  public:
-  static Status Create(const std::string& path, const LoadConfig& config,
-                       std::unique_ptr<CsvResultFile>* out);
+  // `histogram`: the JSON file's path as the rows name it ("" when none).
+  static Status Create(const std::string& path, const LoadConfig& config, std::vector<Label> labels,
+                       std::string histogram, std::unique_ptr<CsvResultFile>* out);
   ~CsvResultFile();
   CsvResultFile(const CsvResultFile&) = delete;
   CsvResultFile& operator=(const CsvResultFile&) = delete;
 
-  static const char* Header();
   Status Append(const PointResult& point, const RepetitionResult& repetition);
 
  private:
-  CsvResultFile(std::FILE* file, const LoadConfig& config) : file_(file), config_(config) {}
+  CsvResultFile(std::FILE* file, const LoadConfig& config, std::vector<Label> labels,
+                std::string histogram)
+      : file_(file), config_(config), labels_(std::move(labels)), histogram_(std::move(histogram)) {}
 
   std::FILE* file_;
   const LoadConfig config_;
+  const std::vector<Label> labels_;
+  const std::string histogram_;
 };
 
 // Everything the JSON document says besides the points.

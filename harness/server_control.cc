@@ -1,8 +1,10 @@
 #include "harness/server_control.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
+#include "harness/process_readings.h"
 #include "harness/resp_encoding.h"
 
 namespace kvlab::harness {
@@ -113,6 +115,20 @@ Status ServerControl::GetInteger(std::string_view key, int64_t* value) {
     return Status::IoError("GET did not answer an integer");
   }
   return Status::Ok();
+}
+
+pid_t LocalServerPid(ServerControl& control) {
+  std::string text;
+  if (!control.Info("server", &text).ok()) return 0;
+  const auto fields = ParseInfo(text);
+  const auto pid = fields.find("process_id");
+  const auto uptime = fields.find("uptime_in_seconds");
+  if (pid == fields.end() || uptime == fields.end()) return 0;
+  const pid_t candidate = static_cast<pid_t>(std::strtol(pid->second.c_str(), nullptr, 10));
+  if (candidate <= 0) return 0;
+  const double age = ProcessAgeSeconds(candidate);
+  const double reported = std::strtod(uptime->second.c_str(), nullptr);
+  return age >= 0 && std::abs(age - reported) <= 2.0 ? candidate : 0;
 }
 
 }  // namespace kvlab::harness

@@ -5,6 +5,8 @@
 // Thread safety: not thread-safe; one owner (the sweep runner's thread).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,5 +44,11 @@ class ServerControl {
 
   std::unique_ptr<Connection> connection_;
 };
+
+// The server's process id (INFO server process_id) when that process runs
+// on this machine: a process with that id exists here and started when the
+// server says it did (uptime_in_seconds, whole seconds). 0 otherwise (a
+// server elsewhere, or one that does not say).
+pid_t LocalServerPid(ServerControl& control);
 
 }  // namespace kvlab::harness

@@ -60,6 +60,17 @@ PointSummary Summarize(const PointResult& point) {
   summary.median_ops_per_s = Median(ops);
   summary.ci95_ops_per_s = ConfidenceHalfWidth95(ops);
   const LatencyHistogram merged = MergedLatency(point);
+  if (merged.count() == 0) {
+    // No histogram (redis-benchmark): the median of the repetitions' own figures.
+    std::vector<double> p50, p99;
+    for (const RepetitionResult& r : point.repetitions) {
+      p50.push_back(r.p50_us);
+      p99.push_back(r.p99_us);
+    }
+    summary.p50_us = Median(p50);
+    summary.p99_us = Median(p99);
+    return summary;
+  }
   summary.p50_us = merged.ValueAtQuantile(0.50) / 1000.0;
   summary.p99_us = merged.ValueAtQuantile(0.99) / 1000.0;
   return summary;

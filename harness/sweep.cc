@@ -167,6 +167,7 @@ class SweepRunner {
     const ConnectionOptions control_options{true, config_.connect_timeout_s, config_.reply_timeout_s};
     Status opened = ServerControl::Open(config_.target, control_options, &control_);
     if (!opened.ok()) return opened;
+    server_pid_ = LocalServerPid(*control_);
     const int point_count = static_cast<int>(config_.threads.size());
     for (int index = 0; index < point_count; ++index) {
       if (Cancelled()) return Status::Cancelled("cancelled before " + PointName(config_, config_.threads[index]));
@@ -274,6 +275,7 @@ class SweepRunner {
     if (!started.ok()) return started.WithContext(name);
     const int usable_cores = UsableCoreCount(config_.cpus);
     const double allowed_cores = AllowedCores(config_.cpus);
+    const WindowWatch watch(config_.watch, server_pid_);
 
     bool healthy = Measure(run, *point, 0, NowNs(), config_.warmup_s, 0, nullptr);
     // The warm-up's counts are not measurements; its end starts window 1.
@@ -281,6 +283,7 @@ class SweepRunner {
     uint64_t ops_total = run.TakeAll(&window_start_ns).ops_total;
     uint64_t backlog_start = config_.rate > 0 ? run.Backlog(window_start_ns) : 0;
     CpuMark cpu_start = TakeCpuMark();
+    WatchMark watch_start = watch.Mark();
     double server_cpu_start = control_->CpuSeconds();
     uint64_t server_cpu_start_ns = NowNs();
     uint64_t switches_start = ProcessContextSwitches();
@@ -292,6 +295,7 @@ class SweepRunner {
       uint64_t window_end_ns = 0;
       ThreadCounters counters = run.TakeAll(&window_end_ns);
       const CpuMark cpu_end = TakeCpuMark();
+      const WatchMark watch_end = watch.Mark();
       const uint64_t switches_end = ProcessContextSwitches();
       const int64_t wakeups_end = run.LoopWakeups();
       if (!healthy) break;  // an interrupted repetition is not a measurement
@@ -335,8 +339,10 @@ class SweepRunner {
       const double ops = static_cast<double>(std::max<uint64_t>(counters.ops, 1));
       result.client_cs_per_op = static_cast<double>(switches_end - switches_start) / ops;
       if (wakeups_start >= 0) result.loop_wakeups_per_op = static_cast<double>(wakeups_end - wakeups_start) / ops;
+      result.watched = watch.Between(watch_start, watch_end);
       result.latency = std::move(counters.latency);
       window_start_ns = window_end_ns;
+      watch_start = watch_end;
       ops_total = counters.ops_total;
       cpu_start = cpu_end;
       switches_start = switches_end;
@@ -370,6 +376,7 @@ class SweepRunner {
   const LoadConfig& config_;
   const SweepCallbacks& callbacks_;
   std::unique_ptr<ServerControl> control_;
+  pid_t server_pid_ = 0;  // LocalServerPid(), 0: not here
   // Where the last Measure left its unfinished slice.
   struct SliceStart {
     uint64_t ns = 0;
@@ -386,7 +393,7 @@ Status ValidateConfig(const LoadConfig& config) {
     if (threads < 1 || threads > 4096) return invalid("--threads values must be in 1..4096");
   }
   if (config.connections < 0 || config.connections > 100000) {
-    return invalid("--connections must be in 1..100000");
+    return invalid("--connections must be in 1..100000 (0: the client strategy's default)");
   }
   if (config.client == ClientKind::kShared && config.connections > 1) {
     return invalid("--client shared uses exactly one connection (leave --connections out)");

@@ -7,7 +7,9 @@
 // (INFO round trips, the on_repetition callback) inflates or shrinks it. Per
 // repetition it records ops, errors, latency percentiles, throughput in
 // 100 ms slices, client CPU (process and busiest thread; server CPU when the
-// server reports INFO cpu), and whether the client was the bottleneck; in
+// server reports INFO cpu), and whether the client was the bottleneck; what
+// else ran on the measured CPUs and the server's context switches and
+// hardware counts when it runs here (window_watch.h); in
 // open loop also the achieved rate, whether it fell behind the offered rate,
 // and the backlog owed at the window's end.
 //
@@ -23,9 +25,11 @@
 #include <vector>
 
 #include "harness/client_strategy.h"
+#include "harness/connection.h"
 #include "harness/latency_histogram.h"
 #include "harness/status.h"
 #include "harness/target.h"
+#include "harness/window_watch.h"
 #include "harness/workload.h"
 
 namespace kvlab::harness {
@@ -50,8 +54,9 @@ struct LoadConfig {
   std::vector<int> cpus;  // pin harness threads here; empty = wherever allowed
   bool prefill = false;   // SET every key once before measuring
   bool flush = false;     // FLUSHALL before each point (then prefill again)
-  double connect_timeout_s = 5;
-  double reply_timeout_s = 10;  // a connection waiting longer for a reply fails the point
+  double connect_timeout_s = kDefaultConnectTimeoutS;
+  double reply_timeout_s = kDefaultReplyTimeoutS;  // a connection waiting longer for a reply fails the point
+  WatchOptions watch;  // interference on the measured CPUs, the server's own costs
 };
 
 // Checks ranges and combinations; InvalidArgument names what is wrong.
@@ -79,6 +84,7 @@ struct RepetitionResult {
   int repetition = 0;  // 1-based
   uint64_t ops = 0;    // replies of the expected kind (GET misses included)
   uint64_t errors = 0;  // error replies + replies of the wrong type
+  bool errors_counted = true;  // false: the load generator does not report them (redis-benchmark)
   uint64_t wrong_type = 0;
   uint64_t misses = 0;
   double seconds = 0;  // steady-clock length of the measured window
@@ -94,7 +100,7 @@ struct RepetitionResult {
   bool behind = false;
   uint64_t backlog = 0;
   // Latencies: of ops only (error replies excluded); open loop from each
-  // request's intended send time.
+  // request's intended send time. NaN: the load generator does not report it.
   double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0, mean_us = 0;
   double client_cpu = 0;   // cores' worth of CPU the harness process used
   double busiest_thread_cpu = 0;  // the largest share of a core one harness thread used
@@ -104,6 +110,7 @@ struct RepetitionResult {
   double server_cpu = -1;  // cores' worth the server used; < 0: not reported
   double client_cs_per_op = 0;       // the harness's context switches per op
   double loop_wakeups_per_op = -1;   // event loops woken per op; < 0: no event loop
+  WindowFigures watched;  // interference and the server's costs (window_watch.h)
   LatencyHistogram latency;
   std::vector<ThroughputSlice> slices;
 };

@@ -3,7 +3,7 @@
 `python3 -m kvlab run workloads/X.toml` measures an experiment into results/runs/;
 `report RUN_DIR` and `compare BASE NEW` read run folders back; `record RUN_DIR` adds one
 to the per-machine history in results/history/; `regress` and `micro` track the code's own
-cost. From a notebook, kvlab.inprocess measures in-process through kvlab._harness.
+cost. From a notebook, kvlab.running.inprocess measures in-process through kvlab._harness.
 """
 
 # The compiled bindings (kvlab._harness) live in a build folder's python/kvlab/;

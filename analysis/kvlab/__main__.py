@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import dashboard as _dashboard  # light: matplotlib loads only when it renders
+from .rendering import dashboard as _dashboard  # light: matplotlib loads only when it renders
 from . import micro as _micro
 from . import regress as _regress
 
@@ -28,24 +28,29 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args) -> int:
-    from .experiment import ExperimentError, load_experiment
-    from .plots import write_plots
-    from .report import write_report
-    from .runner import Runner
+    from .running.experiment import ExperimentError, load_experiment
+    from .rendering.plots import write_plots
+    from .rendering.report import write_report
+    from .running.loadgens import LoadgenMissing
+    from .running.runner import Runner
     try:
         experiment = load_experiment(args.experiment)
     except ExperimentError as error:
         print(f"kvlab run: {error}", file=sys.stderr)
         return 2
-    from .cpus import CpuError, this_machine
-    from .plan import resolve
+    from .running.cpus import CpuError, this_machine
+    from .running.plan import resolve
     try:
         plan = resolve(experiment, this_machine())
     except CpuError as error:
         print(f"kvlab run: {args.experiment}: {error}", file=sys.stderr)
         return 2
     runner = Runner(plan, REPO, Path(args.build).resolve(), Path(args.out).resolve())
-    run_dir = runner.run()
+    try:
+        run_dir = runner.run()
+    except LoadgenMissing as error:
+        print(f"kvlab run: {error}", file=sys.stderr)
+        return 1
     report = write_report(run_dir)
     write_plots(run_dir)
     if not args.quiet_report:
@@ -62,8 +67,8 @@ def _add_run_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _report(args) -> int:
-    from .plots import write_plots
-    from .report import write_report
+    from .rendering.plots import write_plots
+    from .rendering.report import write_report
     if not (Path(args.run_dir) / "points.csv").exists():
         print(f"kvlab report: {args.run_dir}: no points.csv (not a run folder)", file=sys.stderr)
         return 2
@@ -131,9 +136,9 @@ def _add_plan_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _plan(args) -> int:
-    from .cpus import CpuError, Topology, parse_cpu_list, parse_groups, this_machine
-    from .experiment import ExperimentError, load_experiment
-    from .plan import resolve, to_json_text
+    from .running.cpus import CpuError, Topology, parse_cpu_list, parse_groups, this_machine
+    from .running.experiment import ExperimentError, load_experiment
+    from .running.plan import resolve, to_json_text
     try:
         experiment = load_experiment(args.experiment)
         if args.cpus:
@@ -164,8 +169,8 @@ def _add_hosts_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _hosts(args) -> int:
     """Exit 2 for a bad file, 1 when a host is unreachable or fails the check."""
-    from .experiment import ExperimentError, load_experiment
-    from .hosts import (HostError, deploy_binaries, inspect_host, local_binaries,
+    from .running.experiment import ExperimentError, load_experiment
+    from .running.hosts import (HostError, deploy_binaries, inspect_host, local_binaries,
                         local_commit, placed_hosts, render_report)
     try:
         experiment = load_experiment(args.experiment)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiment import POINT_VARIABLES, CompareSpec
+from .running.experiment import POINT_VARIABLES, CompareSpec
 from .stats import RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status")

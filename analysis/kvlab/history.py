@@ -39,14 +39,18 @@ import re
 import sys
 from pathlib import Path
 
-from .experiment import POINT_VARIABLES
+from .running.experiment import POINT_VARIABLES
 from .machine import fingerprint
 from .stats import summarize
 
 SCHEMA = "kvlab-history/1"
-# Cost-per-operation columns of points.csv; lower is better. Any may be absent.
-COST_COLUMNS = ("server_cpu_us_per_op", "client_cpu_us_per_op", "server_ctx_switches_per_op",
-                "server_instructions_per_op", "server_cycles_per_op")
+# Cost-per-operation columns of points.csv (lower is better) end so; any may be absent.
+COST_SUFFIX = "_per_op"
+
+
+def cost_columns(columns) -> list[str]:
+    """The cost-per-operation columns among `columns`, in their order."""
+    return [c for c in columns if c.endswith(COST_SUFFIX)]
 # Point variables printed bare in a label (their values say what they are).
 _BARE_VARIABLES = ("server", "command", "sweep", "loadgen", "transport", "client", "key_dist")
 _LABEL_ORDER = ("server", "command") + tuple(v for v in POINT_VARIABLES
@@ -84,7 +88,7 @@ class SeriesKey:
 
     @property
     def higher_is_better(self) -> bool:
-        return self.kind not in COST_COLUMNS
+        return not self.kind.endswith(COST_SUFFIX)
 
 
 # ----------------------------------------------------------------- reading a run
@@ -142,7 +146,7 @@ def _summarise_point(label: str, rows: list[dict]) -> dict:
         if any(column in r for r in rows):
             entry[column] = int(sum(_number(r.get(column)) or 0 for r in ok))
     costs = {}
-    for column in COST_COLUMNS:
+    for column in cost_columns(dict.fromkeys(c for r in rows for c in r)):
         values = [v for v in (_number(r.get(column)) for r in ok) if v is not None]
         if values:
             costs[column] = _summary(values)

@@ -70,6 +70,9 @@ TEST_F(KvlabLoadCliTest, BadArgumentsExitTwoWithUsage) {
       {"--target", "tcp://127.0.0.1:1", "--threads", "two"},
       {"--target", "tcp://127.0.0.1:1", "--client", "shared", "--pipeline", "8"},
       {"--target", "tcp://127.0.0.1:1", "--unknown-option"},
+      {"--target", "tcp://127.0.0.1:1", "--label", "no-equals"},
+      {"--target", "tcp://127.0.0.1:1", "--label", "a=1", "--label", "a=2"},
+      {"--target", "tcp://127.0.0.1:1", "--own-pids", "12,x"},
   };
   for (const auto& args : cases) {
     std::string output;
@@ -113,6 +116,71 @@ TEST_F(KvlabLoadCliTest, GoodRunWritesEveryRepetitionAndExitsZero) {
             "complete [2, 2] True\n");
   EXPECT_NE(output.find("| 2 | shared | tcp |"), std::string::npos) << output;
   EXPECT_NE(output.find("incrby_sum threads=2:"), std::string::npos) << output;
+}
+
+TEST_F(KvlabLoadCliTest, SchemaNeedsNoTargetAndListsTheCsvColumns) {
+  std::string output;
+  ASSERT_EQ(RunProcess(Load({"--schema"}), &output), 0) << output;
+  std::ofstream(directory_ + "/schema.json") << output;
+  EXPECT_EQ(PythonOnJson(directory_ + "/schema.json",
+                         "d['format'], [c['name'] for c in d['columns']][:2], "
+                         "'status' in [c['name'] for c in d['columns']]"),
+            "kvlab-points/1 ['threads', 'client'] True\n");
+}
+
+TEST_F(KvlabLoadCliTest, RowsCarryTheLabelsAndTheLocalServersCosts) {
+  TestServer server(RedisServer());
+  ASSERT_TRUE(server.started()) << server.start_error();
+  const std::string csv = directory_ + "/r.csv";
+  std::string output;
+  ASSERT_EQ(RunProcess(Load({"--target", server.unix_target().ToUrl(), "--duration", "0.2",
+                             "--warmup", "0.05", "--repeat", "1", "--label", "sweep=s1",
+                             "--label", "server=redis, the reference", "--label", "transport=remote",
+                             "--measured-cpus", "0", "--own-pids", std::to_string(getpid()),
+                             "--csv", csv, "--json", directory_ + "/r.json", "--quiet"}),
+                       &output),
+            0)
+      << output;
+  std::string fields;
+  ASSERT_EQ(RunProcess({KVLAB_PYTHON, "-c",
+                        "import csv,sys; r=list(csv.DictReader(open(sys.argv[1])))[0]; "
+                        "print(list(r)[:3], r['transport'], r['status'] in ('ok', 'disturbed'), "
+                        "float(r['server_cpu']) > 0, float(r['server_ctx_switches_per_op']) >= 0, "
+                        "float(r['foreign_cpu']) >= 0, r['histogram'].endswith('r.json'))",
+                        csv},
+                       &fields),
+            0)
+      << fields;
+  // redis answers INFO cpu and runs here: its CPU and context switches are measured.
+  EXPECT_EQ(fields, "['sweep', 'server', 'transport'] remote True True True True True\n");
+}
+
+TEST_F(KvlabLoadCliTest, RedisBenchmarkRowsAreThePointRecordWithItsFiguresAndBlanks) {
+  TestServer server(RedisServer());
+  ASSERT_TRUE(server.started()) << server.start_error();
+  const std::string csv = directory_ + "/rb.csv";
+  std::string output;
+  ASSERT_EQ(RunProcess(Load({"--loadgen", "redis-benchmark", "--target", server.unix_target().ToUrl(),
+                             "--command", "set", "--keys", "50", "--pipeline", "2", "--connections", "2",
+                             "--duration", "0.2", "--repeat", "2", "--label", "loadgen=redis-benchmark",
+                             "--measured-cpus", "0", "--csv", csv, "--quiet"}),
+                       &output),
+            0)
+      << output;
+  EXPECT_EQ(CountLines(csv), 1 + 2);
+  std::string fields;
+  ASSERT_EQ(RunProcess({KVLAB_PYTHON, "-c",
+                        "import csv,sys; r=list(csv.DictReader(open(sys.argv[1])))[-1]; "
+                        "print(r['loadgen'], r['repetition'], float(r['ops_per_s']) > 0, "
+                        "float(r['p50_us']) > 0, float(r['server_cpu']) > 0, "
+                        "float(r['client_cpu_us_per_op']) > 0, float(r['foreign_cpu']) >= 0, "
+                        "repr((r['p90_us'], r['p999_us'], r['errors'], r['histogram'])))",
+                        csv},
+                       &fields),
+            0)
+      << fields;
+  // Its own figures, measured around it like kvlab-load's; what it does not report is blank.
+  EXPECT_EQ(fields, "redis-benchmark 2 True True True True True ('', '', '', '')\n");
 }
 
 // Starts kvlab-load with many short repetitions and waits until `rows`

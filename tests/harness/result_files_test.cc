@@ -78,7 +78,7 @@ class ResultFilesTest : public ::testing::Test {
 TEST_F(ResultFilesTest, CsvHasTheIssuesColumnsFirstAndOneRowPerRepetition) {
   const std::string path = directory_ + "/r.csv";
   std::unique_ptr<CsvResultFile> csv;
-  ASSERT_TRUE(CsvResultFile::Create(path, config_, &csv).ok());
+  ASSERT_TRUE(CsvResultFile::Create(path, config_, {}, "", &csv).ok());
   for (const RepetitionResult& r : point_.repetitions) ASSERT_TRUE(csv->Append(point_, r).ok());
   // Flushed per row: readable before the writer is closed.
   std::istringstream lines(ReadFile(path));
@@ -112,7 +112,7 @@ TEST_F(ResultFilesTest, CsvCarriesMissesWrongTypeAndTheOpenLoopColumns) {
   config_.arrival = ArrivalKind::kPoisson;
   const std::string path = directory_ + "/r.csv";
   std::unique_ptr<CsvResultFile> csv;
-  ASSERT_TRUE(CsvResultFile::Create(path, config_, &csv).ok());
+  ASSERT_TRUE(CsvResultFile::Create(path, config_, {}, "", &csv).ok());
   ASSERT_TRUE(csv->Append(point_, r).ok());
   EXPECT_EQ(PythonOnCsv(path, "r['misses'], r['wrong_type'], r['errors'], r['arrival'], r['refill'], "
                               "r['achieved_rate'], r['behind'], r['backlog'], "
@@ -122,7 +122,7 @@ TEST_F(ResultFilesTest, CsvCarriesMissesWrongTypeAndTheOpenLoopColumns) {
 
 TEST_F(ResultFilesTest, CsvCreateFailsForAnUnwritablePath) {
   std::unique_ptr<CsvResultFile> csv;
-  EXPECT_FALSE(CsvResultFile::Create(directory_ + "/missing/r.csv", config_, &csv).ok());
+  EXPECT_FALSE(CsvResultFile::Create(directory_ + "/missing/r.csv", config_, {}, "", &csv).ok());
 }
 
 TEST_F(ResultFilesTest, JsonIsValidAndCarriesConfigMachineInfoAndHistograms) {

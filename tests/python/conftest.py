@@ -49,3 +49,14 @@ def kvlab_binaries_or_skip(build: Path) -> None:
     missing = [name for name in ("kvlab-server", "kvlab-load") if not (build / name).exists()]
     if missing:
         pytest.skip(f"{', '.join(missing)} not built in {build}")
+
+
+@pytest.fixture
+def load_only_build(tmp_path) -> Path:
+    """A build folder holding kvlab-load alone (it declares points.csv's columns): a
+    runner there finds no kvlab-server."""
+    kvlab_binaries_or_skip(BUILD_DIR)
+    folder = tmp_path / "load-only-build"
+    folder.mkdir()
+    (folder / "kvlab-load").symlink_to(BUILD_DIR / "kvlab-load")
+    return folder

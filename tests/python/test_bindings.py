@@ -1,4 +1,4 @@
-"""kvlab._harness as the notebook uses it (kvlab.inprocess): real sweeps in-process against
+"""kvlab._harness as the notebook uses it (kvlab.running.inprocess): real sweeps in-process against
 a kvlab-server and a redis-server this test starts, checked against what the server holds."""
 
 import socket
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kvlab import inprocess
+from kvlab.running import inprocess
 
 # Not built is a failure, not a skip: the module is the notebook's API.
 harness = inprocess.harness()
@@ -132,7 +132,7 @@ def test_a_server_that_is_gone_fails_the_sweep_with_a_message():
 
 
 def test_a_missing_server_binary_is_named(tmp_path):
-    from kvlab.servers import ServerError
+    from kvlab.running.servers import ServerError
     with pytest.raises(ServerError, match="kvlab-server not found"):
         with inprocess.local_server("concurrent", build=tmp_path):
             pass

@@ -16,7 +16,7 @@ import tempfile
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "analysis"))
-from kvlab import dashboard  # noqa: E402
+from kvlab.rendering import dashboard  # noqa: E402
 
 from PIL import Image  # noqa: E402
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, python_env
-from kvlab.cpus import Topology
-from kvlab.experiment import ExperimentError, load_experiment, parse_experiment_text
-from kvlab.plan import resolve
+from kvlab.running.cpus import Topology
+from kvlab.running.experiment import ExperimentError, load_experiment, parse_experiment_text
+from kvlab.running.plan import resolve
 
 GOOD = """
 [experiment]

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
-from kvlab.experiment import ExperimentError, parse_experiment_text
-from kvlab.hosts import describe_failure, offset_from_round_trips
-from kvlab.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
+from kvlab.running.experiment import ExperimentError, parse_experiment_text
+from kvlab.running.hosts import describe_failure, offset_from_round_trips
+from kvlab.running.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
                              merge_histograms, merged_row, quantile_ns, start_skew_note)
-from kvlab.results import load_points
+from kvlab.running.results import load_points
 from namespace_hosts import NamespaceHosts, why_not_possible
 
 BASE = """

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD_DIR, kvlab_binaries_or_skip
-from kvlab.experiment import Point
-from kvlab.latency import (DEFAULT_FRACTIONS, closed_loop_maximum, curve_row,
+from kvlab.running.experiment import Point
+from kvlab.running.latency import (DEFAULT_FRACTIONS, closed_loop_maximum, curve_row,
                            latency_capped_throughput, measure_curve, open_loop_commands,
                            open_loop_rates, write_latency_curve)
 

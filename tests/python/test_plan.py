@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, python_env
-from kvlab.cpus import (CpuError, Topology, allocate, format_cpu_list, parse_cpu_list,
+from kvlab.running.cpus import (CpuError, Topology, allocate, format_cpu_list, parse_cpu_list,
                         parse_groups, thread_counts)
-from kvlab.experiment import parse_experiment_text
-from kvlab.plan import resolve
+from kvlab.running.experiment import parse_experiment_text
+from kvlab.running.plan import resolve
 
 EXPERIMENT = """
 [experiment]

@@ -3,9 +3,9 @@
 import json
 import math
 
-from kvlab.report import point_table, render_report, write_report
-from kvlab.plots import write_plots
-from kvlab.results import load_points
+from kvlab.rendering.report import point_table, render_report, write_report
+from kvlab.rendering.plots import write_plots
+from kvlab.running.results import load_points
 from kvlab.stats import summarize, t_quantile_975
 
 
@@ -113,7 +113,7 @@ def test_pooled_and_shared_share_a_panel_although_their_connections_differ():
     # A shared client always records 1 connection and a pooled one 8: that must
     # not put each strategy in a panel of its own, or the plot compares nothing.
     import pandas as pd
-    from kvlab.plots import _panels
+    from kvlab.rendering.plots import _panels
 
     rows = [dict(server="redis", client=client, transport="unix", loadgen="kvlab-load",
                  nodelay="on", command="incrby", keys=1, value_size=64, pipeline=1,

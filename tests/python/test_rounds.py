@@ -1,11 +1,10 @@
-"""Precise comparisons: ratio intervals with known coverage, declared comparisons, the
-interference detector against a real busy process, and adaptive stopping."""
+"""Precise comparisons: ratio intervals with known coverage, declared comparisons and
+adaptive stopping. (kvlab-load detects interference; its test against a real busy
+process is tests/harness/window_watch_test.cc.)"""
 
 import math
-import os
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,12 +13,11 @@ import pytest
 
 from conftest import REPO
 from kvlab.comparisons import compute, unresolved_points
-from kvlab.cpus import this_machine
-from kvlab.experiment import POINT_VARIABLES, CompareSpec, parse_experiment_text
-from kvlab.interference import TICKS_PER_S, Probe, process_cpu_seconds
-from kvlab.loadgens import LoadResult
-from kvlab.plan import resolve
-from kvlab.results import load_points
+from kvlab.running.cpus import this_machine
+from kvlab.running.experiment import CompareSpec, parse_experiment_text
+from kvlab.running.loadgens import LoadResult
+from kvlab.running.plan import resolve
+from kvlab.running.results import load_points
 from kvlab.stats import ratio_interval, t_quantile_975
 
 
@@ -101,34 +99,6 @@ def test_a_comparison_along_the_client_with_filters():
     assert result.test == "incrby" and "T2" in result.point
 
 
-def test_the_detector_sees_a_busy_process_on_a_measured_cpu():
-    cpu = sorted(os.sched_getaffinity(0))[0]
-    burner = subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c",
-                               "while True: pass"])
-    try:
-        time.sleep(0.2)  # running before the window opens
-        foreign = Probe([cpu], [], None)
-        ours = Probe([cpu], [burner.pid], None)
-        burned_before = process_cpu_seconds(burner.pid)
-        with foreign, ours:
-            time.sleep(1.0)
-        burned = process_cpu_seconds(burner.pid) - burned_before
-        seen, own = foreign.result(), ours.result()
-    finally:
-        burner.kill()
-        burner.wait()
-    burner_cores = burned / seen.seconds
-    tick_cores = 3 / TICKS_PER_S / seen.seconds  # /proc's rounding, a few ticks
-    print(f"burner {burner_cores:.2f} cores; foreign {seen.foreign_cores:.2f}; "
-          f"foreign with the burner named ours {own.foreign_cores:.2f}")
-    # The burner ran on the measured CPU (it may share it with other work on a busy machine).
-    assert burner_cores > 0.05
-    assert seen.foreign_cores >= burner_cores - tick_cores
-    assert seen.disturbed(0.05)
-    # Naming it ours removes exactly its share, whatever else ran there.
-    assert seen.foreign_cores - own.foreign_cores == pytest.approx(burner_cores, abs=tick_cores)
-
-
 ADAPTIVE = """
 [experiment]
 name = "adaptive"
@@ -160,30 +130,31 @@ def _fake_load(noise):
     """A load generator whose ops/s are known: fast = 1.2 x slow, times noise."""
     generator = random.Random(7)
 
-    def run(point, build_dir, target, cpus, netns, csv_path, json_path, prefill):
+    def run(point, build_dir, target, cpus, netns, csv_path, json_path, prefill, labels,
+            **_):
         rate = 1e5 * (1.2 if point.server == "fast" else 1.0) * math.exp(
             generator.gauss(0, noise))
-        return LoadResult([{"repetition": "1", "ops": str(int(rate * 0.05)),
+        return LoadResult([{**point.variables(), **labels, "ops": str(int(rate * 0.05)),
                             "seconds": "0.05", "ops_per_s": f"{rate:.1f}", "client_cpu": "0.5",
-                            "client_bound": "false", "errors": "0"}])
+                            "client_bound": "false", "errors": "0", "status": "ok"}])
     return run
 
 
-def _adaptive_run(tmp_path, monkeypatch, noise, max_rounds=40, budget=""):
-    import kvlab.runner as runner_module
+def _adaptive_run(tmp_path, build, monkeypatch, noise, max_rounds=40, budget=""):
+    import kvlab.running.runner as runner_module
     monkeypatch.setattr(runner_module.loadgens, "run_kvlab_load", _fake_load(noise))
     experiment = parse_experiment_text(ADAPTIVE.format(max_rounds=max_rounds, budget=budget),
                                        tmp_path / "adaptive.toml")
     with (tmp_path / "log.txt").open("w") as stream:
         runner = runner_module.Runner(resolve(experiment, this_machine()), REPO,
-                                      tmp_path / "no-build", tmp_path / "runs", stream)
+                                      build, tmp_path / "runs", stream)
         run_dir = runner.run()
     ratios = pd.read_csv(run_dir / "ratios.csv")
     return runner, load_points(run_dir), ratios
 
 
-def test_adaptive_stopping_stops_at_the_target(tmp_path, monkeypatch):
-    runner, points, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.01)
+def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkeypatch):
+    runner, points, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.01)
     assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
                                     "rounds", "status"]
     (row,) = ratios.itertuples()
@@ -193,48 +164,22 @@ def test_adaptive_stopping_stops_at_the_target(tmp_path, monkeypatch):
     assert points["repetition"].max() == row.rounds  # no round beyond the one that met it
 
 
-def test_adaptive_stopping_stops_at_max_rounds_and_says_so(tmp_path, monkeypatch):
-    runner, _, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.3, max_rounds=5)
+def test_adaptive_stopping_stops_at_max_rounds_and_says_so(tmp_path, load_only_build, monkeypatch):
+    runner, _, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.3, max_rounds=5)
     (row,) = ratios.itertuples()
     assert row.status == "inconclusive" and row.rounds == 5
     assert "max_rounds" in runner.stops["local"]
 
 
-def test_adaptive_stopping_stops_at_the_time_budget(tmp_path, monkeypatch):
-    runner, _, ratios = _adaptive_run(tmp_path, monkeypatch, noise=0.3, budget="budget_s = 6")
+def test_adaptive_stopping_stops_at_the_time_budget(tmp_path, load_only_build, monkeypatch):
+    runner, _, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.3, budget="budget_s = 6")
     (row,) = ratios.itertuples()
     assert row.status == "inconclusive" and row.rounds >= 3
     assert "budget" in runner.stops["local"]
 
 
-def test_hardware_counter_output_is_parsed_and_unsupported_counters_are_none():
-    from kvlab.counters import parse_perf_csv
-    supported = "123456789,,instructions:u,1000,100.00,,\n98765,,cycles,1000,100.00,,\n"
-    assert parse_perf_csv(supported) == {"instructions": 123456789, "cycles": 98765}
-    refused = "<not supported>,,instructions,0,100.00,,\n<not counted>,,cycles,0,0.00,,\n"
-    assert parse_perf_csv(refused) == {"instructions": None, "cycles": None}
-
-
-def test_cost_cells_say_n_a_where_counters_are_missing_never_an_estimate():
-    from kvlab.interference import Interference
-    from kvlab.runner import _costs
-    point = parse_experiment_text(ADAPTIVE.format(max_rounds=3, budget=""),
-                                  Path("x.toml")).points()[0]
-    watched = Interference(1.0, 0.0, 0.0, 0.5, 2000)
-    figures = {"ops": "1000", "seconds": "1.0", "ops_per_s": "1000", "client_cpu": "0.5",
-               "server_cpu": "0.25"}
-    costs = _costs(point, figures, watched, {"instructions": None, "cycles": 5_000_000})
-    assert costs["server_instructions_per_op"] == "n/a"
-    assert float(costs["server_cycles_per_op"]) == pytest.approx(5_000_000 / 1000)  # warm-up 0: the run is the window
-    assert float(costs["server_cpu_us_per_op"]) == pytest.approx(250)   # 0.25 core-s / 1000
-    assert float(costs["client_cpu_us_per_op"]) == pytest.approx(500)
-    assert float(costs["server_ctx_switches_per_op"]) == pytest.approx(2000 / 1000)
-    no_info = _costs(point, dict(figures, server_cpu="-1"), watched, {})
-    assert no_info["server_cpu_us_per_op"] == "n/a"
-
-
 def test_our_own_helper_processes_are_found_by_name():
-    from kvlab.runner import pids_named
+    from kvlab.running.runner import pids_named
     sleeper = subprocess.Popen(["sleep", "5"])
     try:
         # Until the child has exec'd, its command name is still Python's.

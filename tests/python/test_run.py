@@ -7,19 +7,20 @@ import sys
 import pytest
 
 from conftest import REPO, kvlab_binaries_or_skip, python_env
-from kvlab.experiment import parse_experiment_text
+from kvlab.running.experiment import parse_experiment_text
 from kvlab.histograms import merged_percentiles
-from kvlab.results import load_points
-from kvlab.cpus import this_machine
-from kvlab.plan import resolve
-from kvlab.runner import Runner
+from kvlab.running.results import load_points
+from kvlab.running.cpus import this_machine
+from kvlab.running.plan import resolve
+from kvlab.running.runner import Runner
 
 
 def _plan(experiment):
     return resolve(experiment, this_machine())
 
 # These tests check the run folder, not the machine's quiet: other work beside them must
-# not turn their measurements into re-runs (test_interference.py tests the detector).
+# not turn their measurements into re-runs (tests/harness/window_watch_test.cc tests the
+# detector).
 TINY = """
 [experiment]
 name = "tiny"
@@ -94,7 +95,8 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
     assert "[1/3 33%] concurrent p4 kvlab-load tcp dedicated get" in done.stderr
 
 
-def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path):
+def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path,
+                                                                          load_only_build):
     experiment = tmp_path / "rb.toml"
     experiment.write_text("""
 [experiment]
@@ -114,20 +116,23 @@ threads = 1
 duration = 0.3
 repetitions = 2
 """)
-    done = run_cli(experiment, tmp_path / "no-build", tmp_path / "runs")
+    done = run_cli(experiment, load_only_build, tmp_path / "runs")
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").glob("*-rb")
     points = load_points(run_dir)
-    assert list(points["command"]) == ["set", "get", "set", "get"]  # one redis-benchmark run per round
+    assert list(points["command"]) == ["set", "get", "set", "get"]  # each round runs both
     assert list(points["repetition"]) == [1, 1, 2, 2]
     assert set(points["status"]) == {"ok"} and (points["ops_per_s"] > 0).all()
     assert points["p50_us"].notna().all() and points["p99_us"].notna().all()
     # redis-benchmark does not report these: blank, never made up
     assert points["p90_us"].isna().all() and points["p999_us"].isna().all()
     assert points["errors"].isna().all()
+    # measured around it by kvlab-load like its own runs: redis answers INFO cpu
+    assert (points["server_cpu"] > 0).all() and (points["server_cpu_us_per_op"] > 0).all()
 
 
-def test_failed_servers_and_an_unavailable_link_are_reported_and_the_run_goes_on(tmp_path):
+def test_failed_servers_and_an_unavailable_link_are_reported_and_the_run_goes_on(
+        tmp_path, load_only_build):
     text = """
 [experiment]
 name = "faults"
@@ -153,7 +158,7 @@ repetitions = 1
     # a repository without scripts/remote-link: the link cannot come up
     log = tmp_path / "log.txt"
     with log.open("w") as stream:
-        runner = Runner(_plan(experiment), tmp_path, tmp_path / "no-build", tmp_path / "runs", stream)
+        runner = Runner(_plan(experiment), tmp_path, load_only_build, tmp_path / "runs", stream)
         run_dir = runner.run()
     points = load_points(run_dir).set_index(["server", "transport"])
     assert points.loc[("unbuilt", "tcp"), "status"] == "failed"
@@ -166,8 +171,8 @@ repetitions = 1
     assert len(runner.problems) == 2
 
 
-def test_points_are_on_disk_before_the_next_point_starts(tmp_path, monkeypatch):
-    import kvlab.runner as runner_module
+def test_points_are_on_disk_before_the_next_point_starts(tmp_path, load_only_build, monkeypatch):
+    import kvlab.running.runner as runner_module
     experiment = parse_experiment_text("""
 [experiment]
 name = "order"
@@ -184,16 +189,16 @@ duration = 0.2
 repetitions = 1
 """, tmp_path / "order.toml")
     rows_on_disk = []
-    real = runner_module.loadgens.run_redis_benchmark
+    real = runner_module.loadgens.run_kvlab_load
 
-    def spy(points, *args, **kwargs):
+    def spy(point, *args, **kwargs):
         csv_files = list((tmp_path / "runs").glob("*/points.csv"))
         rows_on_disk.append(len(csv_files[0].read_text().splitlines()) - 1)
-        return real(points, *args, **kwargs)
+        return real(point, *args, **kwargs)
 
-    monkeypatch.setattr(runner_module.loadgens, "run_redis_benchmark", spy)
+    monkeypatch.setattr(runner_module.loadgens, "run_kvlab_load", spy)
     with (tmp_path / "log.txt").open("w") as stream:
-        Runner(_plan(experiment), REPO, tmp_path / "no-build", tmp_path / "runs", stream).run()
+        Runner(_plan(experiment), REPO, load_only_build, tmp_path / "runs", stream).run()
     assert rows_on_disk == [0, 1]
 
 
@@ -256,7 +261,7 @@ latency_slo_us = 100000
     done = run_cli(experiment, build_dir, tmp_path / "runs")
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").glob("*-curve")
-    from kvlab.latency import load_curve_rows
+    from kvlab.running.latency import load_curve_rows
     rows = load_curve_rows(run_dir / "latency.csv")
     points = load_points(run_dir)
     maximum = sorted(points["ops_per_s"])[len(points) // 2 - 1:len(points) // 2 + 1]

@@ -1,4 +1,4 @@
-"""kvlab.syscalls: strace -c summaries, system calls per operation, bytes per key."""
+"""kvlab.running.syscalls: strace -c summaries, system calls per operation, bytes per key."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from kvlab import syscalls
+from kvlab.running import syscalls
 
 # strace 6.x `-c -f` output: the errors column is blank where no call failed.
 SUMMARY = textwrap.dedent("""\

@@ -1,11 +1,13 @@
 """A run folder (results/runs/<UTC time>-<experiment>/) and its files.
 
-    points.csv     one row per point and round (column `repetition` = the round): the
-                   experiment's variables, the load generator's figures, the server's
-                   CPU use, interference and cost per operation, a status
-                   (ok | disturbed | failed | skipped) and a note saying why when not ok;
+    points.csv     one row per point and round (column `repetition` = the round), as
+                   kvlab-load writes it: the experiment's variables, then its measured
+                   columns (figures, the server's CPU use, interference, cost per
+                   operation, a status ok | disturbed and a note saying why); the runner
+                   adds rows with status failed | skipped for what it could not measure;
                    with [placement], one row per client host and a `merged` row (column
-                   host)
+                   host). The columns' names, kinds and meanings: `kvlab-load --schema`,
+                   kept in meta.json as points_schema.
     ratios.csv     the declared comparisons: comparison,test,point,ratio,low,high,
                    rounds,status (comparisons.py)
     meta.json      machine, git commit, package versions, CPUs, the experiment text
@@ -24,41 +26,28 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiment import POINT_VARIABLES
-from .loadgens import HARNESS_COLUMNS
-
-# server_cpu: cores' worth in the window; foreign/steal_cpu: cores' worth others used on the
-# measured CPUs (interference.py); the *_per_op columns: cost per operation (runner._costs),
-# "n/a" where it cannot be measured; histogram: kvlab-load's JSON, relative to the run folder;
-# host: the client host of a multi-host point, or "merged" (blank when run on one machine).
-COST_COLUMNS = ("server_cpu_us_per_op", "client_cpu_us_per_op", "server_ctx_switches_per_op",
-                "server_instructions_per_op", "server_cycles_per_op")
-EXTRA_COLUMNS = ("server_cpu", "foreign_cpu", "steal_cpu") + COST_COLUMNS + (
-    "histogram", "status", "note", "host")
-# Harness columns that are also point variables appear once, as variables.
-COLUMNS = POINT_VARIABLES + tuple(c for c in HARNESS_COLUMNS if c not in POINT_VARIABLES) \
-    + EXTRA_COLUMNS
 # Point variables added after runs were recorded, with the value those runs had.
 VARIABLE_DEFAULTS = {"io": "direct"}
-NUMERIC = ("keys", "value_size", "pipeline", "connections", "threads", "repetition", "ops",
-           "seconds", "ops_per_s", "errors", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
-           "client_cpu", "server_cpu", "foreign_cpu", "steal_cpu") + COST_COLUMNS
+# A cell that could not be measured (kvlab-load's cost columns).
+NOT_MEASURED = "n/a"
+FLAG_VALUES = {"true": True, "false": False}
 
 
 class PointsWriter:
     """Appends rows to points.csv; each write is flushed to disk before it returns, so a
     crash later in the run never loses a completed point."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, columns: list[str]):
         self.path = path
+        self.columns = columns
         self._handle = path.open("w", newline="")
-        self._writer = csv.DictWriter(self._handle, fieldnames=COLUMNS, extrasaction="ignore")
+        self._writer = csv.DictWriter(self._handle, fieldnames=columns, extrasaction="ignore")
         self._writer.writeheader()
         self._sync()
 
     def write(self, rows: list[dict]) -> None:
         for row in rows:
-            self._writer.writerow({c: row.get(c, "") for c in COLUMNS})
+            self._writer.writerow({c: row.get(c, "") for c in self.columns})
         self._sync()
 
     def _sync(self) -> None:
@@ -69,17 +58,43 @@ class PointsWriter:
         self._handle.close()
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def column_kind(values: pd.Series) -> str:
+    """A column's kind judged from its cells, for columns no schema describes (the
+    experiment's variables, runs from before the schema): "number" when every cell that
+    is not blank or n/a is a number, "flag" when every such cell is true/false, else
+    "text". A column with no such cell stays text."""
+    cells = values[(values != "") & (values != NOT_MEASURED)]
+    if cells.empty:
+        return "number" if (values == NOT_MEASURED).any() else "text"
+    if cells.str.lower().isin(FLAG_VALUES).all():
+        return "flag"
+    return "number" if cells.map(_is_number).all() else "text"
+
+
 def load_points(run_dir: str | Path) -> pd.DataFrame:
+    """points.csv with numbers and flags converted: the kinds the run's schema states
+    (meta.json points_schema), others judged from the cells (column_kind)."""
     frame = pd.read_csv(Path(run_dir) / "points.csv", dtype=str, keep_default_na=False)
     # Runs from before a variable existed measured what is now its default.
     for variable, default in VARIABLE_DEFAULTS.items():
         if variable not in frame:
             frame[variable] = default
-    for column in NUMERIC:
-        if column in frame:
+    schema = load_meta(run_dir).get("points_schema", {})
+    kinds = {c["name"]: c["kind"] for c in schema.get("columns", [])}
+    for column in frame.columns:
+        kind = kinds.get(column) or column_kind(frame[column])
+        if kind == "number":
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
-    if "client_bound" in frame:
-        frame["client_bound"] = frame["client_bound"].str.lower().isin(("true", "1", "yes"))
+        elif kind == "flag":
+            frame[column] = frame[column].str.lower().map(FLAG_VALUES).fillna(False).astype(bool)
     return frame
 
 

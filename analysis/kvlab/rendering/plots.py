@@ -19,7 +19,7 @@ import pandas as pd  # noqa: E402
 
 from .report_latency import write_latency_plots
 from .report import measured_only, point_table  # noqa: E402
-from .results import load_points  # noqa: E402
+from ..running.results import load_points  # noqa: E402
 
 LINE_VARIABLES = ("server", "client", "loadgen", "nodelay")
 # Transports differ by orders of magnitude (a remote link's round trip against

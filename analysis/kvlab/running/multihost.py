@@ -178,19 +178,6 @@ class RemoteServer:
         return (f"server host {self.host.name}: {self.spec.name} exited with status "
                 f"{self._process.returncode}: {tail}")
 
-    def cpu_seconds(self) -> float | None:
-        """User + system CPU time of the server so far, from its host's /proc (None if
-        unreadable)."""
-        if self.pid is None:
-            return None
-        try:
-            output = self.host.run(f"getconf CLK_TCK; cat /proc/{self.pid}/stat")
-            ticks_per_s, stat = output.split("\n", 1)
-            fields = stat.rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / int(ticks_per_s)  # utime + stime
-        except (HostError, ValueError, IndexError):
-            return None
-
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
@@ -487,18 +474,10 @@ class MultiHostMeasurement:
             commands[host.name] = "exec " + " ".join(shlex.quote(w) for w in words)
         budget = (self.lead_s + point.warmup + point.repetitions * point.duration
                   + LOAD_BUDGET_EXTRA_S)
-        cpu_before = server.cpu_seconds()
         finished = _run_on_clients(self.clients, commands, budget)
-        cpu_after = server.cpu_seconds()
         outcomes = [_outcome(h, finished[h.name], *files[h.name]) for h in self.clients]
         self._adapt_lead(point, outcomes)
         rows, error = self._rows(point, slug, outcomes)
-        if cpu_before is not None and cpu_after is not None:
-            # Over the point's active time (warm-up included), like the local runner's /proc.
-            active = point.warmup + point.repetitions * point.duration
-            for row in rows:
-                if row["status"] == "ok" and not row.get("server_cpu"):
-                    row["server_cpu"] = f"{(cpu_after - cpu_before) / active:.3f}"
         if error:
             self.problems.append(f"{point.server}/{point.sweep}: {error}")
         write(rows)
@@ -525,7 +504,10 @@ class MultiHostMeasurement:
         for outcome in outcomes:
             if outcome.json_text:
                 (histogram_dir / f"{slug}-{outcome.host.name}.json").write_text(outcome.json_text)
-            rows += [_row(point, r, outcome.host.name, "ok") for r in outcome.rows]
+            # The rows name the JSON file where the host wrote it; here it is in histograms/.
+            histogram = f"histograms/{slug}-{outcome.host.name}.json"
+            rows += [_row(point, dict(r, histogram=histogram), outcome.host.name, "ok")
+                     for r in outcome.rows]
         errors = [o.error for o in outcomes if o.error]
         error = "; ".join(errors) if errors else None
         merged_record = []

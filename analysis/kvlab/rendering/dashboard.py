@@ -1,7 +1,8 @@
 """The static performance dashboard: results/dashboard/index.html and its PNGs.
 
-Renders one page that needs no network to view (data loading lives in kvlab.opcost,
-kvlab.micro and kvlab.history; this module draws and writes HTML):
+Renders one page that needs no network to view (what it shows is loaded by
+dashboard_data.py, from kvlab.opcost, kvlab.micro and kvlab.history; this module draws
+and writes HTML):
 
 - instruction counts per operation (the `make regress` gate) per commit, cases that
   grew past the gate's tolerance highlighted;
@@ -28,13 +29,11 @@ import os
 import re
 import sys
 
-from . import micro
-from .compare import VERDICT_HEADER, verdict_rows
-from .history import (COST_COLUMNS, describe_fingerprint, group_records,
-                      load_history, local_run_folders, parse_date, run_started,
-                      series_of)
-from .opcost import load_opcost_history
-from .verdict import MIN_EFFECT, count, judge_record
+from .. import micro
+from ..compare import VERDICT_HEADER, verdict_rows
+from ..history import cost_columns, describe_fingerprint, parse_date, series_of
+from ..verdict import MIN_EFFECT, count, judge_record
+from .dashboard_data import DashboardData, load_dashboard_data
 
 # A micro benchmark whose time grew more than this against the previous run
 # is highlighted. Wall-clock numbers are noisy, so the bar is higher than the
@@ -200,7 +199,7 @@ def plot_bench_group(fingerprint_id, experiment, records, out_dir):
         plots.append(_series_plot(records, ks, f"{experiment}: ratio {comparison} (above 1: "
                                   f"{comparison.split('/')[0]} ahead)", "ratio",
                                   out_dir, f"{stem}-ratio-{_safe(comparison)}.png"))
-    for column in COST_COLUMNS:
+    for column in cost_columns(dict.fromkeys(k.kind for k in keys)):
         ks = [k for k in keys if k.kind == column]
         if ks:
             plots.append(_series_plot(records, ks, f"{experiment}: {column}", column, out_dir,
@@ -362,14 +361,10 @@ def _experiment_block(fingerprint_id, experiment, records, out_dir):
     return "\n".join(parts)
 
 
-def _bench_section(records, out_dir):
+def _bench_section(records, machines, out_dir):
     if not records:
         return ("<p>No bench history yet: run <code>make bench</code>, then "
                 "<code>python3 -m kvlab record results/runs/&lt;run&gt;</code>.</p>")
-    groups = group_records(records)
-    machines = {}
-    for (fingerprint_id, experiment), group in groups.items():
-        machines.setdefault(fingerprint_id, {})[experiment] = group
     parts = [f"<p>{len(records)} run(s) on {len(machines)} machine(s). Each machine (fingerprint: "
              "CPU model, cores, vector level, kernel, compiler) is its own panel group; its series "
              "never mix with another machine's. Verdicts (kvlab.verdict, the rule of "
@@ -395,28 +390,15 @@ def _bench_section(records, out_dir):
     return "\n".join(parts)
 
 
-def _newest_report_section(results_dir):
-    """The newest local run folder's report.md (or a rendering of its points)."""
-    folders = local_run_folders(results_dir)
-    if not folders:
+def _newest_report_section(data: DashboardData):
+    newest = data.newest_run
+    if newest is None:
         return "<p>No local run folder.</p>"
-    newest = max(folders, key=lambda f: (_started(f), f.name))
-    report = newest / "report.md"
-    if report.exists():
-        text = report.read_text(encoding="utf-8")
-    else:
-        try:
-            from .report import render_report
-            text = render_report(newest)
-        except Exception as e:  # a partial or foreign run folder
-            return f"<p>No report could be rendered for <code>{_e(newest)}</code>: {_e(e)}</p>"
-    return (f"<p>From <code>{_e(os.path.relpath(newest, results_dir))}</code>.</p>"
-            '<div class="report">' + markdown_to_html(text) + "</div>")
-
-
-def _started(folder):
-    epoch = datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
-    return parse_date(run_started(folder)) or epoch
+    if newest.report is None:
+        return (f"<p>No report could be rendered for <code>{_e(newest.folder)}</code>: "
+                f"{_e(newest.problem)}</p>")
+    return (f"<p>From <code>{_e(os.path.relpath(newest.folder, data.results_dir))}</code>.</p>"
+            '<div class="report">' + markdown_to_html(newest.report) + "</div>")
 
 
 STYLE = """
@@ -454,26 +436,29 @@ window.addEventListener('load', function () {
 
 def render(results_dir, out_dir):
     """Writes out_dir/index.html and its PNGs from results_dir; returns the page's path."""
+    return render_page(load_dashboard_data(results_dir), out_dir)
+
+
+def render_page(data: DashboardData, out_dir):
+    """Writes out_dir/index.html and its PNGs showing `data`; returns the page's path."""
     os.makedirs(out_dir, exist_ok=True)
     for old in glob.glob(os.path.join(out_dir, "*.png")):
         os.remove(old)  # plots of series that no longer exist must not linger
-    opcost = load_opcost_history(results_dir)
-    micro_runs = micro.load_runs(results_dir)
-    bench = load_history(results_dir)
+    opcost, micro_runs, bench = data.opcost, data.micro_runs, data.bench
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>kvlab dashboard</title>
 <style>{STYLE}</style><script>{LOAD_CHECK}</script></head>
 <body>
 <h1>kvlab dashboard</h1>
-<p>Rendered from <code>{_e(os.path.abspath(results_dir))}</code>.</p>
+<p>Rendered from <code>{_e(data.results_dir)}</code>.</p>
 <h2 id="opcost">Instructions per operation (make regress)</h2>
 {_opcost_section(opcost, plot_opcost(opcost, out_dir))}
 <h2 id="micro">Microbenchmarks (make micro)</h2>
 {_micro_section(micro_runs, plot_micro(micro_runs, out_dir))}
 <h2 id="bench">Bench history per machine (make bench, python3 -m kvlab record)</h2>
-{_bench_section(bench, out_dir)}
+{_bench_section(bench, data.machines, out_dir)}
 <h2 id="report">Newest local run</h2>
-{_newest_report_section(results_dir)}
+{_newest_report_section(data)}
 </body></html>
 """
     path = os.path.join(out_dir, "index.html")
@@ -483,7 +468,8 @@ def render(results_dir, out_dir):
 
 
 def add_arguments(parser):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))  # the repository: analysis/kvlab/rendering/ is 3 down
     parser.add_argument("--results", default=os.path.join(root, "results"),
                         help="results folder to read (default: the repository's results/)")
     parser.add_argument("--out", default=None, help="output folder (default: <results>/dashboard)")

@@ -12,10 +12,12 @@ server is stopped. Keys are prefilled once per server process, before the
 first GET/mix point that needs them, in a load run of its own so that its cost
 never lands in a measurement.
 
-Each measurement is watched (interference.py): CPU used on the measured CPUs
-by anything but our processes, steal, and the server's context switches. A
-measurement with foreign CPU above the threshold is recorded as `disturbed`
-and run again (at most MAX_RETRIES times).
+Each measurement is watched by the load generator itself (kvlab-load
+--measured-cpus): CPU used on the measured CPUs by anything but our processes,
+steal, and the server's costs per operation. A measurement with foreign CPU
+above the threshold comes back with status `disturbed` and is run again (at
+most MAX_RETRIES times). kvlab-load writes the rows; their columns are its
+(`kvlab-load --schema`), led by the point's variables.
 
 With `precision` set and [[compare]] tables declared, rounds go on after the
 sweeps' `repetitions` until every declared ratio's interval is within the
@@ -33,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import math
 import os
 import random
 import sys
@@ -44,13 +45,12 @@ from typing import TextIO
 
 import pandas as pd
 
-from . import latency, loadgens, machine, syscalls
-from .comparisons import compute, unresolved_points, write_ratios
-from .counters import EVENTS, ServerCounters
-from .experiment import Point
-from .interference import Interference, Probe
+from .. import machine
+from . import latency, loadgens, syscalls
+from ..comparisons import compute, unresolved_points, write_ratios
+from .experiment import POINT_VARIABLES, Point
 from .plan import SERVER_START_S, Plan, point_seconds
-from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
+from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
 from .servers import ServerError, ServerProcess
 
@@ -58,7 +58,7 @@ from .servers import ServerError, ServerProcess
 # while a server runs. INCRBY needs an integer: its key is set to 0 before every
 # INCRBY point (as the seed did), since a SET point may have left a string there.
 PREFILL_ONCE_COMMANDS = ("get", "mix")
-# Requests of a redis-benchmark run traced for its system calls.
+# Requests of a redis-benchmark run traced for its system calls (a fixed load, no calibration).
 SYSCALL_REQUESTS = 50_000
 # A disturbed measurement is run again at most this many times.
 MAX_RETRIES = 2
@@ -108,12 +108,9 @@ class Progress:
         self.stream.flush()
 
 
-def _row(point: Point, figures: dict, status: str, note: str = "",
-         server_cpu: str = "") -> dict:
-    row = dict(figures)
-    row.update(point.variables())
-    row.update(status=status, note=note, server_cpu=server_cpu)
-    return row
+def _unmeasured_row(point: Point, round_no: int, status: str, note: str) -> dict:
+    """The row of a measurement that could not be made: the variables, the round, why."""
+    return {**point.variables(), "repetition": str(round_no), "status": status, "note": note}
 
 
 def pids_named(name: str) -> list[int]:
@@ -135,51 +132,13 @@ def _key(point: Point) -> tuple:
 
 
 def _slots(points: list[Point]) -> list[list[Point]]:
-    """Points that differ only in their server, in the experiment's order; redis-benchmark
-    measures the commands of otherwise equal points in one run, so they share a slot."""
+    """Points that differ only in their server, in the experiment's order."""
     slots: dict[tuple, list[Point]] = {}
     for point in points:
         variables = point.variables()
         del variables["server"]
-        if point.loadgen == "redis-benchmark":
-            del variables["command"]
         slots.setdefault(tuple(variables.values()), []).append(point)
     return list(slots.values())
-
-
-def _per_op(total: float, ops: float) -> str:
-    return f"{total / ops:.4g}" if ops > 0 and total >= 0 else "n/a"
-
-
-def _costs(point: Point, figures: dict, watched: Interference, counted: dict) -> dict:
-    """Cost per operation. CPU in the window comes from the load generator (its own CPU,
-    and the server's INFO cpu read at the window's edges); context switches come from
-    /proc over the whole load run, warm-up included, divided by the operations of that
-    time at the window's rate (the warm-up runs the same load). Hardware counters need
-    perf_event_open: where it is refused the cell says n/a, never an estimate."""
-    def number(name):
-        try:
-            return float(figures.get(name, ""))
-        except ValueError:
-            return math.nan
-    ops, seconds, rate = number("ops"), number("seconds"), number("ops_per_s")
-    costs = {"foreign_cpu": f"{watched.foreign_cores:.3f}",
-             "steal_cpu": f"{watched.steal_cores:.3f}"}
-    client = number("client_cpu")
-    server = number("server_cpu")
-    costs["client_cpu_us_per_op"] = _per_op(client * seconds * 1e6, ops) \
-        if not math.isnan(client) else "n/a"
-    costs["server_cpu_us_per_op"] = _per_op(server * seconds * 1e6, ops) \
-        if not math.isnan(server) and server >= 0 else "n/a"
-    # Whole-run figures (context switches, hardware counters) per operation of that run.
-    run_ops = rate * (point.warmup + seconds) if point.loadgen == "kvlab-load" and rate > 0 \
-        else 0
-    costs["server_ctx_switches_per_op"] = _per_op(watched.server_context_switches, run_ops)
-    for event in EVENTS:
-        count = counted.get(event)
-        costs[f"server_{event}_per_op"] = _per_op(count, run_ops) if count is not None \
-            else "n/a"
-    return costs
 
 
 def _summary(rows: list[dict], error: str | None) -> str:
@@ -225,16 +184,20 @@ class Runner:
         self.stream.flush()
 
     def run(self) -> Path:
+        self.schema = loadgens.point_schema(self.build_dir)
         for sub in ("histograms", "logs"):
             (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
         meta = self._meta()
+        meta["points_schema"] = self.schema
         self._write_meta(meta)
         points = self.experiment.points()
         self.say(f"kvlab run {self.experiment.name}: {len(points)} points in rounds, "
                  f"server CPUs {self.server_cpus or 'any'}, harness CPUs "
                  f"{self.harness_cpus or 'any'} -> {self.run_dir}")
         progress = Progress(points, self.stream)
-        writer = PointsWriter(self.run_dir / "points.csv")
+        labels = list(POINT_VARIABLES) + (["host"] if self.experiment.placement else [])
+        writer = PointsWriter(self.run_dir / "points.csv",
+                              loadgens.row_columns(self.schema, labels))
         try:
             if self.experiment.placement is not None:
                 from .multihost import MultiHostMeasurement
@@ -328,14 +291,13 @@ class Runner:
                                      duration=min(point.duration, 1.0))
 
         def load() -> int:
-            if point.loadgen == "redis-benchmark":
-                return loadgens.run_redis_benchmark_requests(single, target, SYSCALL_REQUESTS,
-                                                             self.harness_cpus, netns)
+            requests = SYSCALL_REQUESTS if point.loadgen == "redis-benchmark" else 0
             with tempfile.TemporaryDirectory(prefix="kvlab-syscalls-") as folder:
                 result = loadgens.run_kvlab_load(single, self.build_dir, target,
                                                  self.harness_cpus, netns,
                                                  Path(folder) / "s.csv", Path(folder) / "s.json",
-                                                 prefill=point.command == "incrby")
+                                                 prefill=point.command == "incrby",
+                                                 requests=requests)
             if result.error or not result.rows:
                 raise RuntimeError(result.error or "no rows")
             return int(float(result.rows[0]["ops"]))
@@ -491,8 +453,7 @@ class Runner:
             self.say(problem)
             self.problems.append(problem)
         for point in points:
-            row = _row(point, {"repetition": str(round_no)}, status, problem)
-            self._write(writer, [row])
+            self._write(writer, [_unmeasured_row(point, round_no, status, problem)])
             progress.point_done(point, status)
 
     def _write(self, writer, rows: list[dict]) -> None:
@@ -521,28 +482,25 @@ class Runner:
             self._record_memory(first, round_no, process.empty_memory, process.memory(),
                                 first_fill=not process.filled)
             process.filled = True
-        own_pids = [p.pid for p in processes.values() if p.pid] + self.helper_pids
+        # Ours on the measured CPUs: the other resident servers, the link's forwarder, us.
+        own_pids = tuple([p.pid for p in processes.values() if p.pid] + self.helper_pids
+                         + [os.getpid()])
+        watch = loadgens.Watch(tuple(self.measured_cpus), own_pids,
+                               self.experiment.disturbance_cores)
         for attempt in range(MAX_RETRIES + 1):
-            probe = Probe(self.measured_cpus, own_pids, process.pid)
-            counters = ServerCounters(process.pid)
-            with probe, counters:
-                results = self._load(group, target, netns)
-            watched = probe.result()
-            disturbed = watched.disturbed(self.experiment.disturbance_cores)
+            results = [self._load(point, round_no, target, netns, watch) for point in group]
+            disturbed = any(r.get("status") == "disturbed" for result in results
+                            for r in result.rows)
             last = attempt == MAX_RETRIES or not disturbed
             for point, result in zip(group, results):
-                rows = [self._figures_row(point, round_no, figures, watched, counters.figures)
-                        for figures in result.rows]
-                if disturbed:
-                    note = (f"disturbed: foreign CPU {watched.foreign_cores:.2f} cores, steal "
-                            f"{watched.steal_cores:.2f} (attempt {attempt + 1})")
-                    for row in rows:
-                        row.update(status="disturbed", note=note)
+                rows = result.rows
+                for row in rows:
+                    if row.get("status") == "disturbed":
+                        row["note"] = f"{row.get('note', '')} (attempt {attempt + 1})"
                 if result.error and last:
                     problem = f"{point.loadgen}: {result.error}"
                     self.problems.append(f"{point.server}/{point.sweep}: {problem}")
-                    rows = rows or [_row(point, {"repetition": str(round_no)}, "failed",
-                                         problem)]
+                    rows = rows or [_unmeasured_row(point, round_no, "failed", problem)]
                 self._write(writer, rows)
                 if last:
                     progress.point_done(point, _summary(rows, result.error if last else None)
@@ -580,29 +538,20 @@ class Runner:
                 Path(folder) / "p.csv", Path(folder) / "p.json", prefill=True)
         return result.error
 
-    def _load(self, group, target, netns):
-        single = [dataclasses.replace(p, repetitions=1) for p in group]
-        first = single[0]
-        if first.loadgen == "redis-benchmark":
-            return loadgens.run_redis_benchmark(single, target, self.harness_cpus, netns)
+    def _load(self, point: Point, round_no: int, target: str, netns, watch):
+        """One kvlab-load run of one round of `point`; its rows are the points.csv rows."""
         self._histogram_count += 1
-        slug = (f"{self._histogram_count:04d}-{first.server}-{first.sweep}-{first.transport}-"
-                f"{first.client}-{first.command}-k{first.keys}-p{first.pipeline}-t{first.threads}")
-        with tempfile.NamedTemporaryFile(suffix=".csv") as raw:
-            result = loadgens.run_kvlab_load(
-                first, self.build_dir, target, self.harness_cpus, netns, Path(raw.name),
-                self.run_dir / "histograms" / f"{slug}.json",
-                prefill=first.command == "incrby")
-        for row in result.rows:
-            row["histogram"] = f"histograms/{slug}.json"  # merged per point by the report
-        return [result]
-
-    def _figures_row(self, point: Point, round_no: int, figures: dict, watched,
-                     counted: dict) -> dict:
-        row = _row(point, figures, "ok", "", figures.get("server_cpu", ""))
-        row["repetition"] = str(round_no)
-        row.update(_costs(point, figures, watched, counted))
-        return row
+        slug = (f"{self._histogram_count:04d}-{point.server}-{point.sweep}-{point.transport}-"
+                f"{point.client}-{point.command}-k{point.keys}-p{point.pipeline}-t{point.threads}")
+        single = dataclasses.replace(point, repetitions=1)
+        csv_path = Path("histograms") / f"{slug}.csv"
+        # Relative to the run folder (kvlab-load runs there): the rows name the histogram so.
+        result = loadgens.run_kvlab_load(
+            single, self.build_dir, target, self.harness_cpus, netns, csv_path,
+            Path("histograms") / f"{slug}.json", prefill=point.command == "incrby",
+            labels={"repetition": str(round_no)}, watch=watch, cwd=self.run_dir)
+        (self.run_dir / csv_path).unlink(missing_ok=True)
+        return result
 
     def _meta(self) -> dict:
         return {

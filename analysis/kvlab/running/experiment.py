@@ -228,7 +228,7 @@ class Experiment:
     budget_s: float | None = None
     max_rounds: int = DEFAULT_MAX_ROUNDS
     disturbance_cores: float = DEFAULT_DISTURBANCE_CORES
-    # [[host]] and [placement] (kvlab.hosts); without them everything runs on this machine.
+    # [[host]] and [placement] (kvlab.running.hosts); without them everything runs on this machine.
     hosts: tuple = ()
     placement: Any = None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .latency import latency_capped_throughput, load_curve_rows
+from ..running.latency import latency_capped_throughput, load_curve_rows
 from .report_format import markdown_table
 
 
@@ -59,7 +59,7 @@ def latency_section(run_dir: Path) -> str:
 
 
 def write_latency_plots(run_dir: Path) -> list[Path]:
-    from .latency import write_latency_curve
+    from ..running.latency import write_latency_curve
     path = Path(run_dir) / "latency.csv"
     if not path.exists():
         return []

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .plan import SEED_SERVER_CPUS
+from ..running.plan import SEED_SERVER_CPUS
 from .report_format import (CLIENT_BOUND_MARK, find_point, format_cell, format_number,
                             format_rate, format_ratio, markdown_table, server_cpu_count,
                             server_specs)
 
-REFERENCE_DIR = Path(__file__).resolve().parents[2] / "results" / "reference"
+REFERENCE_DIR = Path(__file__).resolve().parents[3] / "results" / "reference"
 SEED_TRANSPORT = {"unix": "socket", "tcp": "localhost", "remote": "remote"}
 
 

@@ -10,8 +10,8 @@ import math
 
 import pandas as pd
 
-from .cpus import parse_cpu_list
-from .stats import Summary
+from ..running.cpus import parse_cpu_list
+from ..stats import Summary
 
 CLIENT_BOUND_MARK = "†"
 ERROR_MARK = " ‼"

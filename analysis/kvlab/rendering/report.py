@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiment import POINT_VARIABLES
-from .histograms import merged_percentiles
-from .slices import point_steadiness
+from ..running.experiment import POINT_VARIABLES
+from ..histograms import merged_percentiles
+from ..slices import point_steadiness
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
                             markdown_table, server_cpu_count, server_specs)
 from .report_latency import latency_section
@@ -25,8 +25,9 @@ from .report_memory import memory_section
 from .report_ratios import declared_section, disturbance_line
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
-from .results import COST_COLUMNS, load_meta, load_points, whole_points
-from .stats import Summary, summarize
+from ..history import cost_columns
+from ..running.results import load_meta, load_points, whole_points
+from ..stats import Summary, summarize
 
 
 def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFrame:
@@ -51,11 +52,8 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
                    errors=measured["errors"].sum(min_count=1),
                    disturbed=int((group["status"] == "disturbed").sum()),
                    max_us=measured["max_us"].max(),
-                   client_cs_per_op=pd.to_numeric(measured.get("client_cs_per_op"),
-                                                  errors="coerce").median()
-                   if "client_cs_per_op" in measured else math.nan,
-                   **{c: measured[c].median() if c in measured else math.nan
-                      for c in COST_COLUMNS})
+                   **{c: pd.to_numeric(measured[c], errors="coerce").median()
+                      for c in cost_columns(measured.columns)})
         row.update(cv=math.nan, cold_windows=0, windows=0)
         if run_dir is not None and "histogram" in measured:
             merged = merged_percentiles(run_dir, measured["histogram"])
@@ -89,10 +87,10 @@ def all_points_section(table: pd.DataFrame) -> str:
                      interval, s.n, format_number(r["p50_us"]), format_number(r["p99_us"]),
                      format_number(r["p999_us"]), format_number(r["errors"], 0),
                      _cores(r["client_cpu"]),
-                     _cores(r["server_cpu"]), _cost(r["server_cpu_us_per_op"], 3),
-                     _cost(r["client_cpu_us_per_op"], 3),
-                     _cost(r["server_ctx_switches_per_op"], 4),
-                     _cost(r["server_instructions_per_op"], 0), _steadiness(r)])
+                     _cores(r["server_cpu"]), _cost(r.get("server_cpu_us_per_op"), 3),
+                     _cost(r.get("client_cpu_us_per_op"), 3),
+                     _cost(r.get("server_ctx_switches_per_op"), 4),
+                     _cost(r.get("server_instructions_per_op"), 0), _steadiness(r)])
     return markdown_table(header, rows)
 
 

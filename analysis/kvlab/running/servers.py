@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 from .experiment import ServerSpec
-from .interference import process_cpu_seconds
 
 READY_LINE = "kvlab-server ready"
 START_TIMEOUT_S = 15.0
@@ -221,10 +220,6 @@ class ServerProcess:
     @property
     def pid(self) -> int | None:
         return self._process.pid if self.alive() else None
-
-    def cpu_seconds(self) -> float | None:
-        """User + system CPU time of the server so far, from /proc (None once it is gone)."""
-        return process_cpu_seconds(self._process.pid) if self.alive() else None
 
     def memory(self) -> tuple[int, int, int] | None:
         """(used_memory, used_memory_rss, keys) from INFO; None when not answered."""

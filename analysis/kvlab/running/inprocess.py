@@ -29,7 +29,7 @@ import pandas as pd
 from .experiment import ServerSpec
 from .servers import ServerProcess
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def build_dir() -> Path:
@@ -45,7 +45,7 @@ def harness():
     if module_dir not in kvlab.__path__ and Path(module_dir).is_dir():
         kvlab.__path__.append(module_dir)
     try:
-        from . import _harness
+        from .. import _harness
     except ImportError as error:
         raise ImportError(f"kvlab._harness is not built in {build_dir()}: cmake --build "
                           f"{build_dir()} --target kvlab_harness_module ({error})") from error

@@ -35,7 +35,7 @@ from typing import Any
 
 from .experiment import ExperimentError, _Checker, _name
 
-THIS_CHECKOUT = Path(__file__).resolve().parents[2]
+THIS_CHECKOUT = Path(__file__).resolve().parents[3]
 DEFAULT_SERVER_PORT = 6390
 BINARIES = ("kvlab-server", "kvlab-load")
 # Seconds a short command on a host may take (an ssh login on a slow link included).

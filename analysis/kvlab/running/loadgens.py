@@ -1,0 +1,173 @@
+"""The load generators a point can be measured with, both run through kvlab-load.
+
+kvlab-load writes the points.csv rows itself, one per repetition: the point's
+variables (passed as `--label name=value`) and then its measured columns, whose
+names, kinds and meanings only kvlab-load declares (`kvlab-load --schema`,
+harness/point_record.h). It watches the measured CPUs for interference and the
+server's costs per operation, and says `disturbed` in the row's status.
+
+- loadgen "kvlab-load": its own client strategies; it also writes a JSON file
+  with the latency histograms.
+- loadgen "redis-benchmark" (Debian's): `kvlab-load --loadgen redis-benchmark`
+  runs it as a child per repetition (after a calibrating run that sizes -n to the
+  point's duration, also the warm-up) and measures around it alike; p90, p99.9,
+  errors and the histogram stay blank: nothing is made up.
+
+A run returns the rows keyed by their header (strings, "" for unknown) and an
+error message when it failed (the rows that completed are still returned).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import functools
+import io
+import json
+import subprocess
+from pathlib import Path
+
+from .experiment import Point
+from .servers import launch_prefix
+
+
+
+@dataclasses.dataclass
+class LoadResult:
+    rows: list[dict[str, str]]
+    error: str | None = None
+
+
+class LoadgenMissing(Exception):
+    """kvlab-load is not built: no point can be measured and no row header is known."""
+
+
+@functools.lru_cache(maxsize=8)
+def point_schema(build_dir: Path) -> dict:
+    """`kvlab-load --schema`: {"format": version, "columns": [{name, kind, meaning}]}."""
+    binary = Path(build_dir) / "kvlab-load"
+    if not binary.exists():
+        raise LoadgenMissing(f"{binary} not found (build it: make build)")
+    done = subprocess.run([str(binary), "--schema"], capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise LoadgenMissing(f"{binary} --schema exited with status {done.returncode}: "
+                             f"{_tail(done.stderr)}")
+    return json.loads(done.stdout)
+
+
+def row_columns(schema: dict, labels) -> list[str]:
+    """A row's columns as kvlab-load writes them: the labels', then the measured ones
+    no label took."""
+    labels = list(labels)
+    return labels + [c["name"] for c in schema["columns"] if c["name"] not in labels]
+
+
+def label_arguments(labels: dict) -> list[str]:
+    """kvlab-load arguments that make `labels` a row's leading columns."""
+    arguments = []
+    for name, value in labels.items():
+        arguments += ["--label", f"{name}={value}"]
+    return arguments
+
+
+@dataclasses.dataclass(frozen=True)
+class Watch:
+    """What kvlab-load watches besides the load: the CPUs whose other users make a
+    measurement disturbed, our own helper processes there, and the threshold."""
+    measured_cpus: tuple[int, ...] = ()
+    own_pids: tuple[int, ...] = ()
+    disturbed_above: float | None = None
+
+    def arguments(self) -> list[str]:
+        arguments = []
+        if self.measured_cpus:
+            arguments += ["--measured-cpus", ",".join(str(c) for c in self.measured_cpus)]
+        if self.own_pids:
+            arguments += ["--own-pids", ",".join(str(p) for p in self.own_pids)]
+        if self.disturbed_above is not None:
+            arguments += ["--disturbed-above", f"{self.disturbed_above:g}"]
+        return arguments
+
+
+def _tail(text: str, lines: int = 4) -> str:
+    return " | ".join(text.strip().splitlines()[-lines:])
+
+
+def kvlab_load_arguments(point: Point, target: str, csv_path: Path | str,
+                         json_path: Path | str, labels: dict | None = None) -> list[str]:
+    """kvlab-load's arguments (after the program) that measure `point` against `target`;
+    its rows lead with the point's variables and then `labels`."""
+    arguments = label_arguments({**point.variables(), **(labels or {})}) + [
+        "--loadgen", point.loadgen,
+        "--target", target, "--client", point.client,
+        "--threads", str(point.threads), "--command", point.command,
+        "--keys", str(point.keys), "--key-dist", point.key_dist,
+        "--value-size", str(point.value_size), "--nodelay", point.nodelay,
+        "--duration", f"{point.duration:g}", "--warmup", f"{point.warmup:g}",
+        "--repeat", str(point.repetitions), "--csv", str(csv_path), "--json", str(json_path)]
+    if point.client == "dedicated":
+        arguments += ["--pipeline", str(point.pipeline)]
+    if point.client != "shared":  # shared always uses exactly one connection
+        arguments += ["--connections", str(point.connections)]
+    if point.command == "mix":
+        arguments += ["--ratio", point.ratio]
+    if point.client != "dedicated":
+        arguments += ["--io", point.io]
+        if point.io == "event-loop":
+            arguments += ["--io-flush", point.io_flush]
+            if point.loop_threads:
+                arguments += ["--loop-threads", str(point.loop_threads)]
+    return arguments
+
+
+def read_kvlab_load_rows(csv_text: str) -> list[dict[str, str]]:
+    """kvlab-load's CSV as rows keyed by its header."""
+    return [{column: value or "" for column, value in record.items()}
+            for record in csv.DictReader(io.StringIO(csv_text))]
+
+
+def kvlab_load_command(point: Point, binary: Path, target: str, cpus: str | None,
+                       netns: str | None, csv_path: Path, json_path: Path, prefill: bool,
+                       rate: float = 0, arrival: str = "uniform", labels: dict | None = None,
+                       watch: Watch = Watch(), requests: int = 0) -> list[str]:
+    """The kvlab-load command line of a point; rate > 0: open loop at that many ops/s;
+    requests > 0 (redis-benchmark): that many requests per repetition."""
+    command = launch_prefix(cpus, netns) + [str(binary)] + kvlab_load_arguments(
+        point, target, csv_path, json_path, labels) + watch.arguments()
+    if requests:
+        command += ["--requests", str(requests)]
+    if prefill:
+        command.append("--prefill")
+    if rate > 0:
+        command += ["--rate", f"{rate:.0f}", "--arrival", arrival]
+    return command
+
+
+def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
+                   netns: str | None, csv_path: Path, json_path: Path,
+                   prefill: bool, rate: float = 0, arrival: str = "uniform",
+                   labels: dict | None = None, watch: Watch = Watch(),
+                   cwd: Path | None = None, requests: int = 0) -> LoadResult:
+    """Runs kvlab-load in `cwd` (relative csv/json paths are relative to it; the rows
+    name the JSON file as given)."""
+    binary = Path(build_dir).resolve() / "kvlab-load"
+    if not binary.exists():
+        return LoadResult([], f"{binary} not found (build it: make build)")
+    command = kvlab_load_command(point, binary, target, cpus, netns, csv_path, json_path,
+                                 prefill, rate, arrival, labels, watch, requests)
+    csv_file = Path(cwd or ".") / csv_path
+    budget = point.repetitions * point.duration + point.warmup + 120
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=budget, cwd=cwd)
+        output = done.stderr or done.stdout
+        # A usage error (2) says what is wrong on its first line; a failed run at its end.
+        detail = output.strip().splitlines()[0] if done.returncode == 2 and output.strip() \
+            else _tail(output, 2)
+        error = None if done.returncode == 0 else (
+            f"kvlab-load exited with status {done.returncode}: {detail}")
+    except subprocess.TimeoutExpired:
+        error = f"kvlab-load did not finish within {budget:.0f} s"
+    rows = read_kvlab_load_rows(csv_file.read_text()) if csv_file.exists() else []
+    if error is None and len(rows) != point.repetitions:
+        error = f"kvlab-load wrote {len(rows)} rows, expected {point.repetitions}"
+    return LoadResult(rows, error)

@@ -1,0 +1,53 @@
+// Readings of /proc that tell who used which CPU: the busy and steal time of
+// chosen CPUs (/proc/stat), a process's CPU time over all its threads
+// (/proc/PID/stat) and its context switches (/proc/PID/task/*/status).
+// The parsers take the files' text, so known answers can be tested; the
+// readers open the real files and return a negative figure when the process
+// is gone or not ours to read.
+//
+// Thread safety: pure functions; thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvlab::harness {
+
+// The whole text of a (small) file; "" when it cannot be read.
+std::string ReadTextFile(const std::string& path);
+
+// Clock ticks per second of /proc's figures (sysconf(_SC_CLK_TCK), usually 100).
+double ProcTicksPerSecond();
+
+// Busy time (user + nice + system: what processes ran; irq and softirq are
+// left out because the benchmark's own network traffic lands there) and
+// steal time of `cpus`, summed, in clock ticks.
+struct CpuTicks {
+  uint64_t busy = 0;
+  uint64_t steal = 0;
+};
+CpuTicks ParseProcStat(std::string_view proc_stat_text, const std::vector<int>& cpus);
+CpuTicks ReadCpuTicks(const std::vector<int>& cpus);
+
+// utime + stime in clock ticks from the text of /proc/PID/stat (all threads,
+// exited ones included); < 0 when the text is not such a line.
+int64_t ParseProcessStatTicks(std::string_view proc_pid_stat_text);
+// The same in seconds for a live process; < 0 when it cannot be read.
+double ProcessCpuSecondsOf(pid_t pid);
+// Seconds since the process started (from /proc/PID/stat's start time and
+// the system's uptime); < 0 when it cannot be read.
+double ProcessAgeSeconds(pid_t pid);
+
+// voluntary_ctxt_switches + nonvoluntary_ctxt_switches of one
+// /proc/PID/task/TID/status text; < 0 when neither line is there.
+int64_t ParseTaskContextSwitches(std::string_view task_status_text);
+// Summed over the process's live threads; < 0 when it cannot be read.
+int64_t ProcessContextSwitchesOf(pid_t pid);
+// The ids of the process's live threads (empty when it cannot be read).
+std::vector<pid_t> ThreadsOf(pid_t pid);
+
+}  // namespace kvlab::harness
