@@ -46,14 +46,6 @@ class StrategyTest : public ::testing::TestWithParam<ServerKind> {
     return options;
   }
 
-  int ConnectedClients() {
-    std::unique_ptr<ServerControl> control;
-    EXPECT_TRUE(ServerControl::Open(server_->unix_target(), {}, &control).ok());
-    std::string text;
-    EXPECT_TRUE(control->Info("clients", &text).ok());
-    return std::stoi(ParseInfo(text)["connected_clients"]);
-  }
-
   std::unique_ptr<TestServer> server_;
 };
 
@@ -62,7 +54,8 @@ TEST_P(StrategyTest, SharedConnectionMatchesEveryReplyToItsCaller) {
   ASSERT_TRUE(client.Connect().ok());
   ExpectEveryCallerGetsItsOwnEcho(client);
   ExpectPerThreadCountersAdvanceByOne(client);
-  EXPECT_EQ(ConnectedClients(), 2);  // the shared connection + the probe
+  // the shared connection + the probe
+  EXPECT_EQ(testing::ConnectedClientsSettlingAt(server_->unix_target(), 2), 2);
   // Every write carries at least one request.
   EXPECT_LE(client.writes(), uint64_t{2} * kThreads * kCallsPerThread);
 }
@@ -102,7 +95,8 @@ TEST_P(StrategyTest, PoolUnderContentionStaysWithinItsSizeAndNeverMixesReplies) 
   watcher.join();
   EXPECT_LE(most_borrowed.load(), 3);
   EXPECT_EQ(client.borrowed(), 0);
-  EXPECT_EQ(ConnectedClients(), 4);  // 3 pooled + the probe
+  // 3 pooled + the probe
+  EXPECT_EQ(testing::ConnectedClientsSettlingAt(server_->unix_target(), 4), 4);
 }
 
 TEST_P(StrategyTest, InterruptUnblocksWaitingCallersWithAnError) {

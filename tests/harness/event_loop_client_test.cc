@@ -64,21 +64,14 @@ class EventLoopClientTest : public ::testing::TestWithParam<std::tuple<ServerKin
     return std::unique_ptr<SynchronousClient>(static_cast<SynchronousClient*>(strategy.release()));
   }
 
-  int ConnectedClients() const {
-    std::unique_ptr<ServerControl> control;
-    EXPECT_TRUE(ServerControl::Open(server_->unix_target(), {}, &control).ok());
-    std::string text;
-    EXPECT_TRUE(control->Info("clients", &text).ok());
-    return std::stoi(ParseInfo(text)["connected_clients"]);
-  }
-
   std::unique_ptr<TestServer> server_;
 };
 
 TEST_P(EventLoopClientTest, EveryCallerGetsItsOwnReplyInOrder) {
   auto client = MakeClient();
   ASSERT_TRUE(client->Connect().ok());
-  EXPECT_EQ(ConnectedClients(), loop_case().connections + 1);  // + the probe
+  const int expected = loop_case().connections + 1;  // + the probe
+  EXPECT_EQ(testing::ConnectedClientsSettlingAt(server_->unix_target(), expected), expected);
   testing::ExpectEveryCallerGetsItsOwnEcho(*client);
   testing::ExpectPerThreadCountersAdvanceByOne(*client);
   if (loop_case().client == ClientKind::kPooled) {

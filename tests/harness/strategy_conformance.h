@@ -25,6 +25,26 @@ namespace kvlab::harness::testing {
 constexpr int kConformanceThreads = 12;
 constexpr int kConformanceCallsPerThread = 400;
 
+// The server's connected_clients (INFO clients, counting this probe's own
+// connection) once it has seen every connect and close already sent: both reach
+// the server asynchronously (a TestServer's readiness probe may still be
+// counted), so one reading can be off by the connections in flight. Polls
+// until `expected` or about two seconds, then returns the last reading, which
+// the caller asserts on.
+inline int ConnectedClientsSettlingAt(const Target& target, int expected) {
+  int count = -1;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::unique_ptr<ServerControl> control;
+    EXPECT_TRUE(ServerControl::Open(target, {}, &control).ok());
+    std::string text;
+    EXPECT_TRUE(control->Info("clients", &text).ok());
+    count = std::stoi(ParseInfo(text)["connected_clients"]);
+    if (count == expected) break;
+  }
+  return count;
+}
+
 // Each thread ECHOes payloads only it could have sent and checks each reply.
 inline void ExpectEveryCallerGetsItsOwnEcho(SynchronousClient& client) {
   std::atomic<int> mismatches{0};
