@@ -1,5 +1,6 @@
 #include "engines/sharded_engine.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <utility>
@@ -27,8 +28,23 @@ struct ShardedEngine::PendingBatch final : BatchScratch {
   std::atomic<unsigned> shards_outstanding{0};
 };
 
+namespace {
+
+std::atomic<uint64_t> next_instance_id{1};
+
+// The calling thread's deferred wake-ups: for which engine (0: none), and
+// which of its shards have messages queued since the last WakeDeferred().
+struct DeferredWakeups {
+  uint64_t engine_id = 0;
+  std::vector<uint32_t> shards;
+};
+thread_local DeferredWakeups deferred_wakeups;
+
+}  // namespace
+
 ShardedEngine::ShardedEngine(const EngineConfig& config)
-    : hop_(config.hop), meter_(config.max_memory_bytes) {
+    : instance_id_(next_instance_id.fetch_add(1, std::memory_order_relaxed)),
+      hop_(config.hop), meter_(config.max_memory_bytes) {
   unsigned count = config.shards != 0 ? config.shards : std::thread::hardware_concurrency();
   if (count == 0) count = 1;
   shards_.reserve(count);
@@ -79,7 +95,30 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
                                    std::memory_order_relaxed);
 
   // ==== THE HOP: from here on the batch belongs to the shard threads. ====
-  for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
+  if (deferred_wakeups.engine_id != instance_id_) {
+    for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
+    return;
+  }
+  // `pending` may complete (and be reused) as soon as it is queued: the
+  // shard list was copied out of it above, and a busy shard runs it
+  // without waiting for WakeDeferred().
+  std::vector<uint32_t>& to_wake = deferred_wakeups.shards;
+  for (uint32_t s : shards_touched) {
+    shards_[s]->inbox.SendWithoutWake(&pending);
+    if (std::find(to_wake.begin(), to_wake.end(), s) == to_wake.end()) to_wake.push_back(s);
+  }
+}
+
+void ShardedEngine::DeferWakeupsOnThisThread() {
+  // A previous engine's list is empty: its caller woke what it queued.
+  deferred_wakeups.engine_id = instance_id_;
+  deferred_wakeups.shards.clear();
+}
+
+void ShardedEngine::WakeDeferred() {
+  if (deferred_wakeups.engine_id != instance_id_) return;
+  for (uint32_t s : deferred_wakeups.shards) shards_[s]->inbox.Wake();
+  deferred_wakeups.shards.clear();
 }
 
 // A counting sort of the batch's operation indexes by owning shard, keeping
