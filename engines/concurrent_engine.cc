@@ -105,7 +105,10 @@ EntryView ConcurrentEngine::ViewOf(const Map::value_type& node) {
   return EntryView{entry.value(), entry.expire_at_ms()};
 }
 
-ConcurrentEngine::ConcurrentEngine(const EngineConfig& config) : meter_(config.max_memory_bytes) {}
+ConcurrentEngine::ConcurrentEngine(const EngineConfig& config)
+    : meter_(config.max_memory_bytes),
+      node_pool_(MapNode::kBytes),
+      map_(Map::allocator_type(node_pool_)) {}
 
 OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   std::shared_lock open_gate(gate_);
