@@ -96,8 +96,20 @@ void Connection::OnRead(const boost::system::error_code& error, size_t bytes) {
 // the socket was last seen readable, and right after we answered, a P1
 // client has not sent its next command yet: that recv() would fail with
 // EAGAIN (measured: 0.85 wasted recvfrom per request). Queued behind the
-// other connections' completions of this epoll round, it often finds the
-// next command there and completes without another epoll_wait.
+// other connections' completions of this epoll round, it sometimes finds
+// the next command there and completes without another epoll_wait.
+//
+// What this still costs, and why it stays: at P1 with 50 clients (perf stat
+// tracepoints, per request) kvlab makes 1.93 recvfrom, redis-server 1.00
+// read, so about one recv() per request fails with EAGAIN. Asio 1.74 marks a
+// socket "try speculatively" after every successful read (only a 0-byte read
+// clears it), and its alternative — socket.async_wait(wait_read) and then
+// our own receive() — was measured too: recvfrom fell to 1.00 but each wait
+// costs an epoll_ctl(EPOLL_CTL_MOD) (1.01 per request), so the total stayed
+// 3.2-3.3 syscalls per request. A readiness poller of our own registered in
+// Asio would cost about 3 syscalls per round (not built: by that count no
+// gain at the ~2 ready sockets per epoll_wait seen here). Matching Redis's 2 syscalls needs a level-triggered
+// loop that owns the sockets, i.e. leaving Asio's reactor for reads.
 void Connection::ReadMoreLater() {
   boost::asio::post(io_context_, [self = shared_from_this()] { self->ReadMore(); });
 }
