@@ -29,18 +29,32 @@ class MpscChannel {
   MpscChannel(const MpscChannel&) = delete;
   MpscChannel& operator=(const MpscChannel&) = delete;
 
-  // Queues `message`. Returns false (and drops it) once the channel is closed.
+  // Queues `message` and wakes the consumer if it sleeps. Returns false (and
+  // drops it) once the channel is closed.
   bool Send(T message) {
+    bool wake_consumer = false;
+    if (!Queue(std::move(message), &wake_consumer)) return false;
+    if (wake_consumer) ready_.notify_one();
+    return true;
+  }
+
+  // Queues `message` without waking the consumer: a producer that sends
+  // several messages in a row wakes it once, with Wake(), after the last.
+  // REQUIRES: the producer calls Wake() after it (until then a sleeping
+  // consumer does not see the message). Returns false once closed.
+  bool SendWithoutWake(T message) {
+    bool ignored = false;
+    return Queue(std::move(message), &ignored);
+  }
+
+  // Wakes the consumer if it sleeps while messages wait.
+  void Wake() {
     bool wake_consumer = false;
     {
       std::lock_guard guard(mutex_);
-      if (closed_) return false;
-      queue_.push_back(std::move(message));
-      RecordDepth(queue_.size());
-      wake_consumer = consumer_asleep_;
+      wake_consumer = consumer_asleep_ && !queue_.empty();
     }
     if (wake_consumer) ready_.notify_one();
-    return true;
   }
 
   // Consumer only. Blocks until a message is queued or the channel is closed,
@@ -80,6 +94,15 @@ class MpscChannel {
     if (depth > max_depth_.load(std::memory_order_relaxed)) {
       max_depth_.store(depth, std::memory_order_relaxed);
     }
+  }
+
+  bool Queue(T message, bool* consumer_asleep) {
+    std::lock_guard guard(mutex_);
+    if (closed_) return false;
+    queue_.push_back(std::move(message));
+    RecordDepth(queue_.size());
+    *consumer_asleep = consumer_asleep_;
+    return true;
   }
 
   std::mutex mutex_;

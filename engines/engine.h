@@ -75,6 +75,17 @@ class Engine {
   virtual EngineTraits Traits() const = 0;
   virtual void Execute(Batch& batch, Completion done) = 0;
   virtual EngineInfo Info() const = 0;
+  // Wake-ups per round instead of per batch, for engines whose Execute()
+  // hands the batch to other threads (sharded). After
+  // DeferWakeupsOnThisThread(), Execute() calls made on this thread may queue
+  // their work without waking the threads that run it; WakeDeferred() wakes
+  // them. An I/O thread calls it once after a round of ready connections,
+  // so one wake-up (and one futex) covers every batch that round queued.
+  // REQUIRES: a thread that opted in calls WakeDeferred() after its
+  // Execute() calls before it waits for their completions. No-ops by
+  // default (inline engines run the batch in Execute()).
+  virtual void DeferWakeupsOnThisThread() {}
+  virtual void WakeDeferred() {}
   // Redis's maxmemory rule: true once the engine's keys use at least the
   // configured limit, so commands that may grow the dataset are refused
   // whole before they run. A gauge: thread-safe, not a synchronisation point.

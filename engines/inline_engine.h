@@ -24,6 +24,9 @@ class InlineEngine : public Engine {
  protected:
   // One keyed operation. REQUIRES: !IsKeyless(op.code).
   virtual OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) = 0;
+  // A hint that `op` runs soon (see PlainKeyspace::Prefetch()): Execute()
+  // gives it a few operations ahead. REQUIRES: !IsKeyless(op.code).
+  virtual void Prefetch(const Operation& op) { (void)op; }
   // DBSIZE: keys whose deadline has not passed, over the whole engine.
   virtual int64_t CountLiveKeys(int64_t now_ms) = 0;
   // FLUSHALL: removes every key of the whole engine.

@@ -65,6 +65,15 @@ OpResult PlainKeyspace::Read(const Operation& op, int64_t now_ms) const {
   return ReadKey(op, EntryView{it->record->value(), it->record->expire_at_ms()}, now_ms);
 }
 
+void PlainKeyspace::Prefetch(std::string_view key) const {
+  const size_t buckets = map_.bucket_count();
+  // libstdc++'s bucket of a hash (_Mod_range_hashing); were it another,
+  // the hint would touch the wrong bucket and only be useless.
+  const size_t bucket = RecordHash{}(key) % buckets;
+  const auto first = map_.begin(bucket);
+  if (first != map_.end(bucket)) __builtin_prefetch(first->record);
+}
+
 int64_t PlainKeyspace::CountLive(int64_t now_ms) const {
   int64_t live = 0;
   for (const RecordRef& ref : map_) live += IsExpired(ref.record->expire_at_ms(), now_ms) ? 0 : 1;

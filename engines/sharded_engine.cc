@@ -1,5 +1,6 @@
 #include "engines/sharded_engine.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <utility>
@@ -28,8 +29,24 @@ struct ShardedEngine::PendingBatch final : BatchScratch {
   std::atomic<unsigned> shards_outstanding{0};
 };
 
+namespace {
+
+std::atomic<uint64_t> next_instance_id{1};
+
+// The calling thread's deferred wake-ups: for which engine (0: none), and
+// which of its shards have messages queued since the last WakeDeferred().
+struct DeferredWakeups {
+  uint64_t engine_id = 0;
+  std::vector<uint32_t> shards;
+};
+thread_local DeferredWakeups deferred_wakeups;
+
+}  // namespace
+
 ShardedEngine::ShardedEngine(const EngineConfig& config)
-    : traits_(TraitsOf(config)), hop_(config.hop), meter_(config.max_memory_bytes) {
+    : traits_(TraitsOf(config)),
+      instance_id_(next_instance_id.fetch_add(1, std::memory_order_relaxed)),
+      hop_(config.hop), meter_(config.max_memory_bytes) {
   const unsigned count = ResolvedShards(config);
   shards_.reserve(count);
   for (unsigned i = 0; i < count; ++i) shards_.push_back(std::make_unique<Shard>(meter_));
@@ -72,7 +89,30 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
                                    std::memory_order_relaxed);
 
   // ==== THE HOP: from here on the batch belongs to the shard threads. ====
-  for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
+  if (deferred_wakeups.engine_id != instance_id_) {
+    for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
+    return;
+  }
+  // `pending` may complete (and be reused) as soon as it is queued: the
+  // shard list was copied out of it above, and a busy shard runs it
+  // without waiting for WakeDeferred().
+  std::vector<uint32_t>& to_wake = deferred_wakeups.shards;
+  for (uint32_t s : shards_touched) {
+    shards_[s]->inbox.SendWithoutWake(&pending);
+    if (std::find(to_wake.begin(), to_wake.end(), s) == to_wake.end()) to_wake.push_back(s);
+  }
+}
+
+void ShardedEngine::DeferWakeupsOnThisThread() {
+  // A previous engine's list is empty: its caller woke what it queued.
+  deferred_wakeups.engine_id = instance_id_;
+  deferred_wakeups.shards.clear();
+}
+
+void ShardedEngine::WakeDeferred() {
+  if (deferred_wakeups.engine_id != instance_id_) return;
+  for (uint32_t s : deferred_wakeups.shards) shards_[s]->inbox.Wake();
+  deferred_wakeups.shards.clear();
 }
 
 // A counting sort of the batch's operation indexes by owning shard, keeping
@@ -127,7 +167,18 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
   Batch& batch = *pending.batch;
   const uint32_t begin = pending.first[shard_index];
   const uint32_t end = pending.first[shard_index + 1];
+  // As InlineEngine::Execute(): hint the lookups a few operations ahead.
+  constexpr uint32_t kPrefetchAhead = 4;
+  auto prefetch = [&](uint32_t k) {
+    if (k >= end) return;
+    const Operation& ahead = batch.ops[pending.order[k]];
+    if (!IsKeyless(ahead.code)) shard.keys.Prefetch(ahead.key);
+  };
+  if (end - begin > 1) {
+    for (uint32_t k = begin; k < begin + kPrefetchAhead; ++k) prefetch(k);
+  }
   for (uint32_t k = begin; k < end; ++k) {
+    if (end - begin > 1) prefetch(k + kPrefetchAhead);
     const uint32_t i = pending.order[k];
     const Operation& op = batch.ops[i];
     switch (op.code) {

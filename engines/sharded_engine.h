@@ -17,7 +17,10 @@
 // shards' counts.
 //
 // Whether a hop carries one command or a whole read of pipelined commands is
-// the server's choice, advertised by Traits().batch_per_read (--hop).
+// the server's choice, advertised by Traits().batch_per_read (--hop). A
+// connection thread that opted in (DeferWakeupsOnThisThread) only queues in
+// step 1 and wakes each shard it sent to once, in WakeDeferred(), after its
+// whole round of ready connections.
 //
 // Thread-safe: Execute() and Info() may be called from any number of threads.
 // Atomicity: each keyed operation is atomic (its shard runs it alone), and a
@@ -51,6 +54,8 @@ class ShardedEngine final : public Engine {
   EngineTraits Traits() const override { return traits_; }
   void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
+  void DeferWakeupsOnThisThread() override;
+  void WakeDeferred() override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
 
  private:
@@ -72,6 +77,9 @@ class ShardedEngine final : public Engine {
   static void FinishShare(PendingBatch* pending);
 
   const EngineTraits traits_;
+  // Which engine a thread defers wake-ups for (DeferWakeupsOnThisThread):
+  // a number never reused, unlike an address.
+  const uint64_t instance_id_;
   const HopMode hop_;
   MemoryMeter meter_;  // declared before shards_: they report to it until destroyed
   std::vector<std::unique_ptr<Shard>> shards_;

@@ -17,6 +17,9 @@ constexpr size_t kStagedInputHighWater = 64 * 1024;
 // Output buffer capacity kept after it empties; larger ones are released.
 constexpr size_t kRetainedOutputCapacity = 64 * 1024;
 
+// Whether this I/O thread has queued its engine wake-up for the current round.
+thread_local bool engine_wake_posted = false;
+
 }  // namespace
 
 Connection::Connection(boost::asio::io_context& io_context, Socket socket, ServerContext& context,
@@ -27,7 +30,8 @@ Connection::Connection(boost::asio::io_context& io_context, Socket socket, Serve
       session_(context, std::move(info)),
       limits_(limits),
       registry_(registry),
-      stats_(context.stats) {
+      stats_(context.stats),
+      engine_(context.engine) {
   stats_.connected_clients.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -49,6 +53,7 @@ void Connection::Start() {
     CloseNow();
     return;
   }
+  engine_.DeferWakeupsOnThisThread();  // this thread calls WakeDeferred(): see Drive()
   ReadMore();
 }
 
@@ -91,8 +96,20 @@ void Connection::OnRead(const boost::system::error_code& error, size_t bytes) {
 // the socket was last seen readable, and right after we answered, a P1
 // client has not sent its next command yet: that recv() would fail with
 // EAGAIN (measured: 0.85 wasted recvfrom per request). Queued behind the
-// other connections' completions of this epoll round, it often finds the
-// next command there and completes without another epoll_wait.
+// other connections' completions of this epoll round, it sometimes finds
+// the next command there and completes without another epoll_wait.
+//
+// What this still costs, and why it stays: at P1 with 50 clients (perf stat
+// tracepoints, per request) kvlab makes 1.93 recvfrom, redis-server 1.00
+// read, so about one recv() per request fails with EAGAIN. Asio 1.74 marks a
+// socket "try speculatively" after every successful read (only a 0-byte read
+// clears it), and its alternative — socket.async_wait(wait_read) and then
+// our own receive() — was measured too: recvfrom fell to 1.00 but each wait
+// costs an epoll_ctl(EPOLL_CTL_MOD) (1.01 per request), so the total stayed
+// 3.2-3.3 syscalls per request. A readiness poller of our own registered in
+// Asio would cost about 3 syscalls per round (not built: by that count no
+// gain at the ~2 ready sockets per epoll_wait seen here). Matching Redis's 2 syscalls needs a level-triggered
+// loop that owns the sockets, i.e. leaving Asio's reactor for reads.
 void Connection::ReadMoreLater() {
   boost::asio::post(io_context_, [self = shared_from_this()] { self->ReadMore(); });
 }
@@ -123,6 +140,7 @@ void Connection::Drive() {
     case Session::Status::kPending:
       pending_batch_.emplace(io_context_.get_executor());
       keep_alive_ = shared_from_this();  // before the posted resume can run (same thread)
+      WakeEngineAfterThisRound();
       break;
     case Session::Status::kClose:
       session_done_ = true;
@@ -142,6 +160,21 @@ void Connection::Drive() {
     return;
   }
   Flush();
+}
+
+// The batch is queued to the engine's threads, not yet woken: one handler
+// per round of this I/O thread wakes them, queued behind the completions of
+// the connections that were ready with this one, so every batch they send
+// shares that wake-up (at P1 with 50 clients, one futex wake instead of one
+// per request). The handler is in the queue, so the thread does not block in
+// epoll_wait before it has run.
+void Connection::WakeEngineAfterThisRound() {
+  if (engine_wake_posted) return;
+  engine_wake_posted = true;
+  boost::asio::post(io_context_, [&engine = engine_] {
+    engine_wake_posted = false;
+    engine.WakeDeferred();
+  });
 }
 
 // Sends the replies straight away with non-blocking send() calls, as Redis

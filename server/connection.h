@@ -14,6 +14,8 @@
 // a batch asynchronously (sharded), `resume` arrives on a shard thread and is
 // posted back to this connection's io_context; bytes that arrive meanwhile
 // are staged, because the pending batch points into the session's input.
+// The engine's threads are woken once per round of this I/O thread, not
+// once per batch (Engine::WakeDeferred()).
 //
 // Thread-safety: every member runs on the connection's io_context (one I/O
 // thread); only the resume callback is invoked elsewhere, and it only posts.
@@ -68,6 +70,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void WaitWritable();
   uint64_t UnsentBytes() const { return out_.size() - out_sent_; }
   void Unregister();
+  void WakeEngineAfterThisRound();
   uint64_t UnparsedBytes() { return session_.input().size() + staged_input_.size(); }
 
   boost::asio::io_context& io_context_;
@@ -77,6 +80,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const ConnectionLimits limits_;
   ConnectionRegistry& registry_;
   ServerStats& stats_;
+  Engine& engine_;
 
   std::array<char, 16 * 1024> read_buffer_;
   std::string staged_input_;  // received while a batch is pending

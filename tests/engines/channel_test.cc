@@ -69,5 +69,27 @@ TEST(MpscChannel, IdleConsumerWakesForASend) {
   EXPECT_EQ(burst, std::vector<int>{42});
 }
 
+// A producer that queues without waking must not lose the consumer: Wake()
+// after the sends delivers all of them, whether the consumer was asleep or not.
+TEST(MpscChannel, SendsWithoutWakeArriveAfterOneWake) {
+  MpscChannel<int> channel;
+  std::vector<int> received;
+  std::thread consumer([&] {
+    std::vector<int> burst;
+    while (received.size() < 3 && channel.ReceiveAll(&burst)) {
+      received.insert(received.end(), burst.begin(), burst.end());
+    }
+  });
+  std::this_thread::yield();  // usually lets the consumer fall asleep first; either order must work
+  ASSERT_TRUE(channel.SendWithoutWake(1));
+  ASSERT_TRUE(channel.SendWithoutWake(2));
+  ASSERT_TRUE(channel.SendWithoutWake(3));
+  channel.Wake();
+  consumer.join();
+  EXPECT_EQ(received, (std::vector<int>{1, 2, 3}));
+  channel.Close();
+  EXPECT_FALSE(channel.SendWithoutWake(4));
+}
+
 }  // namespace
 }  // namespace kvlab
