@@ -192,3 +192,37 @@ def test_our_own_helper_processes_are_found_by_name():
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_the_two_sides_of_a_declared_comparison_are_measured_next_to_each_other():
+    from types import SimpleNamespace
+    from kvlab.running.runner import paired_order
+    slot = [SimpleNamespace(sweep="p16", command="set")]
+    servers = ["w", "x", "redis", "y", "concurrent", "z"]
+    comparisons = [CompareSpec("c/r", "server", "concurrent", "redis", sweep="p16"),
+                   CompareSpec("y/x", "server", "y", "x", tests=("set",)),
+                   CompareSpec("w/z GET", "server", "w", "z", tests=("get",)),  # not this slot
+                   CompareSpec("shared/pooled", "client", "shared", "pooled")]
+    rng = random.Random(7)
+    firsts, spread_w_z = set(), 0
+    for _ in range(400):
+        order = paired_order(servers, slot, comparisons, rng)
+        assert sorted(order) == sorted(servers)
+        assert abs(order.index("concurrent") - order.index("redis")) == 1
+        assert abs(order.index("y") - order.index("x")) == 1
+        firsts.add(order[0])
+        spread_w_z += abs(order.index("w") - order.index("z")) > 1
+    assert firsts == set(servers)   # still shuffled: any server may come first
+    assert spread_w_z > 0           # a GET-only comparison does not pair a SET slot
+
+
+def test_a_server_in_two_pairs_is_placed_once():
+    from types import SimpleNamespace
+    from kvlab.running.runner import paired_order
+    slot = [SimpleNamespace(sweep="s", command="set")]
+    comparisons = [CompareSpec("a/r", "server", "a", "r"), CompareSpec("b/r", "server", "b", "r")]
+    rng = random.Random(3)
+    for _ in range(100):
+        order = paired_order(["a", "b", "r"], slot, comparisons, rng)
+        assert sorted(order) == ["a", "b", "r"]
+        assert min(abs(order.index(x) - order.index("r")) for x in "ab") == 1

@@ -5,8 +5,9 @@ the round needs afresh (a new process: new allocator state, hash seeds, thread
 placement and connections, so run-to-run variance is sampled, not hidden by
 back-to-back windows on one process), all pinned to the server CPUs; it then
 walks the points slot by slot (a slot = the points that differ only in their
-server) and measures each server's point once, in a shuffled order, one at a
-time (the others sit idle: no load reaches them). Ratios between servers are
+server) and measures each server's point once, in a shuffled order that puts
+the two sides of each declared comparison next to each other (paired_order),
+one at a time (the others sit idle: no load reaches them). Ratios between servers are
 computed inside each round (comparisons.py). At the end of the round every
 server is stopped. Keys are prefilled once per server process, before the
 first GET/mix point that needs them, in a load run of its own so that its cost
@@ -139,6 +140,31 @@ def _slots(points: list[Point]) -> list[list[Point]]:
         del variables["server"]
         slots.setdefault(tuple(variables.values()), []).append(point)
     return list(slots.values())
+
+
+def paired_order(servers: list[str], slot: list[Point], comparisons, rng) -> list[str]:
+    """The order a slot's servers are measured in: random, except that the two servers of
+    each declared comparison (by = "server") that applies to the slot come one right after
+    the other, in a random order of the two. The machine's speed drifts over seconds (a
+    server measured in back-to-back windows varies about as much as fresh processes do),
+    so a ratio's two sides measured next to each other share more of that drift than two
+    sides with other servers' points between them. A server in several pairs sits next to
+    its partner in the first pair drawn; the pairs and the unpaired servers come in
+    random order."""
+    pairs = [(c.a, c.b) for c in comparisons if c.by == "server" and c.a in servers
+             and c.b in servers and any(c.matches(p) for p in slot)]
+    rng.shuffle(pairs)
+    blocks: list[list[str]] = []
+    placed: set[str] = set()
+    for pair in pairs:
+        block = [name for name in dict.fromkeys(pair) if name not in placed]
+        rng.shuffle(block)
+        placed.update(block)
+        if block:
+            blocks.append(block)
+    blocks += [[name] for name in servers if name not in placed]
+    rng.shuffle(blocks)
+    return [name for block in blocks for name in block]
 
 
 def _summary(rows: list[dict], error: str | None) -> str:
@@ -398,9 +424,9 @@ class Runner:
                                   writer, progress)
             prefilled: dict[str, set] = {name: set() for name in processes}
             for slot in _slots(points):
-                order = sorted({p.server for p in slot}, key=[s.name for s in
-                               self.experiment.servers].index)
-                self.random.shuffle(order)
+                servers = sorted({p.server for p in slot}, key=[s.name for s in
+                                 self.experiment.servers].index)
+                order = paired_order(servers, slot, self.experiment.comparisons, self.random)
                 for name in order:
                     process = processes.get(name)
                     if process is None:
