@@ -128,3 +128,14 @@ def test_points_record_what_is_run_for_pooled_and_shared_clients():
     dedicated = {(p.pipeline, p.connections) for p in points if p.client == "dedicated"}
     assert shared == {(1, 1)} and pooled == {(1, 8), (1, 50)} and dedicated == {(16, 8), (16, 50)}
     assert len(points) == len(set(points))  # shared's two connection counts collapse into one
+
+
+def test_min_rounds_defaults_to_ten_or_max_rounds_and_is_checked():
+    with_rounds = lambda extra: GOOD.replace("[experiment]\n", "[experiment]\n" + extra, 1)
+    assert parse(GOOD).min_rounds == 10
+    assert parse(with_rounds("max_rounds = 4\n")).min_rounds == 4
+    assert parse(with_rounds("min_rounds = 20\nmax_rounds = 50\n")).min_rounds == 20
+    with pytest.raises(ExperimentError, match="min_rounds: 20 is more than max_rounds"):
+        parse(with_rounds("min_rounds = 20\nmax_rounds = 5\n"))
+    with pytest.raises(ExperimentError, match="min_rounds.*at least 2"):
+        parse(with_rounds("min_rounds = 1\n"))

@@ -231,10 +231,13 @@ def render_report(run_dir: str | Path) -> str:
         out += [hosts, ""]
     out += ["## How to read this", "",
             "- `ratio [low, high]` (declared comparisons): the geometric mean of the ratios "
-            "measured inside each round (both sides a fresh server, minutes apart at most), "
+            "measured inside each round (both sides a fresh server, measured one right after "
+            "the other), "
             "and its 95% interval from Student's t on the log ratios. The true ratio lies in "
             "the interval 19 times in 20; `±h%` is the interval's larger side. `resolved`: "
-            "h is within the experiment's precision target; `inconclusive`: it is not (the "
+            "h is within the experiment's precision target, over at least its min_rounds "
+            "(default 10; a spread seen in fewer rounds is itself too uncertain to stop "
+            "on); `inconclusive`: it is not (the "
             "report says why rounds stopped); `disturbed`: other work on the measured CPUs "
             "spoiled the rounds.",
             "- `median ±h%`: median ops/s over the rounds; h = half-width of the 95% "

@@ -18,6 +18,9 @@ ExperimentError naming the file, the key and what is allowed.
     budget_s = 360                   # optional: with precision, stop adding rounds when the
                                      # next would end the run later than this (seconds)
     max_rounds = 40                  # optional: never more rounds than this (default 40)
+    min_rounds = 10                  # optional: a ratio counts as resolved only over at
+                                     # least this many rounds (default 10, or max_rounds
+                                     # if that is smaller; why: comparisons.py)
     disturbance_cores = 0.05         # optional: foreign CPU (cores' worth) on the measured
                                      # CPUs above which a measurement is disturbed and re-run
 
@@ -186,6 +189,7 @@ class SweepSpec:
 # Point variables a comparison may be declared along (a and b are two of their values).
 COMPARE_BY = ("server", "client", "io", "transport", "nodelay", "loadgen", "command")
 DEFAULT_MAX_ROUNDS = 40
+DEFAULT_MIN_ROUNDS = 10  # why: comparisons.py
 # 5% of one core: five clock ticks in a second, above /proc/stat's rounding.
 DEFAULT_DISTURBANCE_CORES = 0.05
 
@@ -227,6 +231,7 @@ class Experiment:
     precision: float | None = None
     budget_s: float | None = None
     max_rounds: int = DEFAULT_MAX_ROUNDS
+    min_rounds: int = DEFAULT_MIN_ROUNDS
     disturbance_cores: float = DEFAULT_DISTURBANCE_CORES
     # [[host]] and [placement] (kvlab.running.hosts); without them everything runs on this machine.
     hosts: tuple = ()
@@ -359,6 +364,10 @@ class _Checker:
         if unknown:
             self.fail(self.key(unknown[0]),
                       f"unknown key; allowed here: {', '.join(sorted(self.seen))}")
+
+
+def _at_least_two(value) -> str | None:
+    return None if value >= 2 else "must be at least 2 (an interval needs two rounds)"
 
 
 def _positive(value) -> str | None:
@@ -538,6 +547,12 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     precision = c.get("precision", float, check=_positive)
     budget_s = c.get("budget_s", (int, float), check=_positive)
     max_rounds = c.get("max_rounds", int, DEFAULT_MAX_ROUNDS, check=_positive)
+    min_rounds = c.get("min_rounds", int, check=_at_least_two)
+    if min_rounds is None:
+        min_rounds = min(DEFAULT_MIN_ROUNDS, max_rounds)
+    elif min_rounds > max_rounds:
+        raise ExperimentError(f"{path}: experiment.min_rounds: {min_rounds} is more than "
+                              f"max_rounds ({max_rounds})")
     disturbance_cores = float(c.get("disturbance_cores", (int, float),
                                     DEFAULT_DISTURBANCE_CORES, check=_positive))
     c.finish()
@@ -563,6 +578,7 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
                       remote_rtt_us=remote_rtt_us, remote_rate_mbit=remote_rate_mbit,
                       servers=servers, sweeps=sweeps, comparisons=comparisons,
                       precision=precision, budget_s=budget_s, max_rounds=max_rounds,
+                      min_rounds=min_rounds,
                       disturbance_cores=disturbance_cores, hosts=hosts, placement=placement)
 
 

@@ -264,7 +264,7 @@ class Runner:
         if not self.rows:
             return []
         return compute(pd.DataFrame(self.rows), self.experiment.comparisons,
-                       self.experiment.precision)
+                       self.experiment.precision, self.experiment.min_rounds)
 
     # ---- rounds ------------------------------------------------------------------------
 
@@ -283,7 +283,8 @@ class Runner:
                 unresolved = unresolved_points(self._ratios())
                 due = [p for p in points if keys[p] in unresolved]
                 if not due:
-                    self.stops[phase] = f"every declared ratio met ±{self.experiment.precision:.1%}"
+                    self.stops[phase] = (f"every declared ratio met ±{self.experiment.precision:.1%}"
+                                         f" over at least {self.experiment.min_rounds} rounds")
                     break
                 if round_no > self.experiment.max_rounds:
                     self.stops[phase] = f"max_rounds ({self.experiment.max_rounds}) reached"
