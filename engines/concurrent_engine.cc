@@ -106,10 +106,7 @@ EntryView ConcurrentEngine::ViewOf(const Map::value_type& node) {
 }
 
 ConcurrentEngine::ConcurrentEngine(const EngineConfig& config)
-    : InlineEngine(config),
-      meter_(config.max_memory_bytes),
-      node_pool_(MapNode::kBytes),
-      map_(Map::allocator_type(node_pool_)) {}
+    : InlineEngine(config), meter_(config.max_memory_bytes) {}
 
 OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   std::shared_lock open_gate(gate_);
