@@ -154,3 +154,18 @@ def test_lettuce_tables_split_by_io_model_with_switches_and_the_measured_rtt(sma
     # 4,000 ops/s over a 251 µs round trip: about one request in flight
     assert "4,000 ±0.0% cs 3.25 ×RTT 1.00 [3,883]" in report
     assert "measured p50 251 µs, p99 300 µs, base (no delay) p50 40 µs" in report
+
+
+def test_memory_table_leaves_out_key_spaces_too_small_for_a_per_key_figure(tmp_path):
+    from kvlab.rendering.report_memory import memory_section
+    (tmp_path / "memory.csv").write_text(
+        "server,round,keys,value_size,used_memory_per_key,rss_per_key\n"
+        "a,1,1,64,2893072,34734080\n"
+        "redis,1,1,64,74424,6905856\n"
+        "a,1,1000000,64,140,\n"
+        "redis,1,1000000,64,152,\n")
+    meta = {"servers": {"a": {"kind": "kvlab"}, "redis": {"kind": "redis"}}}
+    text = memory_section(tmp_path, meta)
+    assert "| 1,000,000 | 64 | a | 140 | – | 0.92 | 1 |" in text
+    assert "2,893,072" not in text
+    assert "under 10,000 keys (1) are left out" in text

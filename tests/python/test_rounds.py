@@ -258,3 +258,47 @@ def test_stopping_at_the_first_narrow_interval_after_min_rounds_keeps_coverage()
         early += len(ratios) < 10
     assert early == 0
     assert covered / trials >= 0.91
+
+
+CLIENT_PAIRS = """
+[experiment]
+name = "pairs"
+server_cpus = "0-0"
+harness_cpus = "1-1"
+[[server]]
+name = "redis"
+kind = "redis"
+[[sweep]]
+name = "lettuce"
+client = ["pooled", "shared"]
+transport = ["unix", "tcp"]
+threads = [1, 2, 4]
+command = "incrby"
+keys = 1
+connections = 8
+[[compare]]
+by = "client"
+a = "shared"
+b = "pooled"
+"""
+
+
+def test_the_two_slots_of_a_comparison_along_the_client_are_walked_next_to_each_other():
+    from kvlab.running.cpus import Topology
+    from kvlab.running.runner import _slots, paired_slots
+    experiment = parse_experiment_text(CLIENT_PAIRS, Path("pairs.toml"))
+    points = resolve(experiment, Topology.of(range(2))).points
+    slots = _slots(points)
+    assert len(slots) == 12
+    rng = random.Random(11)
+    firsts = set()
+    for _ in range(200):
+        order = paired_slots(slots, experiment.comparisons, rng)
+        assert sorted(map(id, order)) == sorted(map(id, slots))
+        for i, slot in enumerate(order):
+            point = slot[0]
+            neighbours = [order[j][0] for j in (i - 1, i + 1) if 0 <= j < len(order)]
+            assert any(n.client != point.client and (n.transport, n.threads)
+                       == (point.transport, point.threads) for n in neighbours)
+        firsts.add((order[0][0].client, order[0][0].transport, order[0][0].threads))
+    assert len(firsts) == 12   # still shuffled

@@ -5,8 +5,10 @@ the round needs afresh (a new process: new allocator state, hash seeds, thread
 placement and connections, so run-to-run variance is sampled, not hidden by
 back-to-back windows on one process), all pinned to the server CPUs; it then
 walks the points slot by slot (a slot = the points that differ only in their
-server) and measures each server's point once, in a shuffled order that puts
-the two sides of each declared comparison next to each other (paired_order),
+server), in a shuffled order that puts the two slots of a declared comparison
+along another variable next to each other (paired_slots), and measures each
+server's point once, in a shuffled order that puts the two sides of each
+declared comparison next to each other (paired_order),
 one at a time (the others sit idle: no load reaches them). Ratios between servers are
 computed inside each round (comparisons.py). At the end of the round every
 server is stopped. Keys are prefilled once per server process, before the
@@ -48,7 +50,7 @@ import pandas as pd
 
 from .. import machine
 from . import latency, loadgens, syscalls
-from ..comparisons import compute, unresolved_points, write_ratios
+from ..comparisons import FOLLOW_THE_CLIENT, compute, unresolved_points, write_ratios
 from .experiment import POINT_VARIABLES, Point
 from .plan import SERVER_START_S, Plan, point_seconds
 from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
@@ -165,6 +167,52 @@ def paired_order(servers: list[str], slot: list[Point], comparisons, rng) -> lis
     blocks += [[name] for name in servers if name not in placed]
     rng.shuffle(blocks)
     return [name for block in blocks for name in block]
+
+
+def paired_slots(slots: list[list[Point]], comparisons, rng) -> list[list[Point]]:
+    """The order a round walks its slots in: random, except that the two slots of each
+    declared comparison along a variable other than the server (e.g. by = "client": pooled
+    and shared are different slots) come one right after the other, in a random order of
+    the two, for the reason paired_order gives. The pairing rule is comparisons.py's: the
+    two slots differ only in `by` (and, along the client, in the connections and pipeline
+    each client implies)."""
+    def variables(slot):
+        values = slot[0].variables()
+        del values["server"]
+        return values
+
+    def partner_key(values, spec):
+        loose = set(FOLLOW_THE_CLIENT) if spec.by == "client" else set()
+        return tuple(v for k, v in values.items() if k != spec.by and k not in loose)
+
+    pairs = []
+    for spec in comparisons:
+        if spec.by == "server":
+            continue
+        b_slots = {}
+        for index, slot in enumerate(slots):
+            values = variables(slot)
+            if values[spec.by] == spec.b:
+                b_slots.setdefault(partner_key(values, spec), index)
+        for index, slot in enumerate(slots):
+            values = variables(slot)
+            if values[spec.by] != spec.a or not any(spec.matches(p) for p in slot):
+                continue
+            partner = b_slots.get(partner_key(values, spec))
+            if partner is not None:
+                pairs.append((index, partner))
+    rng.shuffle(pairs)
+    blocks: list[list[int]] = []
+    placed: set[int] = set()
+    for pair in pairs:
+        block = [index for index in pair if index not in placed]
+        rng.shuffle(block)
+        placed.update(block)
+        if block:
+            blocks.append(block)
+    blocks += [[index] for index in range(len(slots)) if index not in placed]
+    rng.shuffle(blocks)
+    return [slots[index] for block in blocks for index in block]
 
 
 def _summary(rows: list[dict], error: str | None) -> str:
@@ -424,7 +472,7 @@ class Runner:
                                   "failed", f"server {server.name} failed to start: {error}",
                                   writer, progress)
             prefilled: dict[str, set] = {name: set() for name in processes}
-            for slot in _slots(points):
+            for slot in paired_slots(_slots(points), self.experiment.comparisons, self.random):
                 servers = sorted({p.server for p in slot}, key=[s.name for s in
                                  self.experiment.servers].index)
                 order = paired_order(servers, slot, self.experiment.comparisons, self.random)
