@@ -85,8 +85,9 @@ double ProcessCpuSecondsOf(pid_t pid) {
 }
 
 double ProcessAgeSeconds(pid_t pid) {
-  const std::vector<std::string_view> fields =
-      StatFieldsAfterName(ReadTextFile("/proc/" + std::to_string(pid) + "/stat"));
+  // The text outlives `fields`, which point into it.
+  const std::string stat = ReadTextFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::vector<std::string_view> fields = StatFieldsAfterName(stat);
   uint64_t start_ticks = 0;
   if (fields.size() < 20 || !ParseUnsigned(fields[19], &start_ticks)) return -1;
   double uptime = -1;
