@@ -5,8 +5,9 @@ the round needs afresh (a new process: new allocator state, hash seeds, thread
 placement and connections, so run-to-run variance is sampled, not hidden by
 back-to-back windows on one process), all pinned to the server CPUs; it then
 walks the points slot by slot (a slot = the points that differ only in their
-server), in a shuffled order that puts the two slots of a declared comparison
-along another variable next to each other (paired_slots), and measures each
+server), in the experiment's order except that the two slots of a declared
+comparison along another variable come next to each other (paired_slots),
+and measures each
 server's point once, in a shuffled order that puts the two sides of each
 declared comparison next to each other (paired_order),
 one at a time (the others sit idle: no load reaches them). Ratios between servers are
@@ -170,12 +171,14 @@ def paired_order(servers: list[str], slot: list[Point], comparisons, rng) -> lis
 
 
 def paired_slots(slots: list[list[Point]], comparisons, rng) -> list[list[Point]]:
-    """The order a round walks its slots in: random, except that the two slots of each
-    declared comparison along a variable other than the server (e.g. by = "client": pooled
-    and shared are different slots) come one right after the other, in a random order of
-    the two, for the reason paired_order gives. The pairing rule is comparisons.py's: the
-    two slots differ only in `by` (and, along the client, in the connections and pipeline
-    each client implies)."""
+    """The order a round walks its slots in: the experiment's, except that the two slots of
+    each declared comparison along a variable other than the server (e.g. by = "client":
+    pooled and shared are different slots) come one right after the other, in a random
+    order of the two, for the reason paired_order gives. The pairing rule is
+    comparisons.py's: the two slots differ only in `by` (and, along the client, in the
+    connections and pipeline each client implies). The experiment's order is otherwise
+    kept on purpose: a redis-benchmark GET point reads the keys its SET point wrote in the
+    same round (its key names are not the prefill's)."""
     def variables(slot):
         values = slot[0].variables()
         del values["server"]
@@ -185,7 +188,7 @@ def paired_slots(slots: list[list[Point]], comparisons, rng) -> list[list[Point]
         loose = set(FOLLOW_THE_CLIENT) if spec.by == "client" else set()
         return tuple(v for k, v in values.items() if k != spec.by and k not in loose)
 
-    pairs = []
+    partner: dict[int, int] = {}
     for spec in comparisons:
         if spec.by == "server":
             continue
@@ -198,21 +201,18 @@ def paired_slots(slots: list[list[Point]], comparisons, rng) -> list[list[Point]
             values = variables(slot)
             if values[spec.by] != spec.a or not any(spec.matches(p) for p in slot):
                 continue
-            partner = b_slots.get(partner_key(values, spec))
-            if partner is not None:
-                pairs.append((index, partner))
-    rng.shuffle(pairs)
-    blocks: list[list[int]] = []
-    placed: set[int] = set()
-    for pair in pairs:
-        block = [index for index in pair if index not in placed]
+            other = b_slots.get(partner_key(values, spec))
+            if other is not None and index not in partner and other not in partner:
+                partner[index], partner[other] = other, index
+    order: list[int] = []
+    for index in range(len(slots)):
+        if index in order:
+            continue
+        block = [index] + ([partner[index]] if index in partner
+                           and partner[index] not in order else [])
         rng.shuffle(block)
-        placed.update(block)
-        if block:
-            blocks.append(block)
-    blocks += [[index] for index in range(len(slots)) if index not in placed]
-    rng.shuffle(blocks)
-    return [slots[index] for block in blocks for index in block]
+        order += block
+    return [slots[index] for index in order]
 
 
 def _summary(rows: list[dict], error: str | None) -> str:
