@@ -1,8 +1,8 @@
-// Status: the outcome of an engine or server operation that can fail — made
-// an engine, bound a listener — carried as a value (LevelDB style) instead
-// of exceptions or `std::string* error` out-parameters. The engines and the
-// server share it; the harness keeps its own (harness/status.h), since it
-// includes nothing of theirs.
+// Status: the outcome of an operation that can fail — made an engine, bound a
+// listener, connected to a server — carried as a value (LevelDB style)
+// instead of exceptions or `std::string* error` out-parameters. It sits in
+// base/, below every component: the engines, the server and the harness
+// (harness/status.h names it there) share it without including each other.
 //
 // A plain value; copies are independent and thread-compatible.
 #pragma once
@@ -18,6 +18,9 @@ class [[nodiscard]] Status {
     kOk,
     kInvalidArgument,  // the request or configuration is wrong: say what is allowed
     kUnavailable,      // the system refused (address in use, socket path taken, ...)
+    kConnectionFailed,  // a client could not reach or lost its server
+    kIoError,           // a read or write on an open connection or file failed
+    kCancelled,         // stopped on request (Interrupt) before it completed
   };
 
   Status() = default;
@@ -28,11 +31,24 @@ class [[nodiscard]] Status {
   static Status Unavailable(std::string message) {
     return Status(Code::kUnavailable, std::move(message));
   }
+  static Status ConnectionFailed(std::string message) {
+    return Status(Code::kConnectionFailed, std::move(message));
+  }
+  static Status IoError(std::string message) { return Status(Code::kIoError, std::move(message)); }
+  static Status Cancelled(std::string message) {
+    return Status(Code::kCancelled, std::move(message));
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
   // Empty when ok(); otherwise a sentence for the user.
   const std::string& message() const { return message_; }
+
+  // A copy whose message is "<context>: <message>".
+  Status WithContext(const std::string& context) const {
+    if (ok()) return *this;
+    return Status(code_, context + ": " + message_);
+  }
 
  private:
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}

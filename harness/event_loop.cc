@@ -127,14 +127,15 @@ void EventLoop::RunTasks(const std::vector<Task>& tasks, const std::string& byte
   for (const Task& task : tasks) {
     task.channel->Queue(std::string_view(bytes).substr(task.offset, task.length), task.waiter, now);
     if (flush_ == FlushMode::kPerCommand) {
-      task.channel->Flush();
+      // A failed send fails the channel and its waiters (EventLoopChannel::Fail).
+      (void)task.channel->Flush();
       WatchWrites(task.channel);
     } else if (std::find(touched.begin(), touched.end(), task.channel) == touched.end()) {
       touched.push_back(task.channel);
     }
   }
   for (EventLoopChannel* channel : touched) {
-    channel->Flush();
+    (void)channel->Flush();  // as above: a failure fails the channel's waiters
     WatchWrites(channel);
   }
 }
@@ -183,7 +184,7 @@ void EventLoop::Run() {
         continue;
       }
       if (events[i].events & EPOLLOUT) {
-        channel->Flush();
+        (void)channel->Flush();  // a failure fails the channel's waiters
         WatchWrites(channel);
       }
       if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
