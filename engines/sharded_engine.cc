@@ -104,7 +104,11 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
 }
 
 void ShardedEngine::DeferWakeupsOnThisThread() {
-  // A previous engine's list is empty: its caller woke what it queued.
+  // Called again for this engine (every new connection on the thread does):
+  // keep the list, whose wake-up is already posted; clearing it lost that
+  // wake-up and left the batch waiting (a sweep hung on a new pooled
+  // connection). A previous engine's list is empty: its caller woke it.
+  if (deferred_wakeups.engine_id == instance_id_) return;
   deferred_wakeups.engine_id = instance_id_;
   deferred_wakeups.shards.clear();
 }

@@ -4,6 +4,7 @@
 // counts shrink (kStressScale).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -252,6 +253,34 @@ TEST(ShardedDeferredWakeups, EveryBatchOfARoundCompletesAfterOneWake) {
   EXPECT_EQ(wrong.load(), 0);
   // This thread never opted in: its Execute() wakes the shards itself.
   EXPECT_EQ(Describe(RunOp(*engine, Get("k0:0"))), Bulk(std::to_string(rounds)));
+}
+
+// A second connection starting on a thread (DeferWakeupsOnThisThread again)
+// while a batch queued by the first still waits for the round's wake-up must
+// not drop that wake-up: the batch completes after WakeDeferred().
+TEST(ShardedDeferredWakeups, OptingInAgainKeepsTheQueuedWakeups) {
+  EngineConfig config;
+  config.kind = "sharded";
+  config.shards = 2;
+  config.hop = HopMode::kBatch;
+  std::unique_ptr<Engine> engine;
+  const Status made = MakeEngine(config, &engine);
+  ASSERT_TRUE(made.ok()) << made.message();
+  std::atomic<bool> done{false};
+  std::thread connection_thread([&] {
+    engine->DeferWakeupsOnThisThread();  // the first connection
+    Batch batch;
+    batch.Add(Set("key", "v"));
+    engine->Execute(batch, [&done] { done.store(true, std::memory_order_release); });
+    engine->DeferWakeupsOnThisThread();  // a second connection starts on this thread
+    engine->WakeDeferred();              // the round's posted wake-up
+    // Bounded: a lost wake-up fails here instead of hanging the suite.
+    for (int i = 0; i < 5000 && !done.load(std::memory_order_acquire); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  connection_thread.join();
+  EXPECT_TRUE(done.load(std::memory_order_acquire));
 }
 
 // Info()'s per-shard operation counts add up to the operations executed
