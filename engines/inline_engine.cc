@@ -14,15 +14,12 @@ void InlineEngine::Execute(Batch& batch, Completion done) {
   const size_t count = batch.ops.size();
   // Lookups of a pipelined batch are cache misses one after another; hinted
   // a few operations ahead, their loads overlap.
-  constexpr size_t kPrefetchAhead = 4;
-  auto prefetch = [&](size_t i) {
-    if (i < count && !IsKeyless(batch.ops[i].code)) Prefetch(batch.ops[i]);
+  auto hint = [&](size_t i, PrefetchStage stage) {
+    if (!IsKeyless(batch.ops[i].code)) Prefetch(batch.ops[i], stage);
   };
-  if (count > 1) {
-    for (size_t i = 0; i < kPrefetchAhead; ++i) prefetch(i);
-  }
+  BatchPrefetcher ahead(count, hint);
   for (size_t i = 0; i < count; ++i) {
-    if (count > 1) prefetch(i + kPrefetchAhead);
+    ahead.Before(i);
     const Operation& op = batch.ops[i];
     switch (op.code) {
       case OpCode::kDbSize:

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "engines/engine.h"
+#include "engines/prefetch_stage.h"
 
 namespace kvlab {
 
@@ -25,8 +26,11 @@ class InlineEngine : public Engine {
   // One keyed operation. REQUIRES: !IsKeyless(op.code).
   virtual OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) = 0;
   // A hint that `op` runs soon (see PlainKeyspace::Prefetch()): Execute()
-  // gives it a few operations ahead. REQUIRES: !IsKeyless(op.code).
-  virtual void Prefetch(const Operation& op) { (void)op; }
+  // gives each stage a few operations ahead. REQUIRES: !IsKeyless(op.code).
+  virtual void Prefetch(const Operation& op, PrefetchStage stage) {
+    (void)op;
+    (void)stage;
+  }
   // DBSIZE: keys whose deadline has not passed, over the whole engine.
   virtual int64_t CountLiveKeys(int64_t now_ms) = 0;
   // FLUSHALL: removes every key of the whole engine.

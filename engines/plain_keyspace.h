@@ -1,7 +1,7 @@
-// PlainKeyspace: one ordinary hash set of EntryRecords (key, value and
-// optional expiry in one allocation, entry_record.h), with the shared
-// per-key semantics (keyspace_ops.h) applied to it. A key costs one set node
-// (a pointer to its record), one record and its share of the buckets.
+// PlainKeyspace: one hash table of EntryRecords (key, value and optional
+// expiry in one allocation, entry_record.h; the table, record_table.h), with
+// the shared per-key semantics (keyspace_ops.h) applied to it. A key costs
+// one record and its share of the table's 8-byte slots.
 //
 // The building block of the `single` engine (one keyspace), of each shard of
 // `sharded` (one keyspace per shard thread) and of each stripe of `striped`.
@@ -14,12 +14,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 
 #include "engines/entry.h"
 #include "engines/entry_record.h"
 #include "engines/memory_meter.h"
 #include "engines/operation.h"
+#include "engines/prefetch_stage.h"
+#include "engines/record_table.h"
 
 namespace kvlab {
 
@@ -36,42 +37,24 @@ class PlainKeyspace {
   // A read-only operation; safe alongside other const calls.
   // REQUIRES: IsReadOnly(op.code).
   OpResult Read(const Operation& op, int64_t now_ms) const;
-  // Starts the memory loads a later lookup of `key` will need (the bucket,
-  // its chain's first node, that node's record), so that lookups of a
-  // pipelined batch overlap their cache misses instead of taking them one
-  // after another. Only a hint: it changes nothing. Same rules as Read().
-  void Prefetch(std::string_view key) const;
+  // Starts the memory loads a later lookup of `key` will need, so that the
+  // lookups of a pipelined batch overlap their cache misses instead of
+  // taking them one after another: kSlot first, then, a few operations
+  // later, kRecord (prefetch_stage.h). Only a hint: it changes nothing. Same
+  // rules as Read().
+  void Prefetch(std::string_view key, PrefetchStage stage) const;
 
   // Keys whose deadline has not passed (DBSIZE's count; see engine notes).
   int64_t CountLive(int64_t now_ms) const;
   // Removes every key and returns its bytes to the meter.
   void Clear();
   // Stored keys, including expired ones not yet reclaimed.
-  size_t StoredKeys() const { return map_.size(); }
+  size_t StoredKeys() const { return table_.size(); }
 
  private:
-  // A set element: the record, found by its key. `record` is mutable
-  // because a value that outgrows its allocation moves to a new record;
-  // the key, which the hash and equality read, never changes.
-  struct RecordRef {
-    mutable EntryRecord* record;
-  };
-  struct RecordHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view key) const noexcept { return KeyHash{}(key); }
-    size_t operator()(const RecordRef& ref) const noexcept { return KeyHash{}(ref.record->key()); }
-  };
-  struct RecordEqual {
-    using is_transparent = void;
-    static std::string_view KeyOf(std::string_view key) { return key; }
-    static std::string_view KeyOf(const RecordRef& ref) { return ref.record->key(); }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const noexcept { return KeyOf(a) == KeyOf(b); }
-  };
-  using Map = std::unordered_set<RecordRef, RecordHash, RecordEqual>;
   class Slot;
 
-  Map map_;
+  RecordTable table_;
   MemoryMeter& meter_;
 };
 

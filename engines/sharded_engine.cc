@@ -172,17 +172,13 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
   const uint32_t begin = pending.first[shard_index];
   const uint32_t end = pending.first[shard_index + 1];
   // As InlineEngine::Execute(): hint the lookups a few operations ahead.
-  constexpr uint32_t kPrefetchAhead = 4;
-  auto prefetch = [&](uint32_t k) {
-    if (k >= end) return;
-    const Operation& ahead = batch.ops[pending.order[k]];
-    if (!IsKeyless(ahead.code)) shard.keys.Prefetch(ahead.key);
+  auto hint = [&](size_t nth, PrefetchStage stage) {
+    const Operation& soon = batch.ops[pending.order[begin + nth]];
+    if (!IsKeyless(soon.code)) shard.keys.Prefetch(soon.key, stage);
   };
-  if (end - begin > 1) {
-    for (uint32_t k = begin; k < begin + kPrefetchAhead; ++k) prefetch(k);
-  }
+  BatchPrefetcher ahead(end - begin, hint);
   for (uint32_t k = begin; k < end; ++k) {
-    if (end - begin > 1) prefetch(k + kPrefetchAhead);
+    ahead.Before(k - begin);
     const uint32_t i = pending.order[k];
     const Operation& op = batch.ops[i];
     switch (op.code) {

@@ -21,7 +21,9 @@ class SingleEngine final : public InlineEngine {
 
  private:
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
-  void Prefetch(const Operation& op) override { keys_.Prefetch(op.key); }
+  void Prefetch(const Operation& op, PrefetchStage stage) override {
+    keys_.Prefetch(op.key, stage);
+  }
   int64_t CountLiveKeys(int64_t now_ms) override;
   void ClearAll() override;
 

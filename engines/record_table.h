@@ -1,0 +1,101 @@
+// RecordTable: an open-addressing hash table of EntryRecord pointers, found
+// by the records' keys — the index of a PlainKeyspace.
+//
+// Why not std::unordered_set: a libstdc++ lookup walks bucket -> previous
+// node -> node -> record, three dependent cache misses before the key is
+// compared, and without a cached hash it re-hashes chain neighbours to find
+// the bucket's end; a node and its share of the buckets also cost ~40 bytes
+// a key. Here a key is one 8-byte slot — the record's address with 16 bits
+// of the key's hash above it (user-space addresses fit in 48 bits) — found
+// by linear probing, so a lookup is one slot line and one record, and a
+// pipelined batch can prefetch both ahead (PrefetchSlot(), PrefetchRecord()).
+// The table doubles at 3/4 full (rehashing every key at once, as
+// std::unordered_set does); erasing shifts the following cluster back
+// instead of leaving tombstones.
+//
+// The table never owns records: whoever inserts one frees it after erasing.
+// Not thread-safe: the owner serialises access. const members may run
+// concurrently with each other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "engines/entry_record.h"
+
+namespace kvlab {
+
+class RecordTable {
+ public:
+  // Where a key's record sits; valid until the next Insert() or Erase().
+  using Position = size_t;
+  static constexpr Position kAbsent = ~size_t{0};
+
+  RecordTable() = default;
+  ~RecordTable();
+  RecordTable(const RecordTable&) = delete;
+  RecordTable& operator=(const RecordTable&) = delete;
+
+  static uint64_t HashOf(std::string_view key);
+
+  Position Find(std::string_view key, uint64_t hash) const;
+  Position Find(std::string_view key) const { return Find(key, HashOf(key)); }
+  EntryRecord* RecordAt(Position position) const { return RecordOf(slots_[position]); }
+  // REQUIRES: `record` has the key of the record at `position`.
+  void ReplaceAt(Position position, EntryRecord* record);
+  // REQUIRES: no record with this key is stored; `hash` is HashOf(its key).
+  // Throws std::bad_alloc when the table cannot grow (nothing changes then).
+  Position Insert(EntryRecord* record, uint64_t hash);
+  // Removes the record from the table (it is not freed).
+  void EraseAt(Position position);
+  // Forgets every record (none is freed) and releases the slots.
+  void Clear();
+
+  size_t size() const { return size_; }
+  size_t capacity() const { return slots_ == nullptr ? 0 : mask_ + 1; }
+  // Bytes of the slot array.
+  size_t SlotBytes() const { return capacity() * sizeof(uint64_t); }
+
+  // Hints for a lookup of a key with hash `hash` soon: PrefetchSlot() starts
+  // loading its home slot; PrefetchRecord(), issued later when that slot is
+  // likely cached, reads it and starts loading the record it points to when
+  // the hash tag matches. They change nothing.
+  void PrefetchSlot(uint64_t hash) const {
+    if (slots_ != nullptr) __builtin_prefetch(&slots_[hash & mask_]);
+  }
+  void PrefetchRecord(uint64_t hash) const {
+    if (slots_ == nullptr) return;
+    const uint64_t slot = slots_[hash & mask_];
+    if (slot != 0 && TagOfSlot(slot) == TagOfHash(hash)) __builtin_prefetch(RecordOf(slot));
+  }
+
+  // Calls visit(EntryRecord*) for every stored record, in slot order (the
+  // table does not own them, so a const table still hands out mutable ones).
+  template <typename Visit>
+  void ForEach(Visit visit) const {
+    if (slots_ == nullptr) return;
+    for (size_t i = 0; i <= mask_; ++i) {
+      if (slots_[i] != 0) visit(RecordOf(slots_[i]));
+    }
+  }
+
+ private:
+  static constexpr int kTagShift = 48;
+  static constexpr uint64_t kAddressMask = (uint64_t{1} << kTagShift) - 1;
+  static constexpr size_t kMinCapacity = 16;
+
+  static uint64_t TagOfHash(uint64_t hash) { return hash >> kTagShift; }
+  static uint64_t TagOfSlot(uint64_t slot) { return slot >> kTagShift; }
+  static EntryRecord* RecordOf(uint64_t slot) {
+    return reinterpret_cast<EntryRecord*>(slot & kAddressMask);
+  }
+  static uint64_t SlotFor(const EntryRecord* record, uint64_t hash);
+  void Grow();
+
+  uint64_t* slots_ = nullptr;  // 0 = empty
+  size_t mask_ = 0;            // capacity - 1 (capacity a power of two)
+  size_t size_ = 0;
+};
+
+}  // namespace kvlab
