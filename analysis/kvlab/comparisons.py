@@ -4,6 +4,11 @@ A comparison A/B along a variable (`by`, usually the server) pairs every point
 whose `by` is A with the point that differs from it only in `by` (= B). In each
 round both were measured once, close together in time (runner.py), so the
 round's ratio ops/s(A) / ops/s(B) carries little of the drift that moves both.
+A comparison's `metric` says what is divided: `ops_per_s` (throughput, the
+default) or `ops_per_server_cpu_s` (operations per second of the server's CPU
+time, ops/s over server_cpu: what a request costs the server, the measure
+that still tells servers apart when the load generator is the bottleneck and
+both serve the rate it can drive).
 Across rounds the ratios are summarised as a geometric mean with a 95%
 interval (stats.ratio_interval: Student's t on the log ratios).
 
@@ -22,6 +27,10 @@ Status of a ratio:
   bounded number of times);
 - `inconclusive`: otherwise (too few rounds, or too much noise for the target).
 
+A throughput ratio whose rounds were mostly client-bound on either side (the
+load generator saturated its CPUs) is flagged `client_bound`: it measures the
+client as much as the servers.
+
 Pure functions over a points table; no I/O except `write_ratios`.
 """
 
@@ -37,7 +46,8 @@ import pandas as pd
 from .running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
 from .stats import RatioSummary, ratio_interval
 
-RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status")
+RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
+                 "metric", "client_bound")
 DEFAULT_PRECISION = 0.05
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
@@ -51,6 +61,7 @@ class RatioResult:
     summary: RatioSummary
     disturbed_rounds: int         # rounds lost because a side was disturbed
     status: str
+    client_bound: bool            # most rounds had the load generator saturated (either side)
     key_a: tuple                  # the two points' variables, in POINT_VARIABLES order
     key_b: tuple
 
@@ -58,7 +69,8 @@ class RatioResult:
         s = self.summary
         return {"comparison": self.spec.name, "test": self.test, "point": self.point,
                 "ratio": _fmt(s.ratio), "low": _fmt(s.low), "high": _fmt(s.high),
-                "rounds": s.n, "status": self.status}
+                "rounds": s.n, "status": self.status, "metric": self.spec.metric,
+                "client_bound": "true" if self.client_bound else "false"}
 
 
 def _fmt(value: float) -> str:
@@ -94,9 +106,25 @@ def _text(value) -> str:
     return str(value)
 
 
-def _per_round(frame: pd.DataFrame) -> dict[tuple, dict[int, tuple[str, float]]]:
-    """point key -> round -> (status, ops/s); an ok row wins over a disturbed one."""
-    table: dict[tuple, dict[int, tuple[str, float]]] = {}
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):  # empty or n/a
+        return math.nan
+
+
+def _metric_value(values: dict, metric: str) -> float:
+    ops = _number(values.get("ops_per_s"))
+    if metric == "ops_per_s":
+        return ops
+    server_cpu = _number(values.get("server_cpu"))
+    return ops / server_cpu if server_cpu > 0 else math.nan
+
+
+def _per_round(frame: pd.DataFrame, metric: str) -> dict[tuple, dict[int, tuple[str, float, bool]]]:
+    """point key -> round -> (status, metric value, client-bound); an ok row wins over a
+    disturbed one."""
+    table: dict[tuple, dict[int, tuple[str, float, bool]]] = {}
     for row in frame.itertuples(index=False):
         values = row._asdict()
         key = tuple(_text(values[v]) for v in POINT_VARIABLES)
@@ -106,7 +134,8 @@ def _per_round(frame: pd.DataFrame) -> dict[tuple, dict[int, tuple[str, float]]]
             continue
         rounds = table.setdefault(key, {})
         if rounds.get(round_no, ("",))[0] != "ok":
-            rounds[round_no] = (status, float(values["ops_per_s"] or "nan"))
+            bound = str(values.get("client_bound", "")).lower() == "true"
+            rounds[round_no] = (status, _metric_value(values, metric), bound)
     return table
 
 
@@ -124,10 +153,13 @@ def compute(frame: pd.DataFrame, comparisons, precision: float | None = None,
     frame["repetition"] = pd.to_numeric(frame["repetition"], errors="coerce")
     frame = frame[frame["repetition"].notna()]
     target = precision or DEFAULT_PRECISION
-    table = _per_round(frame)
+    tables = {}
     results = []
     index = {name: i for i, name in enumerate(POINT_VARIABLES)}
     for spec in comparisons:
+        if spec.metric not in tables:
+            tables[spec.metric] = _per_round(frame, spec.metric)
+        table = tables[spec.metric]
         by = index[spec.by]
         # A client decides its own connections and pipeline (shared: one connection,
         # only dedicated pipelines): pair client strategies without them.
@@ -146,15 +178,16 @@ def compute(frame: pd.DataFrame, comparisons, precision: float | None = None,
             if partner_key(key_a) not in partners:
                 continue
             key_b, rounds_b = partners[partner_key(key_a)]
-            ratios, lost = [], 0
+            ratios, lost, bound = [], 0, 0
             for round_no in sorted(set(rounds_a) | set(rounds_b)):
                 a, b = rounds_a.get(round_no), rounds_b.get(round_no)
                 if a is None or b is None:
                     continue
-                if a[0] == "ok" and b[0] == "ok" and b[1] > 0:
-                    ratios.append(a[1] / b[1])
-                else:
+                if a[0] != "ok" or b[0] != "ok":
                     lost += 1
+                elif a[1] > 0 and b[1] > 0:  # NaN (not measured) compares False: skipped
+                    ratios.append(a[1] / b[1])
+                    bound += a[2] or b[2]
             summary = ratio_interval(ratios)
             if meets_target(summary, target, min_rounds):
                 status = "resolved"
@@ -162,9 +195,10 @@ def compute(frame: pd.DataFrame, comparisons, precision: float | None = None,
                 status = "disturbed"
             else:
                 status = "inconclusive"
+            client_bound = spec.metric == "ops_per_s" and bound * 2 > len(ratios)
             results.append(RatioResult(spec, variables["command"],
                                        point_label(variables, spec.by), summary, lost, status,
-                                       key_a, key_b))
+                                       client_bound, key_a, key_b))
     return results
 
 

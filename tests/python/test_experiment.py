@@ -139,3 +139,16 @@ def test_min_rounds_defaults_to_ten_or_max_rounds_and_is_checked():
         parse(with_rounds("min_rounds = 20\nmax_rounds = 5\n"))
     with pytest.raises(ExperimentError, match="min_rounds.*at least 2"):
         parse(with_rounds("min_rounds = 1\n"))
+
+
+def test_a_comparison_may_divide_ops_per_server_cpu_second():
+    experiment = parse(GOOD + '[[compare]]\na = "sharded"\nb = "redis"\n'
+                       'metric = "ops_per_server_cpu_s"\n')
+    (spec,) = experiment.comparisons
+    assert spec.metric == "ops_per_server_cpu_s" and spec.name == "sharded/redis per server CPU"
+    (plain,) = parse(GOOD + '[[compare]]\na = "sharded"\nb = "redis"\n').comparisons
+    assert plain.metric == "ops_per_s" and plain.name == "sharded/redis"
+    with pytest.raises(ExperimentError) as error:
+        parse(GOOD + '[[compare]]\na = "sharded"\nb = "redis"\nmetric = "latency"\n')
+    assert "compare[0].metric: 'latency' is not allowed; allowed: ops_per_s, ops_per_server_cpu_s" \
+        in str(error.value)

@@ -157,7 +157,7 @@ def _adaptive_run(tmp_path, build, monkeypatch, noise, max_rounds=40, budget="")
 def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkeypatch):
     runner, points, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.01)
     assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
-                                    "rounds", "status"]
+                                    "rounds", "status", "metric", "client_bound"]
     (row,) = ratios.itertuples()
     assert row.status == "resolved" and row.ratio == pytest.approx(1.2, rel=0.02)
     # never before min_rounds (10), however tight the first rounds look
@@ -305,3 +305,38 @@ def test_the_two_slots_of_a_comparison_along_the_client_are_walked_next_to_each_
         pair_keys = [(slot[0].transport, slot[0].threads) for slot in order[::2]]
         assert pair_keys == list(dict.fromkeys((s[0].transport, s[0].threads) for s in slots))
     assert firsts == {"pooled", "shared"}   # either side of a pair may come first
+
+
+def test_a_per_server_cpu_comparison_divides_ops_per_cpu_second():
+    # Client-bound: both servers serve the same 100 ops/s; a spends 0.5 of a core on it,
+    # b 0.8. Throughput says 1.0; per server CPU a does 1.6x the work per CPU second.
+    def rows(server, cpu):
+        return [dict(row, server_cpu=cpu, client_bound="true")
+                for row in _rows(server, [100, 100, 100, 100])]
+    frame = pd.DataFrame(rows("a", 0.5) + rows("b", 0.8))
+    throughput = CompareSpec("a/b", "server", "a", "b")
+    per_cpu = CompareSpec("a/b per server CPU", "server", "a", "b", metric="ops_per_server_cpu_s")
+    by_ops, by_cpu = compute(frame, [throughput, per_cpu], precision=0.02, min_rounds=4)
+    assert by_ops.summary.ratio == pytest.approx(1.0) and by_ops.client_bound
+    assert by_cpu.summary.ratio == pytest.approx(1.6) and by_cpu.status == "resolved"
+    assert not by_cpu.client_bound  # only a throughput ratio is flagged
+    assert by_ops.row()["client_bound"] == "true"
+    assert by_cpu.row()["metric"] == "ops_per_server_cpu_s"
+
+
+def test_rounds_without_a_server_cpu_reading_are_left_out_of_a_per_cpu_ratio():
+    frame = pd.DataFrame([dict(r, server_cpu=c) for r, c in
+                          zip(_rows("a", [100, 100, 100]), [0.5, "n/a", 0.5])]
+                         + [dict(r, server_cpu=1.0) for r in _rows("b", [100, 100, 100])])
+    (result,) = compute(frame, [CompareSpec("x", "server", "a", "b",
+                                            metric="ops_per_server_cpu_s")], min_rounds=2)
+    assert result.summary.n == 2 and result.summary.ratio == pytest.approx(2.0)
+    assert result.disturbed_rounds == 0
+
+
+def test_a_throughput_ratio_is_client_bound_only_when_most_rounds_were():
+    def rows(server, bound):
+        return [dict(row, client_bound=b) for row, b in zip(_rows(server, [100, 100, 100]), bound)]
+    frame = pd.DataFrame(rows("a", ["true", "false", "false"]) + rows("b", ["false"] * 3))
+    (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")])
+    assert not result.client_bound

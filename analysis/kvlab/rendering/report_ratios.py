@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .report_format import CLIENT_BOUND_MARK
+
 
 def _interval(row) -> str:
     if pd.isna(row["low"]):
@@ -33,14 +35,23 @@ def declared_section(run_dir: Path, meta: dict) -> str:
     lines.append("")
     header = ["comparison", "test", "point", "ratio [low, high]", "rounds", "status", "seed"]
     rows = []
-    for _, row in ratios.iterrows():
+    bound = ratios["client_bound"].astype(str).str.lower() == "true" \
+        if "client_bound" in ratios else pd.Series(False, index=ratios.index)
+    for i, row in ratios.iterrows():
         seed = seeds.get(row["comparison"])
+        ratio = "–" if pd.isna(row["ratio"]) else _interval(row)
         rows.append([row["comparison"], str(row["test"]).upper(), row["point"],
-                     "–" if pd.isna(row["ratio"]) else _interval(row), str(row["rounds"]),
+                     ratio + (f" {CLIENT_BOUND_MARK}" if bound[i] else ""), str(row["rounds"]),
                      row["status"], "–" if seed is None else f"{seed:.2f}"])
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    if bound.any():
+        lines += ["", f"{CLIENT_BOUND_MARK} {int(bound.sum())} throughput ratio(s) had the load "
+                  "generator saturated in most rounds: both servers served what the client "
+                  "could drive, so the ratio measures the client as much as the servers. What "
+                  "a request costs each server is the `per server CPU` comparison (metric "
+                  "ops_per_server_cpu_s), where one is declared."]
     unresolved = ratios[ratios["status"] != "resolved"]
     if not unresolved.empty:
         lines += ["", f"{len(unresolved)} of {len(ratios)} declared ratios did not reach the "

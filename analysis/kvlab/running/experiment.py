@@ -32,7 +32,11 @@ ExperimentError naming the file, the key and what is allowed.
     tests = ["set", "get"]           # optional: only these commands
     where = { threads = 2 }          # optional: only points with these values
     seed_ratio = 1.13                # optional: the seed's figure, shown beside ours
-    name = "concurrent/sharded"      # optional (default "A/B")
+    metric = "ops_per_s"             # optional: ops_per_s (default) | ops_per_server_cpu_s
+                                     # (ops per second of server CPU: what a request costs
+                                     # the server; see comparisons.py)
+    name = "concurrent/sharded"      # optional (default "A/B", "A/B per server CPU" for
+                                     # ops_per_server_cpu_s)
 
     [[server]]
     name = "sharded-hop-command"     # required, unique
@@ -188,6 +192,9 @@ class SweepSpec:
 
 # Point variables a comparison may be declared along (a and b are two of their values).
 COMPARE_BY = ("server", "client", "io", "transport", "nodelay", "loadgen", "command")
+# What a comparison may divide (comparisons.py): metric -> what it is, in words.
+COMPARE_METRICS = {"ops_per_s": "ops/s",
+                   "ops_per_server_cpu_s": "ops per second of server CPU time"}
 DEFAULT_MAX_ROUNDS = 40
 DEFAULT_MIN_ROUNDS = 10  # why: comparisons.py
 # 5% of one core: five clock ticks in a second, above /proc/stat's rounding.
@@ -206,6 +213,7 @@ class CompareSpec:
     tests: tuple[str, ...] = ()
     where: tuple[tuple[str, tuple], ...] = ()  # (variable, allowed values)
     seed_ratio: float | None = None
+    metric: str = "ops_per_s"          # a key of comparisons.METRICS
 
     def matches(self, point: "Point") -> bool:
         if self.sweep is not None and point.sweep != self.sweep:
@@ -504,7 +512,8 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
         c.fail(c.key("b"), f"{b!r} is also a: a comparison needs two different values")
     sweep = c.get("sweep", str, allowed=tuple(s.name for s in sweeps))
     tests = c.get_list("tests", str, (), allowed=COMMANDS)
-    name = c.get("name", str, f"{a}/{b}")
+    metric = c.get("metric", str, "ops_per_s", allowed=tuple(COMPARE_METRICS))
+    name = c.get("name", str, f"{a}/{b}" + (" per server CPU" if metric != "ops_per_s" else ""))
     seed_ratio = c.get("seed_ratio", (int, float), check=_positive)
     raw_where = c.get("where", dict, {})
     where = []
@@ -517,7 +526,8 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
     c.finish()
     return CompareSpec(name=name, by=by, a=a, b=b, sweep=sweep, tests=tests,
                        where=tuple(where),
-                       seed_ratio=float(seed_ratio) if seed_ratio is not None else None)
+                       seed_ratio=float(seed_ratio) if seed_ratio is not None else None,
+                       metric=metric)
 
 
 def _table_list(path: Path, data: dict, name: str) -> list:
