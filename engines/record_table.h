@@ -9,6 +9,10 @@
 // of the key's hash above it (user-space addresses fit in 48 bits) — found
 // by linear probing, so a lookup is one slot line and one record, and a
 // pipelined batch can prefetch both ahead (PrefetchSlot(), PrefetchRecord()).
+// A key's home slot comes from the top bits of its hash times a 64-bit odd
+// constant (Fibonacci hashing), not its low bits: the striped and sharded
+// engines pick a stripe or shard by hash modulo their count, so the keys of
+// one table often share their hash's low bits.
 // The table doubles at 3/4 full (rehashing every key at once, as
 // std::unordered_set does); erasing shifts the following cluster back
 // instead of leaving tombstones.
@@ -62,13 +66,17 @@ class RecordTable {
   // likely cached, reads it and starts loading the record it points to when
   // the hash tag matches. They change nothing.
   void PrefetchSlot(uint64_t hash) const {
-    if (slots_ != nullptr) __builtin_prefetch(&slots_[hash & mask_]);
+    if (slots_ != nullptr) __builtin_prefetch(&slots_[HomeOf(hash)]);
   }
   void PrefetchRecord(uint64_t hash) const {
     if (slots_ == nullptr) return;
-    const uint64_t slot = slots_[hash & mask_];
+    const uint64_t slot = slots_[HomeOf(hash)];
     if (slot != 0 && TagOfSlot(slot) == TagOfHash(hash)) __builtin_prefetch(RecordOf(slot));
   }
+
+  // Slots a lookup of `key` inspects (1 when it sits in its home slot);
+  // for a key that is absent, the slots up to the first empty one.
+  size_t ProbeLength(std::string_view key) const;
 
   // Calls visit(EntryRecord*) for every stored record, in slot order (the
   // table does not own them, so a const table still hands out mutable ones).
@@ -91,10 +99,15 @@ class RecordTable {
     return reinterpret_cast<EntryRecord*>(slot & kAddressMask);
   }
   static uint64_t SlotFor(const EntryRecord* record, uint64_t hash);
+  static size_t HomeIn(uint64_t hash, int shift) {
+    return static_cast<size_t>((hash * 0x9E3779B97F4A7C15ull) >> shift);
+  }
+  size_t HomeOf(uint64_t hash) const { return HomeIn(hash, shift_); }
   void Grow();
 
   uint64_t* slots_ = nullptr;  // 0 = empty
   size_t mask_ = 0;            // capacity - 1 (capacity a power of two)
+  int shift_ = 63;             // 64 - log2(capacity): HomeOf() keeps the top bits
   size_t size_ = 0;
 };
 

@@ -86,6 +86,33 @@ TEST(RecordTable, ClearForgetsEverythingAndReleasesTheSlots) {
   EXPECT_EQ(reused.ValueOf("again"), "yes");
 }
 
+// A stripe of the striped engine (or a shard) holds keys whose hashes agree
+// modulo the stripe count; they must still spread over the table. Linear
+// probing at this load finds a key in ~1.5 slots on average; homes taken from
+// the hash's low bits would pile all 500 keys into one cluster (~250).
+TEST(RecordTable, KeysSharingTheirHashesLowBitsStillSpread) {
+  OwningTable owned;
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < 500; ++i) {
+    std::string key = "key:" + std::to_string(i);
+    if (RecordTable::HashOf(key) % 64 == 0) keys.push_back(key);
+  }
+  for (const std::string& key : keys) owned.Put(key, "v");
+  size_t inspected = 0;
+  for (const std::string& key : keys) inspected += owned.table.ProbeLength(key);
+  EXPECT_LT(static_cast<double>(inspected) / keys.size(), 3.0);
+}
+
+TEST(RecordTable, ProbeLengthCountsTheSlotsInspected) {
+  OwningTable owned;
+  EXPECT_EQ(owned.table.ProbeLength("a"), 0u);  // no slots at all
+  owned.Put("a", "1");
+  EXPECT_EQ(owned.table.ProbeLength("a"), 1u);  // alone: in its home slot
+  // Absent: its home, plus a's slot if that is its home, up to an empty one.
+  const size_t absent = owned.table.ProbeLength("b");
+  EXPECT_TRUE(absent == 1 || absent == 2) << absent;
+}
+
 // Random inserts, erases and lookups over few keys in a small table: probe
 // clusters wrap around the slot array and every erase shifts some of them.
 TEST(RecordTable, AgreesWithAModelThroughRandomInsertsAndErases) {
