@@ -1,11 +1,37 @@
 #include "engines/concurrent_engine.h"
 
+#include <malloc.h>
+
 #include <mutex>
 #include <shared_mutex>
 
 #include "engines/keyspace_ops.h"
 
 namespace kvlab {
+
+struct ConcurrentEngine::MapNode : Map {
+  static constexpr size_t kBytes = sizeof(Map::node);
+  static_assert(kBytes % alignof(EntryRecord) == 0, "an in-node record must be aligned");
+};
+
+ConcurrentEngine::RecordKey::RecordKey(const NewEntry& entry) {
+  const TrailingRoom room = TakeTrailingRoom();
+  const bool has_expiry = entry.expire_at_ms != 0;
+  if (room.size >= EntryRecord::SizeFor(entry.key.size(), entry.value.size(), has_expiry)) {
+    EntryRecord* record =
+        EntryRecord::MakeAt(room.bytes, entry.key, entry.value, entry.expire_at_ms);
+    tagged_record_ = reinterpret_cast<uintptr_t>(record) | kInNodeTag;
+  } else {
+    tagged_record_ =
+        reinterpret_cast<uintptr_t>(EntryRecord::Make(entry.key, entry.value, entry.expire_at_ms));
+  }
+}
+
+size_t ConcurrentEngine::RecordKey::MemoryBytes() const {
+  const char* bytes = reinterpret_cast<const char*>(&record());
+  if (InNode()) return TrailingRoomSize(bytes, MapNode::kBytes);
+  return malloc_usable_size(const_cast<char*>(bytes));
+}
 
 // The EntryHandle over a tbb write accessor. Operations that may create the
 // key (SET, GETSET, INCRBY, APPEND) insert it up front — TBB's only atomic
@@ -18,6 +44,9 @@ class ConcurrentEngine::WriteSlot {
   WriteSlot(Map& map, const Operation& op, bool may_create) : map_(map) {
     if (may_create) {
       const int64_t deadline = op.code == OpCode::kSet ? op.set.expire_at_ms : 0;
+      // Room for the key's record in the node, should the insert make one.
+      TrailingRoomRequest record_room(
+          EntryRecord::SizeFor(op.key.size(), op.value.size(), deadline != 0));
       present_ = !map_.insert(accessor_, NewEntry{op.key, op.value, deadline});
       placeholder_ = !present_;
     } else {
@@ -78,10 +107,10 @@ class ConcurrentEngine::WriteSlot {
   // Writes the value where it fits: the key's record when it can hold it
   // (freeing any spill), else the spill.
   void Put(std::string_view value, int64_t expire_at_ms) {
-    EntryRecord& inline_entry = accessor_->first.record();
+    const RecordKey& key = accessor_->first;
     EntryRecord*& spilled = accessor_->second.record;
-    if (inline_entry.CanHold(value.size(), expire_at_ms != 0)) {
-      inline_entry.Overwrite(value, expire_at_ms);
+    if (key.CanHold(value.size(), expire_at_ms != 0)) {
+      key.record().Overwrite(value, expire_at_ms);
       if (spilled != nullptr) {
         EntryRecord::Free(spilled);
         spilled = nullptr;

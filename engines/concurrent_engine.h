@@ -1,7 +1,8 @@
 // ConcurrentEngine (`concurrent`): one tbb::concurrent_hash_map shared by all
-// I/O threads, its keys compact EntryRecords (key and value in one
-// allocation); each thread executes its commands inline, locking only the
-// entry it touches (a const_accessor for reads, an accessor for writes).
+// I/O threads, its keys compact EntryRecords (key and value together, in the
+// map node's own allocation); each thread executes its commands inline,
+// locking only the entry it touches (a const_accessor for reads, an accessor
+// for writes).
 // This is the role the seed gave Rust's DashMap.
 //
 // Thread-safe: Execute() and Info() may be called from any number of threads.
@@ -11,6 +12,7 @@
 // moment of the whole keyspace. A batch as a whole is not atomic.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +25,7 @@
 #include "engines/entry_record.h"
 #include "engines/memory_meter.h"
 #include "engines/table_gate.h"
+#include "engines/trailing_room_allocator.h"
 
 namespace kvlab {
 
@@ -43,22 +46,42 @@ class ConcurrentEngine final : public InlineEngine {
   };
   // The map's key: it owns one EntryRecord holding the key, the value while
   // it fits there, and an expiry slot whose presence is fixed at insert.
+  // The record is built in its node's own malloc chunk, right after the node
+  // (see Map below), so a key costs one chunk, not a node chunk plus a
+  // record chunk, and a lookup finds the key bytes beside the node.
   // Other threads compare a node's key bytes without the node's lock, so
   // the record is never replaced or its key part rewritten while the node
   // lives; values change in place (EntryRecord::Overwrite) or move to the
   // node's Spill.
   class RecordKey {
    public:
-    explicit RecordKey(const NewEntry& entry)
-        : record_(EntryRecord::Make(entry.key, entry.value, entry.expire_at_ms)) {}
-    ~RecordKey() { EntryRecord::Free(record_); }
+    // Builds the record in the trailing room the allocator granted this
+    // node; a node allocated outside a TrailingRoomRequest (or with too
+    // little room) gets a record of its own, freed with the key.
+    explicit RecordKey(const NewEntry& entry);
+    ~RecordKey() {
+      if (!InNode()) EntryRecord::Free(&record());
+    }
     RecordKey(const RecordKey&) = delete;
     RecordKey& operator=(const RecordKey&) = delete;
-    std::string_view key() const { return record_->key(); }
-    EntryRecord& record() const { return *record_; }
+    std::string_view key() const { return record().key(); }
+    EntryRecord& record() const {
+      return *reinterpret_cast<EntryRecord*>(tagged_record_ & ~kInNodeTag);
+    }
+    // Whether the record can take a value of `value_size` bytes (and an
+    // expiry, if `with_expiry`) in place (EntryRecord::CanHold()).
+    bool CanHold(size_t value_size, bool with_expiry) const {
+      return record().CanHoldWithin(value_size, with_expiry, [this] { return MemoryBytes(); });
+    }
 
    private:
-    EntryRecord* record_;
+    // The record's address, its low bit set when the record lives in the
+    // node's trailing room (records are at least 4-byte aligned).
+    static constexpr uintptr_t kInNodeTag = 1;
+    bool InNode() const { return (tagged_record_ & kInNodeTag) != 0; }
+    // The bytes the record may fill: its node's trailing room, or its own chunk.
+    size_t MemoryBytes() const;
+    uintptr_t tagged_record_;
   };
   // The node's mapped value: the value and expiry when they no longer fit
   // the key's record (nullptr while they do). Touched only under the node's lock.
@@ -82,14 +105,21 @@ class ConcurrentEngine final : public InlineEngine {
     template <typename A, typename B>
     bool equal(const A& a, const B& b) const { return KeyOf(a) == KeyOf(b); }
   };
-  // std::allocator, not TBB's default scalable allocator: the map's nodes
-  // then come from malloc like every other engine's, so INFO's allocator-
-  // level used_memory (mallinfo2) counts them. A pool of exact 32-byte node
-  // slots (malloc takes 48) was tried and withdrawn: it saved 16 bytes a key
-  // but cost 14-16% of P16 SET throughput in same-run A/B rounds against this
-  // allocator (the map's lookup took a larger share of the CPU profile).
+  // Not TBB's default scalable allocator: the map's memory comes from malloc
+  // like every other engine's, so INFO's allocator-level used_memory
+  // (mallinfo2) counts it. TrailingRoomAllocator gives each node (32 bytes:
+  // next pointer, lock, RecordKey, Spill) trailing room for its key's
+  // EntryRecord, which WriteSlot requests before it inserts; a node TBB
+  // allocates and then discards (another thread inserted the key first)
+  // takes its record with it in one free(). Bucket arrays come from
+  // std::allocator. (A separate pool of exact 32-byte node slots
+  // was tried before and withdrawn: it saved 16 bytes a key but cost 14-16%
+  // of P16 SET throughput in same-run A/B rounds.)
   using Map = tbb::concurrent_hash_map<RecordKey, Spill, KeyHashCompare,
-                                       std::allocator<std::pair<const RecordKey, Spill>>>;
+                                       TrailingRoomAllocator<std::pair<const RecordKey, Spill>>>;
+  // The size of Map's node type, which TBB keeps protected: an in-node
+  // record starts that many bytes into its node's chunk.
+  struct MapNode;
   class WriteSlot;
   // The entry a node holds, wherever its value lives now.
   static EntryView ViewOf(const Map::value_type& node);

@@ -1,8 +1,8 @@
 // Entry and EntryView: what a keyspace stores for one key and what an
 // operation reads of it, plus the expiry, hashing and memory footprint rules
 // every engine shares. The plain keyspaces store EntryRecords (entry_record.h,
-// one compact allocation per key); the concurrent engine's TBB map stores
-// an Entry per key.
+// one compact allocation per key); the concurrent engine builds its
+// EntryRecords inside its TBB map's nodes.
 //
 // Plain value types; not synchronised (the owning map's locking rules apply).
 #pragma once

@@ -8,27 +8,40 @@
 
 namespace kvlab {
 
-size_t EntryRecord::SizeFor(size_t key_size, size_t value_size, bool has_expiry) {
-  return sizeof(EntryRecord) + (has_expiry ? sizeof(int64_t) : 0) + key_size + value_size;
+void EntryRecord::CheckSizes(size_t key_size, size_t value_size) {
+  // Redis caps a string at 512 MB; the 31-bit key size holds up to 2 GB.
+  if (key_size >= (size_t{1} << 31) || value_size > UINT32_MAX) throw std::bad_alloc();
 }
 
 EntryRecord* EntryRecord::Allocate(size_t key_size, size_t value_size, bool has_expiry) {
-  // Redis caps a string at 512 MB; the 31-bit key size holds up to 2 GB.
-  if (key_size >= (size_t{1} << 31) || value_size > UINT32_MAX) throw std::bad_alloc();
+  CheckSizes(key_size, value_size);
   void* memory = std::malloc(SizeFor(key_size, value_size, has_expiry));
   if (memory == nullptr) throw std::bad_alloc();
   return new (memory) EntryRecord(static_cast<uint32_t>(key_size),
                                   static_cast<uint32_t>(value_size), has_expiry);
 }
 
+void EntryRecord::CopyIn(std::string_view key, std::string_view value, int64_t expire_at_ms) {
+  if (expire_at_ms != 0) std::memcpy(ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
+  // memcpy from an empty view's null data() is undefined even for 0 bytes
+  // (UBSan reports it: the concurrent engine's spilled records hold no key).
+  if (!key.empty()) std::memcpy(Bytes(), key.data(), key.size());
+  if (!value.empty()) std::memcpy(Bytes() + key.size(), value.data(), value.size());
+}
+
 EntryRecord* EntryRecord::Make(std::string_view key, std::string_view value,
                                int64_t expire_at_ms) {
   EntryRecord* record = Allocate(key.size(), value.size(), expire_at_ms != 0);
-  if (expire_at_ms != 0) std::memcpy(record->ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
-  // memcpy from an empty view's null data() is undefined even for 0 bytes
-  // (UBSan reports it: the concurrent engine's records hold no key).
-  if (!key.empty()) std::memcpy(record->Bytes(), key.data(), key.size());
-  if (!value.empty()) std::memcpy(record->Bytes() + key.size(), value.data(), value.size());
+  record->CopyIn(key, value, expire_at_ms);
+  return record;
+}
+
+EntryRecord* EntryRecord::MakeAt(void* memory, std::string_view key, std::string_view value,
+                                 int64_t expire_at_ms) {
+  CheckSizes(key.size(), value.size());
+  auto* record = new (memory) EntryRecord(static_cast<uint32_t>(key.size()),
+                                          static_cast<uint32_t>(value.size()), expire_at_ms != 0);
+  record->CopyIn(key, value, expire_at_ms);
   return record;
 }
 
@@ -42,10 +55,8 @@ void EntryRecord::Free(EntryRecord* record) {
 // A value no larger than the current one (the common overwrite) needs no
 // allocator call.
 bool EntryRecord::CanHold(size_t value_size, bool with_expiry) const {
-  if (with_expiry && !has_expiry_) return false;
-  if (value_size <= value_size_) return true;
-  return SizeFor(key_size_, value_size, has_expiry_) <=
-         malloc_usable_size(const_cast<EntryRecord*>(this));
+  return CanHoldWithin(value_size, with_expiry,
+                       [this] { return malloc_usable_size(const_cast<EntryRecord*>(this)); });
 }
 
 // Records the plain keyspaces own also drop an expiry slot no longer used.

@@ -3,11 +3,13 @@
 //
 // The compact entry the plain keyspaces store (one allocation per key
 // instead of a node plus key and value strings), so that a key costs about
-// its own bytes plus a small fixed overhead.
+// its own bytes plus a small fixed overhead; the concurrent engine builds
+// one inside each of its map nodes' allocations (MakeAt()).
 //
 // Not synchronised: the owning map's locking rules apply. Records are made
-// and freed only through Make() and Free(); a record changes size by being
-// replaced (Store()), so pointers to it must be updated by the owner.
+// through Make() (freed with Free()) or MakeAt() (ending with the memory
+// they were built in); a record of its own changes size by being replaced
+// (Store()), so pointers to it must be updated by the owner.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +24,20 @@ class EntryRecord {
   // A new record. Aborts (std::bad_alloc) when memory is exhausted.
   static EntryRecord* Make(std::string_view key, std::string_view value, int64_t expire_at_ms);
   static void Free(EntryRecord* record);
+
+  // A record built in memory its owner provides (the concurrent engine puts
+  // it in its map node's malloc chunk), never passed to Free(), Store(),
+  // Append() or SetExpiry(): it is changed only in place (CanHold() with the
+  // memory's size, Overwrite()) and ends with that memory.
+  // REQUIRES: `memory` holds SizeFor(key.size(), value.size(),
+  // expire_at_ms != 0) bytes and is aligned for EntryRecord.
+  // Throws std::bad_alloc for a key or value beyond the sizes a record holds.
+  static EntryRecord* MakeAt(void* memory, std::string_view key, std::string_view value,
+                             int64_t expire_at_ms);
+  // The bytes a record of these sizes takes.
+  static constexpr size_t SizeFor(size_t key_size, size_t value_size, bool has_expiry) {
+    return sizeof(EntryRecord) + (has_expiry ? sizeof(int64_t) : 0) + key_size + value_size;
+  }
 
   // Sets the value and expiry of `*record`, in place when they fit the
   // allocation and expiry presence is unchanged, else by replacing the
@@ -53,14 +69,25 @@ class EntryRecord {
   // bytes, size or the expiry slot's presence, which other threads may
   // read; a record with an expiry slot stores "none" there as 0.
   bool CanHold(size_t value_size, bool with_expiry) const;
+  // The same for a record made by MakeAt(): `memory_bytes()` says how many
+  // bytes its memory has (asked only when the value would grow).
+  template <typename MemoryBytes>
+  bool CanHoldWithin(size_t value_size, bool with_expiry, MemoryBytes memory_bytes) const {
+    if (with_expiry && !has_expiry_) return false;
+    return value_size <= value_size_ ||
+           SizeFor(key_size_, value_size, has_expiry_) <= memory_bytes();
+  }
   // REQUIRES: CanHold(value.size(), expire_at_ms != 0).
   void Overwrite(std::string_view value, int64_t expire_at_ms);
 
  private:
   EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry)
       : key_size_(key_size), has_expiry_(has_expiry), value_size_(value_size) {}
-  static size_t SizeFor(size_t key_size, size_t value_size, bool has_expiry);
   static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry);
+  // Throws std::bad_alloc for sizes the header cannot hold.
+  static void CheckSizes(size_t key_size, size_t value_size);
+  // Copies the expiry (when the record has its slot), key and value in.
+  void CopyIn(std::string_view key, std::string_view value, int64_t expire_at_ms);
   bool Fits(size_t value_size, bool has_expiry) const;
   // Where the expiry lives when has_expiry_ is set: right after the header.
   char* ExpirySlot() { return reinterpret_cast<char*>(this + 1); }

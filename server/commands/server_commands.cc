@@ -2,12 +2,6 @@
 // redis-benchmark and memtier_benchmark ask a server about itself. Field
 // names follow Redis 7.0's INFO; kvlab adds a `# kvlab` section from the
 // engine.
-#include <malloc.h>
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// From the sanitizers' allocator interface (clang ships its header, GCC does
-// not; libasan and libtsan both define it).
-extern "C" size_t __sanitizer_get_current_allocated_bytes();
-#endif
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -20,6 +14,7 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #include <utility>
 #include <vector>
 
+#include "base/allocated_bytes.h"
 #include "engines/thread_cpu.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
@@ -53,22 +48,6 @@ std::string EngineValue(const EngineInfo& info, std::string_view name) {
     if (key == name) return value;
   }
   return {};
-}
-
-// What the allocator has handed out and not had back, as Redis's
-// used_memory (zmalloc's count): the heap arenas' allocated bytes plus the
-// blocks malloc serves with mmap. Allocator-level, so it includes every
-// byte of overhead the data structures cost, unlike the engine's estimate.
-// Under AddressSanitizer or ThreadSanitizer the sanitizer's allocator serves
-// every malloc and glibc's mallinfo2() reads 0, so the count comes from the
-// sanitizer's own allocator instead (the same quantity: bytes handed out).
-uint64_t AllocatedBytes() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return __sanitizer_get_current_allocated_bytes();
-#else
-  const struct mallinfo2 heap = mallinfo2();
-  return heap.uordblks + heap.hblkhd;
-#endif
 }
 
 // The resident set, as used_memory_rss (/proc/self/statm's second field).
