@@ -183,7 +183,7 @@ def _hosts(args) -> int:
         return 2
     build = Path(args.build).resolve()
     binaries = local_binaries(build)
-    hosts = placed_hosts(experiment.hosts, experiment.placement)
+    hosts = placed_hosts(experiment.hosts, experiment.placement, build)
     failed = False
     if args.action == "deploy":
         for host in hosts:

@@ -11,7 +11,8 @@ import pytest
 
 from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
-from kvlab.running.hosts import describe_failure, offset_from_round_trips
+from kvlab.running.hosts import (build_folder_in_checkout, describe_failure,
+                                 offset_from_round_trips, placed_hosts)
 from kvlab.running.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
                              merge_histograms, merged_row, quantile_ns, start_skew_note)
 from kvlab.running.results import load_points
@@ -311,8 +312,10 @@ def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
                                 str(BUILD_DIR))
             assert deploy.returncode == 0, deploy.stdout + deploy.stderr
             assert expected in deploy.stdout and "srv: binaries already identical" in deploy.stdout
+        # Into the same folder of that checkout as the runner's build is of its own.
+        build_folder = build_folder_in_checkout(BUILD_DIR, REPO)
         for binary in ("kvlab-server", "kvlab-load"):
-            assert (elsewhere / "build" / binary).read_bytes() == \
+            assert (elsewhere / build_folder / binary).read_bytes() == \
                 (BUILD_DIR / binary).read_bytes()
 
         out = tmp_path / "runs"
@@ -440,3 +443,14 @@ def test_the_netns_example_and_its_script_pass_hosts_check():
         subprocess.run([str(script), "down"], capture_output=True)
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "kvlab-h-" not in listed
+
+
+def test_hosts_find_their_binaries_where_the_runner_keeps_its_own(tmp_path):
+    experiment = parse(BASE + HOSTS)
+    asan = placed_hosts(experiment.hosts, experiment.placement, REPO / "build-asan")
+    assert {h.build for h in asan} == {"build-asan"}
+    assert asan[0].binary("kvlab-load") == f"{asan[0].checkout.rstrip('/')}/build-asan/kvlab-load"
+    # A build folder outside the checkout says nothing about the hosts': build/.
+    outside = placed_hosts(experiment.hosts, experiment.placement, tmp_path / "b")
+    assert {h.build for h in outside} == {"build"}
+    assert {h.build for h in placed_hosts(experiment.hosts, experiment.placement)} == {"build"}

@@ -9,8 +9,11 @@ command reaches a host (OpenSSH or a local network namespace), and the checks of
     # netns = "kvlab-a"              # or: a local network namespace (`ip netns exec`)
     address = "10.0.0.2"             # where the server listens and the clients connect
                                      # (default: ssh's host part; required with netns)
-    checkout = "/home/me/kvlab"      # the kvlab checkout on that host (binaries in build/);
-                                     # netns hosts default to this checkout
+    checkout = "/home/me/kvlab"      # the kvlab checkout on that host; netns hosts default
+                                     # to this checkout. Its binaries are looked for (and
+                                     # deployed) in the same folder of it as the runner's
+                                     # --build in the runner's checkout (build/ by default,
+                                     # or when --build lies outside the checkout)
 
     [placement]
     server_host = "server"           # runs the server, listening on its address
@@ -59,6 +62,7 @@ class Host:
     ssh: str | None = None
     ssh_options: tuple[str, ...] = ()
     netns: str | None = None
+    build: str = "build"             # the folder of the checkout holding the binaries
 
     def where(self) -> str:
         return f"ssh {self.ssh}" if self.ssh else f"netns {self.netns}"
@@ -72,8 +76,11 @@ class Host:
     def in_checkout(self, shell_command: str) -> str:
         return f"cd {shlex.quote(self.checkout)} && {shell_command}"
 
+    def build_dir(self) -> str:
+        return f"{self.checkout.rstrip('/')}/{self.build}"
+
     def binary(self, name: str) -> str:
-        return f"{self.checkout.rstrip('/')}/build/{name}"
+        return f"{self.build_dir()}/{name}"
 
     def run(self, shell_command: str, timeout: float = COMMAND_TIMEOUT_S,
             stdin: bytes | None = None) -> str:
@@ -220,11 +227,23 @@ def stop_multiplexing(host: Host) -> None:
                        capture_output=True, timeout=COMMAND_TIMEOUT_S)
 
 
-def placed_hosts(hosts: tuple[Host, ...], placement: Placement) -> list[Host]:
-    """The hosts the placement uses, server first, each once."""
+def placed_hosts(hosts: tuple[Host, ...], placement: Placement,
+                 build_dir: Path | None = None) -> list[Host]:
+    """The hosts the placement uses, server first, each once; with `build_dir` (the
+    runner's), each looks for its binaries in the same folder of its own checkout."""
     by_name = {h.name: h for h in hosts}
     names = dict.fromkeys((placement.server_host, *placement.client_hosts))
-    return [by_name[n] for n in names]
+    build = build_folder_in_checkout(build_dir) if build_dir is not None else "build"
+    return [dataclasses.replace(by_name[n], build=build) for n in names]
+
+
+def build_folder_in_checkout(build_dir: Path, checkout: Path = THIS_CHECKOUT) -> str:
+    """`build_dir` relative to the runner's checkout ("build-asan"), or "build" when it
+    lies outside it."""
+    try:
+        return str(Path(build_dir).resolve().relative_to(checkout.resolve()))
+    except ValueError:
+        return "build"
 
 
 # --- clock offset -------------------------------------------------------------------------
@@ -386,7 +405,7 @@ def deploy_binaries(host: Host, build_dir: Path, binaries: dict[str, str]) -> li
     """Copies the runner's kvlab-server and kvlab-load into the host's checkout over the
     host's own command channel (ssh or netns), skipping files that are already identical.
     Returns what it copied; raises HostError naming the host."""
-    host.run(f"mkdir -p {shlex.quote(host.checkout.rstrip('/') + '/build')}")
+    host.run(f"mkdir -p {shlex.quote(host.build_dir())}")
     state = HostReport(host)
     _read_state(host, state)
     present = state.binaries

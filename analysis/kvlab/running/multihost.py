@@ -122,7 +122,7 @@ class RemoteServer:
         self.spec = spec
         self.host = host
         self.port = port
-        program = server_command(spec, Path(host.checkout) / "build", port, host.address,
+        program = server_command(spec, Path(host.build_dir()), port, host.address,
                                  f"/tmp/kvlab-server-{port}.sock")
         if spec.kind == "redis":
             program[0] = "redis-server"  # the host's own, found on its PATH
@@ -301,7 +301,7 @@ class MultiHostMeasurement:
         self.run_dir = run_dir
         self.say = say
         self.problems = problems
-        self.hosts = placed_hosts(experiment.hosts, experiment.placement)
+        self.hosts = placed_hosts(experiment.hosts, experiment.placement, build_dir)
         self._use(self.hosts)
         self.clocks: dict[str, ClockOffset] = {}
         self.lead_s = START_LEAD_MIN_S
