@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "engines/value_bytes.h"
+
 namespace kvlab {
 
 enum class OpCode : uint8_t {
@@ -69,7 +71,7 @@ struct OpResult {
   Kind kind = Kind::kNil;
   EngineError error = EngineError::kNone;
   int64_t integer = 0;
-  std::string bulk;
+  ValueBytes bulk;
 
   static OpResult Nil() { return {}; }
   static OpResult Ok() { OpResult r; r.kind = Kind::kOk; return r; }

@@ -86,14 +86,14 @@ TEST_P(EngineStress, SetAndGetOfSharedKeysNeverTear) {
       RunOp(*engine_, Set(key, value));
       const std::string& probe = keys[(t * 7 + i * 13) % keys.size()];
       const OpResult read = RunOp(*engine_, Get(probe));
-      if (read.kind == OpResult::Kind::kBulk && !IsValidValue(probe, read.bulk)) ++bad_reads;
+      if (read.kind == OpResult::Kind::kBulk && !IsValidValue(probe, read.bulk.str())) ++bad_reads;
     }
   });
   EXPECT_EQ(bad_reads.load(), 0);
   for (const std::string& key : keys) {
     const OpResult read = RunOp(*engine_, Get(key));
     ASSERT_EQ(read.kind, OpResult::Kind::kBulk) << key;
-    EXPECT_TRUE(IsValidValue(key, read.bulk)) << read.bulk;
+    EXPECT_TRUE(IsValidValue(key, read.bulk.str())) << read.bulk;
   }
 }
 

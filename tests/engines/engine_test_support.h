@@ -77,7 +77,7 @@ inline std::string Describe(const OpResult& r) {
     case OpResult::Kind::kNil: return "nil";
     case OpResult::Kind::kOk: return "OK";
     case OpResult::Kind::kInteger: return "(integer) " + std::to_string(r.integer);
-    case OpResult::Kind::kBulk: return "\"" + r.bulk + "\"";
+    case OpResult::Kind::kBulk: return "\"" + r.bulk.str() + "\"";
     case OpResult::Kind::kError: return "error " + std::to_string(static_cast<int>(r.error));
   }
   return "?";
