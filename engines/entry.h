@@ -1,8 +1,8 @@
-// Entry and EntryView: what a keyspace stores for one key and what an
-// operation reads of it, plus the expiry, hashing and memory footprint rules
-// every engine shares. The plain keyspaces store EntryRecords (entry_record.h,
-// one compact allocation per key); the concurrent engine builds its
-// EntryRecords inside its TBB map's nodes.
+// EntryView: what an operation reads of a stored key, plus the expiry,
+// hashing and memory footprint rules every engine shares. The plain
+// keyspaces store EntryRecords (entry_record.h, one compact allocation per
+// key); the concurrent engine builds its EntryRecords inside its TBB map's
+// nodes.
 //
 // Plain value types; not synchronised (the owning map's locking rules apply).
 #pragma once
@@ -14,11 +14,6 @@
 #include <string_view>
 
 namespace kvlab {
-
-struct Entry {
-  std::string value;
-  int64_t expire_at_ms = 0;  // absolute unix ms; 0 = no expiry
-};
 
 // A stored entry as operations read it; valid until the entry is changed.
 struct EntryView {
@@ -32,9 +27,6 @@ inline bool IsExpired(int64_t expire_at_ms, int64_t now_ms) {
   return expire_at_ms != 0 && now_ms > expire_at_ms;
 }
 inline bool IsExpired(const EntryView& entry, int64_t now_ms) {
-  return IsExpired(entry.expire_at_ms, now_ms);
-}
-inline bool IsExpired(const Entry& entry, int64_t now_ms) {
   return IsExpired(entry.expire_at_ms, now_ms);
 }
 

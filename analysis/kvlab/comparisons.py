@@ -106,26 +106,22 @@ def _text(value) -> str:
     return str(value)
 
 
-def _number(value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):  # empty or n/a
-        return math.nan
-
-
-def _metric_value(values: dict, metric: str) -> float:
-    ops = _number(values.get("ops_per_s"))
+def _metric_values(frame: pd.DataFrame, metric: str) -> pd.Series:
+    """Each row's value of `metric`; NaN where it was not measured (empty, n/a)."""
+    ops = pd.to_numeric(frame["ops_per_s"], errors="coerce")
     if metric == "ops_per_s":
         return ops
-    server_cpu = _number(values.get("server_cpu"))
-    return ops / server_cpu if server_cpu > 0 else math.nan
+    if "server_cpu" not in frame:
+        return ops * math.nan
+    server_cpu = pd.to_numeric(frame["server_cpu"], errors="coerce")
+    return ops / server_cpu.where(server_cpu > 0)
 
 
 def _per_round(frame: pd.DataFrame, metric: str) -> dict[tuple, dict[int, tuple[str, float, bool]]]:
     """point key -> round -> (status, metric value, client-bound); an ok row wins over a
     disturbed one."""
     table: dict[tuple, dict[int, tuple[str, float, bool]]] = {}
-    for row in frame.itertuples(index=False):
+    for row, value in zip(frame.itertuples(index=False), _metric_values(frame, metric)):
         values = row._asdict()
         key = tuple(_text(values[v]) for v in POINT_VARIABLES)
         round_no = int(values["repetition"])
@@ -135,7 +131,7 @@ def _per_round(frame: pd.DataFrame, metric: str) -> dict[tuple, dict[int, tuple[
         rounds = table.setdefault(key, {})
         if rounds.get(round_no, ("",))[0] != "ok":
             bound = str(values.get("client_bound", "")).lower() == "true"
-            rounds[round_no] = (status, _metric_value(values, metric), bound)
+            rounds[round_no] = (status, float(value), bound)
     return table
 
 

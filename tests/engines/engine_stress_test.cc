@@ -209,18 +209,23 @@ INSTANTIATE_TEST_SUITE_P(
                       MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped")),
     CaseName);
 
+// A sharded engine for the tests below (they fail here if it cannot be made).
+void MakeSharded(unsigned shards, HopMode hop, std::unique_ptr<Engine>* engine) {
+  EngineConfig config;
+  config.kind = "sharded";
+  config.shards = shards;
+  config.hop = hop;
+  const Status made = MakeEngine(config, engine);
+  ASSERT_TRUE(made.ok()) << made.message();
+}
+
 // An I/O thread's round (Engine::DeferWakeupsOnThisThread): each thread
 // queues several batches without waking the shards, then wakes them once;
 // every batch completes exactly once with its results, and an engine that
 // was never opted in on a thread still wakes its shards per Execute().
 TEST(ShardedDeferredWakeups, EveryBatchOfARoundCompletesAfterOneWake) {
-  EngineConfig config;
-  config.kind = "sharded";
-  config.shards = 4;
-  config.hop = HopMode::kBatch;
   std::unique_ptr<Engine> engine;
-  const Status made = MakeEngine(config, &engine);
-  ASSERT_TRUE(made.ok()) << made.message();
+  ASSERT_NO_FATAL_FAILURE(MakeSharded(4, HopMode::kBatch, &engine));
   constexpr int kBatchesPerRound = 8;
   const int rounds = 20 * kStressScale;
   std::vector<std::thread> threads;
@@ -259,13 +264,8 @@ TEST(ShardedDeferredWakeups, EveryBatchOfARoundCompletesAfterOneWake) {
 // while a batch queued by the first still waits for the round's wake-up must
 // not drop that wake-up: the batch completes after WakeDeferred().
 TEST(ShardedDeferredWakeups, OptingInAgainKeepsTheQueuedWakeups) {
-  EngineConfig config;
-  config.kind = "sharded";
-  config.shards = 2;
-  config.hop = HopMode::kBatch;
   std::unique_ptr<Engine> engine;
-  const Status made = MakeEngine(config, &engine);
-  ASSERT_TRUE(made.ok()) << made.message();
+  ASSERT_NO_FATAL_FAILURE(MakeSharded(2, HopMode::kBatch, &engine));
   std::atomic<bool> done{false};
   std::thread connection_thread([&] {
     engine->DeferWakeupsOnThisThread();  // the first connection
@@ -286,12 +286,8 @@ TEST(ShardedDeferredWakeups, OptingInAgainKeepsTheQueuedWakeups) {
 // Info()'s per-shard operation counts add up to the operations executed
 // (a keyless operation runs once on every shard).
 TEST(ShardedInfo, PerShardOperationCountsAddUp) {
-  EngineConfig config;
-  config.kind = "sharded";
-  config.shards = 4;
   std::unique_ptr<Engine> engine;
-  const Status made = MakeEngine(config, &engine);
-  ASSERT_TRUE(made.ok()) << made.message();
+  ASSERT_NO_FATAL_FAILURE(MakeSharded(4, HopMode::kCommand, &engine));
   std::vector<std::string> keys;
   for (int k = 0; k < 100; ++k) keys.push_back("key" + std::to_string(k));
   for (const std::string& key : keys) RunOp(*engine, Set(key, "v"));
