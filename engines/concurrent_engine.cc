@@ -6,7 +6,6 @@
 #include <shared_mutex>
 
 #include "engines/keyspace_ops.h"
-#include "engines/prefetch_line.h"
 
 namespace kvlab {
 
@@ -14,33 +13,6 @@ struct ConcurrentEngine::MapNode : Map {
   static constexpr size_t kBytes = sizeof(Map::node);
   static_assert(kBytes % alignof(EntryRecord) == 0, "an in-node record must be aligned");
 };
-
-// TBB keeps its bucket table protected; pointers to its members, named
-// through this derived type, read it from a Map without a cast. Both reads
-// are atomic loads, as TBB's own lookup makes them, so any thread may.
-struct ConcurrentEngine::BucketPeek : Map {
-  // The bucket a lookup of a key with this hash locks first (the one the key
-  // lives in unless the table is mid-growth).
-  static const void* BucketOf(const Map& map, size_t hash) {
-    // TBB's get_bucket(), spelled out (calling it through a member pointer
-    // trips GCC's strict-aliasing warning).
-    const size_t index = hash & (map.*(&BucketPeek::my_mask)).load(std::memory_order_acquire);
-    const auto segment = segment_index_of(index);
-    const bucket* found = (map.*(&BucketPeek::my_table))[segment].load(std::memory_order_acquire) +
-                          (index - segment_base(segment));
-#if defined(__SANITIZE_ADDRESS__)
-    // A prefetch never faults, so nothing else would notice a wrong address:
-    // under AddressSanitizer read the bucket's chain head (atomically, as
-    // TBB does), which must then lie in a live bucket array.
-    (void)found->node_list.load(std::memory_order_relaxed);
-#endif
-    return found;
-  }
-};
-
-void ConcurrentEngine::HintKey(std::string_view key) const {
-  PrefetchLine(BucketPeek::BucketOf(map_, KeyHashCompare{}.hash(key)));
-}
 
 ConcurrentEngine::RecordKey::RecordKey(const NewEntry& entry) {
   const TrailingRoom room = TakeTrailingRoom();

@@ -35,8 +35,6 @@ class ConcurrentEngine final : public InlineEngine {
 
   EngineInfo Info() const override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
-  // Prefetches the key's TBB bucket (its lock and chain head share a line).
-  void HintKey(std::string_view key) const override;
 
  private:
   // What an insert knows of the key it may create: its bytes, and the value
@@ -122,7 +120,6 @@ class ConcurrentEngine final : public InlineEngine {
   // The size of Map's node type, which TBB keeps protected: an in-node
   // record starts that many bytes into its node's chunk.
   struct MapNode;
-  struct BucketPeek;
   class WriteSlot;
   // The entry a node holds, wherever its value lives now.
   static EntryView ViewOf(const Map::value_type& node);

@@ -20,7 +20,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -87,15 +86,6 @@ class Engine {
   // default (inline engines run the batch in Execute()).
   virtual void DeferWakeupsOnThisThread() {}
   virtual void WakeDeferred() {}
-
-  // A key that a batch this thread executes soon will look up: the I/O
-  // thread peeks the first key of every connection that became readable in
-  // a round before it runs the round's batches, so their lookups' cache
-  // misses overlap instead of following one another (at P1 each batch is a
-  // single command, with nothing in it to overlap). The engine may start
-  // loading what the lookup will touch; it changes nothing an operation can
-  // observe. Thread-safe like Execute(). No-op by default.
-  virtual void HintKey(std::string_view /*key*/) const {}
   // Redis's maxmemory rule: true once the engine's keys use at least the
   // configured limit, so commands that may grow the dataset are refused
   // whole before they run. A gauge: thread-safe, not a synchronisation point.

@@ -24,10 +24,6 @@ class SingleEngine final : public InlineEngine {
   void Prefetch(const Operation& op, PrefetchStage stage) override {
     keys_.Prefetch(op.key, stage);
   }
-  // Only the slot: the record hint reads the slot, which is not loaded yet.
-  void HintKey(std::string_view key) const override {
-    keys_.Prefetch(key, PrefetchStage::kSlot);
-  }
   int64_t CountLiveKeys(int64_t now_ms) override;
   void ClearAll() override;
 

@@ -5,7 +5,6 @@
 #include <boost/asio/post.hpp>
 
 #include "server/connection_registry.h"
-#include "server/key_peek.h"
 
 namespace kvlab {
 namespace {
@@ -87,19 +86,9 @@ void Connection::OnRead(const boost::system::error_code& error, size_t bytes) {
     CloseNow();  // Redis: "closing client that reached max query buffer length"
     return;
   }
-  // The command runs from the back of the io_context's queue, behind the
-  // completions of the other connections this epoll round found readable:
-  // each of them hints its first key to the engine first, so the round's
-  // lookups overlap their cache misses (Engine::HintKey()).
-  if (const std::optional<std::string_view> key =
-          pending_batch_ ? std::nullopt : PeekFirstKey(session_.input())) {
-    engine_.HintKey(*key);
-  }
-  boost::asio::post(io_context_, [self = shared_from_this()] {
-    self->Drive();
-    // While a batch is pending the resume handler starts the next read.
-    if (!self->pending_batch_) self->ReadMoreLater();
-  });
+  Drive();
+  // While a batch is pending the resume handler starts the next read.
+  if (!pending_batch_) ReadMoreLater();
 }
 
 // The next read is started from the back of the io_context's queue, not

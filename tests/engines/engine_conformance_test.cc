@@ -48,22 +48,6 @@ class EngineConformance : public ::testing::TestWithParam<EngineCase> {
 
 TEST_P(EngineConformance, GetOfMissingKeyIsNil) { EXPECT_EQ(Do(Get("nope")), Nil()); }
 
-// A hint is only a hint: on an empty engine, for present and absent keys,
-// binary and empty ones, nothing it is given changes what operations see.
-TEST_P(EngineConformance, KeyHintsChangeNothing) {
-  engine_->HintKey("nope");
-  engine_->HintKey("");
-  EXPECT_EQ(Do(Get("nope")), Nil());
-  for (int i = 0; i < 300; ++i) Do(Set("k" + std::to_string(i), "v" + std::to_string(i)));
-  for (int i = 0; i < 600; ++i) engine_->HintKey("k" + std::to_string(i));
-  engine_->HintKey(std::string("\0\xff", 2));
-  for (int i = 0; i < 300; ++i) {
-    EXPECT_EQ(RunOp(*engine_, Get("k" + std::to_string(i))).bulk.str(), "v" + std::to_string(i));
-  }
-  EXPECT_EQ(Do(Get("k300")), Nil());
-  EXPECT_EQ(RunOp(*engine_, DbSize()).integer, 300);
-}
-
 TEST_P(EngineConformance, SetThenGetAndOverwrite) {
   EXPECT_EQ(Do(Set("k", "v1")), Ok());
   EXPECT_EQ(Do(Get("k")), Bulk("v1"));

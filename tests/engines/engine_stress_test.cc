@@ -97,27 +97,6 @@ TEST_P(EngineStress, SetAndGetOfSharedKeysNeverTear) {
   }
 }
 
-// Hints race writes that grow the table (the concurrent engine reads TBB's
-// bucket table for them without a lock): under ThreadSanitizer any unordered
-// read fails this, and every key written must still read back.
-TEST_P(EngineStress, KeyHintsDuringGrowthChangeNothing) {
-  const int per_thread = 400 * kStressScale;
-  OnThreads([&](int t) {
-    for (int i = 0; i < per_thread; ++i) {
-      const std::string key = "grow:" + std::to_string(t) + ":" + std::to_string(i);
-      engine_->HintKey(key);
-      engine_->HintKey("grow:" + std::to_string((t + 1) % kThreads) + ":" + std::to_string(i));
-      RunOp(*engine_, Set(key, key));
-    }
-  });
-  for (int t = 0; t < kThreads; ++t) {
-    for (int i = 0; i < per_thread; i += 37) {
-      const std::string key = "grow:" + std::to_string(t) + ":" + std::to_string(i);
-      ASSERT_EQ(RunOp(*engine_, Get(key)).bulk.str(), key);
-    }
-  }
-}
-
 // MSET/MGET-shaped batches that span shards: each thread's batch increments
 // its 16 keys, then reads them back in one batch; only that thread writes
 // them, so every read must show the count of batches it has completed.
