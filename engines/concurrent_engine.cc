@@ -6,6 +6,7 @@
 #include <shared_mutex>
 
 #include "engines/keyspace_ops.h"
+#include "engines/prefetch_line.h"
 
 namespace kvlab {
 
@@ -13,6 +14,31 @@ struct ConcurrentEngine::MapNode : Map {
   static constexpr size_t kBytes = sizeof(Map::node);
   static_assert(kBytes % alignof(EntryRecord) == 0, "an in-node record must be aligned");
 };
+
+// TBB keeps its bucket table protected; pointers to its members, named
+// through this derived type, read it from a Map without a cast.
+struct ConcurrentEngine::BucketPeek : Map {
+  // Where the bucket a lookup of a key with this hash locks first lies (the
+  // key's own unless the table is mid-growth): TBB's get_bucket(), spelled
+  // out with the same atomic loads of the map's own mask and segment table.
+  // It reads no bucket: a FLUSHALL on another thread may free the segment
+  // (the caller holds no gate), and a prefetch of freed memory is harmless
+  // where a load would not be.
+  static const void* BucketAddress(const Map& map, size_t hash) {
+    const size_t index = hash & (map.*(&BucketPeek::my_mask)).load(std::memory_order_acquire);
+    const auto segment = segment_index_of(index);
+    return (map.*(&BucketPeek::my_table))[segment].load(std::memory_order_acquire) +
+           (index - segment_base(segment));
+  }
+};
+
+void ConcurrentEngine::Prefetch(const Operation& op, PrefetchStage stage) {
+  // Only the bucket: the node it leads to is known only by loading the
+  // bucket, which needs the gate (see BucketAddress()).
+  if (stage == PrefetchStage::kSlot) {
+    PrefetchLine(BucketPeek::BucketAddress(map_, KeyHashCompare{}.hash(op.key)));
+  }
+}
 
 ConcurrentEngine::RecordKey::RecordKey(const NewEntry& entry) {
   const TrailingRoom room = TakeTrailingRoom();

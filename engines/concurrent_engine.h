@@ -120,11 +120,14 @@ class ConcurrentEngine final : public InlineEngine {
   // The size of Map's node type, which TBB keeps protected: an in-node
   // record starts that many bytes into its node's chunk.
   struct MapNode;
+  struct BucketPeek;
   class WriteSlot;
   // The entry a node holds, wherever its value lives now.
   static EntryView ViewOf(const Map::value_type& node);
 
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
+  // Prefetches the key's TBB bucket (its lock and chain head share a line).
+  void Prefetch(const Operation& op, PrefetchStage stage) override;
   int64_t CountLiveKeys(int64_t now_ms) override;
   void ClearAll() override;
 
