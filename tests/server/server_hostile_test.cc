@@ -58,7 +58,9 @@ TEST_P(ServerHostile, GarbageBytes) {
     client->Send(garbage + "\r\n");
     // Whatever comes back is an error reply (unknown command, protocol error).
     const std::string reply = client->ReadSome(std::chrono::milliseconds(500));
-    if (!reply.empty()) EXPECT_EQ(reply[0], '-') << reply;
+    if (!reply.empty()) {
+      EXPECT_EQ(reply[0], '-') << reply;
+    }
   }
   ExpectHealthy();
 }
@@ -119,7 +121,9 @@ TEST_P(ServerHostile, NeverReadingPipelinerIsDisconnected) {
     ::poll(&pfd, 1, 20);
     if (pfd.revents & (POLLERR | POLLHUP)) disconnected = true;
     // Meanwhile another client is served normally.
-    if (round % 50 == 0) ASSERT_TRUE(healthy->Command({"PING"}).IsStatus("PONG"));
+    if (round % 50 == 0) {
+      ASSERT_TRUE(healthy->Command({"PING"}).IsStatus("PONG"));
+    }
   }
   EXPECT_TRUE(disconnected) << "a client that never reads was not disconnected";
   ExpectHealthy();

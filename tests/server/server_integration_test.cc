@@ -40,7 +40,9 @@ TEST_P(ServerIntegration, ReadyLineNamesEngineListenersAndPid) {
       << line;
   EXPECT_NE(line.find("unix=" + server_->unix_path()), std::string::npos) << line;
   EXPECT_NE(line.find("pid=" + std::to_string(server_->pid())), std::string::npos) << line;
-  if (GetParam() == "single") EXPECT_NE(line.find("io-threads=1"), std::string::npos) << line;
+  if (GetParam() == "single") {
+    EXPECT_NE(line.find("io-threads=1"), std::string::npos) << line;
+  }
 }
 
 TEST_P(ServerIntegration, EveryCommandFamilyRoundTrips) {
