@@ -80,9 +80,9 @@ class Client {
     out_.clear();
     session_.input().append(command);
     for (;;) {
-      Session::Status status = session_.Process(out_, resume_);
-      if (status == Session::Status::kNeedInput) return out_;
-      if (status == Session::Status::kClose) {
+      Session::Progress status = session_.Process(out_, resume_);
+      if (status == Session::Progress::kNeedInput) return out_;
+      if (status == Session::Progress::kClose) {
         std::fprintf(stderr, "kvlab-opcost: session closed on %s", command.c_str());
         std::exit(1);
       }

@@ -137,18 +137,18 @@ void Connection::Drive() {
   // Bytes already sent stay at the front of out_ until it empties.
   const size_t out_limit = out_sent_ + limits_.output_buffer_bytes;
   switch (session_.Process(out_, std::move(resume), out_limit)) {
-    case Session::Status::kPending:
+    case Session::Progress::kPending:
       pending_batch_.emplace(io_context_.get_executor());
       keep_alive_ = shared_from_this();  // before the posted resume can run (same thread)
       WakeEngineAfterThisRound();
       break;
-    case Session::Status::kClose:
+    case Session::Progress::kClose:
       session_done_ = true;
       break;
-    case Session::Status::kOutputLimit:
+    case Session::Progress::kOutputLimit:
       CloseNow();  // Redis: "scheduled to be closed ASAP for overcoming of output buffer limits"
       return;
-    case Session::Status::kNeedInput:
+    case Session::Progress::kNeedInput:
       break;
   }
   if (UnsentBytes() > limits_.output_buffer_bytes) {

@@ -47,7 +47,7 @@ Session::Session(ServerContext& ctx, ClientInfo info)
 
 Session::~Session() = default;
 
-Session::Status Session::Process(std::string& out, std::function<void()> resume,
+Session::Progress Session::Process(std::string& out, std::function<void()> resume,
                                  size_t out_limit) {
   out_limit_ = out_limit;
   if (awaiting_) {
@@ -63,7 +63,7 @@ Session::Status Session::Process(std::string& out, std::function<void()> resume,
     if (!batch_.ops.empty()) {
       if (!ExecuteBatch()) {
         awaiting_ = true;
-        return Status::kPending;
+        return Progress::kPending;
       }
       RenderSlots(out);
       continue;
@@ -75,14 +75,14 @@ Session::Status Session::Process(std::string& out, std::function<void()> resume,
     if (over_limit_ || out.size() > out_limit_) {
       over_limit_ = true;
       resume_ = nullptr;
-      return Status::kOutputLimit;
+      return Progress::kOutputLimit;
     }
     if (client_.close_after_reply || protocol_error_ || input_exhausted_) break;
     ParseAndDispatch(out);
   }
   parser_.Compact(input_);
   resume_ = nullptr;
-  return (client_.close_after_reply || protocol_error_) ? Status::kClose : Status::kNeedInput;
+  return (client_.close_after_reply || protocol_error_) ? Progress::kClose : Progress::kNeedInput;
 }
 
 void Session::ParseAndDispatch(std::string& out) {

@@ -10,7 +10,7 @@
 //
 // How a connection drives it:
 //   1. append received bytes to input();
-//   2. call Process(out, resume) and act on the Status:
+//   2. call Process(out, resume) and act on the Progress it returns:
 //      kNeedInput — every buffered command is answered; write `out`, read more.
 //      kPending   — an engine batch is running asynchronously. `resume` will be
 //                   called exactly once, from any thread; post it to the
@@ -50,7 +50,7 @@ struct CommandSpec;
 
 class Session {
  public:
-  enum class Status { kNeedInput, kPending, kClose, kOutputLimit };
+  enum class Progress { kNeedInput, kPending, kClose, kOutputLimit };
 
   Session(ServerContext& ctx, ClientInfo info);
   // REQUIRES: no batch pending (Process() did not last return kPending).
@@ -64,8 +64,8 @@ class Session {
 
   // Parses and executes as many complete commands as are buffered, appending
   // their replies to `out`, and stops once out.size() exceeds `out_limit`.
-  // See the header comment for the Status contract.
-  Status Process(std::string& out, std::function<void()> resume,
+  // See the header comment for the Progress contract.
+  Progress Process(std::string& out, std::function<void()> resume,
                  size_t out_limit = std::numeric_limits<size_t>::max());
 
   const ClientState& client() const { return client_; }

@@ -124,11 +124,11 @@ Conversation Converse(std::string_view input, const std::vector<size_t>& chunk_s
   for (size_t chunk : chunk_sizes) {
     session.input().append(input.substr(fed, chunk));
     fed += chunk;
-    Session::Status status = session.Process(conversation.replies, [] {
+    Session::Progress status = session.Process(conversation.replies, [] {
       Violation("the single engine resumed a session asynchronously");
     });
-    if (status == Session::Status::kPending) Violation("single engine returned kPending");
-    if (status == Session::Status::kClose) {
+    if (status == Session::Progress::kPending) Violation("single engine returned kPending");
+    if (status == Session::Progress::kClose) {
       conversation.closed = true;
       break;
     }

@@ -33,19 +33,19 @@ class SessionDriver {
     session_.input().append(bytes);
     std::string out;
     while (true) {
-      Session::Status status = session_.Process(out, [this] {
+      Session::Progress status = session_.Process(out, [this] {
         std::lock_guard lock(mutex_);
         resumed_ = true;
         cv_.notify_one();
       }, out_limit);
-      if (status == Session::Status::kPending) {
+      if (status == Session::Progress::kPending) {
         std::unique_lock lock(mutex_);
         cv_.wait(lock, [this] { return resumed_; });
         resumed_ = false;
         continue;
       }
-      if (status == Session::Status::kClose) closed_ = true;
-      if (status == Session::Status::kOutputLimit) over_limit_ = true;
+      if (status == Session::Progress::kClose) closed_ = true;
+      if (status == Session::Progress::kOutputLimit) over_limit_ = true;
       return out;
     }
   }
