@@ -27,16 +27,18 @@ struct ConcurrentEngine::BucketPeek : Map {
   static const void* BucketAddress(const Map& map, size_t hash) {
     const size_t index = hash & (map.*(&BucketPeek::my_mask)).load(std::memory_order_acquire);
     const auto segment = segment_index_of(index);
-    return (map.*(&BucketPeek::my_table))[segment].load(std::memory_order_acquire) +
-           (index - segment_base(segment));
+    const bucket* buckets = (map.*(&BucketPeek::my_table))[segment].load(std::memory_order_acquire);
+    // Null while a FLUSHALL on another thread is releasing the segment.
+    return buckets == nullptr ? nullptr : buckets + (index - segment_base(segment));
   }
 };
 
 void ConcurrentEngine::Prefetch(const Operation& op, PrefetchStage stage) {
   // Only the bucket: the node it leads to is known only by loading the
   // bucket, which needs the gate (see BucketAddress()).
-  if (stage == PrefetchStage::kSlot) {
-    PrefetchLine(BucketPeek::BucketAddress(map_, KeyHashCompare{}.hash(op.key)));
+  if (stage != PrefetchStage::kSlot) return;
+  if (const void* bucket = BucketPeek::BucketAddress(map_, KeyHashCompare{}.hash(op.key))) {
+    PrefetchLine(bucket);
   }
 }
 
