@@ -10,14 +10,15 @@
 
 namespace kvlab {
 
-struct ConcurrentEngine::MapNode : Map {
-  static constexpr size_t kBytes = sizeof(Map::node);
-  static_assert(kBytes % alignof(EntryRecord) == 0, "an in-node record must be aligned");
-};
+// What the engine needs of TBB's protected internals, in one place: members
+// named through this derived type can be read from a Map (pointers to them
+// included) without a cast.
+struct ConcurrentEngine::MapInternals : Map {
+  // The size of a node: an in-node record starts that many bytes into its
+  // node's chunk.
+  static constexpr size_t kNodeBytes = sizeof(Map::node);
+  static_assert(kNodeBytes % alignof(EntryRecord) == 0, "an in-node record must be aligned");
 
-// TBB keeps its bucket table protected; pointers to its members, named
-// through this derived type, read it from a Map without a cast.
-struct ConcurrentEngine::BucketPeek : Map {
   // Where the bucket a lookup of a key with this hash locks first lies (the
   // key's own unless the table is mid-growth): TBB's get_bucket(), spelled
   // out with the same atomic loads of the map's own mask and segment table.
@@ -25,9 +26,10 @@ struct ConcurrentEngine::BucketPeek : Map {
   // (the caller holds no gate), and a prefetch of freed memory is harmless
   // where a load would not be.
   static const void* BucketAddress(const Map& map, size_t hash) {
-    const size_t index = hash & (map.*(&BucketPeek::my_mask)).load(std::memory_order_acquire);
+    const size_t index = hash & (map.*(&MapInternals::my_mask)).load(std::memory_order_acquire);
     const auto segment = segment_index_of(index);
-    const bucket* buckets = (map.*(&BucketPeek::my_table))[segment].load(std::memory_order_acquire);
+    const bucket* buckets =
+        (map.*(&MapInternals::my_table))[segment].load(std::memory_order_acquire);
     // Null while a FLUSHALL on another thread is releasing the segment.
     return buckets == nullptr ? nullptr : buckets + (index - segment_base(segment));
   }
@@ -37,7 +39,7 @@ void ConcurrentEngine::Prefetch(const Operation& op, PrefetchStage stage) {
   // Only the bucket: the node it leads to is known only by loading the
   // bucket, which needs the gate (see BucketAddress()).
   if (stage != PrefetchStage::kSlot) return;
-  if (const void* bucket = BucketPeek::BucketAddress(map_, KeyHashCompare{}.hash(op.key))) {
+  if (const void* bucket = MapInternals::BucketAddress(map_, KeyHashCompare{}.hash(op.key))) {
     PrefetchLine(bucket);
   }
 }
@@ -57,7 +59,7 @@ ConcurrentEngine::RecordKey::RecordKey(const NewEntry& entry) {
 
 size_t ConcurrentEngine::RecordKey::MemoryBytes() const {
   const char* bytes = reinterpret_cast<const char*>(&record());
-  if (InNode()) return TrailingRoomSize(bytes, MapNode::kBytes);
+  if (InNode()) return TrailingRoomSize(bytes, MapInternals::kNodeBytes);
   return malloc_usable_size(const_cast<char*>(bytes));
 }
 

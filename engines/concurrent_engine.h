@@ -117,10 +117,9 @@ class ConcurrentEngine final : public InlineEngine {
   // of P16 SET throughput in same-run A/B rounds.)
   using Map = tbb::concurrent_hash_map<RecordKey, Spill, KeyHashCompare,
                                        TrailingRoomAllocator<std::pair<const RecordKey, Spill>>>;
-  // The size of Map's node type, which TBB keeps protected: an in-node
-  // record starts that many bytes into its node's chunk.
-  struct MapNode;
-  struct BucketPeek;
+  // TBB's protected internals the engine reads: its node size (where an
+  // in-node record starts) and its bucket table (for lookup hints).
+  struct MapInternals;
   class WriteSlot;
   // The entry a node holds, wherever its value lives now.
   static EntryView ViewOf(const Map::value_type& node);

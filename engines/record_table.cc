@@ -3,14 +3,17 @@
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <new>
+
+#include "engines/entry.h"
 
 namespace kvlab {
 
 RecordTable::~RecordTable() { std::free(slots_); }
 
-uint64_t RecordTable::HashOf(std::string_view key) { return std::hash<std::string_view>{}(key); }
+// KeyHash (entry.h), the hash the sharded and striped engines pick a shard
+// or stripe by: one function for every keyspace.
+uint64_t RecordTable::HashOf(std::string_view key) { return KeyHash{}(key); }
 
 uint64_t RecordTable::SlotFor(const EntryRecord* record, uint64_t hash) {
   const uint64_t address = reinterpret_cast<uint64_t>(record);
