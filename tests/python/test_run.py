@@ -308,6 +308,7 @@ syscalls = true
     import pandas as pd
     counts = pd.read_csv(run_dir / "syscalls.csv").set_index(["server", "pipeline"])
     assert len(counts) == 4 and (counts["operations"] == 50_000).all()
+    assert (counts["method"] == "perf").all()  # the tracepoints, not the slowing strace
     for server in ("redis", "single"):
         # At P1 every request needs at least a read and a write of its own; a pipeline of
         # 16 shares them: fewer calls per operation.

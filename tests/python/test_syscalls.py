@@ -1,4 +1,4 @@
-"""kvlab.running.syscalls: strace -c summaries, system calls per operation, bytes per key."""
+"""kvlab.running.syscalls: the perf and strace counters, system calls per operation, bytes per key."""
 
 import os
 import subprocess
@@ -79,7 +79,8 @@ CHILD = textwrap.dedent("""\
     """)
 
 
-def test_syscalls_per_op_counts_a_traced_process_known_calls():
+def _count_known_child(method: str, names=syscalls.SERVER_SYSCALLS + ("getppid",)):
+    """Counts a child that makes 5000 getppid() calls while the load runs."""
     child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     try:
@@ -91,14 +92,72 @@ def test_syscalls_per_op_counts_a_traced_process_known_calls():
             assert child.stdout.readline() == "done\n"
             return 5000
 
-        count = syscalls.syscalls_per_op(child.pid, load)
-        assert count.operations == 5000
-        assert count.calls_by_name["getppid"] == 5000
-        assert count.per_op_by_name()["getppid"] == pytest.approx(1.0)
+        return syscalls.syscalls_per_op(child.pid, load, method=method, names=names)
     finally:
         child.stdin.write("\n")
         child.stdin.flush()
         child.wait(timeout=10)
+
+
+def test_perf_can_count_on_this_machine():
+    # scripts/install-deps installs linux-perf; without it every run falls back to strace,
+    # whose counts describe a slowed server. Fail loudly rather than skip the perf tests.
+    assert syscalls.perf_can_count(), (
+        "perf cannot count raw_syscalls:sys_enter here (linux-perf installed? tracefs "
+        "mounted at /sys/kernel/tracing? permission to open tracepoints?)")
+
+
+@pytest.mark.parametrize("method", ["perf", "strace"])
+def test_syscalls_per_op_counts_a_traced_process_known_calls(method):
+    count = _count_known_child(method)
+    assert count.method == method
+    assert count.operations == 5000
+    assert count.calls_by_name["getppid"] == 5000
+    assert count.per_op_by_name()["getppid"] == pytest.approx(1.0)
+    # The load's own reply (one write) and command (one read) are all the rest.
+    assert 1.0 <= count.per_op < 1.01
+
+
+def test_perf_counts_unnamed_calls_as_other():
+    count = _count_known_child("perf", names=("read", "write"))
+    assert "getppid" not in count.calls_by_name
+    assert count.calls_by_name[syscalls.OTHER] >= 5000
+    assert count.total_calls == pytest.approx(5000, abs=50)
+
+
+def test_auto_prefers_perf_where_it_can_count():
+    assert _count_known_child("auto").method == "perf"
+
+
+def test_an_unknown_method_is_refused():
+    with pytest.raises(ValueError, match="auto, perf or strace"):
+        syscalls.syscalls_per_op(os.getpid(), lambda: 1, method="ptrace")
+
+
+PERF_OUTPUT = textwrap.dedent("""\
+    # started on Tue Dec  1 10:45:42 2026
+
+    412,,raw_syscalls:sys_enter,2331129036,100.00,,
+    <not counted>,,syscalls:sys_enter_futex,0,100.00,,
+    400,,syscalls:sys_enter_sendto,2331129036,100.00,,
+    """)
+
+
+def test_perf_output_gives_counts_per_event():
+    assert syscalls.parse_perf_counts(PERF_OUTPUT) == {
+        "raw_syscalls:sys_enter": 412, "syscalls:sys_enter_futex": 0,
+        "syscalls:sys_enter_sendto": 400}
+
+
+def test_perf_output_without_the_total_is_an_error():
+    with pytest.raises(syscalls.SyscallCountError, match="no count for raw_syscalls"):
+        syscalls.parse_perf_counts("# started on ...\n", "event syntax error: 'raw_syscalls'")
+
+
+def test_a_counter_that_cannot_attach_is_an_error_not_a_hang():
+    # pid 0x3fffffff does not exist: perf exits at once, and the count says so.
+    with pytest.raises(syscalls.SyscallCountError, match="perf exited"):
+        syscalls.syscalls_per_op(0x3FFFFFFF, lambda: 1, method="perf")
 
 
 def test_rss_bytes_reads_this_process():

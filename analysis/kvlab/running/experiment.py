@@ -79,7 +79,7 @@ ExperimentError naming the file, the key and what is allowed.
                                      # closed-loop maximum (latency.py), after the point
     latency_slo_us = 1000            # the p99 a latency-capped throughput must stay under
     syscalls = true                  # after the rounds: each server's system calls per op
-                                     # (strace -c -f on a fresh server; a count, not a speed)
+                                     # (kernel tracepoints via perf, else strace; a count, not a speed)
 
 A point records what is run: a `shared` client always uses one connection, and
 only `dedicated` clients pipeline (others run with pipeline 1).
@@ -167,7 +167,7 @@ class Point:
     io_flush: str = "command"        # event-loop only: a send per command or per batch
     latency_curve: tuple[float, ...] = ()  # open-loop fractions of the closed-loop maximum
     latency_slo_us: float = 1000.0
-    syscalls: bool = False                 # count the server's system calls per op (strace)
+    syscalls: bool = False                 # count the server's system calls per op (perf, else strace)
 
     def variables(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in POINT_VARIABLES}

@@ -354,8 +354,10 @@ class Runner:
             self._each_server_fresh(traced, work, None, self._count_syscalls)
 
     def _count_syscalls(self, point: Point, process: ServerProcess, netns) -> None:
-        """System calls per operation: strace -c -f on the server while a short, fixed load
-        of the point runs (strace slows the server: a count, never a speed)."""
+        """System calls per operation, counted on the server while a short, fixed load of
+        the point runs: by the kernel's tracepoints (perf) where they can be read, else by
+        strace, which slows the server and so counts a slow server's calls (see
+        syscalls.py). The counter is recorded in the row."""
         target = process.target(point.transport)
         if point.command in PREFILL_ONCE_COMMANDS and point.loadgen == "kvlab-load":
             error = self._prefill(point, target, netns)
@@ -388,12 +390,12 @@ class Runner:
         with path.open("a") as handle:
             if new:
                 handle.write("sweep,server,loadgen,transport,command,pipeline,threads,"
-                             "operations,syscalls_per_op,top\n")
+                             "operations,syscalls_per_op,top,method\n")
             handle.write(f"{point.sweep},{point.server},{point.loadgen},{point.transport},"
                          f"{point.command},{point.pipeline},{point.threads},{count.operations},"
                          f"{per_op:.3f},"
                          + " ".join(f"{name}={calls / count.operations:.2f}"
-                                    for name, calls in top) + "\n")
+                                    for name, calls in top) + f",{count.method}\n")
 
     def _latency_curves(self, points: list[Point], work: Path, bind: str | None) -> None:
         """Open loop at fractions of each server's closed-loop maximum (the median of the
