@@ -1,8 +1,10 @@
 #include "server/connection.h"
 
-#include <utility>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <utility>
 
 #include "server/connection_registry.h"
 
@@ -17,15 +19,15 @@ constexpr size_t kStagedInputHighWater = 64 * 1024;
 // Output buffer capacity kept after it empties; larger ones are released.
 constexpr size_t kRetainedOutputCapacity = 64 * 1024;
 
-// Whether this I/O thread has queued its engine wake-up for the current round.
-thread_local bool engine_wake_posted = false;
+// Whether this I/O thread has asked for its engine wake-up this round.
+thread_local bool engine_wake_requested = false;
 
 }  // namespace
 
-Connection::Connection(boost::asio::io_context& io_context, Socket socket, ServerContext& context,
-                       ClientInfo info, ConnectionLimits limits, ConnectionRegistry& registry)
-    : io_context_(io_context),
-      socket_(std::move(socket)),
+Connection::Connection(EventLoop& loop, int socket_fd, ServerContext& context, ClientInfo info,
+                       ConnectionLimits limits, ConnectionRegistry& registry)
+    : loop_(loop),
+      fd_(socket_fd),
       id_(info.id),
       session_(context, std::move(info)),
       limits_(limits),
@@ -35,7 +37,10 @@ Connection::Connection(boost::asio::io_context& io_context, Socket socket, Serve
   stats_.connected_clients.fetch_add(1, std::memory_order_relaxed);
 }
 
-Connection::~Connection() { Unregister(); }
+Connection::~Connection() {
+  if (fd_ >= 0) ::close(fd_);  // never started (the loop ended first)
+  Unregister();
+}
 
 void Connection::Unregister() {
   if (unregistered_) return;
@@ -45,73 +50,69 @@ void Connection::Unregister() {
 }
 
 void Connection::Start() {
-  // User-level non-blocking mode: send() below returns would_block instead
-  // of polling inside Asio until the socket drains.
-  boost::system::error_code error;
-  socket_.non_blocking(true, error);
-  if (error) {
+  engine_.DeferWakeupsOnThisThread();  // this thread calls WakeDeferred(): see Drive()
+  if (!loop_.Watch(fd_, shared_from_this(), EPOLLIN)) {
     CloseNow();
     return;
   }
-  engine_.DeferWakeupsOnThisThread();  // this thread calls WakeDeferred(): see Drive()
-  ReadMore();
+  interest_ = EPOLLIN;
 }
 
-void Connection::ReadMore() {
-  if (closed_ || session_done_ || peer_done_ || read_in_flight_) return;
-  if (pending_batch_ && staged_input_.size() >= kStagedInputHighWater) return;  // resumed later
-  read_in_flight_ = true;
-  socket_.async_read_some(boost::asio::buffer(read_buffer_),
-                          [self = shared_from_this()](const boost::system::error_code& error,
-                                                      size_t bytes) { self->OnRead(error, bytes); });
+// What the loop should report for this socket now. Input is wanted until the
+// client or the session is done, and, while a batch is pending, until the
+// staged input reaches its high-water mark (the client then waits in its own
+// socket buffer). Writability is wanted only while replies wait for room.
+void Connection::UpdateInterest() {
+  if (closed_) return;
+  uint32_t wanted = 0;
+  const bool input_wanted = !session_done_ && !peer_done_ &&
+                            !(pending_batch_ && staged_input_.size() >= kStagedInputHighWater);
+  if (input_wanted) wanted |= EPOLLIN;
+  if (write_blocked_) wanted |= EPOLLOUT;
+  if (wanted == interest_) return;
+  if (!loop_.Watch(fd_, shared_from_this(), wanted)) {
+    CloseNow();
+    return;
+  }
+  interest_ = wanted;
 }
 
-void Connection::OnRead(const boost::system::error_code& error, size_t bytes) {
-  read_in_flight_ = false;
-  if (closed_ || session_done_) return;  // after QUIT or a protocol error, input is ignored
-  if (error == boost::asio::error::eof) {
+void Connection::OnReady(uint32_t events) {
+  if (closed_) return;
+  const bool failed = (events & (EPOLLERR | EPOLLHUP)) != 0;
+  if (write_blocked_ && (events & EPOLLOUT || failed)) {
+    write_blocked_ = false;
+    Flush();  // a failed socket reports its error here and closes
+  }
+  if (!closed_ && (interest_ & EPOLLIN) && (events & EPOLLIN || failed)) Read();
+  UpdateInterest();
+}
+
+// One recv() per readiness report, as Redis reads once per event: the set is
+// level-triggered, so input left in the socket is reported again next round.
+void Connection::Read() {
+  const ssize_t bytes = ::recv(fd_, read_buffer_.data(), read_buffer_.size(), MSG_DONTWAIT);
+  if (bytes == 0) {
     // The client finished sending: answer what it sent, then close.
     peer_done_ = true;
     Drive();
     return;
   }
-  if (error) {  // reset, mid-bulk or otherwise: nothing can be delivered any more
-    CloseNow();
+  if (bytes < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    CloseNow();  // reset, mid-bulk or otherwise: nothing can be delivered any more
     return;
   }
-  stats_.total_net_input_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  if (session_done_) return;  // after QUIT or a protocol error, input is ignored
+  stats_.total_net_input_bytes.fetch_add(static_cast<uint64_t>(bytes), std::memory_order_relaxed);
   // Bytes go to the session unless a pending batch still points into its input.
-  (pending_batch_ ? staged_input_ : session_.input()).append(read_buffer_.data(), bytes);
+  (pending_batch_ ? staged_input_ : session_.input())
+      .append(read_buffer_.data(), static_cast<size_t>(bytes));
   if (UnparsedBytes() > limits_.query_buffer_bytes) {
     CloseNow();  // Redis: "closing client that reached max query buffer length"
     return;
   }
   Drive();
-  // While a batch is pending the resume handler starts the next read.
-  if (!pending_batch_) ReadMoreLater();
-}
-
-// The next read is started from the back of the io_context's queue, not
-// right after answering. Asio starts a read with a speculative recv() when
-// the socket was last seen readable, and right after we answered, a P1
-// client has not sent its next command yet: that recv() would fail with
-// EAGAIN (measured: 0.85 wasted recvfrom per request). Queued behind the
-// other connections' completions of this epoll round, it sometimes finds
-// the next command there and completes without another epoll_wait.
-//
-// What this still costs, and why it stays: at P1 with 50 clients (perf stat
-// tracepoints, per request) kvlab makes 1.93 recvfrom, redis-server 1.00
-// read, so about one recv() per request fails with EAGAIN. Asio 1.74 marks a
-// socket "try speculatively" after every successful read (only a 0-byte read
-// clears it), and its alternative — socket.async_wait(wait_read) and then
-// our own receive() — was measured too: recvfrom fell to 1.00 but each wait
-// costs an epoll_ctl(EPOLL_CTL_MOD) (1.01 per request), so the total stayed
-// 3.2-3.3 syscalls per request. A readiness poller of our own registered in
-// Asio would cost about 3 syscalls per round (not built: by that count no
-// gain at the ~2 ready sockets per epoll_wait seen here). Matching Redis's 2 syscalls needs a level-triggered
-// loop that owns the sockets, i.e. leaving Asio's reactor for reads.
-void Connection::ReadMoreLater() {
-  boost::asio::post(io_context_, [self = shared_from_this()] { self->ReadMore(); });
 }
 
 void Connection::Drive() {
@@ -126,19 +127,21 @@ void Connection::Drive() {
   }
   auto resume = [this] {
     // Any thread (a shard thread for `sharded`): hop back to ours. keep_alive_
-    // holds the connection until the posted handler has run.
-    boost::asio::post(io_context_, [this] {
+    // holds the connection until the posted function has run.
+    loop_.Post([this] {
       std::shared_ptr<Connection> self = std::move(keep_alive_);
-      pending_batch_.reset();
+      pending_batch_ = false;
+      loop_.ReleaseWork();
       Drive();
-      ReadMoreLater();
+      UpdateInterest();
     });
   };
   // Bytes already sent stay at the front of out_ until it empties.
   const size_t out_limit = out_sent_ + limits_.output_buffer_bytes;
   switch (session_.Process(out_, std::move(resume), out_limit)) {
     case Session::Progress::kPending:
-      pending_batch_.emplace(io_context_.get_executor());
+      pending_batch_ = true;
+      loop_.HoldWork();
       keep_alive_ = shared_from_this();  // before the posted resume can run (same thread)
       WakeEngineAfterThisRound();
       break;
@@ -162,40 +165,40 @@ void Connection::Drive() {
   Flush();
 }
 
-// The batch is queued to the engine's threads, not yet woken: one handler
-// per round of this I/O thread wakes them, queued behind the completions of
-// the connections that were ready with this one, so every batch they send
-// shares that wake-up (at P1 with 50 clients, one futex wake instead of one
-// per request). The handler is in the queue, so the thread does not block in
-// epoll_wait before it has run.
+// The batch is queued to the engine's threads, not yet woken: one callback
+// per round of this I/O thread wakes them, after the round's ready sockets,
+// so every batch they send shares that wake-up (at P1 with 50 clients, one
+// futex wake instead of one per request).
 void Connection::WakeEngineAfterThisRound() {
-  if (engine_wake_posted) return;
-  engine_wake_posted = true;
-  boost::asio::post(io_context_, [&engine = engine_] {
-    engine_wake_posted = false;
+  if (engine_wake_requested) return;
+  engine_wake_requested = true;
+  loop_.AfterRound([&engine = engine_] {
+    engine_wake_requested = false;
     engine.WakeDeferred();
   });
 }
 
 // Sends the replies straight away with non-blocking send() calls, as Redis
-// does in beforeSleep(): no write operation, handler or completion per reply.
-// Only a full socket makes the connection wait (WaitWritable()).
+// does in beforeSleep(). Only a full socket makes the connection watch for
+// writability (UpdateInterest()).
 void Connection::Flush() {
   if (closed_ || write_blocked_) return;
   while (out_sent_ < out_.size()) {
-    boost::system::error_code error;
-    const size_t sent = socket_.send(
-        boost::asio::buffer(out_.data() + out_sent_, out_.size() - out_sent_), 0, error);
-    if (error == boost::asio::error::would_block || error == boost::asio::error::try_again) {
-      WaitWritable();
-      return;
-    }
-    if (error) {
+    const ssize_t sent = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_,
+                                MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        write_blocked_ = true;
+        UpdateInterest();
+        return;
+      }
       CloseNow();
       return;
     }
-    stats_.total_net_output_bytes.fetch_add(sent, std::memory_order_relaxed);
-    out_sent_ += sent;
+    stats_.total_net_output_bytes.fetch_add(static_cast<uint64_t>(sent),
+                                            std::memory_order_relaxed);
+    out_sent_ += static_cast<size_t>(sent);
   }
   out_.clear();
   out_sent_ = 0;
@@ -204,26 +207,14 @@ void Connection::Flush() {
   if ((session_done_ || peer_done_) && !pending_batch_) CloseNow();
 }
 
-void Connection::WaitWritable() {
-  write_blocked_ = true;
-  socket_.async_wait(Socket::wait_write,
-                     [self = shared_from_this()](const boost::system::error_code& error) {
-                       self->write_blocked_ = false;
-                       if (self->closed_) return;
-                       if (error) {
-                         self->CloseNow();
-                         return;
-                       }
-                       self->Flush();
-                     });
-}
-
 void Connection::CloseNow() {
   if (closed_) return;
   closed_ = true;
-  boost::system::error_code ignored;
-  socket_.shutdown(Socket::shutdown_both, ignored);
-  socket_.close(ignored);  // outstanding handlers complete with operation_aborted
+  // Forget before close: the descriptor number may be reused at once.
+  loop_.Forget(fd_);
+  ::shutdown(fd_, SHUT_RDWR);
+  ::close(fd_);
+  fd_ = -1;
   out_.clear();
   out_.shrink_to_fit();
   out_sent_ = 0;

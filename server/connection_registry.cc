@@ -2,8 +2,6 @@
 
 #include <vector>
 
-#include <boost/asio/post.hpp>
-
 #include "server/connection.h"
 
 namespace kvlab {
@@ -32,7 +30,7 @@ void ConnectionRegistry::CloseAll() {
     }
   }
   for (auto& connection : open) {
-    boost::asio::post(connection->io_context(), [connection] { connection->CloseNow(); });
+    connection->loop().Post([connection] { connection->CloseNow(); });
   }
 }
 

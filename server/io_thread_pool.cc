@@ -9,11 +9,7 @@
 namespace kvlab {
 
 IoThreadPool::IoThreadPool(unsigned threads) {
-  for (unsigned i = 0; i < threads; ++i) {
-    // concurrency_hint 1: each context is run by exactly one thread.
-    contexts_.push_back(std::make_unique<boost::asio::io_context>(1));
-    keep_running_.emplace_back(boost::asio::make_work_guard(*contexts_.back()));
-  }
+  for (unsigned i = 0; i < threads; ++i) loops_.push_back(std::make_unique<EventLoop>());
 }
 
 IoThreadPool::~IoThreadPool() {
@@ -21,23 +17,23 @@ IoThreadPool::~IoThreadPool() {
   Join();
 }
 
-boost::asio::io_context& IoThreadPool::Next() {
-  boost::asio::io_context& context = *contexts_[next_];
-  next_ = (next_ + 1) % contexts_.size();
-  return context;
+EventLoop& IoThreadPool::Next() {
+  EventLoop& loop = *loops_[next_];
+  next_ = (next_ + 1) % loops_.size();
+  return loop;
 }
 
 void IoThreadPool::Start() {
-  thread_ids_.assign(contexts_.size(), 0);
-  std::latch started(static_cast<std::ptrdiff_t>(contexts_.size()));
-  for (size_t i = 0; i < contexts_.size(); ++i) {
-    threads_.emplace_back([this, i, &started, &context = contexts_[i]] {
+  thread_ids_.assign(loops_.size(), 0);
+  std::latch started(static_cast<std::ptrdiff_t>(loops_.size()));
+  for (size_t i = 0; i < loops_.size(); ++i) {
+    threads_.emplace_back([this, i, &started, &loop = *loops_[i]] {
       thread_ids_[i] = CurrentThreadId();  // read by others only after the latch
       started.count_down();
       try {
-        context->run();
+        loop.Run();
       } catch (const std::exception& error) {
-        // A handler must never throw; if one does, the server cannot stay correct.
+        // A callback must never throw; if one does, the server cannot stay correct.
         std::fprintf(stderr, "kvlab-server: fatal error in I/O thread: %s\n", error.what());
         std::terminate();
       }
@@ -47,7 +43,9 @@ void IoThreadPool::Start() {
 }
 
 void IoThreadPool::ReleaseWhenIdle() {
-  for (auto& guard : keep_running_) guard.reset();
+  if (released_) return;
+  released_ = true;
+  for (auto& loop : loops_) loop->ReleaseWhenIdle();
 }
 
 void IoThreadPool::Join() {

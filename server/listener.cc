@@ -5,10 +5,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <type_traits>
 #include <utility>
 
-#include <boost/asio/post.hpp>
 
 #include "server/protected_mode.h"
 
@@ -50,20 +48,6 @@ std::string EndpointText(const boost::asio::ip::tcp::endpoint& endpoint) {
   const std::string host = endpoint.address().to_string();
   const std::string port = std::to_string(endpoint.port());
   return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
-}
-
-// One Connection type serves TCP and Unix clients: the descriptor moves into
-// a protocol-neutral socket on the same io_context. For TCP, the family
-// (v4/v6) is taken from the accepted socket itself.
-template <typename AcceptedSocket, typename Protocol>
-Connection::Socket ToGeneric(AcceptedSocket& socket, Protocol protocol,
-                             boost::asio::io_context& io_context) {
-  boost::system::error_code ignored;
-  if constexpr (std::is_same_v<Protocol, boost::asio::ip::tcp>) {
-    protocol = socket.local_endpoint(ignored).protocol();
-  }
-  const boost::asio::generic::stream_protocol generic(protocol);
-  return Connection::Socket(io_context, generic, socket.release());
 }
 
 }  // namespace
@@ -150,9 +134,7 @@ void Listener::RetryLater(void (Listener::*accept)()) {
 }
 
 void Listener::AcceptTcp() {
-  boost::asio::io_context& target = io_threads_.Next();
-  tcp_->async_accept(target, [this, &target](const boost::system::error_code& error,
-                                             auto socket) {
+  tcp_->async_accept([this](const boost::system::error_code& error, auto socket) {
     if (closed_ || error == boost::asio::error::operation_aborted) return;
     if (error) {
       if (OutOfDescriptorsOrMemory(error)) return RetryLater(&Listener::AcceptTcp);
@@ -177,16 +159,14 @@ void Listener::AcceptTcp() {
       info.local_address = EndpointText(socket.local_endpoint(ignored));
       info.is_unix = false;
       info.fd = socket.native_handle();
-      Admit(ToGeneric(socket, boost::asio::ip::tcp::v4(), target), target, std::move(info));
+      Admit(socket.release(ignored), std::move(info));
     }
     AcceptTcp();
   });
 }
 
 void Listener::AcceptUnix() {
-  boost::asio::io_context& target = io_threads_.Next();
-  unix_->async_accept(target, [this, &target](const boost::system::error_code& error,
-                                              auto socket) {
+  unix_->async_accept([this](const boost::system::error_code& error, auto socket) {
     if (closed_ || error == boost::asio::error::operation_aborted) return;
     if (error) {
       if (OutOfDescriptorsOrMemory(error)) return RetryLater(&Listener::AcceptUnix);
@@ -202,23 +182,26 @@ void Listener::AcceptUnix() {
       info.local_address = info.peer_address;
       info.is_unix = true;
       info.fd = socket.native_handle();
-      Admit(ToGeneric(socket, boost::asio::local::stream_protocol(), target), target,
-            std::move(info));
+      boost::system::error_code ignored;
+      Admit(socket.release(ignored), std::move(info));
     }
     AcceptUnix();
   });
 }
 
-void Listener::Admit(Connection::Socket socket, boost::asio::io_context& io_context,
-                     ClientInfo info) {
+// The descriptor leaves Asio here: each I/O thread runs its own EventLoop
+// (event_loop.h says why).
+void Listener::Admit(int socket_fd, ClientInfo info) {
+  if (socket_fd < 0) return;
   const ConnectionLimits limits{options_.client_output_buffer_limit,
                                 options_.client_query_buffer_limit};
   const uint64_t id = info.id;
-  auto connection = std::make_shared<Connection>(io_context, std::move(socket), server_context_,
+  EventLoop& loop = io_threads_.Next();
+  auto connection = std::make_shared<Connection>(loop, socket_fd, server_context_,
                                                  std::move(info), limits, registry_);
   registry_.Add(id, connection);
   server_context_.stats.total_connections_received.fetch_add(1, std::memory_order_relaxed);
-  boost::asio::post(io_context, [connection] { connection->Start(); });
+  loop.Post([connection] { connection->Start(); });
 }
 
 }  // namespace kvlab

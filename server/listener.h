@@ -52,7 +52,8 @@ class Listener {
   // Writes `reply` best-effort (as Redis does) and closes the socket.
   template <typename Socket>
   static void Refuse(Socket& socket, std::string_view reply);
-  void Admit(Connection::Socket socket, boost::asio::io_context& io_context, ClientInfo info);
+  // Hands an accepted descriptor to the next I/O thread's loop as a Connection.
+  void Admit(int socket_fd, ClientInfo info);
   bool Full() const;
 
   const ServerSettings& options_;
