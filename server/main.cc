@@ -1,10 +1,11 @@
 // kvlab-server: a RESP server whose keyspace engine is chosen at start.
 //
 // Threads: the main thread waits for SIGINT/SIGTERM (sigwait; every other
-// thread has them blocked), one thread accepts connections, N I/O threads
-// (one io_context each) run the connections, and the sharded engine adds its
-// own shard threads. A stop signal stops accepting, closes every client,
-// waits for in-flight engine batches, removes the Unix socket and exits 0.
+// thread has them blocked), one thread accepts connections (Boost.Asio), N
+// I/O threads (one epoll EventLoop each) run the connections, and the
+// sharded engine adds its own shard threads. A stop signal stops accepting,
+// closes every client, waits for in-flight engine batches, removes the Unix
+// socket and exits 0.
 #include <sys/resource.h>
 #include <unistd.h>
 

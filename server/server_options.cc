@@ -158,7 +158,7 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
       ("hop", po::value<std::string>()->default_value("command"),
        "sharded: one channel hop per command or per read batch: command|batch")
       ("io-threads", po::value<std::string>(),
-       "I/O threads, one io_context each (default: cores; always 1 for single)")
+       "I/O threads, one event loop each (default: cores; always 1 for single)")
       ("port", po::value<std::string>()->default_value("6379"), "TCP port; 0 = no TCP listener")
       ("bind", po::value<std::string>()->default_value("127.0.0.1"), "TCP address to listen on")
       ("unixsocket", po::value<std::string>(), "also listen on this Unix socket path")
