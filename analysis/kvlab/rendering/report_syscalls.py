@@ -39,9 +39,9 @@ def syscalls_section(run_dir: Path, meta: dict) -> str:
 def _method_note(methods: set[str]) -> str:
     notes = {
         "perf": "counted in the kernel by its syscall tracepoints (perf stat, all the "
-                "server's threads) on a fresh server while a fixed load ran; the server runs "
-                "near its untraced speed, so these are the calls of the regime the throughput "
-                "rounds measure",
+                "server's threads) on a fresh server while a fixed load ran; the counting never "
+                "stops the server, which keeps most of its speed, so these are nearly the calls "
+                "of the regime the throughput rounds measure",
         "strace": "counted by strace -c -f on a fresh server while a fixed load ran; strace "
                   "slows the server several-fold, and a slow server finds more work per "
                   "wake-up, so at P1 these under-count a fast server's calls",

@@ -8,9 +8,10 @@ redis-server), so that the two are compared by what they cost, not only by ops/s
   operations it completed), and divides them by those operations. Two counters:
   - "perf" (preferred): the kernel's syscall tracepoints, counted in the kernel by
     `perf stat` (raw_syscalls:sys_enter for the total, syscalls:sys_enter_<name> for
-    the calls a server makes; the rest is "other"). A few hundred nanoseconds per call:
-    the server runs close to its untraced speed, so the count is of the regime the
-    throughput rounds measure.
+    the calls a server makes; the rest is "other"). It adds a little to each call and
+    never stops the server, which keeps most of its untraced speed (on the 2-core
+    development VM, redis-server at P1 lost about a tenth; under strace it ran 5-15x
+    slower), so the count is of nearly the regime the throughput rounds measure.
   - "strace" (the fallback where perf cannot count tracepoints): `strace -c -f`. It
     stops the server at every call and slows it several-fold, and a slowed server
     finds more work per wake-up: more requests per epoll_wait, and reads that find
