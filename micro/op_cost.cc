@@ -17,7 +17,17 @@
 // nothing, and the driver still checks every reply of its warm-up pass, so a
 // broken path fails here rather than being measured.
 //
-// Usage: kvlab-opcost [--ops N] [--engines single,sharded,...]
+// The pseudo-engine `shell` counts the network shell instead: a `single`
+// engine behind a real Connection on its own EventLoop thread, the client
+// writing each command into a Unix socketpair and reading the reply. Its
+// count is the connection's work per request (Connection::OnReady: the
+// recv, the reply's send, the interest bookkeeping), the Session excluded,
+// which the engine cases count.
+//
+// Usage: kvlab-opcost [--ops N] [--engines single,sharded,...,shell]
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +36,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #if __has_include(<valgrind/callgrind.h>)
@@ -37,6 +48,9 @@
 #include "engines/engine.h"
 #include "harness/resp_encoding.h"
 #include "server/client_info.h"
+#include "server/connection.h"
+#include "server/connection_registry.h"
+#include "server/event_loop.h"
 #include "server/server_context.h"
 #include "server/session.h"
 
@@ -64,19 +78,33 @@ std::string BulkReply(std::string_view v) {
   return "$" + std::to_string(v.size()) + "\r\n" + std::string(v) + "\r\n";
 }
 
+// Sends one command and returns its reply, which stays valid until the next call.
+class Requester {
+ public:
+  virtual ~Requester() = default;
+  virtual const std::string& Run(const std::string& command) = 0;
+};
+
+ClientInfo DriverClientInfo(ServerContext& ctx) {
+  ClientInfo info;
+  info.id = ctx.NextClientId();
+  info.peer_address = "127.0.0.1:40000";
+  info.local_address = "127.0.0.1:6379";
+  return info;
+}
+
 // One client on one thread: feeds one command, drives the Session until the
 // reply is complete (waiting for the shard thread when the batch is pending).
-class Client {
+class Client final : public Requester {
  public:
-  explicit Client(ServerContext& ctx) : session_(ctx, Info(ctx)) {
+  explicit Client(ServerContext& ctx) : session_(ctx, DriverClientInfo(ctx)) {
     resume_ = [this] {
       done_.store(true, std::memory_order_release);
       done_.notify_one();
     };
   }
 
-  // Returns the reply bytes of `command`; they stay valid until the next call.
-  const std::string& Run(const std::string& command) {
+  const std::string& Run(const std::string& command) override {
     out_.clear();
     session_.input().append(command);
     for (;;) {
@@ -92,18 +120,75 @@ class Client {
   }
 
  private:
-  static ClientInfo Info(ServerContext& ctx) {
-    ClientInfo info;
-    info.id = ctx.NextClientId();
-    info.peer_address = "127.0.0.1:40000";
-    info.local_address = "127.0.0.1:6379";
-    return info;
-  }
-
   Session session_;
   std::string out_;
   std::atomic<bool> done_{false};
   std::function<void()> resume_;
+};
+
+// True once `reply` holds one whole RESP reply (simple, integer, error or bulk).
+bool WholeReply(const std::string& reply) {
+  const size_t line_end = reply.find("\r\n");
+  if (line_end == std::string::npos) return false;
+  if (reply[0] != '$') return true;
+  const long length = std::strtol(reply.c_str() + 1, nullptr, 10);
+  return length < 0 || reply.size() >= line_end + 2 + static_cast<size_t>(length) + 2;
+}
+
+// The client end of a Unix socketpair whose other end is a Connection on an
+// EventLoop thread of its own: every command crosses the network shell.
+class SocketClient final : public Requester {
+ public:
+  explicit SocketClient(ServerContext& ctx) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+      std::perror("kvlab-opcost: socketpair");
+      std::exit(1);
+    }
+    fd_ = fds[0];
+    ClientInfo info = DriverClientInfo(ctx);
+    info.is_unix = true;
+    info.fd = fds[1];
+    const uint64_t id = info.id;
+    auto connection = std::make_shared<Connection>(loop_, fds[1], ctx, std::move(info),
+                                                   ConnectionLimits{}, registry_);
+    registry_.Add(id, connection);
+    loop_.Post([connection] { connection->Start(); });
+    loop_thread_ = std::thread([this] { loop_.Run(); });
+  }
+  ~SocketClient() override {
+    ::close(fd_);  // the connection reads end-of-file, closes, and the loop goes idle
+    loop_.ReleaseWhenIdle();
+    loop_thread_.join();
+  }
+
+  const std::string& Run(const std::string& command) override {
+    for (size_t sent = 0; sent < command.size();) {
+      const ssize_t n = ::send(fd_, command.data() + sent, command.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) Fail("send");
+      sent += static_cast<size_t>(n);
+    }
+    reply_.clear();
+    while (reply_.empty() || !WholeReply(reply_)) {
+      char buffer[4096];
+      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n <= 0) Fail("recv");
+      reply_.append(buffer, static_cast<size_t>(n));
+    }
+    return reply_;
+  }
+
+ private:
+  [[noreturn]] static void Fail(const char* what) {
+    std::perror((std::string("kvlab-opcost: shell ") + what).c_str());
+    std::exit(1);
+  }
+
+  ConnectionRegistry registry_;
+  EventLoop loop_;
+  std::thread loop_thread_;
+  int fd_ = -1;
+  std::string reply_;
 };
 
 struct Case {
@@ -125,7 +210,7 @@ std::vector<Case> MakeCases() {
   return {get, set, incr};
 }
 
-void Populate(Client& client) {
+void Populate(Requester& client) {
   for (int i = 0; i < kKeys; ++i) {
     client.Run(Command({"SET", Key("key:", i), kValue}));
     client.Run(Command({"SET", Key("counter:", i), std::to_string(kCounterStart)}));
@@ -134,7 +219,7 @@ void Populate(Client& client) {
 
 // Runs `ops` commands of the case; `check` compares replies (the warm-up pass
 // only: it is each key's first command of the case, so INCR answers start + 1).
-void Drive(Client& client, const Case& c, long ops, bool check) {
+void Drive(Requester& client, const Case& c, long ops, bool check) {
   for (long i = 0; i < ops; ++i) {
     const std::string& reply = client.Run(c.commands[i % kKeys]);
     if (check && reply != c.expected[i % kKeys]) {
@@ -173,8 +258,10 @@ int Main(int argc, char** argv) {
     std::string kind = engines.substr(start, comma - start);
     start = comma + 1;
 
+    // `shell`: the single engine behind a Connection (see the top of the file).
+    const bool shell = kind == "shell";
     EngineConfig config;
-    config.kind = kind;
+    config.kind = shell ? "single" : kind;
     config.shards = 2;  // two shard threads: a real hop, the same for every run
     config.hop = HopMode::kCommand;
     std::unique_ptr<Engine> engine;
@@ -185,7 +272,13 @@ int Main(int argc, char** argv) {
     ServerSettings settings;
     settings.engine = config;
     ServerContext ctx(*engine, settings);
-    Client client(ctx);
+    std::unique_ptr<Requester> requester;
+    if (shell) {
+      requester = std::make_unique<SocketClient>(ctx);
+    } else {
+      requester = std::make_unique<Client>(ctx);
+    }
+    Requester& client = *requester;
     Populate(client);
 
     for (const Case& c : MakeCases()) {

@@ -1,6 +1,6 @@
 """The callgrind regression gate (python3 -m kvlab regress) on the real kvlab-opcost.
 
-Counts two engines over small regions (a few seconds under valgrind), then
+Counts two engines and the network shell over small regions (a few seconds under valgrind), then
 checks that the counts repeat exactly for an inline engine, that a baseline
 the run exceeds fails the gate naming the case, and that one it undercuts
 passes. Needs this build's kvlab-opcost (KVLAB_BUILD_DIR, from CTest).
@@ -15,7 +15,7 @@ import pytest
 
 from conftest import BUILD_DIR, python_env
 
-ENGINES = "single,sharded"
+ENGINES = "single,sharded,shell"
 
 
 def _regress(tmp_path, *args):
@@ -61,10 +61,14 @@ def _per_op(run):
 def test_every_engine_and_op_is_counted(counted):
     _, (first, _) = counted
     counts = _per_op(first)
-    assert set(counts) == {(e, o) for e in ("single", "sharded") for o in ("GET", "SET", "INCR")}
+    assert set(counts) == {(e, o) for e in ("single", "sharded", "shell")
+                           for o in ("GET", "SET", "INCR")}
     # The sharded path does everything the single one does, plus the hop.
     for op in ("GET", "SET", "INCR"):
         assert counts[("sharded", op)] > counts[("single", op)] > 0
+        # The shell's count is the connection's own work, the Session left out: well
+        # under what parsing and executing a command cost, and not nothing.
+        assert 0 < counts[("shell", op)] < counts[("single", op)] / 2
 
 
 def test_counts_repeat_run_to_run(counted):
@@ -72,6 +76,7 @@ def test_counts_repeat_run_to_run(counted):
     a, b = _per_op(first), _per_op(second)
     for op in ("GET", "SET", "INCR"):
         assert a[("single", op)] == b[("single", op)]
+        assert a[("shell", op)] == b[("shell", op)]  # one client, one request at a time
         # The hop's thread handoff may vary by an instruction or two per op.
         assert abs(a[("sharded", op)] - b[("sharded", op)]) / a[("sharded", op)] < 0.01
 
