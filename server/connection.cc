@@ -51,30 +51,26 @@ void Connection::Unregister() {
 
 void Connection::Start() {
   engine_.DeferWakeupsOnThisThread();  // this thread calls WakeDeferred(): see Drive()
-  if (!loop_.Watch(fd_, shared_from_this(), EPOLLIN)) {
-    CloseNow();
-    return;
-  }
-  interest_ = EPOLLIN;
+  if (!loop_.Watch(fd_, shared_from_this(), WantedEvents())) CloseNow();
 }
 
 // What the loop should report for this socket now. Input is wanted until the
 // client or the session is done, and, while a batch is pending, until the
 // staged input reaches its high-water mark (the client then waits in its own
 // socket buffer). Writability is wanted only while replies wait for room.
-void Connection::UpdateInterest() {
-  if (closed_) return;
+uint32_t Connection::WantedEvents() const {
   uint32_t wanted = 0;
   const bool input_wanted = !session_done_ && !peer_done_ &&
                             !(pending_batch_ && staged_input_.size() >= kStagedInputHighWater);
   if (input_wanted) wanted |= EPOLLIN;
   if (write_blocked_) wanted |= EPOLLOUT;
-  if (wanted == interest_) return;
-  if (!loop_.Watch(fd_, shared_from_this(), wanted)) {
-    CloseNow();
-    return;
-  }
-  interest_ = wanted;
+  return wanted;
+}
+
+// Tells the loop; no system call unless the wanted events changed.
+void Connection::UpdateInterest() {
+  if (closed_) return;
+  if (!loop_.Change(fd_, WantedEvents())) CloseNow();
 }
 
 void Connection::OnReady(uint32_t events) {
@@ -84,7 +80,7 @@ void Connection::OnReady(uint32_t events) {
     write_blocked_ = false;
     Flush();  // a failed socket reports its error here and closes
   }
-  if (!closed_ && (interest_ & EPOLLIN) && (events & EPOLLIN || failed)) Read();
+  if (!closed_ && (WantedEvents() & EPOLLIN) && (events & EPOLLIN || failed)) Read();
   UpdateInterest();
 }
 

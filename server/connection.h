@@ -62,6 +62,7 @@ class Connection final : public EventLoop::Watcher,
   void Read();
   void Drive();
   void Flush();
+  uint32_t WantedEvents() const;
   void UpdateInterest();
   uint64_t UnsentBytes() const { return out_.size() - out_sent_; }
   void Unregister();
@@ -82,7 +83,6 @@ class Connection final : public EventLoop::Watcher,
   std::string out_;           // replies not yet sent; the first out_sent_ bytes are sent
   size_t out_sent_ = 0;
 
-  uint32_t interest_ = 0;       // the events the loop watches now (UpdateInterest())
   bool write_blocked_ = false;  // the socket was full: waiting for it to drain
   bool session_done_ = false;  // Process() said kClose (QUIT, protocol error)
   bool peer_done_ = false;     // the client sent EOF: answer what it sent, then close

@@ -78,6 +78,16 @@ bool EventLoop::Watch(int fd, std::shared_ptr<Watcher> watcher, uint32_t events)
   Slot& slot = slots_[static_cast<size_t>(fd)];
   if (slot.watcher == nullptr) ++watched_;
   slot.watcher = std::move(watcher);
+  return Change(fd, events);
+}
+
+bool EventLoop::ChangeWatchedEvents(int fd, uint32_t events) {
+  if (fd < 0 || static_cast<size_t>(fd) >= slots_.size() ||
+      slots_[static_cast<size_t>(fd)].watcher == nullptr) {
+    errno = EBADF;
+    return false;
+  }
+  Slot& slot = slots_[static_cast<size_t>(fd)];
   if (events == slot.events) return true;
   epoll_event event{};
   event.events = events;

@@ -22,7 +22,6 @@
 
 #include <sys/epoll.h>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,12 +56,25 @@ class EventLoop {
   // Any thread: lets Run() return once the loop is idle (see Run()).
   void ReleaseWhenIdle();
 
-  // Loop thread. Sets which events of `fd` the loop watches (EPOLLIN and/or
-  // EPOLLOUT; 0 removes it from the set, so that a hang-up is not reported
-  // while nothing is wanted). The loop keeps `watcher` alive while it
-  // watches the descriptor, and for the rest of the round after it stops.
-  // Returns false (errno set) if epoll refuses.
+  // Loop thread. Starts watching `fd` for `events` (see Change()) and
+  // reports them to `watcher`, which the loop keeps alive while it watches
+  // the descriptor, and for the rest of the round after it stops. Returns
+  // false (errno set) if epoll refuses.
   bool Watch(int fd, std::shared_ptr<Watcher> watcher, uint32_t events);
+  // Loop thread. Sets which events of a watched `fd` are reported: EPOLLIN
+  // and/or EPOLLOUT; 0 takes it out of the epoll set, so that a hang-up is
+  // not reported while nothing is wanted. No system call when nothing
+  // changes. Returns false (errno set) if `fd` is not watched or epoll refuses.
+  bool Change(int fd, uint32_t events) {
+    // Inline: a connection asks after every request, and the answer is
+    // almost always "as before".
+    const size_t slot = static_cast<size_t>(fd);
+    if (fd >= 0 && slot < slots_.size() && slots_[slot].events == events &&
+        slots_[slot].watcher != nullptr) {
+      return true;
+    }
+    return ChangeWatchedEvents(fd, events);
+  }
   // Loop thread. Stops watching `fd`; REQUIRES: before the descriptor is closed.
   void Forget(int fd);
 
@@ -84,6 +96,7 @@ class EventLoop {
     uint32_t events = 0;  // what epoll watches now (0: not in the set)
   };
 
+  bool ChangeWatchedEvents(int fd, uint32_t events);
   void Dispatch(const epoll_event& event);
   bool RunPosted();      // returns whether anything ran
   bool Idle();           // REQUIRES: the queue's mutex not held
@@ -95,7 +108,6 @@ class EventLoop {
   int64_t held_work_ = 0;
   std::vector<std::shared_ptr<Watcher>> retired_;  // forgotten this round, released after it
   std::vector<std::function<void()>> after_round_;
-  std::atomic<const void*> running_thread_{nullptr};
 
   std::mutex mutex_;  // guards the members below
   std::vector<std::function<void()>> posted_;

@@ -141,7 +141,7 @@ TEST(EventLoop, WatchingNoEventsTakesTheSocketOutOfTheSetButKeepsTheLoopRunning)
     watcher = std::make_shared<FunctionWatcher>([&](uint32_t) {
       // Not read: level-triggered, it would be reported every round. Watching
       // nothing stops the reports (and a peer's hang-up's too).
-      ASSERT_TRUE(loop.Watch(pair.ours(), watcher, 0));
+      ASSERT_TRUE(loop.Change(pair.ours(), 0));
       if (++reports == 1) reported.set_value();
     });
     ASSERT_TRUE(loop.Watch(pair.ours(), watcher, EPOLLIN));
@@ -260,16 +260,20 @@ TEST(EventLoop, HeldWorkKeepsRunGoingUntilReleased) {
   EXPECT_TRUE(thread.Join());
 }
 
-TEST(EventLoop, WatchingAClosedDescriptorFails) {
+TEST(EventLoop, WatchingAClosedDescriptorOrChangingAnUnwatchedOneFails) {
   EventLoop loop;
+  SocketPair pair;
   bool watched = true;
+  bool changed = true;
   loop.Post([&] {
     watched = loop.Watch(-1, std::make_shared<FunctionWatcher>([](uint32_t) {}), EPOLLIN);
+    changed = loop.Change(pair.ours(), EPOLLIN);  // never watched
   });
   loop.ReleaseWhenIdle();
   LoopThread thread(loop);
   ASSERT_TRUE(thread.Join());
   EXPECT_FALSE(watched);
+  EXPECT_FALSE(changed);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ SERVER_SYSCALLS = ("read", "write", "readv", "writev", "recvfrom", "sendto", "re
                    "sendmsg", "epoll_wait", "epoll_pwait", "epoll_ctl", "poll", "select",
                    "futex", "accept4", "close", "sched_yield", "ioctl")
 TRACEPOINTS = Path("/sys/kernel/tracing/events")
+TOTAL_EVENT = "raw_syscalls:sys_enter"  # every system call, whatever its name
 OTHER = "other"
 
 
@@ -134,11 +135,11 @@ def perf_can_count(perf: str | None = None) -> bool:
     """Whether `perf` is installed and the kernel's syscall tracepoints are readable
     (tracefs mounted, and this user may open them)."""
     binary = perf or shutil.which("perf")
-    if binary is None or not (TRACEPOINTS / "raw_syscalls" / "sys_enter").is_dir():
+    if binary is None or not (TRACEPOINTS / TOTAL_EVENT.replace(":", "/")).is_dir():
         return False
-    probe = subprocess.run([binary, "stat", "-x", ",", "-e", "raw_syscalls:sys_enter",
-                            "--", "true"], capture_output=True, text=True)
-    return probe.returncode == 0 and "raw_syscalls:sys_enter" in probe.stderr
+    probe = subprocess.run([binary, "stat", "-x", ",", "-e", TOTAL_EVENT, "--", "true"],
+                           capture_output=True, text=True)
+    return probe.returncode == 0 and TOTAL_EVENT in probe.stderr
 
 
 def _count_with_perf(pid: int, load: Callable[[], int], names: tuple[str, ...],
@@ -150,7 +151,7 @@ def _count_with_perf(pid: int, load: Callable[[], int], names: tuple[str, ...],
         raise SyscallCountError("perf is not installed (apt-get install linux-perf)")
     counted = [name for name in names
                if (TRACEPOINTS / "syscalls" / f"sys_enter_{name}").is_dir()]
-    events = ["raw_syscalls:sys_enter"] + [f"syscalls:sys_enter_{name}" for name in counted]
+    events = [TOTAL_EVENT] + [f"syscalls:sys_enter_{name}" for name in counted]
     with tempfile.TemporaryDirectory(prefix="kvlab-perf-") as scratch:
         control, ack, output = (Path(scratch) / name for name in ("control", "ack", "out.csv"))
         os.mkfifo(control)
@@ -159,9 +160,7 @@ def _count_with_perf(pid: int, load: Callable[[], int], names: tuple[str, ...],
                    "--control", f"fifo:{control},{ack}", "-o", str(output), "-p", str(pid)]
         for event in events:
             command += ["-e", event]
-        if cpu is not None:
-            command = ["taskset", "-c", str(cpu)] + command
-        counter = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        counter = subprocess.Popen(_pinned(command, cpu), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    text=True)
         acks = os.open(ack, os.O_RDWR)  # read-write: never an end-of-file before perf writes
         commands = None
@@ -182,13 +181,18 @@ def _count_with_perf(pid: int, load: Callable[[], int], names: tuple[str, ...],
                 _, stderr = counter.communicate()
         text = output.read_text() if output.exists() else ""
     calls = parse_perf_counts(text, stderr)
-    total = calls.pop("raw_syscalls:sys_enter")
+    total = calls.pop(TOTAL_EVENT)
     by_name = {event.removeprefix("syscalls:sys_enter_"): count
                for event, count in calls.items() if count > 0}
     other = total - sum(by_name.values())
     if other > 0:
         by_name[OTHER] = other
     return SyscallCount(operations=operations, calls_by_name=by_name, method="perf")
+
+
+def _pinned(command: list[str], cpu: int | None) -> list[str]:
+    """`command`, run on CPU `cpu` (taskset) when one is given."""
+    return command if cpu is None else ["taskset", "-c", str(cpu)] + command
 
 
 def _open_control(control: Path, counter: subprocess.Popen) -> int:
@@ -237,8 +241,8 @@ def parse_perf_counts(text: str, stderr: str = "") -> dict[str, int]:
             continue
         value = fields[0].strip()
         counts[fields[2]] = int(value) if value.isdigit() else 0
-    if "raw_syscalls:sys_enter" not in counts:
-        raise SyscallCountError("perf stat printed no count for raw_syscalls:sys_enter: "
+    if TOTAL_EVENT not in counts:
+        raise SyscallCountError(f"perf stat printed no count for {TOTAL_EVENT}: "
                                 + (stderr.strip() or text.strip())[-2000:])
     return counts
 
@@ -252,9 +256,7 @@ def _count_with_strace(pid: int, load: Callable[[], int], strace: str | None,
     with tempfile.TemporaryDirectory(prefix="kvlab-strace-") as scratch:
         summary_path = Path(scratch) / "summary.txt"
         command = [binary, "-c", "-f", "-p", str(pid), "-o", str(summary_path)]
-        if cpu is not None:
-            command = ["taskset", "-c", str(cpu)] + command
-        tracer = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        tracer = subprocess.Popen(_pinned(command, cpu), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True)
         try:
             _wait_until_attached(tracer, pid)
