@@ -1,0 +1,56 @@
+"""Known intervals and their verdicts (ratio_verdicts.decide)."""
+
+import math
+
+import pytest
+
+from kvlab.ratio_verdicts import SEED_INSIDE, SEED_OUTSIDE, UNDECIDED, decide
+
+
+def test_interval_above_one_puts_a_ahead():
+    v = decide(1.02, 1.10, a="concurrent", b="sharded")
+    assert v.direction == "concurrent ahead" and v.ahead == "a"
+    assert v.seed is None and v.text() == "concurrent ahead"
+
+
+def test_interval_below_one_puts_b_ahead():
+    v = decide(0.85, 0.97, a="shared", b="pooled")
+    assert v.direction == "pooled ahead" and v.ahead == "b"
+
+
+@pytest.mark.parametrize("low,high", [(0.98, 1.03), (1.0, 1.2), (0.9, 1.0)])
+def test_interval_touching_or_covering_one_is_undecided(low, high):
+    v = decide(low, high)
+    assert v.direction == UNDECIDED and v.ahead is None
+
+
+def test_seed_inside_and_direction_agrees():
+    v = decide(1.10, 1.16, seed=1.13, a="concurrent", b="sharded")
+    assert v.seed == SEED_INSIDE and v.seed_direction_agrees is True
+    assert v.text() == "concurrent ahead; seed inside, direction agrees"
+
+
+def test_seed_outside_with_the_direction_reversed():
+    v = decide(0.80, 0.90, seed=1.13)
+    assert v.seed == SEED_OUTSIDE and v.seed_direction_agrees is False
+    assert "direction disagrees" in v.text()
+
+
+def test_seed_outside_same_direction_is_size_not_reproduced():
+    v = decide(6.5, 7.0, seed=1.13)
+    assert v.seed == SEED_OUTSIDE and v.seed_direction_agrees is True
+
+
+def test_undecided_says_nothing_about_the_seeds_direction():
+    v = decide(0.95, 1.20, seed=1.13)
+    assert v.seed == SEED_INSIDE and v.seed_direction_agrees is None
+
+
+def test_missing_interval_is_undecided_without_a_seed_verdict():
+    v = decide(math.nan, math.nan, seed=1.13)
+    assert v.direction == UNDECIDED and v.seed is None
+
+
+def test_reversed_interval_is_an_error():
+    with pytest.raises(ValueError):
+        decide(1.2, 1.1)
