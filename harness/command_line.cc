@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "harness/alternation.h"
 #include "harness/cpu_usage.h"
 #include "harness/point_record.h"
 #include "harness/redis_benchmark.h"
@@ -64,6 +65,9 @@ po::options_description Describe() {
     ("timeout", text(), ("seconds to wait for a reply before failing (default " + Seconds(kDefaultReplyTimeoutS) + ")").c_str())
     ("quiet", po::bool_switch(), "no live line per second")
     ("start-at", text(), "begin the run (warm-up included) at this CLOCK_REALTIME instant, ns since the epoch; connects first (several hosts start together)")
+    ("alternate-with", text(), "measure two sides alternately (harness/alternation.h): side B is these options over side A's, e.g. \"--target tcp://127.0.0.1:7001\" or \"--client pooled\" (values without spaces); --duration is then the measured time of both sides, --json gets every slice")
+    ("slice", text(), "--alternate-with: seconds per slice, ramp included (default 0.1)")
+    ("ramp", text(), "--alternate-with: seconds dropped at the start of every slice (default 0.01)")
     ("help", po::bool_switch(), "show this help");
   // clang-format on
   return options;
@@ -110,6 +114,52 @@ Status ParseIntegerList(const std::string& text, const char* option, Integer low
   return Status::Ok();
 }
 
+// Splits `text` at whitespace.
+std::vector<std::string> Words(const std::string& text) {
+  std::istringstream stream(text);
+  std::vector<std::string> words;
+  for (std::string word; stream >> word;) words.push_back(word);
+  return words;
+}
+
+// The option an argument names ("--name" or "--name=value"), or "" for a value.
+std::string OptionName(const std::string& argument) {
+  if (argument.rfind("--", 0) != 0) return "";
+  return argument.substr(2, argument.find('=') == std::string::npos ? std::string::npos
+                                                                        : argument.find('=') - 2);
+}
+
+// Side B's argv: side A's, without --alternate-with and without every option
+// that `overrides` sets, then `overrides`.
+Status SideBArguments(const std::vector<std::string>& args, const std::string& overrides,
+                      std::vector<std::string>* out) {
+  const po::options_description options = Describe();
+  const std::vector<std::string> words = Words(overrides);
+  std::vector<std::string> replaced = {"alternate-with", "slice", "ramp"};
+  for (const std::string& word : words) {
+    const std::string name = OptionName(word);
+    if (name == "alternate-with" || name == "slice" || name == "ramp") {
+      return Status::InvalidArgument("--alternate-with cannot set --" + name);
+    }
+    if (!name.empty()) replaced.push_back(name);
+  }
+  out->assign(args.begin(), args.begin() + (args.empty() ? 0 : 1));
+  for (size_t i = args.empty() ? 0 : 1; i < args.size(); ++i) {
+    const std::string name = OptionName(args[i]);
+    const bool drop = !name.empty() && std::find(replaced.begin(), replaced.end(), name) != replaced.end();
+    const po::option_description* known = name.empty() ? nullptr : options.find_nothrow(name, false);
+    const bool takes_value = known != nullptr && known->semantic()->max_tokens() > 0 &&
+                             args[i].find('=') == std::string::npos;
+    if (!drop) out->push_back(args[i]);
+    if (takes_value && i + 1 < args.size()) {
+      ++i;
+      if (!drop) out->push_back(args[i]);
+    }
+  }
+  out->insert(out->end(), words.begin(), words.end());
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string UsageText() {
@@ -120,6 +170,36 @@ std::string UsageText() {
           "130 interrupted\n";
   return text.str();
 }
+
+namespace {
+
+Status ParseAlternation(const std::vector<std::string>& args, const po::variables_map& values,
+                        CommandLineOptions* options) {
+  if (options->loadgen != LoadGenerator::kKvlabLoad) {
+    return Status::InvalidArgument("--alternate-with needs --loadgen kvlab-load");
+  }
+  if (values.count("repeat") || values.count("csv")) {
+    return Status::InvalidArgument("--alternate-with measures one alternation into --json; "
+                                   "--repeat and --csv do not apply");
+  }
+  std::vector<std::string> side_b;
+  Status status = SideBArguments(args, values["alternate-with"].as<std::string>(), &side_b);
+  CommandLineOptions b;
+  if (status.ok()) status = ParseCommandLine(side_b, &b);
+  if (!status.ok()) return status.WithContext("--alternate-with");
+  AlternationConfig& alternation = options->alternation;
+  alternation.a = options->config;
+  alternation.b = b.config;
+  alternation.duration_s = options->config.duration_s;
+  alternation.warmup_s = values.count("warmup") ? options->config.warmup_s : 1.0;
+  status = ParseNumberOption(values, "slice", 0.001, 60.0, &alternation.slice_s);
+  if (status.ok()) status = ParseNumberOption(values, "ramp", 0.0, 60.0, &alternation.ramp_s);
+  if (status.ok()) status = ValidateAlternation(alternation);
+  options->alternate = status.ok();
+  return status;
+}
+
+}  // namespace
 
 Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions* out) {
   po::variables_map values;
@@ -233,7 +313,12 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok() && values.count("requests") && options.loadgen != LoadGenerator::kRedisBenchmark) {
     status = Status::InvalidArgument("--requests applies to --loadgen redis-benchmark only");
   }
-  if (status.ok()) {
+  if (status.ok() && values.count("alternate-with")) {
+    status = ParseAlternation(args, values, &options);
+  } else if (status.ok() && (values.count("slice") || values.count("ramp"))) {
+    status = Status::InvalidArgument("--slice and --ramp apply to --alternate-with only");
+  }
+  if (status.ok() && !options.alternate) {
     status = options.loadgen == LoadGenerator::kRedisBenchmark ? ValidateRedisBenchmarkConfig(config)
                                                                 : ValidateConfig(config);
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/alternation.h"
 #include "harness/point_record.h"
 #include "harness/status.h"
 #include "harness/sweep.h"
@@ -36,6 +37,10 @@ struct CommandLineOptions {
   // CLOCK_REALTIME ns at which the measured run (warm-up included) begins:
   // kvlab-load connects first, then waits until then. 0: begin at once.
   uint64_t start_at_ns = 0;
+  // --alternate-with: two sides measured alternately (harness/alternation.h);
+  // `config` is then side A's, `alternation` holds both.
+  bool alternate = false;
+  AlternationConfig alternation;
   bool help = false;
   bool schema = false;  // --schema: print the point record's columns, measure nothing
 };

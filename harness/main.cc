@@ -7,11 +7,13 @@
 
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "harness/alternation.h"
 #include "harness/command_line.h"
 #include "harness/event_loop.h"
 #include "harness/machine_info.h"
@@ -57,6 +59,7 @@ class FrontEnd {
       : options_(std::move(options)), args_(std::move(args)) {}
 
   int Run() {
+    if (options_.alternate) return RunAlternationMode();
     const LoadConfig& config = options_.config;
     Status reachable;
     RunDescription description{args_, config, CollectMachineInfo(), FetchServerInfo(config, &reachable)};
@@ -119,6 +122,53 @@ class FrontEnd {
   }
 
  private:
+  // --alternate-with: one alternation of two sides; every slice goes to --json.
+  int RunAlternationMode() {
+    const AlternationConfig& config = options_.alternation;
+    std::printf("kvlab-load: alternating %s (A) and %s (B), %s: slices of %g s, ramp %g s "
+                "dropped, %g s measured after %g s of warm-up\n",
+                config.a.target.ToUrl().c_str(), config.b.target.ToUrl().c_str(),
+                config.a.target.ToUrl() == config.b.target.ToUrl() ? "one server, two client setups"
+                                                                    : "two servers",
+                config.slice_s, config.ramp_s, config.duration_s, config.warmup_s);
+    std::fflush(stdout);
+    AlternationResult result;
+    const Status ran = RunAlternation(config, &g_interrupted, &result);
+    uint64_t ops[2] = {0, 0};
+    double seconds[2] = {0, 0};
+    for (const AlternatingSlice& slice : result.slices) {
+      ops[slice.side] += slice.ops;
+      seconds[slice.side] += slice.seconds;
+    }
+    for (int side = 0; side < 2; ++side) {
+      std::printf("side %c: %zu slices, %.0f ops/s\n", side == 0 ? 'A' : 'B',
+                  result.slices.size() / 2, seconds[side] > 0 ? ops[side] / seconds[side] : 0.0);
+    }
+    const std::string status = ran.ok() ? "complete"
+                               : ran.code() == Status::Code::kCancelled ? "cancelled" : "failed";
+    if (!options_.json_path.empty()) {
+      const std::string temporary = options_.json_path + ".tmp";
+      {
+        std::ofstream file(temporary, std::ios::trunc);
+        file << AlternationJson(config, result, status, ran.ok() ? "" : ran.message());
+        if (!file.good()) {
+          std::fprintf(stderr, "kvlab-load: cannot write %s\n", options_.json_path.c_str());
+          return kExitRunFailed;
+        }
+      }
+      if (std::rename(temporary.c_str(), options_.json_path.c_str()) != 0) {
+        std::fprintf(stderr, "kvlab-load: cannot write %s\n", options_.json_path.c_str());
+        return kExitRunFailed;
+      }
+    }
+    if (ran.code() == Status::Code::kCancelled) return kExitInterrupted;
+    if (!ran.ok()) {
+      std::fprintf(stderr, "kvlab-load: %s\n", ran.message().c_str());
+      return kExitRunFailed;
+    }
+    return kExitOk;
+  }
+
   void PrintPlan() const {
     const LoadConfig& c = options_.config;
     std::string io;

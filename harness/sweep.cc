@@ -32,16 +32,7 @@ class PointRun {
   ~PointRun() { Stop(); }
 
   Status Start() {
-    StrategyOptions options;
-    options.target = config_.target;
-    options.connection = {config_.tcp_nodelay, config_.connect_timeout_s, config_.reply_timeout_s};
-    options.threads = threads_;
-    options.connections = EffectiveConnections(config_, threads_);
-    options.pipeline = config_.pipeline;
-    options.refill = config_.refill;
-    options.cpus = config_.cpus;
-    options.io = config_.io;
-    strategy_ = MakeClientStrategy(config_.client, options);
+    strategy_ = MakeClientStrategy(config_.client, StrategyOptionsOf(config_, threads_));
     Status connected = strategy_->Connect();
     if (!connected.ok()) return connected;
     recorders_.reserve(static_cast<size_t>(threads_));
@@ -430,6 +421,19 @@ LatencyHistogram MergedLatency(const PointResult& point) {
   LatencyHistogram merged;
   for (const RepetitionResult& r : point.repetitions) merged.Merge(r.latency);
   return merged;
+}
+
+StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads) {
+  StrategyOptions options;
+  options.target = config.target;
+  options.connection = {config.tcp_nodelay, config.connect_timeout_s, config.reply_timeout_s};
+  options.threads = threads;
+  options.connections = EffectiveConnections(config, threads);
+  options.pipeline = config.pipeline;
+  options.refill = config.refill;
+  options.cpus = config.cpus;
+  options.io = config.io;
+  return options;
 }
 
 int EffectiveConnections(const LoadConfig& config, int threads) {

@@ -63,6 +63,8 @@ struct LoadConfig {
 Status ValidateConfig(const LoadConfig& config);
 // The number of connections a point with `threads` threads uses.
 int EffectiveConnections(const LoadConfig& config, int threads);
+// What the client strategy of a point with `threads` threads is made with.
+StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads);
 
 // The throughput of one slice of a window (nominally 100 ms; the last one
 // ends at the window's end). Slices tile the window: their ops sum to the

@@ -1,0 +1,131 @@
+"""Alternating measurement's slices (kvlab-load --alternate-with, harness/alternation.h):
+pairs, ratios, the machine's noise, and where the next round buys most.
+
+A run alternates the load between side A and side B in ABBA slices. Each pair of
+adjacent slices (0-1: A then B, 2-3: B then A, ...) gives one ratio A/B of a metric:
+
+- `ops_per_s`: the slice's ops over its measured seconds;
+- `ops_per_server_cpu_s`: ops over the side's server CPU seconds in the slice (what a
+  request costs the server; the measure that still tells servers apart when the client
+  is the bottleneck, and which a client-bound comparison is judged on).
+
+Per round (fresh processes) the pairs' log ratios go to stats.paired_interval.
+
+Calibration figures of an A/A run (a server against a copy of itself):
+- slice CV: the standard deviation of log ops/s between slices of one side;
+- drift: the same side's throughput from the first to the last fifth of a round, as
+  a percentage (median over rounds of its absolute value);
+- the precision the budget buys: the half-width one second of alternating reaches,
+  scaled as 1/sqrt(seconds) (the A/A interval's half-width times sqrt of its seconds).
+
+Pure functions; `read_alternation` reads kvlab-load's JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import statistics
+from pathlib import Path
+
+# A comparison whose client used this share of its cores is client-bound.
+CLIENT_BOUND_SHARE = 0.9
+
+
+@dataclasses.dataclass(frozen=True)
+class Slice:
+    side: int            # 0 = A, 1 = B
+    start_s: float
+    seconds: float
+    ops: int
+    server_cpu_s: float  # < 0: not read
+    client_cpu_s: float
+    mean_us: float
+    p99_us: float
+
+    def value(self, metric: str) -> float:
+        if metric == "ops_per_server_cpu_s":
+            return self.ops / self.server_cpu_s if self.server_cpu_s > 0 else math.nan
+        return self.ops / self.seconds if self.seconds > 0 else math.nan
+
+
+def read_alternation(path: Path) -> tuple[dict, list[Slice]]:
+    """kvlab-load's alternation JSON: the document and its slices in time order."""
+    document = json.loads(Path(path).read_text())
+    slices = [Slice(int(s["side"]), float(s["start_s"]), float(s["seconds"]), int(s["ops"]),
+                    _number(s.get("server_cpu_s")), _number(s.get("client_cpu_s")),
+                    _number(s.get("mean_us")), _number(s.get("p99_us")))
+              for s in document.get("slices", [])]
+    return document, slices
+
+
+def _number(value) -> float:
+    return -1.0 if value is None else float(value)
+
+
+def pair_log_ratios(slices: list[Slice], metric: str = "ops_per_s") -> list[float]:
+    """log(A/B) of every adjacent pair of slices, in time order; a pair missing the metric
+    (no server CPU, an empty slice) is left out."""
+    ratios = []
+    for first, second in zip(slices[0::2], slices[1::2]):
+        if {first.side, second.side} != {0, 1}:
+            raise ValueError("slices are not in alternating pairs")
+        a, b = (first, second) if first.side == 0 else (second, first)
+        va, vb = a.value(metric), b.value(metric)
+        if va > 0 and vb > 0 and math.isfinite(va) and math.isfinite(vb):
+            ratios.append(math.log(va / vb))
+    return ratios
+
+
+def slice_cv(slices: list[Slice], side: int = 0) -> float:
+    """The standard deviation of log ops/s between one side's slices."""
+    logs = [math.log(s.value("ops_per_s")) for s in slices if s.side == side and s.ops > 0]
+    return statistics.stdev(logs) if len(logs) >= 2 else math.nan
+
+
+def drift(slices: list[Slice], side: int = 0) -> float:
+    """One side's mean ops/s in the last fifth of the round over the first fifth, minus 1."""
+    mine = [s.value("ops_per_s") for s in slices if s.side == side and s.ops > 0]
+    fifth = len(mine) // 5
+    if fifth < 1:
+        return math.nan
+    return statistics.fmean(mine[-fifth:]) / statistics.fmean(mine[:fifth]) - 1
+
+
+def client_bound(slices: list[Slice], allowed_cores: float, threads: int | None) -> bool:
+    """The client used at least CLIENT_BOUND_SHARE of the cores it could (a dedicated
+    client's threads at most one core each) in the median slice."""
+    cores = [s.client_cpu_s / s.seconds for s in slices if s.seconds > 0]
+    if not cores or allowed_cores <= 0:
+        return False
+    limit = min(allowed_cores, threads) if threads else allowed_cores
+    return statistics.median(cores) >= CLIENT_BOUND_SHARE * limit
+
+
+def seconds_for(half_width: float, seconds: float, target: float) -> float:
+    """Seconds of alternating a ratio needs to reach `target`, if its half-width
+    after `seconds` was `half_width` (half-widths fall as 1/sqrt(time))."""
+    if not (half_width > 0 and math.isfinite(half_width)) or seconds <= 0:
+        return math.inf
+    return seconds * (half_width / target) ** 2
+
+
+def next_to_measure(states: dict, target: float, min_rounds: int):
+    """The comparison the next round should go to, or None when every one is resolved.
+
+    `states`: name -> (rounds, half_width, seconds per round). A comparison with fewer
+    than min_rounds rounds comes first (fewest rounds first); then the one furthest from
+    its target per second of measuring: the largest (half_width / target - 1) over its
+    round's seconds. A comparison within its target after min_rounds gets no more."""
+    short = [(rounds, name) for name, (rounds, _, _) in states.items() if rounds < min_rounds]
+    if short:
+        return min(short)[1]
+    best, best_score = None, 0.0
+    for name, (rounds, half_width, seconds) in states.items():
+        if half_width <= target:
+            continue
+        score = (min(half_width, 1e6) / target - 1) / max(seconds, 1e-9)
+        if score > best_score:
+            best, best_score = name, score
+    return best

@@ -1,0 +1,376 @@
+#include "harness/alternation.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "harness/cpu_usage.h"
+#include "harness/json_writer.h"
+#include "harness/load_clock.h"
+#include "harness/server_control.h"
+#include "harness/thread_recorder.h"
+
+namespace kvlab::harness {
+namespace {
+
+constexpr uint64_t kDrainGraceNs = 2'000'000'000;  // in-flight requests get this long at a switch
+
+const char* SideName(int side) { return side == 0 ? "side A" : "side B"; }
+
+// One side's client: its strategy's connections stay open for the whole
+// run; its application threads park between the slices that load it.
+class SideRun {
+ public:
+  SideRun(const LoadConfig& config, int side) : config_(config), side_(side) {}
+  SideRun(const SideRun&) = delete;
+  SideRun& operator=(const SideRun&) = delete;
+  ~SideRun() { Shutdown(); }
+
+  Status Start() {
+    threads_ = config_.threads.front();
+    strategy_ = MakeClientStrategy(config_.client, StrategyOptionsOf(config_, threads_));
+    Status connected = strategy_->Connect();
+    if (!connected.ok()) return connected.WithContext(SideName(side_));
+    for (int i = 0; i < threads_; ++i) {
+      recorders_.push_back(std::make_unique<ThreadRecorder>());
+      // Each side its own streams, so A and B never send the same key sequence.
+      const uint64_t stream = (static_cast<uint64_t>(side_ + 1) << 40) | static_cast<uint64_t>(i);
+      const uint64_t sequential_start = config_.workload.keys / static_cast<uint64_t>(threads_) * i;
+      generators_.push_back(
+          std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start));
+    }
+    statuses_.resize(static_cast<size_t>(threads_));
+    for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { Work(i); });
+    return Status::Ok();
+  }
+
+  // Lets the parked threads run their closed loops.
+  void Activate() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_.store(false, std::memory_order_release);
+      returned_ = 0;
+      ++generation_;
+    }
+    wake_.notify_all();
+  }
+
+  // Stops sending and waits until every thread's in-flight requests are
+  // answered (the threads then park). False when that took longer than the
+  // grace or a thread failed: the connections are interrupted.
+  bool Deactivate() {
+    stop_.store(true, std::memory_order_release);
+    std::unique_lock lock(mutex_);
+    const bool drained = done_.wait_for(lock, std::chrono::nanoseconds(kDrainGraceNs),
+                                        [this] { return returned_ == threads_; });
+    if (!drained) {
+      lock.unlock();
+      strategy_->Interrupt();
+    }
+    return drained && !failed();
+  }
+
+  ThreadCounters TakeAll(uint64_t* at_ns) {
+    if (at_ns != nullptr) *at_ns = NowNs();
+    ThreadCounters total;
+    for (auto& recorder : recorders_) total.Merge(recorder->Take());
+    return total;
+  }
+
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  Status FirstFailure() const {
+    std::lock_guard lock(mutex_);
+    for (const Status& status : statuses_) {
+      if (!status.ok()) return status.WithContext(SideName(side_));
+    }
+    return Status::Ok();
+  }
+  int64_t IncrbySum() const {
+    int64_t sum = 0;
+    for (const auto& recorder : recorders_) sum += recorder->incrby_sum();
+    return sum;
+  }
+
+  void Shutdown() {
+    if (workers_.empty()) return;
+    {
+      std::lock_guard lock(mutex_);
+      quit_ = true;
+      stop_.store(true, std::memory_order_release);
+    }
+    wake_.notify_all();
+    for (std::thread& worker : workers_) worker.join();
+    workers_.clear();
+  }
+
+ private:
+  void Work(int index) {
+    Status pinned = PinCurrentThread(config_.cpus);
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        if (quit_) return;
+        seen = generation_;
+      }
+      Status status = pinned;
+      if (status.ok()) {
+        ThreadLoad load;
+        load.thread_index = index;
+        load.generator = generators_[static_cast<size_t>(index)].get();
+        load.recorder = recorders_[static_cast<size_t>(index)].get();
+        load.stop = &stop_;
+        status = strategy_->RunThread(load);
+      }
+      {
+        std::lock_guard lock(mutex_);
+        if (!status.ok() && !quit_ && statuses_[static_cast<size_t>(index)].ok()) {
+          statuses_[static_cast<size_t>(index)] = status;
+          failed_.store(true, std::memory_order_release);
+        }
+        ++returned_;
+      }
+      done_.notify_all();
+    }
+  }
+
+  const LoadConfig& config_;
+  const int side_;
+  int threads_ = 1;
+  std::unique_ptr<ClientStrategy> strategy_;
+  std::vector<std::unique_ptr<ThreadRecorder>> recorders_;
+  std::vector<std::unique_ptr<WorkloadGenerator>> generators_;
+  std::vector<Status> statuses_;  // GUARDED_BY(mutex_) while workers run
+  std::vector<std::thread> workers_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  uint64_t generation_ = 0;  // GUARDED_BY(mutex_): bumped by every Activate
+  int returned_ = 0;         // GUARDED_BY(mutex_): threads parked since the last Activate
+  bool quit_ = false;        // GUARDED_BY(mutex_)
+  std::atomic<bool> stop_{true};
+  std::atomic<bool> failed_{false};
+};
+
+// Prefills (or flushes) a target once; shared by both sides when they name it.
+Status PrepareTarget(const LoadConfig& config, ServerControl& control) {
+  if (config.flush) {
+    Status flushed = control.FlushAll();
+    if (!flushed.ok()) return flushed;
+  }
+  if (config.prefill) {
+    uint64_t written = 0;
+    return control.Prefill(config.workload, &written);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+double ServerCpuClockSeconds(pid_t pid) {
+  if (pid <= 0) return -1;
+  clockid_t clock;
+  if (::clock_getcpuclockid(pid, &clock) != 0) return -1;
+  timespec now{};
+  if (::clock_gettime(clock, &now) != 0) return -1;
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+Status ValidateAlternation(const AlternationConfig& config) {
+  for (const LoadConfig* side : {&config.a, &config.b}) {
+    Status valid = ValidateConfig(*side);
+    if (!valid.ok()) return valid;
+    if (side->threads.size() != 1) {
+      return Status::InvalidArgument("alternation measures one point: give --threads one value");
+    }
+    if (side->rate > 0) return Status::InvalidArgument("alternation is closed loop only (no --rate)");
+  }
+  if (!(config.slice_s >= 0.005 && config.slice_s <= 60)) {
+    return Status::InvalidArgument("--slice must be in 0.005..60 seconds");
+  }
+  if (!(config.ramp_s >= 0 && config.ramp_s < config.slice_s / 2)) {
+    return Status::InvalidArgument("--ramp must be >= 0 and under half the slice");
+  }
+  if (!(config.duration_s >= 4 * config.slice_s)) {
+    return Status::InvalidArgument("alternation needs --duration of at least 4 slices (one ABBA cycle)");
+  }
+  if (!(config.warmup_s >= 0)) return Status::InvalidArgument("--warmup must be >= 0 seconds");
+  return Status::Ok();
+}
+
+Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* cancel,
+                      AlternationResult* out) {
+  Status valid = ValidateAlternation(config);
+  if (!valid.ok()) return valid;
+  const LoadConfig* configs[2] = {&config.a, &config.b};
+  const bool one_target = config.a.target.ToUrl() == config.b.target.ToUrl();
+  std::unique_ptr<ServerControl> controls[2];
+  for (int side = 0; side < 2; ++side) {
+    const LoadConfig& load = *configs[side];
+    if (side == 1 && one_target) {
+      out->sides[1].server_pid = out->sides[0].server_pid;
+      break;
+    }
+    const ConnectionOptions options{true, load.connect_timeout_s, load.reply_timeout_s};
+    Status opened = ServerControl::Open(load.target, options, &controls[side]);
+    if (!opened.ok()) return opened.WithContext(SideName(side));
+    out->sides[side].server_pid = LocalServerPid(*controls[side]);
+    Status prepared = PrepareTarget(load, *controls[side]);
+    if (!prepared.ok()) return prepared.WithContext(SideName(side));
+  }
+
+  SideRun a(config.a, 0), b(config.b, 1);
+  SideRun* runs[2] = {&a, &b};
+  for (SideRun* run : runs) {
+    Status started = run->Start();
+    if (!started.ok()) return started;
+  }
+  // Both servers are ours: only others' CPU on the measured CPUs is interference.
+  WatchOptions watch_options = config.a.watch;
+  if (!one_target && out->sides[1].server_pid > 0) {
+    watch_options.own_pids.push_back(out->sides[1].server_pid);
+  }
+  const WindowWatch watch(watch_options, out->sides[0].server_pid);
+  out->usable_cores = UsableCoreCount(config.a.cpus);
+  out->allowed_cores = AllowedCores(config.a.cpus);
+
+  auto cancelled = [cancel] { return cancel != nullptr && cancel->load(std::memory_order_relaxed); };
+  const uint64_t slice_ns = static_cast<uint64_t>(config.slice_s * 1e9);
+  const uint64_t ramp_ns = static_cast<uint64_t>(config.ramp_s * 1e9);
+  // Warm-up slices keep the ABBA order and a whole number of cycles.
+  const int warmup_slices = 4 * static_cast<int>((config.warmup_s / config.slice_s + 3) / 4);
+  const int measured_slices = static_cast<int>(config.duration_s / config.slice_s + 1e-9);
+  uint64_t first_start_ns = 0;
+  WatchMark watch_start;
+  Status failure;
+  for (int i = 0; i < warmup_slices + measured_slices; ++i) {
+    const bool measured = i >= warmup_slices;
+    const int index = i - warmup_slices;
+    const int side = SideOfSlice(measured ? index : i);
+    SideRun& run = *runs[side];
+    const pid_t server_pid = out->sides[side].server_pid;
+    if (measured && index == 0) watch_start = watch.Mark();
+
+    const uint64_t begin_ns = NowNs();
+    run.Activate();
+    SleepUntilNs(begin_ns + ramp_ns);
+    uint64_t start_ns = 0;
+    const ThreadCounters ramp = run.TakeAll(&start_ns);
+    const double client_cpu_start = ProcessCpuSeconds();
+    const double server_cpu_start = ServerCpuClockSeconds(server_pid);
+    SleepUntilNs(begin_ns + slice_ns);
+    uint64_t end_ns = 0;
+    ThreadCounters counters = run.TakeAll(&end_ns);
+    const double client_cpu_end = ProcessCpuSeconds();
+    const double server_cpu_end = ServerCpuClockSeconds(server_pid);
+    const bool drained = run.Deactivate();
+    const ThreadCounters drain = run.TakeAll(nullptr);
+    if (!drained) {
+      failure = run.FirstFailure();
+      if (failure.ok()) failure = Status::IoError(std::string(SideName(side)) +
+                                                  ": in-flight requests did not drain within 2 s");
+      break;
+    }
+    if (measured) {
+      if (index == 0) first_start_ns = start_ns;
+      AlternatingSlice slice;
+      slice.index = index;
+      slice.side = side;
+      slice.start_s = (start_ns - first_start_ns) / 1e9;
+      slice.seconds = (end_ns - start_ns) / 1e9;
+      slice.ops = counters.ops;
+      slice.errors = counters.errors;
+      slice.ramp_ops = ramp.ops + ramp.errors;
+      slice.drain_ops = drain.ops + drain.errors;
+      slice.client_cpu_s = client_cpu_end - client_cpu_start;
+      if (server_cpu_start >= 0 && server_cpu_end >= 0) {
+        slice.server_cpu_s = server_cpu_end - server_cpu_start;
+      }
+      slice.latency = std::move(counters.latency);
+      out->seconds = (end_ns - first_start_ns) / 1e9;
+      out->slices.push_back(std::move(slice));
+    }
+    if (cancelled()) {
+      failure = Status::Cancelled("cancelled after " + std::to_string(out->slices.size()) + " slices");
+      break;
+    }
+  }
+  if (!out->slices.empty()) out->watched = watch.Between(watch_start, watch.Mark());
+  for (int side = 0; side < 2; ++side) {
+    runs[side]->Shutdown();
+    out->sides[side].incrby_sum = runs[side]->IncrbySum();
+  }
+  return failure;
+}
+
+namespace {
+
+void SideJson(JsonWriter& json, const LoadConfig& config, const AlternationSide& side) {
+  json.BeginObject();
+  json.Key("target").String(config.target.ToUrl());
+  json.Key("client").String(ClientKindName(config.client));
+  json.Key("io").String(IoModelName(config.io.model));
+  json.Key("threads").Integer(config.threads.front());
+  json.Key("connections").Integer(EffectiveConnections(config, config.threads.front()));
+  json.Key("pipeline").Integer(config.pipeline);
+  json.Key("nodelay").Bool(config.tcp_nodelay);
+  json.Key("server_pid").Integer(side.server_pid);
+  json.Key("incrby_sum").Integer(side.incrby_sum);
+  json.EndObject();
+}
+
+double Micros(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+}  // namespace
+
+std::string AlternationJson(const AlternationConfig& config, const AlternationResult& result,
+                            const std::string& status, const std::string& error) {
+  JsonWriter json;
+  json.BeginObject();
+  json.Key("format").String("kvlab-load alternation 1");
+  json.Key("status").String(status);
+  json.Key("error").String(error);
+  json.Key("slice_s").Number(config.slice_s);
+  json.Key("ramp_s").Number(config.ramp_s);
+  json.Key("warmup_s").Number(config.warmup_s);
+  json.Key("seconds").Number(result.seconds);
+  json.Key("usable_cores").Integer(result.usable_cores);
+  json.Key("allowed_cores").Number(result.allowed_cores);
+  json.Key("foreign_cpu").Number(result.watched.foreign_cores);
+  json.Key("steal_cpu").Number(result.watched.steal_cores);
+  json.Key("disturbed").Bool(result.watched.disturbed);
+  json.Key("sides").BeginArray();
+  SideJson(json, config.a, result.sides[0]);
+  SideJson(json, config.b, result.sides[1]);
+  json.EndArray();
+  json.Key("slices").BeginArray();
+  for (const AlternatingSlice& slice : result.slices) {
+    json.BeginObject();
+    json.Key("index").Integer(slice.index);
+    json.Key("side").Integer(slice.side);
+    json.Key("start_s").Number(slice.start_s);
+    json.Key("seconds").Number(slice.seconds);
+    json.Key("ops").Unsigned(slice.ops);
+    json.Key("errors").Unsigned(slice.errors);
+    json.Key("ramp_ops").Unsigned(slice.ramp_ops);
+    json.Key("drain_ops").Unsigned(slice.drain_ops);
+    json.Key("client_cpu_s").Number(slice.client_cpu_s);
+    json.Key("server_cpu_s").Number(slice.server_cpu_s);
+    json.Key("mean_us").Number(slice.latency.mean_ns() / 1000.0);
+    json.Key("p50_us").Number(Micros(slice.latency.ValueAtQuantile(0.50)));
+    json.Key("p99_us").Number(Micros(slice.latency.ValueAtQuantile(0.99)));
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+  return json.text() + "\n";
+}
+
+}  // namespace kvlab::harness
