@@ -91,6 +91,8 @@ def test_page_shows_every_section_and_highlights_the_regression(results):
     text = open(page, encoding="utf-8").read()
     for section in ('id="opcost"', 'id="micro"', 'id="bench"'):
         assert section in text
+    # The page says nothing of the machine it was rendered on: no absolute folder.
+    assert str(results) not in text
     # The gate run where sharded/GET grew is the latest record: one highlighted row.
     assert text.count('<tr class="regression"><td>sharded</td><td>GET</td>') == 1
     assert "1 case(s) grew past the 5% tolerance" in text

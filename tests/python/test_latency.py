@@ -1,5 +1,6 @@
 """Latency versus load: rates at fractions of the maximum, kvlab-load command lines,
-curve rows from kvlab-load's JSON (merged histograms), latency-capped throughput, the plot."""
+curve rows from kvlab-load's JSON (merged histograms), latency-capped throughput, and
+the plot (rendering/plots_latency.py)."""
 
 import json
 import subprocess
@@ -10,9 +11,10 @@ import pytest
 
 from conftest import BUILD_DIR, kvlab_binaries_or_skip
 from kvlab.running.experiment import Point
+from kvlab.rendering.plots_latency import write_latency_curve
 from kvlab.running.latency import (DEFAULT_FRACTIONS, closed_loop_maximum, curve_row,
                            latency_capped_throughput, measure_curve, open_loop_commands,
-                           open_loop_rates, write_latency_curve)
+                           open_loop_rates)
 
 
 def point(**overrides) -> Point:

@@ -109,28 +109,6 @@ def test_the_report_leads_with_the_declared_comparisons(small_run):
     assert "1 of 2 declared ratios did not reach the target" in report
 
 
-def test_pooled_and_shared_share_a_panel_although_their_connections_differ():
-    # A shared client always records 1 connection and a pooled one 8: that must
-    # not put each strategy in a panel of its own, or the plot compares nothing.
-    import pandas as pd
-    from kvlab.rendering.plots import _panels
-
-    rows = [dict(server="redis", client=client, transport="unix", loadgen="kvlab-load",
-                 nodelay="on", command="incrby", keys=1, value_size=64, pipeline=1,
-                 connections=connections, key_dist="uniform", threads=threads)
-            for client, connections in (("pooled", 8), ("shared", 1)) for threads in (1, 2)]
-    panels = _panels(pd.DataFrame(rows))
-    assert len(panels) == 1 and set(panels[0][1]["client"]) == {"pooled", "shared"}
-    # A variable that really varies within a line still splits panels.
-    rows += [dict(r, keys=1000) for r in rows]
-    panels = _panels(pd.DataFrame(rows))
-    assert [title for title, _ in panels] == ["keys=1", "keys=1000"]
-    assert all(set(panel["client"]) == {"pooled", "shared"} for _, panel in panels)
-    # Transports get panels of their own (remote is ~50x slower than unix).
-    rows += [dict(r, transport="remote") for r in rows]
-    assert len(_panels(pd.DataFrame(rows))) == 4
-
-
 def test_lettuce_tables_split_by_io_model_with_switches_and_the_measured_rtt(small_run):
     import pandas as pd
     points = pd.read_csv(small_run / "points.csv", dtype=str, keep_default_na=False)

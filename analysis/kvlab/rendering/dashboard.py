@@ -33,6 +33,7 @@ from .. import micro
 from ..compare import VERDICT_HEADER, verdict_rows
 from ..history import cost_columns, describe_fingerprint, parse_date, series_of
 from ..verdict import MIN_EFFECT, count, judge_record
+from . import palette
 from .dashboard_data import DashboardData, load_dashboard_data
 
 # A micro benchmark whose time grew more than this against the previous run
@@ -76,8 +77,10 @@ def plot_opcost(records, out_dir):
     plots = []
     for op in ops:
         fig, ax = _pyplot().subplots(figsize=(8, 3.4))
-        engines = sorted({c["engine"] for r in records for c in r["cases"] if c["op"] == op})
+        engines = palette.ordered("server", {c["engine"] for r in records for c in r["cases"]
+                                             if c["op"] == op})
         for engine in engines:
+            style = palette.server(engine)
             xs, ys, grew = [], [], []
             for i, r in enumerate(records):
                 for c in r["cases"]:
@@ -86,7 +89,7 @@ def plot_opcost(records, out_dir):
                         ys.append(c["instructions_per_op"])
                         if c.get("status") == "grew":
                             grew.append((i, c["instructions_per_op"]))
-            line, = ax.plot(xs, ys, marker="o", label=engine)
+            ax.plot(xs, ys, marker=style.marker, color=style.colour, label=engine)
             if grew:
                 ax.scatter(*zip(*grew), s=160, facecolors="none", edgecolors="red", linewidths=2)
         ax.set_xticks(range(len(records)))
@@ -112,10 +115,13 @@ def plot_micro(runs, out_dir):
     plots = []
     for family in sorted(families):
         names = sorted(families[family])[:MAX_SERIES_PER_PLOT]
+        styles = palette.series_styles(names)
         fig, ax = _pyplot().subplots(figsize=(8, 3.2))
         for name in names:
             pts = [(i, r["benchmarks"][name]["ns"]) for i, r in enumerate(runs) if name in r["benchmarks"]]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name[len(family):] or name)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=styles[name].marker,
+                    color=styles[name].colour, linestyle=styles[name].linestyle,
+                    label=name[len(family):] or name)
         ax.set_xticks(range(len(runs)))
         ax.set_xticklabels([_label(r["date"], r["commit"]) for r in runs], fontsize=7)
         ax.set_ylabel("ns / iteration")
@@ -137,11 +143,14 @@ def _series_plot(records, keys, title, ylabel, out_dir, name):
     estimates = [series_of(r) for r in records]
     shown_keys = keys[:MAX_SERIES_PER_PLOT]
     legend = dict(zip(shown_keys, _distinct_labels([k.name for k in shown_keys])))
-    for key in shown_keys:
+    styles = palette.series_styles(k.name for k in shown_keys)
+    for key in sorted(shown_keys, key=lambda k: (palette.order_key(
+            "server", palette.server_in(k.name) or "~"), k.name)):
+        style = styles[key.name]
         pts = [(i, s[key]) for i, s in enumerate(estimates) if key in s and s[key].value is not None]
         good = [(i, e) for i, e in pts if not e.flaw]
-        line, = ax.plot([i for i, _ in good], [e.value for _, e in good], marker="o",
-                        label=legend[key])
+        line, = ax.plot([i for i, _ in good], [e.value for _, e in good], marker=style.marker,
+                        color=style.colour, linestyle=style.linestyle, label=legend[key])
         banded = [(i, e) for i, e in good if e.has_interval]
         if banded:
             ax.fill_between([i for i, _ in banded], [e.low for _, e in banded],
@@ -450,7 +459,6 @@ def render_page(data: DashboardData, out_dir):
 <style>{STYLE}</style><script>{LOAD_CHECK}</script></head>
 <body>
 <h1>kvlab dashboard</h1>
-<p>Rendered from <code>{_e(data.results_dir)}</code>.</p>
 <h2 id="opcost">Instructions per operation (make regress)</h2>
 {_opcost_section(opcost, plot_opcost(opcost, out_dir))}
 <h2 id="micro">Microbenchmarks (make micro)</h2>

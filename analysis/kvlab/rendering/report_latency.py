@@ -9,7 +9,8 @@ from ..running.latency import latency_capped_throughput, load_curve_rows
 from .report_format import markdown_table
 
 
-def _groups(rows):
+def curve_groups(rows):
+    """latency.csv's rows by the point they measured: one curve per server in each."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault((row["sweep"], row["command"], row["transport"], row["client"],
@@ -30,7 +31,8 @@ def latency_section(run_dir: Path) -> str:
            "server's closed-loop maximum. Latency-capped throughput: the highest achieved "
            "load whose p99 stays under the SLO; a load the server fell behind never counts "
            "(`behind`: fewer than 95% of the due requests answered).", ""]
-    for (sweep, command, transport, client, pipeline, threads), group in _groups(rows).items():
+    for key, group in curve_groups(rows).items():
+        sweep, command, transport, client, pipeline, threads = key
         slo = group[0]["latency_slo_us"]
         out.append(f"### {sweep}: {command.upper()}, {transport}, {client}, P{pipeline}, "
                    f"T={threads} (SLO p99 < {slo:,.0f} µs)")
@@ -57,15 +59,3 @@ def latency_section(run_dir: Path) -> str:
         out.append("")
     return "\n".join(out)
 
-
-def write_latency_plots(run_dir: Path) -> list[Path]:
-    from ..running.latency import write_latency_curve
-    path = Path(run_dir) / "latency.csv"
-    if not path.exists():
-        return []
-    written = []
-    for (sweep, command, *_), group in _groups(load_curve_rows(path)).items():
-        out = Path(run_dir) / "plots" / f"{sweep}-{command}-latency-curve.png"
-        out.parent.mkdir(exist_ok=True)
-        written.append(write_latency_curve(group, out, f"{sweep} {command.upper()}"))
-    return written

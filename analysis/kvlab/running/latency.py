@@ -8,8 +8,7 @@ every request's intended send time. From the rows this module builds:
 
 - `latency_capped_throughput`: per server, the highest achieved load whose p99
   stays under the SLO (default 1 ms) — beside the closed-loop maximum;
-- `latency_curve_figure`: p50/p99/p99.9 against achieved throughput, one line
-  per server, log-scale latency.
+- the curve rows themselves (latency.csv), which rendering/plots_latency.py draws.
 
 A curve row is a dict: server, fraction, offered_rate, achieved_rate, p50_us,
 p90_us, p99_us, p999_us, max_us, behind (a repetition fell behind its
@@ -141,44 +140,6 @@ def latency_capped_throughput(rows, slo_us: float = DEFAULT_SLO_US) -> dict[str,
         if entry["capped"] is None or row["achieved_rate"] > entry["capped"]:
             entry["capped"] = row["achieved_rate"]
     return result
-
-
-def latency_curve_figure(rows, title: str = "latency versus load"):
-    """p50/p99/p99.9 against achieved ops/s, one colour per server, log latency."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(7, 4.5))
-    servers = sorted({row["server"] for row in rows})
-    styles = {"p50_us": "-", "p99_us": "--", "p999_us": ":"}
-    for index, server in enumerate(servers):
-        mine = sorted((r for r in rows if r["server"] == server), key=lambda r: r["achieved_rate"])
-        colour = f"C{index % 10}"
-        for column, label in CURVE_PERCENTILES:
-            axis.plot([r["achieved_rate"] for r in mine], [r[column] for r in mine],
-                      linestyle=styles[column], marker="o", markersize=3, color=colour,
-                      label=f"{server} {label}")
-        behind = [r for r in mine if r["behind"]]
-        if behind:
-            axis.scatter([r["achieved_rate"] for r in behind], [r["p99_us"] for r in behind],
-                         marker="x", color=colour, zorder=3)
-    axis.set_yscale("log")
-    axis.set_xlabel("achieved throughput (ops/s, open loop)")
-    axis.set_ylabel("latency from intended send time (µs)")
-    axis.set_title(title + " (x: behind its schedule)")
-    axis.grid(True, which="both", alpha=0.3)
-    axis.legend(fontsize="x-small", ncol=max(1, len(servers) // 3))
-    figure.tight_layout()
-    return figure
-
-
-def write_latency_curve(rows, path: Path, title: str = "latency versus load") -> Path:
-    figure = latency_curve_figure(rows, title)
-    figure.savefig(path)
-    import matplotlib.pyplot as plt
-    plt.close(figure)
-    return Path(path)
 
 
 CURVE_COLUMNS = ("sweep", "command", "transport", "client", "pipeline", "threads",
