@@ -311,6 +311,15 @@ def test_the_palette_is_keyed_by_name_with_a_stable_fallback():
     assert first == again and first.colour not in known
     assert palette.ordered("server", ["zeta", "striped", "redis", "alpha", "single"]) == \
         ["redis", "single", "striped", "alpha", "zeta"]
+    # A plot's series: a server's series keep its colour, each series its own look.
+    names = [f"concurrent get p{i}" for i in range(9)] + ["redis get p1", "BM_Hop/sharded/get",
+                                                           "concurrent/redis get p1", "zz"]
+    styles = palette.series_styles(names)
+    assert len({(s.colour, s.marker, s.linestyle) for s in styles.values()}) == len(names)
+    assert {styles[f"concurrent get p{i}"].colour for i in range(9)} == \
+        {palette.server("concurrent").colour}
+    assert styles["BM_Hop/sharded/get"].colour == palette.server("sharded-hop-command").colour
+    assert styles["concurrent/redis get p1"].colour not in known
     assert palette.format_rate(1_500_000) == "1.5M" and palette.format_rate(12_000) == "12K"
     assert palette.format_latency_us(1200) == "1.2 ms" and palette.format_latency_us(40) == "40 µs"
 

@@ -125,6 +125,7 @@ def plot_micro(runs, out_dir):
         ax.set_xticks(range(len(runs)))
         ax.set_xticklabels([_label(r["date"], r["commit"]) for r in runs], fontsize=7)
         ax.set_ylabel("ns / iteration")
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
         shown = "" if len(families[family]) <= MAX_SERIES_PER_PLOT else \
             f" (first {MAX_SERIES_PER_PLOT} of {len(families[family])})"
         ax.set_title(f"{family}{shown}", fontsize=9)
@@ -168,6 +169,10 @@ def _series_plot(records, keys, title, ylabel, out_dir, name):
     ax.set_xticklabels([_run_label(r) for r in records], fontsize=7)
     ax.set_xlim(-0.5, len(records) - 0.5)
     ax.set_ylabel(ylabel, fontsize=8)
+    if ylabel == "ops/s":
+        palette.rate_axis(ax)
+    else:
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     shown = "" if len(keys) <= MAX_SERIES_PER_PLOT else f" (first {MAX_SERIES_PER_PLOT} of {len(keys)})"
     ax.set_title(title + shown, fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))

@@ -57,9 +57,9 @@ REFERENCE_LINE = "#222222"
 # What a hollow marker or bar means, in every legend that shows one.
 CLIENT_BOUND_TEXT = "hollow: client-bound (load generator ≥ 90% busy; server may be faster)"
 
-# Unknown names draw from hues none of the known names use.
-_FALLBACK_COLOURS = ("#1F77B4", "#FF7F0E", "#2CA02C", "#E41A1C", "#17BECF", "#BCBD22",
-                     "#F781BF", "#A65628", "#4DAF4A", "#984EA3", "#377EB8", "#66A61E")
+# Unknown names draw from hues as far from the known ones as a small set allows.
+_FALLBACK_COLOURS = ("#E7298A", "#66A61E", "#7570B3", "#A6761D", "#FB9A99", "#6A3D9A",
+                     "#B2DF8A", "#1F3A93")
 _FALLBACK_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "h", "<", ">", "p", "*")
 
 _KINDS = {"server": SERVERS, "client": CLIENTS, "io": IO_MODELS}
@@ -110,11 +110,17 @@ _REPEAT_LINESTYLES = ("-", "--", ":", "-.")
 
 
 def server_in(name: str) -> str | None:
-    """The server or engine a series name is about: its first word, or a '/'-separated
-    part of a benchmark name ("BM_Hop/sharded/get"), where that is a known name."""
-    words = str(name).split()
-    candidates = words[:1] + str(name).split("/")
+    """The server or engine a series name is about, where that is a known name: its first
+    word ("redis set p16 ..."), or for a benchmark name without spaces a '/'-separated
+    part ("BM_Hop/sharded/get"). A ratio ("concurrent/redis set ...") is about neither."""
+    name = str(name)
+    candidates = name.split("/") if " " not in name else name.split()[:1]
     return next((ALIASES.get(w, w) for w in candidates if ALIASES.get(w, w) in SERVERS), None)
+
+
+def _marker_after(marker: str, steps: int) -> str:
+    start = _FALLBACK_MARKERS.index(marker) if marker in _FALLBACK_MARKERS else 0
+    return _FALLBACK_MARKERS[(start + steps) % len(_FALLBACK_MARKERS)]
 
 
 def series_styles(names) -> dict[str, Style]:
@@ -137,7 +143,9 @@ def series_styles(names) -> dict[str, Style]:
             base = Style(_FALLBACK_COLOURS[others % len(_FALLBACK_COLOURS)],
                          _FALLBACK_MARKERS[others % len(_FALLBACK_MARKERS)])
             others += 1
-        styles[name] = Style(base.colour, base.marker,
+        # Past the line styles, the marker changes too.
+        styles[name] = Style(base.colour,
+                             _marker_after(base.marker, repeat // len(_REPEAT_LINESTYLES)),
                              _REPEAT_LINESTYLES[repeat % len(_REPEAT_LINESTYLES)])
     return styles
 

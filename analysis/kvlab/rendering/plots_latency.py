@@ -32,7 +32,7 @@ from ..running.latency import CURVE_PERCENTILES, latency_capped_throughput, load
 from ..running.results import whole_points
 
 # Ticks of the 1/(1-p) axis, labelled by percentile.
-PERCENTILE_TICKS = ((1, "0%"), (2, "50%"), (10, "90%"), (100, "99%"), (1000, "99.9%"),
+PERCENTILE_TICKS = ((2, "50%"), (10, "90%"), (100, "99%"), (1000, "99.9%"),
                     (10_000, "99.99%"), (100_000, "99.999%"), (1_000_000, "99.9999%"))
 
 
