@@ -277,7 +277,7 @@ def latency_figure(table: pd.DataFrame, sweep: str):
         axis.set_ylabel("latency (closed loop)")
         axis.set_yscale("log")
         palette.latency_axis(axis)
-        axis.grid(alpha=0.3, which="both")
+        axis.grid(alpha=0.3, which="major")
     if dots_only:
         extra = [Line2D([], [], color=palette.NEUTRAL, marker="o", markersize=5,
                         linestyle="none", label="small marker: p50"),

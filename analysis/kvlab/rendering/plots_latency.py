@@ -113,7 +113,7 @@ def percentile_figure(run_dir: Path, points: pd.DataFrame, table: pd.DataFrame, 
         axis.set_yscale("log")
         palette.latency_axis(axis)
         axis.set_ylabel("latency (merged histogram)")
-        axis.grid(alpha=0.3, which="both")
+        axis.grid(alpha=0.3, which="major")
     for axis in axes[:len(chosen)]:
         axis.set_xscale("log")
         ticks = [(x, text) for x, text in PERCENTILE_TICKS if x <= top * 1.5]
