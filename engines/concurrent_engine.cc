@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+#include <deque>
 #include <mutex>
 #include <shared_mutex>
 
@@ -71,6 +73,13 @@ size_t ConcurrentEngine::RecordKey::MemoryBytes() const {
 // other thread can ever observe it.
 class ConcurrentEngine::WriteSlot {
  public:
+  // A slot that holds `key`'s lock whether or not the key exists (an
+  // AtomicGroup's): a missing key becomes a placeholder node.
+  WriteSlot(Map& map, std::string_view key) : map_(map) {
+    TrailingRoomRequest record_room(EntryRecord::SizeFor(key.size(), 0, false));
+    present_ = !map_.insert(accessor_, NewEntry{key, {}, 0});
+    placeholder_ = !present_;
+  }
   WriteSlot(Map& map, const Operation& op, bool may_create) : map_(map) {
     if (may_create) {
       const int64_t deadline = op.code == OpCode::kSet ? op.set.expire_at_ms : 0;
@@ -178,19 +187,78 @@ OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   return ApplyToKey(op, slot, now_ms, meter_);
 }
 
-int64_t ConcurrentEngine::CountLiveKeys(int64_t now_ms) {
-  std::unique_lock closed_gate(gate_);
+void ConcurrentEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
+  const uint32_t end = group.first + group.count;
+  auto run_keyless = [&](const Operation& op) {
+    if (op.code == OpCode::kDbSize) return OpResult::Integer(CountLiveLocked(now_ms));
+    if (op.code == OpCode::kFlushAll) ClearLocked();
+    if (op.code == OpCode::kCollectKeys) CollectLocked(*op.collect, now_ms);
+    return OpResult::Ok();
+  };
+  bool whole_keyspace = false;
+  for (uint32_t i = group.first; i < end; ++i) whole_keyspace |= IsKeyless(batch.ops[i].code);
+  if (whole_keyspace) {
+    // Alone in the table: each keyed operation may take its own accessor.
+    std::unique_lock closed_gate(gate_);
+    RunGroupOps(
+        batch, group,
+        [&](const Operation& op, GroupState& state) {
+          WriteSlot slot(map_, op.key);
+          return ApplyToKey(op, slot, now_ms, meter_, &state);
+        },
+        run_keyless);
+    return;
+  }
+  std::shared_lock open_gate(gate_);
+  // Every distinct key once, in ascending byte order: the one global order.
+  thread_local std::vector<std::string_view> keys;
+  keys.clear();
+  for (uint32_t i = group.first; i < end; ++i) keys.push_back(batch.ops[i].key);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::deque<WriteSlot> slots;
+  for (std::string_view key : keys) slots.emplace_back(map_, key);
+  RunGroupOps(
+      batch, group,
+      [&](const Operation& op, GroupState& state) {
+        const size_t at = std::lower_bound(keys.begin(), keys.end(), op.key) - keys.begin();
+        return ApplyToKey(op, slots[at], now_ms, meter_, &state);
+      },
+      run_keyless);
+}
+
+int64_t ConcurrentEngine::CountLiveLocked(int64_t now_ms) const {
   int64_t live = 0;
   for (const auto& node : map_) live += IsExpired(ViewOf(node), now_ms) ? 0 : 1;
   return live;
 }
 
-void ConcurrentEngine::ClearAll() {
-  std::unique_lock closed_gate(gate_);
+void ConcurrentEngine::ClearLocked() {
   int64_t bytes = 0;
   for (const auto& node : map_) bytes += Footprint(node.first.key(), ViewOf(node).value);
   map_.clear();
   meter_.Add(-bytes);
+}
+
+void ConcurrentEngine::CollectLocked(KeyCollector& collector, int64_t now_ms) const {
+  for (const auto& node : map_) {
+    if (!IsExpired(ViewOf(node), now_ms)) collector.Offer(node.first.key());
+  }
+}
+
+int64_t ConcurrentEngine::CountLiveKeys(int64_t now_ms) {
+  std::unique_lock closed_gate(gate_);
+  return CountLiveLocked(now_ms);
+}
+
+void ConcurrentEngine::ClearAll() {
+  std::unique_lock closed_gate(gate_);
+  ClearLocked();
+}
+
+void ConcurrentEngine::CollectKeys(KeyCollector& collector, int64_t now_ms) {
+  std::unique_lock closed_gate(gate_);
+  CollectLocked(collector, now_ms);
 }
 
 EngineInfo ConcurrentEngine::Info() const {

@@ -7,9 +7,17 @@
 //
 // Thread-safe: Execute() and Info() may be called from any number of threads.
 // Atomicity: each keyed operation is atomic (it holds its entry's lock).
-// DBSIZE and FLUSHALL close the TableGate (see table_gate.h): they wait for
-// in-flight keyed operations, run alone, and so see or produce one consistent
-// moment of the whole keyspace. A batch as a whole is not atomic.
+// An AtomicGroup (MSET, MGET, DEL k1 k2, RENAME, MULTI/EXEC) takes a write
+// accessor on every distinct key it touches, in ascending key-byte order,
+// before any of its operations runs; a missing key is inserted as a
+// placeholder so that its lock can be held too (and erased, unseen, if the
+// group leaves it absent). Single-key operations hold one accessor at a
+// time and every multi-key holder takes them in the same order, so this
+// cannot deadlock. DBSIZE, FLUSHALL, key collection, and a group holding
+// one of them, close the TableGate (see table_gate.h): they wait for
+// in-flight keyed operations, run alone, and so see or produce one
+// consistent moment of the whole keyspace. Under MultiKey::kSplit a group
+// whose parts are independent runs op by op.
 #pragma once
 
 #include <cstdint>
@@ -125,10 +133,16 @@ class ConcurrentEngine final : public InlineEngine {
   static EntryView ViewOf(const Map::value_type& node);
 
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
+  void ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) override;
+  // The whole-table work, with the gate already closed.
+  int64_t CountLiveLocked(int64_t now_ms) const;
+  void ClearLocked();
+  void CollectLocked(KeyCollector& collector, int64_t now_ms) const;
   // Prefetches the key's TBB bucket (its lock and chain head share a line).
   void Prefetch(const Operation& op, PrefetchStage stage) override;
   int64_t CountLiveKeys(int64_t now_ms) override;
   void ClearAll() override;
+  void CollectKeys(KeyCollector& collector, int64_t now_ms) override;
 
   MemoryMeter meter_;
   TableGate gate_;

@@ -16,6 +16,7 @@
 // responsible for resuming the connection on its own thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,16 +38,37 @@ class BatchScratch {
   virtual ~BatchScratch() = default;
 };
 
+// Operations [first, first + count) of a batch that run as one atomic step,
+// as Redis runs a command: no other connection observes a moment between
+// them (MSET, MGET, DEL k1 k2, RENAME, MSETNX, MULTI/EXEC). How each engine
+// holds every key of a group at once is in its header.
+struct AtomicGroup {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  // EXEC after WATCH: the session's "a watched key was touched" flag. Read
+  // with every key of the group held; when true, no operation runs, each
+  // result is kNil and `aborted` is set.
+  const std::atomic<bool>* abort_if = nullptr;
+  bool aborted = false;        // written by the engine
+  // Parts depend on one another (guards, carries, abort_if): such a group
+  // stays atomic even under MultiKey::kSplit, which cannot tear it apart.
+  bool needs_state = false;
+};
+
 // A batch of operations from one connection. REQUIRES: results.size() ==
-// ops.size() before Execute(); the batch and the bytes its ops point to stay
-// alive until `done` has been called. A batch is executed by one engine only.
+// ops.size() before Execute(); groups are sorted by `first` and disjoint;
+// the batch and the bytes its ops point to stay alive until `done` has been
+// called. A batch is executed by one engine only.
 struct Batch {
   std::vector<Operation> ops;
   std::vector<OpResult> results;
+  std::vector<AtomicGroup> groups;
   std::unique_ptr<BatchScratch> engine_scratch;  // see BatchScratch
 
-  void Clear() { ops.clear(); results.clear(); }
+  void Clear() { ops.clear(); results.clear(); groups.clear(); }
   void Add(const Operation& op) { ops.push_back(op); results.emplace_back(); }
+  // Makes ops [first, ops.size()) one atomic group.
+  void GroupFrom(uint32_t first, const std::atomic<bool>* abort_if = nullptr);
 };
 
 // How the server should drive an engine.
@@ -94,6 +116,11 @@ class Engine {
 
 enum class HopMode : uint8_t { kCommand, kBatch };
 
+// Whether an AtomicGroup is honoured (kAtomic, Redis's promise) or run as
+// independent single-key operations (kSplit: the price of the promise,
+// measured; groups whose parts depend on one another stay atomic).
+enum class MultiKey : uint8_t { kAtomic, kSplit };
+
 // What to build; engine_kind.h says which fields apply to which kind, and
 // their defaults and limits.
 struct EngineConfig {
@@ -102,6 +129,7 @@ struct EngineConfig {
   unsigned stripes = 0;          // striped: lock stripes; 0 = kDefaultStripes
   HopMode hop = HopMode::kCommand;
   uint64_t max_memory_bytes = 0; // 0 = unlimited; writes past it fail kOutOfMemory
+  MultiKey multikey = MultiKey::kAtomic;  // every kind
 };
 
 // Builds the engine named by config.kind into *engine. InvalidArgument (and

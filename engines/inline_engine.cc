@@ -1,12 +1,14 @@
 #include "engines/inline_engine.h"
 
+#include "engines/atomic_group.h"
 #include "engines/clock.h"
 #include "engines/engine_kind.h"
 #include "engines/keyspace_ops.h"
 
 namespace kvlab {
 
-InlineEngine::InlineEngine(const EngineConfig& config) : traits_(TraitsOf(config)) {}
+InlineEngine::InlineEngine(const EngineConfig& config)
+    : traits_(TraitsOf(config)), multikey_(config.multikey) {}
 
 void InlineEngine::Execute(Batch& batch, Completion done) {
   // One clock reading per batch, like Redis's per-command time snapshot.
@@ -18,8 +20,20 @@ void InlineEngine::Execute(Batch& batch, Completion done) {
     if (!IsKeyless(batch.ops[i].code)) Prefetch(batch.ops[i], stage);
   };
   BatchPrefetcher ahead(count, hint);
+  size_t next_group = 0;
+  size_t group_at = batch.groups.empty() ? count : batch.groups[0].first;
   for (size_t i = 0; i < count; ++i) {
     ahead.Before(i);
+    if (i == group_at) {
+      AtomicGroup& group = batch.groups[next_group++];
+      group_at = next_group < batch.groups.size() ? batch.groups[next_group].first : count;
+      if (MustRunAtomically(group, multikey_)) {
+        ExecuteGroup(batch, group, now_ms);
+        i += group.count - 1;
+        continue;
+      }
+      // Split: its operations run one by one, like any others.
+    }
     const Operation& op = batch.ops[i];
     switch (op.code) {
       case OpCode::kDbSize:
@@ -27,6 +41,10 @@ void InlineEngine::Execute(Batch& batch, Completion done) {
         break;
       case OpCode::kFlushAll:
         ClearAll();
+        batch.results[i] = OpResult::Ok();
+        break;
+      case OpCode::kCollectKeys:
+        CollectKeys(*op.collect, now_ms);
         batch.results[i] = OpResult::Ok();
         break;
       default:

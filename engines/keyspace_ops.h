@@ -14,15 +14,18 @@
 #pragma once
 
 #include <cassert>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "engines/atomic_group.h"
 #include "engines/entry.h"
 #include "engines/memory_meter.h"
 #include "engines/operation.h"
+#include "engines/redis_float.h"
 #include "engines/redis_integer.h"
 
 namespace kvlab {
@@ -47,23 +50,42 @@ concept EntryHandle = requires(H handle, std::string_view value, int64_t deadlin
 
 // DBSIZE and FLUSHALL address the whole engine, not one key; each engine
 // implements them over all of its maps.
+// KEYS/SCAN/RANDOMKEY's kCollectKeys too.
 inline bool IsKeyless(OpCode code) {
-  return code == OpCode::kDbSize || code == OpCode::kFlushAll;
+  return code == OpCode::kDbSize || code == OpCode::kFlushAll || code == OpCode::kCollectKeys;
 }
 
 // Operations that never modify the keyspace; engines may run them under a
 // shared (reader) lock with ReadKey().
 inline bool IsReadOnly(OpCode code) {
   return code == OpCode::kGet || code == OpCode::kExists || code == OpCode::kStrlen ||
-         code == OpCode::kPttl;
+         code == OpCode::kPttl || code == OpCode::kGetRange || code == OpCode::kType ||
+         code == OpCode::kObjectEncoding || code == OpCode::kExpireTime;
 }
 
 // Redis's "denyoom" commands: refused while memory is at its limit. DEL,
 // EXPIRE, PERSIST and FLUSHALL stay allowed so a full server can be emptied.
 inline bool MayGrowMemory(OpCode code) {
   return code == OpCode::kSet || code == OpCode::kGetSet || code == OpCode::kIncrBy ||
-         code == OpCode::kAppend;
+         code == OpCode::kAppend || code == OpCode::kIncrByFloat || code == OpCode::kSetRange ||
+         code == OpCode::kStoreCarry;
 }
+
+// The one type check: every value kvlab stores today is a string, so the
+// WRONGTYPE paths begin here when other types arrive.
+inline std::string_view TypeName(const EntryView&) { return "string"; }
+
+// OBJECT ENCODING of a string, by Redis's tryObjectEncoding() rules: "int"
+// for an integer of at most 20 bytes, "embstr" up to 44 bytes, else "raw".
+// (Redis also reports "raw" for a short string APPEND or SETRANGE changed,
+// and "embstr" for INCRBYFLOAT's result; kvlab decides from the bytes.)
+inline std::string_view StringEncoding(std::string_view value) {
+  if (value.size() <= 20 && ParseRedisInt64(value)) return "int";
+  return value.size() <= 44 ? "embstr" : "raw";
+}
+
+// Redis's proto-max-bulk-len: the largest string SETRANGE may build.
+inline constexpr int64_t kMaxStringBytes = 512ll * 1024 * 1024;
 
 namespace keyspace_detail {
 
@@ -82,6 +104,29 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
       if (live->expire_at_ms == 0) return OpResult::Integer(-1);
       // Redis: ttl = expire - now, clamped at 0 (the key lives until now > expire).
       return OpResult::Integer(live->expire_at_ms > now_ms ? live->expire_at_ms - now_ms : 0);
+    case OpCode::kExpireTime:
+      if (!live) return OpResult::Integer(-2);
+      return OpResult::Integer(live->expire_at_ms == 0 ? -1 : live->expire_at_ms);
+    case OpCode::kType:
+      return live ? OpResult::Bulk(TypeName(*live)) : OpResult::Nil();
+    case OpCode::kObjectEncoding:
+      return live ? OpResult::Bulk(StringEncoding(live->value)) : OpResult::Nil();
+    case OpCode::kGetRange: {
+      // getrangeCommand(): a missing key reads as "".
+      const std::string_view value = live ? live->value : std::string_view();
+      const int64_t length = static_cast<int64_t>(value.size());
+      int64_t start = op.integer;
+      int64_t end = op.integer2;
+      if (start < 0 && end < 0 && start > end) return OpResult::Bulk({});
+      if (start < 0) start += length;
+      if (end < 0) end += length;
+      if (start < 0) start = 0;
+      if (end < 0) end = 0;
+      if (end >= length) end = length - 1;
+      if (start > end || length == 0) return OpResult::Bulk({});
+      return OpResult::Bulk(value.substr(static_cast<size_t>(start),
+                                         static_cast<size_t>(end - start + 1)));
+    }
     default:
       assert(false && "ReadLive: not a read-only operation");
       return OpResult::Nil();
@@ -90,9 +135,19 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
 
 // REQUIRES: `live` == handle.Find() with any expired entry already erased.
 // `live` is read before the handle changes the entry, never after.
+// EXPIRE's NX/XX/GT/LT (expireGenericCommand()): whether they refuse the
+// new deadline for a key whose current one is `current` (0: none).
+inline bool ExpireRefused(int64_t conditions, int64_t current, int64_t deadline) {
+  const bool has_expiry = current != 0;
+  return ((conditions & kExpireIfNoExpiry) && has_expiry) ||
+         ((conditions & kExpireIfHasExpiry) && !has_expiry) ||
+         ((conditions & kExpireIfGreater) && (!has_expiry || deadline <= current)) ||
+         ((conditions & kExpireIfLess) && has_expiry && deadline >= current);
+}
+
 template <EntryHandle H>
 OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView>& live,
-                   int64_t now_ms) {
+                   int64_t now_ms, GroupState* group) {
   switch (op.code) {
     case OpCode::kSet: {
       // SET ... GET replies with the old value whether or not the condition
@@ -140,6 +195,9 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
     }
     case OpCode::kExpireAt:
       if (!live) return OpResult::Integer(0);
+      if (op.integer2 != 0 && ExpireRefused(op.integer2, live->expire_at_ms, op.integer)) {
+        return OpResult::Integer(0);
+      }
       // Redis's checkAlreadyExpired(): a deadline not in the future deletes.
       if (op.integer <= now_ms) {
         handle.Erase();
@@ -151,6 +209,66 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       if (!live || live->expire_at_ms == 0) return OpResult::Integer(0);
       handle.SetExpiry(0);
       return OpResult::Integer(1);
+    case OpCode::kGetDel: {
+      if (!live) return OpResult::Nil();
+      OpResult reply = OpResult::Bulk(live->value);
+      handle.Erase();
+      return reply;
+    }
+    case OpCode::kGetEx: {
+      if (!live) return OpResult::Nil();
+      OpResult reply = OpResult::Bulk(live->value);
+      if (op.integer == kPersistDeadline) {
+        if (live->expire_at_ms != 0) handle.SetExpiry(0);
+      } else if (op.integer > 0) {
+        if (op.integer <= now_ms) {
+          handle.Erase();
+        } else {
+          handle.SetExpiry(op.integer);
+        }
+      }
+      return reply;
+    }
+    case OpCode::kIncrByFloat: {
+      long double current = 0;
+      if (live) {
+        const std::optional<long double> parsed = ParseRedisLongDouble(live->value);
+        if (!parsed) return OpResult::Error(EngineError::kNotFloat);
+        current = *parsed;
+      }
+      const std::optional<long double> increment = ParseRedisLongDouble(op.value);
+      if (!increment) return OpResult::Error(EngineError::kNotFloat);
+      const long double next = current + *increment;
+      if (std::isnan(next) || std::isinf(next)) return OpResult::Error(EngineError::kNanOrInfinity);
+      const std::string text = FormatRedisLongDouble(next);
+      handle.Store(text, live ? live->expire_at_ms : 0);  // keeps any TTL, as Redis
+      return OpResult::Bulk(text);
+    }
+    case OpCode::kSetRange: {
+      const size_t old_length = live ? live->value.size() : 0;
+      if (op.value.empty()) return OpResult::Integer(static_cast<int64_t>(old_length));
+      const size_t offset = static_cast<size_t>(op.integer);
+      std::string next(live ? live->value : std::string_view());
+      if (next.size() < offset + op.value.size()) next.resize(offset + op.value.size(), '\0');
+      next.replace(offset, op.value.size(), op.value);
+      handle.Store(next, live ? live->expire_at_ms : 0);
+      return OpResult::Integer(static_cast<int64_t>(next.size()));
+    }
+    case OpCode::kRequireAbsent:
+      return OpResult::Integer(live ? 1 : 0);
+    case OpCode::kLoadCarry:
+      assert(group != nullptr);
+      if (!live) return OpResult::Integer(0);
+      group->carried = true;
+      group->value.assign(live->value);
+      group->expire_at_ms = live->expire_at_ms;
+      if (op.integer == 1) handle.Erase();
+      return OpResult::Integer(1);
+    case OpCode::kStoreCarry:
+      assert(group != nullptr && group->carried);
+      handle.Store(group->value, group->expire_at_ms);
+      if (IsExpired(group->expire_at_ms, now_ms)) handle.Erase();
+      return OpResult::Ok();
     default:
       return ReadLive(op, live, now_ms);
   }
@@ -161,8 +279,10 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
 // Applies a keyed operation to its slot with exclusive access: lazily erases
 // an expired entry, enforces the memory limit, and reports the change in the
 // entry's footprint to `meter`. REQUIRES: !IsKeyless(op.code).
+// `group` is the running AtomicGroup's state (required by guards and carries).
 template <EntryHandle H>
-OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter& meter) {
+OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter& meter,
+                    GroupState* group = nullptr) {
   assert(!IsKeyless(op.code));
   if (MayGrowMemory(op.code) && !op.memory_admitted && meter.OverLimit()) {
     return OpResult::Error(EngineError::kOutOfMemory);
@@ -174,7 +294,7 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
     handle.Erase();
     stored.reset();
   }
-  OpResult result = keyspace_detail::WriteLive(op, handle, stored, now_ms);
+  OpResult result = keyspace_detail::WriteLive(op, handle, stored, now_ms, group);
 
   const std::optional<EntryView> after = handle.Find();
   meter.Add((after ? Footprint(op.key, after->value) : 0) - bytes_before);

@@ -6,6 +6,10 @@
 // the engine fills one OpResult per Operation, and the server renders the
 // replies. Engines therefore never see RESP bytes, and every engine answers
 // the same command with the same reply because they share one vocabulary.
+// A command of several operations is made one atomic step by an AtomicGroup
+// (engine.h); inside a group, guard operations (kRequireAbsent, kLoadCarry)
+// may skip the rest of their command, and kLoadCarry/kStoreCarry move one
+// value between keys (RENAME, COPY).
 //
 // Plain value types; not synchronised. An Operation's string_views point into
 // the connection's read buffer, which the server keeps alive until the batch
@@ -36,6 +40,44 @@ enum class OpCode : uint8_t {
   kPersist,  // -> kInteger 1 if an expiry was removed, else 0
   kDbSize,   // keyless: -> kInteger number of live keys in the whole engine
   kFlushAll, // keyless: removes every key in the whole engine -> kOk
+  kGetDel,   // -> old value as kBulk (the key is removed) or kNil
+  kGetEx,    // `integer`: new deadline in unix ms (> 0; not in the future deletes),
+             //    0 leaves the expiry, kPersistDeadline removes it -> kBulk or kNil
+  kIncrByFloat, // `value` is the increment (already a valid long double)
+             //    -> kBulk the new value in Redis's format, or kError
+  kSetRange, // `integer` offset, `value` bytes -> kInteger new length (an empty
+             //    value on a missing key creates nothing)
+  kGetRange, // `integer` start, `integer2` end (Redis's negative indexes) -> kBulk
+  kType,     // -> kBulk the type name ("string"), or kNil when missing
+  kObjectEncoding, // -> kBulk Redis's encoding name, or kNil when missing
+  kExpireTime, // -> kInteger absolute deadline in unix ms, -1 none, -2 missing
+  // Guards and carries: only inside an AtomicGroup (the server adds them).
+  kRequireAbsent, // -> kInteger 1 if the key exists (the guard fails), else 0
+  kLoadCarry,  // copies value and expiry into the group's carry; `integer` 1 also
+               //    removes the key -> kInteger 1, or 0 when missing (the guard fails)
+  kStoreCarry, // stores the carried value and expiry under the key -> kOk
+  kCollectKeys, // keyless: offers every live key to `collect` -> kOk
+};
+
+// EXPIRE's NX/XX/GT/LT options, as the bits of Operation::integer2 for kExpireAt.
+enum ExpireCondition : int64_t {
+  kExpireIfNoExpiry = 1,    // NX
+  kExpireIfHasExpiry = 2,   // XX
+  kExpireIfGreater = 4,     // GT
+  kExpireIfLess = 8,        // LT
+};
+
+// kGetEx's `integer` for GETEX ... PERSIST.
+inline constexpr int64_t kPersistDeadline = -1;
+
+// Where kCollectKeys puts the keys it finds (KEYS, SCAN, RANDOMKEY).
+// Thread-safe by contract: the sharded engine's shards offer keys at once.
+class KeyCollector {
+ public:
+  virtual ~KeyCollector() = default;
+  // Called once per live key, with the key's owner held; the view is valid
+  // only during the call.
+  virtual void Offer(std::string_view key) = 0;
 };
 
 // SET's flags, already validated by the server.
@@ -51,8 +93,13 @@ struct Operation {
   OpCode code = OpCode::kGet;
   std::string_view key;
   std::string_view value;  // kSet, kGetSet, kAppend
-  int64_t integer = 0;     // kIncrBy delta, kExpireAt deadline
+  int64_t integer = 0;     // kIncrBy delta, kExpireAt deadline, ...
+  int64_t integer2 = 0;    // kGetRange end, kExpireAt conditions
   SetOptions set;          // kSet
+  // Guards (kRequireAbsent, kLoadCarry): how many of the operations after
+  // this one belong to the same command and are skipped if the guard fails.
+  uint32_t guard_span = 0;
+  KeyCollector* collect = nullptr;  // kCollectKeys
   // The server already applied the maxmemory rule to this operation's
   // command (Redis decides once per command, so MSET is refused whole or
   // runs whole); the engine does not refuse it again.
@@ -64,6 +111,8 @@ enum class EngineError : uint8_t {
   kNotInteger,   // value is not an integer or out of range (INCR family)
   kOverflow,     // increment or decrement would overflow
   kOutOfMemory,  // write refused: the engine reached its memory limit
+  kNotFloat,     // INCRBYFLOAT: the value is not a valid float
+  kNanOrInfinity, // INCRBYFLOAT: the result would be NaN or infinite
 };
 
 struct OpResult {

@@ -56,9 +56,9 @@ class PlainKeyspace::Slot {
   RecordTable::Position at_;
 };
 
-OpResult PlainKeyspace::Apply(const Operation& op, int64_t now_ms) {
+OpResult PlainKeyspace::Apply(const Operation& op, int64_t now_ms, GroupState* group) {
   Slot slot(table_, op.key);
-  return ApplyToKey(op, slot, now_ms, meter_);
+  return ApplyToKey(op, slot, now_ms, meter_, group);
 }
 
 OpResult PlainKeyspace::Read(const Operation& op, int64_t now_ms) const {
@@ -83,6 +83,12 @@ int64_t PlainKeyspace::CountLive(int64_t now_ms) const {
     live += IsExpired(record->expire_at_ms(), now_ms) ? 0 : 1;
   });
   return live;
+}
+
+void PlainKeyspace::Collect(KeyCollector& collector, int64_t now_ms) const {
+  table_.ForEach([&](const EntryRecord* record) {
+    if (!IsExpired(record->expire_at_ms(), now_ms)) collector.Offer(record->key());
+  });
 }
 
 void PlainKeyspace::Clear() {

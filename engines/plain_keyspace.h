@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "engines/atomic_group.h"
 #include "engines/entry.h"
 #include "engines/entry_record.h"
 #include "engines/memory_meter.h"
@@ -32,8 +33,10 @@ class PlainKeyspace {
   PlainKeyspace(const PlainKeyspace&) = delete;
   PlainKeyspace& operator=(const PlainKeyspace&) = delete;
 
-  // Any keyed operation, with exclusive access. REQUIRES: !IsKeyless(op.code).
-  OpResult Apply(const Operation& op, int64_t now_ms);
+  // Any keyed operation, with exclusive access; `group` is the running
+  // AtomicGroup's state (guards and carries need it).
+  // REQUIRES: !IsKeyless(op.code).
+  OpResult Apply(const Operation& op, int64_t now_ms, GroupState* group = nullptr);
   // A read-only operation; safe alongside other const calls.
   // REQUIRES: IsReadOnly(op.code).
   OpResult Read(const Operation& op, int64_t now_ms) const;
@@ -46,6 +49,8 @@ class PlainKeyspace {
 
   // Keys whose deadline has not passed (DBSIZE's count; see engine notes).
   int64_t CountLive(int64_t now_ms) const;
+  // Offers every key whose deadline has not passed to `collector`.
+  void Collect(KeyCollector& collector, int64_t now_ms) const;
   // Removes every key and returns its bytes to the meter.
   void Clear();
   // Stored keys, including expired ones not yet reclaimed.

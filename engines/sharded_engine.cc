@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "engines/atomic_group.h"
 #include "engines/clock.h"
 #include "engines/engine_kind.h"
 #include "engines/keyspace_ops.h"
@@ -16,6 +17,12 @@ namespace kvlab {
 // the shards it was sent to. It lives in the Batch (BatchScratch), so its
 // vectors keep their capacity from one Execute() to the next and a hop costs
 // no allocation.
+struct ShardedEngine::GroupBarrier {
+  std::atomic<uint32_t> arrived{0};
+  std::atomic<uint32_t> finished{0};
+  uint32_t participants = 0;
+};
+
 struct ShardedEngine::PendingBatch final : BatchScratch {
   Batch* batch = nullptr;
   Completion done;
@@ -27,6 +34,15 @@ struct ShardedEngine::PendingBatch final : BatchScratch {
   std::vector<uint32_t> shard_of_op;   // GroupByShard's first pass
   // Shards that have not finished their share yet: the one-shot completion.
   std::atomic<unsigned> shards_outstanding{0};
+  // An entry of `order` with this bit set is group (entry & ~kGroupEntry)
+  // of the batch, not an operation.
+  static constexpr uint32_t kGroupEntry = 1u << 31;
+  // Per group of the batch that runs atomically: its barrier (kept across
+  // Execute()s, grown as needed), and which shards it touches.
+  std::vector<std::unique_ptr<GroupBarrier>> barriers;
+  std::vector<uint32_t> group_of_op;   // group index + 1 for ops in a held group, else 0
+  std::vector<uint8_t> shard_marks;    // GroupByShard's per-group shard set
+  bool has_multi_shard_group = false;
 };
 
 namespace {
@@ -46,7 +62,7 @@ thread_local DeferredWakeups deferred_wakeups;
 ShardedEngine::ShardedEngine(const EngineConfig& config)
     : traits_(TraitsOf(config)),
       instance_id_(next_instance_id.fetch_add(1, std::memory_order_relaxed)),
-      hop_(config.hop), meter_(config.max_memory_bytes) {
+      hop_(config.hop), multikey_(config.multikey), meter_(config.max_memory_bytes) {
   const unsigned count = ResolvedShards(config);
   shards_.reserve(count);
   for (unsigned i = 0; i < count; ++i) shards_.push_back(std::make_unique<Shard>(meter_));
@@ -89,6 +105,12 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
                                    std::memory_order_relaxed);
 
   // ==== THE HOP: from here on the batch belongs to the shard threads. ====
+  if (pending.has_multi_shard_group) {
+    // Scheduling: one global order of such batches in every inbox.
+    std::lock_guard order(multi_shard_order_);
+    for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
+    return;
+  }
   if (deferred_wakeups.engine_id != instance_id_) {
     for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
     return;
@@ -119,39 +141,99 @@ void ShardedEngine::WakeDeferred() {
   deferred_wakeups.shards.clear();
 }
 
-// A counting sort of the batch's operation indexes by owning shard, keeping
-// batch order within each shard. Keyless operations belong to every shard;
-// their results are set here, and the shards only add their DBSIZE counts.
+// A counting sort of the batch's work by owning shard, keeping batch order
+// within each shard. Keyless operations belong to every shard; their
+// results are set here, and the shards only add their DBSIZE counts. A group
+// that must run atomically is one entry (PendingBatch::kGroupEntry) in the
+// order of every shard it touches, in place of its operations.
 void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
   const size_t shard_count = shards_.size();
   const size_t op_count = batch.ops.size();
   std::vector<uint32_t>& shard_of_op = pending.shard_of_op;
   shard_of_op.resize(op_count);
+  pending.has_multi_shard_group = false;
+
+  // Which operations belong to a group that is held whole.
+  std::vector<uint32_t>& group_of_op = pending.group_of_op;
+  group_of_op.assign(op_count, 0);
+  for (uint32_t g = 0; g < batch.groups.size(); ++g) {
+    const AtomicGroup& group = batch.groups[g];
+    if (!MustRunAtomically(group, multikey_)) continue;
+    for (uint32_t i = group.first; i < group.first + group.count; ++i) group_of_op[i] = g + 1;
+  }
+  while (pending.barriers.size() < batch.groups.size()) {
+    pending.barriers.push_back(std::make_unique<GroupBarrier>());
+  }
 
   std::vector<uint32_t>& first = pending.first;
   first.assign(shard_count + 1, 0);
-  for (size_t i = 0; i < op_count; ++i) {
-    const Operation& op = batch.ops[i];
-    if (IsKeyless(op.code)) {
-      batch.results[i] = op.code == OpCode::kDbSize ? OpResult::Integer(0) : OpResult::Ok();
-      for (size_t s = 0; s < shard_count; ++s) ++first[s + 1];
-    } else {
-      shard_of_op[i] = ShardOf(op.key);
-      ++first[shard_of_op[i] + 1];
+  std::vector<uint8_t>& marks = pending.shard_marks;
+  // Visits each unit of work once: fn(op index) for a lone operation,
+  // fn_group(group index, shard set) for a held group (once, at its first op).
+  auto for_each_unit = [&](auto&& on_op, auto&& on_group) {
+    for (uint32_t i = 0; i < op_count; ++i) {
+      if (group_of_op[i] == 0) {
+        on_op(i);
+        continue;
+      }
+      const uint32_t g = group_of_op[i] - 1;
+      const AtomicGroup& group = batch.groups[g];
+      marks.assign(shard_count, 0);
+      for (uint32_t j = group.first; j < group.first + group.count; ++j) {
+        const Operation& op = batch.ops[j];
+        if (IsKeyless(op.code)) {
+          marks.assign(shard_count, 1);
+          break;
+        }
+        marks[ShardOf(op.key)] = 1;
+      }
+      on_group(g, marks);
+      i = group.first + group.count - 1;
     }
-  }
+  };
+  for_each_unit(
+      [&](uint32_t i) {
+        const Operation& op = batch.ops[i];
+        if (IsKeyless(op.code)) {
+          batch.results[i] = op.code == OpCode::kDbSize ? OpResult::Integer(0) : OpResult::Ok();
+          for (size_t s = 0; s < shard_count; ++s) ++first[s + 1];
+        } else {
+          shard_of_op[i] = ShardOf(op.key);
+          ++first[shard_of_op[i] + 1];
+        }
+      },
+      [&](uint32_t g, const std::vector<uint8_t>& in) {
+        uint32_t participants = 0;
+        for (size_t s = 0; s < shard_count; ++s) {
+          if (in[s]) {
+            ++first[s + 1];
+            ++participants;
+          }
+        }
+        GroupBarrier& barrier = *pending.barriers[g];
+        barrier.participants = participants;
+        barrier.arrived.store(0, std::memory_order_relaxed);
+        barrier.finished.store(0, std::memory_order_relaxed);
+        if (participants > 1) pending.has_multi_shard_group = true;
+      });
   for (size_t s = 0; s < shard_count; ++s) first[s + 1] += first[s];
 
   pending.order.resize(first[shard_count]);
   std::vector<uint32_t>& next = pending.next;
   next.assign(first.begin(), first.end() - 1);
-  for (size_t i = 0; i < op_count; ++i) {
-    if (IsKeyless(batch.ops[i].code)) {
-      for (size_t s = 0; s < shard_count; ++s) pending.order[next[s]++] = static_cast<uint32_t>(i);
-    } else {
-      pending.order[next[shard_of_op[i]]++] = static_cast<uint32_t>(i);
-    }
-  }
+  for_each_unit(
+      [&](uint32_t i) {
+        if (IsKeyless(batch.ops[i].code)) {
+          for (size_t s = 0; s < shard_count; ++s) pending.order[next[s]++] = i;
+        } else {
+          pending.order[next[shard_of_op[i]]++] = i;
+        }
+      },
+      [&](uint32_t g, const std::vector<uint8_t>& in) {
+        for (size_t s = 0; s < shard_count; ++s) {
+          if (in[s]) pending.order[next[s]++] = PendingBatch::kGroupEntry | g;
+        }
+      });
 }
 
 // ---- Shard thread: own the map, run the shares, complete the batch --------
@@ -173,13 +255,19 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
   const uint32_t end = pending.first[shard_index + 1];
   // As InlineEngine::Execute(): hint the lookups a few operations ahead.
   auto hint = [&](size_t nth, PrefetchStage stage) {
-    const Operation& soon = batch.ops[pending.order[begin + nth]];
+    const uint32_t entry = pending.order[begin + nth];
+    if (entry & PendingBatch::kGroupEntry) return;
+    const Operation& soon = batch.ops[entry];
     if (!IsKeyless(soon.code)) shard.keys.Prefetch(soon.key, stage);
   };
   BatchPrefetcher ahead(end - begin, hint);
   for (uint32_t k = begin; k < end; ++k) {
     ahead.Before(k - begin);
     const uint32_t i = pending.order[k];
+    if (i & PendingBatch::kGroupEntry) {
+      ReachGroup(shard_index, pending, i & ~PendingBatch::kGroupEntry, now_ms);
+      continue;
+    }
     const Operation& op = batch.ops[i];
     switch (op.code) {
       case OpCode::kDbSize:
@@ -191,12 +279,59 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
       case OpCode::kFlushAll:
         shard.keys.Clear();
         break;
+      case OpCode::kCollectKeys:
+        shard.keys.Collect(*op.collect, now_ms);
+        break;
       default:
         batch.results[i] = shard.keys.Apply(op, now_ms);
     }
   }
   shard.operations.fetch_add(end - begin, std::memory_order_relaxed);
   FinishShare(&pending);
+}
+
+void ShardedEngine::ReachGroup(unsigned shard_index, PendingBatch& pending, uint32_t g,
+                               int64_t now_ms) {
+  (void)shard_index;
+  GroupBarrier& barrier = *pending.barriers[g];
+  AtomicGroup& group = pending.batch->groups[g];
+  if (barrier.participants == 1) {  // one shard: its owner runs it like any share
+    RunGroup(*pending.batch, group, now_ms);
+    return;
+  }
+  // acq_rel: the last to arrive sees every participant's earlier writes to
+  // its map; the others see the group's writes through `finished`.
+  if (barrier.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == barrier.participants) {
+    multi_shard_groups_.fetch_add(1, std::memory_order_relaxed);
+    RunGroup(*pending.batch, group, now_ms);
+    barrier.finished.store(1, std::memory_order_release);
+    barrier.finished.notify_all();
+    return;
+  }
+  // Waits in the kernel (a futex) rather than spinning: the participant
+  // that runs the group may share this CPU.
+  while (barrier.finished.load(std::memory_order_acquire) == 0) {
+    barrier.finished.wait(0, std::memory_order_acquire);
+  }
+}
+
+// Runs a group over every shard it touches; REQUIRES: each of them is this
+// thread or waiting at the group's barrier.
+void ShardedEngine::RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
+  RunGroupOps(
+      batch, group,
+      [&](const Operation& op, GroupState& state) {
+        return shards_[ShardOf(op.key)]->keys.Apply(op, now_ms, &state);
+      },
+      [&](const Operation& op) {
+        int64_t live = 0;
+        for (auto& shard : shards_) {
+          if (op.code == OpCode::kDbSize) live += shard->keys.CountLive(now_ms);
+          if (op.code == OpCode::kFlushAll) shard->keys.Clear();
+          if (op.code == OpCode::kCollectKeys) shard->keys.Collect(*op.collect, now_ms);
+        }
+        return op.code == OpCode::kDbSize ? OpResult::Integer(live) : OpResult::Ok();
+      });
 }
 
 // The one-shot completion: the shard whose share finishes last sees the
@@ -214,6 +349,8 @@ EngineInfo ShardedEngine::Info() const {
   EngineInfo info = {{"engine", "sharded"},
                      {"shards", std::to_string(shards_.size())},
                      {"hop", hop_ == HopMode::kBatch ? "batch" : "command"},
+                     {"multi_shard_groups",
+                      std::to_string(multi_shard_groups_.load(std::memory_order_relaxed))},
                      {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
   for (size_t s = 0; s < shards_.size(); ++s) {
     const Shard& shard = *shards_[s];

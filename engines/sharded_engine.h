@@ -22,10 +22,28 @@
 // step 1 and wakes each shard it sent to once, in WakeDeferred(), after its
 // whole round of ready connections.
 //
+// Atomic groups (MSET, MGET, DEL k1 k2, RENAME, MULTI/EXEC): a group whose
+// keys all live on one shard runs there, in batch order, like any share. A
+// group over several shards takes them all at one point of a global order,
+// in the manner of Dragonfly's transactions but with one scheduling step:
+//   1. scheduling: a batch holding such a group is sent to its shards under
+//      one engine-wide mutex, so every such batch sits in the same relative
+//      order in every shard's inbox (batches of single-shard work never take
+//      the mutex: their fast path is unchanged);
+//   2. execution: each shard it touches, on reaching the group, arrives at
+//      the group's barrier; the last to arrive runs the whole group over
+//      the participants' keyspaces (all others are waiting, so their maps
+//      are its own) and releases them.
+// A shard waits only for shards that have only single-shard work or earlier
+// groups ahead of the same group, so the waits cannot form a cycle.
+//
 // Thread-safe: Execute() and Info() may be called from any number of threads.
-// Atomicity: each keyed operation is atomic (its shard runs it alone), and a
-// batch's operations on one shard run in batch order. DBSIZE and FLUSHALL
-// are not atomic across shards: each shard counts or clears at its own moment.
+// Atomicity: each keyed operation is atomic (its shard runs it alone), a
+// batch's operations on one shard run in batch order, and each AtomicGroup
+// is atomic as above. DBSIZE and FLUSHALL outside a group are not atomic
+// across shards: each shard counts or clears at its own moment. Under
+// MultiKey::kSplit a group whose parts are independent is split by shard
+// like any other operations.
 // Destruction stops the shard threads after they have finished every batch
 // already sent, so no completion is lost; REQUIRES: no Execute() in progress.
 #pragma once
@@ -35,6 +53,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -60,6 +79,7 @@ class ShardedEngine final : public Engine {
 
  private:
   struct PendingBatch;  // one Execute() in flight: its per-shard work and completion
+  struct GroupBarrier;  // one multi-shard group's rendezvous
 
   struct Shard {
     explicit Shard(MemoryMeter& meter) : keys(meter) {}
@@ -74,6 +94,10 @@ class ShardedEngine final : public Engine {
   void GroupByShard(Batch& batch, PendingBatch& pending) const;
   void RunShard(unsigned shard_index);
   void RunShareOfBatch(unsigned shard_index, PendingBatch& pending, int64_t now_ms);
+  // Shard `shard_index` reached group `g` of `pending`: runs it, or waits
+  // while the last participant to arrive runs it.
+  void ReachGroup(unsigned shard_index, PendingBatch& pending, uint32_t g, int64_t now_ms);
+  void RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms);
   static void FinishShare(PendingBatch* pending);
 
   const EngineTraits traits_;
@@ -81,8 +105,12 @@ class ShardedEngine final : public Engine {
   // a number never reused, unlike an address.
   const uint64_t instance_id_;
   const HopMode hop_;
+  const MultiKey multikey_;
   MemoryMeter meter_;  // declared before shards_: they report to it until destroyed
   std::vector<std::unique_ptr<Shard>> shards_;
+  // Held while a batch with a multi-shard group is sent: the global order.
+  std::mutex multi_shard_order_;
+  std::atomic<uint64_t> multi_shard_groups_{0};
 };
 
 }  // namespace kvlab

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "engines/atomic_group.h"
+
 namespace kvlab {
 
 SingleEngine::SingleEngine(const EngineConfig& config)
@@ -9,6 +11,18 @@ SingleEngine::SingleEngine(const EngineConfig& config)
 
 OpResult SingleEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   return keys_.Apply(op, now_ms);
+}
+
+void SingleEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
+  RunGroupOps(
+      batch, group,
+      [&](const Operation& op, GroupState& state) { return keys_.Apply(op, now_ms, &state); },
+      [&](const Operation& op) {
+        if (op.code == OpCode::kDbSize) return OpResult::Integer(keys_.CountLive(now_ms));
+        if (op.code == OpCode::kFlushAll) keys_.Clear();
+        if (op.code == OpCode::kCollectKeys) keys_.Collect(*op.collect, now_ms);
+        return OpResult::Ok();
+      });
 }
 
 int64_t SingleEngine::CountLiveKeys(int64_t now_ms) { return keys_.CountLive(now_ms); }

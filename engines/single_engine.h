@@ -1,6 +1,7 @@
 // SingleEngine (`single`): the Redis model. One plain hash map, touched only
 // by the one thread that runs every connection; each batch executes inline
-// and `done` runs before Execute() returns.
+// and `done` runs before Execute() returns. Atomicity: every batch, and so
+// every multi-key command and MULTI/EXEC, runs alone on the one thread.
 //
 // Not thread-safe by design: Traits().single_threaded tells the server to
 // drive it from exactly one thread. Info() must be called on that thread too.
@@ -21,11 +22,16 @@ class SingleEngine final : public InlineEngine {
 
  private:
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
+  // Nothing to hold: the one thread runs the group's operations in a row.
+  void ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) override;
   void Prefetch(const Operation& op, PrefetchStage stage) override {
     keys_.Prefetch(op.key, stage);
   }
   int64_t CountLiveKeys(int64_t now_ms) override;
   void ClearAll() override;
+  void CollectKeys(KeyCollector& collector, int64_t now_ms) override {
+    keys_.Collect(collector, now_ms);
+  }
 
   MemoryMeter meter_;  // declared before keys_: the keyspace reports to it until destroyed
   PlainKeyspace keys_;

@@ -1,5 +1,6 @@
 #include "engines/striped_engine.h"
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -15,8 +16,12 @@ StripedEngine::StripedEngine(const EngineConfig& config)
   for (unsigned i = 0; i < count; ++i) stripes_.push_back(std::make_unique<Stripe>(meter_));
 }
 
+size_t StripedEngine::StripeIndex(std::string_view key) const {
+  return KeyHash{}(key) % stripes_.size();
+}
+
 StripedEngine::Stripe& StripedEngine::StripeFor(std::string_view key) {
-  return *stripes_[KeyHash{}(key) % stripes_.size()];
+  return *stripes_[StripeIndex(key)];
 }
 
 OpResult StripedEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
@@ -27,6 +32,67 @@ OpResult StripedEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   }
   std::unique_lock writer(stripe.lock);
   return stripe.keys.Apply(op, now_ms);
+}
+
+void StripedEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
+  const uint32_t end = group.first + group.count;
+  bool whole_keyspace = false;
+  bool read_only = true;
+  thread_local std::vector<size_t> held;
+  held.clear();
+  for (uint32_t i = group.first; i < end; ++i) {
+    const Operation& op = batch.ops[i];
+    if (IsKeyless(op.code)) {
+      whole_keyspace = true;
+      if (op.code != OpCode::kDbSize && op.code != OpCode::kCollectKeys) read_only = false;
+    } else {
+      held.push_back(StripeIndex(op.key));
+      if (!IsReadOnly(op.code)) read_only = false;
+    }
+  }
+  if (whole_keyspace) {
+    held.resize(stripes_.size());
+    for (size_t s = 0; s < held.size(); ++s) held[s] = s;
+  } else {
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
+  }
+  // Ascending stripe order: the rule every multi-stripe holder follows.
+  for (size_t s : held) {
+    if (read_only) stripes_[s]->lock.lock_shared(); else stripes_[s]->lock.lock();
+  }
+  struct Release {
+    const std::vector<size_t>& held;
+    const std::vector<std::unique_ptr<Stripe>>& stripes;
+    bool shared;
+    ~Release() {
+      for (auto s = held.rbegin(); s != held.rend(); ++s) {
+        if (shared) stripes[*s]->lock.unlock_shared(); else stripes[*s]->lock.unlock();
+      }
+    }
+  } release{held, stripes_, read_only};
+  RunGroupOps(
+      batch, group,
+      [&](const Operation& op, GroupState& state) {
+        Stripe& stripe = StripeFor(op.key);
+        return read_only ? stripe.keys.Read(op, now_ms) : stripe.keys.Apply(op, now_ms, &state);
+      },
+      [&](const Operation& op) {
+        int64_t live = 0;
+        for (const auto& stripe : stripes_) {
+          if (op.code == OpCode::kDbSize) live += stripe->keys.CountLive(now_ms);
+          if (op.code == OpCode::kFlushAll) stripe->keys.Clear();
+          if (op.code == OpCode::kCollectKeys) stripe->keys.Collect(*op.collect, now_ms);
+        }
+        return op.code == OpCode::kDbSize ? OpResult::Integer(live) : OpResult::Ok();
+      });
+}
+
+void StripedEngine::CollectKeys(KeyCollector& collector, int64_t now_ms) {
+  std::vector<std::shared_lock<std::shared_mutex>> readers;
+  readers.reserve(stripes_.size());
+  for (const auto& stripe : stripes_) readers.emplace_back(stripe->lock);
+  for (const auto& stripe : stripes_) stripe->keys.Collect(collector, now_ms);
 }
 
 int64_t StripedEngine::CountLiveKeys(int64_t now_ms) {

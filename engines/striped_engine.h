@@ -8,10 +8,14 @@
 //
 // Thread-safe: Execute() and Info() may be called from any number of threads.
 // Atomicity: each keyed operation is atomic (it holds its one stripe lock).
-// DBSIZE locks every stripe shared, FLUSHALL every stripe exclusive, always
-// in stripe order, so both see or produce one consistent moment of the whole
-// keyspace; keyed operations never hold two stripe locks, so this cannot
-// deadlock. A batch as a whole is not atomic.
+// An AtomicGroup (MSET, MGET, DEL k1 k2, RENAME, MULTI/EXEC) locks every
+// stripe its keys hash to, each once, in stripe order (shared when all its
+// operations only read, else exclusive), then runs; a group with a keyless
+// operation locks every stripe. DBSIZE locks every stripe shared, FLUSHALL
+// every stripe exclusive, in stripe order too, so both see or produce one
+// consistent moment of the whole keyspace. Every holder of several stripes
+// takes them in ascending order, so this cannot deadlock. Under
+// MultiKey::kSplit a group whose parts are independent runs op by op.
 #pragma once
 
 #include <cstddef>
@@ -41,9 +45,12 @@ class StripedEngine final : public InlineEngine {
   };
 
   Stripe& StripeFor(std::string_view key);
+  size_t StripeIndex(std::string_view key) const;
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
+  void ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) override;
   int64_t CountLiveKeys(int64_t now_ms) override;
   void ClearAll() override;
+  void CollectKeys(KeyCollector& collector, int64_t now_ms) override;
 
   MemoryMeter meter_;  // declared before stripes_: they report to it until destroyed
   std::vector<std::unique_ptr<Stripe>> stripes_;

@@ -5,11 +5,14 @@
 // Operations to the connection's Batch and names a Render function that turns
 // their OpResults into the reply once the engine has executed the batch. The
 // Session keeps replies in command order whichever way they were produced.
+// A command of several operations calls GroupQueued() so that the engine
+// runs them as one atomic step, as Redis runs every command.
 //
 // Not thread-safe: a CommandCall lives on its connection's thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +21,7 @@
 #include "server/client_info.h"
 #include "server/reply_writer.h"
 #include "server/server_context.h"
+#include "server/transaction.h"
 
 namespace kvlab {
 
@@ -27,6 +31,7 @@ struct ClientState {
   bool authenticated = false;
   bool close_after_reply = false;  // QUIT
   std::string name;                // CLIENT SETNAME
+  Transaction transaction;         // MULTI ... EXEC, WATCH
 };
 
 struct DeferredReply;
@@ -34,30 +39,24 @@ class CommandCall;
 // Renders a deferred reply from the results of the operations it queued.
 using RenderFn = void (*)(const DeferredReply& deferred, std::span<const OpResult> results,
                           ReplyWriter& writer, ServerContext& server);
-// A second step for commands that must read before they write (EXPIRE NX/XX/
-// GT/LT): gets the first step's results and answers or queues more work
-// through `call`, exactly like a handler.
-using FollowUpFn = void (*)(const DeferredReply& deferred, std::span<const OpResult> results,
-                            CommandCall& call);
-
 // A reply that waits for the engine: which operations of the batch are its,
 // how to render them, and what its command must remember until then (set
-// through CommandCall::deferred_reply() after Defer()/DeferFollowUp()).
+// through CommandCall::deferred_reply() after Defer()).
 struct DeferredReply {
   RenderFn render = nullptr;
-  FollowUpFn follow_up = nullptr;  // set instead of `render` for two-step commands
   uint32_t first_op = 0;
   uint32_t op_count = 0;
-  int64_t expire_conditions = 0;   // EXPIRE/PEXPIRE: its NX/XX/GT/LT options, as bits
-  int64_t expire_deadline_ms = 0;  // EXPIRE/PEXPIRE: the absolute deadline it would set
+  int64_t flags = 0;               // a command's options, for its render (SCAN, COPY, ...)
   std::string info_sections;       // INFO: the sections asked for, lower case, space-separated
+  std::shared_ptr<void> state;     // what a render needs that outlives the handler (SCAN's keys)
 };
 
 class CommandCall {
  public:
   CommandCall(std::span<const std::string_view> args, ServerContext& server, ClientState& client,
-              Batch& batch, std::string& immediate_out)
-      : args(args), server(server), client(client), batch_(batch), immediate_(immediate_out) {}
+              Batch& batch, std::string& immediate_out, bool in_exec = false)
+      : args(args), server(server), client(client), batch_(batch), immediate_(immediate_out),
+        in_exec_(in_exec) {}
 
   // Answer now. Must not be combined with Defer() in one call.
   ReplyWriter reply() { return ReplyWriter(immediate_); }
@@ -77,12 +76,17 @@ class CommandCall {
     deferred_reply_.op_count = static_cast<uint32_t>(batch_.ops.size()) - first_op_;
   }
 
-  // Like Defer(), but hand the results to `follow_up` instead of rendering;
-  // the follow-up's CommandCall has the same args.
-  // REQUIRES: the command was dispatched alone (CommandSpec::kTwoStep).
-  void DeferFollowUp(FollowUpFn follow_up) {
-    Defer(nullptr);
-    deferred_reply_.follow_up = follow_up;
+  // The operations this command queued run as one atomic step (an
+  // AtomicGroup). Inside EXEC the whole transaction is already one group.
+  void GroupQueued() {
+    if (!deferred_ || in_exec_) return;
+    const uint32_t count = static_cast<uint32_t>(batch_.ops.size()) - first_op_;
+    bool needs_state = false;
+    for (uint32_t i = first_op_; i < batch_.ops.size(); ++i) {
+      needs_state |= batch_.ops[i].code >= OpCode::kRequireAbsent &&
+                     batch_.ops[i].code <= OpCode::kStoreCarry;
+    }
+    if (count > 1 || needs_state) batch_.GroupFrom(first_op_);
   }
 
   bool deferred() const { return deferred_; }
@@ -95,6 +99,7 @@ class CommandCall {
  private:
   Batch& batch_;
   std::string& immediate_;
+  const bool in_exec_;
   bool deferred_ = false;
   uint32_t first_op_ = 0;
   DeferredReply deferred_reply_;

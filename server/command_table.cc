@@ -11,6 +11,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterStringCommands(*built);
     RegisterKeyspaceCommands(*built);
     RegisterServerCommands(*built);
+    RegisterTransactionCommands(*built);
     return built;
   }();
   return *table;

@@ -38,7 +38,10 @@ struct CommandSpec {
     // --maxmemory: Session::Dispatch reads it, and the engine's own check is
     // skipped for the operations of a command it admitted (Redis's denyoom).
     kDenyOom = 1u << 4,
-    kTwoStep = 1u << 5,   // may read, then write: dispatched alone in its batch
+    // Runs at once even inside MULTI, never queued (MULTI EXEC DISCARD WATCH QUIT).
+    kNoMulti = 1u << 5,
+    kExec = 1u << 6,        // EXEC: the Session runs the queued transaction
+    kTouchesAll = 1u << 7,  // FLUSHALL/FLUSHDB: every WATCHed key counts as touched
   };
   std::string name;       // lower case, as Redis reports it
   int arity = 0;

@@ -1,6 +1,6 @@
 // ServerContext: the state every connection and Session of one kvlab-server
 // shares — the engine, the settings fixed at start (password, limits, where
-// the server listens) and the counters INFO reports.
+// the server listens), the counters INFO reports and the WATCH registry.
 //
 // Thread-safe: settings are written once before the first Session exists and
 // only read afterwards; counters are atomics; the Engine is as thread-safe as
@@ -18,6 +18,7 @@
 
 #include "engines/engine.h"
 #include "server/server_settings.h"
+#include "server/watch_registry.h"
 
 namespace kvlab {
 
@@ -48,6 +49,7 @@ struct ServerContext {
   Engine& engine;
   ServerSettings settings;
   ServerStats stats;
+  WatchRegistry watches;  // WATCH across every connection
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

@@ -97,6 +97,15 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
     return Status::InvalidArgument("--hop '" + hop + "' is not one of command|batch");
   }
 
+  const std::string multikey = vm["multikey"].as<std::string>();
+  if (multikey == "atomic") {
+    out.engine.multikey = MultiKey::kAtomic;
+  } else if (multikey == "split") {
+    out.engine.multikey = MultiKey::kSplit;
+  } else {
+    return Status::InvalidArgument("--multikey '" + multikey + "' is not one of atomic|split");
+  }
+
   const std::string protected_mode = AsciiLowercase(vm["protected-mode"].as<std::string>());
   if (protected_mode == "yes") {
     out.protected_mode = true;
@@ -157,6 +166,9 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
        ("striped: lock stripes (default: " + std::to_string(kDefaultStripes) + ")").c_str())
       ("hop", po::value<std::string>()->default_value("command"),
        "sharded: one channel hop per command or per read batch: command|batch")
+      ("multikey", po::value<std::string>()->default_value("atomic"),
+       "multi-key commands and MULTI/EXEC: atomic (as Redis) or split into independent "
+       "single-key operations (to measure what atomicity costs): atomic|split")
       ("io-threads", po::value<std::string>(),
        "I/O threads, one event loop each (default: cores; always 1 for single)")
       ("port", po::value<std::string>()->default_value("6379"), "TCP port; 0 = no TCP listener")
@@ -209,6 +221,7 @@ std::string ReadyLine(const ServerSettings& settings, long pid) {
          << " hop=" << (settings.engine.hop == HopMode::kBatch ? "batch" : "command");
   }
   if (kind.uses_stripes) line << " stripes=" << settings.engine.stripes;
+  if (settings.engine.multikey == MultiKey::kSplit) line << " multikey=split";
   line << " io-threads=" << settings.io_threads << " tcp=";
   if (settings.port == 0) {
     line << "none";

@@ -45,7 +45,8 @@ Session::Session(ServerContext& ctx, ClientInfo info)
   per_read_batches_ = ctx_.engine.Traits().batch_per_read;
 }
 
-Session::~Session() = default;
+// The registry holds a pointer to this session's watcher.
+Session::~Session() { ctx_.watches.UnwatchAll(client_.transaction.watcher); }
 
 Session::Progress Session::Process(std::string& out, std::function<void()> resume,
                                  size_t out_limit) {
@@ -104,11 +105,6 @@ void Session::ParseAndDispatch(std::string& out) {
     }
     holding_command_ = false;
     const CommandSpec* spec = table_.Find(args_[0]);
-    if (spec != nullptr && (spec->flags & CommandSpec::kTwoStep) && !slots_.empty()) {
-      // A two-step command runs alone: finish what is queued first.
-      holding_command_ = true;
-      return;
-    }
     if (spec != nullptr && DecidesMemory(*spec) && !batch_.ops.empty()) {
       // Redis decides maxmemory with every earlier command already run: the
       // writes queued before this one may be what fills the memory.
@@ -121,7 +117,6 @@ void Session::ParseAndDispatch(std::string& out) {
       return;
     }
     if (client_.close_after_reply) return;
-    if (!slots_.empty() && slots_.back().deferred.follow_up != nullptr) return;
     if (!per_read_batches_ && !batch_.ops.empty()) return;
   }
 }
@@ -135,17 +130,34 @@ bool Session::DecidesMemory(const CommandSpec& spec) const {
 void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   std::string& immediate = slots_.empty() ? out : scratch_;
   ReplyWriter writer(immediate);
+  Transaction& transaction = client_.transaction;
+  const bool queueing = transaction.open() && (spec == nullptr || !(spec->flags & CommandSpec::kNoMulti));
   if (spec == nullptr) {
     writer.Error(UnknownCommandError(args_));
+    if (queueing) transaction.Doom();
   } else if (!ArityMatches(spec->arity, args_.size())) {
     writer.Error(WrongArityError(spec->name));
+    if (queueing) transaction.Doom();
   } else if (!client_.authenticated && !(spec->flags & CommandSpec::kNoAuth)) {
     writer.Error(kNoAuthError);
+    if (queueing) transaction.Doom();
+  } else if (queueing && ctx_.settings.engine.max_memory_bytes != 0 &&
+             ctx_.engine.OverMemoryLimit()) {
+    // Redis's processCommand(): while at maxmemory, MULTI queues nothing.
+    writer.Error(kOomError);
+    transaction.Doom();
+  } else if (queueing) {
+    transaction.Queue(args_);
+    writer.SimpleString("QUEUED");
   } else if (DecidesMemory(*spec) && ctx_.engine.OverMemoryLimit()) {
     // Redis's processCommand(): a command that may grow the dataset is
     // refused whole, before it runs, once used memory reached maxmemory.
     // ParseAndDispatch ran every earlier command of the read first.
     writer.Error(kOomError);
+  } else if (spec->flags & CommandSpec::kExec) {
+    ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+    RunExec(immediate);
+    return;
   } else {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
     const size_t first_op = batch_.ops.size();
@@ -154,6 +166,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
+    TouchWatchedKeys(*spec, args_, nullptr);
     if (call.deferred()) {
       slots_.push_back(ReplySlot{{}, std::move(call.deferred_reply())});
       return;
@@ -162,6 +175,89 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   if (!slots_.empty()) {
     slots_.push_back(ReplySlot{std::move(scratch_), {}});
     scratch_.clear();
+  }
+}
+
+void Session::TouchWatchedKeys(const CommandSpec& spec, std::span<const std::string_view> args,
+                               const WatchRegistry::Watcher* except) {
+  if (!(spec.flags & CommandSpec::kWrite) || !ctx_.watches.AnyWatched()) return;
+  if (spec.flags & CommandSpec::kTouchesAll) {
+    ctx_.watches.TouchAll(except);
+    pending_touches_.push_back({{}, true, except});
+    return;
+  }
+  const KeyPositions& keys = spec.keys;
+  if (keys.step == 0) return;
+  const int last = keys.last < 0 ? static_cast<int>(args.size()) + keys.last : keys.last;
+  for (int i = keys.first; i <= last && i < static_cast<int>(args.size()); i += keys.step) {
+    ctx_.watches.Touch(args[i], except);
+    pending_touches_.push_back({args[i], false, except});
+  }
+}
+
+void Session::RunExec(std::string& immediate) {
+  ReplyWriter writer(immediate);
+  Transaction& transaction = client_.transaction;
+  WatchRegistry::Watcher& watcher = transaction.watcher;
+  auto answer_now = [&] {
+    if (!slots_.empty()) {
+      slots_.push_back(ReplySlot{std::move(scratch_), {}});
+      scratch_.clear();
+    }
+  };
+  if (!transaction.open()) {
+    writer.Error("ERR EXEC without MULTI");
+    answer_now();
+    return;
+  }
+  const bool doomed = transaction.doomed();
+  std::vector<std::vector<std::string>> queued = transaction.TakeQueued();
+  if (doomed) {
+    ctx_.watches.UnwatchAll(watcher);
+    writer.Error("EXECABORT Transaction discarded because of previous errors.");
+    answer_now();
+    return;
+  }
+  if (watcher.touched.load(std::memory_order_acquire)) {
+    ctx_.watches.UnwatchAll(watcher);
+    writer.NilArray();
+    answer_now();
+    return;
+  }
+  // The header renders once the engine has run the group (it may abort);
+  // until then every reply of this read waits in slots.
+  if (slots_.empty() && !scratch_.empty()) {
+    slots_.push_back(ReplySlot{std::move(scratch_), {}});
+    scratch_.clear();
+  }
+  const size_t header = slots_.size();
+  ReplySlot header_slot;
+  header_slot.exec_header = true;
+  header_slot.exec_count = static_cast<uint32_t>(queued.size());
+  slots_.push_back(std::move(header_slot));
+  exec_storage_.push_back(std::move(queued));
+  const std::vector<std::vector<std::string>>& commands = exec_storage_.back();
+
+  const uint32_t first_op = static_cast<uint32_t>(batch_.ops.size());
+  std::vector<std::string_view> args;
+  for (const std::vector<std::string>& command : commands) {
+    args.assign(command.begin(), command.end());
+    const CommandSpec* spec = table_.Find(args[0]);  // found and checked when queued
+    ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+    ReplySlot member;
+    member.exec_member = true;
+    const size_t op_before = batch_.ops.size();
+    CommandCall call(args, ctx_, client_, batch_, member.text, /*in_exec=*/true);
+    spec->handler(call);
+    // Redis decides maxmemory for EXEC as a whole, before it runs.
+    for (size_t i = op_before; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
+    TouchWatchedKeys(*spec, args, &watcher);
+    if (call.deferred()) member.deferred = std::move(call.deferred_reply());
+    slots_.push_back(std::move(member));
+  }
+  if (batch_.ops.size() > first_op) {
+    batch_.GroupFrom(first_op, watcher.keys.empty() ? nullptr : &watcher.touched);
+    slots_[header].exec_group = static_cast<int32_t>(batch_.groups.size() - 1);
   }
 }
 
@@ -188,40 +284,53 @@ void Session::OnBatchDone() {
 }
 
 void Session::RenderSlots(std::string& out) {
+  // The second touch of this batch's writes (watch_registry.h).
+  for (const PendingTouch& touch : pending_touches_) {
+    if (touch.all) {
+      ctx_.watches.TouchAll(touch.except);
+    } else {
+      ctx_.watches.Touch(touch.key, touch.except);
+    }
+  }
+  pending_touches_.clear();
   ReplyWriter writer(out);
   std::span<const OpResult> all(batch_.results);
   // Swap rather than move so both vectors keep their capacity across reads.
   std::vector<ReplySlot>& slots = rendering_;
   slots.swap(slots_);
+  bool dropping_exec = false;
   for (ReplySlot& slot : slots) {
     if (out.size() > out_limit_) {
       over_limit_ = true;  // the connection closes: the rest is never rendered
       break;
     }
+    if (slot.exec_header) {
+      dropping_exec = slot.exec_group >= 0 && batch_.groups[slot.exec_group].aborted;
+      if (dropping_exec) {
+        writer.NilArray();
+      } else {
+        writer.ArrayHeader(slot.exec_count);
+      }
+      // EXEC forgets its WATCHes once it has run (Redis: unwatchAllKeys).
+      ctx_.watches.UnwatchAll(client_.transaction.watcher);
+      continue;
+    }
+    if (slot.exec_member && dropping_exec) continue;
     const DeferredReply& deferred = slot.deferred;
-    if (deferred.render == nullptr && deferred.follow_up == nullptr) {
+    if (deferred.render == nullptr) {
       out.append(slot.text);
       continue;
     }
     std::span<const OpResult> results = all.subspan(deferred.first_op, deferred.op_count);
     if (HasOutOfMemory(results)) {
       writer.Error(kOomError);
-    } else if (deferred.render != nullptr) {
-      deferred.render(deferred, results, writer, ctx_);
     } else {
-      // Two-step command (always alone in its batch): the follow-up answers
-      // directly or queues the next batch.
-      std::vector<OpResult> first_step(results.begin(), results.end());
-      batch_.Clear();
-      CommandCall call(args_, ctx_, client_, batch_, out);
-      deferred.follow_up(deferred, first_step, call);
-      if (call.deferred()) slots_.push_back(ReplySlot{{}, std::move(call.deferred_reply())});
-      slots.clear();
-      return;
+      deferred.render(deferred, results, writer, ctx_);
     }
   }
   slots.clear();
   batch_.Clear();
+  exec_storage_.clear();
 }
 
 }  // namespace kvlab

@@ -54,6 +54,16 @@ inline void RenderInteger(const DeferredReply&, std::span<const OpResult> result
   writer.Integer(results[0].integer);
 }
 
+// A value, or nil when the key was missing.
+inline void RenderBulkOrNil(const DeferredReply&, std::span<const OpResult> results,
+                            ReplyWriter& writer, ServerContext&) {
+  if (results[0].kind == OpResult::Kind::kBulk) {
+    writer.Bulk(results[0].bulk);
+  } else {
+    writer.Nil();
+  }
+}
+
 inline void RenderOk(const DeferredReply&, std::span<const OpResult>, ReplyWriter& writer,
                      ServerContext&) {
   writer.Ok();

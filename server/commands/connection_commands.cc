@@ -211,7 +211,7 @@ void RegisterConnectionCommands(CommandTable& table) {
              .summary = "Ping the server"});
   table.Add({.name = "echo", .arity = 2, .flags = F::kFast, .handler = Echo, .group = "connection",
              .summary = "Echo the given string"});
-  table.Add({.name = "quit", .arity = -1, .flags = F::kNoAuth | F::kFast, .handler = Quit,
+  table.Add({.name = "quit", .arity = -1, .flags = F::kNoAuth | F::kFast | F::kNoMulti, .handler = Quit,
              .group = "connection", .summary = "Close the connection"});
   table.Add({.name = "auth", .arity = -2, .flags = F::kNoAuth | F::kFast, .handler = Auth,
              .group = "connection", .summary = "Authenticate to the server"});

@@ -9,6 +9,7 @@ namespace kvlab {
 void RegisterConnectionCommands(CommandTable& table);  // PING ECHO AUTH HELLO SELECT QUIT CLIENT
 void RegisterStringCommands(CommandTable& table);      // GET SET ... INCR APPEND MGET MSET
 void RegisterKeyspaceCommands(CommandTable& table);    // DEL EXISTS EXPIRE TTL PERSIST DBSIZE FLUSH*
-void RegisterServerCommands(CommandTable& table);      // INFO CONFIG COMMAND
+void RegisterServerCommands(CommandTable& table);      // INFO CONFIG COMMAND TIME FUNCTION SCRIPT
+void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
 
 }  // namespace kvlab

@@ -1,5 +1,7 @@
 // Server commands: INFO, CONFIG GET and COMMAND — what redis-cli,
-// redis-benchmark and memtier_benchmark ask a server about itself. Field
+// redis-benchmark and memtier_benchmark ask a server about itself — TIME,
+// and FUNCTION FLUSH / SCRIPT FLUSH, which test harnesses send first and
+// which kvlab (no scripting) answers as the no-ops they are here. Field
 // names follow Redis 7.0's INFO; kvlab adds a `# kvlab` section from the
 // engine.
 #include <sys/resource.h>
@@ -7,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <array>
@@ -384,9 +387,58 @@ void Command(CommandCall& call) {
   }
 }
 
+void Time(CommandCall& call) {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(now).count();
+  ReplyWriter reply = call.reply();
+  reply.ArrayHeader(2);
+  reply.Bulk(std::to_string(micros / 1'000'000));
+  reply.Bulk(std::to_string(micros % 1'000'000));
+}
+
+bool IsFlushMode(std::string_view arg) {
+  return EqualsIgnoreCase(arg, "sync") || EqualsIgnoreCase(arg, "async");
+}
+
+std::string UnknownSubcommand(std::string_view sub, std::string_view container) {
+  return "ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) + "'. Try " +
+         std::string(container) + " HELP.";
+}
+
+// FUNCTION FLUSH [ASYNC|SYNC]: there are no functions to flush.
+void Function(CommandCall& call) {
+  if (!EqualsIgnoreCase(call.args[1], "flush")) {
+    call.reply().Error(UnknownSubcommand(call.args[1], "FUNCTION"));
+  } else if (call.args.size() > 3) {
+    call.reply().Error(
+        "ERR unknown subcommand or wrong number of arguments for 'FLUSH'. Try FUNCTION HELP.");
+  } else if (call.args.size() == 3 && !IsFlushMode(call.args[2])) {
+    call.reply().Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+  } else {
+    call.reply().Ok();
+  }
+}
+
+// SCRIPT FLUSH [ASYNC|SYNC]: there is no script cache to flush.
+void Script(CommandCall& call) {
+  if (!EqualsIgnoreCase(call.args[1], "flush")) {
+    call.reply().Error(UnknownSubcommand(call.args[1], "SCRIPT"));
+  } else if (call.args.size() > 3 || (call.args.size() == 3 && !IsFlushMode(call.args[2]))) {
+    call.reply().Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+  } else {
+    call.reply().Ok();
+  }
+}
+
 }  // namespace
 
 void RegisterServerCommands(CommandTable& table) {
+  table.Add({.name = "time", .arity = 1, .flags = CommandSpec::kFast, .handler = Time,
+             .group = "server", .summary = "Return the current server time"});
+  table.Add({.name = "function", .arity = -2, .flags = CommandSpec::kNone, .handler = Function,
+             .group = "scripting", .summary = "A container for function commands"});
+  table.Add({.name = "script", .arity = -2, .flags = CommandSpec::kNone, .handler = Script,
+             .group = "scripting", .summary = "A container for Lua scripts management commands"});
   using F = CommandSpec;
   table.Add({.name = "info", .arity = -1, .flags = F::kNone, .handler = Info, .group = "server",
              .summary = "Get information and statistics about the server"});

@@ -1,24 +1,20 @@
-// String commands: GET SET SETNX GETSET MGET MSET APPEND STRLEN and the INCR
-// family. Each becomes one single-key Operation per key; replies follow Redis
-// 7.0's t_string.c.
+// String commands: GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX MGET MSET
+// MSETNX APPEND STRLEN SETRANGE GETRANGE SUBSTR LCS and the INCR family. Each
+// becomes one single-key Operation per key (several keys: one AtomicGroup);
+// replies follow Redis 7.0's t_string.c.
+#include <algorithm>
 #include <climits>
+#include <vector>
+#include <memory>
 
 #include "engines/clock.h"
+#include "engines/keyspace_ops.h"
+#include "engines/redis_float.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 
 namespace kvlab {
 namespace {
-
-void RenderValue(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
-                 ServerContext&) {
-  const OpResult& result = results[0];
-  if (result.kind == OpResult::Kind::kBulk) {
-    writer.Bulk(result.bulk);
-  } else {
-    writer.Nil();
-  }
-}
 
 // SET's reply: +OK, nil when NX/XX stopped it, or the old value with GET.
 void RenderSet(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
@@ -63,11 +59,12 @@ void RenderMget(const DeferredReply&, std::span<const OpResult> results, ReplyWr
 
 void Get(CommandCall& call) {
   call.Add(MakeOp(OpCode::kGet, call.args[1]));
-  call.Defer(RenderValue);
+  call.Defer(RenderBulkOrNil);
 }
 
-// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL], parsed in
-// the order and with the conflicts of parseExtendedStringArgumentsOrReply().
+// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL] and GETEX
+// key [EX|PX|EXAT|PXAT|PERSIST], parsed in the order and with the conflicts
+// of parseExtendedStringArgumentsOrReply().
 enum Unit { kNone, kEx, kPx, kExat, kPxat };
 
 Unit ExpiryUnit(std::string_view opt) {
@@ -78,59 +75,116 @@ Unit ExpiryUnit(std::string_view opt) {
   return kNone;
 }
 
-void Set(CommandCall& call) {
-  SetOptions options;
+// getExpireMillisecondsOrReply(): positive, no overflow once in ms and
+// absolute. nullopt after replying with the error.
+std::optional<int64_t> AbsoluteDeadline(CommandCall& call, std::string_view amount_arg, Unit unit,
+                                        std::string_view command) {
+  std::optional<int64_t> amount = ParseRedisInt64(amount_arg);
+  if (!amount) {
+    call.reply().Error(kNotIntegerError);
+    return std::nullopt;
+  }
+  int64_t ms = *amount;
+  const bool seconds = unit == kEx || unit == kExat;
+  if (ms <= 0 || (seconds && ms > LLONG_MAX / 1000)) {
+    call.reply().Error(InvalidExpireTimeError(command));
+    return std::nullopt;
+  }
+  if (seconds) ms *= 1000;
+  if ((unit == kEx || unit == kPx) && __builtin_add_overflow(ms, UnixNowMs(), &ms)) {
+    call.reply().Error(InvalidExpireTimeError(command));
+    return std::nullopt;
+  }
+  return ms;
+}
+
+enum class ExtendedFor { kSet, kGetEx };
+
+struct ExtendedOptions {
+  SetOptions set;
+  bool persist = false;      // GETEX PERSIST
   Unit unit = kNone;
   std::string_view expire_arg;
+};
+
+// Parses args[from..]; false after replying with the syntax error.
+bool ParseExtendedOptions(CommandCall& call, size_t from, ExtendedFor command,
+                          ExtendedOptions& out) {
   const auto& args = call.args;
-  for (size_t j = 3; j < args.size(); ++j) {
+  SetOptions& options = out.set;
+  const bool for_set = command == ExtendedFor::kSet;
+  for (size_t j = from; j < args.size(); ++j) {
     std::string_view opt = args[j];
     bool has_next = j + 1 < args.size();
-    bool expiry_given = unit != kNone;
-    if (EqualsIgnoreCase(opt, "nx") && options.condition != SetOptions::Condition::kIfPresent) {
+    bool expiry_given = out.unit != kNone;
+    if (for_set && EqualsIgnoreCase(opt, "nx") &&
+        options.condition != SetOptions::Condition::kIfPresent) {
       options.condition = SetOptions::Condition::kIfAbsent;
-    } else if (EqualsIgnoreCase(opt, "xx") &&
+    } else if (for_set && EqualsIgnoreCase(opt, "xx") &&
                options.condition != SetOptions::Condition::kIfAbsent) {
       options.condition = SetOptions::Condition::kIfPresent;
-    } else if (EqualsIgnoreCase(opt, "get")) {
+    } else if (for_set && EqualsIgnoreCase(opt, "get")) {
       options.return_old = true;
-    } else if (EqualsIgnoreCase(opt, "keepttl") && !expiry_given) {
+    } else if (for_set && EqualsIgnoreCase(opt, "keepttl") && !expiry_given) {
       options.keep_ttl = true;
+    } else if (!for_set && EqualsIgnoreCase(opt, "persist") && !expiry_given) {
+      out.persist = true;
     } else if (Unit given = ExpiryUnit(opt);
-               given != kNone && !options.keep_ttl && (unit == kNone || unit == given) &&
-               has_next) {
+               given != kNone && !options.keep_ttl && !out.persist &&
+               (out.unit == kNone || out.unit == given) && has_next) {
       // Redis lets the same unit repeat (the last one wins), not two units.
-      unit = given;
-      expire_arg = args[++j];
+      out.unit = given;
+      out.expire_arg = args[++j];
     } else {
       call.reply().Error(kSyntaxError);
-      return;
+      return false;
     }
   }
-  if (unit != kNone) {
-    // getExpireMillisecondsOrReply(): positive, no overflow once in ms and absolute.
-    std::optional<int64_t> amount = ParseRedisInt64(expire_arg);
-    if (!amount) {
-      call.reply().Error(kNotIntegerError);
-      return;
-    }
-    int64_t ms = *amount;
-    bool seconds = unit == kEx || unit == kExat;
-    if (ms <= 0 || (seconds && ms > LLONG_MAX / 1000)) {
-      call.reply().Error(InvalidExpireTimeError("set"));
-      return;
-    }
-    if (seconds) ms *= 1000;
-    if (unit == kEx || unit == kPx) {
-      if (__builtin_add_overflow(ms, UnixNowMs(), &ms)) {
-        call.reply().Error(InvalidExpireTimeError("set"));
-        return;
-      }
-    }
-    options.expire_at_ms = ms;
+  return true;
+}
+
+void Set(CommandCall& call) {
+  ExtendedOptions parsed;
+  if (!ParseExtendedOptions(call, 3, ExtendedFor::kSet, parsed)) return;
+  if (parsed.unit != kNone) {
+    std::optional<int64_t> deadline = AbsoluteDeadline(call, parsed.expire_arg, parsed.unit, "set");
+    if (!deadline) return;
+    parsed.set.expire_at_ms = *deadline;
   }
-  call.Add(MakeOp(OpCode::kSet, args[1], args[2], 0, options));
+  call.Add(MakeOp(OpCode::kSet, call.args[1], call.args[2], 0, parsed.set));
   call.Defer(RenderSet);
+}
+
+// SETEX key seconds value / PSETEX key milliseconds value.
+void SetWithExpiry(CommandCall& call, Unit unit, std::string_view name) {
+  std::optional<int64_t> deadline = AbsoluteDeadline(call, call.args[2], unit, name);
+  if (!deadline) return;
+  SetOptions options;
+  options.expire_at_ms = *deadline;
+  call.Add(MakeOp(OpCode::kSet, call.args[1], call.args[3], 0, options));
+  call.Defer(RenderOk);
+}
+
+void SetEx(CommandCall& call) { SetWithExpiry(call, kEx, "setex"); }
+void PSetEx(CommandCall& call) { SetWithExpiry(call, kPx, "psetex"); }
+
+void GetEx(CommandCall& call) {
+  ExtendedOptions parsed;
+  if (!ParseExtendedOptions(call, 2, ExtendedFor::kGetEx, parsed)) return;
+  int64_t deadline = parsed.persist ? kPersistDeadline : 0;
+  if (parsed.unit != kNone) {
+    std::optional<int64_t> absolute =
+        AbsoluteDeadline(call, parsed.expire_arg, parsed.unit, "getex");
+    if (!absolute) return;
+    deadline = *absolute;
+  }
+  call.Add(MakeOp(OpCode::kGetEx, call.args[1], {}, deadline));
+  call.Defer(RenderBulkOrNil);
+}
+
+void GetDel(CommandCall& call) {
+  call.Add(MakeOp(OpCode::kGetDel, call.args[1]));
+  call.Defer(RenderBulkOrNil);
 }
 
 void SetNx(CommandCall& call) {
@@ -142,7 +196,7 @@ void SetNx(CommandCall& call) {
 
 void GetSet(CommandCall& call) {
   call.Add(MakeOp(OpCode::kGetSet, call.args[1], call.args[2]));
-  call.Defer(RenderValue);
+  call.Defer(RenderBulkOrNil);
 }
 
 void Mget(CommandCall& call) {
@@ -150,6 +204,7 @@ void Mget(CommandCall& call) {
     call.Add(MakeOp(OpCode::kGet, call.args[i]));
   }
   call.Defer(RenderMget);
+  call.GroupQueued();
 }
 
 void Mset(CommandCall& call) {
@@ -161,6 +216,223 @@ void Mset(CommandCall& call) {
     call.Add(MakeOp(OpCode::kSet, call.args[i], call.args[i + 1]));
   }
   call.Defer(RenderOk);
+  call.GroupQueued();
+}
+
+// MSETNX: 1 when every key was absent (and all were set), else 0.
+void RenderMsetNx(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
+                  ServerContext&) {
+  const size_t guards = results.size() / 2;
+  for (size_t i = 0; i < guards; ++i) {
+    if (results[i].integer != 0) {
+      writer.Integer(0);
+      return;
+    }
+  }
+  writer.Integer(1);
+}
+
+// One guard per key, each skipping the rest of the command if its key
+// exists, then the writes: all or nothing, in one atomic step.
+void MsetNx(CommandCall& call) {
+  if (call.args.size() % 2 == 0) {
+    call.reply().Error(WrongArityError("msetnx"));
+    return;
+  }
+  const uint32_t pairs = static_cast<uint32_t>(call.args.size() / 2);
+  for (uint32_t i = 0; i < pairs; ++i) {
+    Operation guard = MakeOp(OpCode::kRequireAbsent, call.args[1 + 2 * i]);
+    guard.guard_span = 2 * pairs - i - 1;
+    call.Add(guard);
+  }
+  for (uint32_t i = 0; i < pairs; ++i) {
+    call.Add(MakeOp(OpCode::kSet, call.args[1 + 2 * i], call.args[2 + 2 * i]));
+  }
+  call.Defer(RenderMsetNx);
+  call.GroupQueued();
+}
+
+void RenderFloat(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
+                 ServerContext&) {
+  const OpResult& result = results[0];
+  if (result.kind == OpResult::Kind::kBulk) {
+    writer.Bulk(result.bulk);
+  } else if (result.error == EngineError::kNanOrInfinity) {
+    writer.Error("ERR increment would produce NaN or Infinity");
+  } else {
+    writer.Error("ERR value is not a valid float");
+  }
+}
+
+void IncrByFloat(CommandCall& call) {
+  if (!ParseRedisLongDouble(call.args[2])) {
+    call.reply().Error("ERR value is not a valid float");
+    return;
+  }
+  call.Add(MakeOp(OpCode::kIncrByFloat, call.args[1], call.args[2]));
+  call.Defer(RenderFloat);
+}
+
+void SetRange(CommandCall& call) {
+  std::optional<int64_t> offset = ParseRedisInt64(call.args[2]);
+  if (!offset) {
+    call.reply().Error(kNotIntegerError);
+    return;
+  }
+  if (*offset < 0) {
+    call.reply().Error("ERR offset is out of range");
+    return;
+  }
+  const int64_t length = static_cast<int64_t>(call.args[3].size());
+  if (length > 0 && *offset > kMaxStringBytes - length) {
+    call.reply().Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    return;
+  }
+  call.Add(MakeOp(OpCode::kSetRange, call.args[1], call.args[3], *offset));
+  call.Defer(RenderInteger);
+}
+
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]: both values
+// are read in one atomic step, and the reply is computed here, as Redis 7.0's
+// lcsCommand() does (the dynamic-programming table, then a walk back).
+enum LcsFlag : int64_t { kLcsIdx = 1, kLcsLen = 2, kLcsWithMatchLen = 4 };
+constexpr int kLcsMinShift = 3;  // MINMATCHLEN lives above the flag bits
+
+void RenderLcs(const DeferredReply& deferred, std::span<const OpResult> results,
+               ReplyWriter& writer, ServerContext&) {
+  const std::string_view a = results[0].kind == OpResult::Kind::kBulk ? results[0].bulk.view()
+                                                                       : std::string_view();
+  const std::string_view b = results[1].kind == OpResult::Kind::kBulk ? results[1].bulk.view()
+                                                                       : std::string_view();
+  const bool get_idx = deferred.flags & kLcsIdx;
+  const bool get_len = deferred.flags & kLcsLen;
+  const bool with_match_len = deferred.flags & kLcsWithMatchLen;
+  const int64_t min_match_len = deferred.flags >> kLcsMinShift;
+  const uint32_t alen = static_cast<uint32_t>(a.size());
+  const uint32_t blen = static_cast<uint32_t>(b.size());
+  std::vector<uint32_t> table(static_cast<size_t>(alen + 1) * (blen + 1));
+  auto lcs = [&](uint32_t i, uint32_t j) -> uint32_t& { return table[j + i * (blen + 1)]; };
+  for (uint32_t i = 0; i <= alen; ++i) {
+    for (uint32_t j = 0; j <= blen; ++j) {
+      if (i == 0 || j == 0) {
+        lcs(i, j) = 0;
+      } else if (a[i - 1] == b[j - 1]) {
+        lcs(i, j) = lcs(i - 1, j - 1) + 1;
+      } else {
+        lcs(i, j) = std::max(lcs(i - 1, j), lcs(i, j - 1));
+      }
+    }
+  }
+  uint32_t idx = lcs(alen, blen);
+  const bool compute_lcs = get_idx || !get_len;
+  std::string result(compute_lcs ? idx : 0, '\0');
+  std::string matches;  // the IDX ranges, rendered as they are found
+  ReplyWriter match_writer(matches);
+  uint32_t match_count = 0;
+  uint32_t arange_start = alen, arange_end = 0, brange_start = 0, brange_end = 0;
+  uint32_t i = alen, j = blen;
+  while (compute_lcs && i > 0 && j > 0) {
+    bool emit_range = false;
+    if (a[i - 1] == b[j - 1]) {
+      result[idx - 1] = a[i - 1];
+      if (arange_start == alen) {
+        arange_start = arange_end = i - 1;
+        brange_start = brange_end = j - 1;
+      } else if (arange_start == i && brange_start == j) {
+        --arange_start;
+        --brange_start;
+      } else {
+        emit_range = true;
+      }
+      if (arange_start == 0 || brange_start == 0) emit_range = true;
+      --idx;
+      --i;
+      --j;
+    } else {
+      if (lcs(i - 1, j) > lcs(i, j - 1)) {
+        --i;
+      } else {
+        --j;
+      }
+      if (arange_start != alen) emit_range = true;
+    }
+    const uint32_t match_len = arange_end - arange_start + 1;
+    if (emit_range) {
+      if (get_idx && (min_match_len == 0 || match_len >= min_match_len)) {
+        match_writer.ArrayHeader(with_match_len ? 3 : 2);
+        match_writer.ArrayHeader(2);
+        match_writer.Integer(arange_start);
+        match_writer.Integer(arange_end);
+        match_writer.ArrayHeader(2);
+        match_writer.Integer(brange_start);
+        match_writer.Integer(brange_end);
+        if (with_match_len) match_writer.Integer(match_len);
+        ++match_count;
+      }
+      arange_start = alen;
+    }
+  }
+  if (get_idx) {
+    writer.ArrayHeader(4);
+    writer.Bulk("matches");
+    writer.ArrayHeader(match_count);
+    writer.Raw(matches);
+    writer.Bulk("len");
+    writer.Integer(lcs(alen, blen));
+  } else if (get_len) {
+    writer.Integer(idx);
+  } else {
+    writer.Bulk(result);
+  }
+}
+
+void Lcs(CommandCall& call) {
+  int64_t flags = 0;
+  int64_t min_match_len = 0;
+  const auto& args = call.args;
+  for (size_t j = 3; j < args.size(); ++j) {
+    const bool more = j + 1 < args.size();
+    if (EqualsIgnoreCase(args[j], "idx")) {
+      flags |= kLcsIdx;
+    } else if (EqualsIgnoreCase(args[j], "len")) {
+      flags |= kLcsLen;
+    } else if (EqualsIgnoreCase(args[j], "withmatchlen")) {
+      flags |= kLcsWithMatchLen;
+    } else if (EqualsIgnoreCase(args[j], "minmatchlen") && more) {
+      std::optional<int64_t> n = ParseRedisInt64(args[++j]);
+      if (!n) {
+        call.reply().Error(kNotIntegerError);
+        return;
+      }
+      // A match is at most 2^32 bytes: a larger minimum emits nothing either way.
+      min_match_len = std::clamp<int64_t>(*n, 0, int64_t{1} << 40);
+    } else {
+      call.reply().Error(kSyntaxError);
+      return;
+    }
+  }
+  if ((flags & kLcsIdx) && (flags & kLcsLen)) {
+    call.reply().Error("ERR If you want both the length and indexes, please just use IDX.");
+    return;
+  }
+  call.Add(MakeOp(OpCode::kGet, args[1]));
+  call.Add(MakeOp(OpCode::kGet, args[2]));
+  call.Defer(RenderLcs);
+  call.deferred_reply().flags = flags | (min_match_len << kLcsMinShift);
+  call.GroupQueued();
+}
+
+void GetRange(CommandCall& call) {
+  std::optional<int64_t> start = ParseRedisInt64(call.args[2]);
+  std::optional<int64_t> end = ParseRedisInt64(call.args[3]);
+  if (!start || !end) {
+    call.reply().Error(kNotIntegerError);
+    return;
+  }
+  Operation op = MakeOp(OpCode::kGetRange, call.args[1], {}, *start);
+  op.integer2 = *end;
+  call.Add(op);
+  call.Defer(RenderBulkOrNil);
 }
 
 void Append(CommandCall& call) {
@@ -225,6 +497,37 @@ void RegisterStringCommands(CommandTable& table) {
   table.Add({.name = "mset", .arity = -3, .flags = F::kWrite | F::kDenyOom, .handler = Mset,
              .keys = {.first = 1, .last = -1, .step = 2}, .group = "string",
              .summary = "Set multiple keys to multiple values"});
+  table.Add({.name = "msetnx", .arity = -3, .flags = F::kWrite | F::kDenyOom, .handler = MsetNx,
+             .keys = {.first = 1, .last = -1, .step = 2}, .group = "string",
+             .summary = "Set multiple keys to multiple values, only if none of the keys exist"});
+  table.Add({.name = "setex", .arity = 4, .flags = F::kWrite | F::kDenyOom, .handler = SetEx,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Set the value and expiration of a key"});
+  table.Add({.name = "psetex", .arity = 4, .flags = F::kWrite | F::kDenyOom, .handler = PSetEx,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Set the value and expiration in milliseconds of a key"});
+  table.Add({.name = "getex", .arity = -2, .flags = F::kWrite | F::kFast, .handler = GetEx,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Get the value of a key and optionally set its expiration"});
+  table.Add({.name = "getdel", .arity = 2, .flags = F::kWrite | F::kFast, .handler = GetDel,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Get the value of a key and delete the key"});
+  table.Add({.name = "incrbyfloat", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = IncrByFloat, .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
+             .summary = "Increment the float value of a key by the given amount"});
+  table.Add({.name = "setrange", .arity = 4, .flags = F::kWrite | F::kDenyOom,
+             .handler = SetRange, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Overwrite part of a string at key starting at the specified offset"});
+  table.Add({.name = "getrange", .arity = 4, .flags = F::kReadOnly, .handler = GetRange,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Get a substring of the string stored at a key"});
+  table.Add({.name = "substr", .arity = 4, .flags = F::kReadOnly, .handler = GetRange,
+             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+             .summary = "Get a substring of the string stored at a key"});
+  table.Add({.name = "lcs", .arity = -3, .flags = F::kReadOnly, .handler = Lcs,
+             .keys = {.first = 1, .last = 2, .step = 1}, .group = "string",
+             .summary = "Find longest common substring"});
   table.Add({.name = "append", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
              .handler = Append, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
              .summary = "Append a value to a key"});
