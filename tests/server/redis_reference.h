@@ -70,6 +70,7 @@ class RedisReference {
   }
 
   bool available() const { return fd_ >= 0; }
+  const std::string& socket_path() const { return socket_path_; }
 
   // A fresh connection (the reference keeps its own for Exchange()).
   int Connect() const {
