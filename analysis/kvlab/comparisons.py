@@ -47,7 +47,7 @@ from .running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
 from .stats import RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
-                 "metric", "client_bound")
+                 "metric", "client_bound", "method", "pairs", "seconds")
 DEFAULT_PRECISION = 0.05
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
@@ -64,13 +64,20 @@ class RatioResult:
     client_bound: bool            # most rounds had the load generator saturated (either side)
     key_a: tuple                  # the two points' variables, in POINT_VARIABLES order
     key_b: tuple
+    # "rounds" (each side in its own window, one after the other), or "alternation: batch
+    # means" / "alternation: round means" (running/alternating.py; stats.paired_interval)
+    method: str = "rounds"
+    pairs: int = 0                # alternation: pairs of slices behind the interval
+    seconds: float = math.nan     # wall time spent measuring the ratio, where known
 
     def row(self) -> dict:
         s = self.summary
         return {"comparison": self.spec.name, "test": self.test, "point": self.point,
                 "ratio": _fmt(s.ratio), "low": _fmt(s.low), "high": _fmt(s.high),
                 "rounds": s.n, "status": self.status, "metric": self.spec.metric,
-                "client_bound": "true" if self.client_bound else "false"}
+                "client_bound": "true" if self.client_bound else "false",
+                "method": self.method, "pairs": self.pairs or "",
+                "seconds": "" if math.isnan(self.seconds) else f"{self.seconds:.1f}"}
 
 
 def _fmt(value: float) -> str:

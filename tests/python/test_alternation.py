@@ -4,7 +4,6 @@ of kvlab-load against two identical real servers."""
 
 import json
 import math
-import random
 import statistics
 import subprocess
 
@@ -151,3 +150,66 @@ def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path
     centre = math.log(summary.ratio)
     widened = (math.log(summary.high) - centre) * 3.29 / 1.96
     assert abs(centre) <= widened, f"A/A {summary.ratio:.3f} [{summary.low:.3f}, {summary.high:.3f}]"
+
+
+ALTERNATING = """
+[experiment]
+name = "alternating"
+disturbance_cores = 64
+precision = 0.5
+max_rounds = 4
+alternation_s = 0.4
+slice_s = 0.05
+
+[[server]]
+name = "redis"
+kind = "redis"
+
+[[sweep]]
+name = "incr"
+transport = "unix"
+client = ["pooled", "shared"]
+command = "incrby"
+keys = 1
+connections = 2
+threads = 2
+duration = 0.1
+warmup = 0.05
+repetitions = 1
+
+[[compare]]
+by = "client"
+a = "shared"
+b = "pooled"
+sweep = "incr"
+seed_ratio = 1.42
+"""
+
+
+def test_a_run_alternates_its_declared_ratio_and_calibrates_with_a_over_a(build_dir, tmp_path):
+    import io
+    from kvlab.rendering.report import render_report
+    from kvlab.running.cpus import this_machine
+    from kvlab.running.experiment import parse_experiment_text
+    from kvlab.running.plan import resolve
+    from kvlab.running.runner import Runner
+    from conftest import REPO
+    experiment = parse_experiment_text(ALTERNATING, tmp_path / "alternating.toml")
+    stream = io.StringIO()
+    run_dir = Runner(resolve(experiment, this_machine()), REPO, build_dir, tmp_path / "runs",
+                     stream).run()
+    ratios = (run_dir / "ratios.csv").read_text().splitlines()
+    assert len(ratios) == 2 and "alternation:" in ratios[1], stream.getvalue()
+    calibration = (run_dir / "calibration.csv").read_text().splitlines()
+    assert calibration[1].startswith("A/A redis,incrby,")
+    slices = (run_dir / "alternation.csv").read_text().splitlines()
+    # two pairs (A/A on two redis processes, shared/pooled on one), 4 rounds of 8 slices
+    assert len(slices) == 1 + 2 * 4 * 8
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert [p["rounds"] for p in meta["alternation"]["pairs"]] == [4, 4]
+    report = render_report(run_dir)
+    sections = [line for line in report.splitlines() if line.startswith("## ")]
+    assert sections[:3] == ["## Calibration (A/A)",
+                            "## Seed claims: Lettuce (pooled vs shared connections)",
+                            "## How the time was spent"]
+    assert "shared/pooled INCRBY" in report and ": seed 1.42 |" in report

@@ -103,6 +103,7 @@ def test_a_comparison_along_the_client_with_filters():
 ADAPTIVE = """
 [experiment]
 name = "adaptive"
+measurement = "rounds"
 precision = 0.02
 max_rounds = {max_rounds}
 {budget}
@@ -157,7 +158,8 @@ def _adaptive_run(tmp_path, build, monkeypatch, noise, max_rounds=40, budget="")
 def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkeypatch):
     runner, points, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.01)
     assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
-                                    "rounds", "status", "metric", "client_bound"]
+                                    "rounds", "status", "metric", "client_bound", "method",
+                                    "pairs", "seconds"]
     (row,) = ratios.itertuples()
     assert row.status == "resolved" and row.ratio == pytest.approx(1.2, rel=0.02)
     # never before min_rounds (10), however tight the first rounds look

@@ -22,7 +22,8 @@ from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format
                             markdown_table, server_cpu_count, server_specs)
 from .report_latency import latency_section
 from .report_memory import memory_section
-from .report_ratios import declared_section, disturbance_line
+from .report_ratios import (calibration_section, declared_section, disturbance_line,
+                            time_section, verdict_sections)
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
 from ..history import cost_columns
@@ -186,9 +187,11 @@ def render_report(run_dir: str | Path) -> str:
     table = point_table(points, run_dir)
     out = [f"# kvlab run: {meta.get('experiment', run_dir.name)}", "",
            machine_header(meta) + "\n" + disturbance_line(points, meta), ""]
-    declared = declared_section(run_dir, meta)
-    if declared:
-        out += [declared, ""]
+    for lead in (calibration_section(run_dir, meta) if meta.get("comparisons") else "",
+                 verdict_sections(run_dir, meta), time_section(meta),
+                 declared_section(run_dir, meta)):
+        if lead:
+            out += [lead, ""]
     if any(p.startswith("interrupted") for p in meta.get("problems", [])):
         out += ["**Interrupted**: the run was stopped; points it did not reach are missing.", ""]
     problems = problems_section(whole_points(points))

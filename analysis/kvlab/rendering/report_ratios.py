@@ -1,17 +1,31 @@
-"""The report's lead: the declared comparisons (ratios.csv) beside the seeds' figures,
-why rounds stopped, and how much of the run was disturbed."""
+"""The report's lead, in this order: the A/A calibration (calibration.csv: what this
+machine's noise is and whether the method held), one verdict table per seed with a
+claim in the run (what each interval decides, kvlab.ratio_verdicts.decide), the other
+declared ratios' verdicts, how the time was spent, then the declared comparisons in
+full (ratios.csv) with why rounds stopped, and how much of the run was disturbed."""
 
 from __future__ import annotations
 
 import math
+import statistics
 from pathlib import Path
 
 import pandas as pd
 
-from .report_format import CLIENT_BOUND_MARK
+from .. import alternation
+from ..ratio_verdicts import decide
+from .report_format import CLIENT_BOUND_MARK, markdown_table
+
+# The seed document a claim comes from, when its sweep does not name one: the first
+# seed compares keyspace architectures (servers), the second client setups.
+SEED_TITLES = {"ember-pr50": "Seed claims: ember PR #50 (concurrent map vs sharded keyspace)",
+               "lettuce-threads": "Seed claims: Lettuce (pooled vs shared connections)"}
+PER_CPU_NOTE = "judged per server CPU (client-bound)"
 
 
 def _interval(row) -> str:
+    if pd.isna(row["ratio"]):
+        return "–"
     if pd.isna(row["low"]):
         return f"{row['ratio']:.3f} [–]"
     half = max(row["high"] / row["ratio"] - 1, 1 - row["low"] / row["ratio"])
@@ -75,3 +89,132 @@ def disturbance_line(points: pd.DataFrame, meta: dict) -> str:
     if not pd.isna(steal) and steal > 0:
         line += f"; steal up to {steal:.2f} cores"
     return line
+
+
+def _read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, keep_default_na=True) if path.exists() else pd.DataFrame()
+
+
+def _per_cpu(row) -> bool:
+    return str(row.get("method", "")).startswith("alternation") \
+        and str(row.get("client_bound", "")).lower() == "true" \
+        and row.get("metric") == "ops_per_server_cpu_s"
+
+
+def calibration_section(run_dir: Path, meta: dict) -> str:
+    """The A/A line: slice noise, drift, the A/A ratio and whether it covers 1.0, and what
+    precision the budget can buy here."""
+    run_dir = Path(run_dir)
+    calibration = _read(run_dir / "calibration.csv")
+    lines = ["## Calibration (A/A)", ""]
+    if calibration.empty:
+        why = "measurement = rounds" if meta.get("measurement") == "rounds" else \
+            "no declared comparison could alternate: redis-benchmark points are measured " \
+            "in rounds"
+        return "\n".join(lines + [f"No A/A calibration in this run ({why})."])
+    row = calibration.iloc[0]
+    slices = _read(run_dir / "alternation.csv")
+    mine = slices[slices["calibration"].astype(str).str.lower() == "true"] \
+        if not slices.empty else slices
+    cvs, drifts, medians = [], [], []
+    for _, group in (mine.groupby("round") if not mine.empty else []):
+        rows = [alternation.Slice(0 if s == "a" else 1, t, sec, ops, cpu, cc, m, p)
+                for s, t, sec, ops, cpu, cc, m, p in zip(
+                    group["side"], group["start_s"], group["seconds"], group["ops"],
+                    group["server_cpu_s"], group["client_cpu_s"], group["mean_us"],
+                    group["p99_us"])]
+        cvs.append(alternation.slice_cv(rows))
+        drifts.append(abs(alternation.drift(rows)))
+        medians.append(statistics.median(s.value("ops_per_s") for s in rows if s.side == 0))
+    name = row["comparison"]
+    if pd.isna(row["low"]):
+        lines.append(f"- **{name}** ({row['point']}): too few rounds for an interval "
+                     f"({row['rounds']}): this run's noise is not known.")
+        return "\n".join(lines)
+    covers = row["low"] <= 1.0 <= row["high"]
+    seconds = len(mine) * float(meta.get("alternation", {}).get("slice_s", 0.1))
+    verdict = ("covers 1.0: the method held on this machine" if covers else
+               "**excludes 1.0: a FAILED RUN of the method** (a server against a copy of "
+               "itself must tie; this run's other intervals are not to be trusted)")
+    lines.append(f"- **{name}** ({row['point']}): {_interval(row)} over {row['rounds']} "
+                 f"rounds, {row['pairs']} pairs of slices; {verdict}.")
+    finite = [c for c in cvs if not math.isnan(c)]
+    if finite:
+        drift_text = ", ".join(f"{d:.1%}" for d in drifts if not math.isnan(d))
+        spread = max(medians) / min(medians) - 1 if medians and min(medians) > 0 else math.nan
+        lines.append(f"- noise: one {meta.get('alternation', {}).get('slice_s', 0.1):g} s "
+                     f"slice of one server varies {statistics.median(finite):.1%} (log SD, "
+                     f"median over rounds); drift within a round (first fifth to last) "
+                     f"{drift_text or '–'}; between rounds the same server's median slice "
+                     f"ranged {spread:.0%}.")
+    precision = meta.get("precision") or 0.05
+    half = max(row["high"] / row["ratio"] - 1, 1 - row["low"] / row["ratio"])
+    needed = alternation.seconds_for(half, seconds, precision)
+    lines.append(f"- precision: the A/A reached ±{half:.1%} from {seconds:.0f} s of "
+                 f"alternating; at this noise a ratio needs about {needed:.0f} s of "
+                 f"alternating (processes' starts not counted) for ±{precision:.1%}.")
+    return "\n".join(lines)
+
+
+def _seed_of(comparison: dict, meta: dict) -> str | None:
+    sweep = comparison.get("sweep")
+    seed = meta.get("sweeps", {}).get(sweep, {}).get("seed") if sweep else None
+    if seed:
+        return seed
+    return "ember-pr50" if comparison.get("by", "server") == "server" else "lettuce-threads"
+
+
+def verdict_sections(run_dir: Path, meta: dict) -> str:
+    """One table per seed with a claim here (claim, our ratio [interval], verdict), then
+    the declared ratios without a seed's figure."""
+    ratios = _read(Path(run_dir) / "ratios.csv")
+    if ratios.empty:
+        return ""
+    specs = {c.get("name"): c for c in meta.get("comparisons", [])}
+    tables: dict[str, list[list[str]]] = {}
+    others = []
+    for _, row in ratios.iterrows():
+        spec = specs.get(row["comparison"], {})
+        seed = spec.get("seed_ratio")
+        a, b = spec.get("a", "A"), spec.get("b", "B")
+        verdict = decide(row["low"], row["high"], seed, a, b).text()
+        if _per_cpu(row):
+            verdict += f"; {PER_CPU_NOTE}"
+        claim = f"{row['comparison']} {str(row['test']).upper()} ({row['point']})"
+        if seed is None:
+            others.append([claim, _interval(row), verdict])
+        else:
+            tables.setdefault(_seed_of(spec, meta), []).append(
+                [f"{claim}: seed {seed:.2f}", _interval(row), verdict])
+    out = []
+    for seed, rows in tables.items():
+        out += [f"## {SEED_TITLES.get(seed, seed)}", "",
+                markdown_table(["claim", "our ratio [interval]", "verdict"], rows), ""]
+    if others:
+        out += ["## Other declared ratios", "",
+                markdown_table(["claim", "our ratio [interval]", "verdict"], others), ""]
+    return "\n".join(out).rstrip()
+
+
+def time_section(meta: dict) -> str:
+    """How the run's time was spent: every point's rounds, then each alternated pair."""
+    spent = meta.get("alternation")
+    if not spent:
+        return ""
+    total = sum(spent.get("spent_s", {}).values())
+    lines = ["## How the time was spent", "",
+             f"- rounds of every point (each side in its own window): "
+             f"{spent.get('rounds_spent_s', 0):.0f} s; alternation: {total:.0f} s "
+             f"({spent.get('alternation_s', '?')} s measured per round, slices of "
+             f"{spent.get('slice_s', '?')} s; every pair {spent.get('min_rounds', '?')} rounds "
+             "first, then each round to the declared ratio furthest from its target per "
+             "second of its round)"]
+    for pair in spent.get("pairs", []):
+        extra = []
+        if pair.get("disturbed"):
+            extra.append(f"{pair['disturbed']} disturbed")
+        if pair.get("failed"):
+            extra.append(f"{pair['failed']} failed")
+        lines.append(f"- {pair['comparison']} {str(pair['test']).upper()}: {pair['spent_s']:.0f} s, "
+                     f"{pair['rounds']} rounds" + (f" ({', '.join(extra)})" if extra else ""))
+    return "\n".join(lines)

@@ -23,6 +23,12 @@ ExperimentError naming the file, the key and what is allowed.
                                      # if that is smaller; why: comparisons.py)
     disturbance_cores = 0.05         # optional: foreign CPU (cores' worth) on the measured
                                      # CPUs above which a measurement is disturbed and re-run
+    measurement = "alternate"        # optional: how declared comparisons are measured:
+                                     # alternate (both sides up, the load switched between
+                                     # them in ABBA slices; running/alternating.py) | rounds
+                                     # (each side in its own window, one after the other)
+    alternation_s = 2.0              # optional, alternate: seconds measured per round
+    slice_s = 0.1                    # optional, alternate: seconds per slice
 
     [[compare]]                      # optional: a ratio the experiment exists for
     a = "concurrent"                 # the numerator: a value of `by`
@@ -196,6 +202,8 @@ COMPARE_BY = ("server", "client", "io", "transport", "nodelay", "loadgen", "comm
 COMPARE_METRICS = {"ops_per_s": "ops/s",
                    "ops_per_server_cpu_s": "ops per second of server CPU time"}
 DEFAULT_MAX_ROUNDS = 40
+MEASUREMENTS = ("alternate", "rounds")
+DEFAULT_MEASUREMENT = "alternate"
 DEFAULT_MIN_ROUNDS = 10  # why: comparisons.py
 # 5% of one core: five clock ticks in a second, above /proc/stat's rounding.
 DEFAULT_DISTURBANCE_CORES = 0.05
@@ -241,6 +249,9 @@ class Experiment:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     min_rounds: int = DEFAULT_MIN_ROUNDS
     disturbance_cores: float = DEFAULT_DISTURBANCE_CORES
+    measurement: str = DEFAULT_MEASUREMENT
+    alternation_s: float = 2.0
+    slice_s: float = 0.1
     # [[host]] and [placement] (kvlab.running.hosts); without them everything runs on this machine.
     hosts: tuple = ()
     placement: Any = None
@@ -388,6 +399,10 @@ def _fraction(value) -> str | None:
 
 def _non_negative(value) -> str | None:
     return None if value >= 0 else "must be >= 0"
+
+
+def _slice(value) -> str | None:
+    return None if 0.01 <= value <= 10 else "must be from 0.01 to 10 seconds"
 
 
 def _name(value: str) -> str | None:
@@ -565,6 +580,12 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
                               f"max_rounds ({max_rounds})")
     disturbance_cores = float(c.get("disturbance_cores", (int, float),
                                     DEFAULT_DISTURBANCE_CORES, check=_positive))
+    measurement = c.get("measurement", str, DEFAULT_MEASUREMENT, allowed=MEASUREMENTS)
+    slice_s = float(c.get("slice_s", (int, float), 0.1, check=_slice))
+    alternation_s = float(c.get("alternation_s", (int, float), 2.0, check=_positive))
+    if alternation_s < 4 * slice_s:
+        raise ExperimentError(f"{path}: experiment.alternation_s: {alternation_s:g} is less "
+                              f"than one ABBA cycle of 4 slices ({4 * slice_s:g} s)")
     c.finish()
 
     servers = tuple(_parse_server(path, i, t) for i, t in enumerate(_table_list(path, data, "server")))
@@ -589,7 +610,9 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
                       servers=servers, sweeps=sweeps, comparisons=comparisons,
                       precision=precision, budget_s=budget_s, max_rounds=max_rounds,
                       min_rounds=min_rounds,
-                      disturbance_cores=disturbance_cores, hosts=hosts, placement=placement)
+                      disturbance_cores=disturbance_cores, measurement=measurement,
+                      alternation_s=alternation_s, slice_s=slice_s,
+                      hosts=hosts, placement=placement)
 
 
 def load_experiment(path: str | Path) -> Experiment:

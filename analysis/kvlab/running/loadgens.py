@@ -97,14 +97,19 @@ def kvlab_load_arguments(point: Point, target: str, csv_path: Path | str,
                          json_path: Path | str, labels: dict | None = None) -> list[str]:
     """kvlab-load's arguments (after the program) that measure `point` against `target`;
     its rows lead with the point's variables and then `labels`."""
-    arguments = label_arguments({**point.variables(), **(labels or {})}) + [
-        "--loadgen", point.loadgen,
+    return label_arguments({**point.variables(), **(labels or {})}) + [
+        "--loadgen", point.loadgen] + load_arguments(point, target) + [
+        "--duration", f"{point.duration:g}", "--warmup", f"{point.warmup:g}",
+        "--repeat", str(point.repetitions), "--csv", str(csv_path), "--json", str(json_path)]
+
+
+def load_arguments(point: Point, target: str) -> list[str]:
+    """The options that say what load `point` offers `target` (no timing, no files)."""
+    arguments = [
         "--target", target, "--client", point.client,
         "--threads", str(point.threads), "--command", point.command,
         "--keys", str(point.keys), "--key-dist", point.key_dist,
-        "--value-size", str(point.value_size), "--nodelay", point.nodelay,
-        "--duration", f"{point.duration:g}", "--warmup", f"{point.warmup:g}",
-        "--repeat", str(point.repetitions), "--csv", str(csv_path), "--json", str(json_path)]
+        "--value-size", str(point.value_size), "--nodelay", point.nodelay]
     if point.client == "dedicated":
         arguments += ["--pipeline", str(point.pipeline)]
     if point.client != "shared":  # shared always uses exactly one connection
@@ -118,6 +123,40 @@ def kvlab_load_arguments(point: Point, target: str, csv_path: Path | str,
             if point.loop_threads:
                 arguments += ["--loop-threads", str(point.loop_threads)]
     return arguments
+
+
+def _options(arguments: list[str]) -> dict[str, str]:
+    return dict(zip(arguments[0::2], arguments[1::2]))
+
+
+NEUTRAL_OPTIONS = {"--pipeline": "1", "--connections": "1", "--io": "direct"}
+
+
+def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b: str,
+                        build_dir: Path, cpus: str | None, netns: str | None, json_path: Path,
+                        seconds: float, slice_s: float, watch: Watch = Watch(),
+                        prefill: bool = False) -> list[str]:
+    """kvlab-load alternating between two points (harness/alternation.h): side A is
+    point_a against target_a; side B states only the options where point_b differs."""
+    a = load_arguments(point_a, target_a)
+    b = _options(load_arguments(point_b, target_b))
+    a_options = _options(a)
+    differs = [word for name, value in b.items() if a_options.get(name) != value
+               for word in (name, value)]
+    # An option of A that B's client has no use for (a shared client's connections, a
+    # pooled one's pipeline) goes back to the value that means "not used".
+    for name in a_options:
+        if name not in b:
+            if name not in NEUTRAL_OPTIONS:
+                raise ValueError(f"side B cannot leave out {name} of side A")
+            differs += [name, NEUTRAL_OPTIONS[name]]
+    command = launch_prefix(cpus, netns) + [str(Path(build_dir).resolve() / "kvlab-load")] + a + [
+        "--duration", f"{seconds:g}", "--warmup", f"{point_a.warmup:g}",
+        "--slice", f"{slice_s:g}", "--json", str(json_path), "--quiet",
+        "--alternate-with", " ".join(differs)] + watch.arguments()
+    if prefill:
+        command.append("--prefill")
+    return command
 
 
 def read_kvlab_load_rows(csv_text: str) -> list[dict[str, str]]:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import math
 import os
 import random
 import sys
@@ -50,8 +51,9 @@ from typing import TextIO
 import pandas as pd
 
 from .. import machine
-from . import latency, loadgens, syscalls
-from ..comparisons import FOLLOW_THE_CLIENT, compute, unresolved_points, write_ratios
+from . import alternating, latency, loadgens, syscalls
+from ..comparisons import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, compute, point_label,
+                           unresolved_points, write_ratios)
 from .experiment import POINT_VARIABLES, Point
 from .plan import SERVER_START_S, Plan, point_seconds
 from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
@@ -250,6 +252,14 @@ class Runner:
         self.helper_pids: list[int] = []    # our other processes on the measured CPUs (the link)
         self.reserve_s = 0.0                # time later phases need, kept out of the budget
         self.stops: dict[str, str] = {}     # phase -> why it stopped adding rounds
+        # measurement = "alternate" (running/alternating.py): the pairs alternated, the A/A
+        # one among them; the comparisons left to rounds.
+        self.pairs: list = []
+        self.calibration = None
+        self.rounds_comparisons = experiment.comparisons
+        self.alternation_spent: dict[str, float] = {}
+        self.alternation_spent_by_pair: dict[tuple, float] = {}
+        self.rounds_spent_s = 0.0
         self.started = time.monotonic()
         self._histogram_count = 0
 
@@ -282,10 +292,15 @@ class Runner:
             with tempfile.TemporaryDirectory(prefix="kvlab-run-") as work:
                 local = [p for p in points if p.transport != "remote"]
                 remote = [p for p in points if p.transport == "remote"]
-                # Adaptive local rounds leave the remote phase's own rounds inside the budget.
-                self.reserve_s = sum(_one_round(p) * p.repetitions for p in remote)
+                self._plan_alternation(points)
+                # Adaptive local rounds leave the remote phase's own rounds, and every
+                # alternated pair's first rounds, inside the budget.
+                remote_rounds = sum(_one_round(p) * p.repetitions for p in remote)
+                self.reserve_s = remote_rounds + self._alternation_reserve(self.pairs)
                 if local:
                     self._run_rounds("local", local, Path(work), writer, progress)
+                    self.reserve_s = remote_rounds
+                    self._alternate("local", Path(work))
                 self.reserve_s = 0.0
                 if remote:
                     self._measure_remote(remote, Path(work), writer, progress)
@@ -296,6 +311,10 @@ class Runner:
             writer.close()
             results = self._ratios()
             write_ratios(self.run_dir / "ratios.csv", results)
+            if self.calibration is not None:
+                write_ratios(self.run_dir / "calibration.csv", [self._pair_result(self.calibration)])
+            if self.pairs:
+                meta["alternation"] = self._alternation_meta()
             meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
             meta["load_average_end"] = os.getloadavg()
             meta["problems"] = self.problems
@@ -309,26 +328,99 @@ class Runner:
         return self.run_dir
 
     def _ratios(self):
+        """Every declared ratio: those measured by alternation, then those by rounds."""
+        return [self._pair_result(p) for p in self.pairs if not p.calibration] \
+            + self._round_ratios()
+
+    def _round_ratios(self):
         if not self.rows:
             return []
-        return compute(pd.DataFrame(self.rows), self.experiment.comparisons,
+        return compute(pd.DataFrame(self.rows), self.rounds_comparisons,
                        self.experiment.precision, self.experiment.min_rounds)
+
+    # ---- alternation (running/alternating.py) ---------------------------------------
+
+    def _plan_alternation(self, points: list[Point]) -> None:
+        """With measurement = "alternate", the declared comparisons whose points kvlab-load
+        measures are alternated, plus the A/A calibration; the rest stay with rounds."""
+        comparisons = self.experiment.comparisons
+        if self.experiment.measurement != "alternate" or not comparisons:
+            return
+        self.pairs = alternating.declared_pairs(
+            [p for p in points if p.loadgen == "kvlab-load"], comparisons, point_label)
+        alternated = [p.spec for p in self.pairs]
+        self.rounds_comparisons = tuple(c for c in comparisons if c not in alternated)
+        local = [p for p in self.pairs if p.point_a.transport != "remote"]
+        self.calibration = alternating.calibration_pair(local or self.pairs)
+        if self.calibration is not None:
+            self.pairs.insert(0, self.calibration)
+
+    def _alternation_reserve(self, pairs) -> float:
+        return sum(alternating.ALTERNATION_MIN_ROUNDS
+                   * (self.experiment.alternation_s + p.round_seconds()) for p in pairs)
+
+    def _alternate(self, phase: str, work: Path, bind: str | None = None,
+                   netns: str | None = None) -> None:
+        remote = phase == "remote"
+        pairs = [p for p in self.pairs if (p.point_a.transport == "remote") == remote]
+        if not pairs or self.interrupted:
+            return
+        later = [] if remote else [p for p in self.pairs if p.point_a.transport == "remote"]
+        budget = self.experiment.budget_s
+        deadline = math.inf if budget is None else (
+            self.started + budget - self.reserve_s - self._alternation_reserve(later))
+        self.say(f"alternation ({phase}): {len(pairs)} pairs, ABBA slices of "
+                 f"{self.experiment.slice_s:g} s, {self.experiment.alternation_s:g} s a round")
+        self._alternation_phase = alternating.AlternatingPhase(self, pairs, work, bind, netns)
+        started = time.monotonic()
+        why = self._alternation_phase.run(
+            deadline, self.experiment.precision or DEFAULT_PRECISION,
+            self.experiment.max_rounds, alternating.ALTERNATION_MIN_ROUNDS)
+        self.stops[f"{phase} alternation"] = why
+        self.alternation_spent[phase] = time.monotonic() - started
+        self.alternation_spent_by_pair.update(self._alternation_phase.spent_s)
+
+    def _pair_result(self, pair):
+        return alternating.pair_result(pair, self.experiment.precision or DEFAULT_PRECISION,
+                                       alternating.ALTERNATION_MIN_ROUNDS,
+                                       self.alternation_spent_by_pair.get(pair.key, 0.0))
+
+    def _alternation_meta(self) -> dict:
+        return {"slice_s": self.experiment.slice_s, "alternation_s": self.experiment.alternation_s,
+                "min_rounds": alternating.ALTERNATION_MIN_ROUNDS,
+                "spent_s": {phase: round(s, 1) for phase, s in self.alternation_spent.items()},
+                "rounds_spent_s": round(self.rounds_spent_s, 1),
+                "pairs": [{"comparison": p.name, "test": p.test, "point": p.label,
+                           "calibration": p.calibration, "rounds": len(p.rounds),
+                           "failed": p.failed, "disturbed": p.disturbed,
+                           "client_bound": p.client_bound, "metric": p.metric,
+                           "spent_s": round(self.alternation_spent_by_pair.get(p.key, 0.0), 1)}
+                          for p in self.pairs]}
 
     # ---- rounds ------------------------------------------------------------------------
 
     def _run_rounds(self, phase: str, points: list[Point], work: Path, writer, progress,
                     bind: str | None = None) -> None:
         keys = {p: _key(p) for p in points}
-        adaptive = self.experiment.precision is not None and self.experiment.comparisons
+        adaptive = self.experiment.precision is not None and self.rounds_comparisons
+        started = time.monotonic()
+        try:
+            self._rounds_loop(phase, points, work, writer, progress, bind, keys, adaptive)
+        finally:
+            self.rounds_spent_s += time.monotonic() - started
+
+    def _rounds_loop(self, phase, points, work, writer, progress, bind, keys, adaptive) -> None:
         round_no = 0
         while True:
             round_no += 1
             due = [p for p in points if round_no <= p.repetitions]
             if not due:
                 if not adaptive:
-                    self.stops[phase] = "the sweeps' rounds are done (no precision target)"
+                    self.stops[phase] = "the sweeps' rounds are done " + (
+                        "(the declared ratios are alternated)" if self.pairs
+                        else "(no precision target)")
                     break
-                unresolved = unresolved_points(self._ratios())
+                unresolved = unresolved_points(self._round_ratios())
                 due = [p for p in points if keys[p] in unresolved]
                 if not due:
                     self.stops[phase] = (f"every declared ratio met ±{self.experiment.precision:.1%}"
@@ -519,6 +611,7 @@ class Runner:
                      f"{measured.get('measured_p50_us', '?')} us")
             self._run_rounds("remote", points, work, writer, progress,
                              bind=link.server_address)
+            self._alternate("remote", work, bind=link.server_address, netns=CLIENT_NAMESPACE)
         finally:
             self.helper_pids = []
             link.down()
@@ -651,6 +744,7 @@ class Runner:
                        for s in self.experiment.sweeps},
             "comparisons": [dataclasses.asdict(c) for c in self.experiment.comparisons],
             "precision": self.experiment.precision,
+            "measurement": self.experiment.measurement,
             "budget_s": self.experiment.budget_s,
             "disturbance_cores": self.experiment.disturbance_cores,
             "machine": machine.describe_machine(self.repo),

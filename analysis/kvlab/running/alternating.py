@@ -1,0 +1,290 @@
+"""Declared comparisons measured by alternation (measurement = "alternate", the default):
+both sides up at once, the load moving between them in ABBA slices (kvlab-load
+--alternate-with, harness/alternation.h), fresh processes every round.
+
+A round of one pair of points: its servers are started afresh and pinned to the server
+CPUs (two servers for a comparison along the server, and for the A/A calibration, a
+server against a second copy of itself; one server for client setups, nodelay, io
+models ...), their keys prefilled, then one kvlab-load alternates between the two sides
+for `alternation_s` seconds after a warm-up. Every slice becomes a row of
+alternation.csv. Rounds are not re-run when the machine was disturbed: both sides of a
+pair share whatever disturbed it, so the pairs stay comparable and the interval shows
+the extra noise; the report counts such rounds.
+
+Where the rounds go (kvlab.alternation.next_to_measure): every pair (the A/A one
+included) gets `ALTERNATION_MIN_ROUNDS` rounds first, then each further round goes to
+the declared comparison furthest from its precision target per second of its round,
+until every one is within it, its pair reached max_rounds, or the phase's deadline.
+
+A pair whose sides were client-bound in most rounds (kvlab-load saturated its cores) is
+judged on ops per second of server CPU instead of ops/s, and says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from .. import alternation
+from ..comparisons import RatioResult
+from ..stats import PairedSummary, paired_interval
+from .experiment import POINT_VARIABLES, CompareSpec, Point
+from .loadgens import Watch, alternation_command
+from .servers import ServerError, ServerProcess
+
+# Rounds every pair gets before the budget is shared out (>= 3: the spread between fresh
+# processes needs three to be estimated; stats.MIN_ROUNDS_FOR_SPREAD).
+ALTERNATION_MIN_ROUNDS = 4
+# Seconds a round costs beyond its measured alternation: starting the servers, prefills,
+# kvlab-load's connections (measured as the run goes; this is the first guess).
+ROUND_OVERHEAD_S = 1.5
+ALTERNATION_COLUMNS = ("comparison", "test", "point", "calibration", "round", "index", "side",
+                       "start_s", "seconds", "ops", "server_cpu_s", "client_cpu_s", "mean_us",
+                       "p99_us", "foreign_cpu", "steal_cpu", "disturbed", "client_bound")
+PREFILL_ONCE_COMMANDS = ("get", "mix")
+
+
+@dataclasses.dataclass
+class Pair:
+    """Two points to alternate between, and what was learnt of them so far."""
+    spec: CompareSpec
+    test: str
+    label: str
+    point_a: Point
+    point_b: Point
+    calibration: bool = False
+    rounds: list[list[alternation.Slice]] = dataclasses.field(default_factory=list)
+    bound: int = 0          # rounds in which the client was the bottleneck
+    disturbed: int = 0      # rounds with foreign CPU above the threshold
+    failed: int = 0
+    seconds: list[float] = dataclasses.field(default_factory=list)  # wall time per round
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def key(self) -> tuple:
+        return (self.spec.name, self.test, self.label)
+
+    @property
+    def client_bound(self) -> bool:
+        return self.bound * 2 > len(self.rounds)
+
+    @property
+    def metric(self) -> str:
+        """What the pair is judged on: the declared metric, or ops per server CPU second
+        when a throughput comparison was client-bound."""
+        return "ops_per_server_cpu_s" if self.client_bound else self.spec.metric
+
+    def summary(self, metric: str | None = None) -> PairedSummary:
+        metric = metric or self.metric
+        return paired_interval([alternation.pair_log_ratios(r, metric) for r in self.rounds])
+
+    def round_seconds(self) -> float:
+        if self.seconds:
+            return sorted(self.seconds)[len(self.seconds) // 2]
+        return self.point_a.warmup + ROUND_OVERHEAD_S
+
+
+def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> RatioResult:
+    """A pair's ratio as comparisons.py reports one; a client-bound throughput comparison
+    carries the metric it was judged on (ops per server CPU second)."""
+    summary = pair.summary()
+    if not pair.rounds:
+        status = "failed" if pair.failed else "inconclusive"
+    elif summary.n >= min_rounds and summary.half_width <= target:
+        status = "resolved"
+    else:
+        status = "inconclusive"
+    spec = dataclasses.replace(pair.spec, metric=pair.metric)
+    return RatioResult(spec, pair.test, pair.label, summary, pair.disturbed, status,
+                       pair.client_bound, point_key(pair.point_a), point_key(pair.point_b),
+                       method=f"alternation: {summary.method}", pairs=summary.pairs,
+                       seconds=spent_s)
+
+
+def calibration_pair(pairs: list[Pair]) -> Pair | None:
+    """The A/A pair: the reference side (b) of the first comparison along the server
+    against a copy of itself, at that comparison's point; else the first pair's a side."""
+    if not pairs:
+        return None
+    by_server = [p for p in pairs if p.spec.by == "server"]
+    source = by_server[0] if by_server else pairs[0]
+    point = source.point_b if by_server else source.point_a
+    spec = CompareSpec(name=f"A/A {point.server}", by="server", a=point.server,
+                       b=point.server)
+    return Pair(spec, point.command, source.label, point, point, calibration=True)
+
+
+def _partner_key(point: Point, spec: CompareSpec) -> tuple:
+    loose = {"connections", "pipeline"} if spec.by == "client" else set()
+    return tuple(v for k, v in point.variables().items() if k != spec.by and k not in loose)
+
+
+def declared_pairs(points: list[Point], comparisons, label) -> list[Pair]:
+    """Every (a, b) pair of points the declared comparisons name (the pairing rule of
+    comparisons.py); `label(variables, by)` names the pair."""
+    pairs = []
+    for spec in comparisons:
+        partners = {}
+        for point in points:
+            if str(getattr(point, spec.by)) == spec.b:
+                partners.setdefault(_partner_key(point, spec), point)
+        for point in points:
+            if str(getattr(point, spec.by)) != spec.a or not spec.matches(point):
+                continue
+            partner = partners.get(_partner_key(point, spec))
+            if partner is not None:
+                variables = {k: str(v) for k, v in point.variables().items()}
+                pairs.append(Pair(spec, point.command, label(variables, spec.by), point, partner))
+    return pairs
+
+
+class AlternatingPhase:
+    """Measures pairs by alternation; `runner` provides the run's folder, CPUs, servers'
+    processes, prefills, the watch and the messages (runner.Runner)."""
+
+    def __init__(self, runner, pairs: list[Pair], work: Path, bind: str | None = None,
+                 netns: str | None = None):
+        self.runner = runner
+        self.pairs = pairs
+        self.work = work
+        self.bind = bind
+        self.netns = netns
+        self.path = runner.run_dir / "alternation.csv"
+        self.spent_s = {p.key: 0.0 for p in pairs}
+
+    def run(self, deadline: float, target: float, max_rounds: int, min_rounds: int) -> str:
+        """Rounds until every pair is resolved, at max_rounds, or the next would pass
+        `deadline` (time.monotonic()); returns why it stopped."""
+        while True:
+            states = {}
+            for pair in self.pairs:
+                if len(pair.rounds) + pair.failed >= max_rounds:
+                    continue
+                summary = pair.summary()
+                # The A/A pair calibrates: it gets the minimum rounds, not a share of the rest.
+                half = 0.0 if pair.calibration else summary.half_width
+                states[pair.key] = (len(pair.rounds) + pair.failed, half, pair.round_seconds())
+            key = alternation.next_to_measure(states, target, min_rounds)
+            if key is None:
+                if any(len(p.rounds) + p.failed >= max_rounds and p.summary().half_width > target
+                       for p in self.pairs if not p.calibration):
+                    return f"max_rounds ({max_rounds}) reached"
+                return f"every declared ratio met ±{target:.1%} over at least {min_rounds} rounds"
+            pair = next(p for p in self.pairs if p.key == key)
+            if time.monotonic() + pair.round_seconds() > deadline:
+                return "time budget reached"
+            started = time.monotonic()
+            self.measure_round(pair)
+            took = time.monotonic() - started
+            pair.seconds.append(took)
+            self.spent_s[pair.key] += took
+            if self.runner.interrupted:
+                return "interrupted"
+
+    def measure_round(self, pair: Pair) -> None:
+        runner = self.runner
+        round_no = len(pair.rounds) + pair.failed + 1
+        two_servers = pair.calibration or pair.spec.by == "server"
+        specs = [runner.experiment.server(pair.point_a.server)]
+        if two_servers:
+            second = runner.experiment.server(pair.point_b.server)
+            if pair.calibration:
+                second = dataclasses.replace(second, name=f"{second.name}-copy")
+            specs.append(second)
+        processes = [runner._server_process(spec, self.work, self.bind) for spec in specs]
+        problem = None
+        try:
+            for process in processes:
+                process.start()
+            targets = [processes[0].target(pair.point_a.transport),
+                       processes[-1].target(pair.point_b.transport)]
+            if pair.point_a.command in PREFILL_ONCE_COMMANDS:
+                for process, point, target in zip(processes, (pair.point_a, pair.point_b), targets):
+                    problem = runner._prefill(point, target, self.netns)
+                    if problem:
+                        break
+            if problem is None:
+                problem = self._alternate(pair, round_no, targets, processes)
+        except ServerError as error:
+            problem = f"server failed: {error}"
+        finally:
+            for process in processes:
+                process.stop()
+        if problem:
+            pair.failed += 1
+            runner.problems.append(f"alternation {pair.name} {pair.label} round {round_no}: "
+                                   f"{problem}")
+            runner.say(f"alternation {pair.name} round {round_no}: FAILED: {problem}")
+
+    def _alternate(self, pair: Pair, round_no: int, targets: list[str], processes) -> str | None:
+        runner = self.runner
+        experiment = runner.experiment
+        own = tuple([p.pid for p in processes if p.pid] + runner.helper_pids + [os.getpid()])
+        watch = Watch(tuple(runner.measured_cpus), own, experiment.disturbance_cores)
+        with tempfile.TemporaryDirectory(prefix="kvlab-alternation-") as folder:
+            json_path = Path(folder) / "alternation.json"
+            command = alternation_command(
+                pair.point_a, targets[0], pair.point_b, targets[1], runner.build_dir,
+                runner.harness_cpus, self.netns, json_path, experiment.alternation_s,
+                experiment.slice_s, watch, prefill=pair.point_a.command == "incrby")
+            budget = experiment.alternation_s + pair.point_a.warmup + 60
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=budget)
+            except subprocess.TimeoutExpired:
+                return f"kvlab-load did not finish within {budget:.0f} s"
+            if done.returncode != 0 or not json_path.exists():
+                tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-2:])
+                return f"kvlab-load exited with status {done.returncode}: {tail}"
+            document, slices = alternation.read_alternation(json_path)
+        if len(slices) < 4:
+            return f"only {len(slices)} slices measured"
+        threads = pair.point_a.threads if pair.point_a.client == "dedicated" else None
+        bound = alternation.client_bound(slices, float(document.get("allowed_cores") or 0),
+                                         threads)
+        disturbed = bool(document.get("disturbed"))
+        pair.rounds.append(slices)
+        pair.bound += bound
+        pair.disturbed += disturbed
+        self._write(pair, round_no, slices, document, bound)
+        summary = pair.summary()
+        runner.say(f"alternation {pair.name} {pair.test} {pair.label} round {round_no}: "
+                   f"{len(slices)} slices, ratio {summary.ratio:.3f}"
+                   + (f" [{summary.low:.3f}, {summary.high:.3f}]" if not math.isnan(summary.low)
+                      else "")
+                   + (" (client-bound: judged per server CPU)" if pair.client_bound else "")
+                   + (" DISTURBED" if disturbed else ""))
+        return None
+
+    def _write(self, pair: Pair, round_no: int, slices, document: dict, bound: bool) -> None:
+        new = not self.path.exists()
+        with self.path.open("a", newline="") as handle:
+            writer = csv.writer(handle)
+            if new:
+                writer.writerow(ALTERNATION_COLUMNS)
+            for index, s in enumerate(slices):
+                writer.writerow([pair.name, pair.test, pair.label,
+                                 "true" if pair.calibration else "false", round_no, index,
+                                 "ab"[s.side], f"{s.start_s:.6f}", f"{s.seconds:.6f}", s.ops,
+                                 f"{s.server_cpu_s:.6f}", f"{s.client_cpu_s:.6f}",
+                                 f"{s.mean_us:.2f}", f"{s.p99_us:.2f}",
+                                 _cell(document.get("foreign_cpu")),
+                                 _cell(document.get("steal_cpu")),
+                                 "true" if document.get("disturbed") else "false",
+                                 "true" if bound else "false"])
+
+
+def _cell(value) -> str:
+    return "" if value is None else f"{float(value):.4f}"
+
+
+def point_key(point: Point) -> tuple:
+    return tuple(str(getattr(point, v)) for v in POINT_VARIABLES)
