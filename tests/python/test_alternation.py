@@ -213,3 +213,19 @@ def test_a_run_alternates_its_declared_ratio_and_calibrates_with_a_over_a(build_
                             "## Seed claims: Lettuce (pooled vs shared connections)",
                             "## How the time was spent"]
     assert "shared/pooled INCRBY" in report and ": seed 1.42 |" in report
+
+
+def test_the_a_over_a_pair_is_the_reference_server_against_a_copy_of_itself():
+    from kvlab.running.alternating import Pair, calibration_pair
+    from kvlab.running.experiment import CompareSpec, Point
+
+    def point(server):
+        return Point("s", server, "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                     "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    first = Pair(CompareSpec("c/s", "server", "c", "s"), "set", "p", point("c"), point("s"))
+    second = Pair(CompareSpec("c/r", "server", "c", "r"), "set", "p", point("c"), point("r"))
+    chosen = calibration_pair([first, second], lambda name: name == "r")
+    assert chosen.calibration and chosen.point_a == chosen.point_b == point("r")
+    assert chosen.name == "A/A r"
+    assert calibration_pair([first, second]).point_b == point("s")
+    assert calibration_pair([]) is None

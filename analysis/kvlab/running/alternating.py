@@ -110,12 +110,14 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> R
                        seconds=spent_s)
 
 
-def calibration_pair(pairs: list[Pair]) -> Pair | None:
-    """The A/A pair: the reference side (b) of the first comparison along the server
-    against a copy of itself, at that comparison's point; else the first pair's a side."""
+def calibration_pair(pairs: list[Pair], reference=lambda server: False) -> Pair | None:
+    """The A/A pair: the reference side (b) of the first comparison along the server whose
+    b is a `reference` server (redis-server), else of the first along the server, against
+    a copy of itself at that comparison's point; else the first pair's a side."""
     if not pairs:
         return None
     by_server = [p for p in pairs if p.spec.by == "server"]
+    by_server.sort(key=lambda p: not reference(p.point_b.server))
     source = by_server[0] if by_server else pairs[0]
     point = source.point_b if by_server else source.point_a
     spec = CompareSpec(name=f"A/A {point.server}", by="server", a=point.server,
@@ -216,6 +218,8 @@ class AlternatingPhase:
                 problem = self._alternate(pair, round_no, targets, processes)
         except ServerError as error:
             problem = f"server failed: {error}"
+        except (ValueError, OSError) as error:  # a pair kvlab-load cannot alternate, a lost file
+            problem = str(error)
         finally:
             for process in processes:
                 process.stop()

@@ -351,7 +351,8 @@ class Runner:
         alternated = [p.spec for p in self.pairs]
         self.rounds_comparisons = tuple(c for c in comparisons if c not in alternated)
         local = [p for p in self.pairs if p.point_a.transport != "remote"]
-        self.calibration = alternating.calibration_pair(local or self.pairs)
+        self.calibration = alternating.calibration_pair(
+            local or self.pairs, lambda name: self.experiment.server(name).kind == "redis")
         if self.calibration is not None:
             self.pairs.insert(0, self.calibration)
 
