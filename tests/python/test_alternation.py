@@ -2,10 +2,12 @@
 and AR(1) noise, pairs of slices, calibration figures, the budget's choice, and an A/A run
 of kvlab-load against two identical real servers."""
 
+import csv
 import json
 import math
 import statistics
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -229,3 +231,55 @@ def test_the_a_over_a_pair_is_the_reference_server_against_a_copy_of_itself():
     assert chosen.name == "A/A r"
     assert calibration_pair([first, second]).point_b == point("s")
     assert calibration_pair([]) is None
+
+
+def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monkeypatch):
+    # kvlab-load is faked: its first round reports a disturbance, the rest do not. The
+    # disturbed round's slices are in alternation.csv, not in the interval, and the pair
+    # still gets its minimum of undisturbed rounds.
+    import types
+    from kvlab.running import alternating
+    from kvlab.running.experiment import CompareSpec, Point, ServerSpec
+
+    point = Point("s", "r", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    calls = []
+
+    def fake_run(command, **kwargs):
+        calls.append(command)
+        path = command[command.index("--json") + 1]
+        slices = [{"index": i, "side": 0 if i % 4 in (0, 3) else 1, "start_s": 0.1 * i,
+                   "seconds": 0.09, "ops": 1000, "server_cpu_s": 0.08, "client_cpu_s": 0.02,
+                   "mean_us": 10, "p99_us": 20} for i in range(8)]
+        document = {"status": "complete", "disturbed": len(calls) == 1, "foreign_cpu": 0.3,
+                    "steal_cpu": 0.0, "allowed_cores": 1, "slices": slices}
+        Path(path).write_text(json.dumps(document))
+        return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    class Process:
+        pid = None
+        def start(self): pass
+        def stop(self): pass
+        def target(self, transport): return "tcp://127.0.0.1:1"
+
+    runner = types.SimpleNamespace(
+        experiment=types.SimpleNamespace(server=lambda name: ServerSpec(name, "redis"),
+                                         disturbance_cores=0.05, alternation_s=0.8,
+                                         slice_s=0.1),
+        _server_process=lambda spec, work, bind: Process(), _prefill=lambda *a: None,
+        problems=[], say=lambda text: None, helper_pids=[], measured_cpus=[0, 1],
+        build_dir=tmp_path, harness_cpus=None, run_dir=tmp_path, interrupted=False)
+    monkeypatch.setattr(alternating.subprocess, "run", fake_run)
+    pair = alternating.Pair(CompareSpec("A/A r", "server", "r", "r"), "set", "p", point, point,
+                            calibration=True)
+    phase = alternating.AlternatingPhase(runner, [pair], tmp_path)
+    why = phase.run(math.inf, 0.02, 10, alternating.ALTERNATION_MIN_ROUNDS)
+    assert len(calls) == alternating.ALTERNATION_MIN_ROUNDS + 1
+    assert pair.disturbed == 1 and len(pair.rounds) == alternating.ALTERNATION_MIN_ROUNDS
+    assert pair.summary().pairs == 4 * alternating.ALTERNATION_MIN_ROUNDS
+    with (tmp_path / "alternation.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 8 * (alternating.ALTERNATION_MIN_ROUNDS + 1)
+    assert [r["disturbed"] for r in rows] == ["true"] * 8 + ["false"] * (len(rows) - 8)
+    assert "every declared ratio met" in why
+    assert alternating.pair_result(pair, 0.02, 4, 1.0).status == "resolved"

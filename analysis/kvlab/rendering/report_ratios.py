@@ -212,7 +212,7 @@ def time_section(meta: dict) -> str:
     for pair in spent.get("pairs", []):
         extra = []
         if pair.get("disturbed"):
-            extra.append(f"{pair['disturbed']} disturbed")
+            extra.append(f"{pair['disturbed']} more disturbed, left out")
         if pair.get("failed"):
             extra.append(f"{pair['failed']} failed")
         lines.append(f"- {pair['comparison']} {str(pair['test']).upper()}: {pair['spent_s']:.0f} s, "

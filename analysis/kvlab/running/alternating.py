@@ -7,9 +7,12 @@ CPUs (two servers for a comparison along the server, and for the A/A calibration
 server against a second copy of itself; one server for client setups, nodelay, io
 models ...), their keys prefilled, then one kvlab-load alternates between the two sides
 for `alternation_s` seconds after a warm-up. Every slice becomes a row of
-alternation.csv. Rounds are not re-run when the machine was disturbed: both sides of a
-pair share whatever disturbed it, so the pairs stay comparable and the interval shows
-the extra noise; the report counts such rounds.
+alternation.csv. A round during which other work used the measured CPUs above
+`disturbance_cores` is written but left out of the interval, and the pair is measured
+again: both sides share a disturbance in time, but not in effect. In one headline run
+on a 2-core VM with builds beside it, the ratios of disturbed rounds moved with the
+machine's speed (their round means spread about three times their noise inside a
+round), while undisturbed rounds agreed to within that noise.
 
 Where the rounds go (kvlab.alternation.next_to_measure): every pair (the A/A one
 included) gets `ALTERNATION_MIN_ROUNDS` rounds first, then each further round goes to
@@ -61,8 +64,12 @@ class Pair:
     calibration: bool = False
     rounds: list[list[alternation.Slice]] = dataclasses.field(default_factory=list)
     bound: int = 0          # rounds in which the client was the bottleneck
-    disturbed: int = 0      # rounds with foreign CPU above the threshold
+    disturbed: int = 0      # rounds with foreign CPU above the threshold (left out)
     failed: int = 0
+
+    @property
+    def attempts(self) -> int:
+        return len(self.rounds) + self.failed + self.disturbed
     seconds: list[float] = dataclasses.field(default_factory=list)  # wall time per round
 
     @property
@@ -98,7 +105,7 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> R
     carries the metric it was judged on (ops per server CPU second)."""
     summary = pair.summary()
     if not pair.rounds:
-        status = "failed" if pair.failed else "inconclusive"
+        status = "failed" if pair.failed else "disturbed" if pair.disturbed else "inconclusive"
     elif summary.n >= min_rounds and summary.half_width <= target:
         status = "resolved"
     else:
@@ -169,15 +176,16 @@ class AlternatingPhase:
         while True:
             states = {}
             for pair in self.pairs:
-                if len(pair.rounds) + pair.failed >= max_rounds:
+                # Disturbed and failed rounds are tried again, up to max_rounds of each.
+                if len(pair.rounds) >= max_rounds or pair.attempts >= 2 * max_rounds:
                     continue
                 summary = pair.summary()
                 # The A/A pair calibrates: it gets the minimum rounds, not a share of the rest.
                 half = 0.0 if pair.calibration else summary.half_width
-                states[pair.key] = (len(pair.rounds) + pair.failed, half, pair.round_seconds())
+                states[pair.key] = (len(pair.rounds), half, pair.round_seconds())
             key = alternation.next_to_measure(states, target, min_rounds)
             if key is None:
-                if any(len(p.rounds) + p.failed >= max_rounds and p.summary().half_width > target
+                if any(p.attempts >= max_rounds and p.summary().half_width > target
                        for p in self.pairs if not p.calibration):
                     return f"max_rounds ({max_rounds}) reached"
                 return f"every declared ratio met ±{target:.1%} over at least {min_rounds} rounds"
@@ -194,7 +202,7 @@ class AlternatingPhase:
 
     def measure_round(self, pair: Pair) -> None:
         runner = self.runner
-        round_no = len(pair.rounds) + pair.failed + 1
+        round_no = pair.attempts + 1
         two_servers = pair.calibration or pair.spec.by == "server"
         specs = [runner.experiment.server(pair.point_a.server)]
         if two_servers:
@@ -255,9 +263,11 @@ class AlternatingPhase:
         bound = alternation.client_bound(slices, float(document.get("allowed_cores") or 0),
                                          threads)
         disturbed = bool(document.get("disturbed"))
-        pair.rounds.append(slices)
-        pair.bound += bound
-        pair.disturbed += disturbed
+        if disturbed:
+            pair.disturbed += 1
+        else:
+            pair.rounds.append(slices)
+            pair.bound += bound
         self._write(pair, round_no, slices, document, bound)
         summary = pair.summary()
         runner.say(f"alternation {pair.name} {pair.test} {pair.label} round {round_no}: "
@@ -265,7 +275,7 @@ class AlternatingPhase:
                    + (f" [{summary.low:.3f}, {summary.high:.3f}]" if not math.isnan(summary.low)
                       else "")
                    + (" (client-bound: judged per server CPU)" if pair.client_bound else "")
-                   + (" DISTURBED" if disturbed else ""))
+                   + (" DISTURBED: left out, measured again" if disturbed else ""))
         return None
 
     def _write(self, pair: Pair, round_no: int, slices, document: dict, bound: bool) -> None:
