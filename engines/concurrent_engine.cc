@@ -184,7 +184,7 @@ OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
     return ReadKey(op, ViewOf(*reader), now_ms);
   }
   WriteSlot slot(map_, op, MayGrowMemory(op.code));
-  return ApplyToKey(op, slot, now_ms, meter_);
+  return ApplyToKey(op, slot, now_ms, meter_, modifications_);
 }
 
 void ConcurrentEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
@@ -204,7 +204,7 @@ void ConcurrentEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t no
         batch, group,
         [&](const Operation& op, GroupState& state) {
           WriteSlot slot(map_, op.key);
-          return ApplyToKey(op, slot, now_ms, meter_, &state);
+          return ApplyToKey(op, slot, now_ms, meter_, modifications_, &state);
         },
         run_keyless);
     return;
@@ -222,7 +222,7 @@ void ConcurrentEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t no
       batch, group,
       [&](const Operation& op, GroupState& state) {
         const size_t at = std::lower_bound(keys.begin(), keys.end(), op.key) - keys.begin();
-        return ApplyToKey(op, slots[at], now_ms, meter_, &state);
+        return ApplyToKey(op, slots[at], now_ms, meter_, modifications_, &state);
       },
       run_keyless);
 }
@@ -235,7 +235,11 @@ int64_t ConcurrentEngine::CountLiveLocked(int64_t now_ms) const {
 
 void ConcurrentEngine::ClearLocked() {
   int64_t bytes = 0;
-  for (const auto& node : map_) bytes += Footprint(node.first.key(), ViewOf(node).value);
+  const bool reporting = modifications_.active();
+  for (const auto& node : map_) {
+    bytes += Footprint(node.first.key(), ViewOf(node).value);
+    if (reporting) modifications_.Report(node.first.key());
+  }
   map_.clear();
   meter_.Add(-bytes);
 }

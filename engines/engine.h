@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engines/modification_feed.h"
 #include "engines/operation.h"
 
 namespace kvlab {
@@ -112,6 +113,12 @@ class Engine {
   // configured limit, so commands that may grow the dataset are refused
   // whole before they run. A gauge: thread-safe, not a synchronisation point.
   virtual bool OverMemoryLimit() const = 0;
+  // Every key a write changes (FLUSHALL: every key it removes) is reported
+  // here, by the thread that changed it, with the key held.
+  ModificationFeed& modifications() { return modifications_; }
+
+ protected:
+  ModificationFeed modifications_;
 };
 
 enum class HopMode : uint8_t { kCommand, kBatch };

@@ -24,6 +24,7 @@
 #include "engines/atomic_group.h"
 #include "engines/entry.h"
 #include "engines/memory_meter.h"
+#include "engines/modification_feed.h"
 #include "engines/operation.h"
 #include "engines/redis_float.h"
 #include "engines/redis_integer.h"
@@ -276,13 +277,35 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
 
 }  // namespace keyspace_detail
 
+namespace keyspace_detail {
+
+// An EntryHandle that remembers whether the operation changed the entry.
+template <EntryHandle H>
+class ChangeTracking {
+ public:
+  explicit ChangeTracking(H& inner) : inner_(inner) {}
+  std::optional<EntryView> Find() { return inner_.Find(); }
+  void Store(std::string_view value, int64_t deadline) { changed_ = true; inner_.Store(value, deadline); }
+  void Append(std::string_view tail) { changed_ = true; inner_.Append(tail); }
+  void SetExpiry(int64_t deadline) { changed_ = true; inner_.SetExpiry(deadline); }
+  void Erase() { changed_ = true; inner_.Erase(); }
+  bool changed() const { return changed_; }
+
+ private:
+  H& inner_;
+  bool changed_ = false;
+};
+
+}  // namespace keyspace_detail
+
 // Applies a keyed operation to its slot with exclusive access: lazily erases
-// an expired entry, enforces the memory limit, and reports the change in the
-// entry's footprint to `meter`. REQUIRES: !IsKeyless(op.code).
+// an expired entry, enforces the memory limit, reports the change in the
+// entry's footprint to `meter` and a changed key to `feed` (reclaiming an
+// expired entry is not a change, as in Redis). REQUIRES: !IsKeyless(op.code).
 // `group` is the running AtomicGroup's state (required by guards and carries).
 template <EntryHandle H>
 OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter& meter,
-                    GroupState* group = nullptr) {
+                    const ModificationFeed& feed, GroupState* group = nullptr) {
   assert(!IsKeyless(op.code));
   if (MayGrowMemory(op.code) && !op.memory_admitted && meter.OverLimit()) {
     return OpResult::Error(EngineError::kOutOfMemory);
@@ -294,10 +317,12 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
     handle.Erase();
     stored.reset();
   }
-  OpResult result = keyspace_detail::WriteLive(op, handle, stored, now_ms, group);
+  keyspace_detail::ChangeTracking<H> tracked(handle);
+  OpResult result = keyspace_detail::WriteLive(op, tracked, stored, now_ms, group);
 
   const std::optional<EntryView> after = handle.Find();
   meter.Add((after ? Footprint(op.key, after->value) : 0) - bytes_before);
+  if (tracked.changed()) feed.Report(op.key);
   return result;
 }
 

@@ -58,7 +58,7 @@ class PlainKeyspace::Slot {
 
 OpResult PlainKeyspace::Apply(const Operation& op, int64_t now_ms, GroupState* group) {
   Slot slot(table_, op.key);
-  return ApplyToKey(op, slot, now_ms, meter_, group);
+  return ApplyToKey(op, slot, now_ms, meter_, feed_, group);
 }
 
 OpResult PlainKeyspace::Read(const Operation& op, int64_t now_ms) const {
@@ -93,8 +93,10 @@ void PlainKeyspace::Collect(KeyCollector& collector, int64_t now_ms) const {
 
 void PlainKeyspace::Clear() {
   int64_t bytes = 0;
+  const bool reporting = feed_.active();
   table_.ForEach([&](EntryRecord* record) {
     bytes += Footprint(record->key(), record->value());
+    if (reporting) feed_.Report(record->key());
     EntryRecord::Free(record);
   });
   table_.Clear();  // forgets the freed records without reading them

@@ -19,6 +19,7 @@
 #include "engines/entry.h"
 #include "engines/entry_record.h"
 #include "engines/memory_meter.h"
+#include "engines/modification_feed.h"
 #include "engines/operation.h"
 #include "engines/prefetch_stage.h"
 #include "engines/record_table.h"
@@ -27,8 +28,9 @@ namespace kvlab {
 
 class PlainKeyspace {
  public:
-  // `meter` must outlive this keyspace; several keyspaces may share it.
-  explicit PlainKeyspace(MemoryMeter& meter) : meter_(meter) {}
+  // `meter` and `feed` must outlive this keyspace; several keyspaces may
+  // share them.
+  PlainKeyspace(MemoryMeter& meter, const ModificationFeed& feed) : meter_(meter), feed_(feed) {}
   ~PlainKeyspace() { Clear(); }
   PlainKeyspace(const PlainKeyspace&) = delete;
   PlainKeyspace& operator=(const PlainKeyspace&) = delete;
@@ -61,6 +63,7 @@ class PlainKeyspace {
 
   RecordTable table_;
   MemoryMeter& meter_;
+  const ModificationFeed& feed_;
 };
 
 }  // namespace kvlab

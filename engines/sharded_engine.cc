@@ -65,7 +65,7 @@ ShardedEngine::ShardedEngine(const EngineConfig& config)
       hop_(config.hop), multikey_(config.multikey), meter_(config.max_memory_bytes) {
   const unsigned count = ResolvedShards(config);
   shards_.reserve(count);
-  for (unsigned i = 0; i < count; ++i) shards_.push_back(std::make_unique<Shard>(meter_));
+  for (unsigned i = 0; i < count; ++i) shards_.push_back(std::make_unique<Shard>(meter_, modifications_));
   // Threads start only once every shard exists: RunShard() reads shards_.
   for (unsigned i = 0; i < count; ++i) shards_[i]->thread = std::thread([this, i] { RunShard(i); });
 }

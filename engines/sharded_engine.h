@@ -82,7 +82,7 @@ class ShardedEngine final : public Engine {
   struct GroupBarrier;  // one multi-shard group's rendezvous
 
   struct Shard {
-    explicit Shard(MemoryMeter& meter) : keys(meter) {}
+    Shard(MemoryMeter& meter, const ModificationFeed& feed) : keys(meter, feed) {}
     MpscChannel<PendingBatch*> inbox;  // written by connection threads, read by `thread`
     PlainKeyspace keys;                // touched only by `thread`
     std::atomic<uint64_t> operations{0};

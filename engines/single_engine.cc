@@ -7,7 +7,7 @@
 namespace kvlab {
 
 SingleEngine::SingleEngine(const EngineConfig& config)
-    : InlineEngine(config), meter_(config.max_memory_bytes), keys_(meter_) {}
+    : InlineEngine(config), meter_(config.max_memory_bytes), keys_(meter_, modifications_) {}
 
 OpResult SingleEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   return keys_.Apply(op, now_ms);

@@ -13,7 +13,7 @@ StripedEngine::StripedEngine(const EngineConfig& config)
     : InlineEngine(config), meter_(config.max_memory_bytes) {
   const unsigned count = ResolvedStripes(config);
   stripes_.reserve(count);
-  for (unsigned i = 0; i < count; ++i) stripes_.push_back(std::make_unique<Stripe>(meter_));
+  for (unsigned i = 0; i < count; ++i) stripes_.push_back(std::make_unique<Stripe>(meter_, modifications_));
 }
 
 size_t StripedEngine::StripeIndex(std::string_view key) const {

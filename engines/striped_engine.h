@@ -39,7 +39,7 @@ class StripedEngine final : public InlineEngine {
  private:
   // Cache-line aligned so that two stripes' locks never share a line.
   struct alignas(64) Stripe {
-    explicit Stripe(MemoryMeter& meter) : keys(meter) {}
+    Stripe(MemoryMeter& meter, const ModificationFeed& feed) : keys(meter, feed) {}
     mutable std::shared_mutex lock;
     PlainKeyspace keys;
   };

@@ -41,7 +41,9 @@ struct CommandSpec {
     // Runs at once even inside MULTI, never queued (MULTI EXEC DISCARD WATCH QUIT).
     kNoMulti = 1u << 5,
     kExec = 1u << 6,        // EXEC: the Session runs the queued transaction
-    kTouchesAll = 1u << 7,  // FLUSHALL/FLUSHDB: every WATCHed key counts as touched
+    // Dispatched only once the batch queued before it has run (WATCH: a
+    // write earlier in the pipeline must not count as after the WATCH).
+    kAfterQueued = 1u << 7,
   };
   std::string name;       // lower case, as Redis reports it
   int arity = 0;

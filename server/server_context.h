@@ -34,7 +34,7 @@ struct ServerStats {
 
 struct ServerContext {
   ServerContext(Engine& engine_ref, ServerSettings settings_value)
-      : engine(engine_ref), settings(std::move(settings_value)) {}
+      : engine(engine_ref), settings(std::move(settings_value)), watches(engine_ref.modifications()) {}
   ServerContext(const ServerContext&) = delete;
   ServerContext& operator=(const ServerContext&) = delete;
 
@@ -49,7 +49,7 @@ struct ServerContext {
   Engine& engine;
   ServerSettings settings;
   ServerStats stats;
-  WatchRegistry watches;  // WATCH across every connection
+  WatchRegistry watches;  // WATCH across every connection; observes the engine
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

@@ -27,6 +27,13 @@ std::string UnknownCommandError(std::span<const std::string_view> args) {
   return "ERR unknown command '" + std::string(name) + "', with args beginning with: " + quoted;
 }
 
+Operation MakeWatchProbe(std::string_view key) {
+  Operation op;
+  op.code = OpCode::kExists;
+  op.key = key;
+  return op;
+}
+
 bool HasOutOfMemory(std::span<const OpResult> results) {
   for (const OpResult& result : results) {
     if (result.kind == OpResult::Kind::kError && result.error == EngineError::kOutOfMemory) {
@@ -46,7 +53,10 @@ Session::Session(ServerContext& ctx, ClientInfo info)
 }
 
 // The registry holds a pointer to this session's watcher.
-Session::~Session() { ctx_.watches.UnwatchAll(client_.transaction.watcher); }
+Session::~Session() {
+  ctx_.watches.UnwatchAll(client_.transaction.watcher());
+  for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);
+}
 
 Session::Progress Session::Process(std::string& out, std::function<void()> resume,
                                  size_t out_limit) {
@@ -105,6 +115,10 @@ void Session::ParseAndDispatch(std::string& out) {
     }
     holding_command_ = false;
     const CommandSpec* spec = table_.Find(args_[0]);
+    if (spec != nullptr && (spec->flags & CommandSpec::kAfterQueued) && !batch_.ops.empty()) {
+      holding_command_ = true;  // run what is queued first
+      return;
+    }
     if (spec != nullptr && DecidesMemory(*spec) && !batch_.ops.empty()) {
       // Redis decides maxmemory with every earlier command already run: the
       // writes queued before this one may be what fills the memory.
@@ -132,15 +146,17 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   ReplyWriter writer(immediate);
   Transaction& transaction = client_.transaction;
   const bool queueing = transaction.open() && (spec == nullptr || !(spec->flags & CommandSpec::kNoMulti));
+  // Redis's rejectCommand(): inside MULTI these errors doom the EXEC, even
+  // for commands that are never queued.
   if (spec == nullptr) {
     writer.Error(UnknownCommandError(args_));
-    if (queueing) transaction.Doom();
+    if (transaction.open()) transaction.Doom();
   } else if (!ArityMatches(spec->arity, args_.size())) {
     writer.Error(WrongArityError(spec->name));
-    if (queueing) transaction.Doom();
+    if (transaction.open()) transaction.Doom();
   } else if (!client_.authenticated && !(spec->flags & CommandSpec::kNoAuth)) {
     writer.Error(kNoAuthError);
-    if (queueing) transaction.Doom();
+    if (transaction.open()) transaction.Doom();
   } else if (queueing && ctx_.settings.engine.max_memory_bytes != 0 &&
              ctx_.engine.OverMemoryLimit()) {
     // Redis's processCommand(): while at maxmemory, MULTI queues nothing.
@@ -166,7 +182,6 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
-    TouchWatchedKeys(*spec, args_, nullptr);
     if (call.deferred()) {
       slots_.push_back(ReplySlot{{}, std::move(call.deferred_reply())});
       return;
@@ -178,27 +193,10 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   }
 }
 
-void Session::TouchWatchedKeys(const CommandSpec& spec, std::span<const std::string_view> args,
-                               const WatchRegistry::Watcher* except) {
-  if (!(spec.flags & CommandSpec::kWrite) || !ctx_.watches.AnyWatched()) return;
-  if (spec.flags & CommandSpec::kTouchesAll) {
-    ctx_.watches.TouchAll(except);
-    pending_touches_.push_back({{}, true, except});
-    return;
-  }
-  const KeyPositions& keys = spec.keys;
-  if (keys.step == 0) return;
-  const int last = keys.last < 0 ? static_cast<int>(args.size()) + keys.last : keys.last;
-  for (int i = keys.first; i <= last && i < static_cast<int>(args.size()); i += keys.step) {
-    ctx_.watches.Touch(args[i], except);
-    pending_touches_.push_back({args[i], false, except});
-  }
-}
-
 void Session::RunExec(std::string& immediate) {
   ReplyWriter writer(immediate);
   Transaction& transaction = client_.transaction;
-  WatchRegistry::Watcher& watcher = transaction.watcher;
+  WatchRegistry::Watcher& watching = transaction.watcher();
   auto answer_now = [&] {
     if (!slots_.empty()) {
       slots_.push_back(ReplySlot{std::move(scratch_), {}});
@@ -213,13 +211,13 @@ void Session::RunExec(std::string& immediate) {
   const bool doomed = transaction.doomed();
   std::vector<std::vector<std::string>> queued = transaction.TakeQueued();
   if (doomed) {
-    ctx_.watches.UnwatchAll(watcher);
+    ctx_.watches.UnwatchAll(watching);
     writer.Error("EXECABORT Transaction discarded because of previous errors.");
     answer_now();
     return;
   }
-  if (watcher.touched.load(std::memory_order_acquire)) {
-    ctx_.watches.UnwatchAll(watcher);
+  if (watching.touched.load(std::memory_order_acquire)) {
+    ctx_.watches.UnwatchAll(watching);
     writer.NilArray();
     answer_now();
     return;
@@ -236,9 +234,19 @@ void Session::RunExec(std::string& immediate) {
   header_slot.exec_count = static_cast<uint32_t>(queued.size());
   slots_.push_back(std::move(header_slot));
   exec_storage_.push_back(std::move(queued));
+  // This EXEC's watches stay registered until the engine has run it: its
+  // group reads their flag. WATCHes after it in the pipeline are new ones.
+  exec_watchers_.push_back(transaction.TakeWatcher());
+  WatchRegistry::Watcher& watcher = *exec_watchers_.back();
   const std::vector<std::vector<std::string>>& commands = exec_storage_.back();
 
   const uint32_t first_op = static_cast<uint32_t>(batch_.ops.size());
+  // The watched keys join the group (their results unused): the engine
+  // holds them too while it reads the flag, so a write to one of them is
+  // wholly before the EXEC (it touched the flag) or wholly after. On the
+  // sharded engine this also orders the EXEC after this connection's
+  // earlier writes to them.
+  for (const std::string& key : watcher.keys) batch_.Add(MakeWatchProbe(key));
   std::vector<std::string_view> args;
   for (const std::vector<std::string>& command : commands) {
     args.assign(command.begin(), command.end());
@@ -251,7 +259,6 @@ void Session::RunExec(std::string& immediate) {
     spec->handler(call);
     // Redis decides maxmemory for EXEC as a whole, before it runs.
     for (size_t i = op_before; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
-    TouchWatchedKeys(*spec, args, &watcher);
     if (call.deferred()) member.deferred = std::move(call.deferred_reply());
     slots_.push_back(std::move(member));
   }
@@ -284,15 +291,6 @@ void Session::OnBatchDone() {
 }
 
 void Session::RenderSlots(std::string& out) {
-  // The second touch of this batch's writes (watch_registry.h).
-  for (const PendingTouch& touch : pending_touches_) {
-    if (touch.all) {
-      ctx_.watches.TouchAll(touch.except);
-    } else {
-      ctx_.watches.Touch(touch.key, touch.except);
-    }
-  }
-  pending_touches_.clear();
   ReplyWriter writer(out);
   std::span<const OpResult> all(batch_.results);
   // Swap rather than move so both vectors keep their capacity across reads.
@@ -311,8 +309,6 @@ void Session::RenderSlots(std::string& out) {
       } else {
         writer.ArrayHeader(slot.exec_count);
       }
-      // EXEC forgets its WATCHes once it has run (Redis: unwatchAllKeys).
-      ctx_.watches.UnwatchAll(client_.transaction.watcher);
       continue;
     }
     if (slot.exec_member && dropping_exec) continue;
@@ -331,6 +327,9 @@ void Session::RenderSlots(std::string& out) {
   slots.clear();
   batch_.Clear();
   exec_storage_.clear();
+  // EXECs forget their WATCHes once they have run (Redis: unwatchAllKeys).
+  for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);
+  exec_watchers_.clear();
 }
 
 }  // namespace kvlab

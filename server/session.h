@@ -83,12 +83,7 @@ class Session {
     uint32_t exec_count = 0;   // header: how many members follow
     int32_t exec_group = -1;   // header: its AtomicGroup in the batch, -1 if none
   };
-  // A write's key to touch again once the engine has run it (watch_registry.h).
-  struct PendingTouch {
-    std::string_view key;      // empty with `all`
-    bool all = false;
-    const WatchRegistry::Watcher* except = nullptr;
-  };
+
 
   // Parses and dispatches commands until the input is exhausted, the client
   // must close, or (per-command dispatch) one engine command is queued.
@@ -96,9 +91,7 @@ class Session {
   void Dispatch(const CommandSpec* spec, std::string& out);
   // EXEC: the queued commands into the batch as one AtomicGroup.
   void RunExec(std::string& immediate);
-  // A write command's touches of WATCHed keys, now and once it has run.
-  void TouchWatchedKeys(const CommandSpec& spec, std::span<const std::string_view> args,
-                        const WatchRegistry::Watcher* except);
+
   // Whether this Session applies the maxmemory rule to `spec` (kDenyOom).
   // Such a command is dispatched only once the batch queued before it has
   // run, so each one is decided on the memory its predecessors left.
@@ -124,9 +117,10 @@ class Session {
   std::string scratch_;            // an immediate reply that must wait its turn
 
   Batch batch_;
-  std::vector<PendingTouch> pending_touches_;
   // The argument bytes of EXECs in the batch: its operations point into them.
   std::vector<std::vector<std::vector<std::string>>> exec_storage_;
+  // Their WATCHes, registered until the batch has run (transaction.h).
+  std::vector<std::unique_ptr<WatchRegistry::Watcher>> exec_watchers_;
   std::vector<ReplySlot> slots_;   // non-empty only while a batch is queued
   std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};

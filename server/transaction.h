@@ -3,10 +3,11 @@
 // read buffer moves on), whether a queue-time error doomed the EXEC, and
 // the connection's WATCH side (watch_registry.h).
 //
-// Not thread-safe: lives in its connection's ClientState; only `watcher`'s
+// Not thread-safe: lives in its connection's ClientState; only a watcher's
 // flag is written by other connections (through the WatchRegistry).
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,9 +35,18 @@ class Transaction {
     return taken;
   }
 
-  WatchRegistry::Watcher watcher;
+  // The keys WATCHed since the last EXEC, DISCARD or UNWATCH.
+  WatchRegistry::Watcher& watcher() { return *watcher_; }
+  // EXEC takes the watches it decides on (they stay registered until the
+  // engine has run it); later WATCHes start a fresh set.
+  std::unique_ptr<WatchRegistry::Watcher> TakeWatcher() {
+    std::unique_ptr<WatchRegistry::Watcher> taken = std::move(watcher_);
+    watcher_ = std::make_unique<WatchRegistry::Watcher>();
+    return taken;
+  }
 
  private:
+  std::unique_ptr<WatchRegistry::Watcher> watcher_ = std::make_unique<WatchRegistry::Watcher>();
   bool open_ = false;
   bool doomed_ = false;
   std::vector<std::vector<std::string>> queued_;

@@ -11,7 +11,9 @@ void WatchRegistry::Watch(Watcher& watcher, std::string_view key) {
   if (it == watchers_.end()) it = watchers_.emplace(std::string(key), std::vector<Watcher*>{}).first;
   it->second.push_back(&watcher);
   watcher.keys.emplace_back(key);
-  watches_.fetch_add(1, std::memory_order_seq_cst);
+  // Installed once the key is registered: a write that still found no
+  // observer came before this WATCH (see ModificationFeed::Set()).
+  feed_.Set(this);
 }
 
 void WatchRegistry::UnwatchAll(Watcher& watcher) {
@@ -22,31 +24,18 @@ void WatchRegistry::UnwatchAll(Watcher& watcher) {
       if (it == watchers_.end()) continue;
       std::erase(it->second, &watcher);
       if (it->second.empty()) watchers_.erase(it);
-      watches_.fetch_sub(1, std::memory_order_seq_cst);
     }
     watcher.keys.clear();
+    if (watchers_.empty()) feed_.Set(nullptr);
   }
   watcher.touched.store(false, std::memory_order_release);
 }
 
-void WatchRegistry::Touch(std::string_view key, const Watcher* except) {
-  if (!AnyWatched()) return;
+void WatchRegistry::KeyModified(std::string_view key) {
   std::lock_guard lock(mutex_);
   auto it = watchers_.find(key);
   if (it == watchers_.end()) return;
-  for (Watcher* watcher : it->second) {
-    if (watcher != except) watcher->touched.store(true, std::memory_order_release);
-  }
-}
-
-void WatchRegistry::TouchAll(const Watcher* except) {
-  if (!AnyWatched()) return;
-  std::lock_guard lock(mutex_);
-  for (auto& [key, watchers] : watchers_) {
-    for (Watcher* watcher : watchers) {
-      if (watcher != except) watcher->touched.store(true, std::memory_order_release);
-    }
-  }
+  for (Watcher* watcher : it->second) watcher->touched.store(true, std::memory_order_release);
 }
 
 }  // namespace kvlab

@@ -1,13 +1,14 @@
 // WatchRegistry: which connections WATCH which keys, and the flag each
 // watcher's EXEC reads (Redis's watched_keys and CLIENT_DIRTY_CAS).
 //
-// A write command touches its keys twice: when it is dispatched, and again
-// once the engine has run it. The first touch reaches an EXEC that runs
-// after the write; the second reaches a WATCH registered while the write
-// was still on its way to the engine. Both are needed because kvlab's
-// engines run a command some time after its session dispatched it.
+// The engine reports every key a write changes, from the writing thread and
+// with the key still held (ModificationFeed), so a watcher is touched at the
+// moment of the write, exactly when Redis's signalModifiedKey() would: a
+// write that changes nothing (SETNX on a present key, DEL of a missing one)
+// touches nothing. The registry is the feed's observer only while some key
+// is watched; otherwise a write pays one atomic load.
 //
-// Thread-safe. Touch() costs one atomic load while nobody watches anything.
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -19,33 +20,36 @@
 #include <vector>
 
 #include "engines/entry.h"
+#include "engines/modification_feed.h"
 
 namespace kvlab {
 
-class WatchRegistry {
+class WatchRegistry final : public KeyObserver {
  public:
-  // One connection's side: set once any key it watches is touched.
+  // One connection's side: set once any key it watches is changed.
   struct Watcher {
     std::atomic<bool> touched{false};
     std::vector<std::string> keys;  // what it watches; its own thread only
   };
+
+  // `feed` must outlive the registry (the engine's modifications()).
+  explicit WatchRegistry(ModificationFeed& feed) : feed_(feed) {}
+  ~WatchRegistry() override { feed_.Set(nullptr); }
+  WatchRegistry(const WatchRegistry&) = delete;
+  WatchRegistry& operator=(const WatchRegistry&) = delete;
 
   // Adds `key` to the watcher's keys (once).
   void Watch(Watcher& watcher, std::string_view key);
   // Forgets every key of the watcher (UNWATCH, EXEC, DISCARD, a closed
   // connection) and clears its flag.
   void UnwatchAll(Watcher& watcher);
-  // Marks every watcher of `key` but `except` (a transaction's own writes
-  // inside its EXEC do not abort it).
-  void Touch(std::string_view key, const Watcher* except = nullptr);
-  // FLUSHALL: marks every watcher of every key.
-  void TouchAll(const Watcher* except = nullptr);
-  bool AnyWatched() const { return watches_.load(std::memory_order_seq_cst) != 0; }
+  // KeyObserver: marks every watcher of `key`.
+  void KeyModified(std::string_view key) override;
 
  private:
+  ModificationFeed& feed_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::vector<Watcher*>, KeyHash, KeyEqual> watchers_;
-  std::atomic<size_t> watches_{0};
 };
 
 }  // namespace kvlab

@@ -539,9 +539,9 @@ void RegisterKeyspaceCommands(CommandTable& table) {
              .summary = "Remove the expiration from a key"});
   table.Add({.name = "dbsize", .arity = 1, .flags = F::kReadOnly | F::kFast, .handler = DbSize,
              .group = "server", .summary = "Return the number of keys in the selected database"});
-  table.Add({.name = "flushdb", .arity = -1, .flags = F::kWrite | F::kTouchesAll, .handler = Flush,
+  table.Add({.name = "flushdb", .arity = -1, .flags = F::kWrite, .handler = Flush,
              .group = "server", .summary = "Remove all keys from the current database"});
-  table.Add({.name = "flushall", .arity = -1, .flags = F::kWrite | F::kTouchesAll, .handler = Flush,
+  table.Add({.name = "flushall", .arity = -1, .flags = F::kWrite, .handler = Flush,
              .group = "server", .summary = "Remove all keys from all databases"});
 }
 

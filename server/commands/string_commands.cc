@@ -76,26 +76,35 @@ Unit ExpiryUnit(std::string_view opt) {
 }
 
 // getExpireMillisecondsOrReply(): positive, no overflow once in ms and
-// absolute. nullopt after replying with the error.
-std::optional<int64_t> AbsoluteDeadline(CommandCall& call, std::string_view amount_arg, Unit unit,
-                                        std::string_view command) {
+// absolute. nullopt with *error set when it is not.
+std::optional<int64_t> AbsoluteDeadline(std::string_view amount_arg, Unit unit,
+                                        std::string_view command, std::string* error) {
   std::optional<int64_t> amount = ParseRedisInt64(amount_arg);
   if (!amount) {
-    call.reply().Error(kNotIntegerError);
+    *error = kNotIntegerError;
     return std::nullopt;
   }
   int64_t ms = *amount;
   const bool seconds = unit == kEx || unit == kExat;
   if (ms <= 0 || (seconds && ms > LLONG_MAX / 1000)) {
-    call.reply().Error(InvalidExpireTimeError(command));
+    *error = InvalidExpireTimeError(command);
     return std::nullopt;
   }
   if (seconds) ms *= 1000;
   if ((unit == kEx || unit == kPx) && __builtin_add_overflow(ms, UnixNowMs(), &ms)) {
-    call.reply().Error(InvalidExpireTimeError(command));
+    *error = InvalidExpireTimeError(command);
     return std::nullopt;
   }
   return ms;
+}
+
+// The same, replying with the error.
+std::optional<int64_t> AbsoluteDeadlineOrReply(CommandCall& call, std::string_view amount_arg,
+                                               Unit unit, std::string_view command) {
+  std::string error;
+  std::optional<int64_t> deadline = AbsoluteDeadline(amount_arg, unit, command, &error);
+  if (!deadline) call.reply().Error(error);
+  return deadline;
 }
 
 enum class ExtendedFor { kSet, kGetEx };
@@ -147,7 +156,8 @@ void Set(CommandCall& call) {
   ExtendedOptions parsed;
   if (!ParseExtendedOptions(call, 3, ExtendedFor::kSet, parsed)) return;
   if (parsed.unit != kNone) {
-    std::optional<int64_t> deadline = AbsoluteDeadline(call, parsed.expire_arg, parsed.unit, "set");
+    std::optional<int64_t> deadline =
+        AbsoluteDeadlineOrReply(call, parsed.expire_arg, parsed.unit, "set");
     if (!deadline) return;
     parsed.set.expire_at_ms = *deadline;
   }
@@ -157,7 +167,7 @@ void Set(CommandCall& call) {
 
 // SETEX key seconds value / PSETEX key milliseconds value.
 void SetWithExpiry(CommandCall& call, Unit unit, std::string_view name) {
-  std::optional<int64_t> deadline = AbsoluteDeadline(call, call.args[2], unit, name);
+  std::optional<int64_t> deadline = AbsoluteDeadlineOrReply(call, call.args[2], unit, name);
   if (!deadline) return;
   SetOptions options;
   options.expire_at_ms = *deadline;
@@ -168,14 +178,31 @@ void SetWithExpiry(CommandCall& call, Unit unit, std::string_view name) {
 void SetEx(CommandCall& call) { SetWithExpiry(call, kEx, "setex"); }
 void PSetEx(CommandCall& call) { SetWithExpiry(call, kPx, "psetex"); }
 
+// GETEX with an invalid expiry: Redis looks the key up first, so a missing
+// key answers nil and only a present one gets the error.
+void RenderErrorIfPresent(const DeferredReply& deferred, std::span<const OpResult> results,
+                          ReplyWriter& writer, ServerContext&) {
+  if (results[0].integer == 0) {
+    writer.Nil();
+  } else {
+    writer.Error(*static_cast<const std::string*>(deferred.state.get()));
+  }
+}
+
 void GetEx(CommandCall& call) {
   ExtendedOptions parsed;
   if (!ParseExtendedOptions(call, 2, ExtendedFor::kGetEx, parsed)) return;
   int64_t deadline = parsed.persist ? kPersistDeadline : 0;
   if (parsed.unit != kNone) {
+    auto error = std::make_shared<std::string>();
     std::optional<int64_t> absolute =
-        AbsoluteDeadline(call, parsed.expire_arg, parsed.unit, "getex");
-    if (!absolute) return;
+        AbsoluteDeadline(parsed.expire_arg, parsed.unit, "getex", error.get());
+    if (!absolute) {
+      call.Add(MakeOp(OpCode::kExists, call.args[1]));
+      call.Defer(RenderErrorIfPresent);
+      call.deferred_reply().state = std::move(error);
+      return;
+    }
     deadline = *absolute;
   }
   call.Add(MakeOp(OpCode::kGetEx, call.args[1], {}, deadline));

@@ -24,7 +24,7 @@ void Discard(CommandCall& call) {
     return;
   }
   transaction.TakeQueued();
-  call.server.watches.UnwatchAll(transaction.watcher);
+  call.server.watches.UnwatchAll(transaction.watcher());
   call.reply().Ok();
 }
 
@@ -35,13 +35,13 @@ void Watch(CommandCall& call) {
     return;
   }
   for (size_t i = 1; i < call.args.size(); ++i) {
-    call.server.watches.Watch(transaction.watcher, call.args[i]);
+    call.server.watches.Watch(transaction.watcher(), call.args[i]);
   }
   call.reply().Ok();
 }
 
 void Unwatch(CommandCall& call) {
-  call.server.watches.UnwatchAll(call.client.transaction.watcher);
+  call.server.watches.UnwatchAll(call.client.transaction.watcher());
   call.reply().Ok();
 }
 
@@ -57,7 +57,8 @@ void RegisterTransactionCommands(CommandTable& table) {
              .summary = "Execute all commands issued after MULTI"});
   table.Add({.name = "discard", .arity = 1, .flags = F::kFast | F::kNoMulti, .handler = Discard,
              .group = "transactions", .summary = "Discard all commands issued after MULTI"});
-  table.Add({.name = "watch", .arity = -2, .flags = F::kFast | F::kNoMulti, .handler = Watch,
+  table.Add({.name = "watch", .arity = -2, .flags = F::kFast | F::kNoMulti | F::kAfterQueued,
+             .handler = Watch,
              .keys = {.first = 1, .last = -1, .step = 1}, .group = "transactions",
              .summary = "Watch the given keys to determine execution of the MULTI/EXEC block"});
   table.Add({.name = "unwatch", .arity = 1, .flags = F::kFast, .handler = Unwatch,

@@ -1,0 +1,37 @@
+// ModificationFeed: where an engine reports every key a write changed
+// (Redis's signalModifiedKey()), so that the server's WATCH sees writes at
+// the moment they happen, with the key still held by the writer.
+//
+// Thread-safe. While no observer is set (nobody WATCHes anything), a
+// report costs one atomic load.
+#pragma once
+
+#include <atomic>
+#include <string_view>
+
+namespace kvlab {
+
+class KeyObserver {
+ public:
+  virtual ~KeyObserver() = default;
+  // Called by whichever thread changed `key`, with the key still held.
+  virtual void KeyModified(std::string_view key) = 0;
+};
+
+class ModificationFeed {
+ public:
+  // seq_cst with Report()'s load: a write that finds no observer is ordered
+  // before the Set() that installs one (a WATCH that came after it).
+  void Set(KeyObserver* observer) { observer_.store(observer, std::memory_order_seq_cst); }
+  bool active() const { return observer_.load(std::memory_order_seq_cst) != nullptr; }
+  void Report(std::string_view key) const {
+    if (KeyObserver* observer = observer_.load(std::memory_order_seq_cst)) {
+      observer->KeyModified(key);
+    }
+  }
+
+ private:
+  std::atomic<KeyObserver*> observer_{nullptr};
+};
+
+}  // namespace kvlab
