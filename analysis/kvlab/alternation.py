@@ -114,15 +114,18 @@ def seconds_for(half_width: float, seconds: float, target: float) -> float:
 def next_to_measure(states: dict, target: float, min_rounds: int):
     """The comparison the next round should go to, or None when every one is resolved.
 
-    `states`: name -> (rounds, half_width, seconds per round). A comparison with fewer
-    than min_rounds rounds comes first (fewest rounds first); then the one furthest from
-    its target per second of measuring: the largest (half_width / target - 1) over its
+    `states`: name -> (rounds, half_width, seconds per round[, attempts]). A comparison
+    with fewer than min_rounds rounds comes first, the one tried least first (attempts:
+    rounds plus those lost to disturbance or failure, default its rounds, so one that
+    keeps being disturbed does not starve the others); then the one furthest from its
+    target per second of measuring: the largest (half_width / target - 1) over its
     round's seconds. A comparison within its target after min_rounds gets no more."""
-    short = [(rounds, name) for name, (rounds, _, _) in states.items() if rounds < min_rounds]
+    short = [(state[3] if len(state) > 3 else state[0], name)
+             for name, state in states.items() if state[0] < min_rounds]
     if short:
         return min(short)[1]
     best, best_score = None, 0.0
-    for name, (rounds, half_width, seconds) in states.items():
+    for name, (rounds, half_width, seconds, *_) in states.items():
         if half_width <= target:
             continue
         score = (min(half_width, 1e6) / target - 1) / max(seconds, 1e-9)

@@ -132,7 +132,7 @@ def _t_half(values: list[float]) -> float:
     return t_quantile_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
 
 
-def paired_interval(rounds) -> PairedSummary:
+def paired_interval(rounds, between_rounds: bool = True) -> PairedSummary:
     """Per round, the log ratios of its pairs in time order -> the geometric mean ratio and
     a 95% interval that allows for correlation between neighbouring pairs.
 
@@ -144,7 +144,8 @@ def paired_interval(rounds) -> PairedSummary:
     Batches inside one round share that round's processes, so with at least
     MIN_ROUNDS_FOR_SPREAD rounds the t interval over the rounds' means is computed too
     and the wider of the two is kept (`method` says which): each alone is valid under its
-    own assumption, and the wider one covers at least as often as either. Coverage is
+    own assumption, and the wider one covers at least as often as either
+    (between_rounds=False: batch means alone, what the slices' own noise allows). Coverage is
     tested on synthetic drift + AR(1) data (tests/python/test_alternation.py)."""
     rounds = [[float(v) for v in r if v is not None and math.isfinite(v)] for r in rounds]
     rounds = [r for r in rounds if r]
@@ -160,7 +161,7 @@ def paired_interval(rounds) -> PairedSummary:
     half, method = math.nan, "batch means"
     if len(batch_means) >= 2:
         half = _t_half(batch_means)
-    if len(rounds) >= MIN_ROUNDS_FOR_SPREAD:
+    if between_rounds and len(rounds) >= MIN_ROUNDS_FOR_SPREAD:
         by_round = _t_half([statistics.fmean(r) for r in rounds])
         if math.isnan(half) or by_round > half:
             half, method = by_round, "round means"

@@ -115,6 +115,9 @@ def test_budget_goes_to_the_widest_ratio_per_second_after_the_minimum():
     states = {"a": (5, 0.5, 2.0), "b": (2, 0.01, 2.0)}
     assert alternation.next_to_measure(states, 0.02, 4) == "b"
     assert alternation.next_to_measure({"a": (6, 0.01, 2.0)}, 0.02, 4) is None
+    # one that keeps being disturbed (many attempts, no rounds) waits behind one tried less
+    states = {"disturbed": (0, 0.5, 2.0, 9), "fresh": (2, 0.5, 2.0, 2)}
+    assert alternation.next_to_measure(states, 0.02, 4) == "fresh"
     assert alternation.seconds_for(0.04, 10, 0.02) == pytest.approx(40)
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .. import alternation
 from ..ratio_verdicts import decide
+from ..stats import paired_interval
 from .report_format import CLIENT_BOUND_MARK, markdown_table
 
 # The seed document a claim comes from, when its sweep does not name one: the first
@@ -114,15 +115,18 @@ def calibration_section(run_dir: Path, meta: dict) -> str:
         return "\n".join(lines + [f"No A/A calibration in this run ({why})."])
     row = calibration.iloc[0]
     slices = _read(run_dir / "alternation.csv")
-    mine = slices[slices["calibration"].astype(str).str.lower() == "true"] \
+    # The rounds the interval kept: disturbed ones were left out of it.
+    mine = slices[(slices["calibration"].astype(str).str.lower() == "true")
+                  & (slices["disturbed"].astype(str).str.lower() != "true")] \
         if not slices.empty else slices
-    cvs, drifts, medians = [], [], []
+    cvs, drifts, medians, pair_rounds = [], [], [], []
     for _, group in (mine.groupby("round") if not mine.empty else []):
         rows = [alternation.Slice(0 if s == "a" else 1, t, sec, ops, cpu, cc, m, p)
                 for s, t, sec, ops, cpu, cc, m, p in zip(
                     group["side"], group["start_s"], group["seconds"], group["ops"],
                     group["server_cpu_s"], group["client_cpu_s"], group["mean_us"],
                     group["p99_us"])]
+        pair_rounds.append(alternation.pair_log_ratios(rows))
         cvs.append(alternation.slice_cv(rows))
         drifts.append(abs(alternation.drift(rows)))
         medians.append(statistics.median(s.value("ops_per_s") for s in rows if s.side == 0))
@@ -140,19 +144,33 @@ def calibration_section(run_dir: Path, meta: dict) -> str:
                  f"rounds, {row['pairs']} pairs of slices; {verdict}.")
     finite = [c for c in cvs if not math.isnan(c)]
     if finite:
-        drift_text = ", ".join(f"{d:.1%}" for d in drifts if not math.isnan(d))
+        drifts = [d for d in drifts if not math.isnan(d)]
+        drift_text = (f"median {statistics.median(drifts):.1%}, largest {max(drifts):.1%}"
+                      if drifts else "–")
         spread = max(medians) / min(medians) - 1 if medians and min(medians) > 0 else math.nan
         lines.append(f"- noise: one {meta.get('alternation', {}).get('slice_s', 0.1):g} s "
                      f"slice of one server varies {statistics.median(finite):.1%} (log SD, "
-                     f"median over rounds); drift within a round (first fifth to last) "
-                     f"{drift_text or '–'}; between rounds the same server's median slice "
+                     f"median over rounds); drift within a round (first fifth to last, "
+                     f"absolute) {drift_text}; between rounds the same server's median slice "
                      f"ranged {spread:.0%}.")
     precision = meta.get("precision") or 0.05
-    half = max(row["high"] / row["ratio"] - 1, 1 - row["low"] / row["ratio"])
+    # What the slices' own noise allows (batch means alone): the A/A's few rounds say
+    # little about the spread between rounds, which a declared ratio measures itself.
+    half = paired_interval(pair_rounds, between_rounds=False).half_width
     needed = alternation.seconds_for(half, seconds, precision)
-    lines.append(f"- precision: the A/A reached ±{half:.1%} from {seconds:.0f} s of "
-                 f"alternating; at this noise a ratio needs about {needed:.0f} s of "
-                 f"alternating (processes' starts not counted) for ±{precision:.1%}.")
+    spent = meta.get("alternation", {})
+    declared = [p for p in spent.get("pairs", []) if not p.get("calibration")]
+    buys = ""
+    if declared and seconds > 0:
+        share = sum(p["rounds"] for p in declared) / len(declared) * float(
+            spent.get("alternation_s", 2.0))
+        if share > 0:
+            buys = (f"; this run's alternation, {share:.0f} s measured per declared ratio on "
+                    f"average, buys about ±{half * math.sqrt(seconds / share):.1%} each")
+    lines.append(f"- precision: the A/A's pairs of slices alone (batch means) reach "
+                 f"±{half:.1%} from {seconds:.0f} s of alternating; at this noise a ratio "
+                 f"needs about {needed:.0f} s of alternating (processes' starts not counted) "
+                 f"for ±{precision:.1%}{buys}. Differences between rounds come on top.")
     return "\n".join(lines)
 
 

@@ -182,7 +182,7 @@ class AlternatingPhase:
                 summary = pair.summary()
                 # The A/A pair calibrates: it gets the minimum rounds, not a share of the rest.
                 half = 0.0 if pair.calibration else summary.half_width
-                states[pair.key] = (len(pair.rounds), half, pair.round_seconds())
+                states[pair.key] = (len(pair.rounds), half, pair.round_seconds(), pair.attempts)
             key = alternation.next_to_measure(states, target, min_rounds)
             if key is None:
                 if any(p.attempts >= max_rounds and p.summary().half_width > target
