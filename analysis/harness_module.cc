@@ -53,7 +53,7 @@ LoadConfig MakeConfig(const std::string& target, const std::string& client,
   LoadConfig config;
   ThrowIfInvalid(ParseTarget(target, &config.target));
   ThrowIfInvalid(ParseClientKind(client, &config.client));
-  ThrowIfInvalid(ParseCommandKind(command, &config.workload.command));
+  ThrowIfInvalid(ParseCommand(command, &config.workload));
   ThrowIfInvalid(ParseRatio(ratio, &config.workload));
   ThrowIfInvalid(ParseKeyDistribution(key_dist, &config.workload));
   ThrowIfInvalid(ParseValueSize(value_size, &config.workload));

@@ -1,5 +1,7 @@
 #include "harness/command_line.h"
 
+#include <algorithm>
+
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <limits>
@@ -34,7 +36,7 @@ po::options_description Describe() {
     ("connections", text(), "dedicated: total over threads (default 1 per thread); pooled: pool size (default 8)")
     ("pipeline", text(), "dedicated: requests in flight per connection (default 1)")
     ("refill", text(), "dedicated closed loop: steady (refill a slot as soon as its reply arrives) | burst (send the next pipeline once all are answered) (default steady)")
-    ("command", text(), "get | set | incrby | ping | mix (default set)")
+    ("command", text(), "get | set | incrby | ping | mix | mset:N | mget:N | multi-incr:N (default set)")
     ("ratio", text(), "SET:GET for --command mix (default 1:10)")
     ("keys", text(), "key space size: keys are <prefix>0..N-1 (default 100000)")
     ("key-prefix", text(), "key prefix (default key:)")
@@ -230,7 +232,7 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok()) status = ParseNumberOption(values, "connections", 1, 100000, &config.connections);
   if (status.ok()) status = ParseNumberOption(values, "pipeline", 1, 100000, &config.pipeline);
   if (status.ok() && values.count("command")) {
-    status = ParseCommandKind(text_of("command"), &config.workload.command);
+    status = ParseCommand(text_of("command"), &config.workload);
   }
   if (status.ok() && values.count("ratio")) status = ParseRatio(text_of("ratio"), &config.workload);
   if (status.ok() && values.count("ratio") && config.workload.command != CommandKind::kMix) {
@@ -264,6 +266,17 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok() && values.count("refill")) status = ParseRefillMode(text_of("refill"), &config.refill);
   if (status.ok() && values.count("refill") && config.client != ClientKind::kDedicated) {
     status = Status::InvalidArgument("--refill applies to --client dedicated only");
+  }
+  if (status.ok() && NeedsOwnConnection(config.workload.command)) {
+    // MULTI ... EXEC must reach the server in order on one connection.
+    const int fewest_threads = *std::min_element(config.threads.begin(), config.threads.end());
+    if (config.client != ClientKind::kDedicated || config.connections > fewest_threads ||
+        (values.count("io") && text_of("io") != "direct")) {
+      status = Status::InvalidArgument(
+          "--command " + CommandLabel(config.workload) +
+          " needs --client dedicated, --io direct and one connection per thread "
+          "(--connections at most the thread count)");
+    }
   }
   if (status.ok() && values.count("nodelay")) {
     const std::string nodelay = text_of("nodelay");

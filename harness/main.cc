@@ -181,7 +181,7 @@ class FrontEnd {
     }
     std::printf("kvlab-load: %s client=%s%s command=%s keys=%llu key-dist=%s value-size=%s "
                 "pipeline=%d refill=%s duration=%gs warmup=%gs repeat=%d%s\n",
-                c.target.ToUrl().c_str(), ClientKindName(c.client), io.c_str(), CommandName(c.workload.command),
+                c.target.ToUrl().c_str(), ClientKindName(c.client), io.c_str(), CommandLabel(c.workload).c_str(),
                 static_cast<unsigned long long>(c.workload.keys),
                 KeyDistributionName(c.workload).c_str(), ValueSizeName(c.workload).c_str(),
                 c.pipeline, RefillModeName(c.refill), c.duration_s, c.warmup_s, c.repetitions,

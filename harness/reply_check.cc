@@ -18,6 +18,10 @@ ReplyVerdict CheckReply(const redisReply& reply, ExpectedReply expected) {
       return IsStatus(reply, "OK") ? ReplyVerdict::kOk : ReplyVerdict::kWrongType;
     case ExpectedReply::kPong:
       return IsStatus(reply, "PONG") ? ReplyVerdict::kOk : ReplyVerdict::kWrongType;
+    case ExpectedReply::kArray:
+      return reply.type == REDIS_REPLY_ARRAY ? ReplyVerdict::kOk : ReplyVerdict::kWrongType;
+    case ExpectedReply::kQueued:
+      return IsStatus(reply, "QUEUED") ? ReplyVerdict::kOk : ReplyVerdict::kWrongType;
     case ExpectedReply::kInteger:
       return reply.type == REDIS_REPLY_INTEGER ? ReplyVerdict::kOk : ReplyVerdict::kWrongType;
     case ExpectedReply::kBulkOrNil:

@@ -13,6 +13,8 @@ enum class ExpectedReply {
   kBulkOrNil,  // GET: a bulk string (hit) or nil (miss)
   kInteger,    // INCRBY: an integer
   kPong,       // PING: +PONG
+  kArray,      // MGET, EXEC: an array
+  kQueued,     // a command inside MULTI: +QUEUED
 };
 
 enum class ReplyVerdict {

@@ -25,7 +25,7 @@ void WriteConfig(JsonWriter& json, const LoadConfig& config) {
   json.EndArray();
   json.Key("connections").Integer(config.connections);
   json.Key("pipeline").Integer(config.pipeline);
-  json.Key("command").String(CommandName(config.workload.command));
+  json.Key("command").String(CommandLabel(config.workload));
   json.Key("ratio").String(std::to_string(config.workload.mix_set_ratio) + ":" +
                            std::to_string(config.workload.mix_get_ratio));
   json.Key("keys").Unsigned(config.workload.keys);

@@ -37,6 +37,29 @@ Status ParseCommandKind(std::string_view text, CommandKind* out) {
   return Status::Ok();
 }
 
+Status ParseCommand(std::string_view text, WorkloadSpec* spec) {
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    spec->keys_per_command = 1;
+    return ParseCommandKind(text, &spec->command);
+  }
+  const std::string_view name = text.substr(0, colon);
+  int keys = 0;
+  CommandKind kind;
+  if (name == "mset") kind = CommandKind::kMset;
+  else if (name == "mget") kind = CommandKind::kMget;
+  else if (name == "multi-incr") kind = CommandKind::kMultiIncr;
+  else return Status::InvalidArgument("bad --command '" + std::string(text) +
+                                      "' (allowed with :N: mset, mget, multi-incr)");
+  if (!ParseNumber(text.substr(colon + 1), &keys) || keys < 1 || keys > kMaxKeysPerCommand) {
+    return Status::InvalidArgument("bad --command '" + std::string(text) + "': N must be 1.." +
+                                   std::to_string(kMaxKeysPerCommand));
+  }
+  spec->command = kind;
+  spec->keys_per_command = keys;
+  return Status::Ok();
+}
+
 const char* CommandName(CommandKind kind) {
   switch (kind) {
     case CommandKind::kGet: return "get";
@@ -44,8 +67,20 @@ const char* CommandName(CommandKind kind) {
     case CommandKind::kIncrby: return "incrby";
     case CommandKind::kPing: return "ping";
     case CommandKind::kMix: return "mix";
+    case CommandKind::kMset: return "mset";
+    case CommandKind::kMget: return "mget";
+    case CommandKind::kMultiIncr: return "multi-incr";
   }
   return "?";
+}
+
+std::string CommandLabel(const WorkloadSpec& spec) {
+  std::string label = CommandName(spec.command);
+  if (spec.command == CommandKind::kMset || spec.command == CommandKind::kMget ||
+      spec.command == CommandKind::kMultiIncr) {
+    label += ":" + std::to_string(spec.keys_per_command);
+  }
+  return label;
 }
 
 Status ParseKeyDistribution(std::string_view text, WorkloadSpec* spec) {
@@ -189,8 +224,52 @@ RequestInfo WorkloadGenerator::AppendNext(std::string* out) {
       AppendCommand(out, {"SET", key, NextValue()});
       return {ExpectedReply::kOk, 0};
     }
+    case CommandKind::kMset:
+    case CommandKind::kMget:
+      return AppendMultiKey(command, out);
+    case CommandKind::kMultiIncr:
+      return AppendTransactionStep(out);
   }
   return {ExpectedReply::kOk, 0};
+}
+
+// MSET k1 v1 ... kN vN (one value for all: the atomicity checks need none)
+// or MGET k1 ... kN, distinct keys drawn from the distribution.
+RequestInfo WorkloadGenerator::AppendMultiKey(CommandKind command, std::string* out) {
+  const bool mset = command == CommandKind::kMset;
+  multi_keys_.clear();
+  for (int i = 0; i < spec_.keys_per_command; ++i) {
+    multi_keys_.emplace_back(KeyName(NextKeyIndex()));
+  }
+  const std::string_view value = mset ? NextValue() : std::string_view();
+  const size_t words = 1 + multi_keys_.size() * (mset ? 2 : 1);
+  out->append("*").append(std::to_string(words)).append("\r\n");
+  auto bulk = [out](std::string_view word) {
+    out->append("$").append(std::to_string(word.size())).append("\r\n").append(word).append("\r\n");
+  };
+  bulk(mset ? "MSET" : "MGET");
+  for (const std::string& key : multi_keys_) {
+    bulk(key);
+    if (mset) bulk(value);
+  }
+  return {mset ? ExpectedReply::kOk : ExpectedReply::kArray, 0};
+}
+
+// MULTI, then N INCRBYs (each answered +QUEUED), then EXEC (an array of
+// the N new values): N + 2 requests in a row.
+RequestInfo WorkloadGenerator::AppendTransactionStep(std::string* out) {
+  const int step = transaction_step_;
+  transaction_step_ = step == spec_.keys_per_command + 1 ? 0 : step + 1;
+  if (step == 0) {
+    AppendCommand(out, {"MULTI"});
+    return {ExpectedReply::kOk, 0};
+  }
+  if (step == spec_.keys_per_command + 1) {
+    AppendCommand(out, {"EXEC"});
+    return {ExpectedReply::kArray, 0};
+  }
+  AppendCommand(out, {"INCRBY", KeyName(NextKeyIndex()), increment_text_});
+  return {ExpectedReply::kQueued, 0};
 }
 
 }  // namespace kvlab::harness

@@ -5,6 +5,10 @@
 //
 // Keys are "<key_prefix><index>" with index in [0, keys): `keys = 1` is the
 // single key "key:0". INCRBY adds `increment` (7, as the seed's benchmark).
+// The multi-key commands name `keys_per_command` keys each: `mset:N` (one
+// MSET of N pairs), `mget:N`, and `multi-incr:N` (MULTI, N INCRBYs, EXEC:
+// N + 2 requests, sent in that order on one connection, so it needs a
+// client that gives each thread one connection of its own).
 //
 // Thread safety: WorkloadSpec is a plain value. A WorkloadGenerator belongs
 // to one thread.
@@ -15,6 +19,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/reply_check.h"
 #include "harness/status.h"
@@ -22,7 +27,7 @@
 
 namespace kvlab::harness {
 
-enum class CommandKind { kGet, kSet, kIncrby, kPing, kMix };
+enum class CommandKind { kGet, kSet, kIncrby, kPing, kMix, kMset, kMget, kMultiIncr };
 enum class KeyDistribution { kUniform, kZipf, kSequential };
 
 struct WorkloadSpec {
@@ -37,15 +42,28 @@ struct WorkloadSpec {
   size_t value_size_max = 64;
   int64_t increment = 7;
   uint64_t seed = 1;
+  int keys_per_command = 1;  // kMset, kMget, kMultiIncr
 };
+
+// The most keys one multi-key request may name.
+inline constexpr int kMaxKeysPerCommand = 1000;
+
+// Whether a command's requests must stay in order on one connection (a
+// transaction's MULTI ... EXEC).
+inline bool NeedsOwnConnection(CommandKind kind) { return kind == CommandKind::kMultiIncr; }
 
 // Parsers for the command-line spellings; each returns InvalidArgument
 // naming what is allowed.
 Status ParseCommandKind(std::string_view text, CommandKind* out);        // get|set|incrby|ping|mix
+// Any --command spelling, the multi-key ones (mset:N, mget:N, multi-incr:N)
+// included; sets spec->command and spec->keys_per_command.
+Status ParseCommand(std::string_view text, WorkloadSpec* spec);
 Status ParseKeyDistribution(std::string_view text, WorkloadSpec* spec);  // uniform|zipf:THETA|sequential
 Status ParseValueSize(std::string_view text, WorkloadSpec* spec);        // N or MIN-MAX
 Status ParseRatio(std::string_view text, WorkloadSpec* spec);            // SET:GET
 const char* CommandName(CommandKind kind);
+// The command as --command spells it: "set", "mset:8".
+std::string CommandLabel(const WorkloadSpec& spec);
 // "uniform", "zipf:0.99", "sequential".
 std::string KeyDistributionName(const WorkloadSpec& spec);
 // "64" or "16-1024".
@@ -75,6 +93,9 @@ class WorkloadGenerator {
   std::string_view KeyName(uint64_t index);
 
  private:
+  RequestInfo AppendMultiKey(CommandKind command, std::string* out);
+  RequestInfo AppendTransactionStep(std::string* out);
+
   const WorkloadSpec spec_;
   std::mt19937_64 random_;
   std::optional<ZipfDistribution> zipf_;
@@ -82,6 +103,8 @@ class WorkloadGenerator {
   std::string value_bytes_;
   std::string key_buffer_;
   std::string increment_text_;
+  std::vector<std::string> multi_keys_;  // a multi-key request's key names
+  int transaction_step_ = 0;             // kMultiIncr: 0 = MULTI, 1..N, N + 1 = EXEC
 };
 
 }  // namespace kvlab::harness

@@ -127,6 +127,16 @@ TEST(CommandLineTest, BadArgumentsNameTheProblem) {
       {{"--target", "tcp://h:1", "--rate", "10", "--arrival", "bursty"}, "uniform, poisson"},
       {{"--target", "tcp://h:1", "--refill", "lazy"}, "steady, burst"},
       {{"--target", "tcp://h:1", "--client", "shared", "--refill", "burst"}, "dedicated only"},
+      {{"--target", "tcp://h:1", "--command", "mset:0"}, "N must be 1..1000"},
+      {{"--target", "tcp://h:1", "--command", "hset:2"}, "mset, mget, multi-incr"},
+      {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--client", "pooled"},
+       "one connection per thread"},
+      {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--threads", "2",
+        "--connections", "4"}, "one connection per thread"},
+      {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--io", "event-loop"},
+       "--io direct"},
+      {{"--target", "tcp://h:1", "--command", "mget:2", "--loadgen", "redis-benchmark"},
+       "get, set or ping"},
   };
   for (const auto& [args, expected] : cases) {
     CommandLineOptions options;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -139,6 +140,51 @@ TEST(WorkloadTest, BadSpellingsAreRejectedWithWhatIsAllowed) {
   EXPECT_FALSE(ParseRatio("a:b", &spec).ok());
 }
 
+TEST(WorkloadTest, MultiKeyCommandsNameNKeys) {
+  WorkloadSpec spec = Spec(CommandKind::kSet, 1000);
+  ASSERT_TRUE(ParseCommand("mset:3", &spec).ok());
+  EXPECT_EQ(spec.command, CommandKind::kMset);
+  EXPECT_EQ(spec.keys_per_command, 3);
+  EXPECT_EQ(CommandLabel(spec), "mset:3");
+  ASSERT_TRUE(ParseValueSize("2", &spec).ok());
+  WorkloadGenerator mset(spec, 0, 0);
+  std::string out;
+  EXPECT_EQ(mset.AppendNext(&out).expected, ExpectedReply::kOk);
+  ASSERT_TRUE(out.starts_with("*7\r\n$4\r\nMSET\r\n")) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '$'), 7);
+
+  ASSERT_TRUE(ParseCommand("mget:2", &spec).ok());
+  WorkloadGenerator mget(spec, 0, 0);
+  out.clear();
+  EXPECT_EQ(mget.AppendNext(&out).expected, ExpectedReply::kArray);
+  EXPECT_TRUE(out.starts_with("*3\r\n$4\r\nMGET\r\n")) << out;
+  ASSERT_TRUE(ParseCommand("get", &spec).ok());
+  EXPECT_EQ(spec.keys_per_command, 1);
+  EXPECT_EQ(CommandLabel(spec), "get");
+}
+
+// MULTI, N INCRBYs answered +QUEUED, EXEC answered by an array; then again.
+TEST(WorkloadTest, MultiIncrIsATransactionOfNPlusTwoRequests) {
+  WorkloadSpec spec = Spec(CommandKind::kSet, 1);
+  ASSERT_TRUE(ParseCommand("multi-incr:2", &spec).ok());
+  EXPECT_TRUE(NeedsOwnConnection(spec.command));
+  WorkloadGenerator generator(spec, 0, 0);
+  const std::vector<std::pair<std::string, ExpectedReply>> expected = {
+      {"*1\r\n$5\r\nMULTI\r\n", ExpectedReply::kOk},
+      {"*3\r\n$6\r\nINCRBY\r\n$5\r\nkey:0\r\n$1\r\n7\r\n", ExpectedReply::kQueued},
+      {"*3\r\n$6\r\nINCRBY\r\n$5\r\nkey:0\r\n$1\r\n7\r\n", ExpectedReply::kQueued},
+      {"*1\r\n$4\r\nEXEC\r\n", ExpectedReply::kArray}};
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [bytes, reply] : expected) {
+      std::string out;
+      const RequestInfo info = generator.AppendNext(&out);
+      EXPECT_EQ(out, bytes);
+      EXPECT_EQ(info.expected, reply);
+      EXPECT_EQ(info.increment, 0);  // counted by the EXEC's array, not here
+    }
+  }
+}
+
 TEST(ReplyCheckTest, VerdictsByExpectedKind) {
   redisReply ok{};
   ok.type = REDIS_REPLY_STATUS;
@@ -159,6 +205,16 @@ TEST(ReplyCheckTest, VerdictsByExpectedKind) {
   EXPECT_EQ(CheckReply(nil, ExpectedReply::kBulkOrNil), ReplyVerdict::kMiss);
   EXPECT_EQ(CheckReply(nil, ExpectedReply::kInteger), ReplyVerdict::kWrongType);
   EXPECT_EQ(CheckReply(error, ExpectedReply::kInteger), ReplyVerdict::kErrorReply);
+  redisReply queued{};
+  queued.type = REDIS_REPLY_STATUS;
+  queued.str = const_cast<char*>("QUEUED");
+  queued.len = 6;
+  redisReply array{};
+  array.type = REDIS_REPLY_ARRAY;
+  EXPECT_EQ(CheckReply(queued, ExpectedReply::kQueued), ReplyVerdict::kOk);
+  EXPECT_EQ(CheckReply(ok, ExpectedReply::kQueued), ReplyVerdict::kWrongType);
+  EXPECT_EQ(CheckReply(array, ExpectedReply::kArray), ReplyVerdict::kOk);
+  EXPECT_EQ(CheckReply(nil, ExpectedReply::kArray), ReplyVerdict::kWrongType);  // an aborted EXEC
 }
 
 }  // namespace
