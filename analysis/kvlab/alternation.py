@@ -94,13 +94,18 @@ def drift(slices: list[Slice], side: int = 0) -> float:
 
 
 def client_bound(slices: list[Slice], allowed_cores: float, threads: int | None) -> bool:
-    """The client used at least CLIENT_BOUND_SHARE of the cores it could (a dedicated
-    client's threads at most one core each) in the median slice."""
-    cores = [s.client_cpu_s / s.seconds for s in slices if s.seconds > 0]
-    if not cores or allowed_cores <= 0:
+    """On either side, the client used at least CLIENT_BOUND_SHARE of the cores it could
+    (a dedicated client's threads at most one core each) in that side's median slice:
+    then the throughput ratio measures the client as much as the servers (as in
+    comparisons.py, where either side's rounds count)."""
+    if allowed_cores <= 0:
         return False
     limit = min(allowed_cores, threads) if threads else allowed_cores
-    return statistics.median(cores) >= CLIENT_BOUND_SHARE * limit
+    for side in (0, 1):
+        cores = [s.client_cpu_s / s.seconds for s in slices if s.side == side and s.seconds > 0]
+        if cores and statistics.median(cores) >= CLIENT_BOUND_SHARE * limit:
+            return True
+    return False
 
 
 def seconds_for(half_width: float, seconds: float, target: float) -> float:

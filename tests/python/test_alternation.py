@@ -103,6 +103,9 @@ def test_calibration_figures_and_client_bound():
     assert alternation.slice_cv(rising) > 0
     assert alternation.client_bound(rising, 1.0, 1)
     assert not alternation.client_bound(rising, 2.0, None)
+    # one side saturating its client is enough
+    one_side = rising + [Slice(1, 0.1 * i, 0.1, 100, 0.05, 0.02, 1.0, 2.0) for i in range(10)]
+    assert alternation.client_bound(one_side, 1.0, 1)
 
 
 def test_budget_goes_to_the_widest_ratio_per_second_after_the_minimum():
