@@ -153,13 +153,18 @@ void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
   shard_of_op.resize(op_count);
   pending.has_multi_shard_group = false;
 
-  // Which operations belong to a group that is held whole.
+  // Which operations belong to a group that is held whole (none: the
+  // plain per-shard split, with no per-operation lookup).
   std::vector<uint32_t>& group_of_op = pending.group_of_op;
-  group_of_op.assign(op_count, 0);
-  for (uint32_t g = 0; g < batch.groups.size(); ++g) {
-    const AtomicGroup& group = batch.groups[g];
-    if (!MustRunAtomically(group, multikey_)) continue;
-    for (uint32_t i = group.first; i < group.first + group.count; ++i) group_of_op[i] = g + 1;
+  bool holds_groups = false;
+  for (const AtomicGroup& group : batch.groups) holds_groups |= MustRunAtomically(group, multikey_);
+  if (holds_groups) {
+    group_of_op.assign(op_count, 0);
+    for (uint32_t g = 0; g < batch.groups.size(); ++g) {
+      const AtomicGroup& group = batch.groups[g];
+      if (!MustRunAtomically(group, multikey_)) continue;
+      for (uint32_t i = group.first; i < group.first + group.count; ++i) group_of_op[i] = g + 1;
+    }
   }
   while (pending.barriers.size() < batch.groups.size()) {
     pending.barriers.push_back(std::make_unique<GroupBarrier>());
@@ -171,6 +176,10 @@ void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
   // Visits each unit of work once: fn(op index) for a lone operation,
   // fn_group(group index, shard set) for a held group (once, at its first op).
   auto for_each_unit = [&](auto&& on_op, auto&& on_group) {
+    if (!holds_groups) {
+      for (uint32_t i = 0; i < op_count; ++i) on_op(i);
+      return;
+    }
     for (uint32_t i = 0; i < op_count; ++i) {
       if (group_of_op[i] == 0) {
         on_op(i);

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engines/engine.h"
 #include "server/client_info.h"
@@ -42,21 +43,26 @@ using RenderFn = void (*)(const DeferredReply& deferred, std::span<const OpResul
 // A reply that waits for the engine: which operations of the batch are its,
 // how to render them, and what its command must remember until then (set
 // through CommandCall::deferred_reply() after Defer()).
+// Trivially copyable: one is moved per command on the hot path.
 struct DeferredReply {
   RenderFn render = nullptr;
   uint32_t first_op = 0;
   uint32_t op_count = 0;
-  int64_t flags = 0;               // a command's options, for its render (SCAN, COPY, ...)
-  std::string info_sections;       // INFO: the sections asked for, lower case, space-separated
-  std::shared_ptr<void> state;     // what a render needs that outlives the handler (SCAN's keys)
+  int64_t flags = 0;               // a command's options, for its render (COPY, LCS, ...)
+  // What a render needs beyond the results (INFO's sections, SCAN's keys),
+  // kept alive by the Session until the reply is rendered (KeepForRender()).
+  const void* state = nullptr;
 };
 
 class CommandCall {
  public:
+  // `render_state` keeps what KeepForRender() is given until the replies
+  // of the batch are rendered.
   CommandCall(std::span<const std::string_view> args, ServerContext& server, ClientState& client,
-              Batch& batch, std::string& immediate_out, bool in_exec = false)
+              Batch& batch, std::string& immediate_out,
+              std::vector<std::shared_ptr<const void>>& render_state, bool in_exec = false)
       : args(args), server(server), client(client), batch_(batch), immediate_(immediate_out),
-        in_exec_(in_exec) {}
+        render_state_(render_state), in_exec_(in_exec) {}
 
   // Answer now. Must not be combined with Defer() in one call.
   ReplyWriter reply() { return ReplyWriter(immediate_); }
@@ -89,6 +95,16 @@ class CommandCall {
     if (count > 1 || needs_state) batch_.GroupFrom(first_op_);
   }
 
+  // Keeps `state` alive for the render and points deferred_reply().state at
+  // it. REQUIRES: Defer() was called.
+  template <typename T>
+  const T* KeepForRender(std::shared_ptr<T> state) {
+    const T* kept = state.get();
+    render_state_.push_back(std::move(state));
+    deferred_reply_.state = kept;
+    return kept;
+  }
+
   bool deferred() const { return deferred_; }
   DeferredReply& deferred_reply() { return deferred_reply_; }
 
@@ -99,6 +115,7 @@ class CommandCall {
  private:
   Batch& batch_;
   std::string& immediate_;
+  std::vector<std::shared_ptr<const void>>& render_state_;
   const bool in_exec_;
   bool deferred_ = false;
   uint32_t first_op_ = 0;

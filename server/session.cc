@@ -177,13 +177,13 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   } else {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
     const size_t first_op = batch_.ops.size();
-    CommandCall call(args_, ctx_, client_, batch_, immediate);
+    CommandCall call(args_, ctx_, client_, batch_, immediate, render_state_);
     spec->handler(call);
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
     if (call.deferred()) {
-      slots_.push_back(ReplySlot{{}, std::move(call.deferred_reply())});
+      slots_.emplace_back().deferred = call.deferred_reply();
       return;
     }
   }
@@ -255,11 +255,11 @@ void Session::RunExec(std::string& immediate) {
     ReplySlot member;
     member.exec_member = true;
     const size_t op_before = batch_.ops.size();
-    CommandCall call(args, ctx_, client_, batch_, member.text, /*in_exec=*/true);
+    CommandCall call(args, ctx_, client_, batch_, member.text, render_state_, /*in_exec=*/true);
     spec->handler(call);
     // Redis decides maxmemory for EXEC as a whole, before it runs.
     for (size_t i = op_before; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
-    if (call.deferred()) member.deferred = std::move(call.deferred_reply());
+    if (call.deferred()) member.deferred = call.deferred_reply();
     slots_.push_back(std::move(member));
   }
   if (batch_.ops.size() > first_op) {
@@ -326,6 +326,7 @@ void Session::RenderSlots(std::string& out) {
   }
   slots.clear();
   batch_.Clear();
+  if (!render_state_.empty()) render_state_.clear();
   exec_storage_.clear();
   // EXECs forget their WATCHes once they have run (Redis: unwatchAllKeys).
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);

@@ -33,6 +33,7 @@
 #include <atomic>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,6 +122,7 @@ class Session {
   std::vector<std::vector<std::vector<std::string>>> exec_storage_;
   // Their WATCHes, registered until the batch has run (transaction.h).
   std::vector<std::unique_ptr<WatchRegistry::Watcher>> exec_watchers_;
+  std::vector<std::shared_ptr<const void>> render_state_;  // CommandCall::KeepForRender()
   std::vector<ReplySlot> slots_;   // non-empty only while a batch is queued
   std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};

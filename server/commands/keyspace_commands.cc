@@ -251,16 +251,16 @@ class ReplyingCollector : public KeyCollector {
 
 void RenderCollected(const DeferredReply& deferred, std::span<const OpResult>,
                      ReplyWriter& writer, ServerContext&) {
-  static_cast<const ReplyingCollector*>(deferred.state.get())->Render(writer);
+  static_cast<const ReplyingCollector*>(deferred.state)->Render(writer);
 }
 
 // Queues the whole-keyspace collection; the collector lives in the reply.
 void Collect(CommandCall& call, std::shared_ptr<ReplyingCollector> collector) {
   Operation op = MakeOp(OpCode::kCollectKeys, {});
-  op.collect = collector.get();
+  op.collect = collector.get();  // the engine writes to it; the render reads it
   call.Add(op);
   call.Defer(RenderCollected);
-  call.deferred_reply().state = std::move(collector);
+  call.KeepForRender(std::move(collector));
 }
 
 // KEYS pattern: every live key that matches (keysCommand()).

@@ -178,12 +178,12 @@ constexpr std::array<SectionName, 9> kSections = {{{"server", true},
                                                    {"keyspace", true},
                                                    {"kvlab", true}}};
 
-// deferred.info_sections: the requested section names, lower case,
+// deferred.state: a std::string of the requested section names, lower case,
 // separated by spaces; empty means "default".
 void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results,
                 ReplyWriter& writer, ServerContext& server) {
   std::vector<std::string> wanted;
-  std::string_view text = deferred.info_sections;
+  std::string_view text = *static_cast<const std::string*>(deferred.state);
   while (!text.empty()) {
     size_t space = text.find(' ');
     wanted.emplace_back(text.substr(0, space));
@@ -236,7 +236,7 @@ void Info(CommandCall& call) {
   // The key count comes from the engine, in order with this client's writes.
   call.Add(MakeOp(OpCode::kDbSize, {}));
   call.Defer(RenderInfo);
-  call.deferred_reply().info_sections = std::move(sections);
+  call.KeepForRender(std::make_shared<std::string>(std::move(sections)));
 }
 
 // The parameters CONFIG GET knows, with kvlab's values.

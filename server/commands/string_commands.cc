@@ -185,7 +185,7 @@ void RenderErrorIfPresent(const DeferredReply& deferred, std::span<const OpResul
   if (results[0].integer == 0) {
     writer.Nil();
   } else {
-    writer.Error(*static_cast<const std::string*>(deferred.state.get()));
+    writer.Error(*static_cast<const std::string*>(deferred.state));
   }
 }
 
@@ -200,7 +200,7 @@ void GetEx(CommandCall& call) {
     if (!absolute) {
       call.Add(MakeOp(OpCode::kExists, call.args[1]));
       call.Defer(RenderErrorIfPresent);
-      call.deferred_reply().state = std::move(error);
+      call.KeepForRender(std::move(error));
       return;
     }
     deadline = *absolute;
