@@ -190,6 +190,23 @@ TEST_P(ServerIntegration, RedisBenchmarkCompletesAtP1AndP16) {
   ExpectHealthy();
 }
 
+// redis-benchmark's tests of the string family, as its README row says: each
+// completes without an error reply (the default list's container tests,
+// LPUSH onwards, wait for the container types).
+TEST_P(ServerIntegration, RedisBenchmarkStringTestsRunWithoutErrors) {
+  StartServer();
+  std::string output;
+  const std::string command = "redis-benchmark -h 127.0.0.1 -p " + std::to_string(server_->port()) +
+                              " -q -n 5000 -r 1000 --csv -t ping,set,get,incr,mset";
+  ASSERT_EQ(RunCommand(command, &output), 0) << command << "\n" << output;
+  for (const char* test : {"\"PING_INLINE\",", "\"PING_MBULK\",", "\"SET\",", "\"GET\",",
+                           "\"INCR\",", "\"MSET (10 keys)\","}) {
+    EXPECT_NE(output.find(test), std::string::npos) << test << " missing:\n" << output;
+  }
+  EXPECT_EQ(output.find("rror"), std::string::npos) << output;
+  ExpectHealthy();
+}
+
 TEST_P(ServerIntegration, SigtermExitsZeroAndRemovesSocketFile) {
   StartServer();
   auto idle = Connect();  // open clients must not hold up the shutdown
