@@ -60,6 +60,20 @@ def test_points_are_the_cartesian_product_grouped_by_server():
     assert experiment.server("sharded").hop == "batch"
 
 
+def test_multi_key_commands_and_split_atomicity_reach_the_programs(tmp_path):
+    from kvlab.running.servers import server_command
+    text = GOOD.replace('hop = "batch"', 'hop = "batch"\nmultikey = "split"').replace(
+        'command = ["set", "get"]', 'command = ["mset:8", "multi-incr:4"]')
+    experiment = parse(text)
+    assert {p.command for p in experiment.points()} == {"mset:8", "multi-incr:4"}
+    spec = experiment.server("sharded")
+    assert spec.multikey == "split" and "multikey=split" in spec.describe()
+    command = server_command(spec, tmp_path, 7000, "127.0.0.1", str(tmp_path / "s.sock"))
+    assert command[command.index("--multikey") + 1] == "split"
+    assert "--multikey" not in server_command(parse(GOOD).server("sharded"), tmp_path, 7000,
+                                              "127.0.0.1", str(tmp_path / "s.sock"))
+
+
 def test_sweep_servers_restrict_the_points():
     text = GOOD.replace('name = "s"\n', 'name = "s"\nservers = ["redis"]\n')
     assert {p.server for p in parse(text).points()} == {"redis"}
@@ -94,6 +108,11 @@ def test_sweep_servers_restrict_the_points():
     (('name = "tiny"\n', ''), "experiment.name: is required"),
     (('hop = "batch"', 'hop = "batch"\nstripes = 4'), "server[0].stripes: unknown key"),
     (('keys = 10', 'keys = [10'), "not valid TOML"),
+    (('command = ["set", "get"]', 'command = ["mset:0"]'),
+     "sweep[0].command: 'mset:0' is not allowed; allowed: get, set, incrby, ping, mix, mset:N"),
+    (('command = ["set", "get"]', 'command = ["hset:2"]'), "sweep[0].command: 'hset:2' is not allowed"),
+    (('hop = "batch"', 'hop = "batch"\nmultikey = "sometimes"'),
+     "server[0].multikey: 'sometimes' is not allowed; allowed: atomic, split"),
 ])
 def test_bad_files_name_the_file_the_key_and_what_is_allowed(change, message):
     old, new = change

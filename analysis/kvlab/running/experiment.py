@@ -55,6 +55,9 @@ ExperimentError naming the file, the key and what is allowed.
                                      # reference row, dropped where the server has one CPU);
                                      # "auto" = the server's CPU count
     seed_engine = "sharded"          # optional: the seed table's engine this row stands beside
+    multikey = "atomic"              # kvlab only: atomic (default, as Redis) | split (multi-key
+                                     # commands torn into single-key operations: the price of
+                                     # the promise, measured)
 
     [[sweep]]
     name = "p16"                     # required, unique
@@ -66,7 +69,9 @@ ExperimentError naming the file, the key and what is allowed.
     client = "dedicated"             # dedicated | pooled | shared
     io = "direct"                    # pooled/shared: direct | event-loop (Lettuce over Netty)
     threads = [1, 2, 4, 8]           # or "auto": 1, 2, 4, ... up to 2 x the harness's CPUs
-    command = ["set", "get"]         # get | set | incrby | ping | mix
+    command = ["set", "get"]         # get | set | incrby | ping | mix | mset:N | mget:N |
+                                     # multi-incr:N (MULTI, N INCRBYs, EXEC; needs dedicated
+                                     # with one connection per thread)
     keys = [1, 1000000]
     key_dist = "uniform"             # uniform | sequential | zipf:THETA
     value_size = 64
@@ -108,6 +113,8 @@ CLIENTS = ("dedicated", "pooled", "shared")
 IO_MODELS = ("direct", "event-loop")
 IO_FLUSHES = ("command", "batch")
 COMMANDS = ("get", "set", "incrby", "ping", "mix")
+# kvlab-load's multi-key commands: mset:N, mget:N, multi-incr:N (N keys, 1..1000).
+MULTI_KEY_COMMAND = re.compile(r"^(mset|mget|multi-incr):([1-9][0-9]{0,2}|1000)$")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -135,13 +142,14 @@ class ServerSpec:
     stripes: int | None = None
     io_threads: int | str | None = None  # an int, or AUTO until the plan resolves it
     seed_engine: str | None = None
+    multikey: str | None = None    # kvlab only: atomic (the default) | split
 
     def describe(self) -> str:
         if self.kind == "redis":
             threads = f" io-threads={self.io_threads}" if self.io_threads else ""
             return f"redis-server (Debian){threads}"
         parts = [f"engine={self.engine}"]
-        for field in ("shards", "hop", "stripes", "io_threads"):
+        for field in ("shards", "hop", "stripes", "io_threads", "multikey"):
             value = getattr(self, field)
             if value is not None:
                 parts.append(f"{field}={value}")
@@ -430,6 +438,13 @@ def _positive_or_auto(value) -> str | None:
     return _positive(value)
 
 
+def _command(value: str) -> str | None:
+    if value in COMMANDS or MULTI_KEY_COMMAND.match(value):
+        return None
+    return (f"is not allowed; allowed: {', '.join(COMMANDS)}, "
+            "mset:N, mget:N, multi-incr:N (N from 1 to 1000)")
+
+
 def _key_dist(value: str) -> str | None:
     if value in ("uniform", "sequential") or ZIPF_PATTERN.match(value):
         return None
@@ -456,9 +471,11 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
         hop = c.get("hop", str, allowed=("command", "batch"))
     if engine == "striped":
         stripes = c.get("stripes", int, check=_positive)
+    multikey = c.get("multikey", str, allowed=("atomic", "split"))
     c.finish()
     return ServerSpec(name=name, kind=kind, engine=engine, shards=shards, hop=hop,
-                      stripes=stripes, io_threads=io_threads, seed_engine=seed_engine)
+                      stripes=stripes, io_threads=io_threads, seed_engine=seed_engine,
+                      multikey=multikey)
 
 
 def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ...]) -> SweepSpec:
@@ -471,7 +488,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         "transport": c.get_list("transport", str, ("tcp",), allowed=TRANSPORTS),
         "client": c.get_list("client", str, ("dedicated",), allowed=CLIENTS),
         "io": c.get_list("io", str, ("direct",), allowed=IO_MODELS),
-        "command": c.get_list("command", str, ("set", "get"), allowed=COMMANDS),
+        "command": c.get_list("command", str, ("set", "get"), check=_command),
         "keys": c.get_list("keys", int, (100000,), check=_positive),
         "key_dist": c.get_list("key_dist", str, ("uniform",), check=_key_dist),
         "value_size": c.get_list("value_size", int, (64,), check=_positive),
@@ -520,13 +537,14 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
     by = c.get("by", str, "server", allowed=COMPARE_BY)
     allowed = {"server": tuple(s.name for s in servers), "client": CLIENTS, "io": IO_MODELS,
                "transport": TRANSPORTS, "nodelay": ("on", "off"), "loadgen": LOADGENS,
-               "command": COMMANDS}[by]
-    a = c.get("a", str, required=True, allowed=allowed)
-    b = c.get("b", str, required=True, allowed=allowed)
+               "command": None}[by]
+    check = _command if by == "command" else None
+    a = c.get("a", str, required=True, allowed=allowed, check=check)
+    b = c.get("b", str, required=True, allowed=allowed, check=check)
     if a == b:
         c.fail(c.key("b"), f"{b!r} is also a: a comparison needs two different values")
     sweep = c.get("sweep", str, allowed=tuple(s.name for s in sweeps))
-    tests = c.get_list("tests", str, (), allowed=COMMANDS)
+    tests = c.get_list("tests", str, (), check=_command)
     metric = c.get("metric", str, "ops_per_s", allowed=tuple(COMPARE_METRICS))
     name = c.get("name", str, f"{a}/{b}" + (" per server CPU" if metric != "ops_per_s" else ""))
     seed_ratio = c.get("seed_ratio", (int, float), check=_positive)

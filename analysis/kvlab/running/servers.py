@@ -65,6 +65,8 @@ def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
         command += ["--hop", spec.hop]
     if spec.stripes is not None:
         command += ["--stripes", str(spec.stripes)]
+    if spec.multikey is not None:
+        command += ["--multikey", spec.multikey]
     if spec.io_threads is not None:
         command += ["--io-threads", str(spec.io_threads)]
     if bind != "127.0.0.1":
