@@ -335,9 +335,17 @@ void RenderLcs(const DeferredReply& deferred, std::span<const OpResult> results,
   const bool get_len = deferred.flags & kLcsLen;
   const bool with_match_len = deferred.flags & kLcsWithMatchLen;
   const int64_t min_match_len = deferred.flags >> kLcsMinShift;
+  // The table is (|a|+1)(|b|+1) integers: refused past proto-max-bulk-len
+  // (Redis 7.2's rule and text) rather than allocated until the server dies.
+  const uint64_t cells = (static_cast<uint64_t>(a.size()) + 1) * (b.size() + 1);
+  if (a.size() >= UINT32_MAX - 1 || b.size() >= UINT32_MAX - 1 ||
+      cells > static_cast<uint64_t>(kMaxStringBytes) / sizeof(uint32_t)) {
+    writer.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    return;
+  }
   const uint32_t alen = static_cast<uint32_t>(a.size());
   const uint32_t blen = static_cast<uint32_t>(b.size());
-  std::vector<uint32_t> table(static_cast<size_t>(alen + 1) * (blen + 1));
+  std::vector<uint32_t> table(static_cast<size_t>(cells));
   auto lcs = [&](uint32_t i, uint32_t j) -> uint32_t& { return table[j + i * (blen + 1)]; };
   for (uint32_t i = 0; i <= alen; ++i) {
     for (uint32_t j = 0; j <= blen; ++j) {
