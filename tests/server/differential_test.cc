@@ -468,8 +468,8 @@ TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
 // The whole-keyspace commands, on the same 300 keys in both servers: KEYS
 // (sorted: the order is each hash table's), a full SCAN iteration (the same
 // set; kvlab returns each key exactly once), SCAN's TYPE filter, RANDOMKEY
-// (a key that exists; nil when empty), and OBJECT ENCODING of strings SET
-// with integer, short, 44/45-byte and long values (byte for byte).
+// (a key that exists; nil when empty), OBJECT ENCODING of strings SET with
+// integer, short, 44/45-byte and long values (byte for byte), and TIME.
 TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
@@ -542,6 +542,21 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
         << "kvlab's SCAN returned a key twice";
     from_redis.erase(std::unique(from_redis.begin(), from_redis.end()), from_redis.end());
     EXPECT_EQ(from_kvlab, from_redis) << "SCAN with " << options.size() << " option words";
+  }
+  {
+    // TIME: the same shape, the same second (give or take one).
+    const auto [expected, actual] = both({"TIME"});
+    const std::vector<std::string> ours = SplitReplies(actual.substr(actual.find("\r\n") + 2));
+    const std::vector<std::string> theirs = SplitReplies(expected.substr(expected.find("\r\n") + 2));
+    ASSERT_EQ(actual.substr(0, 4), "*2\r\n");
+    ASSERT_EQ(ours.size(), 2u);
+    ASSERT_EQ(theirs.size(), 2u);
+    auto number = [](const std::string& bulk) {
+      return std::stoll(bulk.substr(bulk.find("\r\n") + 2));
+    };
+    EXPECT_LE(std::llabs(number(ours[0]) - number(theirs[0])), 1);
+    EXPECT_GE(number(ours[1]), 0);
+    EXPECT_LT(number(ours[1]), 1000000);
   }
   for (int i = 0; i < 20; ++i) {
     const std::string reply = driver.Feed(Encode({"RANDOMKEY"}));
