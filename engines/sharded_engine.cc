@@ -274,7 +274,7 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
     ahead.Before(k - begin);
     const uint32_t i = pending.order[k];
     if (i & PendingBatch::kGroupEntry) {
-      ReachGroup(shard_index, pending, i & ~PendingBatch::kGroupEntry, now_ms);
+      ReachGroup(pending, i & ~PendingBatch::kGroupEntry, now_ms);
       continue;
     }
     const Operation& op = batch.ops[i];
@@ -299,9 +299,7 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
   FinishShare(&pending);
 }
 
-void ShardedEngine::ReachGroup(unsigned shard_index, PendingBatch& pending, uint32_t g,
-                               int64_t now_ms) {
-  (void)shard_index;
+void ShardedEngine::ReachGroup(PendingBatch& pending, uint32_t g, int64_t now_ms) {
   GroupBarrier& barrier = *pending.barriers[g];
   AtomicGroup& group = pending.batch->groups[g];
   if (barrier.participants == 1) {  // one shard: its owner runs it like any share
