@@ -24,7 +24,10 @@
 // recv, the reply's send, the interest bookkeeping), the Session excluded,
 // which the engine cases count.
 //
-// Usage: kvlab-opcost [--ops N] [--engines single,sharded,...,shell]
+// MSET8 and EXEC4 count a multi-key command and a transaction (the engine
+// cases only); --multikey split counts them torn, the price of atomicity.
+//
+// Usage: kvlab-opcost [--ops N] [--engines single,sharded,...,shell] [--multikey atomic|split]
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -72,6 +75,13 @@ std::string Key(std::string_view prefix, int i) {
   char digits[8];
   std::snprintf(digits, sizeof digits, "%06d", i % kKeys);
   return std::string(prefix) + digits;
+}
+
+// EXEC4's counters: their own, so that each is first touched in the warm-up.
+std::string TransactionCounter(int i, int k) {
+  char digits[16];
+  std::snprintf(digits, sizeof digits, "%06d:%d", i % kKeys, k);
+  return std::string("txcounter:") + digits;
 }
 
 std::string BulkReply(std::string_view v) {
@@ -197,8 +207,15 @@ struct Case {
   std::vector<std::string> expected;  // the reply of each, checked in the warm-up pass
 };
 
-std::vector<Case> MakeCases() {
+// The multi-key cases: MSET of 8 keys (one atomic group), and a pipelined
+// MULTI, 4 INCRs of their own counters, EXEC (one group of 4). Each counts
+// per command as sent (one MSET; one transaction), not per key.
+constexpr int kMsetKeys = 8;
+constexpr int kExecIncrs = 4;
+
+std::vector<Case> MakeCases(bool multi_key) {
   Case get{"GET", {}, {}}, set{"SET", {}, {}}, incr{"INCR", {}, {}};
+  Case mset{"MSET8", {}, {}}, exec{"EXEC4", {}, {}};
   for (int i = 0; i < kKeys; ++i) {
     get.commands.push_back(Command({"GET", Key("key:", i)}));
     get.expected.push_back(BulkReply(kValue));
@@ -206,14 +223,35 @@ std::vector<Case> MakeCases() {
     set.expected.push_back("+OK\r\n");
     incr.commands.push_back(Command({"INCR", Key("counter:", i)}));
     incr.expected.push_back(":" + std::to_string(kCounterStart + 1) + "\r\n");
+    std::vector<std::string> keys;
+    for (int k = 0; k < kMsetKeys; ++k) keys.push_back(Key("key:", i * kMsetKeys + k));
+    mset.commands.push_back(Command({"MSET", keys[0], kValue, keys[1], kValue, keys[2], kValue,
+                                     keys[3], kValue, keys[4], kValue, keys[5], kValue, keys[6],
+                                     kValue, keys[7], kValue}));
+    mset.expected.push_back("+OK\r\n");
+    std::string transaction = Command({"MULTI"});
+    std::string replies = "+OK\r\n";
+    for (int k = 0; k < kExecIncrs; ++k) {
+      transaction += Command({"INCR", TransactionCounter(i, k)});
+      replies += "+QUEUED\r\n";
+    }
+    transaction += Command({"EXEC"});
+    replies += "*" + std::to_string(kExecIncrs) + "\r\n";
+    for (int k = 0; k < kExecIncrs; ++k) replies += ":" + std::to_string(kCounterStart + 1) + "\r\n";
+    exec.commands.push_back(transaction);
+    exec.expected.push_back(replies);
   }
-  return {get, set, incr};
+  if (!multi_key) return {get, set, incr};
+  return {get, set, incr, mset, exec};
 }
 
 void Populate(Requester& client) {
   for (int i = 0; i < kKeys; ++i) {
     client.Run(Command({"SET", Key("key:", i), kValue}));
     client.Run(Command({"SET", Key("counter:", i), std::to_string(kCounterStart)}));
+    for (int k = 0; k < kExecIncrs; ++k) {
+      client.Run(Command({"SET", TransactionCounter(i, k), std::to_string(kCounterStart)}));
+    }
   }
 }
 
@@ -233,14 +271,20 @@ void Drive(Requester& client, const Case& c, long ops, bool check) {
 int Main(int argc, char** argv) {
   long ops = 1000;
   std::string engines = "single,sharded,concurrent,striped";
+  MultiKey multikey = MultiKey::kAtomic;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--ops" && i + 1 < argc) {
       ops = std::strtol(argv[++i], nullptr, 10);
     } else if (arg == "--engines" && i + 1 < argc) {
       engines = argv[++i];
+    } else if (arg == "--multikey" && i + 1 < argc && (std::string_view(argv[i + 1]) == "atomic" ||
+                                                       std::string_view(argv[i + 1]) == "split")) {
+      multikey = std::string_view(argv[++i]) == "split" ? MultiKey::kSplit : MultiKey::kAtomic;
     } else {
-      std::fprintf(stderr, "usage: kvlab-opcost [--ops N] [--engines single,sharded,...]\n");
+      std::fprintf(stderr,
+                   "usage: kvlab-opcost [--ops N] [--engines single,sharded,...] "
+                   "[--multikey atomic|split]\n");
       return 2;
     }
   }
@@ -264,6 +308,7 @@ int Main(int argc, char** argv) {
     config.kind = shell ? "single" : kind;
     config.shards = 2;  // two shard threads: a real hop, the same for every run
     config.hop = HopMode::kCommand;
+    config.multikey = multikey;
     std::unique_ptr<Engine> engine;
     if (const Status made = MakeEngine(config, &engine); !made.ok()) {
       std::fprintf(stderr, "kvlab-opcost: engine %s: %s\n", kind.c_str(), made.message().c_str());
@@ -281,7 +326,9 @@ int Main(int argc, char** argv) {
     Requester& client = *requester;
     Populate(client);
 
-    for (const Case& c : MakeCases()) {
+    // The socket client reads one reply per command: the shell counts the
+    // single-key cases only.
+    for (const Case& c : MakeCases(/*multi_key=*/!shell)) {
       // The warm-up pass touches every key once, checks every reply, and
       // brings every buffer to the size the counted regions need.
       Drive(client, c, kKeys, /*check=*/true);

@@ -77,6 +77,9 @@ def add_arguments(p):
     p.add_argument("--engines", default="single,sharded,concurrent,striped,shell",
                    help="comma-separated engines to count, `shell` being the network shell "
                         "in front of `single` (default: all four and the shell)")
+    p.add_argument("--multikey", choices=("atomic", "split"), default="atomic",
+                   help="count engines built with --multikey split: MSET8 and EXEC4 then show "
+                        "what atomicity costs against the atomic baseline (do not --update)")
     p.add_argument("--update", action="store_true",
                    help="write the measured counts as the new baseline instead of comparing")
     p.add_argument("--output", help="also write this run's record to this file")
@@ -134,7 +137,7 @@ def check_counted_functions(engine, profile):
                                "analysis/kvlab/regress.py")
 
 
-def measure(build, ops, engines):
+def measure(build, ops, engines, multikey="atomic"):
     """Runs the driver under callgrind; returns [{engine, op, instructions_per_op}]."""
     driver = os.path.join(build, "kvlab-opcost")
     if not os.access(driver, os.X_OK):
@@ -149,7 +152,7 @@ def measure(build, ops, engines):
         cmd = [*pin, "valgrind", "--tool=callgrind", "--quiet", "--fair-sched=yes", "--collect-atstart=no",
                *[f"--toggle-collect={pattern}" for pattern, _ in COUNTED_FUNCTIONS],
                f"--callgrind-out-file={tmp}/callgrind.out",
-               driver, "--ops", str(ops), "--engines", engines]
+               driver, "--ops", str(ops), "--engines", engines, "--multikey", multikey]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             raise RegressError(f"{' '.join(cmd)} exited {run.returncode}\n{run.stdout}{run.stderr}")
@@ -258,7 +261,10 @@ def main(args):
 def _gate(args):
     if args.ops < 1:
         raise RegressError("--ops must be at least 1")
-    run = record(measure(args.build, args.ops, args.engines), args.ops, args.build)
+    if args.update and args.multikey != "atomic":
+        raise RegressError("--update writes the baseline, which counts the atomic engines")
+    run = record(measure(args.build, args.ops, args.engines, args.multikey), args.ops, args.build)
+    run["multikey"] = args.multikey
 
     if args.update:
         write_json(args.baseline, run)

@@ -62,7 +62,13 @@ def test_every_engine_and_op_is_counted(counted):
     _, (first, _) = counted
     counts = _per_op(first)
     assert set(counts) == {(e, o) for e in ("single", "sharded", "shell")
-                           for o in ("GET", "SET", "INCR")}
+                           for o in ("GET", "SET", "INCR")} | {
+        (e, o) for e in ("single", "sharded") for o in ("MSET8", "EXEC4")}
+    # An 8-key MSET does at least the work of a SET, and a 6-command transaction
+    # that of an INCR.
+    for engine in ("single", "sharded"):
+        assert counts[(engine, "MSET8")] > counts[(engine, "SET")]
+        assert counts[(engine, "EXEC4")] > counts[(engine, "INCR")]
     # The sharded path does everything the single one does, plus the hop.
     for op in ("GET", "SET", "INCR"):
         assert counts[("sharded", op)] > counts[("single", op)] > 0
@@ -75,9 +81,11 @@ def test_counts_repeat_run_to_run(counted):
     _, (first, second) = counted
     a, b = _per_op(first), _per_op(second)
     for op in ("GET", "SET", "INCR"):
-        assert a[("single", op)] == b[("single", op)]
         assert a[("shell", op)] == b[("shell", op)]  # one client, one request at a time
-        # The hop's thread handoff may vary by an instruction or two per op.
+    for op in ("GET", "SET", "INCR", "MSET8", "EXEC4"):
+        assert a[("single", op)] == b[("single", op)]
+        # The hop's thread handoff (and a multi-shard group's barrier) may vary
+        # by an instruction or two per op.
         assert abs(a[("sharded", op)] - b[("sharded", op)]) / a[("sharded", op)] < 0.01
 
 
