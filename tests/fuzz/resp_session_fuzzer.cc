@@ -12,8 +12,9 @@
 //      plus one error reply if the bytes end in a protocol error, and stops
 //      after QUIT. It closes exactly when a protocol error or QUIT says so.
 //   3. Chunked and whole-input runs give byte-identical replies, except for
-//      replies that legitimately depend on time or buffer sizes (INFO,
-//      CLIENT, TTL/PTTL, and everything after a command that sets an expiry).
+//      replies that legitimately depend on time, chance or buffer sizes
+//      (INFO, CLIENT, TTL/PTTL, EXPIRETIME, TIME, RANDOMKEY, an EXEC that
+//      queued one, and everything after a command that sets an expiry).
 //   4. The `single` engine completes every batch inline (no kPending).
 // Crashes, ASan/UBSan reports and leaks come from the sanitizers.
 #include <cstdint>
@@ -64,9 +65,12 @@ struct ExpectedConversation {
 };
 
 bool SetsExpiry(const std::vector<std::string_view>& args, const std::string& name) {
-  if (name == "expire" || name == "pexpire") return true;
-  if (name != "set") return false;
-  for (size_t i = 3; i < args.size(); ++i) {
+  if (name == "expire" || name == "pexpire" || name == "expireat" || name == "pexpireat" ||
+      name == "setex" || name == "psetex") {
+    return true;
+  }
+  if (name != "set" && name != "getex") return false;
+  for (size_t i = name == "set" ? 3 : 2; i < args.size(); ++i) {
     std::string option = Lower(args[i]);
     if (option == "ex" || option == "px" || option == "exat" || option == "pxat") return true;
   }
@@ -78,6 +82,7 @@ ExpectedConversation Expect(std::string_view input) {
   RespParser parser;
   std::vector<std::string_view> args;
   bool after_expiry = false;
+  bool queued_dependent = false;  // since the last MULTI
   while (true) {
     RespParser::Result result = parser.Parse(input, &args);
     if (result == RespParser::Result::kInputPending) return expected;
@@ -91,9 +96,14 @@ ExpectedConversation Expect(std::string_view input) {
     std::string name = Lower(args[0]);
     after_expiry = after_expiry || SetsExpiry(args, name);
     ++expected.replies;
-    expected.time_or_buffer_dependent.push_back(after_expiry || name == "info" ||
-                                                name == "client" || name == "ttl" ||
-                                                name == "pttl");
+    // The clock, chance, buffer sizes; and an EXEC whose queue held one.
+    const bool dependent = name == "info" || name == "client" || name == "ttl" ||
+                           name == "pttl" || name == "expiretime" || name == "pexpiretime" ||
+                           name == "time" || name == "randomkey";
+    if (name == "multi") queued_dependent = false;
+    queued_dependent = queued_dependent || dependent;
+    expected.time_or_buffer_dependent.push_back(after_expiry || dependent ||
+                                                (name == "exec" && queued_dependent));
     if (name == "quit") {
       expected.closes = true;
       return expected;
