@@ -285,7 +285,10 @@ class ChangeTracking {
  public:
   explicit ChangeTracking(H& inner) : inner_(inner) {}
   std::optional<EntryView> Find() { return inner_.Find(); }
-  void Store(std::string_view value, int64_t deadline) { changed_ = true; inner_.Store(value, deadline); }
+  void Store(std::string_view value, int64_t deadline) {
+    changed_ = true;
+    inner_.Store(value, deadline);
+  }
   void Append(std::string_view tail) { changed_ = true; inner_.Append(tail); }
   void SetExpiry(int64_t deadline) { changed_ = true; inner_.SetExpiry(deadline); }
   void Erase() { changed_ = true; inner_.Erase(); }
