@@ -28,6 +28,9 @@ void InlineEngine::Execute(Batch& batch, Completion done) {
       AtomicGroup& group = batch.groups[next_group++];
       group_at = next_group < batch.groups.size() ? batch.groups[next_group].first : count;
       if (MustRunAtomically(group, multikey_)) {
+        // The hints the group's operations would have given one by one: a
+        // pipeline of MSETs is lookups one after another like any other.
+        for (size_t j = i + 1; j < i + group.count; ++j) ahead.Before(j);
         ExecuteGroup(batch, group, now_ms);
         i += group.count - 1;
         continue;
