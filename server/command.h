@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engines/atomic_group.h"
 #include "engines/engine.h"
 #include "server/client_info.h"
 #include "server/reply_writer.h"
@@ -89,8 +90,7 @@ class CommandCall {
     const uint32_t count = static_cast<uint32_t>(batch_.ops.size()) - first_op_;
     bool needs_state = false;
     for (uint32_t i = first_op_; i < batch_.ops.size(); ++i) {
-      needs_state |= batch_.ops[i].code >= OpCode::kRequireAbsent &&
-                     batch_.ops[i].code <= OpCode::kStoreCarry;
+      needs_state |= NeedsGroupState(batch_.ops[i].code);
     }
     if (count > 1 || needs_state) batch_.GroupFrom(first_op_);
   }

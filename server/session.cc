@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "server/command_table.h"
+#include "server/commands/arguments.h"
 
 namespace kvlab {
 namespace {
@@ -25,13 +26,6 @@ std::string UnknownCommandError(std::span<const std::string_view> args) {
   }
   std::string_view name = CString(args[0]).substr(0, 128);
   return "ERR unknown command '" + std::string(name) + "', with args beginning with: " + quoted;
-}
-
-Operation MakeWatchProbe(std::string_view key) {
-  Operation op;
-  op.code = OpCode::kExists;
-  op.key = key;
-  return op;
 }
 
 bool HasOutOfMemory(std::span<const OpResult> results) {
@@ -224,10 +218,6 @@ void Session::RunExec(std::string& immediate) {
   }
   // The header renders once the engine has run the group (it may abort);
   // until then every reply of this read waits in slots.
-  if (slots_.empty() && !scratch_.empty()) {
-    slots_.push_back(ReplySlot{std::move(scratch_), {}});
-    scratch_.clear();
-  }
   const size_t header = slots_.size();
   ReplySlot header_slot;
   header_slot.exec_header = true;
@@ -246,7 +236,7 @@ void Session::RunExec(std::string& immediate) {
   // wholly before the EXEC (it touched the flag) or wholly after. On the
   // sharded engine this also orders the EXEC after this connection's
   // earlier writes to them.
-  for (const std::string& key : watcher.keys) batch_.Add(MakeWatchProbe(key));
+  for (const std::string& key : watcher.keys) batch_.Add(MakeOp(OpCode::kExists, key));
   std::vector<std::string_view> args;
   for (const std::vector<std::string>& command : commands) {
     args.assign(command.begin(), command.end());
