@@ -6,11 +6,15 @@ median of per-round percentiles: a p99 of three p99s is no percentile of
 anything. The bucket layout and the rule for a quantile's value (the middle
 of the bucket holding the rank, clamped to the observed min and max) are those
 of harness/latency_histogram.cc, so one round's figures match kvlab-load's.
+
+A committed sample keeps its kvlab-load JSON files gzipped (compress_documents):
+a file named `x.json` is read from `x.json.gz` where only that exists.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import math
 from pathlib import Path
@@ -55,25 +59,59 @@ class Histogram:
         return float(self.max_ns)
 
 
+def read_document(path: Path) -> dict:
+    """One kvlab-load JSON document, from `path` or, where only that exists, `path`.gz."""
+    path = Path(path)
+    if not path.is_file() and path.with_name(path.name + ".gz").is_file():
+        with gzip.open(path.with_name(path.name + ".gz"), "rt") as handle:
+            return json.load(handle)
+    return json.loads(path.read_text())
+
+
+def document_exists(path: Path) -> bool:
+    path = Path(path)
+    return path.is_file() or path.with_name(path.name + ".gz").is_file()
+
+
+def compress_documents(folder: Path) -> list[Path]:
+    """Gzips every kvlab-load JSON file under `folder` (a run's histograms/ and latency/),
+    in place, for a results folder that is committed (about a fifth of the size); readers
+    find them by their old names. Returns the files written."""
+    written = []
+    for path in sorted(Path(folder).rglob("*.json")):
+        target = path.with_name(path.name + ".gz")
+        with gzip.open(target, "wb", compresslevel=9) as handle:
+            handle.write(path.read_bytes())
+        path.unlink()
+        written.append(target)
+    return written
+
+
 def histograms_of(path: Path) -> list[dict]:
     """Every repetition's histogram in one kvlab-load JSON file."""
-    data = json.loads(path.read_text())
+    data = read_document(path)
     return [r["histogram"] for p in data.get("points", []) for r in p.get("repetitions", [])
             if r.get("histogram")]
+
+
+def merged(run_dir: Path, files) -> Histogram | None:
+    """The merged histogram of every repetition in `files` (relative to the run folder;
+    blank or missing names are skipped); None when none of them holds a histogram."""
+    histogram = Histogram()
+    for name in files:
+        if not isinstance(name, str) or not name or not document_exists(Path(run_dir) / name):
+            continue
+        for data in histograms_of(Path(run_dir) / name):
+            histogram.add(data)
+    return histogram if histogram.count else None
 
 
 def merged_percentiles(run_dir: Path, files) -> dict[str, float] | None:
     """p50/p90/p99/p99.9/max in µs over the merged histograms of `files` (relative to the
     run folder); None when none of them holds a histogram."""
-    merged = Histogram()
-    for name in files:
-        path = Path(run_dir) / name
-        if not name or not path.is_file():
-            continue
-        for data in histograms_of(path):
-            merged.add(data)
-    if merged.count == 0:
+    histogram = merged(run_dir, files)
+    if histogram is None:
         return None
-    figures = {column: merged.value_at_quantile(q) / 1000 for column, q in QUANTILES.items()}
-    figures["max_us"] = merged.max_ns / 1000
+    figures = {column: histogram.value_at_quantile(q) / 1000 for column, q in QUANTILES.items()}
+    figures["max_us"] = histogram.max_ns / 1000
     return figures

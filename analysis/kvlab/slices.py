@@ -11,10 +11,11 @@ Slices shorter than half their nominal length (the window's tail) are left out.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from pathlib import Path
+
+from .histograms import document_exists, read_document
 
 WARMUP_SLICES = 2
 WARMUP_TOLERANCE = 0.10
@@ -22,7 +23,7 @@ WARMUP_TOLERANCE = 0.10
 
 def slice_rates(path: Path) -> list[list[float]]:
     """ops/s of each slice, one list per repetition in the file."""
-    data = json.loads(Path(path).read_text())
+    data = read_document(path)
     result = []
     for point in data.get("points", []):
         for repetition in point.get("repetitions", []):
@@ -55,7 +56,7 @@ def point_steadiness(run_dir: Path, files) -> tuple[float, int, int]:
     cvs, cold, windows = [], 0, 0
     for name in files:
         path = Path(run_dir) / str(name)
-        if not name or not path.is_file():
+        if not isinstance(name, str) or not name or not document_exists(path):
             continue
         for rates in slice_rates(path):
             if not rates:

@@ -43,3 +43,15 @@ def test_an_empty_set_of_histograms_gives_none_and_quantiles_clamp(tmp_path):
     histogram = Histogram.from_json({"count": 1, "min": 5, "max": 5, "buckets": [[0, 100, 1]]})
     assert histogram.value_at_quantile(0.5) == 5  # the bucket's middle, clamped to min..max
     assert math.isnan(Histogram().value_at_quantile(0.5))
+
+
+def test_gzipped_documents_read_by_their_old_names(tmp_path):
+    from kvlab.histograms import compress_documents, merged
+    _file(tmp_path / "a.json", [_histogram([1001] * 10 + [5001])])
+    before = merged_percentiles(tmp_path, ["a.json"])
+    (written,) = compress_documents(tmp_path)
+    assert written.name == "a.json.gz" and not (tmp_path / "a.json").exists()
+    assert merged_percentiles(tmp_path, ["a.json"]) == before
+    assert merged(tmp_path, ["a.json"]).count == 11
+    # A blank or missing name (a row kvlab-load never wrote) is skipped, not an error.
+    assert merged(tmp_path, ["", float("nan"), "missing.json"]) is None
