@@ -3,6 +3,8 @@ curve rows from kvlab-load's JSON (merged histograms), latency-capped throughput
 the plot (rendering/plots_latency.py)."""
 
 import json
+import math
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -12,9 +14,9 @@ import pytest
 from conftest import BUILD_DIR, kvlab_binaries_or_skip
 from kvlab.running.experiment import Point
 from kvlab.rendering.plots_latency import write_latency_curve
-from kvlab.running.latency import (DEFAULT_FRACTIONS, closed_loop_maximum, curve_row,
-                           latency_capped_throughput, measure_curve, open_loop_commands,
-                           open_loop_rates)
+from kvlab.running.latency import (DEFAULT_FRACTIONS, append_curve_rows, closed_loop_maximum,
+                                   curve_row, latency_capped_throughput, load_curve_rows,
+                                   measure_curve, open_loop_commands, open_loop_rates)
 
 
 def point(**overrides) -> Point:
@@ -86,6 +88,53 @@ def test_curve_row_takes_percentiles_from_the_merged_histogram():
     assert result["behind"] is True and result["backlog"] == 10 and result["requests"] == 1900
 
 
+def test_curve_row_carries_the_repetitions_intervals():
+    repetitions = [{"ops": ops, "errors": 0, "seconds": 1.0, "behind": False, "backlog": 0,
+                    "p50_us": p50, "p99_us": p99, "p999_us": 2 * p99, "client_bound": bound}
+                   for ops, p50, p99, bound in ((1000, 40, 200, False), (1100, 50, 400, True),
+                                                (900, 60, 300, False))]
+    document = {"config": {"rate": 1000.0}, "points": [{
+        "repetitions": repetitions,
+        "merged": {"p50_us": 50.0, "p90_us": 80.0, "p99_us": 390.0, "p999_us": 800.0,
+                   "max_us": 900.0, "histogram": {"count": 3000}}}]}
+    result = curve_row("redis", 0.5, 2000, document)
+    # Throughput: Student's t over the rates 1000, 1100, 900 (sd 100, t(2) = 4.303).
+    half = 4.303 * 100 / math.sqrt(3)
+    assert result["achieved_low"] == pytest.approx(1000 - half)
+    assert result["achieved_high"] == pytest.approx(1000 + half)
+    # Latency: the same on the logs, so the interval is the geometric mean's, above zero.
+    logs = [math.log(v) for v in (200, 400, 300)]
+    centre, spread = statistics.fmean(logs), statistics.stdev(logs)
+    assert result["p99_low"] == pytest.approx(math.exp(centre - 4.303 * spread / math.sqrt(3)))
+    assert result["p99_high"] == pytest.approx(math.exp(centre + 4.303 * spread / math.sqrt(3)))
+    assert 0 < result["p50_low"] < 50 < result["p50_high"]
+    assert result["client_bound"] is True and result["repetitions"] == 3
+    # One repetition: no interval, not a zero-width one.
+    document["points"][0]["repetitions"] = repetitions[:1]
+    single = curve_row("redis", 0.5, 2000, document)
+    assert math.isnan(single["p99_low"]) and math.isnan(single["achieved_high"])
+
+
+def test_latency_csv_round_trips_the_new_columns_and_reads_old_files(tmp_path):
+    path = tmp_path / "latency.csv"
+    rows = [dict(row("redis", 10000, 120), client_bound=True, histogram="latency/x.json",
+                 repetitions=3, achieved_low=9900.0, achieved_high=10100.0, p99_low=100.0,
+                 p99_high=150.0)]
+    append_curve_rows(path, point(), rows)
+    (back,) = load_curve_rows(path)
+    assert back["client_bound"] is True and back["histogram"] == "latency/x.json"
+    assert back["p99_low"] == 100.0 and math.isnan(back["p50_low"])
+    # A latency.csv written before these columns existed still loads.
+    old = tmp_path / "old.csv"
+    old.write_text("sweep,command,transport,client,pipeline,threads,latency_slo_us,server,"
+                   "fraction,closed_loop_max,offered_rate,achieved_rate,p50_us,p90_us,p99_us,"
+                   "p999_us,max_us,behind,backlog,requests\n"
+                   "s,get,unix,dedicated,1,1,1000,redis,0.5,100,50,50,1,2,3,4,5,False,0,10\n")
+    (back,) = load_curve_rows(old)
+    assert back["client_bound"] is False and back["histogram"] == ""
+    assert math.isnan(back["p99_high"]) and math.isnan(back["repetitions"])
+
+
 def test_plot_writes_a_figure(tmp_path):
     rows = [row("redis", 10000, 120, fraction=0.1), row("redis", 50000, 400),
             row("single", 20000, 300, fraction=0.1), row("single", 60000, 5000, behind=True)]
@@ -116,3 +165,7 @@ def test_a_real_open_loop_run_gives_a_curve_row(tmp_path):
     assert result["achieved_rate"] == pytest.approx(2000, rel=0.1)
     assert 0 < result["p50_us"] <= result["p99_us"] <= result["max_us"]
     assert result["requests"] >= 0.5 * 2000 * 0.3 * 2
+    # The row names its kvlab-load file from the run folder (tmp_path's parent here).
+    assert result["histogram"] == f"{tmp_path.name}/{Path(result['histogram']).name}"
+    assert (tmp_path.parent / result["histogram"]).is_file()
+    assert result["p99_low"] <= result["p99_high"]

@@ -13,7 +13,15 @@ every request's intended send time. From the rows this module builds:
 A curve row is a dict: server, fraction, offered_rate, achieved_rate, p50_us,
 p90_us, p99_us, p999_us, max_us, behind (a repetition fell behind its
 schedule), backlog (requests owed at the windows' ends, summed), requests
-(latencies in the merged histogram), closed_loop_max.
+(latencies in the merged histogram), closed_loop_max, client_bound (a
+repetition's load generator saturated its cores), histogram (the kvlab-load
+JSON file, relative to the run folder), and the 95% intervals over the
+repetitions (NaN with one): achieved_low/high (Student's t on the repetitions'
+rates, as a closed-loop point's) and p50/p99/p999_low/high (the same on the
+logs of the repetitions' percentiles, as a ratio's: latency is multiplicative
+and drawn on a log axis, and the interval never goes below zero). The point
+itself stays the merged histogram's percentile, which may lie outside the
+repetitions' interval: the merged p99 follows the worst repetition.
 """
 
 from __future__ import annotations
@@ -23,11 +31,16 @@ import json
 from pathlib import Path
 
 from . import loadgens
+from ..stats import ratio_interval, summarize
 from .experiment import Point
 
 DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 DEFAULT_SLO_US = 1000.0
 CURVE_PERCENTILES = (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"))
+# The interval columns of a curve row: (value column, low column, high column).
+CURVE_INTERVALS = (("achieved_rate", "achieved_low", "achieved_high"),
+                   ("p50_us", "p50_low", "p50_high"), ("p99_us", "p99_low", "p99_high"),
+                   ("p999_us", "p999_low", "p999_high"))
 
 
 def open_loop_rates(closed_loop_max: float, fractions=DEFAULT_FRACTIONS) -> list[tuple[float, float]]:
@@ -78,6 +91,14 @@ def curve_row(server: str, fraction: float, closed_loop_max: float, document: di
     repetitions = point["repetitions"]
     seconds = sum(r["seconds"] for r in repetitions)
     answers = sum(r["ops"] + r["errors"] for r in repetitions)
+    rates = [(r["ops"] + r["errors"]) / r["seconds"] for r in repetitions if r["seconds"] > 0]
+    intervals = {}
+    for column, low, high in CURVE_INTERVALS:
+        if column == "achieved_rate":
+            summary = summarize(rates)
+        else:
+            summary = ratio_interval([r.get(column) for r in repetitions])
+        intervals[low], intervals[high] = summary.low, summary.high
     return {
         "server": server,
         "fraction": fraction,
@@ -92,6 +113,9 @@ def curve_row(server: str, fraction: float, closed_loop_max: float, document: di
         "behind": any(r.get("behind", False) for r in repetitions),
         "backlog": sum(r.get("backlog", 0) for r in repetitions),
         "requests": merged["histogram"]["count"],
+        "client_bound": any(r.get("client_bound", False) for r in repetitions),
+        "repetitions": len(repetitions),
+        **intervals,
     }
 
 
@@ -106,7 +130,7 @@ def measure_curve(point: Point, closed_loop_max: float, build_dir: Path, target:
 
     Returns the curve rows measured and the problems met (a failed run's
     completed repetitions still give a row). kvlab-load's JSON files stay in
-    out_dir.
+    out_dir, a folder of the run folder; each row names its file from there.
     """
     rows, problems = [], []
     for fraction, rate in open_loop_rates(closed_loop_max, fractions):
@@ -118,7 +142,9 @@ def measure_curve(point: Point, closed_loop_max: float, build_dir: Path, target:
         try:
             document = json.loads(json_path.read_text())
             if document["points"] and document["points"][0]["repetitions"]:
-                rows.append(curve_row(point.server, fraction, closed_loop_max, document))
+                row = curve_row(point.server, fraction, closed_loop_max, document)
+                row["histogram"] = str(json_path.relative_to(Path(out_dir).parent))
+                rows.append(row)
         except (OSError, ValueError, KeyError) as error:
             problems.append(f"{point.server} open loop at {rate:.0f} ops/s: no results ({error})")
     return rows, problems
@@ -145,7 +171,8 @@ def latency_capped_throughput(rows, slo_us: float = DEFAULT_SLO_US) -> dict[str,
 CURVE_COLUMNS = ("sweep", "command", "transport", "client", "pipeline", "threads",
                  "latency_slo_us", "server", "fraction", "closed_loop_max", "offered_rate",
                  "achieved_rate", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "behind",
-                 "backlog", "requests")
+                 "backlog", "requests", "client_bound", "repetitions",
+                 *(c for _, low, high in CURVE_INTERVALS for c in (low, high)), "histogram")
 
 
 def append_curve_rows(path: Path, point: Point, rows: list[dict]) -> None:
@@ -163,16 +190,22 @@ def append_curve_rows(path: Path, point: Point, rows: list[dict]) -> None:
 
 
 def load_curve_rows(path: Path) -> list[dict]:
-    """latency.csv back as curve rows (numbers as floats, behind as a bool)."""
+    """latency.csv back as curve rows (numbers as floats, flags as bools). Columns added
+    after a file was written read as unknown: intervals NaN, client_bound False,
+    histogram blank."""
     rows = []
+    numbers = ("fraction", "closed_loop_max", "offered_rate", "achieved_rate", "p50_us",
+               "p90_us", "p99_us", "p999_us", "max_us", "backlog", "requests",
+               "latency_slo_us", "repetitions",
+               *(c for _, low, high in CURVE_INTERVALS for c in (low, high)))
     with Path(path).open(newline="") as handle:
         for record in csv.DictReader(handle):
             row = dict(record)
-            for column in ("fraction", "closed_loop_max", "offered_rate", "achieved_rate",
-                           "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "backlog",
-                           "requests", "latency_slo_us"):
-                row[column] = float(record[column]) if record[column] not in ("", None) \
-                    else float("nan")
-            row["behind"] = record["behind"] in ("True", "true", "1")
+            for column in numbers:
+                value = record.get(column)
+                row[column] = float(value) if value not in ("", None) else float("nan")
+            for flag in ("behind", "client_bound"):
+                row[flag] = record.get(flag) in ("True", "true", "1")
+            row["histogram"] = record.get("histogram") or ""
             rows.append(row)
     return rows
