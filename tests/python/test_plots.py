@@ -19,8 +19,10 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from kvlab.rendering import palette  # noqa: E402
 from kvlab.rendering.plots import figures_of_run, write_plots  # noqa: E402
+from kvlab.rendering.plots_latency import BEHIND_TEXT  # noqa: E402
 from kvlab.ratio_verdicts import decide  # noqa: E402
-from kvlab.running.latency import CURVE_COLUMNS  # noqa: E402
+from kvlab.histograms import compress_documents  # noqa: E402
+from kvlab.running.latency import CURVE_COLUMNS, CURVE_INTERVALS  # noqa: E402
 from synthetic_runs import MACHINE_A, point_row  # noqa: E402
 
 SERVERS = ("redis", "concurrent", "sharded-hop-command", "single", "mystery-engine")
@@ -101,6 +103,32 @@ RATIOS = [
 ]
 
 
+def _curve_row(server: str, fraction: float) -> dict:
+    """An open-loop curve row: latency grows as 1/(1 - fraction); redis at half its
+    maximum is client-bound, every run at 90% fell behind; single at 10% had one
+    repetition, so no interval."""
+    rate = SPEED[server] * fraction
+    row = {"sweep": "p16", "command": "get", "transport": "tcp", "client": "dedicated",
+           "pipeline": 16, "threads": 1, "latency_slo_us": 1000.0, "server": server,
+           "fraction": fraction, "closed_loop_max": SPEED[server], "offered_rate": rate,
+           "achieved_rate": rate, "p50_us": 50 / (1 - fraction), "p90_us": 80 / (1 - fraction),
+           "p99_us": 200 / (1 - fraction), "p999_us": 900 / (1 - fraction), "max_us": 5000,
+           "behind": fraction > 0.8, "backlog": 0, "requests": 10000,
+           "client_bound": server == "redis" and fraction == 0.5, "repetitions": 3,
+           "histogram": f"latency/{server}-f{fraction:g}.json"}
+    lone = server == "single" and fraction == 0.1
+    for column, low, high in CURVE_INTERVALS:
+        row[low] = "" if lone else row[column] * (0.98 if column == "achieved_rate" else 0.8)
+        row[high] = "" if lone else row[column] * (1.02 if column == "achieved_rate" else 1.3)
+    if lone:
+        row["repetitions"] = 1
+    return row
+
+
+CURVE_ROWS = [_curve_row(server, fraction) for server in ("redis", "single")
+              for fraction in (0.1, 0.5, 0.9)]
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("plots") / "run"
@@ -119,18 +147,16 @@ def run(tmp_path_factory) -> Path:
     with (folder / "latency.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CURVE_COLUMNS)
         writer.writeheader()
-        for server in ("redis", "single"):
-            for fraction in (0.1, 0.5, 0.9):
-                rate = SPEED[server] * fraction
-                writer.writerow({"sweep": "p16", "command": "get", "transport": "tcp",
-                                 "client": "dedicated", "pipeline": 16, "threads": 1,
-                                 "latency_slo_us": 1000.0, "server": server,
-                                 "fraction": fraction, "closed_loop_max": SPEED[server],
-                                 "offered_rate": rate, "achieved_rate": rate,
-                                 "p50_us": 50 / (1 - fraction), "p90_us": 80 / (1 - fraction),
-                                 "p99_us": 200 / (1 - fraction), "p999_us": 900 / (1 - fraction),
-                                 "max_us": 5000, "behind": fraction > 0.8, "backlog": 0,
-                                 "requests": 10000})
+        writer.writerows(CURVE_ROWS)
+    (folder / "latency").mkdir()
+    for row in CURVE_ROWS:
+        speed = row["achieved_rate"] / row["fraction"]
+        (folder / row["histogram"]).write_text(json.dumps(
+            {"points": [{"repetitions": [{"histogram": _histogram(speed * (1 - row["fraction"]),
+                                                                  rep)}
+                                         for rep in (1, 2, 3)]}]}))
+    # A committed sample keeps them gzipped; the plots read them by their old names.
+    compress_documents(folder / "latency")
     servers = {name: {"kind": "redis" if name == "redis" else "kvlab",
                       "engine": {"sharded-hop-command": "sharded"}.get(name, name),
                       "hop": "command" if name.startswith("sharded") else None,
@@ -192,7 +218,7 @@ def test_every_figure_of_the_run_is_drawn_and_written(run, figures):
     assert list(figures)[0] == "verdicts"
     assert {"seed1-ember-pr50", "seed2-lettuce", "p16-throughput", "p16-latency",
             "p16-percentiles", "p1-throughput", "p1-latency", "lettuce-throughput",
-            "p16-get-latency-curve"} <= set(figures)
+            "p16-get-latency-curve", "p16-get-open-loop-percentiles"} <= set(figures)
     written = write_plots(run)
     assert {p.name for p in written} >= {"verdicts.png", "seed2-lettuce.png", "p16-percentiles.svg"}
     assert all(p.stat().st_size > 1000 for p in written)
@@ -343,3 +369,118 @@ def test_pooled_and_shared_share_a_panel_although_their_connections_differ():
     # Transports get panels of their own (remote is ~50x slower than unix).
     rows += [dict(r, transport="remote") for r in rows]
     assert len(panels(pd.DataFrame(rows))) == 4
+
+
+def _segments(figure, gid: str) -> list[tuple]:
+    """((x0, y0), (x1, y1)) of every interval segment (vlines/hlines) wearing `gid`."""
+    found = []
+    for axis in figure.axes:
+        for collection in axis.collections:
+            if collection.get_gid() == gid:
+                found += [tuple(map(tuple, segment)) for segment in collection.get_segments()]
+    return found
+
+
+def test_every_open_loop_point_carries_its_intervals(figures):
+    figure = figures["p16-get-latency-curve"]
+    for server in ("redis", "single"):
+        segments = set(_segments(figure, f"server:{server}"))
+        for row in (r for r in CURVE_ROWS if r["server"] == server):
+            x = row["achieved_rate"]
+            for column, low, high in CURVE_INTERVALS[1:]:
+                up = ((x, row[low]), (x, row[high])) if row[low] != "" else None
+                across = ((row["achieved_low"], row[column]), (row["achieved_high"], row[column])) \
+                    if row[low] != "" else None
+                if up is None:
+                    # One repetition: no interval, and none made up.
+                    assert not [s for s in segments if s[0][0] == x and s[1][0] == x]
+                    continue
+                assert tuple(map(lambda p: tuple(map(float, p)), up)) in segments, (server, column)
+                assert tuple(map(lambda p: tuple(map(float, p)), across)) in segments
+    legend = [t.get_text() for axis in figure.axes if axis.get_legend()
+              for t in axis.get_legend().get_texts()]
+    assert any(text.startswith("bars: 95% interval") for text in legend), legend
+
+
+def test_open_loop_points_client_bound_hollow_and_behind_crossed(figures):
+    figure = figures["p16-get-latency-curve"]
+    axis = figure.axes[-1]
+    redis_half = SPEED["redis"] * 0.5
+    markers = [line for line in axis.get_lines() if line.get_gid() == "server:redis"
+               and line.get_linestyle() in ("None", "none")]
+    hollow = {float(x) for line in markers if to_hex(line.get_markerfacecolor()) == "#ffffff"
+              for x in line.get_xdata()}
+    filled = {float(x) for line in markers if to_hex(line.get_markerfacecolor()) != "#ffffff"
+              for x in line.get_xdata()}
+    assert hollow == {redis_half} and redis_half not in filled and filled
+    crossed = {float(x) for line in axis.get_lines() if line.get_gid() == "behind"
+               for x in line.get_xdata()}
+    assert crossed == {SPEED["redis"] * 0.9, SPEED["single"] * 0.9}
+    legend = [t.get_text() for t in axis.get_legend().get_texts()]
+    assert palette.CLIENT_BOUND_TEXT in legend and BEHIND_TEXT in legend
+
+
+def test_open_loop_percentiles_one_panel_per_load_one_line_per_server(figures):
+    figure = figures["p16-get-open-loop-percentiles"]
+    panels = [axis for axis in figure.axes if axis.get_visible()]
+    assert [axis.get_title() for axis in panels] == [
+        f"offered {f:.0%} of each server's closed-loop maximum" for f in (0.1, 0.5, 0.9)]
+    for axis in panels:
+        lines = [line for line in axis.get_lines() if _joined(line)
+                 and (line.get_gid() or "").startswith("server:")]
+        # Read from the gzipped files: one line per server, over 1/(1-p) from p = 0.
+        assert sorted(line.get_gid() for line in lines) == ["server:redis", "server:single"]
+        for line in lines:
+            xs = list(line.get_xdata())
+            assert xs[0] == 1 and xs == sorted(xs) and xs[-1] > 100
+        assert axis.get_xscale() == "log" and axis.get_yscale() == "log"
+        assert [line.get_ydata()[0] for line in axis.get_lines()
+                if line.get_gid() == "reference"] == [1000.0]
+        assert axis.get_shared_y_axes().joined(axis, panels[0])
+    # Latency grows with the load: single's median (the first x past 2, p = 50%) at 90%
+    # above its median at 10%.
+    medians = {}
+    for axis, fraction in zip(panels, (0.1, 0.5, 0.9)):
+        (line,) = [line for line in axis.get_lines()
+                   if line.get_gid() == "server:single" and _joined(line)]
+        xs = list(line.get_xdata())
+        medians[fraction] = line.get_ydata()[next(i for i, x in enumerate(xs) if x >= 2)]
+    assert medians[0.1] < medians[0.5] < medians[0.9]
+
+
+def test_no_marker_is_cut_by_the_edge_of_a_log_latency_axis(figures):
+    """Every marker of a latency axis fits inside it: its centre at least its radius (in
+    pixels) from the top and bottom."""
+    checked = 0
+    for stem, figure in figures.items():
+        for axis in figure.axes:
+            if not axis.get_visible() or axis.get_yscale() != "log":
+                continue
+            box = axis.get_window_extent()
+            for line in axis.get_lines():
+                if line.get_marker() in ("None", "none", "", None) or line.get_gid() == "reference":
+                    continue
+                radius = line.get_markersize() / 2 * figure.dpi / 72
+                for x, y in zip(line.get_xdata(), line.get_ydata()):
+                    checked += 1
+                    _, pixel = axis.transData.transform((x, y))
+                    assert box.y0 + radius <= pixel <= box.y1 - radius, \
+                        (stem, line.get_gid(), y, axis.get_ylim())
+    assert checked > 100
+
+
+def test_a_log_latency_axis_is_labelled_per_decade_when_wide_and_inside_one_when_narrow():
+    import math
+    figure, (wide, narrow) = plt.subplots(1, 2)
+    for axis, limits in ((wide, (5, 1e7)), (narrow, (200, 520))):
+        axis.set_yscale("log")
+        axis.set_ylim(*limits)
+        palette.latency_axis(axis)
+    figure.canvas.draw()
+    inside = [v for v in wide.get_yticks() if 5 <= v <= 1e7]
+    # Seven decades: one label each (10 µs ... 10 s), not three per decade.
+    assert len(inside) >= 6 and all(math.log10(v) == round(math.log10(v)) for v in inside)
+    labels = [t.get_text() for t in narrow.get_yticklabels()
+              if t.get_text() and 200 <= t.get_position()[1] <= 520]
+    assert len(labels) >= 2 and all("µs" in label for label in labels), labels
+    plt.close(figure)

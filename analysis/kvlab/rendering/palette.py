@@ -178,13 +178,31 @@ def rate_axis(axis, which: str = "y") -> None:
     getattr(axis, f"{which}axis").set_major_formatter(FuncFormatter(format_rate))
 
 
+# A log latency axis spanning more decades than this is labelled once per decade.
+DENSE_DECADES = 3
+
+
+def _latency_locator():
+    from matplotlib.ticker import LogLocator
+
+    class LatencyLocator(LogLocator):
+        """1, 2, 5 per decade, so that a panel spanning less than a decade still has
+        labels; once per decade where the axis spans more than DENSE_DECADES."""
+
+        def tick_values(self, vmin, vmax):
+            wide = vmin > 0 and vmax > 0 and abs(math.log10(vmax / vmin)) > DENSE_DECADES
+            self.set_params(subs=(1.0,) if wide else (1.0, 2.0, 5.0))
+            return super().tick_values(vmin, vmax)
+
+    return LatencyLocator(base=10)
+
+
 def latency_axis(axis, which: str = "y") -> None:
     """Latency (data in µs) in µs/ms on `which` axis; on a log axis the minor ticks too."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, NullFormatter
     target = getattr(axis, f"{which}axis")
     if target.get_scale() == "log":
-        # 1, 2, 5 per decade: a panel spanning less than a decade still has labels.
-        target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        target.set_major_locator(_latency_locator())
         target.set_minor_formatter(NullFormatter())
     target.set_major_formatter(FuncFormatter(format_latency_us))
 

@@ -276,6 +276,8 @@ def latency_figure(table: pd.DataFrame, sweep: str):
         axis.set_title(title or sweep, fontsize=9)
         axis.set_ylabel("latency (closed loop)")
         axis.set_yscale("log")
+        # Room above and below for the large p99 markers, which the edge would cut.
+        axis.margins(y=0.12)
         palette.latency_axis(axis)
         axis.grid(alpha=0.3, which="major")
     if dots_only:
