@@ -261,3 +261,17 @@ def test_identical_runs_are_not_flagged(results, tmp_path):
     for flag in ("regressed", "improved", "unstable"):
         assert f'<tr class="verdict-{flag}">' not in section
     assert '<tr class="verdict-same"><td>ratio</td>' in section
+
+
+def test_a_run_without_a_report_is_named_from_the_results_folder(tmp_path):
+    # The newest run has no report.md and a points.csv no report can be drawn from: the
+    # page says which folder could not be rendered and why, relative to results/, never
+    # as an absolute path.
+    run = tmp_path / "runs" / "20261103T100000Z-broken"
+    _write(str(run / "meta.json"), {"experiment": "broken",
+                                    "started_utc": "2026-11-03T10:00:00+00:00"})
+    _write(str(run / "points.csv"), "nonsense\n1\n")
+    page = dashboard.render(str(tmp_path), str(tmp_path / "dashboard"))
+    text = open(page, encoding="utf-8").read()
+    assert "No report could be rendered for <code>runs/20261103T100000Z-broken</code>" in text
+    assert str(tmp_path) not in text

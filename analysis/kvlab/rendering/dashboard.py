@@ -408,10 +408,13 @@ def _newest_report_section(data: DashboardData):
     newest = data.newest_run
     if newest is None:
         return "<p>No local run folder.</p>"
+    # The folder relative to results/: the page is read on other machines too.
+    folder = os.path.relpath(newest.folder, data.results_dir)
     if newest.report is None:
-        return (f"<p>No report could be rendered for <code>{_e(newest.folder)}</code>: "
-                f"{_e(newest.problem)}</p>")
-    return (f"<p>From <code>{_e(os.path.relpath(newest.folder, data.results_dir))}</code>.</p>"
+        problem = newest.problem.replace(data.results_dir + os.sep, "")
+        return (f"<p>No report could be rendered for <code>{_e(folder)}</code>: "
+                f"{_e(problem)}</p>")
+    return (f"<p>From <code>{_e(folder)}</code>.</p>"
             '<div class="report">' + markdown_to_html(newest.report) + "</div>")
 
 
