@@ -37,13 +37,15 @@ class SideRun {
     strategy_ = MakeClientStrategy(config_.client, StrategyOptionsOf(config_, threads_));
     Status connected = strategy_->Connect();
     if (!connected.ok()) return connected.WithContext(SideName(side_));
+    const auto ycsb_sequences = MakeYcsbSequences(config_.workload);  // one per side
     for (int i = 0; i < threads_; ++i) {
       recorders_.push_back(std::make_unique<ThreadRecorder>());
       // Each side its own streams, so A and B never send the same key sequence.
       const uint64_t stream = (static_cast<uint64_t>(side_ + 1) << 40) | static_cast<uint64_t>(i);
       const uint64_t sequential_start = config_.workload.keys / static_cast<uint64_t>(threads_) * i;
       generators_.push_back(
-          std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start));
+          std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start,
+                                              ycsb_sequences));
     }
     statuses_.resize(static_cast<size_t>(threads_));
     for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { Work(i); });

@@ -37,6 +37,7 @@ po::options_description Describe() {
     ("pipeline", text(), "dedicated: requests in flight per connection (default 1)")
     ("refill", text(), "dedicated closed loop: steady (refill a slot as soon as its reply arrives) | burst (send the next pipeline once all are answered) (default steady)")
     ("command", text(), "get | set | incrby | ping | mix | mset:N | mget:N | multi-incr:N (default set)")
+    ("ycsb", text(), "YCSB core workload instead of --command: load | A | B | C | D | E | F (same as --command ycsb:W); --keys is its recordcount, --value-size its field length (default 100), --key-dist zipf:THETA its zipfian, latest for D (default zipf:0.99) or uniform; --prefill loads the records first")
     ("ratio", text(), "SET:GET for --command mix (default 1:10)")
     ("keys", text(), "key space size: keys are <prefix>0..N-1 (default 100000)")
     ("key-prefix", text(), "key prefix (default key:)")
@@ -234,6 +235,18 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok() && values.count("command")) {
     status = ParseCommand(text_of("command"), &config.workload);
   }
+  if (status.ok() && values.count("ycsb")) {
+    status = values.count("command")
+                 ? Status::InvalidArgument("--ycsb and --command exclude each other (--ycsb W is --command ycsb:W)")
+                 : ParseCommand("ycsb:" + text_of("ycsb"), &config.workload);
+  }
+  const bool ycsb = config.workload.command == CommandKind::kYcsb;
+  if (ycsb) {
+    // YCSB's own defaults: fieldlength=100, requestdistribution=zipfian.
+    config.workload.value_size_min = config.workload.value_size_max = kYcsbFieldLength;
+    config.workload.distribution = KeyDistribution::kZipf;
+    config.workload.zipf_theta = kYcsbZipfianConstant;
+  }
   if (status.ok() && values.count("ratio")) status = ParseRatio(text_of("ratio"), &config.workload);
   if (status.ok() && values.count("ratio") && config.workload.command != CommandKind::kMix) {
     status = Status::InvalidArgument("--ratio applies to --command mix only");
@@ -244,6 +257,10 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok() && values.count("key-prefix")) config.workload.key_prefix = text_of("key-prefix");
   if (status.ok() && values.count("key-dist")) {
     status = ParseKeyDistribution(text_of("key-dist"), &config.workload);
+  }
+  if (status.ok() && ycsb && config.workload.distribution == KeyDistribution::kSequential) {
+    status = Status::InvalidArgument("--key-dist sequential does not apply to YCSB (allowed: "
+                                     "zipf:THETA, its zipfian or latest, or uniform)");
   }
   if (status.ok() && values.count("value-size")) {
     status = ParseValueSize(text_of("value-size"), &config.workload);

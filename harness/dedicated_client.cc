@@ -182,9 +182,15 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
       ReplyPtr reply;
       while (state.connection->PopReply(&reply)) {
         if (state.in_flight.empty()) return Status::IoError("a reply nobody asked for");
-        const InFlight request = state.in_flight.pop_front();
-        completions.push_back({now - std::min(now, request.start_ns),
-                               CheckReply(*reply, request.info.expected),
+        InFlight request = state.in_flight.pop_front();
+        const ReplyOutcome outcome = load.generator->OnReply(*reply, &request.info, &state.outgoing);
+        if (!outcome.done) {
+          // The operation's next request takes the slot its last one freed,
+          // and keeps the operation's start.
+          state.in_flight.push_back(request);
+          continue;
+        }
+        completions.push_back({now - std::min(now, request.start_ns), outcome.verdict,
                                request.info.increment});
       }
     }

@@ -24,6 +24,9 @@ ReplyVerdict CheckReply(const redisReply& reply, ExpectedReply expected) {
       return IsStatus(reply, "QUEUED") ? ReplyVerdict::kOk : ReplyVerdict::kWrongType;
     case ExpectedReply::kInteger:
       return reply.type == REDIS_REPLY_INTEGER ? ReplyVerdict::kOk : ReplyVerdict::kWrongType;
+    case ExpectedReply::kHash:
+      if (reply.type != REDIS_REPLY_ARRAY || reply.elements % 2 != 0) return ReplyVerdict::kWrongType;
+      return reply.elements == 0 ? ReplyVerdict::kMiss : ReplyVerdict::kOk;
     case ExpectedReply::kBulkOrNil:
       if (reply.type == REDIS_REPLY_STRING) return ReplyVerdict::kOk;
       if (reply.type == REDIS_REPLY_NIL) return ReplyVerdict::kMiss;

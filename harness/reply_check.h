@@ -15,11 +15,12 @@ enum class ExpectedReply {
   kPong,       // PING: +PONG
   kArray,      // MGET, EXEC: an array
   kQueued,     // a command inside MULTI: +QUEUED
+  kHash,       // HGETALL: an array of field-value pairs (empty: a miss)
 };
 
 enum class ReplyVerdict {
   kOk,          // the expected reply
-  kMiss,        // GET answered nil: correct, but counted apart
+  kMiss,        // GET answered nil, HGETALL an empty hash: correct, but counted apart
   kErrorReply,  // -ERR ...
   kWrongType,   // any other reply
 };

@@ -37,12 +37,14 @@ class PointRun {
     if (!connected.ok()) return connected;
     recorders_.reserve(static_cast<size_t>(threads_));
     generators_.reserve(static_cast<size_t>(threads_));
+    const auto ycsb_sequences = MakeYcsbSequences(config_.workload);  // one per point
     for (int i = 0; i < threads_; ++i) {
       recorders_.push_back(std::make_unique<ThreadRecorder>());
       const uint64_t stream = (static_cast<uint64_t>(point_index_) << 32) | static_cast<uint64_t>(i);
       const uint64_t sequential_start = config_.workload.keys / static_cast<uint64_t>(threads_) * i;
       generators_.push_back(
-          std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start));
+          std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start,
+                                              ycsb_sequences));
     }
     statuses_.resize(static_cast<size_t>(threads_));
     for (int i = 0; i < threads_; ++i) {

@@ -40,13 +40,17 @@ Status SynchronousClient::RunThread(ThreadLoad& load) {
       start_ns = NowNs();
     }
     request.clear();
-    const RequestInfo info = load.generator->AppendNext(&request);
-    ReplyPtr reply;
-    Status called = Call(request, &reply);
-    if (!called.ok()) return called;
+    RequestInfo info = load.generator->AppendNext(&request);
+    ReplyOutcome outcome;
+    do {  // an operation of several requests (YCSB): one round trip each
+      ReplyPtr reply;
+      Status called = Call(request, &reply);
+      if (!called.ok()) return called;
+      request.clear();
+      outcome = load.generator->OnReply(*reply, &info, &request);
+    } while (!outcome.done);
     const uint64_t end_ns = NowNs();
-    load.recorder->Record({end_ns - std::min(end_ns, start_ns),
-                           CheckReply(*reply, info.expected), info.increment});
+    load.recorder->Record({end_ns - std::min(end_ns, start_ns), outcome.verdict, info.increment});
   }
   return Status::Ok();
 }

@@ -44,13 +44,20 @@ Status ParseCommand(std::string_view text, WorkloadSpec* spec) {
     return ParseCommandKind(text, &spec->command);
   }
   const std::string_view name = text.substr(0, colon);
+  if (name == "ycsb") {
+    Status parsed = ParseYcsbWorkload(text.substr(colon + 1), &spec->ycsb);
+    if (!parsed.ok()) return parsed.WithContext("--command " + std::string(text));
+    spec->command = CommandKind::kYcsb;
+    spec->keys_per_command = 1;
+    return Status::Ok();
+  }
   int keys = 0;
   CommandKind kind;
   if (name == "mset") kind = CommandKind::kMset;
   else if (name == "mget") kind = CommandKind::kMget;
   else if (name == "multi-incr") kind = CommandKind::kMultiIncr;
   else return Status::InvalidArgument("bad --command '" + std::string(text) +
-                                      "' (allowed with :N: mset, mget, multi-incr)");
+                                      "' (allowed with :N: mset, mget, multi-incr; ycsb:W)");
   if (!ParseNumber(text.substr(colon + 1), &keys) || keys < 1 || keys > kMaxKeysPerCommand) {
     return Status::InvalidArgument("bad --command '" + std::string(text) + "': N must be 1.." +
                                    std::to_string(kMaxKeysPerCommand));
@@ -70,6 +77,7 @@ const char* CommandName(CommandKind kind) {
     case CommandKind::kMset: return "mset";
     case CommandKind::kMget: return "mget";
     case CommandKind::kMultiIncr: return "multi-incr";
+    case CommandKind::kYcsb: return "ycsb";
   }
   return "?";
 }
@@ -80,6 +88,7 @@ std::string CommandLabel(const WorkloadSpec& spec) {
       spec.command == CommandKind::kMultiIncr) {
     label += ":" + std::to_string(spec.keys_per_command);
   }
+  if (spec.command == CommandKind::kYcsb) label += std::string(":") + YcsbWorkloadName(spec.ycsb);
   return label;
 }
 
@@ -156,8 +165,14 @@ Status ParseRatio(std::string_view text, WorkloadSpec* spec) {
   return Status::Ok();
 }
 
+std::shared_ptr<YcsbSequences> MakeYcsbSequences(const WorkloadSpec& spec) {
+  if (spec.command != CommandKind::kYcsb) return nullptr;
+  return std::make_shared<YcsbSequences>(spec.keys);
+}
+
 WorkloadGenerator::WorkloadGenerator(const WorkloadSpec& spec, uint64_t stream,
-                                     uint64_t sequential_start)
+                                     uint64_t sequential_start,
+                                     std::shared_ptr<YcsbSequences> ycsb_sequences)
     : spec_(spec),
       random_(Mix(spec.seed ^ Mix(stream))),
       sequential_next_(spec.keys == 0 ? 0 : sequential_start % spec.keys),
@@ -168,6 +183,21 @@ WorkloadGenerator::WorkloadGenerator(const WorkloadSpec& spec, uint64_t stream,
   std::mt19937_64 value_random(Mix(spec.seed));
   value_bytes_.resize(spec_.value_size_max);
   for (char& c : value_bytes_) c = static_cast<char>('a' + value_random() % 26);
+  if (spec_.command == CommandKind::kYcsb) {
+    YcsbOptions options;
+    options.workload = spec_.ycsb;
+    options.distribution = spec_.distribution == KeyDistribution::kUniform
+                               ? YcsbKeyDistribution::kUniform
+                           : UsesLatest(spec_.ycsb) ? YcsbKeyDistribution::kLatest
+                                                    : YcsbKeyDistribution::kScrambledZipfian;
+    options.theta = spec_.zipf_theta;
+    options.records = spec_.keys;
+    options.field_length_min = spec_.value_size_min;
+    options.field_length_max = spec_.value_size_max;
+    if (!ycsb_sequences) ycsb_sequences = MakeYcsbSequences(spec_);
+    ycsb_ = std::make_unique<YcsbOperations>(options, std::move(ycsb_sequences), &random_,
+                                             value_bytes_);
+  }
 }
 
 uint64_t WorkloadGenerator::NextKeyIndex() {
@@ -229,6 +259,8 @@ RequestInfo WorkloadGenerator::AppendNext(std::string* out) {
       return AppendMultiKey(command, out);
     case CommandKind::kMultiIncr:
       return AppendTransactionStep(out);
+    case CommandKind::kYcsb:
+      return ycsb_->Start(out);
   }
   return {ExpectedReply::kOk, 0};
 }

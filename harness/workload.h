@@ -10,11 +10,19 @@
 // N + 2 requests, sent in that order on one connection, so it needs a
 // client that gives each thread one connection of its own).
 //
+// `ycsb:W` (--ycsb W) runs YCSB's workload W (load, A..F; harness/ycsb.h):
+// `keys` is YCSB's recordcount, the value size its field length, the key
+// distribution `zipf:THETA` its zipfian (latest for D) with that constant,
+// `uniform` its uniform. Its operations may take several requests in a
+// row; a client strategy hands every reply to OnReply, which says whether
+// the operation is complete or appends its next request.
+//
 // Thread safety: WorkloadSpec is a plain value. A WorkloadGenerator belongs
-// to one thread.
+// to one thread; the YcsbSequences it may share with others are thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -23,11 +31,13 @@
 
 #include "harness/reply_check.h"
 #include "harness/status.h"
+#include "harness/ycsb.h"
+#include "harness/ycsb_operations.h"
 #include "harness/zipf_distribution.h"
 
 namespace kvlab::harness {
 
-enum class CommandKind { kGet, kSet, kIncrby, kPing, kMix, kMset, kMget, kMultiIncr };
+enum class CommandKind { kGet, kSet, kIncrby, kPing, kMix, kMset, kMget, kMultiIncr, kYcsb };
 enum class KeyDistribution { kUniform, kZipf, kSequential };
 
 struct WorkloadSpec {
@@ -43,6 +53,7 @@ struct WorkloadSpec {
   int64_t increment = 7;
   uint64_t seed = 1;
   int keys_per_command = 1;  // kMset, kMget, kMultiIncr
+  YcsbWorkload ycsb = YcsbWorkload::kA;  // kYcsb
 };
 
 // The most keys one multi-key request may name.
@@ -56,34 +67,56 @@ inline bool NeedsOwnConnection(CommandKind kind) { return kind == CommandKind::k
 // naming what is allowed.
 Status ParseCommandKind(std::string_view text, CommandKind* out);        // get|set|incrby|ping|mix
 // Any --command spelling, the multi-key ones (mset:N, mget:N, multi-incr:N)
-// included; sets spec->command and spec->keys_per_command.
+// and ycsb:W included; sets spec->command, spec->keys_per_command, spec->ycsb.
 Status ParseCommand(std::string_view text, WorkloadSpec* spec);
 Status ParseKeyDistribution(std::string_view text, WorkloadSpec* spec);  // uniform|zipf:THETA|sequential
 Status ParseValueSize(std::string_view text, WorkloadSpec* spec);        // N or MIN-MAX
 Status ParseRatio(std::string_view text, WorkloadSpec* spec);            // SET:GET
 const char* CommandName(CommandKind kind);
-// The command as --command spells it: "set", "mset:8".
+// The command as --command spells it: "set", "mset:8", "ycsb:A".
 std::string CommandLabel(const WorkloadSpec& spec);
 // "uniform", "zipf:0.99", "sequential".
 std::string KeyDistributionName(const WorkloadSpec& spec);
 // "64" or "16-1024".
 std::string ValueSizeName(const WorkloadSpec& spec);
 
-// What the harness must check about one request's reply.
+// What the harness must check about one request's reply, and (YCSB) where
+// the request stands in its operation.
 struct RequestInfo {
   ExpectedReply expected;
   int64_t increment;  // INCRBY's amount; 0 for other commands
+  YcsbStep ycsb_step = YcsbStep::kNone;
+  YcsbOperation ycsb_operation = YcsbOperation::kRead;
+  uint64_t keynum = 0;     // the record the operation is on (scan: its start)
+  uint32_t scan_slot = 0;  // kScanRead: where the scan's keys are kept
+  uint32_t scan_next = 0;  // kScanRead: the index of the key this request reads
 };
 
 class WorkloadGenerator {
  public:
   // `stream` separates the random streams of threads (and of points).
-  WorkloadGenerator(const WorkloadSpec& spec, uint64_t stream, uint64_t sequential_start);
+  // `ycsb_sequences`: YCSB's key counters, shared by a point's threads (null:
+  // a counter of this generator's own).
+  WorkloadGenerator(const WorkloadSpec& spec, uint64_t stream, uint64_t sequential_start,
+                    std::shared_ptr<YcsbSequences> ycsb_sequences = nullptr);
   WorkloadGenerator(const WorkloadGenerator&) = delete;
   WorkloadGenerator& operator=(const WorkloadGenerator&) = delete;
 
-  // Appends the next request as RESP to *out and says what it expects.
+  // Appends the next operation's (first) request as RESP to *out and says
+  // what it expects.
   RequestInfo AppendNext(std::string* out);
+  // Judges `reply` to the request *info describes. When the request's
+  // operation goes on (YCSB), appends its next request to *out, updates
+  // *info and returns done false; otherwise returns done true and the
+  // operation's verdict. Replies must come in the order of their requests
+  // per connection; chains of different operations may interleave.
+  ReplyOutcome OnReply(const redisReply& reply, RequestInfo* info, std::string* out) {
+    const ReplyVerdict verdict = CheckReply(reply, info->expected);
+    if (info->ycsb_step == YcsbStep::kNone) return {true, verdict};
+    return ycsb_->Continue(reply, verdict, info, out);
+  }
+  // YCSB's operations (null unless the command is ycsb:W).
+  YcsbOperations* ycsb() { return ycsb_.get(); }
 
   // The index of the next key, per the spec's distribution.
   uint64_t NextKeyIndex();
@@ -105,6 +138,11 @@ class WorkloadGenerator {
   std::string increment_text_;
   std::vector<std::string> multi_keys_;  // a multi-key request's key names
   int transaction_step_ = 0;             // kMultiIncr: 0 = MULTI, 1..N, N + 1 = EXEC
+  std::unique_ptr<YcsbOperations> ycsb_;  // kYcsb
 };
+
+// YCSB's key counters for a point whose threads run `spec` (null unless
+// its command is ycsb:W).
+std::shared_ptr<YcsbSequences> MakeYcsbSequences(const WorkloadSpec& spec);
 
 }  // namespace kvlab::harness
