@@ -275,3 +275,16 @@ def test_a_run_without_a_report_is_named_from_the_results_folder(tmp_path):
     text = open(page, encoding="utf-8").read()
     assert "No report could be rendered for <code>runs/20261103T100000Z-broken</code>" in text
     assert str(tmp_path) not in text
+
+
+def test_a_long_run_axis_names_at_most_ten_runs_first_and_last_among_them():
+    labels = [f"run{i}" for i in range(23)]
+    shown = dashboard.thinned(labels)
+    assert len(shown) == 23                       # every run keeps its tick
+    named = [label for label in shown if label]
+    assert len(named) <= dashboard.MAX_RUN_LABELS + 1
+    assert shown[0] == "run0" and shown[-1] == "run22"
+    # Named runs are at least a step apart, the last too: no two labels collide.
+    positions = [i for i, label in enumerate(shown) if label]
+    assert min(b - a for a, b in zip(positions, positions[1:])) >= 3
+    assert dashboard.thinned(labels[:6]) == labels[:6]

@@ -64,6 +64,25 @@ def _label(date, commit):
     return f"{commit[:7]}\n{date:%m-%d %H:%M}" if commit else f"{date:%m-%d %H:%M}"
 
 
+# A run axis names at most this many runs: two-line labels 7 points wide overlap past it.
+MAX_RUN_LABELS = 10
+
+
+def thinned(labels: list[str], most: int = MAX_RUN_LABELS) -> list[str]:
+    """`labels` with all but every k-th blanked (the first and the last kept), so that at
+    most about `most` are shown: every run keeps its tick, only some are named."""
+    step = max(1, -(-len(labels) // most))
+    last = len(labels) - 1
+    # A named run closer than a step to the last would overlap the last's label.
+    return [label if i == last or (i % step == 0 and last - i >= step) else ""
+            for i, label in enumerate(labels)]
+
+
+def _run_axis(ax, labels: list[str]) -> None:
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(thinned(labels), fontsize=7)
+
+
 def _save(fig, out_dir, name):
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, name), dpi=90)
@@ -92,10 +111,9 @@ def plot_opcost(records, out_dir):
             ax.plot(xs, ys, marker=style.marker, color=style.colour, label=engine)
             if grew:
                 ax.scatter(*zip(*grew), s=160, facecolors="none", edgecolors="red", linewidths=2)
-        ax.set_xticks(range(len(records)))
-        ax.set_xticklabels([_label(r["_date"] or datetime.datetime.now(datetime.timezone.utc),
-                                   r.get("git_commit", "")) + ("*" if r["source"] == "baseline" else "")
-                            for r in records], fontsize=7)
+        _run_axis(ax, [_label(r["_date"] or datetime.datetime.now(datetime.timezone.utc),
+                              r.get("git_commit", "")) + ("*" if r["source"] == "baseline" else "")
+                       for r in records])
         ax.set_ylabel("instructions / op")
         ax.set_title(f"{op}: instructions per operation (red ring: grew past tolerance; * = committed baseline)",
                      fontsize=9)
@@ -122,8 +140,7 @@ def plot_micro(runs, out_dir):
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=styles[name].marker,
                     color=styles[name].colour, linestyle=styles[name].linestyle,
                     label=name[len(family):] or name)
-        ax.set_xticks(range(len(runs)))
-        ax.set_xticklabels([_label(r["date"], r["commit"]) for r in runs], fontsize=7)
+        _run_axis(ax, [_label(r["date"], r["commit"]) for r in runs])
         ax.set_ylabel("ns / iteration")
         ax.ticklabel_format(axis="y", style="plain", useOffset=False)
         shown = "" if len(families[family]) <= MAX_SERIES_PER_PLOT else \
@@ -165,8 +182,7 @@ def _series_plot(records, keys, title, ylabel, out_dir, name):
         flawed = [(i, e) for i, e in pts if e.flaw]
         if flawed:
             ax.scatter([i for i, _ in flawed], [e.value for _, e in flawed], marker="x", color="red")
-    ax.set_xticks(range(len(records)))
-    ax.set_xticklabels([_run_label(r) for r in records], fontsize=7)
+    _run_axis(ax, [_run_label(r) for r in records])
     ax.set_xlim(-0.5, len(records) - 0.5)
     ax.set_ylabel(ylabel, fontsize=8)
     if ylabel == "ops/s":
