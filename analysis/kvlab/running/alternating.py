@@ -37,7 +37,7 @@ from pathlib import Path
 from .. import alternation
 from ..comparisons import RatioResult
 from ..stats import PairedSummary, paired_interval
-from .experiment import POINT_VARIABLES, CompareSpec, Point
+from .experiment import POINT_VARIABLES, CompareSpec, Point, fill_of
 from .loadgens import Watch, alternation_command
 from .servers import ServerError, ServerProcess
 
@@ -50,7 +50,6 @@ ROUND_OVERHEAD_S = 1.5
 ALTERNATION_COLUMNS = ("comparison", "test", "point", "calibration", "round", "index", "side",
                        "start_s", "seconds", "ops", "server_cpu_s", "client_cpu_s", "mean_us",
                        "p99_us", "foreign_cpu", "steal_cpu", "disturbed", "client_bound")
-PREFILL_ONCE_COMMANDS = ("get", "mix")
 
 
 @dataclasses.dataclass
@@ -217,7 +216,7 @@ class AlternatingPhase:
                 process.start()
             targets = [processes[0].target(pair.point_a.transport),
                        processes[-1].target(pair.point_b.transport)]
-            if pair.point_a.command in PREFILL_ONCE_COMMANDS:
+            if fill_of(pair.point_a.command):
                 for process, point, target in zip(processes, (pair.point_a, pair.point_b), targets):
                     problem = runner._prefill(point, target, self.netns)
                     if problem:

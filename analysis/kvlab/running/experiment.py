@@ -71,7 +71,10 @@ ExperimentError naming the file, the key and what is allowed.
     threads = [1, 2, 4, 8]           # or "auto": 1, 2, 4, ... up to 2 x the harness's CPUs
     command = ["set", "get"]         # get | set | incrby | ping | mix | mset:N | mget:N |
                                      # multi-incr:N (MULTI, N INCRBYs, EXEC; needs dedicated
-                                     # with one connection per thread)
+                                     # with one connection per thread) | ycsb:W (YCSB's core
+                                     # workload W = load, A..F: keys is its recordcount,
+                                     # value_size its field length, key_dist zipf:THETA its
+                                     # zipfian, latest for D, or uniform; harness/ycsb.h)
     keys = [1, 1000000]
     key_dist = "uniform"             # uniform | sequential | zipf:THETA
     value_size = 64
@@ -115,6 +118,9 @@ IO_FLUSHES = ("command", "batch")
 COMMANDS = ("get", "set", "incrby", "ping", "mix")
 # kvlab-load's multi-key commands: mset:N, mget:N, multi-incr:N (N keys, 1..1000).
 MULTI_KEY_COMMAND = re.compile(r"^(mset|mget|multi-incr):([1-9][0-9]{0,2}|1000)$")
+# YCSB's core workloads (harness/ycsb.h): its load phase and workloads A..F.
+YCSB_WORKLOADS = ("load", "A", "B", "C", "D", "E", "F")
+YCSB_COMMAND = re.compile(r"^ycsb:(load|[A-F])$")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -439,10 +445,28 @@ def _positive_or_auto(value) -> str | None:
 
 
 def _command(value: str) -> str | None:
-    if value in COMMANDS or MULTI_KEY_COMMAND.match(value):
+    if value in COMMANDS or MULTI_KEY_COMMAND.match(value) or YCSB_COMMAND.match(value):
         return None
     return (f"is not allowed; allowed: {', '.join(COMMANDS)}, "
-            "mset:N, mget:N, multi-incr:N (N from 1 to 1000)")
+            "mset:N, mget:N, multi-incr:N (N from 1 to 1000), "
+            f"ycsb:W (W: {', '.join(YCSB_WORKLOADS)})")
+
+
+def is_ycsb(command: str) -> bool:
+    """Whether a point's command is one of YCSB's workloads (ycsb:load, ycsb:A..F)."""
+    return bool(YCSB_COMMAND.match(command))
+
+
+def fill_of(command: str) -> str | None:
+    """What the key space must hold before a point of `command` is measured, filled once
+    per server process and key space: "strings" (GET and mix: every key SET once), "ycsb"
+    (a YCSB workload's records, loaded as YCSB's load phase does), or None (the point
+    writes what it reads; INCRBY's key is set by kvlab-load itself)."""
+    if command in ("get", "mix"):
+        return "strings"
+    if is_ycsb(command) and command != "ycsb:load":
+        return "ycsb"
+    return None
 
 
 def _key_dist(value: str) -> str | None:
@@ -523,6 +547,9 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         if values["nodelay"] != ("on",):
             c.fail(f"{where}.nodelay", "redis-benchmark always sets TCP_NODELAY; "
                    "allowed with loadgen redis-benchmark: on")
+    if any(is_ycsb(x) for x in values["command"]) and "sequential" in values["key_dist"]:
+        c.fail(f"sweep[{index}].key_dist", "YCSB draws its own keys; allowed with ycsb:W: "
+               "zipf:THETA (its zipfian, latest for D) or uniform")
     if latency_curve and values["loadgen"] != ("kvlab-load",):
         c.fail(f"sweep[{index}].latency_curve", "needs loadgen kvlab-load (open loop)")
     return SweepSpec(name=name, seed=seed, servers=servers, values=values, ratio=ratio,

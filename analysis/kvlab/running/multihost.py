@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .experiment import Experiment, Point, ServerSpec
+from .experiment import Experiment, Point, ServerSpec, fill_of
 from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host,
                     local_binaries, local_commit, multiplexed, placed_hosts, render_report,
                     stop_multiplexing)
@@ -440,8 +440,8 @@ class MultiHostMeasurement:
     def _measure_point(self, point: Point, server: RemoteServer, prefilled, write, done) -> None:
         # Prefill once from the first client host, before the common start (kvlab-load
         # prefills inside its run, which would put one host's prefill into the others' time).
-        needs_prefill = point.command == "incrby" or (
-            point.command in ("get", "mix") and (point.keys, point.value_size) not in prefilled)
+        fill = (fill_of(point.command), point.keys, point.value_size)
+        needs_prefill = point.command == "incrby" or (fill[0] and fill not in prefilled)
         if needs_prefill:
             try:
                 self._probe(self.clients[0], server.target(), point.command, point.keys,
@@ -453,8 +453,8 @@ class MultiHostMeasurement:
                        for r in range(1, point.repetitions + 1)])
                 done(point, f"FAILED: {problem}")
                 return
-            if point.command in ("get", "mix"):
-                prefilled.add((point.keys, point.value_size))
+            if fill[0]:
+                prefilled.add(fill)
         self._count += 1
         slug = (f"{self._count:04d}-{point.server}-{point.sweep}-{point.client}-{point.command}-"
                 f"k{point.keys}-p{point.pipeline}-t{point.threads}")

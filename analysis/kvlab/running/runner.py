@@ -54,16 +54,16 @@ from .. import machine
 from . import alternating, latency, loadgens, syscalls
 from ..comparisons import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, compute, point_label,
                            unresolved_points, write_ratios)
-from .experiment import POINT_VARIABLES, Point
+from .experiment import POINT_VARIABLES, Point, fill_of
 from .plan import SERVER_START_S, Plan, point_seconds
 from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
 from .servers import ServerError, ServerProcess
 
-# GET/mix need their keys to exist: prefilled once per key count and value size
-# while a server runs. INCRBY needs an integer: its key is set to 0 before every
-# INCRBY point (as the seed did), since a SET point may have left a string there.
-PREFILL_ONCE_COMMANDS = ("get", "mix")
+# GET/mix need their keys to exist, YCSB's workloads their records: prefilled once per
+# fill (experiment.fill_of), key count and value size while a server runs. INCRBY needs
+# an integer: its key is set to 0 before every INCRBY point (as the seed did), since a
+# SET point may have left a string there.
 # Requests of a redis-benchmark run traced for its system calls (a fixed load, no calibration).
 SYSCALL_REQUESTS = 50_000
 # A disturbed measurement is run again at most this many times.
@@ -452,7 +452,7 @@ class Runner:
         strace, which slows the server and so counts a slow server's calls (see
         syscalls.py). The counter is recorded in the row."""
         target = process.target(point.transport)
-        if point.command in PREFILL_ONCE_COMMANDS and point.loadgen == "kvlab-load":
+        if fill_of(point.command) and point.loadgen == "kvlab-load":
             error = self._prefill(point, target, netns)
             if error:
                 self.problems.append(f"syscalls {point.server}/{point.sweep}: prefill: {error}")
@@ -535,7 +535,7 @@ class Runner:
             self.problems.append(f"latency curve {point.server}/{point.sweep}: {error}")
             return
         target = process.target(point.transport)
-        if point.command in PREFILL_ONCE_COMMANDS:
+        if fill_of(point.command):
             error = self._prefill(point, target, netns)
             if error:
                 self.problems.append(f"latency curve {point.server}/{point.sweep}: prefill: {error}")
@@ -637,8 +637,8 @@ class Runner:
                        netns) -> None:
         first = group[0]
         target = process.target(first.transport)
-        if first.loadgen == "kvlab-load" and first.command in PREFILL_ONCE_COMMANDS \
-                and (first.keys, first.value_size) not in prefilled:
+        fill = (fill_of(first.command), first.keys, first.value_size)
+        if first.loadgen == "kvlab-load" and fill[0] and fill not in prefilled:
             # An empty key space first (another size or a SET point may have filled it), so
             # the fill's memory is the key space's alone; the other fills are gone with it.
             current = process.memory()
@@ -649,7 +649,7 @@ class Runner:
             if error:
                 self._give_up(group, round_no, "failed", f"prefill: {error}", writer, progress)
                 return
-            prefilled.add((first.keys, first.value_size))
+            prefilled.add(fill)
             self._record_memory(first, round_no, process.empty_memory, process.memory(),
                                 first_fill=not process.filled)
             process.filled = True
@@ -699,8 +699,11 @@ class Runner:
                          + "\n")
 
     def _prefill(self, point: Point, target: str, netns) -> str | None:
-        """SETs every key once, in a load run of its own (its cost is in no measurement)."""
-        filling = dataclasses.replace(point, command="set", duration=0.001, warmup=0.0,
+        """SETs every key once (or loads a YCSB workload's records: what it measures for a
+        millisecond after is read-only), in a load run of its own (its cost is in no
+        measurement)."""
+        command = "ycsb:C" if fill_of(point.command) == "ycsb" else "set"
+        filling = dataclasses.replace(point, command=command, duration=0.001, warmup=0.0,
                                       repetitions=1, pipeline=max(point.pipeline, 16),
                                       client="dedicated")
         with tempfile.TemporaryDirectory(prefix="kvlab-prefill-") as folder:
