@@ -30,6 +30,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args) -> int:
     from .running.experiment import ExperimentError, load_experiment
     from .rendering.plots import write_plots
+    from .rendering.plots_ycsb import write_ycsb_plot
     from .rendering.report import write_report
     from .running.loadgens import LoadgenMissing
     from .running.runner import Runner
@@ -53,6 +54,7 @@ def _run(args) -> int:
         return 1
     report = write_report(run_dir)
     write_plots(run_dir)
+    write_ycsb_plot(run_dir)
     if not args.quiet_report:
         print(report.read_text())
     print(f"results: {run_dir}", file=sys.stderr)
@@ -68,12 +70,14 @@ def _add_run_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 def _report(args) -> int:
     from .rendering.plots import write_plots
+    from .rendering.plots_ycsb import write_ycsb_plot
     from .rendering.report import write_report
     if not (Path(args.run_dir) / "points.csv").exists():
         print(f"kvlab report: {args.run_dir}: no points.csv (not a run folder)", file=sys.stderr)
         return 2
     path = write_report(args.run_dir)
     write_plots(args.run_dir)
+    write_ycsb_plot(args.run_dir)
     print(path.read_text())
     return 0
 

@@ -26,6 +26,7 @@ from .report_ratios import (calibration_section, declared_section, disturbance_l
                             time_section, verdict_sections)
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
+from .report_ycsb import ycsb_section
 from ..history import cost_columns
 from ..running.results import load_meta, load_points, whole_points
 from ..stats import Summary, summarize
@@ -208,6 +209,9 @@ def render_report(run_dir: str | Path) -> str:
                  if sweeps.get(s, {}).get("seed") == seed and s in measured]
         if names:
             out += [f"## {title}", "", render(names), ""]
+    ycsb = ycsb_section(table, run_dir, meta)
+    if ycsb:
+        out += [ycsb, ""]
     curves = latency_section(run_dir)
     if curves:
         out += [curves, ""]
