@@ -1,6 +1,6 @@
 """The run's first figure, verdicts.png: every declared ratio (ratios.csv) as a forest
 plot — one row per ratio, its 95% interval on a log axis, the 1.0 line, the seed's ratio
-as a grey diamond — grouped by the comparison (the seed's claim) it tests, with the
+as a grey star — grouped by the comparison (the seed's claim) it tests, with the
 verdict written beside each row.
 
 What a row decides is kvlab.ratio_verdicts.decide()'s, the rule the report's verdict
