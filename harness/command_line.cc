@@ -258,10 +258,6 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok() && values.count("key-dist")) {
     status = ParseKeyDistribution(text_of("key-dist"), &config.workload);
   }
-  if (status.ok() && ycsb && config.workload.distribution == KeyDistribution::kSequential) {
-    status = Status::InvalidArgument("--key-dist sequential does not apply to YCSB (allowed: "
-                                     "zipf:THETA, its zipfian or latest, or uniform)");
-  }
   if (status.ok() && values.count("value-size")) {
     status = ParseValueSize(text_of("value-size"), &config.workload);
   }

@@ -403,6 +403,11 @@ Status ValidateConfig(const LoadConfig& config) {
   if (config.repetitions < 1 || config.repetitions > 1000) return invalid("--repeat must be in 1..1000");
   if (!(config.rate >= 0)) return invalid("--rate must be >= 0 ops/s (0: closed loop)");
   if (config.workload.keys < 1) return invalid("--keys must be >= 1");
+  if (config.workload.command == CommandKind::kYcsb &&
+      config.workload.distribution == KeyDistribution::kSequential) {
+    return invalid("--key-dist sequential does not apply to YCSB (allowed: zipf:THETA, its "
+                   "zipfian or latest, or uniform)");
+  }
   if (!(config.connect_timeout_s > 0) || !(config.reply_timeout_s > 0)) {
     return invalid("timeouts must be > 0 seconds");
   }
