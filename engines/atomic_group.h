@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engines/container.h"
 #include "engines/engine.h"
 #include "engines/operation.h"
 
@@ -21,7 +23,8 @@ namespace kvlab {
 // What one group's operations pass along to each other while it runs.
 struct GroupState {
   bool carried = false;        // kLoadCarry found its key
-  std::string value;           // the carried value
+  std::string value;           // the carried string
+  std::unique_ptr<Container> container;  // or the carried container
   int64_t expire_at_ms = 0;    // and its expiry
 };
 

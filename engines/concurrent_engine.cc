@@ -83,9 +83,12 @@ class ConcurrentEngine::WriteSlot {
   WriteSlot(Map& map, const Operation& op, bool may_create) : map_(map) {
     if (may_create) {
       const int64_t deadline = op.code == OpCode::kSet ? op.set.expire_at_ms : 0;
-      // Room for the key's record in the node, should the insert make one.
+      // Room for the key's record in the node, should the insert make one
+      // (a container's value is its address).
+      const size_t value_size =
+          op.code == OpCode::kContainer ? sizeof(Container*) : op.value.size();
       TrailingRoomRequest record_room(
-          EntryRecord::SizeFor(op.key.size(), op.value.size(), deadline != 0));
+          EntryRecord::SizeFor(op.key.size(), value_size, deadline != 0));
       present_ = !map_.insert(accessor_, NewEntry{op.key, op.value, deadline});
       placeholder_ = !present_;
     } else {
@@ -102,9 +105,9 @@ class ConcurrentEngine::WriteSlot {
     if (!present_) return std::nullopt;
     return ViewOf(*accessor_);
   }
-  void Store(std::string_view value, int64_t expire_at_ms) {
+  void Store(std::string_view value, int64_t expire_at_ms, bool container) {
     Claim();
-    Put(value, expire_at_ms);
+    Put(value, expire_at_ms, container);
   }
   void Append(std::string_view tail) {
     Claim();
@@ -121,7 +124,7 @@ class ConcurrentEngine::WriteSlot {
   }
   void SetExpiry(int64_t expire_at_ms) {
     const EntryView current = ViewOf(*accessor_);
-    Put(current.value, expire_at_ms);
+    Put(current.value, expire_at_ms, current.container != nullptr);
   }
   void Erase() {
     // Keep the node (and our lock on it) while the operation may still
@@ -145,19 +148,19 @@ class ConcurrentEngine::WriteSlot {
   }
   // Writes the value where it fits: the key's record when it can hold it
   // (freeing any spill), else the spill.
-  void Put(std::string_view value, int64_t expire_at_ms) {
+  void Put(std::string_view value, int64_t expire_at_ms, bool container = false) {
     const RecordKey& key = accessor_->first;
     EntryRecord*& spilled = accessor_->second.record;
     if (key.CanHold(value.size(), expire_at_ms != 0)) {
-      key.record().Overwrite(value, expire_at_ms);
+      key.record().Overwrite(value, expire_at_ms, container);
       if (spilled != nullptr) {
         EntryRecord::Free(spilled);
         spilled = nullptr;
       }
     } else if (spilled != nullptr) {
-      spilled = EntryRecord::Store(spilled, value, expire_at_ms);
+      spilled = EntryRecord::Store(spilled, value, expire_at_ms, container);
     } else {
-      spilled = EntryRecord::Make({}, value, expire_at_ms);
+      spilled = EntryRecord::Make({}, value, expire_at_ms, container);
     }
   }
 
@@ -170,20 +173,24 @@ class ConcurrentEngine::WriteSlot {
 EntryView ConcurrentEngine::ViewOf(const Map::value_type& node) {
   const EntryRecord& entry = node.second.record != nullptr ? *node.second.record
                                                            : node.first.record();
-  return EntryView{entry.value(), entry.expire_at_ms()};
+  return ViewOfRecord(entry);
 }
 
 ConcurrentEngine::ConcurrentEngine(const EngineConfig& config)
     : InlineEngine(config), meter_(config.max_memory_bytes) {}
 
+ConcurrentEngine::~ConcurrentEngine() {
+  for (const auto& node : map_) ReleaseContainer(ViewOf(node).container);
+}
+
 OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   std::shared_lock open_gate(gate_);
-  if (IsReadOnly(op.code)) {
+  if (IsReadOnly(op)) {
     Map::const_accessor reader;
     if (!map_.find(reader, op.key)) return ReadKey(op, std::nullopt, now_ms);
     return ReadKey(op, ViewOf(*reader), now_ms);
   }
-  WriteSlot slot(map_, op, MayGrowMemory(op.code));
+  WriteSlot slot(map_, op, MayGrowMemory(op) || op.code == OpCode::kContainer);
   return ApplyToKey(op, slot, now_ms, meter_, modifications_);
 }
 
@@ -237,8 +244,10 @@ void ConcurrentEngine::ClearLocked() {
   int64_t bytes = 0;
   const bool reporting = modifications_.active();
   for (const auto& node : map_) {
-    bytes += Footprint(node.first.key(), ViewOf(node).value);
+    const EntryView entry = ViewOf(node);
+    bytes += Footprint(node.first.key(), entry);
     if (reporting) modifications_.Report(node.first.key());
+    ReleaseContainer(entry.container);
   }
   map_.clear();
   meter_.Add(-bytes);

@@ -6,7 +6,9 @@
 // This is the role the seed gave Rust's DashMap.
 //
 // Thread-safe: Execute() and Info() may be called from any number of threads.
-// Atomicity: each keyed operation is atomic (it holds its entry's lock).
+// Atomicity: each keyed operation is atomic (it holds its entry's lock); a
+// container command (a hash, list, set or sorted set) holds its entry's
+// accessor for the whole command, a const_accessor when it only reads.
 // An AtomicGroup (MSET, MGET, DEL k1 k2, RENAME, MULTI/EXEC) takes a write
 // accessor on every distinct key it touches, in ascending key-byte order,
 // before any of its operations runs; a missing key is inserted as a
@@ -40,6 +42,7 @@ namespace kvlab {
 class ConcurrentEngine final : public InlineEngine {
  public:
   explicit ConcurrentEngine(const EngineConfig& config);
+  ~ConcurrentEngine() override;  // deletes the containers entries still hold
 
   EngineInfo Info() const override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }

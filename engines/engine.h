@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -64,9 +65,16 @@ struct Batch {
   std::vector<Operation> ops;
   std::vector<OpResult> results;
   std::vector<AtomicGroup> groups;
+  // The arguments of the batch's container commands (Operation::arg_pool).
+  std::vector<std::string_view> arg_pool;
   std::unique_ptr<BatchScratch> engine_scratch;  // see BatchScratch
 
-  void Clear() { ops.clear(); results.clear(); groups.clear(); }
+  void Clear() {
+    ops.clear();
+    results.clear();
+    groups.clear();
+    arg_pool.clear();
+  }
   void Add(const Operation& op) { ops.push_back(op); results.emplace_back(); }
   // Makes ops [first, ops.size()) one atomic group.
   void GroupFrom(uint32_t first, const std::atomic<bool>* abort_if = nullptr);

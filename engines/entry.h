@@ -13,12 +13,17 @@
 #include <string>
 #include <string_view>
 
+#include "engines/container.h"
+
 namespace kvlab {
 
 // A stored entry as operations read it; valid until the entry is changed.
+// A string's value is `value`; a container's (container != nullptr) is the
+// object, and `value` holds its address bytes.
 struct EntryView {
   std::string_view value;
   int64_t expire_at_ms = 0;  // absolute unix ms; 0 = no expiry
+  Container* container = nullptr;
 };
 
 // Redis's keyIsExpired(): a key is gone once the clock has passed its
@@ -35,6 +40,11 @@ inline bool IsExpired(const EntryView& entry, int64_t now_ms) {
 inline constexpr int64_t kEntryOverheadBytes = 96;
 inline int64_t Footprint(std::string_view key, std::string_view value) {
   return kEntryOverheadBytes + static_cast<int64_t>(key.size() + value.size());
+}
+// The same for any entry: a container counts what it owns.
+inline int64_t Footprint(std::string_view key, const EntryView& entry) {
+  if (entry.container == nullptr) return Footprint(key, entry.value);
+  return kEntryOverheadBytes + static_cast<int64_t>(key.size() + entry.container->Bytes());
 }
 
 // Transparent hash/equality so maps keyed by std::string can be probed with a

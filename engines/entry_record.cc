@@ -9,16 +9,17 @@
 namespace kvlab {
 
 void EntryRecord::CheckSizes(size_t key_size, size_t value_size) {
-  // Redis caps a string at 512 MB; the 31-bit key size holds up to 2 GB.
-  if (key_size >= (size_t{1} << 31) || value_size > UINT32_MAX) throw std::bad_alloc();
+  // Redis caps a string at 512 MB; the 31-bit sizes hold up to 2 GB.
+  if (key_size >= (size_t{1} << 31) || value_size >= (size_t{1} << 31)) throw std::bad_alloc();
 }
 
-EntryRecord* EntryRecord::Allocate(size_t key_size, size_t value_size, bool has_expiry) {
+EntryRecord* EntryRecord::Allocate(size_t key_size, size_t value_size, bool has_expiry,
+                                   bool container) {
   CheckSizes(key_size, value_size);
   void* memory = std::malloc(SizeFor(key_size, value_size, has_expiry));
   if (memory == nullptr) throw std::bad_alloc();
   return new (memory) EntryRecord(static_cast<uint32_t>(key_size),
-                                  static_cast<uint32_t>(value_size), has_expiry);
+                                  static_cast<uint32_t>(value_size), has_expiry, container);
 }
 
 void EntryRecord::CopyIn(std::string_view key, std::string_view value, int64_t expire_at_ms) {
@@ -30,17 +31,18 @@ void EntryRecord::CopyIn(std::string_view key, std::string_view value, int64_t e
 }
 
 EntryRecord* EntryRecord::Make(std::string_view key, std::string_view value,
-                               int64_t expire_at_ms) {
-  EntryRecord* record = Allocate(key.size(), value.size(), expire_at_ms != 0);
+                               int64_t expire_at_ms, bool container) {
+  EntryRecord* record = Allocate(key.size(), value.size(), expire_at_ms != 0, container);
   record->CopyIn(key, value, expire_at_ms);
   return record;
 }
 
 EntryRecord* EntryRecord::MakeAt(void* memory, std::string_view key, std::string_view value,
-                                 int64_t expire_at_ms) {
+                                 int64_t expire_at_ms, bool container) {
   CheckSizes(key.size(), value.size());
-  auto* record = new (memory) EntryRecord(static_cast<uint32_t>(key.size()),
-                                          static_cast<uint32_t>(value.size()), expire_at_ms != 0);
+  auto* record =
+      new (memory) EntryRecord(static_cast<uint32_t>(key.size()),
+                               static_cast<uint32_t>(value.size()), expire_at_ms != 0, container);
   record->CopyIn(key, value, expire_at_ms);
   return record;
 }
@@ -64,21 +66,22 @@ bool EntryRecord::Fits(size_t value_size, bool has_expiry) const {
   return has_expiry == static_cast<bool>(has_expiry_) && CanHold(value_size, has_expiry);
 }
 
-void EntryRecord::Overwrite(std::string_view value, int64_t expire_at_ms) {
+void EntryRecord::Overwrite(std::string_view value, int64_t expire_at_ms, bool container) {
   if (has_expiry_) std::memcpy(ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
   // memmove: `value` may be this record's own bytes.
   if (!value.empty()) std::memmove(Bytes() + key_size_, value.data(), value.size());
   value_size_ = static_cast<uint32_t>(value.size());
+  holds_container_ = container;
 }
 
 EntryRecord* EntryRecord::Store(EntryRecord* record, std::string_view value,
-                                int64_t expire_at_ms) {
+                                int64_t expire_at_ms, bool container) {
   if (!record->Fits(value.size(), expire_at_ms != 0)) {
-    EntryRecord* replacement = Make(record->key(), value, expire_at_ms);
+    EntryRecord* replacement = Make(record->key(), value, expire_at_ms, container);
     Free(record);
     return replacement;
   }
-  record->Overwrite(value, expire_at_ms);
+  record->Overwrite(value, expire_at_ms, container);
   return record;
 }
 
@@ -86,7 +89,8 @@ EntryRecord* EntryRecord::Append(EntryRecord* record, std::string_view tail) {
   const size_t old_size = record->value_size_;
   const bool has_expiry = record->has_expiry_;
   if (!record->Fits(old_size + tail.size(), has_expiry)) {
-    EntryRecord* grown = Allocate(record->key_size_, old_size + tail.size(), has_expiry);
+    EntryRecord* grown =
+        Allocate(record->key_size_, old_size + tail.size(), has_expiry, /*container=*/false);
     if (has_expiry) std::memcpy(grown->ExpirySlot(), record->ExpirySlot(), sizeof(int64_t));
     std::memcpy(grown->Bytes(), record->Bytes(), record->key_size_ + old_size);
     std::memcpy(grown->Bytes() + record->key_size_ + old_size, tail.data(), tail.size());
@@ -105,7 +109,8 @@ EntryRecord* EntryRecord::SetExpiry(EntryRecord* record, int64_t expire_at_ms) {
     if (expire_at_ms != 0) std::memcpy(record->ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
     return record;
   }
-  EntryRecord* replacement = Make(record->key(), record->value(), expire_at_ms);
+  EntryRecord* replacement =
+      Make(record->key(), record->value(), expire_at_ms, record->holds_container());
   Free(record);
   return replacement;
 }

@@ -6,6 +6,10 @@
 // its own bytes plus a small fixed overhead; the concurrent engine builds
 // one inside each of its map nodes' allocations (MakeAt()).
 //
+// A record whose value is a container (container.h) holds the container's
+// address as its value bytes and says so (holds_container()); the record
+// never owns the object: the keyspace semantics do.
+//
 // Not synchronised: the owning map's locking rules apply. Records are made
 // through Make() (freed with Free()) or MakeAt() (ending with the memory
 // they were built in); a record of its own changes size by being replaced
@@ -17,12 +21,16 @@
 #include <cstring>
 #include <string_view>
 
+#include "engines/container.h"
+#include "engines/entry.h"
+
 namespace kvlab {
 
 class EntryRecord {
  public:
   // A new record. Aborts (std::bad_alloc) when memory is exhausted.
-  static EntryRecord* Make(std::string_view key, std::string_view value, int64_t expire_at_ms);
+  static EntryRecord* Make(std::string_view key, std::string_view value, int64_t expire_at_ms,
+                           bool container = false);
   static void Free(EntryRecord* record);
 
   // A record built in memory its owner provides (the concurrent engine puts
@@ -33,7 +41,7 @@ class EntryRecord {
   // expire_at_ms != 0) bytes and is aligned for EntryRecord.
   // Throws std::bad_alloc for a key or value beyond the sizes a record holds.
   static EntryRecord* MakeAt(void* memory, std::string_view key, std::string_view value,
-                             int64_t expire_at_ms);
+                             int64_t expire_at_ms, bool container = false);
   // The bytes a record of these sizes takes.
   static constexpr size_t SizeFor(size_t key_size, size_t value_size, bool has_expiry) {
     return sizeof(EntryRecord) + (has_expiry ? sizeof(int64_t) : 0) + key_size + value_size;
@@ -42,8 +50,10 @@ class EntryRecord {
   // Sets the value and expiry of `*record`, in place when they fit the
   // allocation and expiry presence is unchanged, else by replacing the
   // record (the key is kept). Returns the record to use from now on.
-  static EntryRecord* Store(EntryRecord* record, std::string_view value, int64_t expire_at_ms);
+  static EntryRecord* Store(EntryRecord* record, std::string_view value, int64_t expire_at_ms,
+                            bool container = false);
   // Appends to the value (keeps the expiry). Returns the record to use.
+  // REQUIRES: !holds_container().
   static EntryRecord* Append(EntryRecord* record, std::string_view tail);
 
   EntryRecord(const EntryRecord&) = delete;
@@ -51,6 +61,8 @@ class EntryRecord {
 
   std::string_view key() const { return {Bytes(), key_size_}; }
   std::string_view value() const { return {Bytes() + key_size_, value_size_}; }
+  // Whether value() is a container's address (container.h).
+  bool holds_container() const { return holds_container_; }
   // Absolute unix ms; 0 = no expiry.
   int64_t expire_at_ms() const {
     if (!has_expiry_) return 0;
@@ -78,12 +90,14 @@ class EntryRecord {
            SizeFor(key_size_, value_size, has_expiry_) <= memory_bytes();
   }
   // REQUIRES: CanHold(value.size(), expire_at_ms != 0).
-  void Overwrite(std::string_view value, int64_t expire_at_ms);
+  void Overwrite(std::string_view value, int64_t expire_at_ms, bool container = false);
 
  private:
-  EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry)
-      : key_size_(key_size), has_expiry_(has_expiry), value_size_(value_size) {}
-  static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry);
+  EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry, bool container)
+      : key_size_(key_size), has_expiry_(has_expiry), value_size_(value_size),
+        holds_container_(container) {}
+  static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry,
+                               bool container);
   // Throws std::bad_alloc for sizes the header cannot hold.
   static void CheckSizes(size_t key_size, size_t value_size);
   // Copies the expiry (when the record has its slot), key and value in.
@@ -98,12 +112,21 @@ class EntryRecord {
   }
 
   // The key's size and the expiry's presence never change; the value's size
-  // is a separate memory location, rewritten in place (see Overwrite()).
+  // and kind are a separate memory location, rewritten in place (see
+  // Overwrite()). A string is at most 512 MB, so 31 bits hold its size.
   uint32_t key_size_ : 31;
   uint32_t has_expiry_ : 1;
-  uint32_t value_size_;
+  uint32_t value_size_ : 31;
+  uint32_t holds_container_ : 1;
 };
 
 static_assert(sizeof(EntryRecord) == 8);
+
+// What an operation reads of a record.
+inline EntryView ViewOfRecord(const EntryRecord& record) {
+  EntryView view{record.value(), record.expire_at_ms()};
+  if (record.holds_container()) view.container = AddressFrom(view.value);
+  return view;
+}
 
 }  // namespace kvlab

@@ -22,6 +22,8 @@
 #include <string_view>
 
 #include "engines/atomic_group.h"
+#include "engines/container.h"
+#include "engines/container_call.h"
 #include "engines/entry.h"
 #include "engines/memory_meter.h"
 #include "engines/modification_feed.h"
@@ -33,8 +35,8 @@ namespace kvlab {
 
 // A handle on the slot for one key in some map.
 //   Find():       the stored entry (possibly expired), or nullopt.
-//   Store(v, t):  sets the value and expiry (0 = none), creating the entry
-//                 when absent.
+//   Store(v, t, c): sets the value and expiry (0 = none), creating the entry
+//                 when absent; `c`: v is a container's address bytes.
 //   Append(v):    appends to the value, creating an entry with no expiry
 //                 when absent.
 //   SetExpiry(t): REQUIRES Find().
@@ -43,7 +45,7 @@ namespace kvlab {
 template <typename H>
 concept EntryHandle = requires(H handle, std::string_view value, int64_t deadline) {
   { handle.Find() } -> std::same_as<std::optional<EntryView>>;
-  handle.Store(value, deadline);
+  handle.Store(value, deadline, true);
   handle.Append(value);
   handle.SetExpiry(deadline);
   handle.Erase();
@@ -58,23 +60,61 @@ inline bool IsKeyless(OpCode code) {
 
 // Operations that never modify the keyspace; engines may run them under a
 // shared (reader) lock with ReadKey().
-inline bool IsReadOnly(OpCode code) {
-  return code == OpCode::kGet || code == OpCode::kExists || code == OpCode::kStrlen ||
-         code == OpCode::kPttl || code == OpCode::kGetRange || code == OpCode::kType ||
-         code == OpCode::kObjectEncoding || code == OpCode::kExpireTime;
+inline bool IsReadOnly(const Operation& op) {
+  switch (op.code) {
+    case OpCode::kGet: case OpCode::kExists: case OpCode::kStrlen: case OpCode::kPttl:
+    case OpCode::kGetRange: case OpCode::kType: case OpCode::kObjectEncoding:
+    case OpCode::kExpireTime:
+      return true;
+    case OpCode::kContainer:
+      return (op.container_command->flags & kContainerWrite) == 0;
+    default:
+      return false;
+  }
 }
 
 // Redis's "denyoom" commands: refused while memory is at its limit. DEL,
 // EXPIRE, PERSIST and FLUSHALL stay allowed so a full server can be emptied.
-inline bool MayGrowMemory(OpCode code) {
-  return code == OpCode::kSet || code == OpCode::kGetSet || code == OpCode::kIncrBy ||
-         code == OpCode::kAppend || code == OpCode::kIncrByFloat || code == OpCode::kSetRange ||
-         code == OpCode::kStoreCarry;
+inline bool MayGrowMemory(const Operation& op) {
+  switch (op.code) {
+    case OpCode::kSet: case OpCode::kGetSet: case OpCode::kIncrBy: case OpCode::kAppend:
+    case OpCode::kIncrByFloat: case OpCode::kSetRange: case OpCode::kStoreCarry:
+      return true;
+    case OpCode::kContainer:
+      return (op.container_command->flags & kContainerDenyOom) != 0;
+    default:
+      return false;
+  }
 }
 
-// The one type check: every value kvlab stores today is a string, so the
-// WRONGTYPE paths begin here when other types arrive.
-inline std::string_view TypeName(const EntryView&) { return "string"; }
+// The one type check: TYPE's name for a stored value.
+inline std::string_view TypeName(const EntryView& entry) {
+  return entry.container == nullptr ? "string" : TypeNameOf(entry.container->type());
+}
+
+// String commands that read a value: on a key holding a container they
+// answer WRONGTYPE (or, for MGET's and LCS's kGet, what `integer2` says).
+// A plain SET overwrites any type, as Redis's does.
+inline bool ReadsString(const Operation& op) {
+  switch (op.code) {
+    case OpCode::kGet: case OpCode::kGetSet: case OpCode::kIncrBy: case OpCode::kAppend:
+    case OpCode::kStrlen: case OpCode::kGetDel: case OpCode::kGetEx: case OpCode::kIncrByFloat:
+    case OpCode::kSetRange: case OpCode::kGetRange:
+      return true;
+    case OpCode::kSet:
+      return op.set.return_old;
+    default:
+      return false;
+  }
+}
+
+inline OpResult WrongTypeResult(const Operation& op) {
+  if (op.code == OpCode::kGet && op.integer2 == kGetWrongTypeNil) return OpResult::Nil();
+  if (op.code == OpCode::kGet && op.integer2 == kGetWrongTypeNotString) {
+    return OpResult::Error(EngineError::kNotString);
+  }
+  return OpResult::Error(EngineError::kWrongType);
+}
 
 // OBJECT ENCODING of a string, by Redis's tryObjectEncoding() rules: "int"
 // for an integer of at most 20 bytes, "embstr" up to 44 bytes, else "raw".
@@ -90,10 +130,22 @@ inline constexpr int64_t kMaxStringBytes = 512ll * 1024 * 1024;
 
 namespace keyspace_detail {
 
-// REQUIRES: IsReadOnly(op.code); `live` is nullopt or an unexpired entry.
+// A read-only container command (REQUIRES: !kContainerWrite).
+inline OpResult ReadContainer(const Operation& op, const std::optional<EntryView>& live,
+                              int64_t now_ms) {
+  OpResult result;
+  ContainerCall call(*op.container_command, op.container_args(), live, now_ms, result);
+  op.container_command->run(call);
+  return result;
+}
+
+// REQUIRES: IsReadOnly(op); `live` is nullopt or an unexpired entry.
 inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& live,
                          int64_t now_ms) {
+  if (live && live->container != nullptr && ReadsString(op)) return WrongTypeResult(op);
   switch (op.code) {
+    case OpCode::kContainer:
+      return ReadContainer(op, live, now_ms);
     case OpCode::kGet:
       return live ? OpResult::Bulk(live->value) : OpResult::Nil();
     case OpCode::kExists:
@@ -111,7 +163,9 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
     case OpCode::kType:
       return live ? OpResult::Bulk(TypeName(*live)) : OpResult::Nil();
     case OpCode::kObjectEncoding:
-      return live ? OpResult::Bulk(StringEncoding(live->value)) : OpResult::Nil();
+      if (!live) return OpResult::Nil();
+      return OpResult::Bulk(live->container ? live->container->Encoding()
+                                            : StringEncoding(live->value));
     case OpCode::kGetRange: {
       // getrangeCommand(): a missing key reads as "".
       const std::string_view value = live ? live->value : std::string_view();
@@ -146,10 +200,38 @@ inline bool ExpireRefused(int64_t conditions, int64_t current, int64_t deadline)
          ((conditions & kExpireIfLess) && has_expiry && deadline >= current);
 }
 
+// A container command that may write: runs it, then stores a value it
+// created, or removes the key of a value it emptied (Redis never keeps an
+// empty container).
+template <EntryHandle H>
+OpResult WriteContainer(const Operation& op, H& handle, const std::optional<EntryView>& live,
+                        int64_t now_ms) {
+  OpResult result;
+  ContainerCall call(*op.container_command, op.container_args(), live, now_ms, result);
+  op.container_command->run(call);
+  if (std::unique_ptr<Container> created = call.TakeCreated()) {
+    if (created->Size() != 0) {
+      Container* address = created.release();
+      handle.Store(AddressBytes(&address), 0, true);
+    }
+  } else if (call.changed()) {
+    if (live && live->container != nullptr && live->container->Size() == 0) {
+      handle.Erase();
+    } else {
+      handle.MarkChanged();
+    }
+  }
+  return result;
+}
+
 template <EntryHandle H>
 OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView>& live,
                    int64_t now_ms, GroupState* group) {
+  if (live && live->container != nullptr && ReadsString(op)) return WrongTypeResult(op);
   switch (op.code) {
+    case OpCode::kContainer:
+      if (IsReadOnly(op)) return ReadContainer(op, live, now_ms);
+      return WriteContainer(op, handle, live, now_ms);
     case OpCode::kSet: {
       // SET ... GET replies with the old value whether or not the condition
       // holds (Redis 7.0 setGenericCommand).
@@ -163,14 +245,14 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       const int64_t deadline = op.set.keep_ttl && op.set.expire_at_ms == 0 && live
                                    ? live->expire_at_ms
                                    : op.set.expire_at_ms;
-      handle.Store(op.value, deadline);
+      handle.Store(op.value, deadline, false);
       // SET ... PXAT <past>: the key is born expired; reclaim it at once.
       if (IsExpired(deadline, now_ms)) handle.Erase();
       return reply;
     }
     case OpCode::kGetSet: {
       OpResult reply = live ? OpResult::Bulk(live->value) : OpResult::Nil();
-      handle.Store(op.value, 0);  // GETSET is a plain SET: it drops the TTL
+      handle.Store(op.value, 0, false);  // GETSET is a plain SET: it drops the TTL
       return reply;
     }
     case OpCode::kDel:
@@ -186,7 +268,7 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       }
       const std::optional<int64_t> next = CheckedAdd(current, op.integer);
       if (!next) return OpResult::Error(EngineError::kOverflow);
-      handle.Store(std::to_string(*next), live ? live->expire_at_ms : 0);  // keeps any TTL
+      handle.Store(std::to_string(*next), live ? live->expire_at_ms : 0, false);  // keeps any TTL
       return OpResult::Integer(*next);
     }
     case OpCode::kAppend: {
@@ -242,7 +324,7 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       const long double next = current + *increment;
       if (std::isnan(next) || std::isinf(next)) return OpResult::Error(EngineError::kNanOrInfinity);
       const std::string text = FormatRedisLongDouble(next);
-      handle.Store(text, live ? live->expire_at_ms : 0);  // keeps any TTL, as Redis
+      handle.Store(text, live ? live->expire_at_ms : 0, false);  // keeps any TTL, as Redis
       return OpResult::Bulk(text);
     }
     case OpCode::kSetRange: {
@@ -252,7 +334,7 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       std::string next(live ? live->value : std::string_view());
       if (next.size() < offset + op.value.size()) next.resize(offset + op.value.size(), '\0');
       next.replace(offset, op.value.size(), op.value);
-      handle.Store(next, live ? live->expire_at_ms : 0);
+      handle.Store(next, live ? live->expire_at_ms : 0, false);
       return OpResult::Integer(static_cast<int64_t>(next.size()));
     }
     case OpCode::kRequireAbsent:
@@ -261,13 +343,28 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       assert(group != nullptr);
       if (!live) return OpResult::Integer(0);
       group->carried = true;
-      group->value.assign(live->value);
       group->expire_at_ms = live->expire_at_ms;
+      if (live->container != nullptr) {
+        // RENAME moves the object itself; COPY carries a deep copy.
+        if (op.integer == 1) {
+          group->container.reset(live->container);
+          handle.Detach();
+        } else {
+          group->container = live->container->Clone();
+        }
+      } else {
+        group->value.assign(live->value);
+      }
       if (op.integer == 1) handle.Erase();
       return OpResult::Integer(1);
     case OpCode::kStoreCarry:
       assert(group != nullptr && group->carried);
-      handle.Store(group->value, group->expire_at_ms);
+      if (group->container) {
+        Container* address = group->container.release();
+        handle.Store(AddressBytes(&address), group->expire_at_ms, true);
+      } else {
+        handle.Store(group->value, group->expire_at_ms, false);
+      }
       if (IsExpired(group->expire_at_ms, now_ms)) handle.Erase();
       return OpResult::Ok();
     default:
@@ -279,23 +376,38 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
 
 namespace keyspace_detail {
 
-// An EntryHandle that remembers whether the operation changed the entry.
+// An EntryHandle that remembers whether the operation changed the entry and
+// owns the entry's container: it deletes the object when the entry is
+// erased or overwritten, unless Detach() handed it to someone else first.
 template <EntryHandle H>
 class ChangeTracking {
  public:
-  explicit ChangeTracking(H& inner) : inner_(inner) {}
+  ChangeTracking(H& inner, Container* held) : inner_(inner), held_(held) {}
   std::optional<EntryView> Find() { return inner_.Find(); }
-  void Store(std::string_view value, int64_t deadline) {
+  void Store(std::string_view value, int64_t deadline, bool container) {
     changed_ = true;
-    inner_.Store(value, deadline);
+    Container* next = container ? AddressFrom(value) : nullptr;
+    if (held_ != next) ReleaseContainer(held_);
+    held_ = next;
+    inner_.Store(value, deadline, container);
   }
   void Append(std::string_view tail) { changed_ = true; inner_.Append(tail); }
   void SetExpiry(int64_t deadline) { changed_ = true; inner_.SetExpiry(deadline); }
-  void Erase() { changed_ = true; inner_.Erase(); }
+  void Erase() {
+    changed_ = true;
+    ReleaseContainer(held_);
+    held_ = nullptr;
+    inner_.Erase();
+  }
+  // The entry's container now belongs to someone else (RENAME's carry).
+  void Detach() { held_ = nullptr; }
+  // A container changed in place.
+  void MarkChanged() { changed_ = true; }
   bool changed() const { return changed_; }
 
  private:
   H& inner_;
+  Container* held_;
   bool changed_ = false;
 };
 
@@ -310,28 +422,29 @@ template <EntryHandle H>
 OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter& meter,
                     const ModificationFeed& feed, GroupState* group = nullptr) {
   assert(!IsKeyless(op.code));
-  if (MayGrowMemory(op.code) && !op.memory_admitted && meter.OverLimit()) {
+  if (MayGrowMemory(op) && !op.memory_admitted && meter.OverLimit()) {
     return OpResult::Error(EngineError::kOutOfMemory);
   }
 
   std::optional<EntryView> stored = handle.Find();
-  const int64_t bytes_before = stored ? Footprint(op.key, stored->value) : 0;
+  const int64_t bytes_before = stored ? Footprint(op.key, *stored) : 0;
   if (stored && IsExpired(*stored, now_ms)) {
+    ReleaseContainer(stored->container);
     handle.Erase();
     stored.reset();
   }
-  keyspace_detail::ChangeTracking<H> tracked(handle);
+  keyspace_detail::ChangeTracking<H> tracked(handle, stored ? stored->container : nullptr);
   OpResult result = keyspace_detail::WriteLive(op, tracked, stored, now_ms, group);
 
   const std::optional<EntryView> after = handle.Find();
-  meter.Add((after ? Footprint(op.key, after->value) : 0) - bytes_before);
+  meter.Add((after ? Footprint(op.key, *after) : 0) - bytes_before);
   if (tracked.changed()) feed.Report(op.key);
   return result;
 }
 
 // Answers a read-only operation from the stored entry (nullopt if absent)
 // without modifying anything: an expired entry reads as missing and is left
-// for a later writer to reclaim. REQUIRES: IsReadOnly(op.code).
+// for a later writer to reclaim. REQUIRES: IsReadOnly(op).
 inline OpResult ReadKey(const Operation& op, const std::optional<EntryView>& stored,
                         int64_t now_ms) {
   if (stored && IsExpired(*stored, now_ms)) return keyspace_detail::ReadLive(op, {}, now_ms);

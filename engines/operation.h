@@ -17,15 +17,22 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "engines/reply_list.h"
 #include "engines/value_bytes.h"
 
 namespace kvlab {
 
+struct ContainerCommand;  // container_call.h
+
 enum class OpCode : uint8_t {
-  kGet,      // -> kBulk or kNil
+  kGet,      // -> kBulk or kNil; on a key holding a container, by `integer2`
+             //    (GetOnWrongType): a WRONGTYPE error, nil (MGET) or kNotString
   kSet,      // uses `value` and `set`; -> kOk, kNil (condition not met), or the
              //    old value as kBulk/kNil when set.return_old
   kGetSet,   // set value, drop expiry, -> old value as kBulk or kNil
@@ -57,6 +64,17 @@ enum class OpCode : uint8_t {
                //    removes the key -> kInteger 1, or 0 when missing (the guard fails)
   kStoreCarry, // stores the carried value and expiry under the key -> kOk
   kCollectKeys, // keyless: offers every live key to `collect` -> kOk
+  // A command on a hash, list, set or sorted set: `container_command` runs
+  // with the whole command's arguments (container_call.h) -> any kind; a
+  // reply of several values is kReply.
+  kContainer,
+};
+
+// kGet's `integer2`: what a GET of a key holding a container answers.
+enum GetOnWrongType : int64_t {
+  kGetWrongTypeError = 0,   // GET, GETRANGE's kin: WRONGTYPE
+  kGetWrongTypeNil = 1,     // MGET: nil
+  kGetWrongTypeNotString = 2, // LCS: EngineError::kNotString
 };
 
 // EXPIRE's NX/XX/GT/LT options, as the bits of Operation::integer2 for kExpireAt.
@@ -100,10 +118,22 @@ struct Operation {
   // this one belong to the same command and are skipped if the guard fails.
   uint32_t guard_span = 0;
   KeyCollector* collect = nullptr;  // kCollectKeys
+  // kContainer: what runs, and the command's arguments (name and key
+  // included): arg_pool[arg_first, arg_first + arg_count), the batch's pool,
+  // read when the operation runs (the pool may grow while the batch fills).
+  const ContainerCommand* container_command = nullptr;
+  const std::vector<std::string_view>* arg_pool = nullptr;
+  uint32_t arg_first = 0;
+  uint32_t arg_count = 0;
   // The server already applied the maxmemory rule to this operation's
   // command (Redis decides once per command, so MSET is refused whole or
   // runs whole); the engine does not refuse it again.
   bool memory_admitted = false;
+
+  // REQUIRES: code == kContainer.
+  std::span<const std::string_view> container_args() const {
+    return {arg_pool->data() + arg_first, arg_count};
+  }
 };
 
 enum class EngineError : uint8_t {
@@ -113,20 +143,29 @@ enum class EngineError : uint8_t {
   kOutOfMemory,  // write refused: the engine reached its memory limit
   kNotFloat,     // INCRBYFLOAT: the value is not a valid float
   kNanOrInfinity, // INCRBYFLOAT: the result would be NaN or infinite
+  kWrongType,    // the key holds another type of value (Redis's WRONGTYPE)
+  kNotString,    // LCS: a key holds a container
+  kCommandError, // a container command's own error; `bulk` holds its text
 };
 
 struct OpResult {
-  enum class Kind : uint8_t { kNil, kOk, kInteger, kBulk, kError };
+  enum class Kind : uint8_t { kNil, kOk, kInteger, kBulk, kError, kReply };
   Kind kind = Kind::kNil;
   EngineError error = EngineError::kNone;
   int64_t integer = 0;
   ValueBytes bulk;
+  std::shared_ptr<ReplyList> reply;  // kReply (shared by copies; never changed once built)
 
   static OpResult Nil() { return {}; }
   static OpResult Ok() { OpResult r; r.kind = Kind::kOk; return r; }
   static OpResult Integer(int64_t v) { OpResult r; r.kind = Kind::kInteger; r.integer = v; return r; }
   static OpResult Bulk(std::string_view v) { OpResult r; r.kind = Kind::kBulk; r.bulk.assign(v); return r; }
   static OpResult Error(EngineError e) { OpResult r; r.kind = Kind::kError; r.error = e; return r; }
+  static OpResult ErrorText(std::string_view text) {
+    OpResult r = Error(EngineError::kCommandError);
+    r.bulk.assign(text);
+    return r;
+  }
 };
 
 }  // namespace kvlab

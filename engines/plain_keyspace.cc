@@ -13,14 +13,14 @@ class PlainKeyspace::Slot {
 
   std::optional<EntryView> Find() const {
     if (at_ == RecordTable::kAbsent) return std::nullopt;
-    const EntryRecord& record = *table_.RecordAt(at_);
-    return EntryView{record.value(), record.expire_at_ms()};
+    return ViewOfRecord(*table_.RecordAt(at_));
   }
-  void Store(std::string_view value, int64_t expire_at_ms) {
+  void Store(std::string_view value, int64_t expire_at_ms, bool container) {
     if (at_ == RecordTable::kAbsent) {
-      Insert(EntryRecord::Make(key_, value, expire_at_ms));
+      Insert(EntryRecord::Make(key_, value, expire_at_ms, container));
     } else {
-      table_.ReplaceAt(at_, EntryRecord::Store(table_.RecordAt(at_), value, expire_at_ms));
+      table_.ReplaceAt(at_,
+                       EntryRecord::Store(table_.RecordAt(at_), value, expire_at_ms, container));
     }
   }
   void Append(std::string_view tail) {
@@ -64,8 +64,7 @@ OpResult PlainKeyspace::Apply(const Operation& op, int64_t now_ms, GroupState* g
 OpResult PlainKeyspace::Read(const Operation& op, int64_t now_ms) const {
   const RecordTable::Position at = table_.Find(op.key);
   if (at == RecordTable::kAbsent) return ReadKey(op, std::nullopt, now_ms);
-  const EntryRecord& record = *table_.RecordAt(at);
-  return ReadKey(op, EntryView{record.value(), record.expire_at_ms()}, now_ms);
+  return ReadKey(op, ViewOfRecord(*table_.RecordAt(at)), now_ms);
 }
 
 void PlainKeyspace::Prefetch(std::string_view key, PrefetchStage stage) const {
@@ -95,8 +94,10 @@ void PlainKeyspace::Clear() {
   int64_t bytes = 0;
   const bool reporting = feed_.active();
   table_.ForEach([&](EntryRecord* record) {
-    bytes += Footprint(record->key(), record->value());
+    const EntryView entry = ViewOfRecord(*record);
+    bytes += Footprint(record->key(), entry);
     if (reporting) feed_.Report(record->key());
+    ReleaseContainer(entry.container);
     EntryRecord::Free(record);
   });
   table_.Clear();  // forgets the freed records without reading them

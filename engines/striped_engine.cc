@@ -26,7 +26,7 @@ StripedEngine::Stripe& StripedEngine::StripeFor(std::string_view key) {
 
 OpResult StripedEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
   Stripe& stripe = StripeFor(op.key);
-  if (IsReadOnly(op.code)) {
+  if (IsReadOnly(op)) {
     std::shared_lock reader(stripe.lock);
     return stripe.keys.Read(op, now_ms);
   }
@@ -47,7 +47,7 @@ void StripedEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_m
       if (op.code != OpCode::kDbSize && op.code != OpCode::kCollectKeys) read_only = false;
     } else {
       held.push_back(StripeIndex(op.key));
-      if (!IsReadOnly(op.code)) read_only = false;
+      if (!IsReadOnly(op)) read_only = false;
     }
   }
   if (whole_keyspace) {

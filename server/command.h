@@ -74,6 +74,15 @@ class CommandCall {
     batch_.Add(op);
     deferred_ = true;
   }
+  // Queue `op` with a copy of this command's arguments in the batch's pool
+  // (a container command reads them when it runs).
+  void AddWithArgs(Operation op) {
+    op.arg_pool = &batch_.arg_pool;
+    op.arg_first = static_cast<uint32_t>(batch_.arg_pool.size());
+    op.arg_count = static_cast<uint32_t>(args.size());
+    batch_.arg_pool.insert(batch_.arg_pool.end(), args.begin(), args.end());
+    Add(op);
+  }
   // Render the reply from the queued operations' results once they are done.
   void Defer(RenderFn render) {
     if (!deferred_) first_op_ = static_cast<uint32_t>(batch_.ops.size());

@@ -12,6 +12,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterKeyspaceCommands(*built);
     RegisterServerCommands(*built);
     RegisterTransactionCommands(*built);
+    RegisterContainerCommands(*built);
     return built;
   }();
   return *table;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engines/container_call.h"
 #include "server/command.h"
 
 namespace kvlab {
@@ -52,6 +53,8 @@ struct CommandSpec {
   KeyPositions keys;
   std::string group;      // COMMAND DOCS group: "string", "generic", ...
   std::string summary;    // COMMAND DOCS summary
+  // A container command: what the engine runs (container_commands.cc).
+  const ContainerCommand* container = nullptr;
 };
 
 class CommandTable {

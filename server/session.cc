@@ -28,11 +28,9 @@ std::string UnknownCommandError(std::span<const std::string_view> args) {
   return "ERR unknown command '" + std::string(name) + "', with args beginning with: " + quoted;
 }
 
-bool HasOutOfMemory(std::span<const OpResult> results) {
+bool HasError(std::span<const OpResult> results, EngineError error) {
   for (const OpResult& result : results) {
-    if (result.kind == OpResult::Kind::kError && result.error == EngineError::kOutOfMemory) {
-      return true;
-    }
+    if (result.kind == OpResult::Kind::kError && result.error == error) return true;
   }
   return false;
 }
@@ -308,8 +306,12 @@ void Session::RenderSlots(std::string& out) {
       continue;
     }
     std::span<const OpResult> results = all.subspan(deferred.first_op, deferred.op_count);
-    if (HasOutOfMemory(results)) {
+    // Errors any command's operations may meet, answered the same for every
+    // command: the memory limit, and a key holding another type of value.
+    if (HasError(results, EngineError::kOutOfMemory)) {
       writer.Error(kOomError);
+    } else if (HasError(results, EngineError::kWrongType)) {
+      writer.Error(kWrongTypeError);
     } else {
       deferred.render(deferred, results, writer, ctx_);
     }

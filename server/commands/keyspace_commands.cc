@@ -17,7 +17,7 @@
 #include "engines/clock.h"
 #include "engines/entry.h"
 #include "engines/keyspace_ops.h"
-#include "server/glob.h"
+#include "engines/glob.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 

@@ -11,5 +11,6 @@ void RegisterStringCommands(CommandTable& table);      // GET SET ... INCR APPEN
 void RegisterKeyspaceCommands(CommandTable& table);    // DEL EXISTS EXPIRE TTL PERSIST DBSIZE FLUSH*
 void RegisterServerCommands(CommandTable& table);      // INFO CONFIG COMMAND TIME FUNCTION SCRIPT
 void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
+void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
 
 }  // namespace kvlab

@@ -22,7 +22,7 @@
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 #include "server/version.h"
-#include "server/glob.h"
+#include "engines/glob.h"
 
 namespace kvlab {
 namespace {

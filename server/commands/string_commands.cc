@@ -228,7 +228,9 @@ void GetSet(CommandCall& call) {
 
 void Mget(CommandCall& call) {
   for (size_t i = 1; i < call.args.size(); ++i) {
-    call.Add(MakeOp(OpCode::kGet, call.args[i]));
+    Operation get = MakeOp(OpCode::kGet, call.args[i]);
+    get.integer2 = kGetWrongTypeNil;  // MGET reads a container as nil
+    call.Add(get);
   }
   call.Defer(RenderMget);
   call.GroupQueued();
@@ -327,6 +329,10 @@ constexpr int kLcsMinShift = 3;  // MINMATCHLEN lives above the flag bits
 
 void RenderLcs(const DeferredReply& deferred, std::span<const OpResult> results,
                ReplyWriter& writer, ServerContext&) {
+  if (results[0].kind == OpResult::Kind::kError || results[1].kind == OpResult::Kind::kError) {
+    writer.Error("ERR The specified keys must contain string values");
+    return;
+  }
   const std::string_view a = results[0].kind == OpResult::Kind::kBulk ? results[0].bulk.view()
                                                                        : std::string_view();
   const std::string_view b = results[1].kind == OpResult::Kind::kBulk ? results[1].bulk.view()
@@ -450,8 +456,11 @@ void Lcs(CommandCall& call) {
     call.reply().Error("ERR If you want both the length and indexes, please just use IDX.");
     return;
   }
-  call.Add(MakeOp(OpCode::kGet, args[1]));
-  call.Add(MakeOp(OpCode::kGet, args[2]));
+  for (const std::string_view key : {args[1], args[2]}) {
+    Operation get = MakeOp(OpCode::kGet, key);
+    get.integer2 = kGetWrongTypeNotString;
+    call.Add(get);
+  }
   call.Defer(RenderLcs);
   call.deferred_reply().flags = flags | (min_match_len << kLcsMinShift);
   call.GroupQueued();

@@ -1,4 +1,4 @@
-#include "server/glob.h"
+#include "engines/glob.h"
 
 #include "server/ascii_case.h"
 

@@ -1,5 +1,6 @@
 // Redis's glob matching (stringmatchlen in src/util.c): *, ?, [abc], [^a-z]
-// and backslash escapes, optionally case-insensitive. CONFIG GET uses it.
+// and backslash escapes, optionally case-insensitive. KEYS, SCAN and the
+// container scans (HSCAN, SSCAN, ZSCAN) match with it; CONFIG GET too.
 //
 // Pure function; thread-safe.
 #pragma once

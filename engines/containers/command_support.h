@@ -1,0 +1,127 @@
+// What the container commands share: Redis's argument parsing with its
+// error texts, and the SCAN family's cursor and options.
+//
+// Pure functions over a ContainerCall; thread-safe.
+#pragma once
+
+#include <cerrno>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engines/container_call.h"
+#include "engines/glob.h"
+#include "engines/redis_float.h"
+#include "engines/redis_integer.h"
+
+namespace kvlab {
+
+inline constexpr std::string_view kContainerSyntaxError = "ERR syntax error";
+inline constexpr std::string_view kContainerNotIntegerError =
+    "ERR value is not an integer or out of range";
+inline constexpr std::string_view kContainerNotFloatError = "ERR value is not a valid float";
+inline constexpr std::string_view kContainerOverflowError =
+    "ERR increment or decrement would overflow";
+
+// Redis's addReplyErrorArity(): the command's name as its table spells it.
+inline void ReplyArityError(ContainerCall& call, std::string_view name) {
+  call.Error("ERR wrong number of arguments for '" + std::string(name) + "' command");
+}
+
+// Redis compares options with strcasecmp: the argument ends at a NUL.
+inline bool OptionIs(std::string_view arg, std::string_view option) {
+  arg = arg.substr(0, arg.find('\0'));
+  if (arg.size() != option.size()) return false;
+  for (size_t i = 0; i < arg.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(arg[i])) != option[i]) return false;
+  }
+  return true;
+}
+
+// getLongLongFromObjectOrReply(): false (and the error replied) when `arg`
+// is not a 64-bit integer.
+inline bool ParseInteger(ContainerCall& call, std::string_view arg, int64_t* value) {
+  const std::optional<int64_t> parsed = ParseRedisInt64(arg);
+  if (!parsed) {
+    call.Error(kContainerNotIntegerError);
+    return false;
+  }
+  *value = *parsed;
+  return true;
+}
+
+// getLongDoubleFromObjectOrReply().
+inline bool ParseLongDouble(ContainerCall& call, std::string_view arg, long double* value) {
+  const std::optional<long double> parsed = ParseRedisLongDouble(arg);
+  if (!parsed) {
+    call.Error(kContainerNotFloatError);
+    return false;
+  }
+  *value = *parsed;
+  return true;
+}
+
+// parseScanCursorOrReply(): strtoul's rules (a sign is accepted, a leading
+// space or any trailing byte is not).
+inline bool ParseScanCursor(ContainerCall& call, std::string_view arg, uint64_t* cursor) {
+  const std::string text(arg);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ||
+      end != text.c_str() + text.size() || errno == ERANGE) {
+    call.Error("ERR invalid cursor");
+    return false;
+  }
+  *cursor = value;
+  return true;
+}
+
+// A container scan's MATCH pattern. COUNT is a hint kvlab does not need:
+// a scan from cursor 0 returns the whole container at once with cursor 0,
+// which Redis's SCAN guarantees allow (its compact encodings do the same,
+// whatever the cursor). A non-zero cursor on a large container — one kvlab
+// never handed out — ends the scan: no elements, cursor 0.
+struct ScanFilter {
+  std::optional<std::string_view> pattern;
+  bool Matches(std::string_view element) const {
+    return !pattern || GlobMatch(*pattern, element, /*nocase=*/false);
+  }
+};
+
+// scanGenericCommand()'s option loop over args[first, end).
+inline bool ParseScanOptions(ContainerCall& call, size_t first, ScanFilter* filter) {
+  for (size_t i = first; i < call.args.size();) {
+    const size_t left = call.args.size() - i;
+    if (OptionIs(call.args[i], "count") && left >= 2) {
+      int64_t count = 0;
+      if (!ParseInteger(call, call.args[i + 1], &count)) return false;
+      if (count < 1) {
+        call.Error(kContainerSyntaxError);
+        return false;
+      }
+      i += 2;
+    } else if (OptionIs(call.args[i], "match") && left >= 2) {
+      const std::string_view pattern = call.args[i + 1];
+      if (pattern != "*") filter->pattern = pattern;
+      i += 2;
+    } else {
+      call.Error(kContainerSyntaxError);
+      return false;
+    }
+  }
+  return true;
+}
+
+// The reply of a scan over a missing key: cursor 0, no elements.
+inline void ReplyEmptyScan(ContainerCall& call) {
+  ReplyList& reply = call.List();
+  reply.Array(2);
+  reply.Bulk("0");
+  reply.Array(0);
+}
+
+}  // namespace kvlab

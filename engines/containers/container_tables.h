@@ -1,0 +1,16 @@
+// Each container type's command table (one file per type owns its
+// commands' semantics); container_commands.cc joins them into the one
+// table ContainerCommands() serves.
+//
+// Immutable static data; thread-safe.
+#pragma once
+
+#include <span>
+
+#include "engines/container_call.h"
+
+namespace kvlab {
+
+std::span<const ContainerCommand> HashCommands();  // hash_commands.cc
+
+}  // namespace kvlab

@@ -1,0 +1,100 @@
+#include "engines/containers/hash_value.h"
+
+namespace kvlab {
+
+namespace {
+
+// What one heap string costs beyond its object: nothing while it fits the
+// small buffer (15 bytes in libstdc++), else its bytes and a malloc header.
+size_t StringHeapBytes(const std::string& text) {
+  return text.size() > 15 ? text.capacity() + 1 + 16 : 0;
+}
+
+}  // namespace
+
+size_t HashValue::Size() const { return table_ ? table_->size() : packed_.size() / 2; }
+
+size_t HashValue::Bytes() const {
+  size_t bytes = sizeof(HashValue);
+  if (!table_) return bytes + packed_.capacity();
+  // A node: next pointer, the pair, the cached hash, and a malloc header.
+  constexpr size_t kNodeBytes = sizeof(void*) + sizeof(Table::value_type) + sizeof(size_t) + 16;
+  bytes += sizeof(Table) + table_->bucket_count() * sizeof(void*);
+  for (const auto& [field, value] : *table_) {
+    bytes += kNodeBytes + StringHeapBytes(field) + StringHeapBytes(value);
+  }
+  return bytes;
+}
+
+std::unique_ptr<Container> HashValue::Clone() const {
+  auto copy = std::make_unique<HashValue>();
+  copy->packed_ = packed_;
+  if (table_) copy->table_ = std::make_unique<Table>(*table_);
+  return copy;
+}
+
+PackedList::Position HashValue::FindPacked(std::string_view field) const {
+  for (PackedList::Position at = packed_.begin(); at != packed_.end();) {
+    if (packed_.At(at) == field) return at;
+    at = packed_.Next(packed_.Next(at));
+  }
+  return packed_.end();
+}
+
+std::optional<std::string_view> HashValue::Get(std::string_view field) const {
+  if (table_) {
+    const auto found = table_->find(field);
+    if (found == table_->end()) return std::nullopt;
+    return std::string_view(found->second);
+  }
+  const PackedList::Position at = FindPacked(field);
+  if (at == packed_.end()) return std::nullopt;
+  return packed_.At(packed_.Next(at));
+}
+
+bool HashValue::Set(std::string_view field, std::string_view value) {
+  if (!table_ && (field.size() > kMaxPackedBytes || value.size() > kMaxPackedBytes)) {
+    ConvertToTable();
+  }
+  if (table_) {
+    auto [found, inserted] = table_->try_emplace(std::string(field));
+    found->second.assign(value);
+    return inserted;
+  }
+  const PackedList::Position at = FindPacked(field);
+  if (at != packed_.end()) {
+    packed_.Replace(packed_.Next(at), value);
+    return false;
+  }
+  packed_.PushBack(field);
+  packed_.PushBack(value);
+  if (Size() > kMaxPackedEntries) ConvertToTable();
+  return true;
+}
+
+bool HashValue::Delete(std::string_view field) {
+  if (table_) {
+    const auto found = table_->find(field);
+    if (found == table_->end()) return false;
+    table_->erase(found);
+    return true;
+  }
+  const PackedList::Position at = FindPacked(field);
+  if (at == packed_.end()) return false;
+  packed_.Erase(at);  // the field; its value moves to `at`
+  packed_.Erase(at);
+  return true;
+}
+
+void HashValue::ConvertToTable() {
+  auto table = std::make_unique<Table>();
+  table->reserve(Size());
+  ForEach([&](std::string_view field, std::string_view value) {
+    table->emplace(std::string(field), std::string(value));
+  });
+  table_ = std::move(table);
+  packed_.Clear();
+  packed_ = PackedList();  // give the buffer back
+}
+
+}  // namespace kvlab

@@ -1,0 +1,77 @@
+// What the container differential test (container_differential_test.cc)
+// asks of each container type's command stream: the next random command,
+// and how its reply may be compared with Redis's.
+//
+// One file per type (hash_stream.cc, list_stream.cc, ...) owns its
+// commands; they share the keys (so types clash and WRONGTYPE is exercised)
+// and the random source below.
+//
+// Not thread-safe: one test thread.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvlab::test {
+
+// How a reply must match Redis's.
+enum class ReplyMatch {
+  kExact,             // byte for byte
+  kUnorderedElements, // an array whose order is a hash table's: the same elements
+  kUnorderedPairs,    // the same, element pairs kept together (HGETALL, ZSCAN)
+  kScanUnordered,     // [cursor, [elements]]: cursor exact, elements as kUnorderedElements
+  kScanUnorderedPairs,// [cursor, [pairs]]
+  kSameShape,         // random picks (SPOP, SRANDMEMBER): the same kind and length
+};
+
+class StreamSource {
+ public:
+  explicit StreamSource(uint64_t seed) : rng_(seed) {}
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool OneIn(int n) { return Uniform(1, n) == 1; }
+  // The command name in a random case (Redis's lookup is case-insensitive).
+  std::string Case(std::string name) {
+    for (char& c : name) {
+      if (OneIn(4)) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+    }
+    return name;
+  }
+  // One of a few keys every type's stream shares.
+  std::string Key() {
+    static const char* const keys[] = {"k1", "k2", "k3", "k4", "k5", "big", "str"};
+    return keys[Uniform(0, 6)];
+  }
+  // A field or member: mostly from a small set (so they repeat), sometimes
+  // binary, sometimes longer than 64 bytes (the compact-encoding limit).
+  std::string Element() {
+    const int pick = Uniform(0, 19);
+    if (pick < 14) return "e" + std::to_string(Uniform(0, 12));
+    if (pick < 16) return std::to_string(Uniform(-5, 300));
+    if (pick < 18) return std::string(1, '\0') + "\r\nbin" + std::to_string(Uniform(0, 3));
+    return std::string(static_cast<size_t>(Uniform(60, 70)), 'x');
+  }
+  std::string Value() {
+    const int pick = Uniform(0, 9);
+    if (pick < 5) return "v" + std::to_string(Uniform(0, 50));
+    if (pick < 8) return std::to_string(Uniform(-20, 20));
+    if (pick < 9) return std::string(static_cast<size_t>(Uniform(60, 70)), 'y');
+    return "";
+  }
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// Each type's stream: the next command (name first), and its comparison.
+struct ContainerStream {
+  std::vector<std::string> (*next)(StreamSource& source);
+  ReplyMatch (*match)(const std::vector<std::string>& command);
+};
+
+ContainerStream HashStream();  // hash_stream.cc
+
+}  // namespace kvlab::test
