@@ -9,7 +9,7 @@ namespace kvlab {
 std::span<const ContainerCommand> ContainerCommands() {
   static const std::vector<ContainerCommand> all = [] {
     std::vector<ContainerCommand> joined;
-    for (const std::span<const ContainerCommand> table : {HashCommands()}) {
+    for (const std::span<const ContainerCommand> table : {HashCommands(), ListCommands(), SetCommands(), ZSetCommands()}) {
       joined.insert(joined.end(), table.begin(), table.end());
     }
     return joined;

@@ -12,5 +12,8 @@
 namespace kvlab {
 
 std::span<const ContainerCommand> HashCommands();  // hash_commands.cc
+std::span<const ContainerCommand> ListCommands();  // list_commands.cc
+std::span<const ContainerCommand> SetCommands();   // set_commands.cc
+std::span<const ContainerCommand> ZSetCommands();  // zset_commands.cc
 
 }  // namespace kvlab
