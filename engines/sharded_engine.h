@@ -38,7 +38,8 @@
 // groups ahead of the same group, so the waits cannot form a cycle.
 //
 // Thread-safe: Execute() and Info() may be called from any number of threads.
-// Atomicity: each keyed operation is atomic (its shard runs it alone), a
+// Atomicity: each keyed operation is atomic (its shard runs it alone: a
+// container is touched only by its shard's thread, with no lock), a
 // batch's operations on one shard run in batch order, and each AtomicGroup
 // is atomic as above. DBSIZE and FLUSHALL outside a group are not atomic
 // across shards: each shard counts or clears at its own moment. Under

@@ -1,7 +1,9 @@
 // SingleEngine (`single`): the Redis model. One plain hash map, touched only
 // by the one thread that runs every connection; each batch executes inline
 // and `done` runs before Execute() returns. Atomicity: every batch, and so
-// every multi-key command and MULTI/EXEC, runs alone on the one thread.
+// every multi-key command and MULTI/EXEC, runs alone on the one thread. A
+// container (hash, list, set, sorted set) needs no lock: only that thread
+// ever touches it.
 //
 // Not thread-safe by design: Traits().single_threaded tells the server to
 // drive it from exactly one thread. Info() must be called on that thread too.

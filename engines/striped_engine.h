@@ -7,7 +7,9 @@
 // with `concurrent` and `sharded`.
 //
 // Thread-safe: Execute() and Info() may be called from any number of threads.
-// Atomicity: each keyed operation is atomic (it holds its one stripe lock).
+// Atomicity: each keyed operation is atomic (it holds its one stripe lock);
+// a container command holds its stripe for the whole command (shared when
+// it only reads), so every other key of the stripe waits for an LRANGE.
 // An AtomicGroup (MSET, MGET, DEL k1 k2, RENAME, MULTI/EXEC) locks every
 // stripe its keys hash to, each once, in stripe order (shared when all its
 // operations only read, else exclusive), then runs; a group with a keyless
