@@ -93,8 +93,9 @@ Status ServerControl::LoadYcsbRecords(const WorkloadSpec& spec, uint64_t* record
       if (!outcome.done) {
         in_flight.push_back(info);
       } else if (outcome.verdict != ReplyVerdict::kOk) {
+        const std::string why = reply->str ? reply->str : "a reply of the wrong type";
         return Status::IoError("prefill: a YCSB insert (HMSET, ZADD " + std::string(kYcsbIndexKey) +
-                               ") failed: " + std::string(reply->str ? reply->str : "a reply of the wrong type"));
+                               ") failed: " + why);
       } else {
         ++*records_written;
       }

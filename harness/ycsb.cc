@@ -49,12 +49,28 @@ YcsbMix MixOf(YcsbWorkload workload) {
     mix.proportion[static_cast<int>(operation)] = proportion;
   };
   switch (workload) {
-    case YcsbWorkload::kLoad: set(YcsbOperation::kInsert, 1.0); break;
-    case YcsbWorkload::kA: set(YcsbOperation::kRead, 0.5); set(YcsbOperation::kUpdate, 0.5); break;
-    case YcsbWorkload::kB: set(YcsbOperation::kRead, 0.95); set(YcsbOperation::kUpdate, 0.05); break;
-    case YcsbWorkload::kC: set(YcsbOperation::kRead, 1.0); break;
-    case YcsbWorkload::kD: set(YcsbOperation::kRead, 0.95); set(YcsbOperation::kInsert, 0.05); break;
-    case YcsbWorkload::kE: set(YcsbOperation::kScan, 0.95); set(YcsbOperation::kInsert, 0.05); break;
+    case YcsbWorkload::kLoad:
+      set(YcsbOperation::kInsert, 1.0);
+      break;
+    case YcsbWorkload::kA:
+      set(YcsbOperation::kRead, 0.5);
+      set(YcsbOperation::kUpdate, 0.5);
+      break;
+    case YcsbWorkload::kB:
+      set(YcsbOperation::kRead, 0.95);
+      set(YcsbOperation::kUpdate, 0.05);
+      break;
+    case YcsbWorkload::kC:
+      set(YcsbOperation::kRead, 1.0);
+      break;
+    case YcsbWorkload::kD:
+      set(YcsbOperation::kRead, 0.95);
+      set(YcsbOperation::kInsert, 0.05);
+      break;
+    case YcsbWorkload::kE:
+      set(YcsbOperation::kScan, 0.95);
+      set(YcsbOperation::kInsert, 0.05);
+      break;
     case YcsbWorkload::kF:
       set(YcsbOperation::kRead, 0.5);
       set(YcsbOperation::kReadModifyWrite, 0.5);
@@ -86,10 +102,9 @@ int32_t JavaStringHash(std::string_view text) {
 }
 
 std::string YcsbKeyName(uint64_t keynum) {
-  // Long.toString of a Java long: FnvHash64 of Long.MIN_VALUE would print
-  // negative, but no key number below 2^63 hashes to it in practice.
-  const uint64_t hashed = FnvHash64(keynum);
-  if (static_cast<int64_t>(hashed) < 0) return "user" + std::to_string(static_cast<int64_t>(hashed));
+  // Long.toString of the Java long: negative only when the hash is
+  // Long.MIN_VALUE (which Math.abs leaves as it is).
+  const auto hashed = static_cast<int64_t>(FnvHash64(keynum));
   return "user" + std::to_string(hashed);
 }
 

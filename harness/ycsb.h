@@ -114,7 +114,9 @@ class YcsbSequences {
   // Whether the load phase has handed out every key number at least once.
   bool LoadedAll() const { return load_next_.load(std::memory_order_relaxed) >= records_; }
   // The run phase's next insert key number.
-  uint64_t NextInsertKey() { return records_ + insert_next_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t NextInsertKey() {
+    return records_ + insert_next_.fetch_add(1, std::memory_order_relaxed);
+  }
   // The insert of `keynum` (from NextInsertKey) is answered, whatever its outcome.
   void AcknowledgeInsert(uint64_t keynum);
   // The highest key number that may be read: records - 1 at first.
@@ -150,7 +152,9 @@ class YcsbKeyChooser {
         return std::uniform_int_distribution<uint64_t>(0, records_ - 1)(generator);
       case YcsbKeyDistribution::kLatest: {
         // SkewedLatestGenerator: last - zipf over the records so far (rank 1: the last).
-        if (!latest_ || latest_->n() != last_inserted + 1) latest_.emplace(last_inserted + 1, theta_);
+        if (!latest_ || latest_->n() != last_inserted + 1) {
+          latest_.emplace(last_inserted + 1, theta_);
+        }
         return last_inserted - ((*latest_)(generator) - 1);
       }
       case YcsbKeyDistribution::kScrambledZipfian:

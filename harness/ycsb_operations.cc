@@ -169,7 +169,8 @@ ReplyOutcome YcsbOperations::Continue(const redisReply& reply, ReplyVerdict verd
   // YCSB acknowledges a run-phase insert whatever its outcome (a finally block).
   const bool run_insert = info->ycsb_operation == YcsbOperation::kInsert &&
                           info->keynum >= sequences_->records();
-  if (step == YcsbStep::kScanRead && (Failed(verdict) || info->scan_next == scan_keys_[info->scan_slot].size())) {
+  if (step == YcsbStep::kScanRead &&
+      (Failed(verdict) || info->scan_next == scan_keys_[info->scan_slot].size())) {
     scan_keys_[info->scan_slot].clear();
     free_scan_slots_.push_back(info->scan_slot);
     // A scan succeeds whatever its reads find (RedisClient.scan returns OK).
