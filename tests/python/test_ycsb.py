@@ -241,3 +241,53 @@ metric = "ops_per_server_cpu_s"
     assert "## YCSB core workloads" in report
     assert "redis-b/redis per server CPU" in (run / "ratios.csv").read_text()
     assert (run / "plots" / "ycsb.png").exists()
+
+
+def test_an_alternating_run_loads_both_sides_and_alternates_a_ycsb_pair(build_dir, tmp_path):
+    if not (build_dir / "kvlab-load").exists():
+        pytest.skip(f"kvlab-load not built in {build_dir}")
+    import io
+    from kvlab.running.cpus import this_machine
+    from kvlab.running.plan import resolve
+    from kvlab.running.runner import Runner
+    experiment = _parse("""
+[experiment]
+name = "ycsb-alternating"
+disturbance_cores = 64
+precision = 0.5
+max_rounds = 2
+min_rounds = 2
+alternation_s = 0.4
+slice_s = 0.05
+[[server]]
+name = "redis"
+kind = "redis"
+[[server]]
+name = "redis-b"
+kind = "redis"
+[[sweep]]
+name = "ycsb"
+command = "ycsb:F"
+keys = 5000
+key_dist = "zipf:0.99"
+value_size = 100
+connections = 2
+threads = 2
+duration = 0.1
+warmup = 0.05
+repetitions = 1
+[[compare]]
+a = "redis-b"
+b = "redis"
+""")
+    stream = io.StringIO()
+    run = Runner(resolve(experiment, this_machine()), REPO, build_dir, tmp_path / "runs",
+                 stream).run()
+    ratios = pd.read_csv(run / "ratios.csv")
+    row = ratios[ratios["comparison"] == "redis-b/redis"].iloc[0]
+    assert row["test"] == "ycsb:F" and row["method"].startswith("alternation"), stream.getvalue()
+    slices = pd.read_csv(run / "alternation.csv")
+    mine = slices[slices["comparison"] == "redis-b/redis"]
+    assert len(mine) == 2 * 8 and (mine["ops"] > 0).all()
+    points = pd.read_csv(run / "points.csv")
+    assert (points["misses"] == 0).all() and (points["errors"] == 0).all()
