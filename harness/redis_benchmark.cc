@@ -22,14 +22,22 @@ namespace {
 constexpr const char* kProgram = "redis-benchmark";
 constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
-// redis-benchmark's test name (-t) and its CSV spelling for a command.
-const char* TestName(CommandKind command) {
-  switch (command) {
+// redis-benchmark's test name (-t) for a workload; empty when it has none.
+std::string TestName(const WorkloadSpec& workload) {
+  switch (workload.command) {
     case CommandKind::kGet: return "get";
     case CommandKind::kSet: return "set";
     case CommandKind::kPing: return "ping_mbulk";  // a RESP array, as kvlab-load sends it
-    default: return nullptr;
+    case CommandKind::kRedisBenchmark: return workload.redis_benchmark_test;
+    default: return {};
   }
+}
+
+// The CSV's test column: the -t name in capitals, then, for some tests, a
+// note ("LRANGE_100 (first 100 elements)", "MSET (10 keys)").
+bool IsTestRow(std::string_view column, std::string_view wanted) {
+  return column == wanted ||
+         (column.size() > wanted.size() && column.starts_with(wanted) && column[wanted.size()] == ' ');
 }
 
 std::vector<std::string> SplitCsvLine(const std::string& line) {
@@ -140,7 +148,7 @@ class RedisBenchmarkRunner {
     std::string csv;
     Status ran = RunChild(RedisBenchmarkArguments(config_, threads, requests), config_.cpus, &csv);
     if (!ran.ok()) return ran;
-    return ParseRedisBenchmarkCsv(csv, config_.workload.command, figures);
+    return ParseRedisBenchmarkCsv(csv, config_.workload, figures);
   }
 
   Status RunPoint(pid_t server_pid, PointResult* point) {
@@ -215,12 +223,14 @@ class RedisBenchmarkRunner {
 }  // namespace
 
 Status ValidateRedisBenchmarkConfig(const LoadConfig& config) {
-  Status valid = ValidateConfig(config);
+  Status valid = ValidateCommonConfig(config);
   if (!valid.ok()) return valid;
   auto refuse = [](const std::string& what) {
     return Status::InvalidArgument(std::string("--loadgen redis-benchmark: ") + what);
   };
-  if (TestName(config.workload.command) == nullptr) return refuse("--command must be get, set or ping");
+  if (TestName(config.workload).empty()) {
+    return refuse("--command must be get, set, ping or rb:TEST (one of redis-benchmark's tests)");
+  }
   if (config.client != ClientKind::kDedicated) return refuse("--client must be dedicated");
   if (config.rate > 0) return refuse("no open loop (--rate)");
   if (config.workload.value_size_min != config.workload.value_size_max) {
@@ -242,7 +252,7 @@ std::vector<std::string> RedisBenchmarkArguments(const LoadConfig& config, int t
       "-c", std::to_string(EffectiveConnections(config, threads)),
       "-P", std::to_string(config.pipeline),
       "-d", std::to_string(config.workload.value_size_min),
-      "-t", TestName(config.workload.command),
+      "-t", TestName(config.workload),
       "-n", std::to_string(requests),
       "--csv"};
   args.insert(args.end(), rest.begin(), rest.end());
@@ -254,8 +264,9 @@ std::vector<std::string> RedisBenchmarkArguments(const LoadConfig& config, int t
   return args;
 }
 
-Status ParseRedisBenchmarkCsv(std::string_view csv, CommandKind command, RedisBenchmarkFigures* out) {
-  std::string wanted = TestName(command);
+Status ParseRedisBenchmarkCsv(std::string_view csv, const WorkloadSpec& workload,
+                              RedisBenchmarkFigures* out) {
+  std::string wanted = TestName(workload);
   for (char& c : wanted) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::istringstream lines{std::string(csv)};
   std::string line;
@@ -274,7 +285,9 @@ Status ParseRedisBenchmarkCsv(std::string_view csv, CommandKind command, RedisBe
   }
   while (std::getline(lines, line)) {
     const std::vector<std::string> fields = SplitCsvLine(line);
-    if (fields.size() != header.size() || fields[static_cast<size_t>(test)] != wanted) continue;
+    if (fields.size() != header.size() || !IsTestRow(fields[static_cast<size_t>(test)], wanted)) {
+      continue;
+    }
     auto number = [&](int index) { return std::strtod(fields[static_cast<size_t>(index)].c_str(), nullptr); };
     *out = {number(rps), number(avg), number(p50), number(p99), number(max)};
     return Status::Ok();

@@ -43,7 +43,8 @@ std::vector<std::string> RedisBenchmarkArguments(const LoadConfig& config, int t
                                                  uint64_t requests);
 
 // The figures of the test that `command` runs, from redis-benchmark's CSV.
-Status ParseRedisBenchmarkCsv(std::string_view csv, CommandKind command, RedisBenchmarkFigures* out);
+Status ParseRedisBenchmarkCsv(std::string_view csv, const WorkloadSpec& workload,
+                              RedisBenchmarkFigures* out);
 
 // The sweep with redis-benchmark as the load generator; the same contract as
 // RunSweep (sweep.h): *out receives every point started, on_repetition is

@@ -380,6 +380,15 @@ class SweepRunner {
 }  // namespace
 
 Status ValidateConfig(const LoadConfig& config) {
+  if (config.workload.command == CommandKind::kRedisBenchmark) {
+    return Status::InvalidArgument("--command rb:" + config.workload.redis_benchmark_test +
+                                   " is one of redis-benchmark's own tests: it needs "
+                                   "--loadgen redis-benchmark");
+  }
+  return ValidateCommonConfig(config);
+}
+
+Status ValidateCommonConfig(const LoadConfig& config) {
   auto invalid = [](const std::string& what) { return Status::InvalidArgument(what); };
   if (config.threads.empty()) return invalid("--threads needs at least one value");
   for (int threads : config.threads) {

@@ -59,8 +59,12 @@ struct LoadConfig {
   WatchOptions watch;  // interference on the measured CPUs, the server's own costs
 };
 
-// Checks ranges and combinations; InvalidArgument names what is wrong.
+// Checks ranges and combinations for kvlab-load's own clients;
+// InvalidArgument names what is wrong.
 Status ValidateConfig(const LoadConfig& config);
+// The checks every load generator shares (ValidateConfig() without the
+// commands only redis-benchmark sends).
+Status ValidateCommonConfig(const LoadConfig& config);
 // The number of connections a point with `threads` threads uses.
 int EffectiveConnections(const LoadConfig& config, int threads);
 // What the client strategy of a point with `threads` threads is made with.

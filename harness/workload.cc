@@ -51,13 +51,29 @@ Status ParseCommand(std::string_view text, WorkloadSpec* spec) {
     spec->keys_per_command = 1;
     return Status::Ok();
   }
+  if (name == "rb") {
+    const std::string_view test = text.substr(colon + 1);
+    for (const std::string_view known : kRedisBenchmarkTests) {
+      if (test != known) continue;
+      spec->command = CommandKind::kRedisBenchmark;
+      spec->redis_benchmark_test = std::string(test);
+      spec->keys_per_command = 1;
+      return Status::Ok();
+    }
+    std::string allowed;
+    for (const std::string_view known : kRedisBenchmarkTests) {
+      allowed += (allowed.empty() ? "" : ", ") + std::string(known);
+    }
+    return Status::InvalidArgument("bad --command '" + std::string(text) +
+                                   "': rb:TEST takes one of redis-benchmark's tests: " + allowed);
+  }
   int keys = 0;
   CommandKind kind;
   if (name == "mset") kind = CommandKind::kMset;
   else if (name == "mget") kind = CommandKind::kMget;
   else if (name == "multi-incr") kind = CommandKind::kMultiIncr;
   else return Status::InvalidArgument("bad --command '" + std::string(text) +
-                                      "' (allowed with :N: mset, mget, multi-incr; ycsb:W)");
+                                      "' (allowed with :N: mset, mget, multi-incr; ycsb:W; rb:TEST)");
   if (!ParseNumber(text.substr(colon + 1), &keys) || keys < 1 || keys > kMaxKeysPerCommand) {
     return Status::InvalidArgument("bad --command '" + std::string(text) + "': N must be 1.." +
                                    std::to_string(kMaxKeysPerCommand));
@@ -78,6 +94,7 @@ const char* CommandName(CommandKind kind) {
     case CommandKind::kMget: return "mget";
     case CommandKind::kMultiIncr: return "multi-incr";
     case CommandKind::kYcsb: return "ycsb";
+    case CommandKind::kRedisBenchmark: return "rb";
   }
   return "?";
 }
@@ -89,6 +106,7 @@ std::string CommandLabel(const WorkloadSpec& spec) {
     label += ":" + std::to_string(spec.keys_per_command);
   }
   if (spec.command == CommandKind::kYcsb) label += std::string(":") + YcsbWorkloadName(spec.ycsb);
+  if (spec.command == CommandKind::kRedisBenchmark) label += ":" + spec.redis_benchmark_test;
   return label;
 }
 

@@ -37,7 +37,10 @@
 
 namespace kvlab::harness {
 
-enum class CommandKind { kGet, kSet, kIncrby, kPing, kMix, kMset, kMget, kMultiIncr, kYcsb };
+// kRedisBenchmark: one test of redis-benchmark's own list (rb:lpush, ...),
+// which only --loadgen redis-benchmark can send.
+enum class CommandKind { kGet, kSet, kIncrby, kPing, kMix, kMset, kMget, kMultiIncr, kYcsb,
+                         kRedisBenchmark };
 enum class KeyDistribution { kUniform, kZipf, kSequential };
 
 struct WorkloadSpec {
@@ -54,7 +57,15 @@ struct WorkloadSpec {
   uint64_t seed = 1;
   int keys_per_command = 1;  // kMset, kMget, kMultiIncr
   YcsbWorkload ycsb = YcsbWorkload::kA;  // kYcsb
+  std::string redis_benchmark_test;      // kRedisBenchmark: its -t name ("lrange_100")
 };
+
+// redis-benchmark's default test list (`redis-benchmark -q` with no -t), in
+// its order, as -t spells each test.
+inline constexpr std::string_view kRedisBenchmarkTests[] = {
+    "ping_inline", "ping_mbulk", "set",        "get",        "incr",       "lpush", "rpush",
+    "lpop",        "rpop",       "sadd",       "hset",       "spop",       "zadd",  "zpopmin",
+    "lrange_100",  "lrange_300", "lrange_500", "lrange_600", "mset"};
 
 // The most keys one multi-key request may name.
 inline constexpr int kMaxKeysPerCommand = 1000;
@@ -67,7 +78,8 @@ inline bool NeedsOwnConnection(CommandKind kind) { return kind == CommandKind::k
 // naming what is allowed.
 Status ParseCommandKind(std::string_view text, CommandKind* out);        // get|set|incrby|ping|mix
 // Any --command spelling, the multi-key ones (mset:N, mget:N, multi-incr:N)
-// and ycsb:W included; sets spec->command, spec->keys_per_command, spec->ycsb.
+// and ycsb:W and rb:TEST included; sets spec->command, spec->keys_per_command,
+// spec->ycsb, spec->redis_benchmark_test.
 Status ParseCommand(std::string_view text, WorkloadSpec* spec);
 Status ParseKeyDistribution(std::string_view text, WorkloadSpec* spec);  // uniform|zipf:THETA|sequential
 Status ParseValueSize(std::string_view text, WorkloadSpec* spec);        // N or MIN-MAX

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "harness/workload.h"
+
 namespace kvlab::harness {
 namespace {
 
@@ -11,24 +15,57 @@ constexpr const char* kCsv =
     "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\","
     "\"p99_latency_ms\",\"max_latency_ms\"\n"
     "\"PING_MBULK\",\"90909.09\",\"0.026\",\"0.016\",\"0.031\",\"0.039\",\"0.071\",\"0.159\"\n"
-    "\"SET\",\"111111.12\",\"0.025\",\"0.016\",\"0.030\",\"0.031\",\"0.063\",\"0.231\"\n";
+    "\"SET\",\"111111.12\",\"0.025\",\"0.016\",\"0.030\",\"0.031\",\"0.063\",\"0.231\"\n"
+    "\"LRANGE_100 (first 100 elements)\",\"40000.00\",\"0.5\",\"0.1\",\"0.4\",\"0.6\",\"0.9\",\"2\"\n"
+    "\"LRANGE_1000 (first 1000 elements)\",\"4000.00\",\"5\",\"1\",\"4\",\"6\",\"9\",\"20\"\n";
+
+WorkloadSpec Command(std::string_view text) {
+  WorkloadSpec spec;
+  EXPECT_TRUE(ParseCommand(text, &spec).ok()) << text;
+  return spec;
+}
 
 TEST(RedisBenchmarkTest, CsvGivesTheCommandsTest) {
   RedisBenchmarkFigures set;
-  ASSERT_TRUE(ParseRedisBenchmarkCsv(kCsv, CommandKind::kSet, &set).ok());
+  ASSERT_TRUE(ParseRedisBenchmarkCsv(kCsv, Command("set"), &set).ok());
   EXPECT_DOUBLE_EQ(set.rps, 111111.12);
   EXPECT_DOUBLE_EQ(set.avg_ms, 0.025);
   EXPECT_DOUBLE_EQ(set.p50_ms, 0.030);
   EXPECT_DOUBLE_EQ(set.p99_ms, 0.063);
   EXPECT_DOUBLE_EQ(set.max_ms, 0.231);
   RedisBenchmarkFigures ping;
-  ASSERT_TRUE(ParseRedisBenchmarkCsv(kCsv, CommandKind::kPing, &ping).ok());
+  ASSERT_TRUE(ParseRedisBenchmarkCsv(kCsv, Command("ping"), &ping).ok());
   EXPECT_DOUBLE_EQ(ping.rps, 90909.09);
+  // A test whose row carries a note; LRANGE_100 is not LRANGE_1000's prefix match.
+  RedisBenchmarkFigures lrange;
+  ASSERT_TRUE(ParseRedisBenchmarkCsv(kCsv, Command("rb:lrange_100"), &lrange).ok());
+  EXPECT_DOUBLE_EQ(lrange.rps, 40000.0);
   RedisBenchmarkFigures get;
-  const Status missing = ParseRedisBenchmarkCsv(kCsv, CommandKind::kGet, &get);
+  const Status missing = ParseRedisBenchmarkCsv(kCsv, Command("get"), &get);
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.message().find("no figures for GET"), std::string::npos);
-  EXPECT_FALSE(ParseRedisBenchmarkCsv("", CommandKind::kSet, &set).ok());
+  EXPECT_FALSE(ParseRedisBenchmarkCsv("", Command("set"), &set).ok());
+}
+
+TEST(RedisBenchmarkTest, ItsOwnTestsAreCommandsOnlyItSends) {
+  for (const std::string_view test : kRedisBenchmarkTests) {
+    const WorkloadSpec spec = Command("rb:" + std::string(test));
+    EXPECT_EQ(spec.command, CommandKind::kRedisBenchmark);
+    EXPECT_EQ(CommandLabel(spec), "rb:" + std::string(test));
+  }
+  WorkloadSpec spec;
+  const Status unknown = ParseCommand("rb:lrange_1000", &spec);
+  EXPECT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.message().find("lrange_600"), std::string::npos);
+  LoadConfig config;
+  ASSERT_TRUE(ParseTarget("tcp://127.0.0.1:7000", &config.target).ok());
+  config.workload = Command("rb:lpush");
+  const Status own = ValidateConfig(config);
+  EXPECT_FALSE(own.ok());
+  EXPECT_NE(own.message().find("--loadgen redis-benchmark"), std::string::npos);
+  EXPECT_TRUE(ValidateRedisBenchmarkConfig(config).ok());
+  const std::vector<std::string> args = RedisBenchmarkArguments(config, 1, 100);
+  EXPECT_NE(std::find(args.begin(), args.end(), "lpush"), args.end());
 }
 
 TEST(RedisBenchmarkTest, ArgumentsStateThePoint) {
