@@ -111,6 +111,11 @@ def test_sweep_servers_restrict_the_points():
     (('command = ["set", "get"]', 'command = ["mset:0"]'),
      "sweep[0].command: 'mset:0' is not allowed; allowed: get, set, incrby, ping, mix, mset:N"),
     (('command = ["set", "get"]', 'command = ["hset:2"]'), "sweep[0].command: 'hset:2' is not allowed"),
+    (('command = ["set", "get"]', 'command = ["rb:lpush"]'),
+     "sweep[0].command: rb:TEST is one of redis-benchmark's own tests; allowed with loadgen "
+     "redis-benchmark only"),
+    (('command = ["set", "get"]', 'command = ["rb:LPUSH"]\nloadgen = "redis-benchmark"'),
+     "sweep[0].command: 'rb:LPUSH' is not allowed"),
     (('hop = "batch"', 'hop = "batch"\nmultikey = "sometimes"'),
      "server[0].multikey: 'sometimes' is not allowed; allowed: atomic, split"),
 ])

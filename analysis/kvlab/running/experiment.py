@@ -121,6 +121,9 @@ MULTI_KEY_COMMAND = re.compile(r"^(mset|mget|multi-incr):([1-9][0-9]{0,2}|1000)$
 # YCSB's core workloads (harness/ycsb.h): its load phase and workloads A..F.
 YCSB_WORKLOADS = ("load", "A", "B", "C", "D", "E", "F")
 YCSB_COMMAND = re.compile(r"^ycsb:(load|[A-F])$")
+# One of redis-benchmark's own tests (kvlab-load --command rb:TEST names the ones it
+# knows, and refuses others when the point runs).
+REDIS_BENCHMARK_TEST = re.compile(r"^rb:[a-z_0-9]+$")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -445,11 +448,13 @@ def _positive_or_auto(value) -> str | None:
 
 
 def _command(value: str) -> str | None:
-    if value in COMMANDS or MULTI_KEY_COMMAND.match(value) or YCSB_COMMAND.match(value):
+    if (value in COMMANDS or MULTI_KEY_COMMAND.match(value) or YCSB_COMMAND.match(value)
+            or REDIS_BENCHMARK_TEST.match(value)):
         return None
     return (f"is not allowed; allowed: {', '.join(COMMANDS)}, "
             "mset:N, mget:N, multi-incr:N (N from 1 to 1000), "
-            f"ycsb:W (W: {', '.join(YCSB_WORKLOADS)})")
+            f"ycsb:W (W: {', '.join(YCSB_WORKLOADS)}), "
+            "rb:TEST (redis-benchmark's own tests, with loadgen redis-benchmark)")
 
 
 def is_ycsb(command: str) -> bool:
@@ -537,16 +542,21 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         if values["client"] != ("dedicated",):
             c.fail(f"{where}.client", "redis-benchmark only has the dedicated strategy; "
                    "allowed with loadgen redis-benchmark: dedicated")
-        bad = [x for x in values["command"] if x not in REDIS_BENCHMARK_COMMANDS]
+        bad = [x for x in values["command"]
+               if x not in REDIS_BENCHMARK_COMMANDS and not REDIS_BENCHMARK_TEST.match(x)]
         if bad:
             c.fail(f"{where}.command", f"{bad[0]!r} is not allowed with loadgen redis-benchmark; "
-                   f"allowed: {', '.join(REDIS_BENCHMARK_COMMANDS)}")
+                   f"allowed: {', '.join(REDIS_BENCHMARK_COMMANDS)}, rb:TEST")
         if values["key_dist"] != ("uniform",):
             c.fail(f"{where}.key_dist", "redis-benchmark draws keys uniformly; "
                    "allowed with loadgen redis-benchmark: uniform")
         if values["nodelay"] != ("on",):
             c.fail(f"{where}.nodelay", "redis-benchmark always sets TCP_NODELAY; "
                    "allowed with loadgen redis-benchmark: on")
+    if "kvlab-load" in values["loadgen"] and any(REDIS_BENCHMARK_TEST.match(x)
+                                                 for x in values["command"]):
+        c.fail(f"sweep[{index}].command", "rb:TEST is one of redis-benchmark's own tests; "
+               "allowed with loadgen redis-benchmark only")
     if any(is_ycsb(x) for x in values["command"]) and "sequential" in values["key_dist"]:
         c.fail(f"sweep[{index}].key_dist", "YCSB draws its own keys; allowed with ycsb:W: "
                "zipf:THETA (its zipfian, latest for D) or uniform")
