@@ -75,13 +75,18 @@ def document_exists(path: Path) -> bool:
 
 def compress_documents(folder: Path) -> list[Path]:
     """Gzips every kvlab-load JSON file under `folder` (a run's histograms/ and latency/),
-    in place, for a results folder that is committed (about a fifth of the size); readers
-    find them by their old names. Returns the files written."""
+    in place, for a results folder that is committed; readers find them by their old
+    names. Each point's merged histogram is left out: it is the sum of its repetitions'
+    histograms, which are kept and which `merged` adds up again (results/sample-latency:
+    1.28 MB gzipped with it, 1.02 MB without). Returns the files written."""
     written = []
     for path in sorted(Path(folder).rglob("*.json")):
+        document = json.loads(path.read_text())
+        for point in document.get("points", []):
+            point.get("merged", {}).pop("histogram", None)
         target = path.with_name(path.name + ".gz")
-        with gzip.open(target, "wb", compresslevel=9) as handle:
-            handle.write(path.read_bytes())
+        with gzip.open(target, "wt", compresslevel=9) as handle:
+            json.dump(document, handle, separators=(",", ":"))
         path.unlink()
         written.append(target)
     return written

@@ -47,11 +47,18 @@ def test_an_empty_set_of_histograms_gives_none_and_quantiles_clamp(tmp_path):
 
 def test_gzipped_documents_read_by_their_old_names(tmp_path):
     from kvlab.histograms import compress_documents, merged
-    _file(tmp_path / "a.json", [_histogram([1001] * 10 + [5001])])
+    import gzip
+    repetitions = [_histogram([1001] * 10 + [5001]), _histogram([2001] * 5)]
+    (tmp_path / "a.json").write_text(json.dumps({"points": [{
+        "repetitions": [{"histogram": h} for h in repetitions],
+        "merged": {"p99_us": 5.0, "histogram": _histogram([1001] * 10 + [2001] * 5 + [5001])}}]}))
     before = merged_percentiles(tmp_path, ["a.json"])
     (written,) = compress_documents(tmp_path)
     assert written.name == "a.json.gz" and not (tmp_path / "a.json").exists()
+    # The merged histogram is left out (the repetitions' sum), its figures kept.
+    kept = json.loads(gzip.open(written).read())["points"][0]
+    assert kept["merged"] == {"p99_us": 5.0} and len(kept["repetitions"]) == 2
     assert merged_percentiles(tmp_path, ["a.json"]) == before
-    assert merged(tmp_path, ["a.json"]).count == 11
+    assert merged(tmp_path, ["a.json"]).count == 16
     # A blank or missing name (a row kvlab-load never wrote) is skipped, not an error.
     assert merged(tmp_path, ["", float("nan"), "missing.json"]) is None
