@@ -158,7 +158,8 @@ def _known(value) -> bool:
 def _interval_handle() -> Line2D:
     return Line2D([], [], color=palette.NEUTRAL, linewidth=1, marker="|", markersize=6,
                   label="bars: 95% interval over the repetitions\n(latency: of their "
-                        "percentiles, log-t;\nthroughput: of their rates, t)")
+                        "percentiles, log-t;\nthroughput: of their rates, t;\ncut at the "
+                        "panel's edge)")
 
 
 def _behind_marks(axis, xs, ys, size: float = 7) -> None:
@@ -249,10 +250,21 @@ def latency_curve_figure(rows, title: str = "latency versus load", closed_loop=N
     else:
         axis.set_title(title, fontsize=10)
     axis.set_yscale("log")
-    axis.margins(y=MARGIN)
+    # The axes span the points, not their intervals: with three repetitions an interval
+    # can reach far past anything measured (t(2) = 4.3), and would shrink every curve
+    # into a corner. An interval that leaves the panel is cut at its edge.
+    values = [r[c] for r in rows for c, _ in CURVE_PERCENTILES if _known(r[c]) and r[c] > 0]
+    values += [s for s in slos if s > 0]
+    if values:
+        low, high = min(values), max(values)
+        pad = (high / low) ** MARGIN if high > low else 2.0
+        axis.set_ylim(low / pad, high * pad)
+    rates = [r["achieved_rate"] for r in rows if _known(r["achieved_rate"])]
+    rates += [m for m, _, _ in (closed_loop or {}).values() if _known(m)]
+    if rates:
+        axis.set_xlim(0, max(rates) * 1.08)
     palette.latency_axis(axis)
     palette.rate_axis(axis, "x")
-    axis.set_xlim(left=0)
     axis.set_xlabel("achieved throughput (ops/s, open loop)")
     axis.set_ylabel("latency from intended send time")
     axis.grid(True, which="major", alpha=0.3)
