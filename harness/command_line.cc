@@ -46,6 +46,7 @@ po::options_description Describe() {
     ("increment", text(), "INCRBY amount (default 7)")
     ("seed", text(), "random seed of the workload (default 1)")
     ("prefill", po::bool_switch(), "SET every key once before measuring (INCRBY: to 0)")
+    ("value-shape", text(), "what --prefill stores per key: string (default) | hash:N | list:N | set:N | zset:N (N elements of --value-size bytes)")
     ("flush", po::bool_switch(), "FLUSHALL before each point")
     ("duration", text(), "seconds per repetition (default 10)")
     ("warmup", text(), "seconds of warm-up per point (default 2)")
@@ -266,6 +267,9 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
                                         &config.workload.increment);
   }
   if (status.ok()) status = ParseNumberOption<uint64_t>(values, "seed", 0, UINT64_MAX, &config.workload.seed);
+  if (status.ok() && values.count("value-shape")) {
+    status = ParseValueShape(text_of("value-shape"), &config.workload);
+  }
   config.prefill = values["prefill"].as<bool>();
   config.flush = values["flush"].as<bool>();
   if (status.ok()) status = ParseNumberOption(values, "duration", 0.001, 86400.0, &config.duration_s);

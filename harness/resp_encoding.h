@@ -26,4 +26,19 @@ inline void AppendCommand(std::string* out, std::initializer_list<std::string_vi
   }
 }
 
+// The same for arguments built at run time.
+template <typename Args>
+inline void AppendCommandOf(std::string* out, const Args& args) {
+  out->push_back('*');
+  out->append(std::to_string(args.size()));
+  out->append("\r\n");
+  for (std::string_view arg : args) {
+    out->push_back('$');
+    out->append(std::to_string(arg.size()));
+    out->append("\r\n");
+    out->append(arg);
+    out->append("\r\n");
+  }
+}
+
 }  // namespace kvlab::harness

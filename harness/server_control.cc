@@ -104,9 +104,75 @@ Status ServerControl::LoadYcsbRecords(const WorkloadSpec& spec, uint64_t* record
   return Status::Ok();
 }
 
+// One container of spec.shape.elements elements per key, one command each:
+// HSET key f0 v f1 v ..., RPUSH key v ..., SADD key m0 ..., ZADD key 0 m0 1 m1 ...
+// Each element (field value, list element, member) is --value-size bytes.
+Status ServerControl::PrefillContainers(const WorkloadSpec& spec, uint64_t* keys_written) {
+  constexpr uint64_t kBatch = 100;  // keys per pipelined write
+  WorkloadGenerator generator(spec, /*stream=*/~uint64_t{0}, 0);
+  const int elements = spec.shape.elements;
+  const size_t element_bytes = spec.value_size_min;
+  auto member = [&](int i) {
+    std::string text = "m" + std::to_string(i) + ":";
+    text.resize(std::max(text.size(), element_bytes), 'x');
+    return text;
+  };
+  std::string batch;
+  for (uint64_t first = 0; first < spec.keys; first += kBatch) {
+    const uint64_t last = std::min(spec.keys, first + kBatch);
+    batch.clear();
+    for (uint64_t index = first; index < last; ++index) {
+      std::vector<std::string> args;
+      args.push_back(std::string(generator.KeyName(index)));
+      switch (spec.shape.kind) {
+        case ValueShape::Kind::kHash:
+          args.insert(args.begin(), "HSET");
+          for (int i = 0; i < elements; ++i) {
+            args.push_back("field" + std::to_string(i));
+            args.push_back(std::string(generator.NextValue()));
+          }
+          break;
+        case ValueShape::Kind::kList:
+          args.insert(args.begin(), "RPUSH");
+          for (int i = 0; i < elements; ++i) args.push_back(std::string(generator.NextValue()));
+          break;
+        case ValueShape::Kind::kSet:
+          args.insert(args.begin(), "SADD");
+          for (int i = 0; i < elements; ++i) args.push_back(member(i));
+          break;
+        case ValueShape::Kind::kZSet:
+          args.insert(args.begin(), "ZADD");
+          for (int i = 0; i < elements; ++i) {
+            args.push_back(std::to_string(i));
+            args.push_back(member(i));
+          }
+          break;
+        case ValueShape::Kind::kString:
+          break;
+      }
+      AppendCommandOf(&batch, args);
+    }
+    Status written = connection_->Write(batch);
+    if (!written.ok()) return written.WithContext("prefill");
+    for (uint64_t index = first; index < last; ++index) {
+      ReplyPtr reply;
+      Status read = connection_->ReadReply(&reply);
+      if (!read.ok()) return read.WithContext("prefill");
+      if (reply->type != REDIS_REPLY_INTEGER || reply->integer != elements) {
+        const std::string why = reply->type == REDIS_REPLY_ERROR && reply->str ? reply->str
+                                                                               : "an unexpected reply";
+        return Status::IoError("prefill: filling " + ValueShapeName(spec.shape) + " failed: " + why);
+      }
+    }
+    *keys_written = last;
+  }
+  return Status::Ok();
+}
+
 Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) {
   constexpr uint64_t kBatch = 1000;  // keys per pipelined write
   *keys_written = 0;
+  if (spec.shape.kind != ValueShape::Kind::kString) return PrefillContainers(spec, keys_written);
   if (spec.command == CommandKind::kPing) return Status::Ok();
   if (spec.command == CommandKind::kYcsb) return LoadYcsbRecords(spec, keys_written);
   WorkloadGenerator generator(spec, /*stream=*/~uint64_t{0}, 0);

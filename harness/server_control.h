@@ -31,7 +31,8 @@ class ServerControl {
   Status FlushAll();
   // Writes every key of the spec's key space once, pipelined: a value of the
   // spec's size, or "0" when the command is INCRBY (so increments apply); a
-  // YCSB command loads its records as YCSB's load phase does (harness/ycsb.h).
+  // YCSB command loads its records as YCSB's load phase does (harness/ycsb.h);
+  // a container shape (spec.shape) stores that container under each key.
   Status Prefill(const WorkloadSpec& spec, uint64_t* keys_written);
   // Server CPU seconds (used_cpu_user + used_cpu_sys of INFO cpu), or a
   // negative number when the server does not report them.
@@ -43,6 +44,7 @@ class ServerControl {
   explicit ServerControl(std::unique_ptr<Connection> connection);
   Status Command(std::initializer_list<std::string_view> args, ReplyPtr* reply);
   Status LoadYcsbRecords(const WorkloadSpec& spec, uint64_t* records_written);
+  Status PrefillContainers(const WorkloadSpec& spec, uint64_t* keys_written);
 
   std::unique_ptr<Connection> connection_;
 };

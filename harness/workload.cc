@@ -147,6 +147,40 @@ std::string KeyDistributionName(const WorkloadSpec& spec) {
   return "?";
 }
 
+Status ParseValueShape(std::string_view text, WorkloadSpec* spec) {
+  if (text == "string") {
+    spec->shape = ValueShape{};
+    return Status::Ok();
+  }
+  const size_t colon = text.find(':');
+  const std::string_view kind = text.substr(0, colon);
+  ValueShape shape;
+  if (kind == "hash") shape.kind = ValueShape::Kind::kHash;
+  else if (kind == "list") shape.kind = ValueShape::Kind::kList;
+  else if (kind == "set") shape.kind = ValueShape::Kind::kSet;
+  else if (kind == "zset") shape.kind = ValueShape::Kind::kZSet;
+  const bool counted = colon != std::string_view::npos &&
+                       ParseNumber(text.substr(colon + 1), &shape.elements) &&
+                       shape.elements >= 1 && shape.elements <= 100000;
+  if (shape.kind == ValueShape::Kind::kString || !counted) {
+    return Status::InvalidArgument("bad --value-shape '" + std::string(text) +
+                                   "' (allowed: string, hash:N, list:N, set:N, zset:N; N 1..100000)");
+  }
+  spec->shape = shape;
+  return Status::Ok();
+}
+
+std::string ValueShapeName(const ValueShape& shape) {
+  switch (shape.kind) {
+    case ValueShape::Kind::kString: return "string";
+    case ValueShape::Kind::kHash: return "hash:" + std::to_string(shape.elements);
+    case ValueShape::Kind::kList: return "list:" + std::to_string(shape.elements);
+    case ValueShape::Kind::kSet: return "set:" + std::to_string(shape.elements);
+    case ValueShape::Kind::kZSet: return "zset:" + std::to_string(shape.elements);
+  }
+  return "?";
+}
+
 Status ParseValueSize(std::string_view text, WorkloadSpec* spec) {
   const size_t dash = text.find('-');
   size_t low = 0;

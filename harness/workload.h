@@ -43,6 +43,15 @@ enum class CommandKind { kGet, kSet, kIncrby, kPing, kMix, kMset, kMget, kMultiI
                          kRedisBenchmark };
 enum class KeyDistribution { kUniform, kZipf, kSequential };
 
+// What --prefill stores under each key: a string (SET), or a container of
+// `elements` elements of --value-size bytes each (HSET, RPUSH, SADD, ZADD):
+// the memory table's "hash of 10 fields".
+struct ValueShape {
+  enum class Kind { kString, kHash, kList, kSet, kZSet };
+  Kind kind = Kind::kString;
+  int elements = 1;
+};
+
 struct WorkloadSpec {
   CommandKind command = CommandKind::kSet;
   int mix_set_ratio = 1;  // --ratio SET:GET for kMix
@@ -58,6 +67,7 @@ struct WorkloadSpec {
   int keys_per_command = 1;  // kMset, kMget, kMultiIncr
   YcsbWorkload ycsb = YcsbWorkload::kA;  // kYcsb
   std::string redis_benchmark_test;      // kRedisBenchmark: its -t name ("lrange_100")
+  ValueShape shape;                      // what --prefill stores
 };
 
 // redis-benchmark's default test list (`redis-benchmark -q` with no -t), in
@@ -84,6 +94,9 @@ Status ParseCommand(std::string_view text, WorkloadSpec* spec);
 Status ParseKeyDistribution(std::string_view text, WorkloadSpec* spec);  // uniform|zipf:THETA|sequential
 Status ParseValueSize(std::string_view text, WorkloadSpec* spec);        // N or MIN-MAX
 Status ParseRatio(std::string_view text, WorkloadSpec* spec);            // SET:GET
+Status ParseValueShape(std::string_view text, WorkloadSpec* spec);       // string|hash:N|list:N|set:N|zset:N
+// "string", "hash:10".
+std::string ValueShapeName(const ValueShape& shape);
 const char* CommandName(CommandKind kind);
 // The command as --command spells it: "set", "mset:8", "ycsb:A".
 std::string CommandLabel(const WorkloadSpec& spec);

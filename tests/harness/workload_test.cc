@@ -219,3 +219,28 @@ TEST(ReplyCheckTest, VerdictsByExpectedKind) {
 
 }  // namespace
 }  // namespace kvlab::harness
+
+namespace kvlab::harness {
+namespace {
+
+TEST(ValueShapeTest, ParsesTheContainerShapesAndNamesWhatIsAllowed) {
+  WorkloadSpec spec;
+  ASSERT_TRUE(ParseValueShape("hash:10", &spec).ok());
+  EXPECT_EQ(spec.shape.kind, ValueShape::Kind::kHash);
+  EXPECT_EQ(spec.shape.elements, 10);
+  EXPECT_EQ(ValueShapeName(spec.shape), "hash:10");
+  for (const char* text : {"list:100", "set:1", "zset:100000"}) {
+    ASSERT_TRUE(ParseValueShape(text, &spec).ok()) << text;
+    EXPECT_EQ(ValueShapeName(spec.shape), text);
+  }
+  ASSERT_TRUE(ParseValueShape("string", &spec).ok());
+  EXPECT_EQ(spec.shape.kind, ValueShape::Kind::kString);
+  for (const char* text : {"hash", "hash:0", "list:100001", "tree:3", "zset:x", ""}) {
+    const Status bad = ParseValueShape(text, &spec);
+    EXPECT_FALSE(bad.ok()) << text;
+    EXPECT_NE(bad.message().find("allowed: string, hash:N"), std::string::npos) << text;
+  }
+}
+
+}  // namespace
+}  // namespace kvlab::harness
