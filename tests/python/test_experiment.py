@@ -111,6 +111,11 @@ def test_sweep_servers_restrict_the_points():
     (('command = ["set", "get"]', 'command = ["mset:0"]'),
      "sweep[0].command: 'mset:0' is not allowed; allowed: get, set, incrby, ping, mix, mset:N"),
     (('command = ["set", "get"]', 'command = ["hset:2"]'), "sweep[0].command: 'hset:2' is not allowed"),
+    (('command = ["set", "get"]', 'command = ["ping"]\nvalue_shape = "tree:3"'),
+     "sweep[0].value_shape: 'tree:3' is not allowed; allowed: string, hash:N"),
+    (('name = "s"', 'name = "s"\nvalue_shape = "hash:10"'),
+     "sweep[0].value_shape: a container fill is measured for its memory: allowed with "
+     "command = \"ping\""),
     (('command = ["set", "get"]', 'command = ["rb:lpush"]'),
      "sweep[0].command: rb:TEST is one of redis-benchmark's own tests; allowed with loadgen "
      "redis-benchmark only"),

@@ -144,6 +144,23 @@ def test_memory_table_leaves_out_key_spaces_too_small_for_a_per_key_figure(tmp_p
         "redis,1,1000000,64,152,\n")
     meta = {"servers": {"a": {"kind": "kvlab"}, "redis": {"kind": "redis"}}}
     text = memory_section(tmp_path, meta)
-    assert "| 1,000,000 | 64 | a | 140 | – | 0.92 | 1 |" in text
+    assert "| 1,000,000 | 64 B | a | 140 | – | 0.92 | 1 |" in text
     assert "2,893,072" not in text
     assert "under 10,000 keys (1) are left out" in text
+
+
+def test_memory_table_has_a_row_per_container_shape_beside_redis(tmp_path):
+    from kvlab.rendering.report_memory import memory_section
+    (tmp_path / "memory.csv").write_text(
+        "server,transport,round,keys,value_size,used_memory_per_key,rss_per_key,shape\n"
+        "a,tcp,1,20000,16,400,,hash:10\n"
+        "redis,tcp,1,20000,16,200,,hash:10\n"
+        "a,tcp,1,20000,16,3000,,list:100\n"
+        "redis,tcp,1,20000,16,2000,,list:100\n"
+        "a,tcp,1,1000000,64,140,,string\n"
+        "redis,tcp,1,1000000,64,152,,string\n")
+    meta = {"servers": {"a": {"kind": "kvlab"}, "redis": {"kind": "redis"}}}
+    text = memory_section(tmp_path, meta)
+    assert "| 20,000 | hash: 10 fields of 16 B | a | 400 | – | 2.00 | 1 |" in text
+    assert "| 20,000 | list: 100 elements of 16 B | a | 3,000 | – | 1.50 | 1 |" in text
+    assert "| 1,000,000 | 64 B | redis | 152 | – | 1.00 | 1 |" in text

@@ -234,6 +234,58 @@ repetitions = 1
     assert "## Memory per key" in (run_dir / "report.md").read_text()
 
 
+def test_container_fills_record_bytes_per_key_by_shape(build_dir, tmp_path):
+    """A known answer: a hash of 10 fields of 64 bytes holds at least 640 bytes of values
+    and costs more than the one 64-byte string; a list of 100 more than a hash of 10."""
+    kvlab_binaries_or_skip(build_dir)
+    experiment = tmp_path / "shapes.toml"
+    sweep = """
+[[sweep]]
+name = "{name}"
+command = "ping"
+value_shape = "{shape}"
+keys = 10000
+value_size = 64
+threads = 1
+duration = 0.05
+warmup = 0.0
+repetitions = 1
+"""
+    experiment.write_text("""
+[experiment]
+name = "shapes"
+disturbance_cores = 64
+[[server]]
+name = "redis"
+kind = "redis"
+[[server]]
+name = "single"
+kind = "kvlab"
+engine = "single"
+[[sweep]]
+name = "strings"
+command = "get"
+keys = 10000
+value_size = 64
+threads = 1
+duration = 0.05
+warmup = 0.0
+repetitions = 1
+""" + sweep.format(name="hash", shape="hash:10") + sweep.format(name="list", shape="list:100"))
+    done = run_cli(experiment, build_dir, tmp_path / "runs")
+    (run_dir,) = (tmp_path / "runs").glob("*-shapes")
+    import pandas as pd
+    memory = pd.read_csv(run_dir / "memory.csv")
+    text = (run_dir / "report.md").read_text()
+    for server in ("redis", "single"):
+        mine = memory[memory["server"] == server].set_index("shape")["used_memory_per_key"]
+        assert mine["hash:10"] >= 640 and mine["hash:10"] > mine["string"], (server, mine)
+        if "list:100" in mine:  # kvlab serves lists once they are in
+            assert mine["list:100"] > mine["hash:10"], (server, mine)
+    assert "| 10,000 | hash: 10 fields of 64 B | single |" in text
+    assert done.returncode == 0 or "RPUSH" in done.stdout + done.stderr, done.stderr
+
+
 def test_a_latency_curve_runs_open_loop_at_fractions_of_the_closed_loop_maximum(build_dir,
                                                                                 tmp_path):
     kvlab_binaries_or_skip(build_dir)

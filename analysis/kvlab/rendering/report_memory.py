@@ -13,33 +13,49 @@ import pandas as pd
 MIN_KEYS_PER_KEY_FIGURE = 10_000
 
 
+_SHAPE_NOUNS = {"hash": "fields", "list": "elements", "set": "members", "zset": "members"}
+
+
+def _value_label(shape: str, value_size: int) -> str:
+    """"64 B" for a string; "hash: 10 fields of 16 B" for a container fill."""
+    if shape == "string":
+        return f"{value_size} B"
+    kind, _, count = shape.partition(":")
+    return f"{kind}: {count} {_SHAPE_NOUNS.get(kind, 'elements')} of {value_size} B"
+
+
 def memory_section(run_dir: Path, meta: dict) -> str:
     path = Path(run_dir) / "memory.csv"
     if not path.exists():
         return ""
     memory = pd.read_csv(path)
+    if "shape" not in memory:  # runs from before container fills
+        memory["shape"] = "string"
+    memory["shape"] = memory["shape"].fillna("string")
     small = sorted(int(k) for k in memory["keys"].unique() if k < MIN_KEYS_PER_KEY_FIGURE)
     memory = memory[memory["keys"] >= MIN_KEYS_PER_KEY_FIGURE]
     if memory.empty:
         return ""
     kinds = {name: spec.get("kind") for name, spec in meta.get("servers", {}).items()}
-    table = memory.groupby(["keys", "value_size", "server"], sort=False).agg(
+    table = memory.groupby(["keys", "shape", "value_size", "server"], sort=False).agg(
         used=("used_memory_per_key", "median"), rss=("rss_per_key", "median"),
         rounds=("round", "count")).reset_index()
     rows = []
     order = list(meta.get("servers", {}))
     table["order"] = table["server"].map(lambda name: order.index(name) if name in order
                                          else len(order))
-    table = table.sort_values(["keys", "value_size", "order"])
-    for (keys, value_size), group in table.groupby(["keys", "value_size"], sort=False):
+    table = table.sort_values(["keys", "shape", "value_size", "order"])
+    for (keys, shape, value_size), group in table.groupby(["keys", "shape", "value_size"],
+                                                          sort=False):
         redis = group[group["server"].map(kinds) == "redis"]
         reference = float(redis["used"].iloc[0]) if not redis.empty else None
         for _, r in group.iterrows():
             ratio = f"{r['used'] / reference:.2f}" if reference else "–"
             rss = "–" if pd.isna(r["rss"]) else f"{r['rss']:,.0f}"
-            rows.append([f"{keys:,}", str(value_size), r["server"], f"{r['used']:,.0f}",
+            rows.append([f"{keys:,}", _value_label(shape, value_size), r["server"],
+                         f"{r['used']:,.0f}",
                          rss, ratio, str(r["rounds"])])
-    header = ["keys", "value bytes", "server", "used_memory B/key", "RSS B/key",
+    header = ["keys", "value", "server", "used_memory B/key", "RSS B/key",
               "used_memory vs redis", "rounds"]
     lines = ["## Memory per key", "",
              "What the prefill of a key space cost each server, per key added: INFO "

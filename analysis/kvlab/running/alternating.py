@@ -37,7 +37,7 @@ from pathlib import Path
 from .. import alternation
 from ..comparisons import RatioResult
 from ..stats import PairedSummary, paired_interval
-from .experiment import POINT_VARIABLES, CompareSpec, Point, fill_of
+from .experiment import POINT_VARIABLES, CompareSpec, Point, point_fill
 from .loadgens import Watch, alternation_command
 from .servers import ServerError, ServerProcess
 
@@ -216,7 +216,7 @@ class AlternatingPhase:
                 process.start()
             targets = [processes[0].target(pair.point_a.transport),
                        processes[-1].target(pair.point_b.transport)]
-            if fill_of(pair.point_a.command):
+            if point_fill(pair.point_a):
                 for process, point, target in zip(processes, (pair.point_a, pair.point_b), targets):
                     problem = runner._prefill(point, target, self.netns)
                     if problem:

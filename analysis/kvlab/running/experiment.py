@@ -124,6 +124,7 @@ YCSB_COMMAND = re.compile(r"^ycsb:(load|[A-F])$")
 # One of redis-benchmark's own tests (kvlab-load --command rb:TEST names the ones it
 # knows, and refuses others when the point runs).
 REDIS_BENCHMARK_TEST = re.compile(r"^rb:[a-z_0-9]+$")
+VALUE_SHAPE_PATTERN = re.compile(r"^(hash|list|set|zset):[1-9][0-9]{0,5}$")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -191,6 +192,9 @@ class Point:
     latency_curve: tuple[float, ...] = ()  # open-loop fractions of the closed-loop maximum
     latency_slo_us: float = 1000.0
     syscalls: bool = False                 # count the server's system calls per op (perf, else strace)
+    # What the fill stores per key: "string", or a container ("hash:10", "list:100", ...)
+    # for the memory table (kvlab-load --value-shape); such a sweep measures PING.
+    value_shape: str = "string"
 
     def variables(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in POINT_VARIABLES}
@@ -211,6 +215,7 @@ class SweepSpec:
     latency_curve: tuple[float, ...] = ()
     latency_slo_us: float = 1000.0
     syscalls: bool = False
+    value_shape: str = "string"
 
 
 # Point variables a comparison may be declared along (a and b are two of their values).
@@ -317,7 +322,7 @@ class Experiment:
                         repetitions=sweep.repetitions,
                         loop_threads=sweep.loop_threads if io == "event-loop" else None,
                         io_flush=sweep.io_flush if io == "event-loop" else "command",
-                        latency_curve=sweep.latency_curve,
+                        latency_curve=sweep.latency_curve, value_shape=sweep.value_shape,
                         latency_slo_us=sweep.latency_slo_us, syscalls=sweep.syscalls))
         return list(dict.fromkeys(result))
 
@@ -462,6 +467,13 @@ def is_ycsb(command: str) -> bool:
     return bool(YCSB_COMMAND.match(command))
 
 
+def point_fill(point: "Point") -> str | None:
+    """fill_of() for a whole point: a container shape is a fill of its own ("hash:10")."""
+    if point.value_shape != "string":
+        return point.value_shape
+    return fill_of(point.command)
+
+
 def fill_of(command: str) -> str | None:
     """What the key space must hold before a point of `command` is measured, filled once
     per server process and key space: "strings" (GET and mix: every key SET once), "ycsb"
@@ -536,7 +548,16 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         "latency_curve", (int, float), (), check=_fraction))
     latency_slo_us = float(c.get("latency_slo_us", (int, float), 1000.0, check=_positive))
     syscalls = c.get("syscalls", bool, False)
+    value_shape = c.get("value_shape", str, "string")
     c.finish()
+    if value_shape != "string":
+        where = f"sweep[{index}]"
+        if not VALUE_SHAPE_PATTERN.match(value_shape):
+            c.fail(f"{where}.value_shape", f"{value_shape!r} is not allowed; allowed: string, "
+                   "hash:N, list:N, set:N, zset:N")
+        if values["command"] != ("ping",) or values["loadgen"] != ("kvlab-load",):
+            c.fail(f"{where}.value_shape", "a container fill is measured for its memory: "
+                   "allowed with command = \"ping\" and loadgen kvlab-load only")
     if "redis-benchmark" in values["loadgen"]:
         where = f"sweep[{index}]"
         if values["client"] != ("dedicated",):
@@ -565,7 +586,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
     return SweepSpec(name=name, seed=seed, servers=servers, values=values, ratio=ratio,
                      duration=duration, warmup=warmup, repetitions=repetitions,
                      loop_threads=loop_threads, io_flush=io_flush, latency_curve=latency_curve,
-                     latency_slo_us=latency_slo_us, syscalls=syscalls)
+                     latency_slo_us=latency_slo_us, syscalls=syscalls, value_shape=value_shape)
 
 
 def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec, ...],

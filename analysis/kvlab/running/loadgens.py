@@ -110,6 +110,8 @@ def load_arguments(point: Point, target: str) -> list[str]:
         "--threads", str(point.threads), "--command", point.command,
         "--keys", str(point.keys), "--key-dist", point.key_dist,
         "--value-size", str(point.value_size), "--nodelay", point.nodelay]
+    if point.value_shape != "string":
+        arguments += ["--value-shape", point.value_shape]
     if point.client == "dedicated":
         arguments += ["--pipeline", str(point.pipeline)]
     if point.client != "shared":  # shared always uses exactly one connection

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .experiment import Experiment, Point, ServerSpec, fill_of
+from .experiment import Experiment, Point, ServerSpec, point_fill
 from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host,
                     local_binaries, local_commit, multiplexed, placed_hosts, render_report,
                     stop_multiplexing)
@@ -440,7 +440,7 @@ class MultiHostMeasurement:
     def _measure_point(self, point: Point, server: RemoteServer, prefilled, write, done) -> None:
         # Prefill once from the first client host, before the common start (kvlab-load
         # prefills inside its run, which would put one host's prefill into the others' time).
-        fill = (fill_of(point.command), point.keys, point.value_size)
+        fill = (point_fill(point), point.keys, point.value_size)
         needs_prefill = point.command == "incrby" or (fill[0] and fill not in prefilled)
         if needs_prefill:
             try:

@@ -27,7 +27,7 @@ import dataclasses
 import json
 
 from .cpus import Allocation, Topology, allocate, format_cpu_list, thread_counts
-from .experiment import AUTO, Experiment, Point, ServerSpec, fill_of
+from .experiment import AUTO, Experiment, Point, ServerSpec, point_fill
 
 # Seconds a measurement costs beyond its window: starting kvlab-load or redis-benchmark,
 # opening connections, the runner's bookkeeping (checked against real runs: see README).
@@ -179,8 +179,8 @@ def estimated_seconds(points: list[Point], server_count: int) -> float:
             continue
         rounds = max(p.repetitions for p in mine)
         servers = len({p.server for p in mine})
-        fills = {(p.server, fill_of(p.command), p.keys, p.value_size) for p in mine
-                 if fill_of(p.command) and p.loadgen == "kvlab-load"}
+        fills = {(p.server, point_fill(p), p.keys, p.value_size) for p in mine
+                 if point_fill(p) and p.loadgen == "kvlab-load"}
         total += rounds * (servers * SERVER_START_S
                            + sum(keys / PREFILL_OPS_PER_S + MEASUREMENT_OVERHEAD_S
                                  for _, _, keys, _ in fills))

@@ -54,7 +54,7 @@ from .. import machine
 from . import alternating, latency, loadgens, syscalls
 from ..comparisons import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, compute, point_label,
                            unresolved_points, write_ratios)
-from .experiment import POINT_VARIABLES, Point, fill_of
+from .experiment import POINT_VARIABLES, Point, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
 from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
@@ -68,9 +68,10 @@ from .servers import ServerError, ServerProcess
 SYSCALL_REQUESTS = 50_000
 # A disturbed measurement is run again at most this many times.
 MAX_RETRIES = 2
-# memory.csv: what each prefill cost each server, per key.
+# memory.csv: what each prefill cost each server, per key; `shape` is what each key held
+# (string, or a container such as hash:10 of value_size-byte elements).
 MEMORY_COLUMNS = ("server", "transport", "round", "keys", "value_size", "used_memory_per_key",
-                  "rss_per_key")
+                  "rss_per_key", "shape")
 
 
 def _clock(seconds: float) -> str:
@@ -452,7 +453,7 @@ class Runner:
         strace, which slows the server and so counts a slow server's calls (see
         syscalls.py). The counter is recorded in the row."""
         target = process.target(point.transport)
-        if fill_of(point.command) and point.loadgen == "kvlab-load":
+        if point_fill(point) and point.loadgen == "kvlab-load":
             error = self._prefill(point, target, netns)
             if error:
                 self.problems.append(f"syscalls {point.server}/{point.sweep}: prefill: {error}")
@@ -535,7 +536,7 @@ class Runner:
             self.problems.append(f"latency curve {point.server}/{point.sweep}: {error}")
             return
         target = process.target(point.transport)
-        if fill_of(point.command):
+        if point_fill(point):
             error = self._prefill(point, target, netns)
             if error:
                 self.problems.append(f"latency curve {point.server}/{point.sweep}: prefill: {error}")
@@ -637,7 +638,7 @@ class Runner:
                        netns) -> None:
         first = group[0]
         target = process.target(first.transport)
-        fill = (fill_of(first.command), first.keys, first.value_size)
+        fill = (point_fill(first), first.keys, first.value_size)
         if first.loadgen == "kvlab-load" and fill[0] and fill not in prefilled:
             # An empty key space first (another size or a SET point may have filled it), so
             # the fill's memory is the key space's alone; the other fills are gone with it.
@@ -696,13 +697,15 @@ class Runner:
             handle.write(f"{point.server},{point.transport},{round_no},{added},"
                          f"{point.value_size},{(after[0] - before[0]) / added:.1f},"
                          + (f"{(after[1] - before[1]) / added:.1f}" if first_fill else "")
-                         + "\n")
+                         + f",{point.value_shape}\n")
 
     def _prefill(self, point: Point, target: str, netns) -> str | None:
         """SETs every key once (or loads a YCSB workload's records: what it measures for a
         millisecond after is read-only), in a load run of its own (its cost is in no
         measurement)."""
-        command = "ycsb:C" if fill_of(point.command) == "ycsb" else "set"
+        fill = point_fill(point)
+        # A container fill is kvlab-load's prefill alone (its short load: PINGs).
+        command = {"ycsb": "ycsb:C"}.get(fill, "set" if point.value_shape == "string" else "ping")
         filling = dataclasses.replace(point, command=command, duration=0.001, warmup=0.0,
                                       repetitions=1, pipeline=max(point.pipeline, 16),
                                       client="dedicated")
