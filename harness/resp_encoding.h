@@ -9,8 +9,10 @@
 
 namespace kvlab::harness {
 
-// Appends "*<n>\r\n" then "$<len>\r\n<arg>\r\n" for each argument to *out.
-inline void AppendCommand(std::string* out, std::initializer_list<std::string_view> args) {
+// Appends "*<n>\r\n" then "$<len>\r\n<arg>\r\n" for each argument to *out;
+// `args` is any sized range of things that convert to std::string_view.
+template <typename Args>
+inline void AppendCommandOf(std::string* out, const Args& args) {
   char digits[24];
   auto append_length = [&](char marker, size_t length) {
     out->push_back(marker);
@@ -26,19 +28,8 @@ inline void AppendCommand(std::string* out, std::initializer_list<std::string_vi
   }
 }
 
-// The same for arguments built at run time.
-template <typename Args>
-inline void AppendCommandOf(std::string* out, const Args& args) {
-  out->push_back('*');
-  out->append(std::to_string(args.size()));
-  out->append("\r\n");
-  for (std::string_view arg : args) {
-    out->push_back('$');
-    out->append(std::to_string(arg.size()));
-    out->append("\r\n");
-    out->append(arg);
-    out->append("\r\n");
-  }
+inline void AppendCommand(std::string* out, std::initializer_list<std::string_view> args) {
+  AppendCommandOf(out, args);
 }
 
 }  // namespace kvlab::harness

@@ -1,5 +1,7 @@
 #include "harness/ycsb_operations.h"
 
+#include "harness/resp_encoding.h"
+
 #include <charconv>
 
 #include "harness/workload.h"
@@ -9,19 +11,7 @@ namespace {
 
 // Appends `words` as one RESP array of bulk strings.
 void AppendWords(const std::vector<std::string_view>& words, std::string* out) {
-  char digits[24];
-  auto append_length = [&](char marker, size_t length) {
-    out->push_back(marker);
-    const auto result = std::to_chars(digits, digits + sizeof(digits), length);
-    out->append(digits, result.ptr);
-    out->append("\r\n");
-  };
-  append_length('*', words.size());
-  for (std::string_view word : words) {
-    append_length('$', word.size());
-    out->append(word);
-    out->append("\r\n");
-  }
+  AppendCommandOf(out, words);
 }
 
 // "field0" .. "field9": CoreWorkload's field names.

@@ -19,30 +19,11 @@
 #include "tests/server/container_streams/container_stream.h"
 #include "tests/server/redis_reference.h"
 #include "tests/server/resp_reply_reader.h"
+#include "tests/server/resp_text.h"
 #include "tests/server/session_driver.h"
 
 namespace kvlab::test {
 namespace {
-
-std::string Escape(std::string_view bytes) {
-  std::string out;
-  for (unsigned char c : bytes) {
-    if (c == '\r') out += "\\r";
-    else if (c == '\n') out += "\\n";
-    else if (c < 32 || c > 126) {
-      char hex[8];
-      snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else out += static_cast<char>(c);
-  }
-  return out;
-}
-
-std::string Encode(const std::vector<std::string>& args) {
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  return out;
-}
 
 std::string Lower(std::string text) {
   for (char& c : text) c = static_cast<char>(tolower(c));
