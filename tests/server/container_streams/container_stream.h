@@ -73,5 +73,6 @@ struct ContainerStream {
 };
 
 ContainerStream HashStream();  // hash_stream.cc
+ContainerStream ListStream();  // list_stream.cc
 
 }  // namespace kvlab::test

@@ -1,0 +1,104 @@
+// The list commands' random stream for the container differential test.
+// Every list reply is ordered, so every reply is compared byte for byte.
+#include "tests/server/container_streams/container_stream.h"
+
+namespace kvlab::test {
+namespace {
+
+// An index or a count: mostly small and of either sign, sometimes past a
+// big list's end, sometimes the extremes or not an integer at all.
+std::string Index(StreamSource& s) {
+  const int pick = s.Uniform(0, 19);
+  if (pick < 12) return std::to_string(s.Uniform(-6, 6));
+  if (pick < 16) return std::to_string(s.Uniform(-180, 180));
+  static const char* const odd[] = {"9223372036854775807", "-9223372036854775808", "x", "1.5",
+                                    "",  " 1", "+1", "9223372036854775808"};
+  return odd[s.Uniform(0, 7)];
+}
+
+// POP's and LPOS's counts: non-negative mostly, and the invalid ones.
+std::string Count(StreamSource& s) {
+  static const char* const counts[] = {"0", "1", "2", "3", "5", "200", "-1", "x",
+                                       "9223372036854775807", "-9223372036854775808", "1"};
+  return counts[s.Uniform(0, 10)];
+}
+
+std::vector<std::string> NextList(StreamSource& s) {
+  const std::string k = s.Key();
+  const int pick = s.Uniform(0, 99);
+  if (pick < 20) {
+    static const char* const pushes[] = {"lpush", "rpush", "lpushx", "rpushx"};
+    const char* push = pushes[s.OneIn(4) ? s.Uniform(2, 3) : s.Uniform(0, 1)];
+    std::vector<std::string> cmd = {s.Case(push), k};
+    // Now and then past 128 elements (kvlab's compact form's limit).
+    const bool many = s.OneIn(k == "big" ? 3 : 12);
+    const int count = many ? s.Uniform(100, 160) : s.Uniform(1, 4);
+    for (int i = 0; i < count; ++i) {
+      cmd.push_back(many && !s.OneIn(8) ? "i" + std::to_string(s.Uniform(0, 40)) : s.Element());
+    }
+    return cmd;
+  }
+  if (pick < 32) {
+    std::vector<std::string> cmd = {s.Case(s.OneIn(2) ? "lpop" : "rpop"), k};
+    if (s.OneIn(2)) cmd.push_back(Count(s));
+    if (s.OneIn(15)) cmd.push_back("1");  // too many: the arity error
+    return cmd;
+  }
+  if (pick < 36) return {s.Case("llen"), k};
+  if (pick < 48) return {s.Case("lrange"), k, Index(s), s.OneIn(3) ? "-1" : Index(s)};
+  if (pick < 55) return {s.Case("lindex"), k, Index(s)};
+  if (pick < 61) return {s.Case("lset"), k, Index(s), s.Element()};
+  if (pick < 67) return {s.Case("lrem"), k, Index(s), s.Element()};
+  if (pick < 70) {
+    // Mostly gentle (keep most of the list), sometimes anything.
+    if (s.OneIn(3)) return {s.Case("ltrim"), k, Index(s), Index(s)};
+    return {s.Case("ltrim"), k, std::to_string(s.Uniform(0, 2)), std::to_string(s.Uniform(-3, -1))};
+  }
+  if (pick < 78) {
+    static const char* const wheres[] = {"before", "after", "BEFORE", "After", "middle"};
+    const int where = s.Uniform(0, 5);
+    // strcasecmp stops at a NUL: "before\0x" is BEFORE to Redis.
+    const std::string w = where == 5 ? std::string("before\0x", 8) : wheres[where];
+    return {s.Case("linsert"), k, w, s.Element(), s.Element()};
+  }
+  if (pick < 92) {
+    std::vector<std::string> cmd = {s.Case("lpos"), k, s.Element()};
+    for (int i = s.Uniform(0, 3); i > 0; --i) {
+      switch (s.Uniform(0, 7)) {
+        case 0: case 1: {
+          static const char* const ranks[] = {"1", "2", "-1", "-2", "3", "0", "x",
+                                              "-9223372036854775808", "9223372036854775807", "-3"};
+          cmd.push_back(s.Case("rank"));
+          cmd.push_back(ranks[s.Uniform(0, 9)]);
+          break;
+        }
+        case 2: case 3: cmd.push_back(s.Case("count")); cmd.push_back(Count(s)); break;
+        case 4: case 5: cmd.push_back(s.Case("maxlen")); cmd.push_back(Count(s)); break;
+        case 6: cmd.push_back(s.Case("rank")); break;  // no value: syntax error
+        default: cmd.push_back(s.Case("bogus")); cmd.push_back("1"); break;
+      }
+    }
+    return cmd;
+  }
+  // Wrong arities.
+  switch (s.Uniform(0, 9)) {
+    case 0: return {s.Case("lpush"), k};
+    case 1: return {s.Case("rpushx"), k};
+    case 2: return {s.Case("lpop")};
+    case 3: return {s.Case("llen"), k, "x"};
+    case 4: return {s.Case("lrange"), k, "0"};
+    case 5: return {s.Case("lindex"), k};
+    case 6: return {s.Case("lset"), k, "0"};
+    case 7: return {s.Case("lrem"), k, "0"};
+    case 8: return {s.Case("linsert"), k, "before", "x"};
+    default: return {s.Case("lpos"), k};
+  }
+}
+
+ReplyMatch MatchList(const std::vector<std::string>&) { return ReplyMatch::kExact; }
+
+}  // namespace
+
+ContainerStream ListStream() { return {NextList, MatchList}; }
+
+}  // namespace kvlab::test
