@@ -8,13 +8,17 @@
 //   - a SETNX race has exactly one winner;
 //   - INCR from many connections is exact;
 //   - WATCH/MULTI/EXEC as an optimistic lock loses no update, and a
-//     conflicting write aborts EXEC.
+//     conflicting write aborts EXEC;
+//   - LPUSH and LPOP/RPOP racing on one list from many connections never
+//     lose nor duplicate an element.
 // Under --multikey split the engines tear multi-key commands on purpose:
 // the checker must see it (so it could catch the tearing it looks for).
 // Also runs under ThreadSanitizer (label `tsan`).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "tests/server/redis_reference.h"
@@ -235,6 +239,90 @@ void ExpectWatchConflictAborts(const Connector& connect) {
   EXPECT_TRUE(b->Command({"GET", "w:plain"}).IsBulk("a"));
 }
 
+// Producers LPUSH distinct elements (one to three per command, pipelined)
+// onto two lists while consumers LPOP and RPOP them, one at a time or with
+// a count, until the producers are done and the lists are empty: every
+// element comes out exactly once, and the emptied keys are gone.
+void ExpectListPushPopExact(const Connector& connect) {
+  constexpr int kProducers = 3;
+  constexpr int kConsumers = 3;
+  constexpr int kPushesPerProducer = 500;
+  const std::vector<std::string> lists = {"list:a", "list:other-shard"};
+  std::atomic<int> errors{0};
+  std::atomic<bool> produced{false};
+  std::mutex popped_mutex;
+  std::vector<std::string> popped;
+  std::vector<std::string> pushed;
+  for (int p = 0; p < kProducers; ++p) {
+    for (int i = 0; i < kPushesPerProducer; ++i) {
+      for (int e = 0; e <= i % 3; ++e) {
+        pushed.push_back("p" + std::to_string(p) + ":" + std::to_string(i) + ":" + std::to_string(e));
+      }
+    }
+  }
+  auto producer = [&](int p) {
+    auto client = connect();
+    if (!client) { ++errors; return; }
+    for (int i = 0; i < kPushesPerProducer; i += 4) {
+      int sent = 0;
+      for (int j = i; j < std::min(i + 4, kPushesPerProducer); ++j, ++sent) {
+        std::vector<std::string> push = {"LPUSH", lists[j % lists.size()]};
+        for (int e = 0; e <= j % 3; ++e) {
+          push.push_back("p" + std::to_string(p) + ":" + std::to_string(j) + ":" + std::to_string(e));
+        }
+        client->Append(push);
+      }
+      for (int j = 0; j < sent; ++j) {
+        if (client->GetReply().type != REDIS_REPLY_INTEGER) ++errors;
+      }
+    }
+  };
+  auto consumer = [&](int c) {
+    auto client = connect();
+    if (!client) { ++errors; return; }
+    std::vector<std::string> mine;
+    int empty_after_produced = 0;
+    for (long round = 0; empty_after_produced < static_cast<int>(lists.size()); ++round) {
+      const bool finished = produced.load();
+      const std::string& key = lists[round % lists.size()];
+      const bool left = (round + c) % 2 == 0;
+      std::vector<std::string> pop = {left ? "LPOP" : "RPOP", key};
+      if (round % 3 == 0) pop.push_back(std::to_string(1 + round % 4));
+      const Reply reply = client->Command(pop);
+      if (reply.type == REDIS_REPLY_STRING) {
+        mine.push_back(reply.text);
+      } else if (reply.type == REDIS_REPLY_ARRAY && !reply.elements.empty()) {
+        for (const Reply& element : reply.elements) mine.push_back(element.text);
+      } else if (reply.IsNil()) {
+        // Empty once the producers are done: empty for good.
+        if (finished) ++empty_after_produced;
+        continue;
+      } else {
+        ++errors;
+        break;
+      }
+      empty_after_produced = 0;
+    }
+    std::lock_guard<std::mutex> lock(popped_mutex);
+    popped.insert(popped.end(), mine.begin(), mine.end());
+  };
+  std::vector<std::thread> consumers, producers;
+  for (int c = 0; c < kConsumers; ++c) consumers.emplace_back(consumer, c);
+  for (int p = 0; p < kProducers; ++p) producers.emplace_back(producer, p);
+  for (auto& thread : producers) thread.join();
+  produced = true;
+  for (auto& thread : consumers) thread.join();
+  EXPECT_EQ(errors.load(), 0);
+  std::sort(pushed.begin(), pushed.end());
+  std::sort(popped.begin(), popped.end());
+  EXPECT_EQ(popped.size(), pushed.size()) << "elements lost or duplicated";
+  EXPECT_TRUE(popped == pushed) << "the popped elements are not the pushed ones";
+  EXPECT_EQ(std::adjacent_find(popped.begin(), popped.end()), popped.end()) << "an element popped twice";
+  auto check = connect();
+  ASSERT_NE(check, nullptr);
+  EXPECT_TRUE(check->Command({"EXISTS", lists[0], lists[1]}).IsInteger(0));
+}
+
 constexpr auto kRaceBudget = std::chrono::milliseconds(1500);
 const std::vector<std::string> kServerArgs = {"--io-threads", "2", "--shards", "4",
                                               "--stripes", "4"};
@@ -280,6 +368,11 @@ TEST_P(Atomicity, WatchConflictAbortsExec) {
   ExpectWatchConflictAborts(Connect());
 }
 
+TEST_P(Atomicity, ListPushAndPopLoseNothing) {
+  StartServer(kServerArgs);
+  ExpectListPushPopExact(Connect());
+}
+
 // The checker can fail: with --multikey split the engines that run a
 // command on several threads tear it, and the checker sees it (it stops at
 // the first torn read; the budget is generous for a loaded machine). What
@@ -315,6 +408,7 @@ TEST(AtomicityReference, RedisServerPassesTheChecker) {
   ExpectOneSetNxWinner(connect);
   ExpectCountersExact(connect);
   ExpectWatchConflictAborts(connect);
+  ExpectListPushPopExact(connect);
 }
 
 }  // namespace
