@@ -116,6 +116,10 @@ class EntryRecord {
   // Overwrite()). A string is at most 512 MB, so 31 bits hold its size.
   uint32_t key_size_ : 31;
   uint32_t has_expiry_ : 1;
+  // A zero-width bit-field ends the memory location: adjacent bit-fields
+  // are one location in C++'s memory model, and other threads read the
+  // key's size while the value's is rewritten (TSan saw the race).
+  uint32_t : 0;
   uint32_t value_size_ : 31;
   uint32_t holds_container_ : 1;
 };
