@@ -8,6 +8,7 @@
 #include "tests/server/container_streams/container_stream.h"
 #include "tests/server/redis_reference.h"
 #include "tests/server/resp_reply_reader.h"
+#include "tests/server/resp_text.h"
 #include "tests/server/session_driver.h"
 
 namespace kvlab::test {
@@ -161,12 +162,6 @@ ContainerStream SetStream() { return {NextSet, MatchSet, AfterSet}; }
 
 namespace {
 
-std::string EncodeCommand(const std::vector<std::string>& args) {
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  return out;
-}
-
 std::vector<std::string> Range(std::vector<std::string> head, int from, int to) {
   for (int i = from; i <= to; ++i) head.push_back(std::to_string(i));
   return head;
@@ -237,9 +232,10 @@ TEST_P(SetScriptTest, IntsetOrdersAndEncodingsMatchRedisExactly) {
       {"EXEC"},
   };
   for (const auto& command : script) {
-    const std::string bytes = EncodeCommand(command);
+    const std::string bytes = Encode(command);
     const std::string expected = redis.Exchange(bytes, 1);
-    EXPECT_EQ(driver.Feed(bytes), expected) << command[0] << " " << (command.size() > 1 ? command[1] : "");
+    EXPECT_EQ(Escape(driver.Feed(bytes)), Escape(expected))
+        << command[0] << " " << (command.size() > 1 ? command[1] : "");
   }
 }
 
