@@ -32,6 +32,10 @@ class ContainerCall;
 enum ContainerCommandFlags : uint8_t {
   kContainerWrite = 1,   // may change the key (else it only reads)
   kContainerDenyOom = 2, // refused at the memory limit (Redis's denyoom)
+  // Not a command by itself: a step a server command queues (e.g. "the
+  // members of this set" for SINTER), never registered under its name. It
+  // sees only its own name as arguments.
+  kContainerInternal = 4,
 };
 
 struct ContainerCommand {

@@ -13,6 +13,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterServerCommands(*built);
     RegisterTransactionCommands(*built);
     RegisterContainerCommands(*built);
+    RegisterSetAlgebraCommands(*built);
     return built;
   }();
   return *table;

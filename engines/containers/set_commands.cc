@@ -1,9 +1,215 @@
-// The set commands (Redis 7.0), written once for every engine.
+// The set commands (Redis 7.0's t_set.c), written once for every engine.
+// SINTER, SUNION and SDIFF read several keys: the server queues one
+// internal "setmembers" per key in one atomic group and computes the
+// result in its render (server/commands/set_algebra_commands.cc).
+#include <numeric>
+#include <string>
+#include <vector>
+
 #include "engines/containers/command_support.h"
 #include "engines/containers/container_tables.h"
+#include "engines/containers/set_value.h"
 
 namespace kvlab {
 
-std::span<const ContainerCommand> SetCommands() { return {}; }
+namespace {
+
+void ReplyMembers(ReplyList& reply, const SetValue& set) {
+  reply.Array(set.Size());
+  set.ForEach([&](std::string_view member) { reply.Bulk(member); });
+}
+
+void SAdd(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  SetValue& set = call.FindOrCreate<SetValue>();
+  int64_t added = 0;
+  for (size_t i = 2; i < call.args.size(); ++i) added += set.Add(call.args[i]) ? 1 : 0;
+  if (added != 0) call.Changed();
+  call.Integer(added);
+}
+
+void SRem(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  SetValue* set = call.Find<SetValue>();
+  if (!set) return call.Integer(0);
+  int64_t removed = 0;
+  for (size_t i = 2; i < call.args.size(); ++i) {
+    if (set->Remove(call.args[i])) {
+      ++removed;
+      if (set->Size() == 0) break;  // Redis stops once the key is gone
+    }
+  }
+  if (removed != 0) call.Changed();
+  call.Integer(removed);
+}
+
+// spopWithCountCommand().
+void SPopCount(ContainerCall& call) {
+  // getPositiveLongFromObjectOrReply(): one text for both failures.
+  const std::optional<int64_t> parsed = ParseRedisInt64(call.args[2]);
+  if (!parsed || *parsed < 0) return call.Error("ERR value is out of range, must be positive");
+  const uint64_t count = static_cast<uint64_t>(*parsed);
+  if (!call.CheckType()) return;
+  SetValue* set = call.Find<SetValue>();
+  if (!set || count == 0) return call.List().Array(0);
+  const size_t size = set->Size();
+  ReplyList& reply = call.List();
+  call.Changed();
+  if (count >= size) {
+    // CASE 1: the whole set (Redis answers it through SUNION: an intset's
+    // members in ascending order); the key goes.
+    ReplyMembers(reply, *set);
+    SetValue empty;
+    set->Swap(empty);
+    return;
+  }
+  reply.Array(count);
+  const size_t remaining = size - count;
+  if (remaining * 5 > count) {
+    // CASE 2: pop `count` random members.
+    for (uint64_t i = 0; i < count; ++i) {
+      reply.Bulk(set->RemoveAt(SetValue::RandomIndex(set->Size())));
+    }
+    return;
+  }
+  // CASE 3: move `remaining` random members to a new set (its encoding
+  // chosen afresh, as Redis's setTypeCreate() does), answer the rest.
+  SetValue kept;
+  for (size_t i = 0; i < remaining; ++i) {
+    kept.Add(set->RemoveAt(SetValue::RandomIndex(set->Size())));
+  }
+  set->ForEach([&](std::string_view member) { reply.Bulk(member); });
+  set->Swap(kept);
+}
+
+void SPop(ContainerCall& call) {
+  if (call.args.size() == 3) return SPopCount(call);
+  if (call.args.size() > 3) return call.Error(kContainerSyntaxError);
+  if (!call.CheckType()) return;
+  SetValue* set = call.Find<SetValue>();
+  if (!set) return call.Nil();
+  const std::string member = set->RemoveAt(SetValue::RandomIndex(set->Size()));
+  call.Changed();
+  call.Bulk(member);
+}
+
+// srandmemberWithCountCommand().
+void SRandMemberCount(ContainerCall& call) {
+  const std::optional<int64_t> parsed = ParseRedisInt64(call.args[2]);
+  if (!parsed) return call.Error(kContainerNotIntegerError);
+  if (*parsed == INT64_MIN) {
+    return call.Error(
+        "ERR value is out of range, value must between -9223372036854775807 and "
+        "9223372036854775807");
+  }
+  const bool unique = *parsed >= 0;
+  const uint64_t count = static_cast<uint64_t>(unique ? *parsed : -*parsed);
+  if (!call.CheckType()) return;
+  const SetValue* set = call.Find<SetValue>();
+  if (!set || count == 0) return call.List().Array(0);
+  const size_t size = set->Size();
+  ReplyList& reply = call.List();
+  if (!unique || count == 1) {
+    // CASE 1: `count` independent picks, repeats allowed.
+    reply.Array(count);
+    for (uint64_t i = 0; i < count; ++i) reply.Bulk(set->At(SetValue::RandomIndex(size)));
+    return;
+  }
+  if (count >= size) return ReplyMembers(reply, *set);  // CASE 2: the whole set
+  // CASES 3 and 4: `count` distinct random members (a partial shuffle).
+  std::vector<size_t> order(size);
+  std::iota(order.begin(), order.end(), size_t{0});
+  reply.Array(count);
+  for (size_t i = 0; i < count; ++i) {
+    std::swap(order[i], order[i + SetValue::RandomIndex(size - i)]);
+    reply.Bulk(set->At(order[i]));
+  }
+}
+
+void SRandMember(ContainerCall& call) {
+  if (call.args.size() == 3) return SRandMemberCount(call);
+  if (call.args.size() > 3) return call.Error(kContainerSyntaxError);
+  if (!call.CheckType()) return;
+  const SetValue* set = call.Find<SetValue>();
+  if (!set) return call.Nil();
+  call.Bulk(set->At(SetValue::RandomIndex(set->Size())));
+}
+
+void SCard(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const SetValue* set = call.Find<SetValue>();
+  call.Integer(set ? static_cast<int64_t>(set->Size()) : 0);
+}
+
+void SIsMember(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const SetValue* set = call.Find<SetValue>();
+  call.Integer(set && set->Contains(call.args[2]) ? 1 : 0);
+}
+
+void SMIsMember(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const SetValue* set = call.Find<SetValue>();
+  ReplyList& reply = call.List();
+  reply.Array(call.args.size() - 2);
+  for (size_t i = 2; i < call.args.size(); ++i) {
+    reply.Integer(set && set->Contains(call.args[i]) ? 1 : 0);
+  }
+}
+
+// SMEMBERS, and the internal step of SINTER, SUNION and SDIFF (a missing
+// key reads as an empty set).
+void SMembers(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const SetValue* set = call.Find<SetValue>();
+  ReplyList& reply = call.List();
+  if (!set) return reply.Array(0);
+  ReplyMembers(reply, *set);
+}
+
+void SScan(ContainerCall& call) {
+  uint64_t cursor = 0;
+  if (!ParseScanCursor(call, call.args[2], &cursor)) return;
+  if (!call.CheckType()) return;
+  const SetValue* set = call.Find<SetValue>();
+  if (!set) return ReplyEmptyScan(call);
+  ScanFilter filter;
+  if (!ParseScanOptions(call, 3, &filter)) return;
+  ReplyList& reply = call.List();
+  reply.Array(2);
+  reply.Bulk("0");
+  const size_t items = reply.BeginArray();
+  size_t count = 0;
+  // An intset is answered whole whatever the cursor, as Redis's is.
+  if (cursor != 0 && set->Encoding() != "intset") return reply.EndArray(items, 0);
+  set->ForEach([&](std::string_view member) {
+    if (!filter.Matches(member)) return;
+    reply.Bulk(member);
+    ++count;
+  });
+  reply.EndArray(items, count);
+}
+
+constexpr uint8_t kRead = 0;
+constexpr uint8_t kWrite = kContainerWrite;
+constexpr uint8_t kGrow = kContainerWrite | kContainerDenyOom;
+constexpr ValueType kSet = ValueType::kSet;
+
+constexpr ContainerCommand kSetCommands[] = {
+    {"sadd", -3, kSet, kGrow, SAdd},
+    {"srem", -3, kSet, kWrite, SRem},
+    {"spop", -2, kSet, kWrite, SPop},
+    {"srandmember", -2, kSet, kRead, SRandMember},
+    {"scard", 2, kSet, kRead, SCard},
+    {"sismember", 3, kSet, kRead, SIsMember},
+    {"smismember", -3, kSet, kRead, SMIsMember},
+    {"smembers", 2, kSet, kRead, SMembers},
+    {"sscan", -3, kSet, kRead, SScan},
+    {kSetMembersStep, 2, kSet, kContainerInternal, SMembers},
+};
+
+}  // namespace
+
+std::span<const ContainerCommand> SetCommands() { return kSetCommands; }
 
 }  // namespace kvlab

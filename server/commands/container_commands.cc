@@ -75,6 +75,7 @@ void RunContainerCommand(CommandCall& call) {
 void RegisterContainerCommands(CommandTable& table) {
   using F = CommandSpec::Flags;
   for (const ContainerCommand& command : ContainerCommands()) {
+    if (command.flags & kContainerInternal) continue;
     uint32_t flags = (command.flags & kContainerWrite) ? F::kWrite : F::kReadOnly;
     if (command.flags & kContainerDenyOom) flags |= F::kDenyOom;
     table.Add({.name = std::string(command.name),

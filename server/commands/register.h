@@ -12,5 +12,6 @@ void RegisterKeyspaceCommands(CommandTable& table);    // DEL EXISTS EXPIRE TTL 
 void RegisterServerCommands(CommandTable& table);      // INFO CONFIG COMMAND TIME FUNCTION SCRIPT
 void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
 void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
+void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
 
 }  // namespace kvlab

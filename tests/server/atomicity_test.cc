@@ -10,7 +10,9 @@
 //   - WATCH/MULTI/EXEC as an optimistic lock loses no update, and a
 //     conflicting write aborts EXEC;
 //   - LPUSH and LPOP/RPOP racing on one list from many connections never
-//     lose nor duplicate an element.
+//     lose nor duplicate an element;
+//   - SUNION and SINTER never see half of a member's move between two
+//     sets (MULTI SREM/SADD EXEC): every member in exactly one set.
 // Under --multikey split the engines tear multi-key commands on purpose:
 // the checker must see it (so it could catch the tearing it looks for).
 // Also runs under ThreadSanitizer (label `tsan`).
@@ -323,6 +325,97 @@ void ExpectListPushPopExact(const Connector& connect) {
   EXPECT_TRUE(check->Command({"EXISTS", lists[0], lists[1]}).IsInteger(0));
 }
 
+// Members move between kSets sets, each move one MULTI/EXEC of SREM from
+// its set and SADD to another (in either order), so every member is in
+// exactly one set at every instant. Readers SUNION all the sets (a member
+// missing: a half-applied SREM-first move) and SINTER two of them (a
+// member in both: a half-applied SADD-first move). Two writers each own
+// half the members. Returns {reads, torn} as RaceMultiKeyWritesAndReads().
+TornCount RaceSetMovesAndAlgebra(const Connector& connect, Clock::duration budget,
+                                 long stop_at_torn) {
+  constexpr int kSets = 4;
+  constexpr int kMembers = 16;
+  std::vector<std::string> sets;
+  for (int i = 0; i < kSets; ++i) sets.push_back("sets:" + std::to_string(i));
+  auto member = [](int m) { return "m" + std::to_string(m); };
+  {
+    auto setup = connect();
+    if (!setup) { ADD_FAILURE() << "no connection"; return {}; }
+    std::vector<std::string> del = {"DEL"};
+    del.insert(del.end(), sets.begin(), sets.end());
+    setup->Command(del);
+    for (int m = 0; m < kMembers; ++m) {
+      EXPECT_TRUE(setup->Command({"SADD", sets[m % kSets], member(m)}).IsInteger(1));
+    }
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<long> reads{0}, torn{0}, errors{0};
+  auto writer = [&](int id) {
+    auto client = connect();
+    if (!client) { ++errors; return; }
+    std::vector<int> where(kMembers);
+    for (int m = 0; m < kMembers; ++m) where[m] = m % kSets;
+    constexpr int kMovesPerExec = 3;  // several keys per EXEC: more of it to tear under split
+    for (long round = 0; !stop.load(); ++round) {
+      client->Append({"MULTI"});
+      std::vector<std::pair<int, int>> moves;  // member, destination
+      for (int k = 0; k < kMovesPerExec; ++k) {
+        const int m = id + 2 * static_cast<int>((round + k) % (kMembers / 2));
+        const int from = where[m];
+        const int to = (from + 1 + static_cast<int>((round + k) % (kSets - 1))) % kSets;
+        if ((round + k) % 2 == 0) {
+          client->Append({"SREM", sets[from], member(m)});
+          client->Append({"SADD", sets[to], member(m)});
+        } else {
+          client->Append({"SADD", sets[to], member(m)});
+          client->Append({"SREM", sets[from], member(m)});
+        }
+        moves.emplace_back(m, to);
+      }
+      client->Append({"EXEC"});
+      for (int i = 0; i < 1 + 2 * kMovesPerExec; ++i) client->GetReply();
+      const Reply exec = client->GetReply();
+      bool applied = exec.type == REDIS_REPLY_ARRAY && exec.elements.size() == 2 * kMovesPerExec;
+      for (size_t i = 0; applied && i < exec.elements.size(); ++i) {
+        applied = exec.elements[i].IsInteger(1);
+      }
+      if (!applied) ++errors;
+      for (const auto& [m, to] : moves) where[m] = to;
+    }
+  };
+  auto reader = [&] {
+    auto client = connect();
+    if (!client) { ++errors; return; }
+    std::vector<std::string> sunion = {"SUNION"};
+    sunion.insert(sunion.end(), sets.begin(), sets.end());
+    for (long round = 0; !stop.load(); ++round) {
+      const Reply all = client->Command(sunion);
+      const Reply both = client->Command(
+          {"SINTER", sets[round % kSets], sets[(round + 1 + round / kSets % (kSets - 1)) % kSets]});
+      reads += 2;
+      if (all.type != REDIS_REPLY_ARRAY || both.type != REDIS_REPLY_ARRAY) {
+        ++errors;
+        continue;
+      }
+      const bool whole = all.elements.size() == kMembers;
+      const bool disjoint = both.elements.empty();
+      if (!whole || !disjoint) {
+        if (++torn >= stop_at_torn && stop_at_torn > 0) stop = true;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.emplace_back(writer, 0);
+  threads.emplace_back(writer, 1);
+  for (int i = 0; i < 3; ++i) threads.emplace_back(reader);
+  const auto deadline = Clock::now() + budget;
+  while (!stop.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop = true;
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(errors.load(), 0);
+  return {reads.load(), torn.load()};
+}
+
 constexpr auto kRaceBudget = std::chrono::milliseconds(1500);
 const std::vector<std::string> kServerArgs = {"--io-threads", "2", "--shards", "4",
                                               "--stripes", "4"};
@@ -373,6 +466,28 @@ TEST_P(Atomicity, ListPushAndPopLoseNothing) {
   ExpectListPushPopExact(Connect());
 }
 
+TEST_P(Atomicity, SetAlgebraNeverSeesHalfAMove) {
+  StartServer(kServerArgs);
+  const TornCount seen = RaceSetMovesAndAlgebra(Connect(), kRaceBudget, 0);
+  EXPECT_GT(seen.reads, 100);
+  EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads
+                          << " SUNION/SINTER saw a member in no set or in two";
+}
+
+// The set checker can fail too: under --multikey split the moves and the
+// reads are torn, and it sees it.
+TEST_P(Atomicity, SplitModeTearsSetMoves) {
+  std::vector<std::string> args = kServerArgs;
+  args.insert(args.end(), {"--multikey", "split"});
+  StartServer(args);
+  if (GetParam() == "single") {
+    EXPECT_EQ(RaceSetMovesAndAlgebra(Connect(), kRaceBudget, 0).torn, 0);
+    return;
+  }
+  const TornCount seen = RaceSetMovesAndAlgebra(Connect(), std::chrono::seconds(30), 1);
+  EXPECT_GE(seen.torn, 1) << "no torn SUNION/SINTER in " << seen.reads << " reads";
+}
+
 // The checker can fail: with --multikey split the engines that run a
 // command on several threads tear it, and the checker sees it (it stops at
 // the first torn read; the budget is generous for a loaded machine). What
@@ -409,6 +524,7 @@ TEST(AtomicityReference, RedisServerPassesTheChecker) {
   ExpectCountersExact(connect);
   ExpectWatchConflictAborts(connect);
   ExpectListPushPopExact(connect);
+  EXPECT_EQ(RaceSetMovesAndAlgebra(connect, kRaceBudget, 0).torn, 0);
 }
 
 }  // namespace

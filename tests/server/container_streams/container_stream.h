@@ -25,6 +25,7 @@ enum class ReplyMatch {
   kScanUnordered,     // [cursor, [elements]]: cursor exact, elements as kUnorderedElements
   kScanUnorderedPairs,// [cursor, [pairs]]
   kSameShape,         // random picks (SPOP, SRANDMEMBER): the same kind and length
+                      // (an array's length; a bulk string or nil)
 };
 
 class StreamSource {
@@ -70,9 +71,14 @@ class StreamSource {
 struct ContainerStream {
   std::vector<std::string> (*next)(StreamSource& source);
   ReplyMatch (*match)(const std::vector<std::string>& command);
+  // A command sent right after `command` (none when empty or null): one
+  // that makes the two servers' states equal again after a random pick
+  // changed them differently (SPOP: DEL its key). Compared exactly.
+  std::vector<std::string> (*after)(const std::vector<std::string>& command) = nullptr;
 };
 
 ContainerStream HashStream();  // hash_stream.cc
 ContainerStream ListStream();  // list_stream.cc
+ContainerStream SetStream();   // set_stream.cc
 
 }  // namespace kvlab::test
