@@ -1,9 +1,529 @@
-// The zset commands (Redis 7.0), written once for every engine.
+// The zset commands (Redis 7.0's t_zset.c), written once for every engine.
+//
+// Scores follow Redis 7.0: parsed with strtod's rules (string2d() for a
+// score, zslParseRange() for a range bound), replied as bulk strings in
+// "%.17g" ("inf", "-inf"), never NaN.
+#include <algorithm>
+#include <cerrno>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "engines/containers/command_support.h"
 #include "engines/containers/container_tables.h"
+#include "engines/containers/zset_value.h"
 
 namespace kvlab {
 
-std::span<const ContainerCommand> ZSetCommands() { return {}; }
+namespace {
+
+constexpr std::string_view kNanError = "ERR resulting score is not a number (NaN)";
+constexpr std::string_view kRangeNotFloatError = "ERR min or max is not a float";
+constexpr std::string_view kLexRangeError = "ERR min or max not valid string range item";
+constexpr std::string_view kNotPositiveError = "ERR value is out of range, must be positive";
+
+// string2d(): strtod over all the bytes, no leading space, no overflow,
+// no underflow to zero, not NaN.
+bool ParseScore(std::string_view arg, double* score) {
+  if (arg.empty() || std::isspace(static_cast<unsigned char>(arg[0]))) return false;
+  const std::string text(arg);
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || std::isnan(value)) return false;
+  if (errno == ERANGE && (value == HUGE_VAL || value == -HUGE_VAL || value == 0)) return false;
+  *score = value;
+  return true;
+}
+
+// One bound of zslParseRange(): a C string (it ends at a NUL), "(" makes it
+// exclusive, then strtod must reach the end and not give NaN.
+bool ParseScoreBound(std::string_view arg, double* bound, bool* exclusive) {
+  const std::string text(arg);
+  const char* start = text.c_str();
+  *exclusive = start[0] == '(';
+  if (*exclusive) ++start;
+  char* end = nullptr;
+  *bound = std::strtod(start, &end);
+  return end[0] == '\0' && !std::isnan(*bound);
+}
+
+struct ScoreRange {
+  double min = 0, max = 0;
+  bool min_exclusive = false, max_exclusive = false;
+  bool AtLeastMin(double score) const { return min_exclusive ? score > min : score >= min; }
+  bool AtMostMax(double score) const { return max_exclusive ? score < max : score <= max; }
+};
+
+bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* range) {
+  return ParseScoreBound(min, &range->min, &range->min_exclusive) &&
+         ParseScoreBound(max, &range->max, &range->max_exclusive);
+}
+
+// zslParseLexRangeItem(): "-" and "+" (a C string: "+\0..." counts), or a
+// "(" / "[" prefixed member.
+struct LexBound {
+  enum Kind : uint8_t { kMin, kMember, kMax } kind = kMember;
+  std::string_view member;
+  bool exclusive = false;
+};
+
+bool ParseLexBound(std::string_view arg, LexBound* bound) {
+  if (arg.empty()) return false;
+  switch (arg[0]) {
+    case '+':
+    case '-':
+      if (arg.size() > 1 && arg[1] != '\0') return false;
+      bound->kind = arg[0] == '+' ? LexBound::kMax : LexBound::kMin;
+      bound->exclusive = true;
+      return true;
+    case '(':
+    case '[':
+      bound->kind = LexBound::kMember;
+      bound->member = arg.substr(1);
+      bound->exclusive = arg[0] == '(';
+      return true;
+    default:
+      return false;
+  }
+}
+
+// sdscmplex(): the "-" and "+" strings below and above every member.
+int CompareLex(const LexBound& a, const LexBound& b) {
+  if (a.kind == b.kind && a.kind != LexBound::kMember) return 0;
+  if (a.kind == LexBound::kMin || b.kind == LexBound::kMax) return -1;
+  if (a.kind == LexBound::kMax || b.kind == LexBound::kMin) return 1;
+  return a.member.compare(b.member);
+}
+
+struct LexRange {
+  LexBound min, max;
+  bool AtLeastMin(std::string_view member) const {
+    const int cmp = CompareLex(LexBound{LexBound::kMember, member, false}, min);
+    return min.exclusive ? cmp > 0 : cmp >= 0;
+  }
+  bool AtMostMax(std::string_view member) const {
+    const int cmp = CompareLex(LexBound{LexBound::kMember, member, false}, max);
+    return max.exclusive ? cmp < 0 : cmp <= 0;
+  }
+};
+
+// Redis's reply of a score: a bulk string, "%.17g", "inf" and "-inf".
+std::string ScoreText(double score) {
+  if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
+  char text[64];
+  const int length = std::snprintf(text, sizeof text, "%.17g", score);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+// ZADD and ZINCRBY (zaddGenericCommand(): ZINCRBY is ZADD with INCR, so
+// its increment is read as an option too).
+void ZAddGeneric(ContainerCall& call, bool incr) {
+  bool nx = false, xx = false, gt = false, lt = false, ch = false;
+  size_t first = 2;
+  for (; first < call.args.size(); ++first) {
+    const std::string_view option = call.args[first];
+    if (OptionIs(option, "nx")) nx = true;
+    else if (OptionIs(option, "xx")) xx = true;
+    else if (OptionIs(option, "ch")) ch = true;
+    else if (OptionIs(option, "incr")) incr = true;
+    else if (OptionIs(option, "gt")) gt = true;
+    else if (OptionIs(option, "lt")) lt = true;
+    else break;
+  }
+  const size_t left = call.args.size() - first;
+  if (left % 2 != 0 || left == 0) return call.Error(kContainerSyntaxError);
+  const size_t pairs = left / 2;
+  if (nx && xx) return call.Error("ERR XX and NX options at the same time are not compatible");
+  if ((gt && nx) || (lt && nx) || (gt && lt)) {
+    return call.Error("ERR GT, LT, and/or NX options at the same time are not compatible");
+  }
+  if (incr && pairs > 1) {
+    return call.Error("ERR INCR option supports a single increment-element pair");
+  }
+  std::vector<double> scores(pairs);
+  for (size_t i = 0; i < pairs; ++i) {
+    if (!ParseScore(call.args[first + 2 * i], &scores[i])) {
+      return call.Error(kContainerNotFloatError);
+    }
+  }
+  if (!call.CheckType()) return;
+
+  int64_t added = 0, updated = 0, processed = 0;
+  double score = 0;
+  ZSetValue* zset = call.Find<ZSetValue>();
+  if (zset == nullptr && !xx) zset = &call.FindOrCreate<ZSetValue>();
+  for (size_t i = 0; zset != nullptr && i < pairs; ++i) {
+    const std::string_view member = call.args[first + 2 * i + 1];
+    double next = scores[i];
+    if (const std::optional<double> current = zset->Score(member)) {
+      if (nx) continue;
+      if (incr) {
+        next += *current;
+        if (std::isnan(next)) {
+          if (added + updated != 0) call.Changed();
+          return call.Error(kNanError);
+        }
+      }
+      if ((lt && next >= *current) || (gt && next <= *current)) continue;
+      if (next != *current) {
+        zset->Update(member, next);
+        ++updated;
+      }
+    } else {
+      if (xx) continue;
+      zset->Insert(member, next);
+      ++added;
+    }
+    ++processed;
+    score = next == 0 ? 0 : next;
+  }
+  if (added + updated != 0) call.Changed();
+  if (incr) {
+    if (processed != 0) return call.Bulk(ScoreText(score));
+    return call.Nil();
+  }
+  call.Integer(ch ? added + updated : added);
+}
+
+void ZAdd(ContainerCall& call) { ZAddGeneric(call, false); }
+void ZIncrBy(ContainerCall& call) { ZAddGeneric(call, true); }
+
+void ZRem(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  ZSetValue* zset = call.Find<ZSetValue>();
+  if (!zset) return call.Integer(0);
+  int64_t deleted = 0;
+  for (size_t i = 2; i < call.args.size(); ++i) {
+    if (zset->Remove(call.args[i])) {
+      ++deleted;
+      if (zset->Size() == 0) break;  // Redis stops once the key is gone
+    }
+  }
+  if (deleted != 0) call.Changed();
+  call.Integer(deleted);
+}
+
+void ZScore(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  const std::optional<double> score = zset ? zset->Score(call.args[2]) : std::nullopt;
+  if (score) return call.Bulk(ScoreText(*score));
+  call.Nil();
+}
+
+void ZMScore(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  ReplyList& reply = call.List();
+  reply.Array(call.args.size() - 2);
+  for (size_t i = 2; i < call.args.size(); ++i) {
+    const std::optional<double> score = zset ? zset->Score(call.args[i]) : std::nullopt;
+    if (score) {
+      reply.Bulk(ScoreText(*score));
+    } else {
+      reply.Nil();
+    }
+  }
+}
+
+void ZCard(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  call.Integer(zset ? static_cast<int64_t>(zset->Size()) : 0);
+}
+
+void ZCount(ContainerCall& call) {
+  ScoreRange range;
+  if (!ParseScoreRange(call.args[2], call.args[3], &range)) return call.Error(kRangeNotFloatError);
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  if (!zset) return call.Integer(0);
+  const size_t below_min = zset->CountBelow(range.min, range.min_exclusive);
+  const size_t up_to_max = zset->CountBelow(range.max, !range.max_exclusive);
+  call.Integer(up_to_max > below_min ? static_cast<int64_t>(up_to_max - below_min) : 0);
+}
+
+template <bool kReverse>
+void ZRankOf(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  const std::optional<size_t> rank = zset ? zset->Rank(call.args[2]) : std::nullopt;
+  if (!rank) return call.Nil();
+  call.Integer(static_cast<int64_t>(kReverse ? zset->Size() - 1 - *rank : *rank));
+}
+
+enum class RangeType { kAuto, kRank, kScore, kLex };
+enum class Direction { kAuto, kForward, kReverse };
+
+// Emits the members (and scores) a range walk visits.
+class RangeReply {
+ public:
+  RangeReply(ContainerCall& call, bool with_scores)
+      : reply_(call.List()), with_scores_(with_scores), at_(reply_.BeginArray()) {}
+  void Add(std::string_view member, double score) {
+    reply_.Bulk(member);
+    if (with_scores_) reply_.Bulk(ScoreText(score));
+    count_ += with_scores_ ? 2 : 1;
+  }
+  ~RangeReply() { reply_.EndArray(at_, count_); }
+
+ private:
+  ReplyList& reply_;
+  const bool with_scores_;
+  const size_t at_;
+  size_t count_ = 0;
+};
+
+void RangeByRank(ContainerCall& call, const ZSetValue& zset, int64_t start, int64_t end,
+                 bool with_scores, bool reverse) {
+  const auto size = static_cast<int64_t>(zset.Size());
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  if (start < 0) start = 0;
+  RangeReply reply(call, with_scores);
+  if (start > end || start >= size) return;
+  if (end >= size) end = size - 1;
+  int64_t left = end - start + 1;
+  const size_t first = static_cast<size_t>(reverse ? size - 1 - start : start);
+  zset.Walk(first, reverse, [&](std::string_view member, double score) {
+    reply.Add(member, score);
+    return --left > 0;
+  });
+}
+
+void RangeByScore(ContainerCall& call, const ZSetValue& zset, const ScoreRange& range,
+                  int64_t offset, int64_t limit, bool with_scores, bool reverse) {
+  RangeReply reply(call, with_scores);
+  if (offset < 0) return;  // Redis's skip loop runs past the end
+  // The first member in range from the walk's side.
+  size_t first;
+  if (!reverse) {
+    first = zset.CountBelow(range.min, range.min_exclusive);
+    if (first >= zset.Size()) return;
+  } else {
+    const size_t through = zset.CountBelow(range.max, !range.max_exclusive);
+    if (through == 0) return;
+    first = through - 1;
+  }
+  zset.Walk(first, reverse, [&](std::string_view member, double score) {
+    if (offset > 0) {
+      --offset;
+      return true;
+    }
+    if (limit == 0) return false;
+    if (!(reverse ? range.AtLeastMin(score) : range.AtMostMax(score))) return false;
+    reply.Add(member, score);
+    --limit;
+    return true;
+  });
+}
+
+// genericZrangebylexCommand() over a listpack: the first member from the
+// walk's side that passes the near bound, then members while they pass the
+// far one (the same on a skiplist whose members are in lex order, the only
+// case Redis defines; its skiplist search differs otherwise).
+void RangeByLex(ContainerCall& call, const ZSetValue& zset, const LexRange& range,
+                int64_t offset, int64_t limit, bool reverse) {
+  RangeReply reply(call, false);
+  if (offset < 0) return;
+  const int cmp = CompareLex(range.min, range.max);
+  if (cmp > 0 || (cmp == 0 && (range.min.exclusive || range.max.exclusive))) return;
+  const size_t size = zset.Size();
+  bool last_at_least_min = false, first_at_most_max = false;
+  zset.Walk(size - 1, false, [&](std::string_view member, double) {
+    last_at_least_min = range.AtLeastMin(member);
+    return false;
+  });
+  zset.Walk(0, false, [&](std::string_view member, double) {
+    first_at_most_max = range.AtMostMax(member);
+    return false;
+  });
+  if (!last_at_least_min || !first_at_most_max) return;
+  bool found = false;
+  zset.Walk(reverse ? size - 1 : 0, reverse, [&](std::string_view member, double) {
+    if (!found) {
+      if (!(reverse ? range.AtMostMax(member) : range.AtLeastMin(member))) return true;
+      found = true;
+      if (!(reverse ? range.AtLeastMin(member) : range.AtMostMax(member))) return false;
+    }
+    if (offset > 0) {
+      --offset;
+      return true;
+    }
+    if (limit == 0) return false;
+    if (!(reverse ? range.AtLeastMin(member) : range.AtMostMax(member))) return false;
+    reply.Add(member, 0);
+    --limit;
+    return true;
+  });
+}
+
+// zrangeGenericCommand(): ZRANGE, ZRANGEBYSCORE and ZREVRANGE.
+void ZRangeGeneric(ContainerCall& call, RangeType type, Direction direction) {
+  bool with_scores = false;
+  int64_t offset = 0, limit = -1;
+  for (size_t j = 4; j < call.args.size(); ++j) {
+    const size_t left = call.args.size() - j - 1;
+    const std::string_view arg = call.args[j];
+    if (OptionIs(arg, "withscores")) {
+      with_scores = true;
+    } else if (OptionIs(arg, "limit") && left >= 2) {
+      if (!ParseInteger(call, call.args[j + 1], &offset) ||
+          !ParseInteger(call, call.args[j + 2], &limit)) {
+        return;
+      }
+      j += 2;
+    } else if (direction == Direction::kAuto && OptionIs(arg, "rev")) {
+      direction = Direction::kReverse;
+    } else if (type == RangeType::kAuto && OptionIs(arg, "bylex")) {
+      type = RangeType::kLex;
+    } else if (type == RangeType::kAuto && OptionIs(arg, "byscore")) {
+      type = RangeType::kScore;
+    } else {
+      return call.Error(kContainerSyntaxError);
+    }
+  }
+  if (direction == Direction::kAuto) direction = Direction::kForward;
+  if (type == RangeType::kAuto) type = RangeType::kRank;
+  if (limit != -1 && type == RangeType::kRank) {
+    return call.Error(
+        "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+  }
+  if (with_scores && type == RangeType::kLex) {
+    return call.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+  }
+  const bool reverse = direction == Direction::kReverse;
+  size_t min_index = 2, max_index = 3;
+  if (reverse && type != RangeType::kRank) std::swap(min_index, max_index);
+
+  int64_t start = 0, end = 0;
+  ScoreRange scores;
+  LexRange lex;
+  switch (type) {
+    case RangeType::kAuto:
+    case RangeType::kRank:
+      if (!ParseInteger(call, call.args[min_index], &start) ||
+          !ParseInteger(call, call.args[max_index], &end)) {
+        return;
+      }
+      break;
+    case RangeType::kScore:
+      if (!ParseScoreRange(call.args[min_index], call.args[max_index], &scores)) {
+        return call.Error(kRangeNotFloatError);
+      }
+      break;
+    case RangeType::kLex:
+      if (!ParseLexBound(call.args[min_index], &lex.min) ||
+          !ParseLexBound(call.args[max_index], &lex.max)) {
+        return call.Error(kLexRangeError);
+      }
+      break;
+  }
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  if (!zset) return call.List().Array(0);
+  switch (type) {
+    case RangeType::kAuto:
+    case RangeType::kRank:
+      return RangeByRank(call, *zset, start, end, with_scores, reverse);
+    case RangeType::kScore:
+      return RangeByScore(call, *zset, scores, offset, limit, with_scores, reverse);
+    case RangeType::kLex:
+      return RangeByLex(call, *zset, lex, offset, limit, reverse);
+  }
+}
+
+void ZRange(ContainerCall& call) { ZRangeGeneric(call, RangeType::kAuto, Direction::kAuto); }
+void ZRangeByScore(ContainerCall& call) {
+  ZRangeGeneric(call, RangeType::kScore, Direction::kForward);
+}
+void ZRevRange(ContainerCall& call) { ZRangeGeneric(call, RangeType::kRank, Direction::kReverse); }
+
+// ZPOPMIN and ZPOPMAX: key [count].
+template <bool kMax>
+void ZPop(ContainerCall& call) {
+  if (call.args.size() > 3) return call.Error(kContainerSyntaxError);
+  int64_t count = 1;
+  if (call.args.size() == 3) {
+    const std::optional<int64_t> parsed = ParseRedisInt64(call.args[2]);
+    if (!parsed || *parsed < 0) return call.Error(kNotPositiveError);
+    count = *parsed;
+  }
+  if (!call.CheckType()) return;
+  ZSetValue* zset = call.Find<ZSetValue>();
+  if (!zset || count == 0) return call.List().Array(0);
+  const size_t popped = std::min(static_cast<size_t>(count), zset->Size());
+  ReplyList& reply = call.List();
+  reply.Array(popped * 2);
+  for (size_t i = 0; i < popped; ++i) {
+    std::string member;
+    double score = 0;
+    zset->Walk(kMax ? zset->Size() - 1 : 0, kMax, [&](std::string_view m, double s) {
+      member.assign(m);
+      score = s;
+      return false;
+    });
+    reply.Bulk(member);
+    reply.Bulk(ScoreText(score));
+    zset->Remove(member);
+  }
+  call.Changed();
+}
+
+void ZScan(ContainerCall& call) {
+  uint64_t cursor = 0;
+  if (!ParseScanCursor(call, call.args[2], &cursor)) return;
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  if (!zset) return ReplyEmptyScan(call);
+  ScanFilter filter;
+  if (!ParseScanOptions(call, 3, &filter)) return;
+  ReplyList& reply = call.List();
+  reply.Array(2);
+  reply.Bulk("0");
+  const size_t items = reply.BeginArray();
+  size_t count = 0;
+  if (cursor != 0 && zset->Encoding() != "listpack") return reply.EndArray(items, 0);
+  zset->Walk(0, false, [&](std::string_view member, double score) {
+    if (filter.Matches(member)) {
+      reply.Bulk(member);
+      reply.Bulk(zset->ScanScoreText(score));
+      count += 2;
+    }
+    return true;
+  });
+  reply.EndArray(items, count);
+}
+
+constexpr uint8_t kRead = 0;
+constexpr uint8_t kWrite = kContainerWrite;
+constexpr uint8_t kGrow = kContainerWrite | kContainerDenyOom;
+constexpr ValueType kZSet = ValueType::kZSet;
+
+constexpr ContainerCommand kZSetCommands[] = {
+    {"zadd", -4, kZSet, kGrow, ZAdd},
+    {"zincrby", 4, kZSet, kGrow, ZIncrBy},
+    {"zrem", -3, kZSet, kWrite, ZRem},
+    {"zscore", 3, kZSet, kRead, ZScore},
+    {"zmscore", -3, kZSet, kRead, ZMScore},
+    {"zcard", 2, kZSet, kRead, ZCard},
+    {"zcount", 4, kZSet, kRead, ZCount},
+    {"zrank", 3, kZSet, kRead, ZRankOf<false>},
+    {"zrevrank", 3, kZSet, kRead, ZRankOf<true>},
+    {"zrange", -4, kZSet, kRead, ZRange},
+    {"zrangebyscore", -4, kZSet, kRead, ZRangeByScore},
+    {"zrevrange", -4, kZSet, kRead, ZRevRange},
+    {"zpopmin", -2, kZSet, kWrite, ZPop<false>},
+    {"zpopmax", -2, kZSet, kWrite, ZPop<true>},
+    {"zscan", -3, kZSet, kRead, ZScan},
+};
+
+}  // namespace
+
+std::span<const ContainerCommand> ZSetCommands() { return kZSetCommands; }
 
 }  // namespace kvlab
