@@ -179,7 +179,7 @@ void ZAddGeneric(ContainerCall& call, bool incr) {
       ++added;
     }
     ++processed;
-    score = next == 0 ? 0 : next;
+    score = next;  // INCR's reply: -0 stays -0 even where it is stored as 0
   }
   if (added + updated != 0) call.Changed();
   if (incr) {

@@ -82,11 +82,11 @@ void ZSetValue::InsertLarge(std::string_view member, double score) {
 }
 
 void ZSetValue::Insert(std::string_view member, double score) {
-  if (score == 0) score = 0;  // -0 is stored as 0
   if (!large_ && (member.size() > kMaxPackedBytes || Size() + 1 > kMaxPackedEntries)) {
     ConvertToTree();
   }
   if (large_) return InsertLarge(member, score);
+  if (score == 0) score = 0;  // a listpack writes -0 as the integer 0
   PackedList::Position at = packed_.begin();
   while (at != packed_.end()) {
     const PackedList::Position score_at = packed_.Next(at);
@@ -101,7 +101,7 @@ void ZSetValue::Update(std::string_view member, double score) {
   if (large_) {
     const auto found = large_->scores.find(member);
     large_->tree.erase(Key{found->second, found->first, 0});
-    found->second = score == 0 ? 0 : score;
+    found->second = score;
     large_->tree.insert(Key{found->second, found->first, 0});
     return;
   }

@@ -12,8 +12,9 @@
 //     Score, Insert, Update, Remove, Rank, CountBelow and reaching a rank are
 //     O(log n) (Score O(1)); a walk costs O(1) per element after that.
 //
-// It never converts back, as Redis's does not. Scores are never NaN and a
-// -0 score is stored as 0 (Redis 7.0 replies "0" for it everywhere).
+// It never converts back, as Redis's does not. Scores are never NaN. A -0
+// score stays -0 in a skiplist but becomes 0 in a listpack (which stores
+// it as the integer 0), as in Redis 7.0: ZSCORE then replies "-0" or "0".
 //
 // Not synchronised (container.h): the engine holding the key serialises it.
 #pragma once
