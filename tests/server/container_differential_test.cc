@@ -116,7 +116,8 @@ TEST_P(ContainerDifferentialTest, RandomContainerStreamMatchesRedis) {
   ASSERT_TRUE(kvlab.engine);
   SessionDriver driver(*kvlab.context);
 
-  const std::vector<ContainerStream> streams = {HashStream(), ListStream(), SetStream()};
+  const std::vector<ContainerStream> streams = {HashStream(), ListStream(), SetStream(),
+                                                ZSetStream()};
   const char* seed_override = std::getenv("KVLAB_DIFFERENTIAL_SEED");
   const uint64_t seed = seed_override ? std::strtoull(seed_override, nullptr, 10) : 20261201;
   constexpr int kCommands = 12000;

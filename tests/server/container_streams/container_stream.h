@@ -80,5 +80,6 @@ struct ContainerStream {
 ContainerStream HashStream();  // hash_stream.cc
 ContainerStream ListStream();  // list_stream.cc
 ContainerStream SetStream();   // set_stream.cc
+ContainerStream ZSetStream();  // zset_stream.cc
 
 }  // namespace kvlab::test
