@@ -343,8 +343,34 @@ void RangeByLex(ContainerCall& call, const ZSetValue& zset, const LexRange& rang
     return false;
   });
   if (!last_at_least_min || !first_at_most_max) return;
+  // Where every score is equal (the case Redis defines) the members are in
+  // lex order: start at the near bound's rank, found in O(log n), instead
+  // of scanning to it. The scan below then stops at once, as it would.
+  size_t start = reverse ? size - 1 : 0;
+  double first_score = 0, last_score = 0;
+  zset.Walk(0, false, [&](std::string_view, double score) {
+    first_score = score;
+    return false;
+  });
+  zset.Walk(size - 1, false, [&](std::string_view, double score) {
+    last_score = score;
+    return false;
+  });
+  const LexBound& near = reverse ? range.max : range.min;
+  if (first_score == last_score && near.kind == LexBound::kMember) {
+    // Forward: members below [min (or at/below (min) fail; reverse: those
+    // above [max (or at/above (max).
+    const size_t rank = zset.CountBefore(first_score, near.member, reverse != near.exclusive);
+    if (!reverse) {
+      if (rank >= size) return;
+      start = rank;
+    } else {
+      if (rank == 0) return;
+      start = rank - 1;
+    }
+  }
   bool found = false;
-  zset.Walk(reverse ? size - 1 : 0, reverse, [&](std::string_view member, double) {
+  zset.Walk(start, reverse, [&](std::string_view member, double) {
     if (!found) {
       if (!(reverse ? range.AtMostMax(member) : range.AtLeastMin(member))) return true;
       found = true;

@@ -153,6 +153,23 @@ size_t ZSetValue::CountBelow(double score, bool inclusive) const {
   return count;
 }
 
+size_t ZSetValue::CountBefore(double score, std::string_view member, bool inclusive) const {
+  if (large_) {
+    const size_t before = large_->tree.order_of_key(Key{score, member, 0});
+    const std::optional<double> found = inclusive ? Score(member) : std::nullopt;
+    return before + (found && *found == score ? 1 : 0);
+  }
+  size_t count = 0;
+  for (PackedList::Position at = packed_.begin(); at != packed_.end(); ++count) {
+    const PackedList::Position score_at = packed_.Next(at);
+    const double here = PackedScore(score_at);
+    const std::string_view name = packed_.At(at);
+    if (inclusive ? Before(score, member, here, name) : !Before(here, name, score, member)) break;
+    at = packed_.Next(score_at);
+  }
+  return count;
+}
+
 std::string ZSetValue::ScanScoreText(double score) const {
   // Redis's d2string(): integers print as integers where a long long
   // surely holds them (|score| <= LLONG_MAX/2).

@@ -66,6 +66,9 @@ class ZSetValue final : public Container {
   std::optional<size_t> Rank(std::string_view member) const;
   // How many members score below `score` (inclusive: at or below).
   size_t CountBelow(double score, bool inclusive) const;
+  // How many members sort before (score, member) (inclusive: or are it):
+  // a lex bound's rank where all scores are equal. O(log n) on a skiplist.
+  size_t CountBefore(double score, std::string_view member, bool inclusive) const;
 
   // visit(member, score) -> bool for the members from rank `rank` on,
   // ascending (descending when `reverse`), until visit returns false or the

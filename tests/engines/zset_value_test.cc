@@ -133,6 +133,16 @@ TEST(ZSetValueTest, TiesOrderByMemberBytes) {
     return true;
   });
   EXPECT_EQ(order, (std::vector<std::string>{"z", "", "B", "a", std::string("a\0", 2), "ab", "b"}));
+  EXPECT_EQ(zset.CountBefore(1, "a", false), 3u);  // z, "", B
+  EXPECT_EQ(zset.CountBefore(1, "a", true), 4u);
+  EXPECT_EQ(zset.CountBefore(1, "aa", true), 5u);  // not a member
+  EXPECT_EQ(zset.CountBefore(0, "zz", true), 1u);
+  for (int i = 0; i < 130; ++i) zset.Insert("n" + std::to_string(i), 1);
+  ASSERT_EQ(zset.Encoding(), "skiplist");
+  EXPECT_EQ(zset.CountBefore(1, "a", false), 3u);
+  EXPECT_EQ(zset.CountBefore(1, "a", true), 4u);
+  EXPECT_EQ(zset.CountBefore(1, "aa", true), 5u);
+  EXPECT_EQ(zset.CountBefore(1, "n0", true), 8u);  // after b
 }
 
 }  // namespace
