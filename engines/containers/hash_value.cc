@@ -20,16 +20,15 @@ size_t HashValue::Bytes() const {
   // A node: next pointer, the pair, the cached hash, and a malloc header.
   constexpr size_t kNodeBytes = sizeof(void*) + sizeof(Table::value_type) + sizeof(size_t) + 16;
   bytes += sizeof(Table) + table_->bucket_count() * sizeof(void*);
-  for (const auto& [field, value] : *table_) {
-    bytes += kNodeBytes + StringHeapBytes(field) + StringHeapBytes(value);
-  }
-  return bytes;
+  // O(1): the keyspace asks before and after every write.
+  return bytes + table_->size() * kNodeBytes + table_heap_bytes_;
 }
 
 std::unique_ptr<Container> HashValue::Clone() const {
   auto copy = std::make_unique<HashValue>();
   copy->packed_ = packed_;
   if (table_) copy->table_ = std::make_unique<Table>(*table_);
+  copy->table_heap_bytes_ = table_heap_bytes_;
   return copy;
 }
 
@@ -58,7 +57,13 @@ bool HashValue::Set(std::string_view field, std::string_view value) {
   }
   if (table_) {
     auto [found, inserted] = table_->try_emplace(std::string(field));
+    if (inserted) {
+      table_heap_bytes_ += StringHeapBytes(found->first);
+    } else {
+      table_heap_bytes_ -= StringHeapBytes(found->second);
+    }
     found->second.assign(value);
+    table_heap_bytes_ += StringHeapBytes(found->second);
     return inserted;
   }
   const PackedList::Position at = FindPacked(field);
@@ -76,6 +81,7 @@ bool HashValue::Delete(std::string_view field) {
   if (table_) {
     const auto found = table_->find(field);
     if (found == table_->end()) return false;
+    table_heap_bytes_ -= StringHeapBytes(found->first) + StringHeapBytes(found->second);
     table_->erase(found);
     return true;
   }
@@ -90,7 +96,8 @@ void HashValue::ConvertToTable() {
   auto table = std::make_unique<Table>();
   table->reserve(Size());
   ForEach([&](std::string_view field, std::string_view value) {
-    table->emplace(std::string(field), std::string(value));
+    const auto [node, inserted] = table->emplace(std::string(field), std::string(value));
+    table_heap_bytes_ += StringHeapBytes(node->first) + StringHeapBytes(node->second);
   });
   table_ = std::move(table);
   packed_.Clear();

@@ -64,6 +64,7 @@ class HashValue final : public Container {
 
   PackedList packed_;             // while table_ is null
   std::unique_ptr<Table> table_;  // once converted
+  size_t table_heap_bytes_ = 0;   // the table's strings' own heap bytes, kept as they change
 };
 
 }  // namespace kvlab

@@ -34,8 +34,8 @@ size_t SetValue::Bytes() const {
   constexpr size_t kNodeBytes = sizeof(void*) + sizeof(Node) + sizeof(size_t) + 16;
   bytes += sizeof(Table) + table_->index.bucket_count() * sizeof(void*) +
            table_->dense.capacity() * sizeof(void*);
-  for (const std::string* member : table_->dense) bytes += kNodeBytes + StringHeapBytes(*member);
-  return bytes;
+  // O(1): the keyspace asks before and after every write.
+  return bytes + table_->dense.size() * kNodeBytes + table_->member_heap_bytes;
 }
 
 std::unique_ptr<Container> SetValue::Clone() const {
@@ -58,7 +58,10 @@ bool SetValue::Contains(std::string_view member) const {
 
 void SetValue::TableAdd(std::string_view member) {
   const auto [found, inserted] = table_->index.try_emplace(std::string(member), table_->dense.size());
-  if (inserted) table_->dense.push_back(&found->first);
+  if (inserted) {
+    table_->dense.push_back(&found->first);
+    table_->member_heap_bytes += StringHeapBytes(found->first);
+  }
 }
 
 bool SetValue::Add(std::string_view member) {
@@ -109,6 +112,7 @@ std::string SetValue::RemoveAt(size_t index) {
   dense[index] = last;
   table_->index.find(*last)->second = index;
   dense.pop_back();
+  table_->member_heap_bytes -= StringHeapBytes(member);
   table_->index.erase(member);
   return member;
 }

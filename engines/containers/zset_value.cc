@@ -40,10 +40,8 @@ size_t ZSetValue::Bytes() const {
   constexpr size_t kMapNode = sizeof(void*) + sizeof(Scores::value_type) + sizeof(size_t) + 16;
   constexpr size_t kTreeNode = sizeof(Key) + 3 * sizeof(void*) + 2 * sizeof(size_t) + 16;
   bytes += sizeof(Large) + large_->scores.bucket_count() * sizeof(void*);
-  for (const auto& [member, score] : large_->scores) {
-    bytes += kMapNode + kTreeNode + StringHeapBytes(member);
-  }
-  return bytes;
+  // O(1): the keyspace asks before and after every write.
+  return bytes + large_->scores.size() * (kMapNode + kTreeNode) + large_->member_heap_bytes;
 }
 
 std::unique_ptr<Container> ZSetValue::Clone() const {
@@ -79,6 +77,7 @@ std::optional<double> ZSetValue::Score(std::string_view member) const {
 void ZSetValue::InsertLarge(std::string_view member, double score) {
   const auto [node, inserted] = large_->scores.emplace(std::string(member), score);
   large_->tree.insert(Key{score, node->first, 0});
+  if (inserted) large_->member_heap_bytes += StringHeapBytes(node->first);
 }
 
 void ZSetValue::Insert(std::string_view member, double score) {
@@ -115,6 +114,7 @@ bool ZSetValue::Remove(std::string_view member) {
     const auto found = large_->scores.find(member);
     if (found == large_->scores.end()) return false;
     large_->tree.erase(Key{found->second, found->first, 0});
+    large_->member_heap_bytes -= StringHeapBytes(found->first);
     large_->scores.erase(found);
     return true;
   }

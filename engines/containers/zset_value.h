@@ -135,6 +135,7 @@ class ZSetValue final : public Container {
   struct Large {
     Tree tree;      // members point at scores' keys
     Scores scores;
+    size_t member_heap_bytes = 0;  // the members' own heap bytes, kept as they change
   };
 
   double PackedScore(PackedList::Position at) const {

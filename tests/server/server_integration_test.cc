@@ -211,6 +211,40 @@ TEST_P(ServerIntegration, RedisBenchmarkDefaultSuiteRunsWithoutErrors) {
   ExpectHealthy();
 }
 
+// The memory meter follows containers through every change: large forms
+// (past the compact limits) grown and shrunk, then deleted, leave exactly
+// the bytes they came with (dataset_bytes in INFO's kvlab section: 0).
+TEST_P(ServerIntegration, ContainerBytesReturnToZeroWhenTheKeysGo) {
+  StartServer();
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  const std::string long_value(80, 'v');
+  for (int i = 0; i < 600; ++i) {
+    const std::string member = "member:" + std::to_string(i) + (i % 7 == 0 ? long_value : "");
+    client->Append({"HSET", "h", member, i % 3 ? long_value : "x"});
+    client->Append({"SADD", "s", member});
+    client->Append({"ZADD", "z", std::to_string(i), member});
+    client->Append({"RPUSH", "l", member});
+  }
+  for (int i = 0; i < 600 * 4; ++i) ASSERT_EQ(client->GetReply().type, REDIS_REPLY_INTEGER);
+  for (int i = 0; i < 600; i += 2) {
+    const std::string member = "member:" + std::to_string(i) + (i % 7 == 0 ? long_value : "");
+    client->Append({"HSET", "h", member, "short"});  // a value shrinks in place
+    client->Append({"HDEL", "h", member});
+    client->Append({"SREM", "s", member});
+    client->Append({"ZREM", "z", member});
+    client->Append({"LPOP", "l"});
+  }
+  for (int i = 0; i < 300 * 5; ++i) client->GetReply();
+  EXPECT_TRUE(client->Command({"OBJECT", "ENCODING", "h"}).IsBulk("hashtable"));
+  EXPECT_TRUE(client->Command({"OBJECT", "ENCODING", "z"}).IsBulk("skiplist"));
+  const Reply info = client->Command({"INFO", "kvlab"});
+  EXPECT_EQ(info.text.find("dataset_bytes:0\r\n"), std::string::npos) << info.text;
+  EXPECT_TRUE(client->Command({"DEL", "h", "s", "z", "l"}).IsInteger(4));
+  const Reply after = client->Command({"INFO", "kvlab"});
+  EXPECT_NE(after.text.find("dataset_bytes:0\r\n"), std::string::npos) << after.text;
+}
+
 TEST_P(ServerIntegration, SigtermExitsZeroAndRemovesSocketFile) {
   StartServer();
   auto idle = Connect();  // open clients must not hold up the shutdown
