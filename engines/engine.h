@@ -88,6 +88,11 @@ struct EngineTraits {
   // each awaited before the next is dispatched (false). The sharded engine's
   // `--hop batch|command`; inline engines take the whole read at once.
   bool batch_per_read = true;
+  // Thread-per-core (owner): the engine's shards are the server's I/O
+  // threads, one each. The server attaches every I/O thread
+  // (AttachIoThread) before any connection runs, and lets its loops stop
+  // only once HasWorkInFlight() is false.
+  bool runs_on_io_threads = false;
 };
 
 // Name/value pairs for the `# kvlab` section of INFO (engine, shards, hop
@@ -117,6 +122,18 @@ class Engine {
   // default (inline engines run the batch in Execute()).
   virtual void DeferWakeupsOnThisThread() {}
   virtual void WakeDeferred() {}
+  // Thread-per-core engines (Traits().runs_on_io_threads): `post(f)` runs f
+  // on I/O thread `index`'s loop, from any thread. The server calls this for
+  // every I/O thread, from one thread, before any connection runs; the
+  // engine posts its own set-up there first. No-op by default.
+  using IoThreadPost = std::function<void(std::function<void()>)>;
+  virtual void AttachIoThread(unsigned index, IoThreadPost post) {
+    (void)index;
+    (void)post;
+  }
+  // True while a batch's work is queued for, or running on, an I/O thread
+  // other than its caller's: until then no I/O loop may stop. Thread-safe.
+  virtual bool HasWorkInFlight() const { return false; }
   // Redis's maxmemory rule: true once the engine's keys use at least the
   // configured limit, so commands that may grow the dataset are refused
   // whole before they run. A gauge: thread-safe, not a synchronisation point.

@@ -5,6 +5,7 @@
 #include "engines/concurrent_engine.h"
 #include "engines/engine.h"
 #include "engines/engine_kind.h"
+#include "engines/owner_engine.h"
 #include "engines/sharded_engine.h"
 #include "engines/single_engine.h"
 #include "engines/striped_engine.h"
@@ -17,6 +18,7 @@ std::unique_ptr<Engine> Construct(const EngineConfig& config) {
   if (config.kind == "sharded") return std::make_unique<ShardedEngine>(config);
   if (config.kind == "concurrent") return std::make_unique<ConcurrentEngine>(config);
   if (config.kind == "striped") return std::make_unique<StripedEngine>(config);
+  if (config.kind == "owner") return std::make_unique<OwnerEngine>(config);
   return nullptr;
 }
 

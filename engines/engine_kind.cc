@@ -11,6 +11,7 @@ constexpr EngineKind kKinds[] = {
     {.name = "sharded", .uses_shards = true},
     {.name = "concurrent"},
     {.name = "striped", .uses_stripes = true},
+    {.name = "owner", .thread_per_core = true},
 };
 
 }  // namespace
@@ -41,6 +42,7 @@ EngineTraits TraitsOf(const EngineConfig& config) {
   traits.single_threaded = kind.single_threaded;
   // Only the sharded engine hops; inline engines always take a whole read.
   traits.batch_per_read = !kind.uses_shards || config.hop == HopMode::kBatch;
+  traits.runs_on_io_threads = kind.thread_per_core;
   return traits;
 }
 

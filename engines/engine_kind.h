@@ -33,6 +33,9 @@ struct EngineKind {
   bool single_threaded = false;
   bool uses_shards = false;   // EngineConfig::shards and ::hop apply
   bool uses_stripes = false;  // EngineConfig::stripes applies
+  // Its shards are the server's I/O threads: EngineConfig::shards is set
+  // from --io-threads (EngineTraits::runs_on_io_threads).
+  bool thread_per_core = false;
 };
 
 // Every engine, in the order usage messages list them.

@@ -30,6 +30,8 @@ class IoThreadPool {
 
   size_t size() const { return loops_.size(); }
   EventLoop& Next();
+  // Loop `index` (< size()): the thread-per-core engine's owner `index`.
+  EventLoop& loop(size_t index) { return *loops_[index]; }
 
   // Returns once every thread runs and has published its ThreadIds() entry.
   void Start();

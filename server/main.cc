@@ -3,7 +3,8 @@
 // Threads: the main thread waits for SIGINT/SIGTERM (sigwait; every other
 // thread has them blocked), one thread accepts connections (Boost.Asio), N
 // I/O threads (one epoll EventLoop each) run the connections, and the
-// sharded engine adds its own shard threads. A stop signal stops accepting,
+// sharded engine adds its own shard threads (the owner engine's shards are
+// the I/O threads). A stop signal stops accepting,
 // closes every client, waits for in-flight engine batches, removes the Unix
 // socket and exits 0.
 #include <sys/resource.h>
@@ -11,8 +12,10 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -94,6 +97,16 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  const bool thread_per_core = engine->Traits().runs_on_io_threads;
+  if (thread_per_core) {
+    // Owner i is I/O thread i; its set-up is posted ahead of every connection.
+    for (size_t i = 0; i < io_threads.size(); ++i) {
+      engine->AttachIoThread(static_cast<unsigned>(i), [&loop = io_threads.loop(i)](
+                                                           std::function<void()> function) {
+        loop.Post(std::move(function));
+      });
+    }
+  }
   io_threads.Start();
   // Written before the first Session exists, as ServerContext requires.
   server_context.settings.io_thread_ids = io_threads.ThreadIds();
@@ -108,6 +121,13 @@ int main(int argc, char** argv) {
   boost::asio::post(accept_context, [&] {
     listener->Close();
     registry.CloseAll();
+    if (thread_per_core) {
+      // One loop's connection may still hand work to another loop: none may
+      // stop before every connection has closed and every hop has returned.
+      while (registry.size() != 0 || engine->HasWorkInFlight()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
     io_threads.ReleaseWhenIdle();
     keep_accepting.reset();
   });

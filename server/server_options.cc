@@ -127,6 +127,9 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
   }
   // A single-threaded engine (the Redis model) needs one thread to run everything.
   out.io_threads = TraitsOf(out.engine).single_threaded ? 1u : static_cast<unsigned>(io_threads);
+  const EngineKind& engine_kind = *FindEngineKind(kind);
+  // Its shards are the I/O threads, one each: --shards does not apply.
+  if (engine_kind.thread_per_core) out.engine.shards = out.io_threads;
   return Status::Ok();
 }
 
@@ -161,7 +164,8 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
       ("version", "print the version and exit")
       ("engine", po::value<std::string>()->default_value(EngineConfig{}.kind),
        ("keyspace engine: " + EngineKindChoices()).c_str())
-      ("shards", po::value<std::string>(), "sharded: shard threads (default: cores)")
+      ("shards", po::value<std::string>(),
+       "sharded: shard threads (default: cores); owner has one per I/O thread")
       ("stripes", po::value<std::string>(),
        ("striped: lock stripes (default: " + std::to_string(kDefaultStripes) + ")").c_str())
       ("hop", po::value<std::string>()->default_value("command"),
@@ -221,6 +225,7 @@ std::string ReadyLine(const ServerSettings& settings, long pid) {
          << " hop=" << (settings.engine.hop == HopMode::kBatch ? "batch" : "command");
   }
   if (kind.uses_stripes) line << " stripes=" << settings.engine.stripes;
+  if (kind.thread_per_core) line << " owners=" << settings.engine.shards;
   if (settings.engine.multikey == MultiKey::kSplit) line << " multikey=split";
   line << " io-threads=" << settings.io_threads << " tcp=";
   if (settings.port == 0) {

@@ -358,11 +358,12 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(MakeCase("single", "single"), MakeCase("sharded1", "sharded", 1),
                       MakeCase("sharded4", "sharded", 4),
                       MakeCase("sharded4_batch", "sharded", 4, HopMode::kBatch),
-                      MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped")),
+                      MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped"),
+                      MakeCase("owner1", "owner", 1), MakeCase("owner4", "owner", 4)),
     CaseName);
 
 TEST(EngineFactory, KnowsEveryKindAndRejectsOthers) {
-  EXPECT_EQ(EngineKinds(), (std::vector<std::string>{"single", "sharded", "concurrent", "striped"}));
+  EXPECT_EQ(EngineKinds(), (std::vector<std::string>{"single", "sharded", "concurrent", "striped", "owner"}));
   for (const std::string& kind : EngineKinds()) {
     EngineConfig config;
     config.kind = kind;
@@ -403,6 +404,9 @@ TEST(EngineTraits, OnlySingleIsSingleThreadedAndHopModeSetsBatching) {
   EXPECT_FALSE(traits_of("sharded", HopMode::kCommand).single_threaded);
   EXPECT_FALSE(traits_of("sharded", HopMode::kCommand).batch_per_read);
   EXPECT_TRUE(traits_of("sharded", HopMode::kBatch).batch_per_read);
+  EXPECT_TRUE(traits_of("owner", HopMode::kCommand).runs_on_io_threads);
+  EXPECT_TRUE(traits_of("owner", HopMode::kCommand).batch_per_read);
+  EXPECT_FALSE(traits_of("sharded", HopMode::kBatch).runs_on_io_threads);
 }
 
 // The server decides how to drive an engine from the kind table before the
@@ -420,6 +424,7 @@ TEST(EngineTraits, EveryEngineReportsTheTraitsItsKindTableEntryGives) {
       ASSERT_TRUE(made.ok()) << kind.name << ": " << made.message();
       EXPECT_EQ(engine->Traits().single_threaded, TraitsOf(config).single_threaded) << kind.name;
       EXPECT_EQ(engine->Traits().batch_per_read, TraitsOf(config).batch_per_read) << kind.name;
+      EXPECT_EQ(engine->Traits().runs_on_io_threads, kind.thread_per_core) << kind.name;
     }
   }
 }

@@ -69,7 +69,7 @@ struct EngineUnderTest {
   std::unique_ptr<ServerContext> context;
 };
 
-// kind: single | sharded | sharded-batch | concurrent | striped
+// kind: single | sharded | sharded-batch | concurrent | striped | owner
 inline EngineUnderTest MakeEngineUnderTest(const std::string& kind, ServerSettings settings = {}) {
   EngineConfig& config = settings.engine;
   config.kind = kind == "sharded-batch" ? "sharded" : kind;
@@ -84,7 +84,7 @@ inline EngineUnderTest MakeEngineUnderTest(const std::string& kind, ServerSettin
 
 inline const std::vector<std::string>& AllEngineKinds() {
   static const std::vector<std::string> kinds = {"single", "sharded", "sharded-batch",
-                                                 "concurrent", "striped"};
+                                                 "concurrent", "striped", "owner"};
   return kinds;
 }
 
