@@ -16,6 +16,9 @@ struct ClientInfo {
   std::string local_address;  // "127.0.0.1:6379" or the Unix socket path + ":0"
   bool is_unix = false;       // connected over the Unix socket listener
   int fd = -1;                // socket descriptor, for CLIENT INFO only
+  // Connected to shard port BASE + owner_port (--shard-ports): keys of other
+  // owners get -MOVED. -1: the main port or the Unix socket.
+  int owner_port = -1;
 };
 
 }  // namespace kvlab

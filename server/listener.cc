@@ -82,6 +82,19 @@ Status Listener::Open(const ServerSettings& options, boost::asio::io_context& ac
                                  std::to_string(options.port) + ": " + code.message());
     }
   }
+  for (unsigned i = 0; options.shard_ports != 0 && i < io_threads.size(); ++i) {
+    const unsigned port = options.shard_ports + i;
+    const auto address = boost::asio::ip::make_address(options.bind, code);
+    const boost::asio::ip::tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
+    auto acceptor = std::make_unique<boost::asio::ip::tcp::acceptor>(accept_context);
+    if (acceptor->open(endpoint.protocol(), code) ||
+        acceptor->set_option(boost::asio::socket_base::reuse_address(true), code) ||
+        acceptor->bind(endpoint, code) || acceptor->listen(kBacklog, code)) {
+      return Status::Unavailable("cannot listen on shard port " + options.bind + ":" +
+                                 std::to_string(port) + ": " + code.message());
+    }
+    listener->shard_tcp_.push_back(std::move(acceptor));
+  }
   if (!options.unix_socket.empty()) {
     if (Status prepared = PrepareUnixSocketPath(options.unix_socket); !prepared.ok()) {
       return prepared;
@@ -100,7 +113,8 @@ Status Listener::Open(const ServerSettings& options, boost::asio::io_context& ac
 }
 
 void Listener::StartAccepting() {
-  if (tcp_) AcceptTcp();
+  if (tcp_) AcceptTcp(*tcp_, -1);
+  for (size_t i = 0; i < shard_tcp_.size(); ++i) AcceptTcp(*shard_tcp_[i], static_cast<int>(i));
   if (unix_) AcceptUnix();
 }
 
@@ -110,6 +124,7 @@ void Listener::Close() {
   boost::system::error_code ignored;
   retry_timer_.cancel();
   if (tcp_) tcp_->close(ignored);
+  for (auto& acceptor : shard_tcp_) acceptor->close(ignored);
   if (unix_) {
     unix_->close(ignored);
     ::unlink(options_.unix_socket.c_str());
@@ -126,19 +141,22 @@ void Listener::Refuse(Socket& socket, std::string_view reply) {
   socket.close(ignored);
 }
 
-void Listener::RetryLater(void (Listener::*accept)()) {
+void Listener::RetryLater(std::function<void()> accept) {
   retry_timer_.expires_after(std::chrono::milliseconds(50));
-  retry_timer_.async_wait([this, accept](const boost::system::error_code& error) {
-    if (!error && !closed_) (this->*accept)();
+  retry_timer_.async_wait([this, accept = std::move(accept)](const boost::system::error_code& error) {
+    if (!error && !closed_) accept();
   });
 }
 
-void Listener::AcceptTcp() {
-  tcp_->async_accept([this](const boost::system::error_code& error, auto socket) {
+void Listener::AcceptTcp(boost::asio::ip::tcp::acceptor& acceptor, int owner) {
+  acceptor.async_accept([this, &acceptor, owner](const boost::system::error_code& error,
+                                                 auto socket) {
     if (closed_ || error == boost::asio::error::operation_aborted) return;
     if (error) {
-      if (OutOfDescriptorsOrMemory(error)) return RetryLater(&Listener::AcceptTcp);
-      return AcceptTcp();  // the client gave up before we accepted it
+      if (OutOfDescriptorsOrMemory(error)) {
+        return RetryLater([this, &acceptor, owner] { AcceptTcp(acceptor, owner); });
+      }
+      return AcceptTcp(acceptor, owner);  // the client gave up before we accepted it
     }
     boost::system::error_code peer_error;
     const auto peer = socket.remote_endpoint(peer_error);
@@ -159,9 +177,10 @@ void Listener::AcceptTcp() {
       info.local_address = EndpointText(socket.local_endpoint(ignored));
       info.is_unix = false;
       info.fd = socket.native_handle();
+      info.owner_port = owner;
       Admit(socket.release(ignored), std::move(info));
     }
-    AcceptTcp();
+    AcceptTcp(acceptor, owner);
   });
 }
 
@@ -169,7 +188,7 @@ void Listener::AcceptUnix() {
   unix_->async_accept([this](const boost::system::error_code& error, auto socket) {
     if (closed_ || error == boost::asio::error::operation_aborted) return;
     if (error) {
-      if (OutOfDescriptorsOrMemory(error)) return RetryLater(&Listener::AcceptUnix);
+      if (OutOfDescriptorsOrMemory(error)) return RetryLater([this] { AcceptUnix(); });
       return AcceptUnix();
     }
     if (Full()) {
@@ -196,7 +215,8 @@ void Listener::Admit(int socket_fd, ClientInfo info) {
   const ConnectionLimits limits{options_.client_output_buffer_limit,
                                 options_.client_query_buffer_limit};
   const uint64_t id = info.id;
-  EventLoop& loop = io_threads_.Next();
+  EventLoop& loop = info.owner_port >= 0 ? io_threads_.loop(static_cast<size_t>(info.owner_port))
+                                          : io_threads_.Next();
   auto connection = std::make_shared<Connection>(loop, socket_fd, server_context_,
                                                  std::move(info), limits, registry_);
   registry_.Add(id, connection);

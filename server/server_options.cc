@@ -130,6 +130,20 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
   const EngineKind& engine_kind = *FindEngineKind(kind);
   // Its shards are the I/O threads, one each: --shards does not apply.
   if (engine_kind.thread_per_core) out.engine.shards = out.io_threads;
+  if (vm.count("shard-ports")) {
+    uint64_t base = 0;
+    if (Status parsed = count("shard-ports", 1, 65535, base); !parsed.ok()) return parsed;
+    if (!engine_kind.thread_per_core) {
+      return Status::InvalidArgument("--shard-ports needs an engine whose shards are its I/O "
+                                     "threads (owner), not " + kind);
+    }
+    if (base + out.io_threads - 1 > 65535) {
+      return Status::InvalidArgument("--shard-ports " + std::to_string(base) + " + " +
+                                     std::to_string(out.io_threads) +
+                                     " I/O threads runs past port 65535");
+    }
+    out.shard_ports = static_cast<uint16_t>(base);
+  }
   return Status::Ok();
 }
 
@@ -178,6 +192,9 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
       ("port", po::value<std::string>()->default_value("6379"), "TCP port; 0 = no TCP listener")
       ("bind", po::value<std::string>()->default_value("127.0.0.1"), "TCP address to listen on")
       ("unixsocket", po::value<std::string>(), "also listen on this Unix socket path")
+      ("shard-ports", po::value<std::string>(),
+       "owner: I/O thread i also listens on BASE+i and owns the hash slots CLUSTER SLOTS "
+       "reports for it (keys of other threads get -MOVED there)")
       ("requirepass", po::value<std::string>(), "clients must AUTH with this password")
       ("maxclients", po::value<std::string>()->default_value("10000"),
        "connections beyond this get -ERR max number of clients reached")
@@ -233,8 +250,9 @@ std::string ReadyLine(const ServerSettings& settings, long pid) {
   } else {
     line << settings.bind << ":" << settings.port;
   }
-  line << " unix=" << (settings.unix_socket.empty() ? "none" : settings.unix_socket)
-       << " pid=" << pid;
+  line << " unix=" << (settings.unix_socket.empty() ? "none" : settings.unix_socket);
+  if (settings.shard_ports != 0) line << " shard-ports=" << settings.shard_ports;
+  line << " pid=" << pid;
   return line.str();
 }
 

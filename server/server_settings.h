@@ -23,6 +23,9 @@ struct ServerSettings {
   uint16_t port = 6379;             // 0 = no TCP listener
   std::string bind = "127.0.0.1";
   std::string unix_socket;          // empty = no Unix socket listener
+  // --shard-ports BASE (owner): I/O thread i also listens on BASE + i and
+  // owns the hash slots CLUSTER SLOTS gives that port. 0 = none.
+  uint16_t shard_ports = 0;
   std::string requirepass;          // empty = no password (AUTH is refused)
   uint64_t max_clients = 10000;
   bool protected_mode = true;

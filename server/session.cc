@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "server/cluster_routing.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
 
@@ -148,6 +149,10 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     if (transaction.open()) transaction.Doom();
   } else if (!client_.authenticated && !(spec->flags & CommandSpec::kNoAuth)) {
     writer.Error(kNoAuthError);
+    if (transaction.open()) transaction.Doom();
+  } else if (auto moved = MovedError(*spec, args_, client_.info, ctx_.settings)) {
+    // A shard port whose thread does not own the key: Redis Cluster's answer.
+    writer.Error(*moved);
     if (transaction.open()) transaction.Doom();
   } else if (queueing && ctx_.settings.engine.max_memory_bytes != 0 &&
              ctx_.engine.OverMemoryLimit()) {

@@ -13,5 +13,6 @@ void RegisterServerCommands(CommandTable& table);      // INFO CONFIG COMMAND TI
 void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
 void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
 void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
+void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
 
 }  // namespace kvlab

@@ -125,6 +125,24 @@ TEST(ServerOptions, ReadyLineFormat) {
             "kvlab-server ready engine=striped stripes=64 io-threads=1 tcp=none unix=none pid=9");
 }
 
+// owner's shards are its I/O threads; --shard-ports gives each its own port.
+TEST(ServerOptions, OwnerHasOneShardPerIoThreadAndShardPorts) {
+  ParsedCommandLine parsed =
+      Parse({"--engine", "owner", "--io-threads", "3", "--shards", "8", "--shard-ports", "7000"});
+  ASSERT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kRun) << parsed.message;
+  EXPECT_EQ(parsed.settings.engine.shards, 3u);
+  EXPECT_EQ(parsed.settings.shard_ports, 7000);
+  EXPECT_EQ(ReadyLine(parsed.settings, 5),
+            "kvlab-server ready engine=owner owners=3 io-threads=3 tcp=127.0.0.1:6379 "
+            "unix=none shard-ports=7000 pid=5");
+  parsed = Parse({"--engine", "sharded", "--shard-ports", "7000"});
+  EXPECT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kBadArguments);
+  EXPECT_NE(parsed.message.find("--shard-ports needs"), std::string::npos) << parsed.message;
+  parsed = Parse({"--engine", "owner", "--io-threads", "4", "--shard-ports", "65533"});
+  EXPECT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kBadArguments);
+  EXPECT_NE(parsed.message.find("past port 65535"), std::string::npos) << parsed.message;
+}
+
 TEST(ProtectedMode, RefusesOnlyNonLoopbackClientsWithoutPassword) {
   const auto address = [](const char* text) { return boost::asio::ip::make_address(text); };
   EXPECT_TRUE(ProtectedModeRefuses(true, false, address("192.0.2.7")));
