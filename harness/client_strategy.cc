@@ -4,6 +4,7 @@
 #include "harness/event_loop_pooled_client.h"
 #include "harness/event_loop_shared_client.h"
 #include "harness/pooled_client.h"
+#include "harness/routed_client.h"
 #include "harness/shared_client.h"
 
 namespace kvlab::harness {
@@ -44,6 +45,9 @@ uint64_t SendDeadline(const ThreadLoad& load, bool stopping, uint64_t now_ns) {
 }
 
 std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options) {
+  if ((options.route_slots || options.slot_map) && kind != ClientKind::kDedicated) {
+    return std::make_unique<RoutedClient>(kind, options);  // one inner client per node
+  }
   switch (kind) {
     case ClientKind::kDedicated: return std::make_unique<DedicatedClient>(options);
     case ClientKind::kPooled:

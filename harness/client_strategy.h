@@ -19,6 +19,7 @@
 #include "harness/arrival_schedule.h"
 #include "harness/connection.h"
 #include "harness/io_model.h"
+#include "harness/slot_map.h"
 #include "harness/status.h"
 #include "harness/target.h"
 #include "harness/thread_recorder.h"
@@ -48,6 +49,11 @@ struct StrategyOptions {
   RefillMode refill = RefillMode::kSteady;  // dedicated closed loop only
   std::vector<int> cpus;  // where the strategy's own I/O threads may run
   IoOptions io;           // pooled and shared: direct or event-loop I/O
+  // --route slots: read the cluster's slot map once (at Connect) and send
+  // each request to the owner of its first key (slot_map.h); `connections`
+  // is then per owner. `slot_map`, when set, is used instead of reading one.
+  bool route_slots = false;
+  std::shared_ptr<SlotMap> slot_map;
 };
 
 // Everything one application thread needs to run its loop.
@@ -88,6 +94,9 @@ class ClientStrategy {
   // Event-loop strategies: how often a caller woke an idle loop so far
   // (eventfd writes). -1: the strategy has no event loop.
   virtual int64_t loop_wakeups() const { return -1; }
+
+  // --route slots: -MOVED replies followed so far. -1: not routed.
+  virtual int64_t moved() const { return -1; }
 };
 
 std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options);

@@ -55,6 +55,7 @@ po::options_description Describe() {
     ("arrival", text(), "open loop: uniform | poisson inter-arrival times (default uniform)")
     ("nodelay", text(), "on | off: TCP_NODELAY (default on)")
     ("io", text(), "pooled, shared: direct | event-loop (default direct)")
+    ("route", text(), "none | slots: read the cluster's slot map (CLUSTER SLOTS) once, keep --connections per owner and send each request to its first key's owner, following -MOVED (default none)")
     ("loop-threads", text(), "--io event-loop: event-loop threads (default: usable cores)")
     ("io-flush", text(), "--io event-loop: command (a send per command) | batch (default command)")
     ("cpus", text(), "pin harness threads to these CPUs, e.g. 1,2-3")
@@ -300,6 +301,19 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     if (nodelay == "on") config.tcp_nodelay = true;
     else if (nodelay == "off") config.tcp_nodelay = false;
     else status = Status::InvalidArgument("bad --nodelay '" + nodelay + "' (allowed: on, off)");
+  }
+  if (status.ok() && values.count("route")) {
+    const std::string route = text_of("route");
+    if (route == "slots") config.route_slots = true;
+    else if (route != "none") status = Status::InvalidArgument("bad --route '" + route + "' (allowed: none, slots)");
+  }
+  if (status.ok() && config.route_slots && NeedsOwnConnection(config.workload.command)) {
+    status = Status::InvalidArgument("--route slots cannot send --command " +
+                                     CommandLabel(config.workload) +
+                                     ": a transaction's MULTI has no key to route by");
+  }
+  if (status.ok() && config.route_slots && config.target.transport != Transport::kTcp) {
+    status = Status::InvalidArgument("--route slots needs a tcp:// target");
   }
   if (status.ok() && values.count("io")) status = ParseIoModel(text_of("io"), &config.io.model);
   if (status.ok()) status = ParseNumberOption(values, "loop-threads", 1, 1024, &config.io.loop_threads);

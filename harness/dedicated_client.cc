@@ -21,6 +21,7 @@ namespace {
 struct InFlight {
   uint64_t start_ns;  // actual send time (closed loop) or intended time (open loop)
   RequestInfo info;
+  std::string request;  // --route slots only: sent again after a -MOVED
 };
 
 // The requests in flight on one connection, oldest first. At most
@@ -30,12 +31,17 @@ class InFlightQueue {
   explicit InFlightQueue(size_t capacity) : slots_(capacity) {}
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
-  void push_back(const InFlight& request) { slots_[(head_ + size_++) % slots_.size()] = request; }
-  InFlight pop_front() {
-    const InFlight oldest = slots_[head_];
+  // Assigns into the slot, so a routed request's bytes reuse its capacity.
+  void push_back(uint64_t start_ns, const RequestInfo& info, std::string_view request) {
+    InFlight& slot = slots_[(head_ + size_++) % slots_.size()];
+    slot.start_ns = start_ns;
+    slot.info = info;
+    slot.request.assign(request);
+  }
+  const InFlight& front() const { return slots_[head_]; }
+  void pop_front() {
     head_ = (head_ + 1) % slots_.size();
     --size_;
-    return oldest;
   }
 
  private:
@@ -48,6 +54,7 @@ struct ConnectionState {
   Connection* connection;
   InFlightQueue in_flight;
   std::string outgoing;
+  size_t group;  // which of the thread's connections (routed: a socket per node) it is
 };
 
 }  // namespace
@@ -63,12 +70,25 @@ int DedicatedClient::ConnectionsOf(int thread_index) const {
 }
 
 Status DedicatedClient::Connect() {
+  std::vector<Target> nodes = {options_.target};
+  if (options_.route_slots || options_.slot_map) {
+    map_ = options_.slot_map;
+    if (!map_) {
+      std::unique_ptr<SlotMap> fetched_map;
+      Status fetched = SlotMap::Fetch(options_.target, options_.connection, &fetched_map);
+      if (!fetched.ok()) return fetched;
+      map_ = std::move(fetched_map);
+    }
+    nodes = map_->nodes();
+  }
   for (int thread = 0; thread < options_.threads; ++thread) {
     for (int i = 0; i < ConnectionsOf(thread); ++i) {
-      std::unique_ptr<Connection> connection;
-      Status opened = Connection::Open(options_.target, options_.connection, &connection);
-      if (!opened.ok()) return opened;
-      per_thread_[static_cast<size_t>(thread)].push_back(std::move(connection));
+      for (const Target& node : nodes) {
+        std::unique_ptr<Connection> connection;
+        Status opened = Connection::Open(node, options_.connection, &connection);
+        if (!opened.ok()) return opened;
+        per_thread_[static_cast<size_t>(thread)].push_back(std::move(connection));
+      }
     }
   }
   return Status::Ok();
@@ -87,10 +107,28 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
   const bool burst = options_.refill == RefillMode::kBurst;
   const uint64_t reply_timeout_ns = static_cast<uint64_t>(options_.connection.reply_timeout_s * 1e9);
 
+  const size_t nodes = map_ ? map_->nodes().size() : 1;
   std::vector<ConnectionState> states;
   for (auto& connection : per_thread_[static_cast<size_t>(load.thread_index)]) {
-    states.push_back({connection.get(), InFlightQueue(pipeline), {}});
+    states.push_back({connection.get(), InFlightQueue(pipeline), {}, states.size() / nodes});
   }
+  const size_t groups = states.size() / nodes;
+  std::vector<size_t> group_in_flight(groups, 0);
+  std::string routed_request;
+  // The next request, to group g's socket of its key's owner.
+  auto send_next = [&](size_t g, uint64_t start_ns) {
+    ++group_in_flight[g];
+    if (!map_) {
+      ConnectionState& state = states[g];
+      state.in_flight.push_back(start_ns, load.generator->AppendNext(&state.outgoing), {});
+      return;
+    }
+    routed_request.clear();
+    const RequestInfo info = load.generator->AppendNext(&routed_request);
+    ConnectionState& state = states[g * nodes + map_->NodeOf(routed_request)];
+    state.outgoing.append(routed_request);
+    state.in_flight.push_back(start_ns, info, routed_request);
+  };
   std::vector<pollfd> poll_set(states.size());
   std::vector<Completion> completions;
   std::optional<ArrivalSchedule> schedule;
@@ -108,11 +146,9 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
     if (!open_loop) {
       if (!stopping) {
         const uint64_t now = NowNs();
-        for (ConnectionState& state : states) {
-          if (burst && !state.in_flight.empty()) continue;
-          while (state.in_flight.size() < pipeline) {
-            state.in_flight.push_back({now, load.generator->AppendNext(&state.outgoing)});
-          }
+        for (size_t g = 0; g < groups; ++g) {
+          if (burst && group_in_flight[g] != 0) continue;
+          while (group_in_flight[g] < pipeline) send_next(g, now);
         }
       }
     } else {
@@ -120,16 +156,15 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
       // as its start, however late it is sent (coordinated omission).
       const uint64_t send_until = SendDeadline(load, stopping, NowNs());
       for (;;) {
-        ConnectionState* free_state = nullptr;
-        for (size_t i = 0; i < states.size() && free_state == nullptr; ++i) {
-          ConnectionState& candidate = states[(next_connection + i) % states.size()];
-          if (candidate.in_flight.size() < pipeline) free_state = &candidate;
+        size_t free_group = groups;
+        for (size_t i = 0; i < groups && free_group == groups; ++i) {
+          const size_t candidate = (next_connection + i) % groups;
+          if (group_in_flight[candidate] < pipeline) free_group = candidate;
         }
-        slot_free = free_state != nullptr;
+        slot_free = free_group != groups;
         if (!slot_free || schedule->next_ns() > send_until) break;
-        next_connection = (next_connection + 1) % states.size();
-        free_state->in_flight.push_back(
-            {schedule->next_ns(), load.generator->AppendNext(&free_state->outgoing)});
+        next_connection = (next_connection + 1) % groups;
+        send_next(free_group, schedule->next_ns());
         schedule->Advance();
         load.recorder->NoteSchedule(schedule->next_ns(), true);
       }
@@ -182,16 +217,36 @@ Status DedicatedClient::RunThread(ThreadLoad& load) {
       ReplyPtr reply;
       while (state.connection->PopReply(&reply)) {
         if (state.in_flight.empty()) return Status::IoError("a reply nobody asked for");
-        InFlight request = state.in_flight.pop_front();
-        const ReplyOutcome outcome = load.generator->OnReply(*reply, &request.info, &state.outgoing);
+        if (map_) {
+          if (const std::optional<size_t> node = map_->Follow(*reply)) {
+            // Stale map: the same request, to the node the reply named.
+            const InFlight moved = state.in_flight.front();
+            state.in_flight.pop_front();
+            ConnectionState& owner = states[state.group * nodes + *node];
+            owner.outgoing.append(moved.request);
+            owner.in_flight.push_back(moved.start_ns, moved.info, moved.request);
+            continue;
+          }
+        }
+        // Copied out: the slot is reused by the next push.
+        const uint64_t start_ns = state.in_flight.front().start_ns;
+        RequestInfo info = state.in_flight.front().info;
+        state.in_flight.pop_front();
+        routed_request.clear();
+        const ReplyOutcome outcome =
+            load.generator->OnReply(*reply, &info, map_ ? &routed_request : &state.outgoing);
         if (!outcome.done) {
-          // The operation's next request takes the slot its last one freed,
-          // and keeps the operation's start.
-          state.in_flight.push_back(request);
+          // The operation's next request takes the slot its last one freed
+          // (routed: on its own key's owner), and keeps the operation's start.
+          ConnectionState& next =
+              map_ ? states[state.group * nodes + map_->NodeOf(routed_request)] : state;
+          next.outgoing.append(routed_request);
+          next.in_flight.push_back(start_ns, info, routed_request);
           continue;
         }
-        completions.push_back({now - std::min(now, request.start_ns), outcome.verdict,
-                               request.info.increment});
+        --group_in_flight[state.group];
+        completions.push_back({now - std::min(now, start_ns), outcome.verdict,
+                               info.increment});
       }
     }
     if (!completions.empty()) {

@@ -10,6 +10,12 @@
 // loop sleeps in ppoll until the next intended time or a reply, to the
 // nanosecond; it never spins.
 //
+// With --route slots (options.route_slots) each of a thread's connections is
+// a group of one socket per cluster node (slot_map.h): a request goes to the
+// socket of its first key's owner, `pipeline` counts the group's requests
+// in flight, and a -MOVED reply sends the request again to the node it
+// names (moved()).
+//
 // Thread safety: RunThread(i) touches only thread i's connections;
 // Interrupt() may run on any thread.
 #pragma once
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "harness/client_strategy.h"
+#include "harness/slot_map.h"
 
 namespace kvlab::harness {
 
@@ -30,13 +37,16 @@ class DedicatedClient final : public ClientStrategy {
   Status Connect() override;
   Status RunThread(ThreadLoad& load) override;
   void Interrupt() override;
+  int64_t moved() const override { return map_ ? static_cast<int64_t>(map_->moved()) : -1; }
 
   // How many connections thread `thread_index` owns.
   int ConnectionsOf(int thread_index) const;
 
  private:
   const StrategyOptions options_;
-  // per_thread_[i] are thread i's connections.
+  std::shared_ptr<SlotMap> map_;  // --route slots
+  // per_thread_[i] are thread i's connections; routed, connection g's socket
+  // to node n is at g * nodes + n.
   std::vector<std::vector<std::unique_ptr<Connection>>> per_thread_;
 };
 

@@ -159,6 +159,12 @@ const std::vector<PointColumn> kColumns = {
      const double wakeups = s.repetition.loop_wakeups_per_op;
      return wakeups < 0 ? std::string() : Format("%.3f", wakeups);
    }},
+  {"route", K::kText, "none | slots (--route: each request sent to its key's owner)",
+   [](const RowSource& s) { return std::string(s.config.route_slots ? "slots" : "none"); }},
+  {"moved", K::kNumber, "--route slots: -MOVED replies followed in the window; empty: not routed",
+   [](const RowSource& s) {
+     return s.repetition.moved < 0 ? std::string() : std::to_string(s.repetition.moved);
+   }},
   {"histogram", K::kText, "the JSON file holding the window's latency histogram (--json)",
    [](const RowSource& s) { return HistogramFile(s); }},
   {"status", K::kText, "ok | disturbed (--disturbed-above); a runner adds failed | skipped",

@@ -256,6 +256,8 @@ std::vector<std::string> RedisBenchmarkArguments(const LoadConfig& config, int t
       "-n", std::to_string(requests),
       "--csv"};
   args.insert(args.end(), rest.begin(), rest.end());
+  // --route slots: redis-benchmark's own cluster mode (it tags each node's keys).
+  if (config.route_slots) args.push_back("--cluster");
   // Without -r every request uses the one literal key "key:__rand_int__".
   if (config.workload.keys > 1) {
     args.push_back("-r");

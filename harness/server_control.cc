@@ -60,9 +60,44 @@ Status ServerControl::Info(std::string_view section, std::string* text) {
   return Status::Ok();
 }
 
+Status ServerControl::RouteBySlots(const Target& entry, const ConnectionOptions& options) {
+  Status fetched = SlotMap::Fetch(entry, options, &map_);
+  if (!fetched.ok()) return fetched;
+  std::vector<std::string> pids;
+  for (const Target& node : map_->nodes()) {
+    std::unique_ptr<Connection> connection;
+    Status opened = Connection::Open(node, options, &connection);
+    if (!opened.ok()) return opened.WithContext("node " + node.ToUrl());
+    std::string request;
+    AppendCommand(&request, {"INFO", "server"});
+    ReplyPtr reply;
+    Status called = connection->Call(request, &reply);
+    if (!called.ok()) return called.WithContext("node " + node.ToUrl());
+    std::string pid;
+    if (reply->type == REDIS_REPLY_STRING) {
+      pid = ParseInfo(std::string_view(reply->str, reply->len))["process_id"];
+    }
+    bool seen = false;
+    for (const std::string& other : pids) seen |= !pid.empty() && other == pid;
+    pids.push_back(pid);
+    first_of_process_.push_back(!seen);
+    nodes_.push_back(std::move(connection));
+  }
+  return Status::Ok();
+}
+
 Status ServerControl::FlushAll() {
   ReplyPtr reply;
-  return Command({"FLUSHALL"}, &reply);
+  if (nodes_.empty()) return Command({"FLUSHALL"}, &reply);
+  std::string request;
+  AppendCommand(&request, {"FLUSHALL"});
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    if (!first_of_process_[n]) continue;
+    Status called = nodes_[n]->Call(request, &reply);
+    if (!called.ok()) return called.WithContext("FLUSHALL");
+    if (reply->type == REDIS_REPLY_ERROR) return Status::IoError("FLUSHALL failed on a node");
+  }
+  return Status::Ok();
 }
 
 // YCSB's load phase: every record inserted once (HMSET of its fields, then
@@ -176,25 +211,44 @@ Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) 
   if (spec.command == CommandKind::kPing) return Status::Ok();
   if (spec.command == CommandKind::kYcsb) return LoadYcsbRecords(spec, keys_written);
   WorkloadGenerator generator(spec, /*stream=*/~uint64_t{0}, 0);
-  std::string batch;
+  // Routed: each key to its owner's connection; else all to the one.
+  std::vector<Connection*> targets;
+  if (nodes_.empty()) {
+    targets.push_back(connection_.get());
+  } else {
+    for (auto& node : nodes_) targets.push_back(node.get());
+  }
+  std::vector<std::string> batches(targets.size());
+  std::vector<uint64_t> sent(targets.size());
+  std::string request;
   for (uint64_t first = 0; first < spec.keys; first += kBatch) {
     const uint64_t last = std::min(spec.keys, first + kBatch);
-    batch.clear();
+    for (std::string& batch : batches) batch.clear();
+    sent.assign(targets.size(), 0);
     for (uint64_t index = first; index < last; ++index) {
       const std::string_view value = spec.command == CommandKind::kIncrby
                                          ? std::string_view("0")
                                          : generator.NextValue();
       const std::string key(generator.KeyName(index));
-      AppendCommand(&batch, {"SET", key, value});
+      request.clear();
+      AppendCommand(&request, {"SET", key, value});
+      const size_t node = map_ ? map_->NodeOf(request) : 0;
+      batches[node].append(request);
+      ++sent[node];
     }
-    Status written = connection_->Write(batch);
-    if (!written.ok()) return written.WithContext("prefill");
-    for (uint64_t index = first; index < last; ++index) {
-      ReplyPtr reply;
-      Status read = connection_->ReadReply(&reply);
-      if (!read.ok()) return read.WithContext("prefill");
-      if (CheckReply(*reply, ExpectedReply::kOk) != ReplyVerdict::kOk) {
-        return Status::IoError("prefill: SET was not answered +OK");
+    for (size_t n = 0; n < targets.size(); ++n) {
+      if (sent[n] == 0) continue;
+      Status written = targets[n]->Write(batches[n]);
+      if (!written.ok()) return written.WithContext("prefill");
+    }
+    for (size_t n = 0; n < targets.size(); ++n) {
+      for (uint64_t i = 0; i < sent[n]; ++i) {
+        ReplyPtr reply;
+        Status read = targets[n]->ReadReply(&reply);
+        if (!read.ok()) return read.WithContext("prefill");
+        if (CheckReply(*reply, ExpectedReply::kOk) != ReplyVerdict::kOk) {
+          return Status::IoError("prefill: SET was not answered +OK");
+        }
       }
     }
     *keys_written = last;
@@ -202,7 +256,24 @@ Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) 
   return Status::Ok();
 }
 
+double ServerControl::NodesCpuSeconds() {
+  std::string request;
+  AppendCommand(&request, {"INFO", "cpu"});
+  double total = 0;
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    if (!first_of_process_[n]) continue;
+    ReplyPtr reply;
+    if (!nodes_[n]->Call(request, &reply).ok() || reply->type != REDIS_REPLY_STRING) return -1;
+    auto fields = ParseInfo(std::string_view(reply->str, reply->len));
+    if (!fields.count("used_cpu_user") || !fields.count("used_cpu_sys")) return -1;
+    total += std::strtod(fields["used_cpu_user"].c_str(), nullptr) +
+             std::strtod(fields["used_cpu_sys"].c_str(), nullptr);
+  }
+  return total;
+}
+
 double ServerControl::CpuSeconds() {
+  if (!nodes_.empty()) return NodesCpuSeconds();
   std::string text;
   if (!Info("cpu", &text).ok()) return -1;
   const auto fields = ParseInfo(text);

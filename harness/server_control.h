@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "harness/connection.h"
+#include "harness/slot_map.h"
 #include "harness/workload.h"
 
 namespace kvlab::harness {
@@ -26,7 +27,11 @@ class ServerControl {
   static Status Open(const Target& target, const ConnectionOptions& options,
                      std::unique_ptr<ServerControl>* out);
 
-  // The text of `INFO <section>`.
+  // --route slots: from now on FLUSHALL and CPU time cover every process of
+  // the cluster, and --prefill sends each key to its owner (slot_map.h).
+  Status RouteBySlots(const Target& entry, const ConnectionOptions& options);
+
+  // The text of `INFO <section>` (of the node this control was opened on).
   Status Info(std::string_view section, std::string* text);
   Status FlushAll();
   // Writes every key of the spec's key space once, pipelined: a value of the
@@ -46,7 +51,15 @@ class ServerControl {
   Status LoadYcsbRecords(const WorkloadSpec& spec, uint64_t* records_written);
   Status PrefillContainers(const WorkloadSpec& spec, uint64_t* keys_written);
 
+  // One CPU figure per process: INFO cpu of each node with its own process_id.
+  double NodesCpuSeconds();
+
   std::unique_ptr<Connection> connection_;
+  // RouteBySlots(): a connection per node, and which of them are the first
+  // of their process (CPU and FLUSHALL are counted once per process).
+  std::unique_ptr<SlotMap> map_;
+  std::vector<std::unique_ptr<Connection>> nodes_;
+  std::vector<bool> first_of_process_;
 };
 
 // The server's process id (INFO server process_id) when that process runs

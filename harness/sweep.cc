@@ -86,6 +86,7 @@ class PointRun {
     for (auto& recorder : recorders_) recorder->Peek(latency, ops);
   }
   int64_t LoopWakeups() const { return strategy_->loop_wakeups(); }
+  int64_t Moved() const { return strategy_->moved(); }
   int64_t IncrbySum() const {
     int64_t sum = 0;
     for (const auto& recorder : recorders_) sum += recorder->incrby_sum();
@@ -160,6 +161,10 @@ class SweepRunner {
     const ConnectionOptions control_options{true, config_.connect_timeout_s, config_.reply_timeout_s};
     Status opened = ServerControl::Open(config_.target, control_options, &control_);
     if (!opened.ok()) return opened;
+    if (config_.route_slots) {
+      Status routed = control_->RouteBySlots(config_.target, control_options);
+      if (!routed.ok()) return routed;
+    }
     server_pid_ = LocalServerPid(*control_);
     const int point_count = static_cast<int>(config_.threads.size());
     for (int index = 0; index < point_count; ++index) {
@@ -281,6 +286,7 @@ class SweepRunner {
     uint64_t server_cpu_start_ns = NowNs();
     uint64_t switches_start = ProcessContextSwitches();
     int64_t wakeups_start = run.LoopWakeups();
+    int64_t moved_start = run.Moved();
     for (int repetition = 1; healthy && repetition <= config_.repetitions; ++repetition) {
       RepetitionResult result;
       healthy = Measure(run, *point, repetition, window_start_ns, config_.duration_s, ops_total,
@@ -291,6 +297,7 @@ class SweepRunner {
       const WatchMark watch_end = watch.Mark();
       const uint64_t switches_end = ProcessContextSwitches();
       const int64_t wakeups_end = run.LoopWakeups();
+      const int64_t moved_end = run.Moved();
       if (!healthy) break;  // an interrupted repetition is not a measurement
       const uint64_t backlog = config_.rate > 0 ? run.Backlog(window_end_ns) : 0;
       const double server_cpu_end = control_->CpuSeconds();
@@ -332,6 +339,7 @@ class SweepRunner {
       const double ops = static_cast<double>(std::max<uint64_t>(counters.ops, 1));
       result.client_cs_per_op = static_cast<double>(switches_end - switches_start) / ops;
       if (wakeups_start >= 0) result.loop_wakeups_per_op = static_cast<double>(wakeups_end - wakeups_start) / ops;
+      if (moved_start >= 0) result.moved = moved_end - moved_start;
       result.watched = watch.Between(watch_start, watch_end);
       result.latency = std::move(counters.latency);
       window_start_ns = window_end_ns;
@@ -340,6 +348,7 @@ class SweepRunner {
       cpu_start = cpu_end;
       switches_start = switches_end;
       wakeups_start = wakeups_end;
+      moved_start = moved_end;
       server_cpu_start = server_cpu_end;
       server_cpu_start_ns = server_cpu_end_ns;
       const bool last = repetition == config_.repetitions;
@@ -449,6 +458,7 @@ StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads) {
   options.refill = config.refill;
   options.cpus = config.cpus;
   options.io = config.io;
+  options.route_slots = config.route_slots;
   return options;
 }
 

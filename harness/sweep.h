@@ -51,6 +51,7 @@ struct LoadConfig {
   RefillMode refill = RefillMode::kSteady;      // closed loop, dedicated with pipeline > 1
   bool tcp_nodelay = true;
   IoOptions io;  // --io, --loop-threads, --flush (pooled and shared)
+  bool route_slots = false;  // --route slots: each request to its key's owner (slot_map.h)
   std::vector<int> cpus;  // pin harness threads here; empty = wherever allowed
   bool prefill = false;   // SET every key once before measuring
   bool flush = false;     // FLUSHALL before each point (then prefill again)
@@ -116,6 +117,7 @@ struct RepetitionResult {
   double server_cpu = -1;  // cores' worth the server used; < 0: not reported
   double client_cs_per_op = 0;       // the harness's context switches per op
   double loop_wakeups_per_op = -1;   // event loops woken per op; < 0: no event loop
+  int64_t moved = -1;                // --route slots: -MOVED replies followed; < 0: not routed
   WindowFigures watched;  // interference and the server's costs (window_watch.h)
   LatencyHistogram latency;
   std::vector<ThroughputSlice> slices;

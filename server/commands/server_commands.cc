@@ -233,8 +233,17 @@ void Info(CommandCall& call) {
     if (!sections.empty()) sections += ' ';
     sections += AsciiLowercase(AsCString(call.args[i]));
   }
-  // The key count comes from the engine, in order with this client's writes.
-  call.Add(MakeOp(OpCode::kDbSize, {}));
+  // The key count comes from the engine, in order with this client's writes;
+  // only INFO's keyspace section needs it (a DBSIZE visits every shard).
+  bool keyspace_wanted = sections.empty();
+  for (std::string_view rest = sections; !rest.empty();) {
+    const size_t space = rest.find(' ');
+    const std::string_view name = rest.substr(0, space);
+    keyspace_wanted |= name == "keyspace" || name == "all" || name == "everything" ||
+                       name == "default";
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  }
+  if (keyspace_wanted) call.Add(MakeOp(OpCode::kDbSize, {}));
   call.Defer(RenderInfo);
   call.KeepForRender(std::make_shared<std::string>(std::move(sections)));
 }
