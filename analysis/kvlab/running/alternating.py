@@ -239,7 +239,8 @@ class AlternatingPhase:
     def _alternate(self, pair: Pair, round_no: int, targets: list[str], processes) -> str | None:
         runner = self.runner
         experiment = runner.experiment
-        own = tuple([p.pid for p in processes if p.pid] + runner.helper_pids + [os.getpid()])
+        own = tuple([pid for p in processes for pid in getattr(p, "pids", [p.pid]) if pid]
+                    + runner.helper_pids + [os.getpid()])
         watch = Watch(tuple(runner.measured_cpus), own, experiment.disturbance_cores)
         with tempfile.TemporaryDirectory(prefix="kvlab-alternation-") as folder:
             json_path = Path(folder) / "alternation.json"

@@ -46,11 +46,18 @@ ExperimentError naming the file, the key and what is allowed.
 
     [[server]]
     name = "sharded-hop-command"     # required, unique
-    kind = "kvlab"                   # kvlab | redis (Debian's redis-server)
-    engine = "sharded"               # kvlab only: single | sharded | concurrent | striped
+    kind = "kvlab"                   # kvlab | redis (Debian's redis-server) | redis-cluster
+                                     # (N redis-servers with cluster-enabled, one pinned per
+                                     # server CPU, the 16384 slots split evenly; driven with
+                                     # kvlab-load --route slots, tcp only)
+    engine = "sharded"               # kvlab only: single | sharded | concurrent | striped | owner
     shards = "auto"                  # sharded only; "auto" = the server's CPU count
     hop = "command"                  # sharded only: command | batch
     stripes = 64                     # striped only
+    route = "slots"                  # owner only: none (default: the server hops for keys of
+                                     # other threads) | slots (--shard-ports; kvlab-load reads
+                                     # CLUSTER SLOTS and sends each key to its owner's port)
+    nodes = "auto"                   # redis-cluster only: processes; "auto" = the server's CPUs
     io_threads = "auto"              # kvlab: I/O threads; redis: Redis 7 io-threads (a second
                                      # reference row, dropped where the server has one CPU);
                                      # "auto" = the server's CPU count
@@ -109,7 +116,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 SEEDS = ("ember-pr50", "lettuce-threads")
-ENGINES = ("single", "sharded", "concurrent", "striped")
+ENGINES = ("single", "sharded", "concurrent", "striped", "owner")
+SERVER_KINDS = ("kvlab", "redis", "redis-cluster")
 LOADGENS = ("kvlab-load", "redis-benchmark")
 TRANSPORTS = ("unix", "tcp", "remote")
 CLIENTS = ("dedicated", "pooled", "shared")
@@ -145,7 +153,7 @@ class ExperimentError(Exception):
 @dataclasses.dataclass(frozen=True)
 class ServerSpec:
     name: str
-    kind: str                      # "kvlab" or "redis"
+    kind: str                      # "kvlab", "redis" or "redis-cluster"
     engine: str | None = None
     shards: int | str | None = None      # an int, or AUTO until the plan resolves it
     hop: str | None = None
@@ -153,13 +161,22 @@ class ServerSpec:
     io_threads: int | str | None = None  # an int, or AUTO until the plan resolves it
     seed_engine: str | None = None
     multikey: str | None = None    # kvlab only: atomic (the default) | split
+    route: str | None = None       # kvlab owner only: none (the default) | slots
+    nodes: int | str | None = None  # redis-cluster: processes, or AUTO until the plan resolves it
+
+    @property
+    def routes_by_slots(self) -> bool:
+        """Whether kvlab-load drives it with --route slots (a cluster's every key to its owner)."""
+        return self.kind == "redis-cluster" or self.route == "slots"
 
     def describe(self) -> str:
+        if self.kind == "redis-cluster":
+            return f"Redis Cluster of {self.nodes} redis-server (Debian) nodes, one per CPU"
         if self.kind == "redis":
             threads = f" io-threads={self.io_threads}" if self.io_threads else ""
             return f"redis-server (Debian){threads}"
         parts = [f"engine={self.engine}"]
-        for field in ("shards", "hop", "stripes", "io_threads", "multikey"):
+        for field in ("shards", "hop", "stripes", "io_threads", "multikey", "route"):
             value = getattr(self, field)
             if value is not None:
                 parts.append(f"{field}={value}")
@@ -195,6 +212,7 @@ class Point:
     # What the fill stores per key: "string", or a container ("hash:10", "list:100", ...)
     # for the memory table (kvlab-load --value-shape); such a sweep measures PING.
     value_shape: str = "string"
+    route: str = "none"                    # slots: kvlab-load --route slots (from the server)
 
     def variables(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in POINT_VARIABLES}
@@ -283,7 +301,7 @@ class Experiment:
 
     def has_auto(self) -> bool:
         """True while some value is still AUTO (the plan resolves them; see plan.py)."""
-        servers = any(AUTO in (s.shards, s.io_threads) for s in self.servers)
+        servers = any(AUTO in (s.shards, s.io_threads, s.nodes) for s in self.servers)
         sweeps = any(AUTO in sweep.values["threads"] for sweep in self.sweeps)
         return servers or sweeps
 
@@ -312,6 +330,11 @@ class Experiment:
                         pipeline = 1
                     else:
                         io = "direct"  # a dedicated thread always does its own socket I/O
+                    # A routed client reads the slot map over TCP, and MULTI has no key to
+                    # route by: those points do not exist for a routed server.
+                    if server.routes_by_slots and (transport != "tcp"
+                                                   or command.startswith("multi-incr")):
+                        continue
                     result.append(Point(
                         sweep=sweep.name, server=server.name, loadgen=loadgen,
                         transport=transport, client=client, io=io, command=command,
@@ -323,7 +346,8 @@ class Experiment:
                         loop_threads=sweep.loop_threads if io == "event-loop" else None,
                         io_flush=sweep.io_flush if io == "event-loop" else "command",
                         latency_curve=sweep.latency_curve, value_shape=sweep.value_shape,
-                        latency_slo_us=sweep.latency_slo_us, syscalls=sweep.syscalls))
+                        latency_slo_us=sweep.latency_slo_us, syscalls=sweep.syscalls,
+                        route="slots" if server.routes_by_slots else "none"))
         return list(dict.fromkeys(result))
 
 
@@ -499,8 +523,12 @@ def _ratio(value: str) -> str | None:
 def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
     c = _Checker(path, f"server[{index}]", table)
     name = c.get("name", str, required=True, check=_name)
-    kind = c.get("kind", str, required=True, allowed=("kvlab", "redis"))
+    kind = c.get("kind", str, required=True, allowed=SERVER_KINDS)
     seed_engine = c.get("seed_engine", str, allowed=("sharded", "concurrent", "redis"))
+    if kind == "redis-cluster":
+        nodes = c.get("nodes", (int, str), AUTO, check=_positive_or_auto)
+        c.finish()
+        return ServerSpec(name=name, kind=kind, nodes=nodes, seed_engine=seed_engine)
     io_threads = c.get("io_threads", (int, str), check=_positive_or_auto)
     if kind == "redis":
         c.finish()
@@ -512,11 +540,12 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
         hop = c.get("hop", str, allowed=("command", "batch"))
     if engine == "striped":
         stripes = c.get("stripes", int, check=_positive)
+    route = c.get("route", str, allowed=("none", "slots")) if engine == "owner" else None
     multikey = c.get("multikey", str, allowed=("atomic", "split"))
     c.finish()
     return ServerSpec(name=name, kind=kind, engine=engine, shards=shards, hop=hop,
                       stripes=stripes, io_threads=io_threads, seed_engine=seed_engine,
-                      multikey=multikey)
+                      multikey=multikey, route=route)
 
 
 def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ...]) -> SweepSpec:

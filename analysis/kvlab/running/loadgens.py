@@ -118,6 +118,8 @@ def load_arguments(point: Point, target: str) -> list[str]:
         arguments += ["--connections", str(point.connections)]
     if point.command == "mix":
         arguments += ["--ratio", point.ratio]
+    if point.route == "slots":
+        arguments += ["--route", "slots"]
     if point.client != "dedicated":
         arguments += ["--io", point.io]
         if point.io == "event-loop":
@@ -131,7 +133,7 @@ def _options(arguments: list[str]) -> dict[str, str]:
     return dict(zip(arguments[0::2], arguments[1::2]))
 
 
-NEUTRAL_OPTIONS = {"--pipeline": "1", "--connections": "1", "--io": "direct"}
+NEUTRAL_OPTIONS = {"--pipeline": "1", "--connections": "1", "--io": "direct", "--route": "none"}
 
 
 def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b: str,

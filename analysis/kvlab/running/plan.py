@@ -9,6 +9,7 @@ every "auto" of the experiment with a number:
   set's CPU count; that row exists only where the server has more than one CPU
   (with one CPU it would be the plain redis row again) and is otherwise dropped
   with a note;
+- `nodes = "auto"` on a redis-cluster server: one redis-server per server CPU;
 - `threads = "auto"`: 1, 2, 4, ... up to twice the harness set's CPUs, with the
   seed's 8 whenever the harness has at least 4 CPUs (cpus.thread_counts).
 
@@ -66,7 +67,9 @@ class Plan:
         return {
             "servers": [{"name": s.name, "cpus": server_cpus,
                          "shards": s.shards if s.engine == "sharded" else None,
-                         "io_threads": _io_threads(s)}
+                         "io_threads": _io_threads(s),
+                         "nodes": s.nodes if s.kind == "redis-cluster" else None,
+                         "route": "slots" if s.routes_by_slots else None}
                         for s in self.experiment.servers],
             "harness": {"cpus": self.allocation.harness_list, "threads": self.harness_threads()},
             "points": len(self.points),
@@ -90,7 +93,8 @@ class Plan:
         lines.append(f"harness: CPUs {data['harness']['cpus']}, client threads "
                      f"{data['harness']['threads']}")
         for server in data["servers"]:
-            extra = "".join(f", {k} {server[k]}" for k in ("shards", "io_threads")
+            extra = "".join(f", {k} {server[k]}" for k in ("shards", "io_threads", "nodes",
+                                                          "route")
                             if server[k] is not None)
             lines.append(f"server {server['name']}: CPUs {server['cpus']}{extra}")
         for note in self.dropped:
@@ -110,6 +114,8 @@ class Plan:
 
 
 def _io_threads(server: ServerSpec) -> int | None:
+    if server.kind == "redis-cluster":
+        return None
     if server.kind == "redis":
         return server.io_threads
     return 1 if server.engine == "single" else server.io_threads
@@ -118,6 +124,8 @@ def _io_threads(server: ServerSpec) -> int | None:
 def _resolve_server(server: ServerSpec, cpus: int) -> ServerSpec | None:
     def value(v):
         return cpus if v == AUTO else v
+    if server.kind == "redis-cluster":
+        return dataclasses.replace(server, nodes=value(server.nodes))
     if server.kind == "redis":
         threads = value(server.io_threads)
         if server.io_threads == AUTO and threads <= 1:

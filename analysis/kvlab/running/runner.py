@@ -58,7 +58,7 @@ from .experiment import POINT_VARIABLES, Point, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
 from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
-from .servers import ServerError, ServerProcess
+from .servers import ServerError, ServerProcess, server_process
 
 # GET/mix need their keys to exist, YCSB's workloads their records: prefilled once per
 # fill (experiment.fill_of), key count and value size while a server runs. INCRBY needs
@@ -501,9 +501,9 @@ class Runner:
         to its address. Its log is appended to across rounds."""
         remote = bind is not None
         log = self.run_dir / "logs" / f"{server.name}{'-remote' if remote else ''}.log"
-        return ServerProcess(server, self.build_dir, work, log, self.server_cpus,
-                             netns=SERVER_NAMESPACE if remote else None,
-                             bind=bind or "127.0.0.1")
+        return server_process(server, self.build_dir, work, log, self.server_cpus,
+                              netns=SERVER_NAMESPACE if remote else None,
+                              bind=bind or "127.0.0.1")
 
     def _each_server_fresh(self, points: list[Point], work: Path, bind: str | None,
                            measure) -> None:
@@ -655,7 +655,8 @@ class Runner:
                                 first_fill=not process.filled)
             process.filled = True
         # Ours on the measured CPUs: the other resident servers, the link's forwarder, us.
-        own_pids = tuple([p.pid for p in processes.values() if p.pid] + self.helper_pids
+        own_pids = tuple([pid for p in processes.values()
+                          for pid in getattr(p, "pids", [p.pid]) if pid] + self.helper_pids
                          + [os.getpid()])
         watch = loadgens.Watch(tuple(self.measured_cpus), own_pids,
                                self.experiment.disturbance_cores)

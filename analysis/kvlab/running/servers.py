@@ -1,9 +1,13 @@
-"""Starting and stopping the server under test: kvlab-server or Debian's redis-server.
+"""Starting and stopping the server under test: kvlab-server, Debian's redis-server, or a
+Redis Cluster of redis-servers.
 
 A ServerProcess owns one child process: it is started pinned to the experiment's
 server CPUs (taskset), optionally inside the emulated link's server namespace,
 waited for (kvlab-server's ready line, then a PING answered over its Unix
 socket), and always stopped by the caller (use it as a context manager).
+A RedisClusterProcess does the same for N redis-servers with cluster-enabled,
+each pinned to one server CPU, the 16384 slots split evenly among them as the
+owner engine splits them (base/hash_slot.h). `server_process()` picks the class.
 Not thread-safe: one runner thread drives it.
 """
 
@@ -33,6 +37,35 @@ def free_tcp_port() -> int:
         return probe.getsockname()[1]
 
 
+def free_tcp_ports(count: int, attempts: int = 50) -> int:
+    """The first of `count` consecutive ports that are free now (--shard-ports BASE)."""
+    for _ in range(attempts):
+        base = free_tcp_port()
+        if base + count > 65535:
+            continue
+        probes = []
+        try:
+            for port in range(base, base + count):
+                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                probes.append(probe)
+                probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for probe in probes:
+                probe.close()
+    raise ServerError(f"no {count} consecutive free TCP ports")
+
+
+HASH_SLOTS = 16384
+
+
+def first_slot(owner: int, owners: int) -> int:
+    """Owner `owner`'s first slot of `owners` even ranges (base/hash_slot.h FirstSlotOf)."""
+    return owner * HASH_SLOTS // owners
+
+
 def ping_unix(path: str, timeout: float = 1.0) -> bool:
     """True when a RESP server answers PING with +PONG on the Unix socket at `path`."""
     try:
@@ -46,7 +79,7 @@ def ping_unix(path: str, timeout: float = 1.0) -> bool:
 
 
 def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
-                   unix_socket: str) -> list[str]:
+                   unix_socket: str, shard_ports: int | None = None) -> list[str]:
     if spec.kind == "redis":
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         # No persistence and no config file: a pure in-memory reference row.
@@ -69,6 +102,8 @@ def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
         command += ["--multikey", spec.multikey]
     if spec.io_threads is not None:
         command += ["--io-threads", str(spec.io_threads)]
+    if shard_ports is not None:
+        command += ["--shard-ports", str(shard_ports)]
     if bind != "127.0.0.1":
         # Protected mode refuses non-loopback clients; the remote link's client is one.
         # The link's namespaces reach nothing else, so nobody else can connect.
@@ -146,7 +181,11 @@ class ServerProcess:
         self.bind = bind
         self.port = free_tcp_port()
         self.unix_socket = str(work_dir / f"{spec.name}.sock")
-        self.program = server_command(spec, build_dir, self.port, bind, self.unix_socket)
+        # owner with route = "slots": thread i also on BASE + i, as CLUSTER SLOTS says.
+        shard_ports = (free_tcp_ports(int(spec.io_threads or 1))
+                       if spec.kind == "kvlab" and spec.routes_by_slots else None)
+        self.program = server_command(spec, build_dir, self.port, bind, self.unix_socket,
+                                      shard_ports)
         self.command = launch_prefix(cpus, netns) + self.program
         self.log_path = log_path
         self._process: subprocess.Popen | None = None
@@ -256,3 +295,198 @@ class ServerProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def cluster_node_command(port: int, bind: str, unix_socket: str, config_file: str) -> list[str]:
+    """One Redis Cluster node: the plain redis row's settings plus cluster-enabled."""
+    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+    return [binary, "--port", str(port), "--bind", bind, "--unixsocket", unix_socket,
+            "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
+            "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning",
+            "--cluster-enabled", "yes", "--cluster-config-file", config_file,
+            "--cluster-node-timeout", "15000"]
+
+
+def _cpu_list(cpus: str | None) -> list[str]:
+    """"0-2,5" as ["0", "1", "2", "5"]; [] for no pinning."""
+    result = []
+    for part in (cpus or "").split(","):
+        if not part:
+            continue
+        first, _, last = part.partition("-")
+        result += [str(c) for c in range(int(first), int(last or first) + 1)]
+    return result
+
+
+CLUSTER_TIMEOUT_S = 30.0
+
+
+class RedisClusterProcess:
+    """N redis-server nodes with cluster-enabled yes, node i pinned to the i-th server CPU
+    (round-robin when there are fewer CPUs): each node takes its even range of the 16384
+    slots (CLUSTER ADDSLOTSRANGE), node 0 MEETs the others, and start() returns once every
+    node reports cluster_state:ok with all 16384 slots assigned. The same interface as
+    ServerProcess; `pid` is node 0's, `pids` every node's."""
+
+    def __init__(self, spec: ServerSpec, work_dir: Path, log_path: Path, cpus: str | None,
+                 netns: str | None = None, bind: str = "127.0.0.1"):
+        self.spec = spec
+        self.cpus = cpus
+        self.netns = netns
+        self.bind = bind
+        self.log_path = log_path
+        count = int(spec.nodes or 1)
+        pinned = _cpu_list(cpus)
+        self.ports = [free_tcp_port() for _ in range(count)]
+        while len(set(self.ports)) < count:
+            self.ports = [free_tcp_port() for _ in range(count)]
+        self.sockets = [str(work_dir / f"{spec.name}-{i}.sock") for i in range(count)]
+        self.config_files = [str(work_dir / f"{spec.name}-{i}.nodes.conf") for i in range(count)]
+        self.commands = [
+            launch_prefix(pinned[i % len(pinned)] if pinned else None, netns)
+            + cluster_node_command(self.ports[i], bind, self.sockets[i], self.config_files[i])
+            for i in range(count)]
+        self.port = self.ports[0]
+        self.unix_socket = self.sockets[0]
+        self._processes: list[subprocess.Popen] = []
+        self._log = None
+        self.empty_memory: tuple[int, int, int] | None = None
+        self.filled = False
+
+    def target(self, transport: str) -> str:
+        if transport == "unix":
+            return f"unix://{self.unix_socket}"
+        return f"tcp://{self.bind}:{self.port}"
+
+    def start(self) -> None:
+        for path in self.sockets + self.config_files:
+            Path(path).unlink(missing_ok=True)
+        self._log = self.log_path.open("a")
+        for command in self.commands:
+            self._log.write("$ " + " ".join(command) + "\n")
+            self._log.flush()
+            try:
+                self._processes.append(subprocess.Popen(command, stdout=self._log,
+                                                        stderr=subprocess.STDOUT))
+            except OSError as error:
+                self.stop()
+                raise ServerError(f"cannot start {command[0]}: {error.strerror}") from None
+        deadline = time.monotonic() + CLUSTER_TIMEOUT_S
+        for path in self.sockets:
+            while not ping_unix(path, timeout=0.5):
+                self._check_alive()
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise ServerError(f"no PONG on {path} within {CLUSTER_TIMEOUT_S:.0f} s "
+                                      f"(log: {self.log_path})")
+                time.sleep(0.05)
+        count = len(self.ports)
+        for i, path in enumerate(self.sockets):
+            last = first_slot(i + 1, count) - 1
+            if call_unix(path, "CLUSTER", "ADDSLOTSRANGE", str(first_slot(i, count)),
+                         str(last)) != "OK":
+                self.stop()
+                raise ServerError(f"CLUSTER ADDSLOTSRANGE refused by node {i} "
+                                  f"(log: {self.log_path})")
+        for port in self.ports[1:]:
+            if call_unix(self.sockets[0], "CLUSTER", "MEET", self.bind, str(port)) != "OK":
+                self.stop()
+                raise ServerError(f"CLUSTER MEET {self.bind} {port} refused "
+                                  f"(log: {self.log_path})")
+        while not self.cluster_ok():
+            self._check_alive()
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerError(f"cluster_state not ok on every node within "
+                                  f"{CLUSTER_TIMEOUT_S:.0f} s (log: {self.log_path})")
+            time.sleep(0.1)
+        self.empty_memory = self.memory()
+        self.filled = False
+
+    def cluster_ok(self) -> bool:
+        """Every node: cluster_state:ok, all 16384 slots assigned, every node known."""
+        for path in self.sockets:
+            fields = {}
+            for line in (call_unix(path, "CLUSTER", "INFO") or "").splitlines():
+                name, _, value = line.strip().partition(":")
+                fields[name] = value
+            if (fields.get("cluster_state") != "ok"
+                    or fields.get("cluster_slots_assigned") != str(HASH_SLOTS)
+                    or fields.get("cluster_known_nodes") != str(len(self.sockets))):
+                return False
+        return True
+
+    def _check_alive(self) -> None:
+        for i, process in enumerate(self._processes):
+            if process.poll() is not None:
+                code = process.returncode
+                self.stop()
+                raise ServerError(f"{self.spec.name} node {i} exited with status {code} "
+                                  f"(log: {self.log_path}): {self.log_tail()}")
+
+    def alive(self) -> bool:
+        return bool(self._processes) and all(p.poll() is None for p in self._processes)
+
+    def log_tail(self, lines: int = 3) -> str:
+        try:
+            text = self.log_path.read_text().strip().splitlines()
+        except OSError:
+            return ""
+        return " | ".join(text[-lines:])
+
+    @property
+    def pid(self) -> int | None:
+        return self._processes[0].pid if self.alive() else None
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self._processes if p.poll() is None]
+
+    def memory(self) -> tuple[int, int, int] | None:
+        """Summed over the nodes: (used_memory, used_memory_rss, keys)."""
+        total = [0, 0, 0]
+        for path in self.sockets:
+            memory = info_unix(path, "memory")
+            keyspace = info_unix(path, "keyspace")
+            try:
+                total[0] += int(memory["used_memory"])
+                total[1] += int(memory["used_memory_rss"])
+                total[2] += keyspace_keys(keyspace)
+            except (KeyError, ValueError):
+                return None
+        return (total[0], total[1], total[2])
+
+    def flush(self) -> bool:
+        return all(call_unix(path, "FLUSHALL") == "OK" for path in self.sockets)
+
+    def stop(self) -> None:
+        for process in self._processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self._processes:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self._processes = []
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        for path in self.sockets + self.config_files:
+            Path(path).unlink(missing_ok=True)
+
+    def __enter__(self) -> "RedisClusterProcess":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def server_process(spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
+                   cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1"):
+    """The process object that runs `spec`: a RedisClusterProcess or a ServerProcess."""
+    if spec.kind == "redis-cluster":
+        return RedisClusterProcess(spec, work_dir, log_path, cpus, netns=netns, bind=bind)
+    return ServerProcess(spec, build_dir, work_dir, log_path, cpus, netns=netns, bind=bind)
