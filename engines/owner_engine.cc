@@ -432,13 +432,17 @@ void OwnerEngine::RunShare(unsigned owner, PendingBatch& pending, int64_t now_ms
     if (!IsKeyless(soon.code)) self.keys.Prefetch(soon.key, stage);
   };
   BatchPrefetcher ahead(end - begin, hint);
+  uint64_t ops_run = 0;  // a multi-owner group's are counted in multi_owner_groups_
   for (uint32_t k = begin; k < end; ++k) {
     ahead.Before(k - begin);
     const uint32_t i = pending.order[k];
     if (i & PendingBatch::kGroupEntry) {
-      ReachGroup(pending, i & ~PendingBatch::kGroupEntry, now_ms);
+      const uint32_t g = i & ~PendingBatch::kGroupEntry;
+      if (pending.barriers[g]->participants == 1) ops_run += batch.groups[g].count;
+      ReachGroup(pending, g, now_ms);
       continue;
     }
+    ++ops_run;
     const Operation& op = batch.ops[i];
     switch (op.code) {
       case OpCode::kDbSize:
@@ -455,7 +459,7 @@ void OwnerEngine::RunShare(unsigned owner, PendingBatch& pending, int64_t now_ms
         batch.results[i] = self.keys.Apply(op, now_ms);
     }
   }
-  Bump(pending.origin == owner ? self.local_ops : self.remote_ops, end - begin);
+  Bump(pending.origin == owner ? self.local_ops : self.remote_ops, ops_run);
 }
 
 void OwnerEngine::ReachGroup(PendingBatch& pending, uint32_t g, int64_t now_ms) {
