@@ -59,6 +59,28 @@ def free_tcp_ports(count: int, attempts: int = 50) -> int:
 
 
 HASH_SLOTS = 16384
+CLUSTER_BUS_OFFSET = 10000  # a Redis Cluster node also listens on port + 10000
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_cluster_port(attempts: int = 200) -> int:
+    """A free port whose cluster bus port (+10000) is free too, so at most 55535."""
+    for _ in range(attempts):
+        port = free_tcp_port()
+        if port + CLUSTER_BUS_OFFSET <= 65535 and _bindable(port + CLUSTER_BUS_OFFSET):
+            return port
+    for port in range(20000, 55535, 7):  # ephemeral ports are all above 55535 here
+        if _bindable(port) and _bindable(port + CLUSTER_BUS_OFFSET):
+            return port
+    raise ServerError("no free TCP port with a free cluster bus port")
 
 
 def first_slot(owner: int, owners: int) -> int:
@@ -337,9 +359,11 @@ class RedisClusterProcess:
         self.log_path = log_path
         count = int(spec.nodes or 1)
         pinned = _cpu_list(cpus)
-        self.ports = [free_tcp_port() for _ in range(count)]
-        while len(set(self.ports)) < count:
-            self.ports = [free_tcp_port() for _ in range(count)]
+        self.ports = []
+        while len(self.ports) < count:
+            port = free_cluster_port()
+            if port not in self.ports:
+                self.ports.append(port)
         self.sockets = [str(work_dir / f"{spec.name}-{i}.sock") for i in range(count)]
         self.config_files = [str(work_dir / f"{spec.name}-{i}.nodes.conf") for i in range(count)]
         self.commands = [
