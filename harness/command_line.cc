@@ -312,6 +312,10 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
                                      CommandLabel(config.workload) +
                                      ": a transaction's MULTI has no key to route by");
   }
+  if (status.ok() && config.route_slots && config.workload.command == CommandKind::kYcsb) {
+    // Its records and their one index key are loaded through one control connection.
+    status = Status::InvalidArgument("--route slots does not apply to YCSB's workloads");
+  }
   if (status.ok() && config.route_slots && config.target.transport != Transport::kTcp) {
     status = Status::InvalidArgument("--route slots needs a tcp:// target");
   }

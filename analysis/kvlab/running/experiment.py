@@ -330,10 +330,12 @@ class Experiment:
                         pipeline = 1
                     else:
                         io = "direct"  # a dedicated thread always does its own socket I/O
-                    # A routed client reads the slot map over TCP, and MULTI has no key to
-                    # route by: those points do not exist for a routed server.
+                    # A routed client reads the slot map over TCP, MULTI has no key to
+                    # route by, and YCSB loads through one connection: those points do not
+                    # exist for a routed server.
                     if server.routes_by_slots and (transport != "tcp"
-                                                   or command.startswith("multi-incr")):
+                                                   or command.startswith("multi-incr")
+                                                   or is_ycsb(command)):
                         continue
                     result.append(Point(
                         sweep=sweep.name, server=server.name, loadgen=loadgen,
