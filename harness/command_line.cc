@@ -316,6 +316,11 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     // Its records and their one index key are loaded through one control connection.
     status = Status::InvalidArgument("--route slots does not apply to YCSB's workloads");
   }
+  if (status.ok() && config.route_slots && config.workload.shape.kind != ValueShape::Kind::kString) {
+    // Containers are filled through one control connection.
+    status = Status::InvalidArgument("--route slots does not apply to --value-shape " +
+                                     ValueShapeName(config.workload.shape));
+  }
   if (status.ok() && config.route_slots && config.target.transport != Transport::kTcp) {
     status = Status::InvalidArgument("--route slots needs a tcp:// target");
   }

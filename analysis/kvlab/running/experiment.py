@@ -331,11 +331,12 @@ class Experiment:
                     else:
                         io = "direct"  # a dedicated thread always does its own socket I/O
                     # A routed client reads the slot map over TCP, MULTI has no key to
-                    # route by, and YCSB loads through one connection: those points do not
-                    # exist for a routed server.
+                    # route by, YCSB and containers fill through one connection: those
+                    # points do not exist for a routed server.
                     if server.routes_by_slots and (transport != "tcp"
                                                    or command.startswith("multi-incr")
-                                                   or is_ycsb(command)):
+                                                   or is_ycsb(command)
+                                                   or sweep.value_shape != "string"):
                         continue
                     result.append(Point(
                         sweep=sweep.name, server=server.name, loadgen=loadgen,
