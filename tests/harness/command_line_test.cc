@@ -136,7 +136,7 @@ TEST(CommandLineTest, BadArgumentsNameTheProblem) {
       {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--io", "event-loop"},
        "--io direct"},
       {{"--target", "tcp://h:1", "--command", "mget:2", "--loadgen", "redis-benchmark"},
-       "get, set or ping"},
+       "get, set, ping or rb:TEST"},
   };
   for (const auto& [args, expected] : cases) {
     CommandLineOptions options;
