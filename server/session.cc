@@ -29,11 +29,17 @@ std::string UnknownCommandError(std::span<const std::string_view> args) {
   return "ERR unknown command '" + std::string(name) + "', with args beginning with: " + quoted;
 }
 
-bool HasError(std::span<const OpResult> results, EngineError error) {
+// The error every command answers the same way, whichever of its
+// operations met it: the memory limit first, then a key of another type.
+// kNone when there is neither (one pass: it runs for every reply).
+EngineError SharedError(std::span<const OpResult> results) {
+  EngineError found = EngineError::kNone;
   for (const OpResult& result : results) {
-    if (result.kind == OpResult::Kind::kError && result.error == error) return true;
+    if (result.kind != OpResult::Kind::kError) continue;
+    if (result.error == EngineError::kOutOfMemory) return result.error;
+    if (result.error == EngineError::kWrongType) found = result.error;
   }
-  return false;
+  return found;
 }
 
 }  // namespace
@@ -313,9 +319,10 @@ void Session::RenderSlots(std::string& out) {
     std::span<const OpResult> results = all.subspan(deferred.first_op, deferred.op_count);
     // Errors any command's operations may meet, answered the same for every
     // command: the memory limit, and a key holding another type of value.
-    if (HasError(results, EngineError::kOutOfMemory)) {
+    const EngineError shared = SharedError(results);
+    if (shared == EngineError::kOutOfMemory) {
       writer.Error(kOomError);
-    } else if (HasError(results, EngineError::kWrongType)) {
+    } else if (shared == EngineError::kWrongType) {
       writer.Error(kWrongTypeError);
     } else {
       deferred.render(deferred, results, writer, ctx_);
