@@ -121,7 +121,10 @@ def test_syscalls_per_op_counts_a_traced_process_known_calls(method):
 def test_perf_counts_unnamed_calls_as_other():
     count = _count_known_child("perf", names=("read", "write"))
     assert "getppid" not in count.calls_by_name
-    assert count.calls_by_name[syscalls.OTHER] >= 5000
+    # The 5000 getppid calls land in OTHER (without that bucket it would read 0); on a
+    # loaded machine perf's ring may drop an event (a fresh-clone make test read 4999),
+    # so the bound is the same 1% the total is held to.
+    assert count.calls_by_name[syscalls.OTHER] >= 4950
     assert count.total_calls == pytest.approx(5000, abs=50)
 
 
