@@ -116,6 +116,25 @@ inline bool ParseScanOptions(ContainerCall& call, size_t first, ScanFilter* filt
   return true;
 }
 
+// HDEL, SREM, ZREM: removes each of args[2..] with `remove(value, element)`
+// (true when it was there) and replies how many went; Redis stops once the
+// value is empty (its key is gone).
+template <typename T, typename Remove>
+void RemoveEach(ContainerCall& call, Remove&& remove) {
+  if (!call.CheckType()) return;
+  T* value = call.Find<T>();
+  if (!value) return call.Integer(0);
+  int64_t removed = 0;
+  for (size_t i = 2; i < call.args.size(); ++i) {
+    if (remove(*value, call.args[i])) {
+      ++removed;
+      if (value->Size() == 0) break;
+    }
+  }
+  if (removed != 0) call.Changed();
+  call.Integer(removed);
+}
+
 // The reply of a scan over a missing key: cursor 0, no elements.
 inline void ReplyEmptyScan(ContainerCall& call) {
   ReplyList& reply = call.List();

@@ -81,18 +81,7 @@ void HGetAllOf(ContainerCall& call) {
 }
 
 void HDel(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  HashValue* hash = call.Find<HashValue>();
-  if (!hash) return call.Integer(0);
-  int64_t deleted = 0;
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    if (hash->Delete(call.args[i])) {
-      ++deleted;
-      if (hash->Size() == 0) break;  // Redis stops once the key is gone
-    }
-  }
-  if (deleted != 0) call.Changed();
-  call.Integer(deleted);
+  RemoveEach<HashValue>(call, [](HashValue& hash, std::string_view field) { return hash.Delete(field); });
 }
 
 void HLen(ContainerCall& call) {

@@ -29,18 +29,7 @@ void SAdd(ContainerCall& call) {
 }
 
 void SRem(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  SetValue* set = call.Find<SetValue>();
-  if (!set) return call.Integer(0);
-  int64_t removed = 0;
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    if (set->Remove(call.args[i])) {
-      ++removed;
-      if (set->Size() == 0) break;  // Redis stops once the key is gone
-    }
-  }
-  if (removed != 0) call.Changed();
-  call.Integer(removed);
+  RemoveEach<SetValue>(call, [](SetValue& set, std::string_view member) { return set.Remove(member); });
 }
 
 // spopWithCountCommand().

@@ -193,18 +193,7 @@ void ZAdd(ContainerCall& call) { ZAddGeneric(call, false); }
 void ZIncrBy(ContainerCall& call) { ZAddGeneric(call, true); }
 
 void ZRem(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  ZSetValue* zset = call.Find<ZSetValue>();
-  if (!zset) return call.Integer(0);
-  int64_t deleted = 0;
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    if (zset->Remove(call.args[i])) {
-      ++deleted;
-      if (zset->Size() == 0) break;  // Redis stops once the key is gone
-    }
-  }
-  if (deleted != 0) call.Changed();
-  call.Integer(deleted);
+  RemoveEach<ZSetValue>(call, [](ZSetValue& zset, std::string_view member) { return zset.Remove(member); });
 }
 
 void ZScore(ContainerCall& call) {

@@ -25,11 +25,6 @@
 namespace kvlab::test {
 namespace {
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(tolower(c));
-  return text;
-}
-
 // The elements of an array reply (nullopt-like empty vector with the reply
 // itself when it is not an array).
 std::vector<std::string> Elements(std::string_view reply) {

@@ -28,6 +28,12 @@ enum class ReplyMatch {
                       // (an array's length; a bulk string or nil)
 };
 
+// A command name in lower case, for the match rules.
+inline std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return text;
+}
+
 class StreamSource {
  public:
   explicit StreamSource(uint64_t seed) : rng_(seed) {}

@@ -4,10 +4,6 @@
 namespace kvlab::test {
 namespace {
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  return text;
-}
 
 std::vector<std::string> NextHash(StreamSource& s) {
   const std::string k = s.Key();

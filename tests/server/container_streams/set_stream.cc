@@ -14,10 +14,6 @@
 namespace kvlab::test {
 namespace {
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  return text;
-}
 
 // A member: mostly small integers (so sets stay intsets), sometimes what
 // string2ll() refuses ("01", "-0", "+1", past int64), the int64 limits, or

@@ -14,10 +14,6 @@
 namespace kvlab::test {
 namespace {
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  return text;
-}
 
 // A score argument: mostly small integers (so scores tie), then the
 // formats' corners, then what is not a valid float.
