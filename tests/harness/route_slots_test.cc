@@ -19,6 +19,7 @@
 #include "harness/server_control.h"
 #include "harness/slot_map.h"
 #include "tests/harness/strategy_conformance.h"
+#include "tests/test_ports.h"
 #include "tests/harness/test_server.h"
 
 namespace kvlab::harness {
@@ -29,23 +30,6 @@ using testing::TestServer;
 constexpr int kOwners = 2;
 constexpr int kKeys = 64;
 constexpr auto kRunFor = std::chrono::milliseconds(300);
-
-// Two free consecutive ports are likely after one free one; the server
-// start fails (and the test retries) when they are not.
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 uint64_t RemoteOps(const Target& target) {
   std::unique_ptr<ServerControl> control;
@@ -59,7 +43,7 @@ class RouteSlots : public ::testing::Test {
  protected:
   void SetUp() override {
     for (int attempt = 0; attempt < 5 && (server_ == nullptr || !server_->started()); ++attempt) {
-      base_ = FreePort();
+      base_ = test_ports::FreeTcpPortRange(kOwners);
       server_ = std::make_unique<TestServer>(testing::ServerKind{
           "kvlab_owner", {KVLAB_SERVER_PATH, "--engine", "owner", "--io-threads",
                           std::to_string(kOwners), "--shard-ports", std::to_string(base_)}});

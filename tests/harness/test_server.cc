@@ -17,26 +17,11 @@
 
 #include "harness/connection.h"
 #include "harness/resp_encoding.h"
+#include "tests/test_ports.h"
 
 namespace kvlab::harness::testing {
 namespace {
 
-// A port the kernel just handed out (bind to 0); a race with another
-// process is possible, so TestServer retries with a fresh one.
-int PickFreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 }  // namespace
 
@@ -84,7 +69,7 @@ TestServer::TestServer(const ServerKind& kind) {
   directory_ = pattern;
   socket_path_ = directory_ + "/server.sock";
   for (int attempt = 0; attempt < 5 && !started(); ++attempt) {
-    if (!TryStart(kind, PickFreePort())) Kill();
+    if (!TryStart(kind, test_ports::FreeTcpPort())) Kill();
   }
 }
 

@@ -15,7 +15,8 @@ from kvlab.running import loadgens
 from kvlab.running.cpus import Topology
 from kvlab.running.experiment import parse_experiment_text
 from kvlab.running.plan import resolve
-from kvlab.running.servers import (HASH_SLOTS, RedisClusterProcess, call_unix, first_slot,
+from kvlab.running.servers import (HASH_SLOTS, RedisClusterProcess, _ephemeral_range,
+                                   call_unix, first_slot, free_tcp_port, free_tcp_ports,
                                    server_command, server_process)
 
 ROWS = """
@@ -149,3 +150,17 @@ def test_kvlab_load_drives_the_cluster_routed(cluster, tmp_path):
     assert row["errors"] in ("0", "0.0")
     assert row["route"] == "slots" and row["moved"] == "0"
     assert cluster.memory()[2] == 100  # the prefill put each key on its owner
+
+
+def test_shard_ports_come_from_below_the_ephemeral_range():
+    """A range taken from bind(0) can hold the server's own main port (the kernel hands a
+    released port out again; CI failed on it): --shard-ports bases come from below."""
+    low, _ = _ephemeral_range()
+    main_port = free_tcp_port()
+    for _ in range(20):
+        base = free_tcp_ports(4)
+        assert base + 4 <= low
+        assert not base <= main_port < base + 4
+        for port in range(base, base + 4):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", port))

@@ -21,6 +21,7 @@
 
 #include "engines/engine.h"
 #include "engines/engine_kind.h"
+#include "tests/test_ports.h"
 
 extern char** environ;
 
@@ -71,7 +72,7 @@ Status ServerProcess::Start(const std::string& engine, const std::vector<std::st
     }
     server->temp_dir_ = dir_template;
     server->unix_path_ = server->temp_dir_ + "/kvlab.sock";
-    server->port_ = FreeTcpPort();
+    server->port_ = test_ports::FreeTcpPort();
 
     std::vector<std::string> args = {KVLAB_SERVER_PATH, "--engine", engine,
                                      "--port", std::to_string(server->port_),
@@ -249,21 +250,6 @@ std::string EncodeCommand(const std::vector<std::string>& args) {
     out += "\r\n";
   }
   return out;
-}
-
-uint16_t FreeTcpPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  uint16_t port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
 }
 
 std::optional<std::string> NonLoopbackAddress() {

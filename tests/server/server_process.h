@@ -86,9 +86,6 @@ class RawClient {
 // RESP encoding of one command as an array of bulk strings.
 std::string EncodeCommand(const std::vector<std::string>& args);
 
-// A free TCP port on 127.0.0.1 (bound once, then released).
-uint16_t FreeTcpPort();
-
 // A non-loopback IPv4 address of this machine, if it has one.
 std::optional<std::string> NonLoopbackAddress();
 

@@ -11,6 +11,7 @@
 
 #include "base/hash_slot.h"
 #include "tests/server/server_test_support.h"
+#include "tests/test_ports.h"
 
 namespace kvlab::test {
 namespace {
@@ -31,12 +32,13 @@ uint64_t KvlabField(RedisConnection& client, const std::string& name) {
 
 class ShardPorts : public ::testing::Test {
  protected:
-  // The shard ports are BASE .. BASE + kThreads - 1: another free base may
-  // do when one of them is taken.
+  // The shard ports are BASE .. BASE + kThreads - 1, from below the
+  // ephemeral range so the main port (bind to 0) cannot be one of them;
+  // another base may do when a parallel test took one.
   void SetUp() override {
     for (int attempt = 0; attempt < 5 && server_ == nullptr; ++attempt) {
-      base_ = FreeTcpPort();
-      if (base_ + kThreads > 65535) continue;
+      base_ = test_ports::FreeTcpPortRange(kThreads);
+      if (base_ == 0) continue;
       const Status started = ServerProcess::Start(
           "owner", {"--io-threads", std::to_string(kThreads), "--shard-ports", std::to_string(base_)},
           &server_);

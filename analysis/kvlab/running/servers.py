@@ -13,6 +13,7 @@ Not thread-safe: one runner thread drives it.
 
 from __future__ import annotations
 
+import random
 import shutil
 import signal
 import socket
@@ -37,24 +38,29 @@ def free_tcp_port() -> int:
         return probe.getsockname()[1]
 
 
-def free_tcp_ports(count: int, attempts: int = 50) -> int:
-    """The first of `count` consecutive ports that are free now (--shard-ports BASE)."""
+def _ephemeral_range() -> tuple[int, int]:
+    """The kernel's range for bind(0) and outgoing connections' local ports."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
+def free_tcp_ports(count: int, attempts: int = 200) -> int:
+    """The first of `count` consecutive ports that are free now (--shard-ports BASE).
+
+    From below the ephemeral range: a range taken from bind(0) can hold the
+    server's own main port (the kernel may hand a released port out again)
+    or an outgoing connection's. The base is random, so parallel runs rarely
+    pick the same one."""
+    low, high = 10000, _ephemeral_range()[0]
+    if high < low + 100 * count:
+        low, high = _ephemeral_range()[1] + 1, 65536
     for _ in range(attempts):
-        base = free_tcp_port()
-        if base + count > 65535:
-            continue
-        probes = []
-        try:
-            for port in range(base, base + count):
-                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                probes.append(probe)
-                probe.bind(("127.0.0.1", port))
+        base = random.randrange(low, high - count + 1)
+        if all(_bindable(port) for port in range(base, base + count)):
             return base
-        except OSError:
-            continue
-        finally:
-            for probe in probes:
-                probe.close()
     raise ServerError(f"no {count} consecutive free TCP ports")
 
 
@@ -77,7 +83,7 @@ def free_cluster_port(attempts: int = 200) -> int:
         port = free_tcp_port()
         if port + CLUSTER_BUS_OFFSET <= 65535 and _bindable(port + CLUSTER_BUS_OFFSET):
             return port
-    for port in range(20000, 55535, 7):  # ephemeral ports are all above 55535 here
+    for port in range(20000, 55535, 7):  # a scan when bind(0) keeps giving high ports
         if _bindable(port) and _bindable(port + CLUSTER_BUS_OFFSET):
             return port
     raise ServerError("no free TCP port with a free cluster bus port")
