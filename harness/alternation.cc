@@ -13,6 +13,7 @@
 #include "harness/cpu_usage.h"
 #include "harness/json_writer.h"
 #include "harness/load_clock.h"
+#include "harness/result_files.h"
 #include "harness/server_control.h"
 #include "harness/thread_recorder.h"
 
@@ -64,9 +65,11 @@ class SideRun {
   }
 
   // Stops sending and waits until every thread's in-flight requests are
-  // answered (the threads then park). False when that took longer than the
-  // grace or a thread failed: the connections are interrupted.
-  bool Deactivate() {
+  // answered (the threads then park); open loop: after sending every request
+  // due by `send_until_ns`. False when that took longer than the grace or a
+  // thread failed: the connections are interrupted.
+  bool Deactivate(uint64_t send_until_ns) {
+    stop_at_ns_.store(send_until_ns, std::memory_order_release);
     stop_.store(true, std::memory_order_release);
     std::unique_lock lock(mutex_);
     const bool drained = done_.wait_for(lock, std::chrono::nanoseconds(kDrainGraceNs),
@@ -129,6 +132,13 @@ class SideRun {
         load.generator = generators_[static_cast<size_t>(index)].get();
         load.recorder = recorders_[static_cast<size_t>(index)].get();
         load.stop = &stop_;
+        load.stop_at_ns = &stop_at_ns_;
+        load.rate_per_thread = config_.rate / threads_;
+        load.arrival = config_.arrival;
+        // Each side, slice and thread its own schedule (a fresh phase every slice).
+        load.arrival_seed = config_.workload.seed * 0x9E3779B97F4A7C15ULL +
+                            (static_cast<uint64_t>(side_ + 1) << 48) + (seen << 20) +
+                            static_cast<uint64_t>(index) + 1;
         status = strategy_->RunThread(load);
       }
       {
@@ -158,6 +168,7 @@ class SideRun {
   int returned_ = 0;         // GUARDED_BY(mutex_): threads parked since the last Activate
   bool quit_ = false;        // GUARDED_BY(mutex_)
   std::atomic<bool> stop_{true};
+  std::atomic<uint64_t> stop_at_ns_{0};  // open loop: requests due by then are still sent
   std::atomic<bool> failed_{false};
 };
 
@@ -192,7 +203,10 @@ Status ValidateAlternation(const AlternationConfig& config) {
     if (side->threads.size() != 1) {
       return Status::InvalidArgument("alternation measures one point: give --threads one value");
     }
-    if (side->rate > 0) return Status::InvalidArgument("alternation is closed loop only (no --rate)");
+  }
+  if (config.a.rate != config.b.rate || config.a.arrival != config.b.arrival) {
+    return Status::InvalidArgument("both sides of an alternation are offered the same load: "
+                                   "--alternate-with cannot change --rate or --arrival");
   }
   if (!(config.slice_s >= 0.005 && config.slice_s <= 60)) {
     return Status::InvalidArgument("--slice must be in 0.005..60 seconds");
@@ -249,6 +263,7 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
   // Warm-up slices keep the ABBA order and a whole number of cycles.
   const int warmup_slices = 4 * static_cast<int>((config.warmup_s / config.slice_s + 3) / 4);
   const int measured_slices = static_cast<int>(config.duration_s / config.slice_s + 1e-9);
+  const bool open_loop = config.a.rate > 0;
   uint64_t first_start_ns = 0;
   WatchMark watch_start;
   Status failure;
@@ -270,10 +285,19 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
     SleepUntilNs(begin_ns + slice_ns);
     uint64_t end_ns = 0;
     ThreadCounters counters = run.TakeAll(&end_ns);
-    const double client_cpu_end = ProcessCpuSeconds();
-    const double server_cpu_end = ServerCpuClockSeconds(server_pid);
-    const bool drained = run.Deactivate();
-    const ThreadCounters drain = run.TakeAll(nullptr);
+    double client_cpu_end = ProcessCpuSeconds();
+    double server_cpu_end = ServerCpuClockSeconds(server_pid);
+    const bool drained = run.Deactivate(end_ns);
+    ThreadCounters drain = run.TakeAll(nullptr);
+    const uint64_t drained_ns = NowNs();
+    if (open_loop) {
+      // Requests scheduled in the slice and answered after its end are its own:
+      // their latency, their server's and client's work.
+      counters.Merge(drain);
+      drain = ThreadCounters();
+      client_cpu_end = ProcessCpuSeconds();
+      server_cpu_end = ServerCpuClockSeconds(server_pid);
+    }
     if (!drained) {
       failure = run.FirstFailure();
       if (failure.ok()) failure = Status::IoError(std::string(SideName(side)) +
@@ -291,6 +315,7 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
       slice.errors = counters.errors;
       slice.ramp_ops = ramp.ops + ramp.errors;
       slice.drain_ops = drain.ops + drain.errors;
+      slice.drain_s = (drained_ns - end_ns) / 1e9;
       slice.client_cpu_s = client_cpu_end - client_cpu_start;
       if (server_cpu_start >= 0 && server_cpu_end >= 0) {
         slice.server_cpu_s = server_cpu_end - server_cpu_start;
@@ -342,6 +367,8 @@ std::string AlternationJson(const AlternationConfig& config, const AlternationRe
   json.Key("slice_s").Number(config.slice_s);
   json.Key("ramp_s").Number(config.ramp_s);
   json.Key("warmup_s").Number(config.warmup_s);
+  json.Key("rate").Number(config.a.rate);  // 0: closed loop
+  json.Key("arrival").String(ArrivalKindName(config.a.arrival));
   json.Key("seconds").Number(result.seconds);
   json.Key("usable_cores").Integer(result.usable_cores);
   json.Key("allowed_cores").Number(result.allowed_cores);
@@ -363,11 +390,16 @@ std::string AlternationJson(const AlternationConfig& config, const AlternationRe
     json.Key("errors").Unsigned(slice.errors);
     json.Key("ramp_ops").Unsigned(slice.ramp_ops);
     json.Key("drain_ops").Unsigned(slice.drain_ops);
+    json.Key("drain_s").Number(slice.drain_s);
     json.Key("client_cpu_s").Number(slice.client_cpu_s);
     json.Key("server_cpu_s").Number(slice.server_cpu_s);
     json.Key("mean_us").Number(slice.latency.mean_ns() / 1000.0);
     json.Key("p50_us").Number(Micros(slice.latency.ValueAtQuantile(0.50)));
     json.Key("p99_us").Number(Micros(slice.latency.ValueAtQuantile(0.99)));
+    if (config.a.rate > 0) {
+      json.Key("histogram");
+      WriteHistogram(json, slice.latency);
+    }
     json.EndObject();
   }
   json.EndArray();

@@ -12,6 +12,16 @@
 // server CPU, read from the kernel's per-process CPU clock to the
 // nanosecond — belongs to one side.
 //
+// Open loop (--rate, the same for both sides): each slice starts a fresh
+// arrival schedule at the offered rate on the side being loaded; at the
+// switch every request due by the slice's end is still sent and answered,
+// and belongs to the slice (as a sweep window's backlog does), its latency
+// counted from its intended send time. So a slice's histogram is the latency
+// of the requests scheduled in it; a queue longer than a slice shows as a
+// long `drain_s`, and a slice cannot hold a stall longer than itself, so the
+// slice bounds the tail this measures (make slices long against the stalls
+// a comparison is about). The ramp drops the replies that arrive in it.
+//
 // Only one side is ever loaded: the idle side's server waits in epoll. The
 // machine's drift between seconds therefore hits both sides' slices alike,
 // and a ratio of adjacent slices keeps little of it (analysis/kvlab/
@@ -38,8 +48,8 @@ namespace kvlab::harness {
 constexpr double kDefaultRampSeconds = 0.01;
 
 struct AlternationConfig {
-  LoadConfig a;  // side A's load (its threads' first value); closed loop only
-  LoadConfig b;  // side B's; may differ from A in the target or the client setup
+  LoadConfig a;  // side A's load (its threads' first value)
+  LoadConfig b;  // side B's; may differ from A in the target or the client setup, not the rate
   double slice_s = kSliceSeconds;   // one slice, ramp included
   double ramp_s = kDefaultRampSeconds;  // dropped at the start of every slice
   double duration_s = 10;  // slices measured, over both sides (slice_s each)
@@ -60,10 +70,11 @@ struct AlternatingSlice {
   uint64_t ops = 0;    // replies of the expected kind in the measured part
   uint64_t errors = 0;
   uint64_t ramp_ops = 0;   // replies in the dropped ramp
-  uint64_t drain_ops = 0;  // replies that drained after the switch
+  uint64_t drain_ops = 0;  // closed loop: replies that drained after the switch (not measured)
+  double drain_s = 0;      // from the slice's end until its side had nothing in flight
   double client_cpu_s = 0;   // the harness process's CPU time in the measured part
   double server_cpu_s = -1;  // that side's server's CPU time in it; < 0: not readable
-  LatencyHistogram latency;  // of `ops`
+  LatencyHistogram latency;  // of `ops`; open loop: from each request's intended send time
 };
 
 struct AlternationSide {
@@ -91,7 +102,8 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
                       AlternationResult* out);
 
 // The JSON document of a run (kvlab-load --alternate-with --json): both
-// sides' configuration, the run's figures and one object per slice.
+// sides' configuration, the run's figures and one object per slice (open
+// loop: with its latency histogram, as result_files.h writes one).
 // `status`: complete | cancelled | failed, with `error` saying why.
 std::string AlternationJson(const AlternationConfig& config, const AlternationResult& result,
                             const std::string& status, const std::string& error);

@@ -136,13 +136,20 @@ class FrontEnd {
     const Status ran = RunAlternation(config, &g_interrupted, &result);
     uint64_t ops[2] = {0, 0};
     double seconds[2] = {0, 0};
+    LatencyHistogram latency[2];
     for (const AlternatingSlice& slice : result.slices) {
       ops[slice.side] += slice.ops;
       seconds[slice.side] += slice.seconds;
+      latency[slice.side].Merge(slice.latency);
     }
     for (int side = 0; side < 2; ++side) {
-      std::printf("side %c: %zu slices, %.0f ops/s\n", side == 0 ? 'A' : 'B',
+      std::printf("side %c: %zu slices, %.0f ops/s", side == 0 ? 'A' : 'B',
                   result.slices.size() / 2, seconds[side] > 0 ? ops[side] / seconds[side] : 0.0);
+      if (config.a.rate > 0) {  // open loop: the side's latency over all its slices
+        std::printf(", p50 %.1f us, p99 %.1f us", latency[side].ValueAtQuantile(0.5) / 1000.0,
+                    latency[side].ValueAtQuantile(0.99) / 1000.0);
+      }
+      std::printf("\n");
     }
     const std::string status = ran.ok() ? "complete"
                                : ran.code() == Status::Code::kCancelled ? "cancelled" : "failed";

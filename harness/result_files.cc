@@ -54,20 +54,6 @@ void WriteConfig(JsonWriter& json, const LoadConfig& config) {
   json.EndObject();
 }
 
-void WriteHistogram(JsonWriter& json, const LatencyHistogram& latency) {
-  json.BeginObject();
-  json.Key("unit").String("ns");
-  json.Key("count").Unsigned(latency.count());
-  json.Key("min").Unsigned(latency.min_ns());
-  json.Key("max").Unsigned(latency.max_ns());
-  json.Key("buckets").BeginArray();
-  for (const LatencyHistogram::Bucket& bucket : latency.NonEmptyBuckets()) {
-    json.BeginArray().Unsigned(bucket.lower_ns).Unsigned(bucket.upper_ns).Unsigned(bucket.count).EndArray();
-  }
-  json.EndArray();
-  json.EndObject();
-}
-
 void WritePercentiles(JsonWriter& json, const RepetitionResult& r) {
   json.Key("p50_us").Number(r.p50_us);
   json.Key("p90_us").Number(r.p90_us);
@@ -143,6 +129,20 @@ void WriteRepetition(JsonWriter& json, const RepetitionResult& r) {
 }
 
 }  // namespace
+
+void WriteHistogram(JsonWriter& json, const LatencyHistogram& latency) {
+  json.BeginObject();
+  json.Key("unit").String("ns");
+  json.Key("count").Unsigned(latency.count());
+  json.Key("min").Unsigned(latency.min_ns());
+  json.Key("max").Unsigned(latency.max_ns());
+  json.Key("buckets").BeginArray();
+  for (const LatencyHistogram::Bucket& bucket : latency.NonEmptyBuckets()) {
+    json.BeginArray().Unsigned(bucket.lower_ns).Unsigned(bucket.upper_ns).Unsigned(bucket.count).EndArray();
+  }
+  json.EndArray();
+  json.EndObject();
+}
 
 Status CsvResultFile::Create(const std::string& path, const LoadConfig& config,
                              std::vector<Label> labels, std::string histogram,

@@ -25,12 +25,18 @@
 #include <string>
 #include <vector>
 
+#include "harness/json_writer.h"
+#include "harness/latency_histogram.h"
 #include "harness/machine_info.h"
 #include "harness/point_record.h"
 #include "harness/status.h"
 #include "harness/sweep.h"
 
 namespace kvlab::harness {
+
+// A histogram as the documents hold it: {"unit": "ns", "count", "min", "max",
+// "buckets": [[lower, upper, count], ...]} (non-empty buckets only).
+void WriteHistogram(JsonWriter& json, const LatencyHistogram& latency);
 
 class CsvResultFile {
  public:

@@ -11,6 +11,14 @@ adjacent slices (0-1: A then B, 2-3: B then A, ...) gives one ratio A/B of a met
 
 Per round (fresh processes) the pairs' log ratios go to stats.paired_interval.
 
+Open loop (a latency comparison: both sides offered the same rate), the metric is a
+percentile of latency (`p50_us`, `p99_us`; lower is better). A percentile of one 100 ms
+slice holds few requests and is no mean of anything, so it is not taken per pair: the
+slices of a batch of consecutive pairs (stats.batch_size, whole ABBA cycles, inside one
+round) merge into one histogram per side, and each batch gives log(pA/pB); the round's
+merged histograms give its own; stats.batched_interval turns those into the interval
+(`latency_interval`).
+
 Calibration figures of an A/A run (a server against a copy of itself):
 - slice CV: the standard deviation of log ops/s between slices of one side;
 - drift: the same side's throughput from the first to the last fifth of a round, as
@@ -29,8 +37,13 @@ import math
 import statistics
 from pathlib import Path
 
+from .histograms import Histogram
+from .stats import PairedSummary, batch_size, batched_interval
+
 # A comparison whose client used this share of its cores is client-bound.
 CLIENT_BOUND_SHARE = 0.9
+# The latency metrics a declared comparison may divide (open loop): metric -> quantile.
+LATENCY_QUANTILES = {"p50_us": 0.50, "p99_us": 0.99}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +56,8 @@ class Slice:
     client_cpu_s: float
     mean_us: float
     p99_us: float
+    histogram: dict | None = dataclasses.field(default=None, compare=False)  # open loop
+    drain_s: float = 0.0  # from the slice's end until its side had nothing in flight
 
     def value(self, metric: str) -> float:
         if metric == "ops_per_server_cpu_s":
@@ -55,7 +70,8 @@ def read_alternation(path: Path) -> tuple[dict, list[Slice]]:
     document = json.loads(Path(path).read_text())
     slices = [Slice(int(s["side"]), float(s["start_s"]), float(s["seconds"]), int(s["ops"]),
                     _number(s.get("server_cpu_s")), _number(s.get("client_cpu_s")),
-                    _number(s.get("mean_us")), _number(s.get("p99_us")))
+                    _number(s.get("mean_us")), _number(s.get("p99_us")), s.get("histogram"),
+                    float(s.get("drain_s") or 0))
               for s in document.get("slices", [])]
     return document, slices
 
@@ -76,6 +92,52 @@ def pair_log_ratios(slices: list[Slice], metric: str = "ops_per_s") -> list[floa
         if va > 0 and vb > 0 and math.isfinite(va) and math.isfinite(vb):
             ratios.append(math.log(va / vb))
     return ratios
+
+
+def _merged(slices: list[Slice]) -> Histogram:
+    merged = Histogram()
+    for s in slices:
+        if s.histogram:
+            merged.add(s.histogram)
+    return merged
+
+
+def _quantile_log_ratio(slices: list[Slice], quantile: float) -> float:
+    """log(A's quantile / B's) over these slices' merged histograms; NaN when a side is empty."""
+    a = _merged([s for s in slices if s.side == 0]).value_at_quantile(quantile)
+    b = _merged([s for s in slices if s.side == 1]).value_at_quantile(quantile)
+    return math.log(a / b) if a > 0 and b > 0 else math.nan
+
+
+def latency_interval(rounds: list[list[Slice]], metric: str,
+                     between_rounds: bool = True) -> PairedSummary:
+    """A/B of a latency percentile (`metric` in LATENCY_QUANTILES) over rounds of open-loop
+    slices with histograms: per batch of consecutive pairs, per round and over all rounds,
+    from merged histograms (see the module's docstring)."""
+    quantile = LATENCY_QUANTILES[metric]
+    rounds = [r for r in rounds if len(r) >= 2]
+    batches, by_round = [], []
+    for slices in rounds:
+        pairs = len(slices) // 2
+        size = batch_size(pairs)
+        for first in range(0, pairs - size + 1, size):
+            value = _quantile_log_ratio(slices[2 * first:2 * (first + size)], quantile)
+            if math.isfinite(value):
+                batches.append(value)
+        value = _quantile_log_ratio(slices, quantile)
+        if math.isfinite(value):
+            by_round.append(value)
+    pairs = sum(len(r) // 2 for r in rounds)
+    if not by_round:
+        return PairedSummary(0, 0, math.nan, math.nan, math.nan, 0, "none")
+    centre = _quantile_log_ratio([s for r in rounds for s in r], quantile)
+    return batched_interval(centre, batches, by_round, pairs, between_rounds)
+
+
+def side_latency_us(rounds: list[list[Slice]], side: int, quantile: float) -> float:
+    """One side's latency percentile in µs over every slice of these rounds."""
+    return _merged([s for r in rounds for s in r if s.side == side]).value_at_quantile(
+        quantile) / 1000.0
 
 
 def slice_cv(slices: list[Slice], side: int = 0) -> float:

@@ -9,6 +9,10 @@ seed's ratio lies in [low, high]; `seed outside`: it does not) and whether the
 seed's direction agrees with ours (both above 1, both below, or undecided
 when ours is).
 
+For a ratio of latencies (lower is better: `lower_is_better`), the side ahead
+is the one with the smaller figure: `A ahead` when high < 1, `B ahead` when
+low > 1.
+
 The one owner of this rule: the report's verdict tables and the forest plot
 call decide(); neither writes its own comparison against 1.0.
 
@@ -49,9 +53,15 @@ def _finite(value) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
+def lower_is_better(metric: str | None) -> bool:
+    """A ratio of this metric favours its smaller side (a latency percentile, `*_us`)."""
+    return str(metric or "").endswith("_us")
+
+
 def decide(low: float, high: float, seed: float | None = None,
-           a: str = "A", b: str = "B") -> RatioVerdict:
-    """The verdict of a ratio a/b whose interval is [low, high].
+           a: str = "A", b: str = "B", lower_better: bool = False) -> RatioVerdict:
+    """The verdict of a ratio a/b whose interval is [low, high]; lower_better for a
+    ratio of latencies.
 
     A missing interval (NaN: fewer than two rounds) is undecided and says
     nothing about the seed. REQUIRES low <= high when both are finite.
@@ -61,17 +71,20 @@ def decide(low: float, high: float, seed: float | None = None,
                             seed_direction_agrees=None)
     if low > high:
         raise ValueError(f"interval [{low}, {high}] is reversed")
+    above, below = ("b", "a") if lower_better else ("a", "b")
+    names = {"a": a, "b": b}
     if low > 1.0:
-        ahead, direction = "a", f"{a} ahead"
+        ahead = above
     elif high < 1.0:
-        ahead, direction = "b", f"{b} ahead"
+        ahead = below
     else:
-        ahead, direction = None, UNDECIDED
+        ahead = None
+    direction = f"{names[ahead]} ahead" if ahead else UNDECIDED
     if not _finite(seed):
         return RatioVerdict(direction, ahead, None, None)
     seed_verdict = SEED_INSIDE if low <= seed <= high else SEED_OUTSIDE
     if ahead is None or seed == 1.0:
         agrees = None
     else:
-        agrees = (seed > 1.0) == (ahead == "a")
+        agrees = (seed > 1.0) == (ahead == above)
     return RatioVerdict(direction, ahead, seed_verdict, agrees)

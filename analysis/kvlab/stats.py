@@ -158,15 +158,26 @@ def paired_interval(rounds, between_rounds: bool = True) -> PairedSummary:
         size = batch_size(len(values))
         batch_means += [statistics.fmean(values[i:i + size])
                         for i in range(0, len(values) - size + 1, size)]
+    return batched_interval(centre, batch_means, [statistics.fmean(r) for r in rounds], pairs,
+                            between_rounds)
+
+
+def batched_interval(centre: float, batch_values: list[float], round_values: list[float],
+                     pairs: int, between_rounds: bool = True) -> PairedSummary:
+    """The interval of paired_interval from its parts, for a log ratio that is not a mean
+    of per-pair values (a latency percentile's: alternation.latency_interval): `centre`
+    the log ratio over everything, `batch_values` one log ratio per batch (batches never
+    cross rounds), `round_values` one per round. Student's t over the batches; with at
+    least MIN_ROUNDS_FOR_SPREAD rounds over the rounds too, and the wider is kept."""
     half, method = math.nan, "batch means"
-    if len(batch_means) >= 2:
-        half = _t_half(batch_means)
-    if between_rounds and len(rounds) >= MIN_ROUNDS_FOR_SPREAD:
-        by_round = _t_half([statistics.fmean(r) for r in rounds])
+    if len(batch_values) >= 2:
+        half = _t_half(batch_values)
+    if between_rounds and len(round_values) >= MIN_ROUNDS_FOR_SPREAD:
+        by_round = _t_half(round_values)
         if math.isnan(half) or by_round > half:
             half, method = by_round, "round means"
-    if math.isnan(half):
-        return PairedSummary(len(rounds), pairs, math.exp(centre), math.nan, math.nan,
-                             len(batch_means), method)
-    return PairedSummary(len(rounds), pairs, math.exp(centre), math.exp(centre - half),
-                         math.exp(centre + half), len(batch_means), method)
+    if math.isnan(half) or not math.isfinite(centre):
+        return PairedSummary(len(round_values), pairs, math.exp(centre), math.nan, math.nan,
+                             len(batch_values), method)
+    return PairedSummary(len(round_values), pairs, math.exp(centre), math.exp(centre - half),
+                         math.exp(centre + half), len(batch_values), method)

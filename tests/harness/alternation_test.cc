@@ -8,6 +8,11 @@
 //    Little's law per side; on a loaded machine the client's late refills
 //    left fewer requests in flight than configured, 6.4 of 8, which a ratio
 //    of equal delays cancels and a ratio of unequal ones does not.)
+//  - open loop (--rate): two DelayServers holding every PING 2 ms and 6 ms,
+//    offered 100 requests a second each: every request scheduled in a slice
+//    is answered in it (none drains into the next, none is lost), each
+//    side's median latency is at least its delay, and the two medians differ
+//    by the known 4 ms (what the machine adds, it adds to both).
 //  - the command line builds side B as side A with the given options replaced.
 #include <gtest/gtest.h>
 
@@ -95,6 +100,65 @@ TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
       std::sqrt(squares / static_cast<double>(logs.size() - 1)) / std::sqrt(static_cast<double>(logs.size()));
   EXPECT_NEAR(mean, std::log(2.0), 3.3 * standard_error + 0.01)
       << "ratio " << std::exp(mean) << ", standard error of its log " << standard_error;
+}
+
+TEST(AlternationTest, OpenLoopSlicesHoldTheirScheduledRequestsAndKnownDelays) {
+  constexpr uint64_t kFastNs = 2'000'000, kSlowNs = 6'000'000;
+  DelayServer fast(kFastNs), slow(kSlowNs);
+  ASSERT_TRUE(fast.started() && slow.started());
+  AlternationConfig config;
+  config.a = PipelinedPings(fast.unix_target(), 1);
+  config.b = PipelinedPings(slow.unix_target(), 1);
+  for (LoadConfig* side : {&config.a, &config.b}) {
+    side->connections = 1;
+    side->rate = 100;  // a request every 10 ms: never two in flight on the one connection
+  }
+  config.slice_s = 0.1;
+  config.ramp_s = 0;  // so every request scheduled in a slice is measured in it
+  config.duration_s = 4.0;
+  config.warmup_s = 0;
+  AlternationResult result;
+  const Status ran = RunAlternation(config, nullptr, &result);
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  ASSERT_EQ(result.slices.size(), 40u);
+
+  LatencyHistogram latency[2];
+  double seconds[2] = {0, 0};
+  uint64_t ops[2] = {0, 0};
+  for (const AlternatingSlice& slice : result.slices) {
+    EXPECT_EQ(slice.errors, 0u);
+    EXPECT_EQ(slice.drain_ops, 0u) << "open loop: what drains after the switch is the slice's own";
+    EXPECT_EQ(slice.latency.count(), slice.ops);
+    // Uniform arrivals at a random phase: 10 +- 1 requests are due in a 0.1 s slice.
+    EXPECT_NEAR(static_cast<double>(slice.ops), slice.seconds * 100, 1.5) << "slice " << slice.index;
+    latency[slice.side].Merge(slice.latency);
+    seconds[slice.side] += slice.seconds;
+    ops[slice.side] += slice.ops;
+  }
+  EXPECT_EQ(ops[0], fast.pings());
+  EXPECT_EQ(ops[1], slow.pings());
+  const double fast_p50 = static_cast<double>(latency[0].ValueAtQuantile(0.5));
+  const double slow_p50 = static_cast<double>(latency[1].ValueAtQuantile(0.5));
+  EXPECT_GE(fast_p50, kFastNs * 0.98);  // the histogram's buckets are within 2%
+  EXPECT_GE(slow_p50, kSlowNs * 0.98);
+  EXPECT_NEAR(slow_p50 - fast_p50, static_cast<double>(kSlowNs - kFastNs), 1'000'000)
+      << "p50 " << fast_p50 / 1e6 << " ms against " << slow_p50 / 1e6 << " ms";
+}
+
+TEST(AlternationTest, BothSidesAreOfferedTheSameRate) {
+  CommandLineOptions options;
+  EXPECT_FALSE(ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:7000", "--rate", "1000",
+                                 "--duration", "2", "--json", "out.json", "--alternate-with",
+                                 "--rate 2000"},
+                                &options)
+                   .ok());
+  CommandLineOptions same;
+  const Status parsed = ParseCommandLine(
+      {"kvlab-load", "--target", "tcp://127.0.0.1:7000", "--rate", "1000", "--duration", "2",
+       "--json", "out.json", "--alternate-with", "--target tcp://127.0.0.1:7001"},
+      &same);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  EXPECT_DOUBLE_EQ(same.alternation.b.rate, 1000);
 }
 
 TEST(AlternationTest, SideBIsSideAWithTheGivenOptionsReplaced) {

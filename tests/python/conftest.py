@@ -45,6 +45,21 @@ def python_env() -> dict:
     return env
 
 
+def run_experiment(text: str, folder: Path, build: Path = BUILD_DIR) -> tuple[Path, str]:
+    """Runs an experiment given as TOML text on this machine, as `kvlab run` would, into
+    folder/runs; returns the run folder and what the runner said."""
+    import io
+    from kvlab.running.cpus import this_machine
+    from kvlab.running.experiment import parse_experiment_text
+    from kvlab.running.plan import resolve
+    from kvlab.running.runner import Runner
+    experiment = parse_experiment_text(text, folder / "experiment.toml")
+    stream = io.StringIO()
+    run_dir = Runner(resolve(experiment, this_machine()), REPO, build, folder / "runs",
+                     stream).run()
+    return run_dir, stream.getvalue()
+
+
 def kvlab_binaries_or_skip(build: Path) -> None:
     missing = [name for name in ("kvlab-server", "kvlab-load") if not (build / name).exists()]
     if missing:

@@ -16,6 +16,8 @@ from kvlab import alternation
 from kvlab.alternation import Slice
 from kvlab.stats import paired_interval, t_quantile_975
 
+from conftest import run_experiment
+
 
 def _ar1(rng, n, phi, sigma):
     noise = rng.normal(0.0, sigma, n)
@@ -195,19 +197,10 @@ seed_ratio = 1.42
 
 
 def test_a_run_alternates_its_declared_ratio_and_calibrates_with_a_over_a(build_dir, tmp_path):
-    import io
     from kvlab.rendering.report import render_report
-    from kvlab.running.cpus import this_machine
-    from kvlab.running.experiment import parse_experiment_text
-    from kvlab.running.plan import resolve
-    from kvlab.running.runner import Runner
-    from conftest import REPO
-    experiment = parse_experiment_text(ALTERNATING, tmp_path / "alternating.toml")
-    stream = io.StringIO()
-    run_dir = Runner(resolve(experiment, this_machine()), REPO, build_dir, tmp_path / "runs",
-                     stream).run()
+    run_dir, said = run_experiment(ALTERNATING, tmp_path, build_dir)
     ratios = (run_dir / "ratios.csv").read_text().splitlines()
-    assert len(ratios) == 2 and "alternation:" in ratios[1], stream.getvalue()
+    assert len(ratios) == 2 and "alternation:" in ratios[1], said
     calibration = (run_dir / "calibration.csv").read_text().splitlines()
     assert calibration[1].startswith("A/A redis,incrby,")
     slices = (run_dir / "alternation.csv").read_text().splitlines()
@@ -289,3 +282,120 @@ def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monk
     assert [r["disturbed"] for r in rows] == ["true"] * 8 + ["false"] * (len(rows) - 8)
     assert "every declared ratio met" in why
     assert alternating.pair_result(pair, 0.02, 4, 1.0).status == "resolved"
+
+
+# ---- latency comparisons: percentiles of merged histograms per batch of slices ----
+
+LOG_BUCKETS = np.exp(np.linspace(math.log(1e3), math.log(1e9), 1200))  # 1.2% wide, in ns
+
+
+def _histogram(latencies_ns):
+    counts, edges = np.histogram(latencies_ns, bins=LOG_BUCKETS)
+    buckets = [[int(edges[i]), int(edges[i + 1]), int(c)] for i, c in enumerate(counts) if c]
+    return {"count": int(counts.sum()), "min": int(latencies_ns.min()),
+            "max": int(latencies_ns.max()), "buckets": buckets}
+
+
+def synthetic_latency_round(rng, slices, ratio, requests=400):
+    """One round of open-loop slices: every request's latency is lognormal around a level
+    that drifts with the machine (linear, a slow wave and AR(1), shared by both sides);
+    side A's latencies are `ratio` times what B's would be at that moment."""
+    t = np.arange(slices)
+    machine = (0.003 * t + 0.1 * np.sin(2 * math.pi * t / rng.uniform(20, 200))
+               + _ar1(rng, slices, 0.9, 0.05))
+    out = []
+    for i in range(slices):
+        side = 0 if i % 4 in (0, 3) else 1
+        latencies = np.exp(math.log(200e3) + machine[i] + rng.normal(0.0, 0.6, requests))
+        if side == 0:
+            latencies = latencies * ratio
+        out.append(Slice(side, i * 0.1, 0.1, requests, -1.0, 0.01, 0.0, 0.0,
+                         _histogram(latencies)))
+    return out
+
+
+@pytest.mark.parametrize("metric", ["p50_us", "p99_us"])
+def test_latency_interval_covers_a_known_ratio_under_drift(metric):
+    rng = np.random.default_rng(5)
+    trials, covered = 150, 0
+    for _ in range(trials):
+        rounds = [synthetic_latency_round(rng, 20, 0.8) for _ in range(5)]
+        summary = alternation.latency_interval(rounds, metric)
+        assert summary.pairs == 50 and summary.n == 5
+        covered += summary.low <= 0.8 <= summary.high
+    # 95% nominal; 150 trials put chance alone near 92% one time in twenty.
+    assert covered / trials >= 0.90, f"covered {covered} of {trials}"
+
+
+def test_latency_ratio_is_a_over_b_of_the_merged_percentile():
+    fast = np.full(1000, 100e3)
+    slow = np.full(1000, 300e3)
+    slices = [Slice(side, i * 0.1, 0.1, 1000, -1.0, 0.0, 0.0, 0.0,
+                    _histogram(fast if side == 0 else slow))
+              for i, side in enumerate([0, 1, 1, 0, 0, 1, 1, 0])]
+    summary = alternation.latency_interval([slices], "p99_us")
+    assert summary.ratio == pytest.approx(1 / 3, rel=0.03)
+    assert alternation.side_latency_us([slices], 1, 0.5) == pytest.approx(300, rel=0.02)
+    assert math.isnan(alternation.latency_interval([], "p50_us").ratio)
+
+
+LATENCY_PAIR = """
+[experiment]
+name = "paired-latency"
+disturbance_cores = 64
+precision = 0.5
+max_rounds = 3
+min_rounds = 2
+alternation_s = 0.8
+slice_s = 0.1
+
+[[server]]
+name = "redis"
+kind = "redis"
+
+[[server]]
+name = "single"
+kind = "kvlab"
+engine = "single"
+
+[[sweep]]
+name = "p1"
+transport = "unix"
+command = "get"
+keys = 1000
+pipeline = 1
+connections = 2
+threads = 1
+duration = 0.1
+warmup = 0.1
+repetitions = 1
+
+[[compare]]
+a = "single"
+b = "redis"
+metric = "p99_us"
+rate = 2000
+"""
+
+
+def test_a_latency_comparison_alternates_open_loop_at_its_rate(build_dir, tmp_path):
+    from kvlab.rendering.report import render_report
+    run_dir, said = run_experiment(LATENCY_PAIR, tmp_path, build_dir)
+    with (run_dir / "ratios.csv").open() as handle:
+        (ratio,) = list(csv.DictReader(handle))
+    assert ratio["metric"] == "p99_us" and ratio["comparison"] == "single/redis p99 at 2000 ops/s"
+    assert float(ratio["low"]) <= float(ratio["ratio"]) <= float(ratio["high"]), said
+    with (run_dir / "latency_pairs.csv").open() as handle:
+        (pair,) = list(csv.DictReader(handle))
+    assert int(pair["rounds"]) >= 2
+    # 2000 ops/s for 0.4 s of each side's slices a round, ramps dropped: about 700 a round
+    assert int(pair["a_requests"]) >= 500 * int(pair["rounds"])
+    for column in ("a_p50_us", "b_p50_us", "a_p99_us", "b_p99_us"):
+        assert 1 < float(pair[column]) < 1e6
+    # the slices of an open-loop pair carry the offered load, not a closed loop's maximum
+    with (run_dir / "alternation.csv").open() as handle:
+        slices = [r for r in csv.DictReader(handle) if r["calibration"] == "false"]
+    rates = [int(r["ops"]) / float(r["seconds"]) for r in slices]
+    assert 1500 < statistics.median(rates) < 2600
+    report = render_report(run_dir)
+    assert "## Latency compared at one offered load (alternating)" in report

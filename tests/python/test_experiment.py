@@ -179,5 +179,18 @@ def test_a_comparison_may_divide_ops_per_server_cpu_second():
     assert plain.metric == "ops_per_s" and plain.name == "sharded/redis"
     with pytest.raises(ExperimentError) as error:
         parse(GOOD + '[[compare]]\na = "sharded"\nb = "redis"\nmetric = "latency"\n')
-    assert "compare[0].metric: 'latency' is not allowed; allowed: ops_per_s, ops_per_server_cpu_s" \
-        in str(error.value)
+    assert "compare[0].metric: 'latency' is not allowed; allowed: ops_per_s, " \
+        "ops_per_server_cpu_s, p50_us, p99_us" in str(error.value)
+
+
+def test_a_latency_comparison_needs_its_rate_and_alternation():
+    compare = '[[compare]]\na = "sharded"\nb = "redis"\nmetric = "p99_us"\n'
+    (spec,) = parse(GOOD + compare + "rate = 5000\n").comparisons
+    assert spec.latency and spec.rate == 5000.0 and spec.name == "sharded/redis p99 at 5000 ops/s"
+    with pytest.raises(ExperimentError, match=r"compare\[0\].rate: metric p99_us needs the ops/s"):
+        parse(GOOD + compare)
+    with pytest.raises(ExperimentError, match=r"compare\[0\].rate: applies to the latency metrics"):
+        parse(GOOD + '[[compare]]\na = "sharded"\nb = "redis"\nrate = 5000\n')
+    rounds = GOOD.replace('name = "tiny"', 'name = "tiny"\nmeasurement = "rounds"')
+    with pytest.raises(ExperimentError, match="measured by alternation only"):
+        parse(rounds + compare + "rate = 5000\n")

@@ -75,6 +75,18 @@ def test_capped_throughput_is_the_highest_load_under_the_slo_not_behind():
     assert latency_capped_throughput(rows, slo_us=3000)["redis"]["capped"] == 90000
 
 
+def test_capped_throughput_has_the_range_its_p99_intervals_allow():
+    rows = [dict(row("redis", 10000, 300), p99_low=200, p99_high=500),
+            dict(row("redis", 50000, 800), p99_low=600, p99_high=1400),
+            dict(row("redis", 90000, 1500), p99_low=900, p99_high=2500),
+            row("single", 20000, 300)]  # one repetition: no interval
+    capped = latency_capped_throughput(rows, slo_us=1000)
+    assert capped["redis"]["capped"] == 50000
+    assert capped["redis"]["capped_low"] == 10000   # the 50k row's interval reaches past 1 ms
+    assert capped["redis"]["capped_high"] == 90000  # the 90k row's reaches under it
+    assert capped["single"]["capped_low"] == capped["single"]["capped_high"] == 20000
+
+
 def test_curve_row_takes_percentiles_from_the_merged_histogram():
     document = {"config": {"rate": 5000.0}, "points": [{
         "repetitions": [

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from kvlab.ratio_verdicts import SEED_INSIDE, SEED_OUTSIDE, UNDECIDED, decide
+from kvlab.ratio_verdicts import SEED_INSIDE, SEED_OUTSIDE, UNDECIDED, decide, lower_is_better
 
 
 def test_interval_above_one_puts_a_ahead():
@@ -54,3 +54,12 @@ def test_missing_interval_is_undecided_without_a_seed_verdict():
 def test_reversed_interval_is_an_error():
     with pytest.raises(ValueError):
         decide(1.2, 1.1)
+
+
+def test_a_latency_ratio_below_one_puts_a_ahead():
+    assert lower_is_better("p99_us") and not lower_is_better("ops_per_s")
+    verdict = decide(0.6, 0.8, seed=0.5, a="owner", b="redis", lower_better=True)
+    assert verdict.direction == "owner ahead" and verdict.ahead == "a"
+    assert verdict.seed_direction_agrees is True
+    assert decide(1.1, 1.3, a="owner", b="redis", lower_better=True).direction == "redis ahead"
+    assert decide(0.9, 1.1, lower_better=True).direction == "undecided"

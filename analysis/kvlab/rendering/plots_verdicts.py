@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 
 from . import palette
 from .report_seeds import SEED_TRANSPORT, load_reference
-from ..ratio_verdicts import decide
+from ..ratio_verdicts import decide, lower_is_better
 
 SEED_NAMES = {"ember-pr50": "seed 1, ember PR #50", "lettuce-threads": "seed 2, Lettuce"}
 
@@ -134,7 +134,7 @@ def verdicts_figure(run_dir: Path, meta: dict):
             continue
         row, comparison, seed, client_bound = payload
         a, b = comparison.get("a", "A"), comparison.get("b", "B")
-        verdict = decide(row["low"], row["high"], seed, a, b)
+        verdict = decide(row["low"], row["high"], seed, a, b, lower_is_better(row.get("metric")))
         side = {"a": a, "b": b}.get(verdict.ahead)
         style = palette.style(_kind(comparison), side) if side else \
             palette.Style(palette.NEUTRAL, "o")

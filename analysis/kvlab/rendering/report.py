@@ -20,7 +20,7 @@ from ..histograms import merged_percentiles
 from ..slices import point_steadiness
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
                             markdown_table, server_cpu_count, server_specs)
-from .report_latency import latency_section
+from .report_latency import latency_section, paired_latency_section
 from .report_memory import memory_section
 from .report_ratios import (calibration_section, declared_section, disturbance_line,
                             time_section, verdict_sections)
@@ -215,6 +215,9 @@ def render_report(run_dir: str | Path) -> str:
     curves = latency_section(run_dir)
     if curves:
         out += [curves, ""]
+    paired = paired_latency_section(run_dir, meta)
+    if paired:
+        out += [paired, ""]
     calls = syscalls_section(run_dir, meta)
     if calls:
         out += [calls, ""]

@@ -3,8 +3,11 @@ open loop at fractions of its closed-loop maximum) and its latency-capped throug
 
 from __future__ import annotations
 
+import csv
+import math
 from pathlib import Path
 
+from ..ratio_verdicts import decide, lower_is_better
 from ..running.latency import latency_capped_throughput, load_curve_rows
 from .report_format import markdown_table
 
@@ -30,7 +33,11 @@ def latency_section(run_dir: Path) -> str:
            "omission), merged over the windows, at fixed offered loads: fractions of each "
            "server's closed-loop maximum. Latency-capped throughput: the highest achieved "
            "load whose p99 stays under the SLO; a load the server fell behind never counts "
-           "(`behind`: fewer than 95% of the due requests answered).", ""]
+           "(`behind`: fewer than 95% of the due requests answered); its range runs from "
+           "the highest load whose whole p99 interval stays under the SLO to the highest "
+           "whose interval reaches under it. Each server's curve is measured on its own, "
+           "minutes from the others': the paired table below, where the experiment "
+           "declares one, compares servers at one offered load within milliseconds.", ""]
     for key, group in curve_groups(rows).items():
         sweep, command, transport, client, pipeline, threads = key
         slo = group[0]["latency_slo_us"]
@@ -42,11 +49,14 @@ def latency_section(run_dir: Path) -> str:
         for server, entry in capped.items():
             maximum = entry["closed_loop_max"]
             value = entry["capped"]
+            low, high = entry["capped_low"], entry["capped_high"]
             summary.append([server, f"{maximum:,.0f}",
                             "none" if value is None else f"{value:,.0f}",
+                            f"{'none' if low is None else f'{low:,.0f}'} – "
+                            f"{'none' if high is None else f'{high:,.0f}'}",
                             "–" if value is None else f"{value / maximum:.0%}"])
-        out.append(markdown_table(["server", "closed-loop max ops/s",
-                                   "latency-capped ops/s", "of max"], summary))
+        out.append(markdown_table(["server", "closed-loop max ops/s", "latency-capped ops/s",
+                                   "range over the p99 interval", "of max"], summary))
         out.append("")
         curve = []
         for row in sorted(group, key=lambda r: (r["server"], r["fraction"])):
@@ -59,3 +69,54 @@ def latency_section(run_dir: Path) -> str:
         out.append("")
     return "\n".join(out)
 
+
+
+def paired_latency_section(run_dir: Path, meta: dict) -> str:
+    """The declared latency comparisons (latency_pairs.csv beside ratios.csv): both sides
+    offered the same rate, alternating in ABBA slices, each side's p50 and p99 over its
+    slices, the ratio with its interval and what it decides."""
+    path = Path(run_dir) / "latency_pairs.csv"
+    if not path.exists():
+        return ""
+    with path.open() as handle:
+        pairs = list(csv.DictReader(handle))
+    ratios = {}
+    ratios_path = Path(run_dir) / "ratios.csv"
+    if ratios_path.exists():
+        with ratios_path.open() as handle:
+            for row in csv.DictReader(handle):
+                ratios[(row["comparison"], row["test"], row["point"])] = row
+    specs = {c.get("name"): c for c in meta.get("comparisons", [])}
+    rows = []
+    for pair in pairs:
+        ratio = ratios.get((pair["comparison"], pair["test"], pair["point"]), {})
+        metric = ratio.get("metric") or specs.get(pair["comparison"], {}).get("metric", "")
+        low, high, value = (_number(ratio.get(k)) for k in ("low", "high", "ratio"))
+        verdict = decide(low, high, None, pair["a"], pair["b"], lower_is_better(metric))
+        interval = "–" if math.isnan(value) else (
+            f"{value:.3f}" + ("" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]"))
+        rows.append([pair["comparison"], pair["test"].upper(), f"{float(pair['rate']):,.0f}",
+                     f"{pair['a_p50_us']} / {pair['a_p99_us']}",
+                     f"{pair['b_p50_us']} / {pair['b_p99_us']}", interval, verdict.text(),
+                     pair["rounds"], pair["max_drain_s"]])
+    if not rows:
+        return ""
+    return "\n".join([
+        "## Latency compared at one offered load (alternating)", "",
+        "Both sides offered the same rate, open loop, one side at a time in ABBA slices "
+        "(harness/alternation.h): each slice's requests are scheduled from its start, every "
+        "one due by its end is answered and belongs to it. The ratio is A's percentile over "
+        "B's, from merged histograms per batch of slices (interval: batch means, or round "
+        "means when wider); below 1 A is faster. A slice holds no stall longer than itself: "
+        "`max drain s` is the longest a side took to answer its slice's last requests after "
+        "the switch.", "",
+        markdown_table(["comparison", "test", "ops/s offered", "A p50 / p99 µs",
+                        "B p50 / p99 µs", "ratio [95% interval]", "verdict", "rounds",
+                        "max drain s"], rows), ""])
+
+
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan

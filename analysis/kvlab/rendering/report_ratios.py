@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import alternation
-from ..ratio_verdicts import decide
+from ..ratio_verdicts import decide, lower_is_better
 from ..stats import paired_interval
 from .report_format import CLIENT_BOUND_MARK, markdown_table
 
@@ -195,7 +195,8 @@ def verdict_sections(run_dir: Path, meta: dict) -> str:
         spec = specs.get(row["comparison"], {})
         seed = spec.get("seed_ratio")
         a, b = spec.get("a", "A"), spec.get("b", "B")
-        verdict = decide(row["low"], row["high"], seed, a, b).text()
+        verdict = decide(row["low"], row["high"], seed, a, b,
+                         lower_is_better(row.get("metric"))).text()
         if _per_cpu(row):
             verdict += f"; {PER_CPU_NOTE}"
         claim = f"{row['comparison']} {str(row['test']).upper()} ({row['point']})"

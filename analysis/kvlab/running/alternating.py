@@ -21,6 +21,11 @@ until every one is within it, its pair reached max_rounds, or the phase's deadli
 
 A pair whose sides were client-bound in most rounds (kvlab-load saturated its cores) is
 judged on ops per second of server CPU instead of ops/s, and says so.
+
+A latency comparison (metric p50_us or p99_us, `rate` ops/s) alternates open loop: both
+sides are offered the same rate, one at a time, and each slice's latency histogram
+belongs to its side (alternation.latency_interval); latency_pairs.csv keeps each side's
+percentiles beside the ratio.
 """
 
 from __future__ import annotations
@@ -87,10 +92,14 @@ class Pair:
     def metric(self) -> str:
         """What the pair is judged on: the declared metric, or ops per server CPU second
         when a throughput comparison was client-bound."""
-        return "ops_per_server_cpu_s" if self.client_bound else self.spec.metric
+        if self.client_bound and self.spec.metric == "ops_per_s":
+            return "ops_per_server_cpu_s"
+        return self.spec.metric
 
     def summary(self, metric: str | None = None) -> PairedSummary:
         metric = metric or self.metric
+        if metric in alternation.LATENCY_QUANTILES:
+            return alternation.latency_interval(self.rounds, metric)
         return paired_interval([alternation.pair_log_ratios(r, metric) for r in self.rounds])
 
     def round_seconds(self) -> float:
@@ -247,7 +256,8 @@ class AlternatingPhase:
             command = alternation_command(
                 pair.point_a, targets[0], pair.point_b, targets[1], runner.build_dir,
                 runner.harness_cpus, self.netns, json_path, experiment.alternation_s,
-                experiment.slice_s, watch, prefill=pair.point_a.command == "incrby")
+                experiment.slice_s, watch, prefill=pair.point_a.command == "incrby",
+                rate=pair.spec.rate or 0)
             budget = experiment.alternation_s + pair.point_a.warmup + 60
             try:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=budget)
@@ -294,6 +304,33 @@ class AlternatingPhase:
                                  _cell(document.get("steal_cpu")),
                                  "true" if document.get("disturbed") else "false",
                                  "true" if bound else "false"])
+
+
+LATENCY_PAIR_COLUMNS = ("comparison", "test", "point", "rate", "rounds", "a", "b",
+                        "a_p50_us", "b_p50_us", "a_p99_us", "b_p99_us", "a_requests",
+                        "b_requests", "max_drain_s")
+
+
+def write_latency_pairs(path: Path, pairs: list[Pair]) -> None:
+    """latency_pairs.csv: each latency comparison's sides, their p50 and p99 over every
+    undisturbed round's slices, the requests behind them, and the longest drain after a
+    switch (a queue that outlived its slice)."""
+    latency = [p for p in pairs if p.spec.latency and not p.calibration]
+    if not latency:
+        return
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(LATENCY_PAIR_COLUMNS)
+        for pair in latency:
+            requests = [sum(s.ops for r in pair.rounds for s in r if s.side == side)
+                        for side in (0, 1)]
+            drains = [s.drain_s for r in pair.rounds for s in r]
+            figures = [alternation.side_latency_us(pair.rounds, side, q)
+                       for q in (0.5, 0.99) for side in (0, 1)] if pair.rounds else [math.nan] * 4
+            writer.writerow([pair.name, pair.test, pair.label, f"{pair.spec.rate:g}",
+                             len(pair.rounds), pair.spec.a, pair.spec.b]
+                            + [f"{v:.1f}" for v in figures] + requests
+                            + [f"{max(drains):.4f}" if drains else ""])
 
 
 def _cell(value) -> str:

@@ -40,7 +40,11 @@ ExperimentError naming the file, the key and what is allowed.
     seed_ratio = 1.13                # optional: the seed's figure, shown beside ours
     metric = "ops_per_s"             # optional: ops_per_s (default) | ops_per_server_cpu_s
                                      # (ops per second of server CPU: what a request costs
-                                     # the server; see comparisons.py)
+                                     # the server; see comparisons.py) | p50_us | p99_us
+                                     # (latency percentiles, open loop at `rate`, lower is
+                                     # better; measured by alternation only)
+    rate = 10000                     # p50_us/p99_us only, required there: ops/s offered to
+                                     # both sides (the same load, one side at a time)
     name = "concurrent/sharded"      # optional (default "A/B", "A/B per server CPU" for
                                      # ops_per_server_cpu_s)
 
@@ -114,6 +118,8 @@ import re
 import tomllib
 from pathlib import Path
 from typing import Any, Callable
+
+from ..alternation import LATENCY_QUANTILES
 
 SEEDS = ("ember-pr50", "lettuce-threads")
 ENGINES = ("single", "sharded", "concurrent", "striped", "owner")
@@ -240,7 +246,10 @@ class SweepSpec:
 COMPARE_BY = ("server", "client", "io", "transport", "nodelay", "loadgen", "command")
 # What a comparison may divide (comparisons.py): metric -> what it is, in words.
 COMPARE_METRICS = {"ops_per_s": "ops/s",
-                   "ops_per_server_cpu_s": "ops per second of server CPU time"}
+                   "ops_per_server_cpu_s": "ops per second of server CPU time",
+                   "p50_us": "median latency, open loop",
+                   "p99_us": "p99 latency, open loop"}
+assert set(LATENCY_QUANTILES) <= set(COMPARE_METRICS)
 DEFAULT_MAX_ROUNDS = 40
 MEASUREMENTS = ("alternate", "rounds")
 DEFAULT_MEASUREMENT = "alternate"
@@ -261,7 +270,13 @@ class CompareSpec:
     tests: tuple[str, ...] = ()
     where: tuple[tuple[str, tuple], ...] = ()  # (variable, allowed values)
     seed_ratio: float | None = None
-    metric: str = "ops_per_s"          # a key of comparisons.METRICS
+    metric: str = "ops_per_s"          # a key of COMPARE_METRICS
+    rate: float | None = None          # latency metrics: ops/s offered to both sides
+
+    @property
+    def latency(self) -> bool:
+        """A latency percentile (lower is better), measured open loop at `rate`."""
+        return self.metric in LATENCY_QUANTILES
 
     def matches(self, point: "Point") -> bool:
         if self.sweep is not None and point.sweep != self.sweep:
@@ -636,7 +651,16 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
     sweep = c.get("sweep", str, allowed=tuple(s.name for s in sweeps))
     tests = c.get_list("tests", str, (), check=_command)
     metric = c.get("metric", str, "ops_per_s", allowed=tuple(COMPARE_METRICS))
-    name = c.get("name", str, f"{a}/{b}" + (" per server CPU" if metric != "ops_per_s" else ""))
+    rate = c.get("rate", (int, float), check=_positive)
+    if metric in LATENCY_QUANTILES and rate is None:
+        c.fail(c.key("rate"), f"metric {metric} needs the ops/s offered to both sides "
+               "(open loop), e.g. rate = 10000")
+    if rate is not None and metric not in LATENCY_QUANTILES:
+        c.fail(c.key("rate"), "applies to the latency metrics only ("
+               + ", ".join(LATENCY_QUANTILES) + ")")
+    suffix = {"ops_per_s": "", "ops_per_server_cpu_s": " per server CPU"}.get(
+        metric, f" {metric.removesuffix('_us')} at {rate or 0:g} ops/s")
+    name = c.get("name", str, f"{a}/{b}{suffix}")
     seed_ratio = c.get("seed_ratio", (int, float), check=_positive)
     raw_where = c.get("where", dict, {})
     where = []
@@ -650,7 +674,7 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
     return CompareSpec(name=name, by=by, a=a, b=b, sweep=sweep, tests=tests,
                        where=tuple(where),
                        seed_ratio=float(seed_ratio) if seed_ratio is not None else None,
-                       metric=metric)
+                       metric=metric, rate=float(rate) if rate is not None else None)
 
 
 def _table_list(path: Path, data: dict, name: str) -> list:
@@ -712,6 +736,10 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
         raise ExperimentError(f"{path}: compare: must be [[compare]] tables")
     comparisons = tuple(_parse_compare(path, i, t, servers, sweeps)
                         for i, t in enumerate(compare_tables))
+    latency = next((i for i, spec in enumerate(comparisons) if spec.latency), None)
+    if latency is not None and measurement != "alternate":
+        raise ExperimentError(f"{path}: compare[{latency}].metric: latency comparisons are "
+                              "measured by alternation only (measurement = \"alternate\")")
     return Experiment(path=path, text=text, name=name, description=description,
                       server_cpus=server_cpus, harness_cpus=harness_cpus,
                       remote_rtt_us=remote_rtt_us, remote_rate_mbit=remote_rate_mbit,

@@ -151,21 +151,39 @@ def measure_curve(point: Point, closed_loop_max: float, build_dir: Path, target:
 
 
 def latency_capped_throughput(rows, slo_us: float = DEFAULT_SLO_US) -> dict[str, dict]:
-    """Per server: the highest achieved load whose p99 stays under `slo_us`.
+    """Per server: the highest achieved load whose p99 stays under `slo_us`, and the
+    range its p99 interval allows.
 
     A row that fell behind its schedule is not a load the server sustained and
     never counts. Returns {server: {"capped": ops/s or None (no row met the
-    SLO), "slo_us": slo_us, "closed_loop_max": ...}}.
+    SLO), "capped_low": the highest load whose whole p99 interval stays under the
+    SLO (p99_high; None if none), "capped_high": the highest whose interval
+    reaches under it (p99_low), "slo_us": slo_us, "closed_loop_max": ...}}. Without
+    an interval (one repetition) a row's p99 stands for both ends.
     """
     result: dict[str, dict] = {}
     for row in rows:
-        entry = result.setdefault(row["server"], {"capped": None, "slo_us": slo_us,
+        entry = result.setdefault(row["server"], {"capped": None, "capped_low": None,
+                                                  "capped_high": None, "slo_us": slo_us,
                                                   "closed_loop_max": row.get("closed_loop_max")})
-        if row["behind"] or not row["p99_us"] < slo_us:
+        if row["behind"]:
             continue
-        if entry["capped"] is None or row["achieved_rate"] > entry["capped"]:
-            entry["capped"] = row["achieved_rate"]
+        p99 = row["p99_us"]
+        ends = {"capped": p99, "capped_low": _or(row.get("p99_high"), p99),
+                "capped_high": _or(row.get("p99_low"), p99)}
+        for name, value in ends.items():
+            if value < slo_us and (entry[name] is None or row["achieved_rate"] > entry[name]):
+                entry[name] = row["achieved_rate"]
     return result
+
+
+def _or(value, fallback: float) -> float:
+    """value, unless it is missing or NaN."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return fallback
+    return fallback if number != number else number
 
 
 CURVE_COLUMNS = ("sweep", "command", "transport", "client", "pipeline", "threads",

@@ -139,9 +139,10 @@ NEUTRAL_OPTIONS = {"--pipeline": "1", "--connections": "1", "--io": "direct", "-
 def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b: str,
                         build_dir: Path, cpus: str | None, netns: str | None, json_path: Path,
                         seconds: float, slice_s: float, watch: Watch = Watch(),
-                        prefill: bool = False) -> list[str]:
+                        prefill: bool = False, rate: float = 0) -> list[str]:
     """kvlab-load alternating between two points (harness/alternation.h): side A is
-    point_a against target_a; side B states only the options where point_b differs."""
+    point_a against target_a; side B states only the options where point_b differs.
+    rate > 0: open loop, both sides offered that many ops/s."""
     a = load_arguments(point_a, target_a)
     b = _options(load_arguments(point_b, target_b))
     a_options = _options(a)
@@ -160,6 +161,8 @@ def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b:
         "--alternate-with", " ".join(differs)] + watch.arguments()
     if prefill:
         command.append("--prefill")
+    if rate > 0:
+        command += ["--rate", f"{rate:g}"]
     return command
 
 

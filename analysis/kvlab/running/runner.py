@@ -316,6 +316,7 @@ class Runner:
                 write_ratios(self.run_dir / "calibration.csv", [self._pair_result(self.calibration)])
             if self.pairs:
                 meta["alternation"] = self._alternation_meta()
+                alternating.write_latency_pairs(self.run_dir / "latency_pairs.csv", self.pairs)
             meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
             meta["load_average_end"] = os.getloadavg()
             meta["problems"] = self.problems
@@ -350,7 +351,14 @@ class Runner:
         self.pairs = alternating.declared_pairs(
             [p for p in points if p.loadgen == "kvlab-load"], comparisons, point_label)
         alternated = [p.spec for p in self.pairs]
-        self.rounds_comparisons = tuple(c for c in comparisons if c not in alternated)
+        # A latency comparison is open loop at its rate: rounds of closed-loop points
+        # cannot measure it, so one with no kvlab-load pair is a problem, not a round ratio.
+        for spec in comparisons:
+            if spec.latency and spec not in alternated:
+                self.problems.append(f"comparison {spec.name}: no pair of kvlab-load points "
+                                     "to alternate (latency comparisons need kvlab-load)")
+        self.rounds_comparisons = tuple(c for c in comparisons
+                                        if c not in alternated and not c.latency)
         local = [p for p in self.pairs if p.point_a.transport != "remote"]
         self.calibration = alternating.calibration_pair(
             local or self.pairs, lambda name: self.experiment.server(name).kind == "redis")
