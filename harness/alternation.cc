@@ -13,6 +13,7 @@
 #include "harness/cpu_usage.h"
 #include "harness/json_writer.h"
 #include "harness/load_clock.h"
+#include "harness/process_readings.h"
 #include "harness/result_files.h"
 #include "harness/server_control.h"
 #include "harness/thread_recorder.h"
@@ -264,6 +265,8 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
   const int warmup_slices = 4 * static_cast<int>((config.warmup_s / config.slice_s + 3) / 4);
   const int measured_slices = static_cast<int>(config.duration_s / config.slice_s + 1e-9);
   const bool open_loop = config.a.rate > 0;
+  const bool measured_cpus = !watch_options.measured_cpus.empty();
+  out->measured_cpus = measured_cpus;
   uint64_t first_start_ns = 0;
   WatchMark watch_start;
   Status failure;
@@ -282,11 +285,13 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
     const ThreadCounters ramp = run.TakeAll(&start_ns);
     const double client_cpu_start = ProcessCpuSeconds();
     const double server_cpu_start = ServerCpuClockSeconds(server_pid);
+    const WatchMark slice_start = measured ? watch.Mark() : WatchMark();
     SleepUntilNs(begin_ns + slice_ns);
     uint64_t end_ns = 0;
     ThreadCounters counters = run.TakeAll(&end_ns);
     double client_cpu_end = ProcessCpuSeconds();
     double server_cpu_end = ServerCpuClockSeconds(server_pid);
+    const WatchMark slice_end = measured ? watch.Mark() : WatchMark();
     const bool drained = run.Deactivate(end_ns);
     ThreadCounters drain = run.TakeAll(nullptr);
     const uint64_t drained_ns = NowNs();
@@ -321,6 +326,17 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
         slice.server_cpu_s = server_cpu_end - server_cpu_start;
       }
       slice.latency = std::move(counters.latency);
+      if (measured_cpus) {
+        // Not clamped at zero (WindowWatch's window figure is): /proc/stat's tick
+        // rounding makes a quiet slice's figure scatter around zero, and only an
+        // unclamped figure averages back to it over many slices.
+        const double tick_s = 1.0 / ProcTicksPerSecond();
+        const double seconds = std::max((slice_end.ns - slice_start.ns) / 1e9, 1e-9);
+        const double busy = static_cast<double>(slice_end.ticks.busy - slice_start.ticks.busy) * tick_s;
+        slice.foreign_cores = (busy - (slice_end.own_seconds - slice_start.own_seconds)) / seconds;
+        slice.steal_cores =
+            static_cast<double>(slice_end.ticks.steal - slice_start.ticks.steal) * tick_s / seconds;
+      }
       out->seconds = (end_ns - first_start_ns) / 1e9;
       out->slices.push_back(std::move(slice));
     }
@@ -375,6 +391,7 @@ std::string AlternationJson(const AlternationConfig& config, const AlternationRe
   json.Key("foreign_cpu").Number(result.watched.foreign_cores);
   json.Key("steal_cpu").Number(result.watched.steal_cores);
   json.Key("disturbed").Bool(result.watched.disturbed);
+  json.Key("slices_measure_cpus").Bool(result.measured_cpus);  // per-slice foreign/steal read
   json.Key("sides").BeginArray();
   SideJson(json, config.a, result.sides[0]);
   SideJson(json, config.b, result.sides[1]);
@@ -393,6 +410,8 @@ std::string AlternationJson(const AlternationConfig& config, const AlternationRe
     json.Key("drain_s").Number(slice.drain_s);
     json.Key("client_cpu_s").Number(slice.client_cpu_s);
     json.Key("server_cpu_s").Number(slice.server_cpu_s);
+    json.Key("foreign_cpu").Number(slice.foreign_cores);
+    json.Key("steal_cpu").Number(slice.steal_cores);
     json.Key("mean_us").Number(slice.latency.mean_ns() / 1000.0);
     json.Key("p50_us").Number(Micros(slice.latency.ValueAtQuantile(0.50)));
     json.Key("p99_us").Number(Micros(slice.latency.ValueAtQuantile(0.99)));

@@ -74,6 +74,15 @@ struct AlternatingSlice {
   double drain_s = 0;      // from the slice's end until its side had nothing in flight
   double client_cpu_s = 0;   // the harness process's CPU time in the measured part
   double server_cpu_s = -1;  // that side's server's CPU time in it; < 0: not readable
+  // Others' CPU and the hypervisor's steal on the measured CPUs in the measured
+  // part, in cores (as window_watch.h reads them). /proc/stat counts 10 ms
+  // ticks, so one slice's figure is good to a few tenths of a core and the
+  // foreign one scatters around zero when nothing else runs (negative too):
+  // enough to find the stretch of slices a compiler or a burst of steal landed
+  // in (analysis/kvlab/alternation.py), not to judge one quiet slice. Both 0
+  // and meaningless when no --measured-cpus were given (measured_cpus false).
+  double foreign_cores = 0;
+  double steal_cores = 0;
   LatencyHistogram latency;  // of `ops`; open loop: from each request's intended send time
 };
 
@@ -84,6 +93,7 @@ struct AlternationSide {
 
 struct AlternationResult {
   std::vector<AlternatingSlice> slices;
+  bool measured_cpus = false;  // the slices' foreign and steal figures were read
   AlternationSide sides[2];
   double seconds = 0;      // from the first measured slice's start to the last's end
   int usable_cores = 0;    // the harness's

@@ -1,6 +1,9 @@
 #include "harness/window_watch.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <set>
 
 #include "harness/cpu_usage.h"
 #include "harness/load_clock.h"
@@ -40,10 +43,11 @@ WatchMark WindowWatch::Mark() const {
   if (!options_.measured_cpus.empty()) {
     mark.ticks = ReadCpuTicks(options_.measured_cpus);
     mark.own_seconds = ProcessCpuSeconds() + ChildrenCpuSeconds();  // a redis-benchmark child is ours
-    std::vector<pid_t> ours = options_.own_pids;
-    if (server_pid_ > 0 && std::find(ours.begin(), ours.end(), server_pid_) == ours.end()) {
-      ours.push_back(server_pid_);
-    }
+    // Each process once: a caller may name the server among its own pids too
+    // (the runner names every server it started; an alternation adds side B's).
+    std::set<pid_t> ours(options_.own_pids.begin(), options_.own_pids.end());
+    if (server_pid_ > 0) ours.insert(server_pid_);
+    ours.erase(::getpid());  // ProcessCpuSeconds() above counts this process
     for (pid_t pid : ours) mark.own_seconds += std::max(0.0, ProcessCpuSecondsOf(pid));
   }
   if (server_pid_ > 0) mark.server_switches = ProcessContextSwitchesOf(server_pid_);

@@ -26,6 +26,17 @@ Calibration figures of an A/A run (a server against a copy of itself):
 - the precision the budget buys: the half-width one second of alternating reaches,
   scaled as 1/sqrt(seconds) (the A/A interval's half-width times sqrt of its seconds).
 
+Disturbance, per cycle (`clean_round`): each slice carries the foreign CPU (others' work
+on the measured CPUs) and steal in it, to /proc/stat's 10 ms ticks, so one slice's figure
+scatters by about 0.13 cores around zero when nothing else runs, and a mean over one ABBA
+cycle of four slices by about 0.07 (measured on the 2-core VM). A cycle whose mean is
+above CYCLE_DISTURBED_CORES is left out with the cycles on either side of it (a burst's
+edges fall in them): a busy loop pinned on the server CPU for 2 s of a 10 s alternation
+put its cycles at 0.29-0.57 cores and every quiet one within +-0.2. What is left must be
+quiet as a whole (its mean foreign CPU and steal at most the run's disturbance_cores) and
+hold at least half the round's cycles; otherwise the whole round is disturbed. So a
+compiler that runs for two seconds of a round costs those seconds, not the round.
+
 Pure functions; `read_alternation` reads kvlab-load's JSON.
 """
 
@@ -44,6 +55,9 @@ from .stats import PairedSummary, batch_size, batched_interval
 CLIENT_BOUND_SHARE = 0.9
 # The latency metrics a declared comparison may divide (open loop): metric -> quantile.
 LATENCY_QUANTILES = {"p50_us": 0.50, "p99_us": 0.99}
+# An ABBA cycle with more foreign CPU (or steal) than this, in cores, is left out.
+CYCLE_DISTURBED_CORES = 0.2
+SLICES_PER_CYCLE = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +72,8 @@ class Slice:
     p99_us: float
     histogram: dict | None = dataclasses.field(default=None, compare=False)  # open loop
     drain_s: float = 0.0  # from the slice's end until its side had nothing in flight
+    foreign_cores: float = math.nan  # others' CPU on the measured CPUs; NaN: not read
+    steal_cores: float = math.nan
 
     def value(self, metric: str) -> float:
         if metric == "ops_per_server_cpu_s":
@@ -68,10 +84,13 @@ class Slice:
 def read_alternation(path: Path) -> tuple[dict, list[Slice]]:
     """kvlab-load's alternation JSON: the document and its slices in time order."""
     document = json.loads(Path(path).read_text())
+    watched = bool(document.get("slices_measure_cpus"))
     slices = [Slice(int(s["side"]), float(s["start_s"]), float(s["seconds"]), int(s["ops"]),
                     _number(s.get("server_cpu_s")), _number(s.get("client_cpu_s")),
                     _number(s.get("mean_us")), _number(s.get("p99_us")), s.get("histogram"),
-                    float(s.get("drain_s") or 0))
+                    float(s.get("drain_s") or 0),
+                    float(s["foreign_cpu"]) if watched else math.nan,
+                    float(s["steal_cpu"]) if watched else math.nan)
               for s in document.get("slices", [])]
     return document, slices
 
@@ -92,6 +111,31 @@ def pair_log_ratios(slices: list[Slice], metric: str = "ops_per_s") -> list[floa
         if va > 0 and vb > 0 and math.isfinite(va) and math.isfinite(vb):
             ratios.append(math.log(va / vb))
     return ratios
+
+
+def clean_round(slices: list[Slice], disturbance_cores: float,
+                limit: float = CYCLE_DISTURBED_CORES) -> tuple[list[Slice] | None, int]:
+    """The round's slices without its disturbed ABBA cycles (see the module's docstring),
+    and how many cycles were left out; None instead of slices when the round as a whole
+    is disturbed. Slices without foreign figures (NaN) are kept as they are."""
+    cycles = [slices[i:i + SLICES_PER_CYCLE] for i in range(0, len(slices), SLICES_PER_CYCLE)]
+
+    def level(group, name):
+        values = [getattr(s, name) for s in group]
+        return statistics.fmean(values) if values and all(math.isfinite(v) for v in values) \
+            else math.nan
+
+    busy = [max(level(c, "foreign_cores"), level(c, "steal_cores")) > limit for c in cycles]
+    dropped = [any(busy[j] for j in (i - 1, i, i + 1) if 0 <= j < len(busy))
+               for i in range(len(cycles))]
+    kept = [s for cycle, drop in zip(cycles, dropped) if not drop for s in cycle]
+    left_out = sum(dropped)
+    if 2 * left_out > len(cycles):
+        return None, left_out
+    for name in ("foreign_cores", "steal_cores"):
+        if level(kept, name) > disturbance_cores:
+            return None, left_out
+    return kept, left_out
 
 
 def _merged(slices: list[Slice]) -> Histogram:

@@ -13,15 +13,24 @@
 //    is answered in it (none drains into the next, none is lost), each
 //    side's median latency is at least its delay, and the two medians differ
 //    by the known 4 ms (what the machine adds, it adds to both).
+//  - each slice's foreign CPU: a busy loop pinned on the measured CPU shows in
+//    the slices at least as the share of it that the loop used.
 //  - the command line builds side B as side A with the given options replaced.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "harness/alternation.h"
 #include "harness/command_line.h"
+#include "harness/process_readings.h"
 #include "tests/harness/delay_server.h"
 
 namespace kvlab::harness {
@@ -143,6 +152,51 @@ TEST(AlternationTest, OpenLoopSlicesHoldTheirScheduledRequestsAndKnownDelays) {
   EXPECT_GE(slow_p50, kSlowNs * 0.98);
   EXPECT_NEAR(slow_p50 - fast_p50, static_cast<double>(kSlowNs - kFastNs), 1'000'000)
       << "p50 " << fast_p50 / 1e6 << " ms against " << slow_p50 / 1e6 << " ms";
+}
+
+TEST(AlternationTest, EachSliceSaysHowMuchOtherWorkRanOnTheMeasuredCpus) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &allowed)) ++cpu;
+  const pid_t burner = fork();
+  if (burner == 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+    volatile uint64_t spins = 0;
+    while (true) spins = spins + 1;
+  }
+  ASSERT_GT(burner, 0);
+  DelayServer first(1'000'000), second(1'000'000);
+  ASSERT_TRUE(first.started() && second.started());
+  AlternationConfig config;
+  config.a = PipelinedPings(first.unix_target(), 1);
+  config.b = PipelinedPings(second.unix_target(), 1);
+  config.a.watch.measured_cpus = {cpu};
+  config.duration_s = 1.6;
+  config.warmup_s = 0.2;
+  const double burned_before = ProcessCpuSecondsOf(burner);
+  const auto started = std::chrono::steady_clock::now();
+  AlternationResult result;
+  const Status ran = RunAlternation(config, nullptr, &result);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double burned = ProcessCpuSecondsOf(burner) - burned_before;
+  kill(burner, SIGKILL);
+  waitpid(burner, nullptr, 0);
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  ASSERT_TRUE(result.measured_cpus);
+  double foreign = 0, seconds = 0;
+  for (const AlternatingSlice& slice : result.slices) {
+    foreign += slice.foreign_cores * slice.seconds;
+    seconds += slice.seconds;
+  }
+  // The loop's share over the run, against the slices' mean; other work there only
+  // adds to the slices' figure, and /proc's ticks cost a few hundredths.
+  const double burner_cores = burned / wall;
+  ASSERT_GT(burner_cores, 0.1);
+  EXPECT_GE(foreign / seconds, burner_cores - 0.15) << "the loop used " << burner_cores << " cores";
 }
 
 TEST(AlternationTest, BothSidesAreOfferedTheSameRate) {

@@ -140,5 +140,29 @@ TEST(WindowWatchTest, SeesABusyProcessOnAMeasuredCpuUnlessItIsOurs) {
   EXPECT_NEAR(seen.foreign_cores - own.foreign_cores, burner_cores, 2 * tick_cores);
 }
 
+// A process named twice (as the server and among the own pids, as an
+// alternation names side B) counts once: counted twice, its CPU hid a
+// burner's from the foreign figure.
+TEST(WindowWatchTest, AProcessNamedTwiceCountsOnce) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &allowed)) ++cpu;
+  const pid_t burner = StartBurner(cpu);
+  ASSERT_GT(burner, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(burner, SIGSTOP);  // its CPU time stays what it is now
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const double burned = ProcessCpuSecondsOf(burner);
+  const WindowWatch once({{cpu}, {burner}, 0.05}, 0);
+  const WindowWatch twice({{cpu}, {burner, burner}, 0.05}, burner);
+  const WatchMark one = once.Mark(), two = twice.Mark();
+  kill(burner, SIGKILL);
+  waitpid(burner, nullptr, 0);
+  ASSERT_GT(burned, 0.05);
+  // This process's own CPU between the two marks is all that may differ.
+  EXPECT_NEAR(two.own_seconds - one.own_seconds, 0.0, 0.01) << "the burner used " << burned << " s";
+}
+
 }  // namespace
 }  // namespace kvlab::harness

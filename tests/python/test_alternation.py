@@ -399,3 +399,32 @@ def test_a_latency_comparison_alternates_open_loop_at_its_rate(build_dir, tmp_pa
     assert 1500 < statistics.median(rates) < 2600
     report = render_report(run_dir)
     assert "## Latency compared at one offered load (alternating)" in report
+
+
+def _watched_round(foreign, steal=None):
+    """Slices whose per-slice foreign CPU (and steal) are given."""
+    steal = steal or [0.0] * len(foreign)
+    return [Slice(0 if i % 4 in (0, 3) else 1, 0.1 * i, 0.09, 1000, 0.08, 0.02, 10, 20, None,
+                  0.0, f, st) for i, (f, st) in enumerate(zip(foreign, steal))]
+
+
+def test_clean_round_leaves_out_the_cycles_a_burst_landed_in_and_their_neighbours():
+    rng = np.random.default_rng(3)
+    quiet = list(rng.normal(0.0, 0.13, 40))   # tick rounding: a quiet slice's scatter
+    kept, left_out = alternation.clean_round(_watched_round(quiet), 0.05)
+    assert left_out == 0 and len(kept) == 40
+    burst = quiet[:]
+    burst[12:20] = [0.5] * 8                  # cycles 3 and 4 of 10: a busy loop
+    slices = _watched_round(burst)
+    kept, left_out = alternation.clean_round(slices, 0.05)
+    assert left_out == 4 and kept == slices[:8] + slices[24:]   # cycles 2..5 out
+    assert len(alternation.pair_log_ratios(kept)) == 12
+    stolen = alternation.clean_round(_watched_round(quiet, [0.0] * 20 + [0.6] * 4 + [0.0] * 16),
+                                     0.05)
+    assert stolen[1] == 3                     # steal counts as a disturbance too
+    # most of the round busy, or a steady load under the cycle limit: the round is disturbed
+    assert alternation.clean_round(_watched_round([0.5] * 24 + quiet[:16]), 0.05)[0] is None
+    assert alternation.clean_round(_watched_round([v + 0.12 for v in quiet]), 0.05)[0] is None
+    # no figures (NaN): nothing to judge by here
+    unread = _watched_round([math.nan] * 8)
+    assert alternation.clean_round(unread, 0.05) == (unread, 0)

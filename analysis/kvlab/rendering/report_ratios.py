@@ -115,10 +115,14 @@ def calibration_section(run_dir: Path, meta: dict) -> str:
         return "\n".join(lines + [f"No A/A calibration in this run ({why})."])
     row = calibration.iloc[0]
     slices = _read(run_dir / "alternation.csv")
-    # The rounds the interval kept: disturbed ones were left out of it.
-    mine = slices[(slices["calibration"].astype(str).str.lower() == "true")
-                  & (slices["disturbed"].astype(str).str.lower() != "true")] \
-        if not slices.empty else slices
+    # The slices the interval kept: disturbed cycles and rounds were left out of it
+    # (`left_out`; older runs say only whether a whole round was disturbed).
+    if not slices.empty:
+        column = "left_out" if "left_out" in slices else "disturbed"
+        mine = slices[(slices["calibration"].astype(str).str.lower() == "true")
+                      & (slices[column].astype(str).str.lower() != "true")]
+    else:
+        mine = slices
     cvs, drifts, medians, pair_rounds = [], [], [], []
     for _, group in (mine.groupby("round") if not mine.empty else []):
         rows = [alternation.Slice(0 if s == "a" else 1, t, sec, ops, cpu, cc, m, p)
@@ -230,6 +234,8 @@ def time_section(meta: dict) -> str:
              "second of its round)"]
     for pair in spent.get("pairs", []):
         extra = []
+        if pair.get("cycles_left_out"):
+            extra.append(f"{pair['cycles_left_out']} disturbed ABBA cycles left out of them")
         if pair.get("disturbed"):
             extra.append(f"{pair['disturbed']} more disturbed, left out")
         if pair.get("failed"):

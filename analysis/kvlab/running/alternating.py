@@ -7,12 +7,14 @@ CPUs (two servers for a comparison along the server, and for the A/A calibration
 server against a second copy of itself; one server for client setups, nodelay, io
 models ...), their keys prefilled, then one kvlab-load alternates between the two sides
 for `alternation_s` seconds after a warm-up. Every slice becomes a row of
-alternation.csv. A round during which other work used the measured CPUs above
-`disturbance_cores` is written but left out of the interval, and the pair is measured
-again: both sides share a disturbance in time, but not in effect. In one headline run
-on a 2-core VM with builds beside it, the ratios of disturbed rounds moved with the
-machine's speed (their round means spread about three times their noise inside a
-round), while undisturbed rounds agreed to within that noise.
+alternation.csv. The ABBA cycles in which other work used the measured CPUs are left
+out of the round (alternation.clean_round, `left_out` in alternation.csv); a round
+whose remainder is still above `disturbance_cores`, or that lost more than half its
+cycles, is written but left out of the interval, and the pair is measured again: both
+sides share a disturbance in time, but not in effect. In one headline run on a 2-core
+VM with builds beside it, the ratios of disturbed rounds moved with the machine's speed
+(their round means spread about three times their noise inside a round), while
+undisturbed rounds agreed to within that noise.
 
 Where the rounds go (kvlab.alternation.next_to_measure): every pair (the A/A one
 included) gets `ALTERNATION_MIN_ROUNDS` rounds first, then each further round goes to
@@ -54,7 +56,8 @@ ALTERNATION_MIN_ROUNDS = 4
 ROUND_OVERHEAD_S = 1.5
 ALTERNATION_COLUMNS = ("comparison", "test", "point", "calibration", "round", "index", "side",
                        "start_s", "seconds", "ops", "server_cpu_s", "client_cpu_s", "mean_us",
-                       "p99_us", "foreign_cpu", "steal_cpu", "disturbed", "client_bound")
+                       "p99_us", "foreign_cpu", "steal_cpu", "disturbed", "client_bound",
+                       "slice_foreign_cpu", "slice_steal_cpu", "left_out")
 
 
 @dataclasses.dataclass
@@ -70,6 +73,7 @@ class Pair:
     bound: int = 0          # rounds in which the client was the bottleneck
     disturbed: int = 0      # rounds with foreign CPU above the threshold (left out)
     failed: int = 0
+    cycles_left_out: int = 0  # disturbed ABBA cycles left out of kept rounds
 
     @property
     def attempts(self) -> int:
@@ -272,23 +276,31 @@ class AlternatingPhase:
         threads = pair.point_a.threads if pair.point_a.client == "dedicated" else None
         bound = alternation.client_bound(slices, float(document.get("allowed_cores") or 0),
                                          threads)
-        disturbed = bool(document.get("disturbed"))
+        if document.get("slices_measure_cpus"):
+            kept, left_out = alternation.clean_round(slices, experiment.disturbance_cores)
+        else:  # no figures per slice: the round's own decides
+            kept, left_out = (None if document.get("disturbed") else slices), 0
+        disturbed = kept is None
         if disturbed:
             pair.disturbed += 1
         else:
-            pair.rounds.append(slices)
+            pair.rounds.append(kept)
             pair.bound += bound
-        self._write(pair, round_no, slices, document, bound)
+            pair.cycles_left_out += left_out
+        self._write(pair, round_no, slices, document, bound, set(map(id, kept or [])))
         summary = pair.summary()
         runner.say(f"alternation {pair.name} {pair.test} {pair.label} round {round_no}: "
                    f"{len(slices)} slices, ratio {summary.ratio:.3f}"
                    + (f" [{summary.low:.3f}, {summary.high:.3f}]" if not math.isnan(summary.low)
                       else "")
                    + (" (client-bound: judged per server CPU)" if pair.client_bound else "")
+                   + (f", {left_out} disturbed cycles left out" if left_out and not disturbed
+                      else "")
                    + (" DISTURBED: left out, measured again" if disturbed else ""))
         return None
 
-    def _write(self, pair: Pair, round_no: int, slices, document: dict, bound: bool) -> None:
+    def _write(self, pair: Pair, round_no: int, slices, document: dict, bound: bool,
+               kept: set) -> None:
         new = not self.path.exists()
         with self.path.open("a", newline="") as handle:
             writer = csv.writer(handle)
@@ -303,7 +315,9 @@ class AlternatingPhase:
                                  _cell(document.get("foreign_cpu")),
                                  _cell(document.get("steal_cpu")),
                                  "true" if document.get("disturbed") else "false",
-                                 "true" if bound else "false"])
+                                 "true" if bound else "false",
+                                 _cell(s.foreign_cores), _cell(s.steal_cores),
+                                 "false" if id(s) in kept else "true"])
 
 
 LATENCY_PAIR_COLUMNS = ("comparison", "test", "point", "rate", "rounds", "a", "b",
@@ -334,7 +348,7 @@ def write_latency_pairs(path: Path, pairs: list[Pair]) -> None:
 
 
 def _cell(value) -> str:
-    return "" if value is None else f"{float(value):.4f}"
+    return "" if value is None or value != value else f"{float(value):.4f}"
 
 
 def point_key(point: Point) -> tuple:
