@@ -15,6 +15,7 @@
 #include "harness/cpu_usage.h"
 #include "harness/load_clock.h"
 #include "harness/server_control.h"
+#include "harness/slot_map.h"
 
 namespace kvlab::harness {
 namespace {
@@ -272,8 +273,20 @@ Status ParseRedisBenchmarkCsv(std::string_view csv, const WorkloadSpec& workload
   for (char& c : wanted) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::istringstream lines{std::string(csv)};
   std::string line;
-  if (!std::getline(lines, line)) return Status::IoError("redis-benchmark printed nothing");
-  const std::vector<std::string> header = SplitCsvLine(line);
+  std::vector<std::string> header;
+  // In cluster mode it names the masters first ("Cluster has 2 master nodes:",
+  // "Master 0: ..."): the CSV starts at its header line.
+  std::string first;
+  while (std::getline(lines, line)) {
+    if (first.empty()) first = line;
+    header = SplitCsvLine(line);
+    if (!header.empty() && header[0] == "test") break;
+    header.clear();
+  }
+  if (header.empty()) {
+    return Status::IoError(first.empty() ? "redis-benchmark printed nothing"
+                                         : "redis-benchmark's CSV header lacks a column: " + first);
+  }
   auto column = [&](const char* name) {
     for (size_t i = 0; i < header.size(); ++i) {
       if (header[i] == name) return static_cast<int>(i);
@@ -301,7 +314,18 @@ Status RunRedisBenchmarkSweep(const LoadConfig& config, uint64_t requests, const
                               std::vector<PointResult>* out) {
   Status valid = ValidateRedisBenchmarkConfig(config);
   if (!valid.ok()) return valid;
-  RedisBenchmarkRunner runner(config, requests, callbacks);
+  // redis-benchmark --cluster refuses a cluster of one node ("Invalid cluster:
+  // 1 node(s)"); there every slot is that node's and no request can be
+  // MOVED, so plain redis-benchmark sends exactly what --cluster would.
+  LoadConfig routed = config;
+  if (config.route_slots) {
+    std::unique_ptr<SlotMap> slots;
+    const ConnectionOptions options{true, config.connect_timeout_s, config.reply_timeout_s};
+    Status fetched = SlotMap::Fetch(config.target, options, &slots);
+    if (!fetched.ok()) return fetched.WithContext("--route slots");
+    if (slots->nodes().size() == 1) routed.route_slots = false;
+  }
+  RedisBenchmarkRunner runner(routed, requests, callbacks);
   return runner.Run(out);
 }
 

@@ -45,6 +45,16 @@ TEST(RedisBenchmarkTest, CsvGivesTheCommandsTest) {
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.message().find("no figures for GET"), std::string::npos);
   EXPECT_FALSE(ParseRedisBenchmarkCsv("", Command("set"), &set).ok());
+  EXPECT_FALSE(ParseRedisBenchmarkCsv("no csv here\n", Command("set"), &set).ok());
+}
+
+// With --cluster, redis-benchmark names the masters before its CSV.
+TEST(RedisBenchmarkTest, CsvAfterTheClusterPreamble) {
+  const std::string csv = std::string("Cluster has 2 master nodes:\n\nMaster 0: 0f1e 127.0.0.1:7000\n"
+                                       "Master 1: 9a8b 127.0.0.1:7001\n\n") + kCsv;
+  RedisBenchmarkFigures set;
+  ASSERT_TRUE(ParseRedisBenchmarkCsv(csv, Command("set"), &set).ok());
+  EXPECT_DOUBLE_EQ(set.rps, 111111.12);
 }
 
 TEST(RedisBenchmarkTest, ItsOwnTestsAreCommandsOnlyItSends) {

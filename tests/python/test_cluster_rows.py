@@ -164,3 +164,29 @@ def test_shard_ports_come_from_below_the_ephemeral_range():
         for port in range(base, base + 4):
             with socket.socket() as probe:
                 probe.bind(("127.0.0.1", port))
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_redis_benchmark_cross_checks_a_cluster_of_any_size(tmp_path, nodes):
+    """redis-benchmark --cluster refuses a cluster of one node ("Invalid cluster: 1
+    node(s)"), the row a one-CPU server gets: kvlab-load then runs it plain (every slot is
+    that node's), and with two nodes in its cluster mode (whose CSV follows a list of
+    the masters); both write their keys into the cluster."""
+    import subprocess
+    from kvlab.running.experiment import ServerSpec
+    kvlab_binaries_or_skip(BUILD_DIR)
+    if shutil.which("redis-benchmark") is None:
+        pytest.fail("redis-benchmark is not installed (scripts/install-deps installs it)")
+    spec = ServerSpec(name="cluster", kind="redis-cluster", nodes=nodes)
+    with RedisClusterProcess(spec, tmp_path, tmp_path / "cluster.log", cpus=None) as process:
+        done = subprocess.run(
+            [str(BUILD_DIR / "kvlab-load"), "--target", process.target("tcp"), "--loadgen",
+             "redis-benchmark", "--route", "slots", "--command", "set", "--keys", "1000",
+             "--pipeline", "16", "--connections", "10", "--threads", "2", "--duration", "0.3",
+             "--warmup", "0", "--repeat", "1", "--csv", str(tmp_path / "rb.csv")],
+            capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        (row,) = loadgens.read_kvlab_load_rows((tmp_path / "rb.csv").read_text())
+        assert float(row["ops_per_s"]) > 0
+        assert row["route"] == "slots"
+        assert process.memory()[2] > 0  # keys, over every node
