@@ -17,7 +17,6 @@
 //    the slices at least as the share of it that the loop used.
 //  - the command line builds side B as side A with the given options replaced.
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +30,7 @@
 #include "harness/alternation.h"
 #include "harness/command_line.h"
 #include "harness/process_readings.h"
+#include "tests/harness/cpu_burner.h"
 #include "tests/harness/delay_server.h"
 
 namespace kvlab::harness {
@@ -155,19 +155,8 @@ TEST(AlternationTest, OpenLoopSlicesHoldTheirScheduledRequestsAndKnownDelays) {
 }
 
 TEST(AlternationTest, EachSliceSaysHowMuchOtherWorkRanOnTheMeasuredCpus) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
-  int cpu = 0;
-  while (!CPU_ISSET(cpu, &allowed)) ++cpu;
-  const pid_t burner = fork();
-  if (burner == 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set);
-    volatile uint64_t spins = 0;
-    while (true) spins = spins + 1;
-  }
+  const int cpu = testing::FirstAllowedCpu();
+  const pid_t burner = testing::StartBurner(cpu);
   ASSERT_GT(burner, 0);
   DelayServer first(1'000'000), second(1'000'000);
   ASSERT_TRUE(first.started() && second.started());

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "harness/process_readings.h"
+#include "tests/harness/cpu_burner.h"
 
 namespace kvlab::harness {
 namespace {
@@ -95,25 +96,11 @@ TEST(WindowFiguresTest, CountersGiveInstructionsAndCycles) {
   EXPECT_EQ(f.server_cycles, 2000);
 }
 
-// A child process spinning on `cpu` until killed.
-pid_t StartBurner(int cpu) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set);
-    volatile uint64_t spins = 0;
-    while (true) spins = spins + 1;
-  }
-  return pid;
-}
+using testing::FirstAllowedCpu;
+using testing::StartBurner;
 
 TEST(WindowWatchTest, SeesABusyProcessOnAMeasuredCpuUnlessItIsOurs) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
-  int cpu = 0;
-  while (!CPU_ISSET(cpu, &allowed)) ++cpu;
+  const int cpu = FirstAllowedCpu();
   const pid_t burner = StartBurner(cpu);
   ASSERT_GT(burner, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // running before the window opens
@@ -144,10 +131,7 @@ TEST(WindowWatchTest, SeesABusyProcessOnAMeasuredCpuUnlessItIsOurs) {
 // alternation names side B) counts once: counted twice, its CPU hid a
 // burner's from the foreign figure.
 TEST(WindowWatchTest, AProcessNamedTwiceCountsOnce) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
-  int cpu = 0;
-  while (!CPU_ISSET(cpu, &allowed)) ++cpu;
+  const int cpu = FirstAllowedCpu();
   const pid_t burner = StartBurner(cpu);
   ASSERT_GT(burner, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
