@@ -30,7 +30,8 @@ Disturbance, per cycle (`clean_round`): each slice carries the foreign CPU (othe
 on the measured CPUs) and steal in it, to /proc/stat's 10 ms ticks, so one slice's figure
 scatters by about 0.13 cores around zero when nothing else runs, and a mean over one ABBA
 cycle of four slices by about 0.07 (measured on the 2-core VM). A cycle whose mean is
-above CYCLE_DISTURBED_CORES is left out with the cycles on either side of it (a burst's
+above CYCLE_DISTURBED_CORES (or four times the run's disturbance_cores, where that is
+more) is left out with the cycles on either side of it (a burst's
 edges fall in them): a busy loop pinned on the server CPU for 2 s of a 10 s alternation
 put its cycles at 0.29-0.57 cores and every quiet one within +-0.2. What is left must be
 quiet as a whole (its mean foreign CPU and steal at most the run's disturbance_cores) and
@@ -55,8 +56,12 @@ from .stats import PairedSummary, batch_size, batched_interval
 CLIENT_BOUND_SHARE = 0.9
 # The latency metrics a declared comparison may divide (open loop): metric -> quantile.
 LATENCY_QUANTILES = {"p50_us": 0.50, "p99_us": 0.99}
-# An ABBA cycle with more foreign CPU (or steal) than this, in cores, is left out.
+# An ABBA cycle with more foreign CPU (or steal) than this, in cores, is left out: four
+# times the run's disturbance_cores (0.05 by default), never below what /proc's tick
+# rounding leaves a quiet cycle (within +-0.2 here); a run that raises disturbance_cores
+# to ignore other work raises this with it.
 CYCLE_DISTURBED_CORES = 0.2
+CYCLE_DISTURBED_FACTOR = 4
 SLICES_PER_CYCLE = 4
 
 
@@ -114,10 +119,14 @@ def pair_log_ratios(slices: list[Slice], metric: str = "ops_per_s") -> list[floa
 
 
 def clean_round(slices: list[Slice], disturbance_cores: float,
-                limit: float = CYCLE_DISTURBED_CORES) -> tuple[list[Slice] | None, int]:
+                limit: float | None = None) -> tuple[list[Slice] | None, int]:
     """The round's slices without its disturbed ABBA cycles (see the module's docstring),
     and how many cycles were left out; None instead of slices when the round as a whole
-    is disturbed. Slices without foreign figures (NaN) are kept as they are."""
+    is disturbed. `limit`: a cycle's limit in cores (default: CYCLE_DISTURBED_FACTOR times
+    disturbance_cores, at least CYCLE_DISTURBED_CORES). Slices without foreign figures
+    (NaN) are kept as they are."""
+    if limit is None:
+        limit = max(CYCLE_DISTURBED_CORES, CYCLE_DISTURBED_FACTOR * disturbance_cores)
     cycles = [slices[i:i + SLICES_PER_CYCLE] for i in range(0, len(slices), SLICES_PER_CYCLE)]
 
     def level(group, name):

@@ -425,6 +425,8 @@ def test_clean_round_leaves_out_the_cycles_a_burst_landed_in_and_their_neighbour
     # most of the round busy, or a steady load under the cycle limit: the round is disturbed
     assert alternation.clean_round(_watched_round([0.5] * 24 + quiet[:16]), 0.05)[0] is None
     assert alternation.clean_round(_watched_round([v + 0.12 for v in quiet]), 0.05)[0] is None
+    # a run that raises disturbance_cores to ignore other work raises the cycle's limit
+    assert alternation.clean_round(slices, 64.0) == (slices, 0)
     # no figures (NaN): nothing to judge by here
     unread = _watched_round([math.nan] * 8)
     assert alternation.clean_round(unread, 0.05) == (unread, 0)
