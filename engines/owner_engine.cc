@@ -9,16 +9,12 @@
 #include "engines/atomic_group.h"
 #include "engines/clock.h"
 #include "engines/engine_kind.h"
+#include "engines/group_barrier.h"
 #include "engines/keyspace_ops.h"
 #include "engines/prefetch_stage.h"
 
 namespace kvlab {
 
-struct OwnerEngine::GroupBarrier {
-  std::atomic<uint32_t> arrived{0};
-  std::atomic<uint32_t> finished{0};
-  uint32_t participants = 0;
-};
 
 // One Execute() that left its caller's thread. Built by the caller, then
 // shared by the owners it was queued to; it lives in the Batch
@@ -341,9 +337,7 @@ void OwnerEngine::GroupByOwner(Batch& batch, PendingBatch& pending) const {
           }
         }
         GroupBarrier& barrier = *pending.barriers[g];
-        barrier.participants = participants;
-        barrier.arrived.store(0, std::memory_order_relaxed);
-        barrier.finished.store(0, std::memory_order_relaxed);
+        barrier.Reset(participants);
         if (participants > 1) pending.has_multi_owner_group = true;
       });
   for (size_t o = 0; o < owner_count; ++o) first[o + 1] += first[o];
@@ -465,22 +459,16 @@ void OwnerEngine::RunShare(unsigned owner, PendingBatch& pending, int64_t now_ms
 void OwnerEngine::ReachGroup(PendingBatch& pending, uint32_t g, int64_t now_ms) {
   GroupBarrier& barrier = *pending.barriers[g];
   AtomicGroup& group = pending.batch->groups[g];
-  if (barrier.participants == 1) {
-    RunGroup(*pending.batch, group, now_ms);
+  auto run = [&] { RunGroup(*pending.batch, group, now_ms); };
+  if (barrier.participants == 1) {  // one partition: its thread runs it like any share
+    run();
     return;
   }
-  if (barrier.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == barrier.participants) {
+  // Counted before the group runs: once it has, the batch may complete and INFO be read.
+  barrier.Reach([&] {
     multi_owner_groups_.fetch_add(1, std::memory_order_relaxed);
-    RunGroup(*pending.batch, group, now_ms);
-    barrier.finished.store(1, std::memory_order_release);
-    barrier.finished.notify_all();
-    return;
-  }
-  // This I/O thread stops here until the group has run: the owner that runs
-  // it may share this CPU, so wait in the kernel.
-  while (barrier.finished.load(std::memory_order_acquire) == 0) {
-    barrier.finished.wait(0, std::memory_order_acquire);
-  }
+    run();
+  });
 }
 
 // REQUIRES: every owner the group touches is this thread or waits at its barrier.
@@ -490,15 +478,7 @@ void OwnerEngine::RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
       [&](const Operation& op, GroupState& state) {
         return owners_[OwnerOf(op.key)]->keys.Apply(op, now_ms, &state);
       },
-      [&](const Operation& op) {
-        int64_t live = 0;
-        for (auto& owner : owners_) {
-          if (op.code == OpCode::kDbSize) live += owner->keys.CountLive(now_ms);
-          if (op.code == OpCode::kFlushAll) owner->keys.Clear();
-          if (op.code == OpCode::kCollectKeys) owner->keys.Collect(*op.collect, now_ms);
-        }
-        return op.code == OpCode::kDbSize ? OpResult::Integer(live) : OpResult::Ok();
-      });
+      [&](const Operation& op) { return RunKeylessOnEach(op, owners_, now_ms); });
 }
 
 // The owner whose share finishes last calls `done`, on its own thread.

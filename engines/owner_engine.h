@@ -82,7 +82,6 @@ class OwnerEngine final : public Engine {
 
  private:
   struct PendingBatch;  // one Execute() in flight: its per-owner shares and completion
-  struct GroupBarrier;  // one multi-owner group's rendezvous
   class OwnThread;      // an owner's thread when no server attached one
 
   struct alignas(64) Owner {

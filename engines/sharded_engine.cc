@@ -8,6 +8,7 @@
 #include "engines/atomic_group.h"
 #include "engines/clock.h"
 #include "engines/engine_kind.h"
+#include "engines/group_barrier.h"
 #include "engines/keyspace_ops.h"
 #include "engines/thread_cpu.h"
 
@@ -17,11 +18,6 @@ namespace kvlab {
 // the shards it was sent to. It lives in the Batch (BatchScratch), so its
 // vectors keep their capacity from one Execute() to the next and a hop costs
 // no allocation.
-struct ShardedEngine::GroupBarrier {
-  std::atomic<uint32_t> arrived{0};
-  std::atomic<uint32_t> finished{0};
-  uint32_t participants = 0;
-};
 
 struct ShardedEngine::PendingBatch final : BatchScratch {
   Batch* batch = nullptr;
@@ -220,9 +216,7 @@ void ShardedEngine::GroupByShard(Batch& batch, PendingBatch& pending) const {
           }
         }
         GroupBarrier& barrier = *pending.barriers[g];
-        barrier.participants = participants;
-        barrier.arrived.store(0, std::memory_order_relaxed);
-        barrier.finished.store(0, std::memory_order_relaxed);
+        barrier.Reset(participants);
         if (participants > 1) pending.has_multi_shard_group = true;
       });
   for (size_t s = 0; s < shard_count; ++s) first[s + 1] += first[s];
@@ -302,24 +296,16 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
 void ShardedEngine::ReachGroup(PendingBatch& pending, uint32_t g, int64_t now_ms) {
   GroupBarrier& barrier = *pending.barriers[g];
   AtomicGroup& group = pending.batch->groups[g];
-  if (barrier.participants == 1) {  // one shard: its owner runs it like any share
-    RunGroup(*pending.batch, group, now_ms);
+  auto run = [&] { RunGroup(*pending.batch, group, now_ms); };
+  if (barrier.participants == 1) {  // one partition: its thread runs it like any share
+    run();
     return;
   }
-  // acq_rel: the last to arrive sees every participant's earlier writes to
-  // its map; the others see the group's writes through `finished`.
-  if (barrier.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == barrier.participants) {
+  // Counted before the group runs: once it has, the batch may complete and INFO be read.
+  barrier.Reach([&] {
     multi_shard_groups_.fetch_add(1, std::memory_order_relaxed);
-    RunGroup(*pending.batch, group, now_ms);
-    barrier.finished.store(1, std::memory_order_release);
-    barrier.finished.notify_all();
-    return;
-  }
-  // Waits in the kernel (a futex) rather than spinning: the participant
-  // that runs the group may share this CPU.
-  while (barrier.finished.load(std::memory_order_acquire) == 0) {
-    barrier.finished.wait(0, std::memory_order_acquire);
-  }
+    run();
+  });
 }
 
 // Runs a group over every shard it touches; REQUIRES: each of them is this
@@ -330,15 +316,7 @@ void ShardedEngine::RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
       [&](const Operation& op, GroupState& state) {
         return shards_[ShardOf(op.key)]->keys.Apply(op, now_ms, &state);
       },
-      [&](const Operation& op) {
-        int64_t live = 0;
-        for (auto& shard : shards_) {
-          if (op.code == OpCode::kDbSize) live += shard->keys.CountLive(now_ms);
-          if (op.code == OpCode::kFlushAll) shard->keys.Clear();
-          if (op.code == OpCode::kCollectKeys) shard->keys.Collect(*op.collect, now_ms);
-        }
-        return op.code == OpCode::kDbSize ? OpResult::Integer(live) : OpResult::Ok();
-      });
+      [&](const Operation& op) { return RunKeylessOnEach(op, shards_, now_ms); });
 }
 
 // The one-shot completion: the shard whose share finishes last sees the

@@ -80,7 +80,6 @@ class ShardedEngine final : public Engine {
 
  private:
   struct PendingBatch;  // one Execute() in flight: its per-shard work and completion
-  struct GroupBarrier;  // one multi-shard group's rendezvous
 
   struct Shard {
     Shard(MemoryMeter& meter, const ModificationFeed& feed) : keys(meter, feed) {}
