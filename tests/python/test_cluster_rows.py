@@ -174,7 +174,7 @@ def test_redis_benchmark_cross_checks_a_cluster_of_any_size(tmp_path, nodes):
     the masters); both write their keys into the cluster."""
     import subprocess
     from kvlab.running.experiment import ServerSpec
-    kvlab_binaries_or_skip(BUILD_DIR)
+    assert (BUILD_DIR / "kvlab-load").exists(), f"kvlab-load is not built in {BUILD_DIR}"
     if shutil.which("redis-benchmark") is None:
         pytest.fail("redis-benchmark is not installed (scripts/install-deps installs it)")
     spec = ServerSpec(name="cluster", kind="redis-cluster", nodes=nodes)
