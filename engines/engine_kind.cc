@@ -7,11 +7,24 @@ namespace kvlab {
 namespace {
 
 constexpr EngineKind kKinds[] = {
-    {.name = "single", .single_threaded = true},
-    {.name = "sharded", .uses_shards = true},
-    {.name = "concurrent"},
-    {.name = "striped", .uses_stripes = true},
-    {.name = "owner", .thread_per_core = true},
+    {.name = "single",
+     .summary = "the Redis model: one thread runs every connection and command on a plain "
+                "hash map",
+     .single_threaded = true},
+    {.name = "sharded",
+     .summary = "shard threads each own a hash map; a command hops to its key's shard over "
+                "a channel and the reply hops back",
+     .uses_shards = true},
+    {.name = "concurrent",
+     .summary = "tbb::concurrent_hash_map shared by the I/O threads; commands run inline"},
+    {.name = "striped",
+     .summary = "lock stripes, each a hash map behind a shared_mutex (DashMap's design); "
+                "commands run inline",
+     .uses_stripes = true},
+    {.name = "owner",
+     .summary = "thread-per-core: each I/O thread owns one shard; a local key runs inline, "
+                "another thread's key hops to its owner",
+     .thread_per_core = true},
 };
 
 }  // namespace

@@ -29,6 +29,7 @@ unsigned HardwareThreads();
 
 struct EngineKind {
   std::string_view name;
+  std::string_view summary;  // one line, for `kvlab-server --kinds`
   // Only one thread may call Execute() (EngineTraits::single_threaded).
   bool single_threaded = false;
   bool uses_shards = false;   // EngineConfig::shards and ::hop apply

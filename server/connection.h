@@ -27,6 +27,7 @@
 #include <string>
 
 #include "server/event_loop.h"
+#include "server/server_settings.h"
 #include "server/session.h"
 
 namespace kvlab {
@@ -34,8 +35,8 @@ namespace kvlab {
 class ConnectionRegistry;
 
 struct ConnectionLimits {
-  uint64_t output_buffer_bytes = 64ull << 20;
-  uint64_t query_buffer_bytes = 1ull << 30;
+  uint64_t output_buffer_bytes = kDefaultClientOutputBufferLimit;
+  uint64_t query_buffer_bytes = kDefaultClientQueryBufferLimit;
 };
 
 class Connection final : public EventLoop::Watcher,

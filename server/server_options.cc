@@ -3,6 +3,7 @@
 #include <charconv>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
@@ -14,6 +15,50 @@ namespace kvlab {
 namespace {
 
 namespace po = boost::program_options;
+
+constexpr uint64_t kMaxPort = 65535;
+
+// A choice option's spellings, in the order usage messages and --kinds list them.
+template <typename Value>
+struct Choice {
+  std::string_view name;
+  Value value;
+};
+constexpr Choice<HopMode> kHops[] = {{"command", HopMode::kCommand}, {"batch", HopMode::kBatch}};
+constexpr Choice<MultiKey> kMultiKeys[] = {{"atomic", MultiKey::kAtomic},
+                                           {"split", MultiKey::kSplit}};
+
+template <typename Value, size_t N>
+std::string ChoiceNames(const Choice<Value> (&choices)[N], std::string_view separator) {
+  std::string names;
+  for (const Choice<Value>& choice : choices) {
+    names += (names.empty() ? "" : std::string(separator)) + std::string(choice.name);
+  }
+  return names;
+}
+
+template <typename Value, size_t N>
+std::string_view NameOf(const Choice<Value> (&choices)[N], Value value) {
+  for (const Choice<Value>& choice : choices) {
+    if (choice.value == value) return choice.name;
+  }
+  return "?";
+}
+
+// Sets *out to the value `option`'s text names, or says what it allows.
+template <typename Value, size_t N>
+Status ParseChoice(const po::variables_map& vm, const char* option,
+                   const Choice<Value> (&choices)[N], Value* out) {
+  const std::string text = vm[option].as<std::string>();
+  for (const Choice<Value>& choice : choices) {
+    if (choice.name == text) {
+      *out = choice.value;
+      return Status::Ok();
+    }
+  }
+  return Status::InvalidArgument(std::string("--") + option + " '" + text + "' is not one of " +
+                                 ChoiceNames(choices, "|"));
+}
 
 // "single|sharded|concurrent|striped", from engine_kind.h's table.
 std::string EngineKindChoices() {
@@ -73,9 +118,9 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
   for (const Status& parsed :
        {vm.count("shards") ? count("shards", 1, kMaxShards, shards) : Status::Ok(),
         vm.count("stripes") ? count("stripes", 1, kMaxStripes, stripes) : Status::Ok(),
-        vm.count("io-threads") ? count("io-threads", 1, 1024, io_threads) : Status::Ok(),
-        count("port", 0, 65535, port),
-        count("maxclients", 1, 1'000'000, out.max_clients),
+        vm.count("io-threads") ? count("io-threads", 1, kMaxIoThreads, io_threads) : Status::Ok(),
+        count("port", 0, kMaxPort, port),
+        count("maxclients", 1, kMaxMaxClients, out.max_clients),
         bytes("maxmemory", out.engine.max_memory_bytes),
         bytes("client-output-buffer-limit", out.client_output_buffer_limit),
         bytes("client-query-buffer-limit", out.client_query_buffer_limit)}) {
@@ -88,22 +133,9 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
   out.engine.stripes = static_cast<unsigned>(stripes);
   out.port = static_cast<uint16_t>(port);
 
-  const std::string hop = vm["hop"].as<std::string>();
-  if (hop == "command") {
-    out.engine.hop = HopMode::kCommand;
-  } else if (hop == "batch") {
-    out.engine.hop = HopMode::kBatch;
-  } else {
-    return Status::InvalidArgument("--hop '" + hop + "' is not one of command|batch");
-  }
-
-  const std::string multikey = vm["multikey"].as<std::string>();
-  if (multikey == "atomic") {
-    out.engine.multikey = MultiKey::kAtomic;
-  } else if (multikey == "split") {
-    out.engine.multikey = MultiKey::kSplit;
-  } else {
-    return Status::InvalidArgument("--multikey '" + multikey + "' is not one of atomic|split");
+  for (const Status& parsed : {ParseChoice(vm, "hop", kHops, &out.engine.hop),
+                               ParseChoice(vm, "multikey", kMultiKeys, &out.engine.multikey)}) {
+    if (!parsed.ok()) return parsed;
   }
 
   const std::string protected_mode = AsciiLowercase(vm["protected-mode"].as<std::string>());
@@ -132,12 +164,12 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
   if (engine_kind.thread_per_core) out.engine.shards = out.io_threads;
   if (vm.count("shard-ports")) {
     uint64_t base = 0;
-    if (Status parsed = count("shard-ports", 1, 65535, base); !parsed.ok()) return parsed;
+    if (Status parsed = count("shard-ports", 1, kMaxPort, base); !parsed.ok()) return parsed;
     if (!engine_kind.thread_per_core) {
       return Status::InvalidArgument("--shard-ports needs an engine whose shards are its I/O "
                                      "threads (owner), not " + kind);
     }
-    if (base + out.io_threads - 1 > 65535) {
+    if (base + out.io_threads - 1 > kMaxPort) {
       return Status::InvalidArgument("--shard-ports " + std::to_string(base) + " + " +
                                      std::to_string(out.io_threads) +
                                      " I/O threads runs past port 65535");
@@ -149,15 +181,25 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
 
 }  // namespace
 
+namespace {
+
+struct MemoryUnit {
+  const char* suffix;
+  uint64_t multiplier;
+};
+// Longest suffixes first so "kb" is not read as "k" followed by "b"; the
+// binary ones, largest first, are also how MemorySizeText writes.
+constexpr MemoryUnit kMemoryUnits[] = {{"gb", 1ull << 30}, {"mb", 1ull << 20}, {"kb", 1ull << 10},
+                                       {"k", 1000ull},     {"m", 1000000ull},  {"g", 1000000000ull}};
+constexpr size_t kBinaryMemoryUnits = 3;
+
+}  // namespace
+
 std::optional<uint64_t> ParseMemorySize(std::string_view text) {
   const std::string lower = AsciiLowercase(text);
-  struct Unit { const char* suffix; uint64_t multiplier; };
-  // Longest suffixes first so "kb" is not read as "k" followed by "b".
-  static constexpr Unit kUnits[] = {{"kb", 1ull << 10}, {"mb", 1ull << 20}, {"gb", 1ull << 30},
-                                    {"k", 1000ull},     {"m", 1000000ull},  {"g", 1000000000ull}};
   std::string_view digits = lower;
   uint64_t multiplier = 1;
-  for (const Unit& unit : kUnits) {
+  for (const MemoryUnit& unit : kMemoryUnits) {
     if (digits.ends_with(unit.suffix)) {
       digits.remove_suffix(std::string_view(unit.suffix).size());
       multiplier = unit.multiplier;
@@ -169,6 +211,16 @@ std::optional<uint64_t> ParseMemorySize(std::string_view text) {
   return *value * multiplier;
 }
 
+std::string MemorySizeText(uint64_t bytes) {
+  for (size_t i = 0; i < kBinaryMemoryUnits; ++i) {
+    const MemoryUnit& unit = kMemoryUnits[i];
+    if (bytes != 0 && bytes % unit.multiplier == 0) {
+      return std::to_string(bytes / unit.multiplier) + unit.suffix;
+    }
+  }
+  return std::to_string(bytes);
+}
+
 ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
   ParsedCommandLine result;
   po::options_description visible("Options");
@@ -176,35 +228,44 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
   visible.add_options()
       ("help,h", "print this help and exit")
       ("version", "print the version and exit")
+      ("kinds", "print the engines, their options and traits and the server's limits as JSON "
+                "and exit")
       ("engine", po::value<std::string>()->default_value(EngineConfig{}.kind),
        ("keyspace engine: " + EngineKindChoices()).c_str())
       ("shards", po::value<std::string>(),
        "sharded: shard threads (default: cores); owner has one per I/O thread")
       ("stripes", po::value<std::string>(),
        ("striped: lock stripes (default: " + std::to_string(kDefaultStripes) + ")").c_str())
-      ("hop", po::value<std::string>()->default_value("command"),
-       "sharded: one channel hop per command or per read batch: command|batch")
-      ("multikey", po::value<std::string>()->default_value("atomic"),
-       "multi-key commands and MULTI/EXEC: atomic (as Redis) or split into independent "
-       "single-key operations (to measure what atomicity costs): atomic|split")
+      ("hop", po::value<std::string>()->default_value(std::string(NameOf(kHops, EngineConfig{}.hop))),
+       ("sharded: one channel hop per command or per read batch: " + ChoiceNames(kHops, "|"))
+           .c_str())
+      ("multikey",
+       po::value<std::string>()->default_value(
+           std::string(NameOf(kMultiKeys, EngineConfig{}.multikey))),
+       ("multi-key commands and MULTI/EXEC: atomic (as Redis) or split into independent "
+        "single-key operations (to measure what atomicity costs): " +
+        ChoiceNames(kMultiKeys, "|")).c_str())
       ("io-threads", po::value<std::string>(),
        "I/O threads, one event loop each (default: cores; always 1 for single)")
-      ("port", po::value<std::string>()->default_value("6379"), "TCP port; 0 = no TCP listener")
+      ("port", po::value<std::string>()->default_value(std::to_string(kDefaultPort)),
+       "TCP port; 0 = no TCP listener")
       ("bind", po::value<std::string>()->default_value("127.0.0.1"), "TCP address to listen on")
       ("unixsocket", po::value<std::string>(), "also listen on this Unix socket path")
       ("shard-ports", po::value<std::string>(),
        "owner: I/O thread i also listens on BASE+i and owns the hash slots CLUSTER SLOTS "
        "reports for it (keys of other threads get -MOVED there)")
       ("requirepass", po::value<std::string>(), "clients must AUTH with this password")
-      ("maxclients", po::value<std::string>()->default_value("10000"),
+      ("maxclients", po::value<std::string>()->default_value(std::to_string(kDefaultMaxClients)),
        "connections beyond this get -ERR max number of clients reached")
       ("maxmemory", po::value<std::string>()->default_value("0"),
        "refuse writes with -OOM past this many bytes (100mb, 1gb; 0 = unlimited)")
       ("protected-mode", po::value<std::string>()->default_value("yes"),
        "yes: without --requirepass, refuse non-loopback clients")
-      ("client-output-buffer-limit", po::value<std::string>()->default_value("64mb"),
+      ("client-output-buffer-limit",
+       po::value<std::string>()->default_value(MemorySizeText(kDefaultClientOutputBufferLimit)),
        "disconnect a client whose unsent replies exceed this")
-      ("client-query-buffer-limit", po::value<std::string>()->default_value("1gb"),
+      ("client-query-buffer-limit",
+       po::value<std::string>()->default_value(MemorySizeText(kDefaultClientQueryBufferLimit)),
        "disconnect a client whose unparsed input exceeds this");
 
   po::variables_map vm;
@@ -226,6 +287,11 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
     result.message = VersionLine() + "\n";
     return result;
   }
+  if (vm.count("kinds")) {
+    result.outcome = ParsedCommandLine::Outcome::kPrintAndExit;
+    result.message = KindsJson();
+    return result;
+  }
   if (const Status valid = Validate(vm, result.settings); !valid.ok()) {
     result.outcome = ParsedCommandLine::Outcome::kBadArguments;
     result.message = "kvlab-server: " + valid.message() + "\n(see kvlab-server --help)\n";
@@ -239,7 +305,7 @@ std::string ReadyLine(const ServerSettings& settings, long pid) {
   const EngineKind& kind = *FindEngineKind(settings.engine.kind);
   if (kind.uses_shards) {
     line << " shards=" << settings.engine.shards
-         << " hop=" << (settings.engine.hop == HopMode::kBatch ? "batch" : "command");
+         << " hop=" << NameOf(kHops, settings.engine.hop);
   }
   if (kind.uses_stripes) line << " stripes=" << settings.engine.stripes;
   if (kind.thread_per_core) line << " owners=" << settings.engine.shards;
@@ -254,6 +320,92 @@ std::string ReadyLine(const ServerSettings& settings, long pid) {
   if (settings.shard_ports != 0) line << " shard-ports=" << settings.shard_ports;
   line << " pid=" << pid;
   return line.str();
+}
+
+namespace {
+
+// A JSON string; the table's texts are ASCII.
+std::string Quoted(std::string_view text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+template <typename Value, size_t N>
+std::string ChoiceList(const Choice<Value> (&choices)[N]) {
+  std::string list;
+  for (const Choice<Value>& choice : choices) list += (list.empty() ? "" : ", ") + Quoted(choice.name);
+  return "[" + list + "]";
+}
+
+std::string RangeOption(std::string_view flag, std::string_view default_text, uint64_t min,
+                        uint64_t max) {
+  return "{\"flag\": " + Quoted(flag) + ", \"default\": " + Quoted(default_text) +
+         ", \"min\": " + std::to_string(min) + ", \"max\": " + std::to_string(max) + "}";
+}
+
+template <typename Value, size_t N>
+std::string ChoiceOption(std::string_view flag, const Choice<Value> (&choices)[N], Value value) {
+  return "{\"flag\": " + Quoted(flag) + ", \"default\": " + Quoted(NameOf(choices, value)) +
+         ", \"choices\": " + ChoiceList(choices) + "}";
+}
+
+// The options that apply to `kind` only (the rest apply to every engine).
+std::string EngineOptionsJson(const EngineKind& kind) {
+  std::vector<std::string> options;
+  if (kind.uses_shards) {
+    options.push_back(RangeOption("shards", "cores", 1, kMaxShards));
+    options.push_back(ChoiceOption("hop", kHops, EngineConfig{}.hop));
+  }
+  if (kind.uses_stripes) {
+    options.push_back(RangeOption("stripes", std::to_string(kDefaultStripes), 1, kMaxStripes));
+  }
+  if (kind.thread_per_core) options.push_back(RangeOption("shard-ports", "none", 1, kMaxPort));
+  std::string list;
+  for (const std::string& option : options) list += (list.empty() ? "" : ", ") + option;
+  return "[" + list + "]";
+}
+
+std::string Flag(bool value) { return value ? "true" : "false"; }
+
+std::string EngineJson(const EngineKind& kind) {
+  return "    {\"name\": " + Quoted(kind.name) + ", \"summary\": " + Quoted(kind.summary) +
+         ",\n     \"options\": " + EngineOptionsJson(kind) +
+         ",\n     \"traits\": {\"single_threaded\": " + Flag(kind.single_threaded) +
+         ", \"uses_shards\": " + Flag(kind.uses_shards) +
+         ", \"uses_stripes\": " + Flag(kind.uses_stripes) +
+         ", \"thread_per_core\": " + Flag(kind.thread_per_core) + "}}";
+}
+
+std::string Limit(std::string_view name, uint64_t default_value, uint64_t min, uint64_t max) {
+  return "    " + Quoted(name) + ": {\"default\": " + std::to_string(default_value) +
+         ", \"min\": " + std::to_string(min) + ", \"max\": " + std::to_string(max) + "}";
+}
+
+}  // namespace
+
+std::string KindsJson() {
+  std::string json = "{\n  \"format\": \"kvlab-server-kinds/1\",\n  \"engines\": [\n";
+  bool first = true;
+  for (const EngineKind& kind : AllEngineKinds()) {
+    json += (first ? "" : ",\n") + EngineJson(kind);
+    first = false;
+  }
+  const uint64_t no_cap = std::numeric_limits<uint64_t>::max();
+  json += "\n  ],\n  \"default_engine\": " + Quoted(EngineConfig{}.kind) +
+          ",\n  \"multikey\": " + ChoiceOption("multikey", kMultiKeys, EngineConfig{}.multikey) +
+          ",\n  \"limits\": {\n" +
+          Limit("port", kDefaultPort, 0, kMaxPort) + ",\n" +
+          Limit("io_threads", HardwareThreads(), 1, kMaxIoThreads) + ",\n" +
+          Limit("maxclients", kDefaultMaxClients, 1, kMaxMaxClients) + ",\n" +
+          Limit("maxmemory", 0, 0, no_cap) + ",\n" +
+          Limit("client_output_buffer_limit", kDefaultClientOutputBufferLimit, 0, no_cap) + ",\n" +
+          Limit("client_query_buffer_limit", kDefaultClientQueryBufferLimit, 1, no_cap) +
+          "\n  }\n}\n";
+  return json;
 }
 
 }  // namespace kvlab

@@ -3,8 +3,14 @@
 // a non-loopback address).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <string>
 #include <vector>
 
+#include "engines/engine_kind.h"
+
+#include "server/connection.h"
 #include "server/protected_mode.h"
 #include "server/server_options.h"
 #include "server/version.h"
@@ -141,6 +147,88 @@ TEST(ServerOptions, OwnerHasOneShardPerIoThreadAndShardPorts) {
   parsed = Parse({"--engine", "owner", "--io-threads", "4", "--shard-ports", "65533"});
   EXPECT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kBadArguments);
   EXPECT_NE(parsed.message.find("past port 65535"), std::string::npos) << parsed.message;
+}
+
+// Runs `program` (Python, with `d` the parsed --kinds JSON); its output.
+std::string OverKindsJson(const std::string& program) {
+  const std::string path = ::testing::TempDir() + "server_kinds.json";
+  std::ofstream(path) << KindsJson();
+  const std::string command = std::string(KVLAB_PYTHON) +
+                              " -c \"import json; d=json.load(open('" + path + "')); " + program +
+                              "\" 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  for (size_t got; pipe != nullptr && (got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+    output.append(buffer, got);
+  }
+  EXPECT_EQ(pipe == nullptr ? -1 : ::pclose(pipe), 0) << output;
+  return output;
+}
+
+TEST(ServerKinds, KindsPrintsTheJsonAndExits) {
+  const ParsedCommandLine parsed = Parse({"--kinds"});
+  EXPECT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kPrintAndExit);
+  EXPECT_EQ(parsed.message, KindsJson());
+}
+
+TEST(ServerKinds, EveryListedEngineIsAcceptedAndNoOther) {
+  const std::string names = OverKindsJson(
+      "print(d['format'], d['default_engine']); print(*[e['name'] for e in d['engines']])");
+  std::string expected = "kvlab-server-kinds/1 " + EngineConfig{}.kind + "\n";
+  for (const std::string& kind : EngineKinds()) expected += kind + (kind == EngineKinds().back() ? "\n" : " ");
+  EXPECT_EQ(names, expected);
+  for (const std::string& kind : EngineKinds()) {
+    EXPECT_EQ(Parse({"--engine", kind.c_str()}).outcome, ParsedCommandLine::Outcome::kRun) << kind;
+  }
+  const ParsedCommandLine refused = Parse({"--engine", "dashmap"});
+  EXPECT_EQ(refused.outcome, ParsedCommandLine::Outcome::kBadArguments);
+  EXPECT_NE(refused.message.find("is not one of single|sharded|concurrent|striped|owner"),
+            std::string::npos) << refused.message;
+}
+
+TEST(ServerKinds, OptionsAndTraitsFollowTheTable) {
+  EXPECT_EQ(OverKindsJson("print(*[(e['name'], [o['flag'] for o in e['options']], "
+                          "e['traits']['single_threaded'], e['traits']['thread_per_core']) "
+                          "for e in d['engines']], sep='\\n')"),
+            "('single', [], True, False)\n"
+            "('sharded', ['shards', 'hop'], False, False)\n"
+            "('concurrent', [], False, False)\n"
+            "('striped', ['stripes'], False, False)\n"
+            "('owner', ['shard-ports'], False, True)\n");
+  EXPECT_EQ(OverKindsJson("e={e['name']: e for e in d['engines']}; "
+                          "print(e['sharded']['options'], e['striped']['options'], d['multikey'])"),
+            "[{'flag': 'shards', 'default': 'cores', 'min': 1, 'max': 1024}, "
+            "{'flag': 'hop', 'default': 'command', 'choices': ['command', 'batch']}] "
+            "[{'flag': 'stripes', 'default': '64', 'min': 1, 'max': 1048576}] "
+            "{'flag': 'multikey', 'default': 'atomic', 'choices': ['atomic', 'split']}\n");
+  // Every choice listed is accepted.
+  for (const char* hop : {"command", "batch"}) {
+    EXPECT_EQ(Parse({"--hop", hop}).outcome, ParsedCommandLine::Outcome::kRun) << hop;
+  }
+  EXPECT_EQ(Parse({"--multikey", "split"}).settings.engine.multikey, MultiKey::kSplit);
+}
+
+TEST(ServerKinds, LimitsAreTheDefaultsInUse) {
+  const ServerSettings defaults = Parse({}).settings;
+  EXPECT_EQ(OverKindsJson("l=d['limits']; print(*[(k, l[k]['default'], l[k]['min'], l[k]['max']) "
+                          "for k in ('port', 'maxclients', 'client_output_buffer_limit', "
+                          "'client_query_buffer_limit')], sep='\\n')"),
+            "('port', " + std::to_string(defaults.port) + ", 0, 65535)\n" +
+                "('maxclients', " + std::to_string(defaults.max_clients) + ", 1, 1000000)\n" +
+                "('client_output_buffer_limit', " +
+                std::to_string(defaults.client_output_buffer_limit) +
+                ", 0, 18446744073709551615)\n" + "('client_query_buffer_limit', " +
+                std::to_string(defaults.client_query_buffer_limit) +
+                ", 1, 18446744073709551615)\n");
+  EXPECT_EQ(ConnectionLimits{}.output_buffer_bytes, defaults.client_output_buffer_limit);
+  EXPECT_EQ(ConnectionLimits{}.query_buffer_bytes, defaults.client_query_buffer_limit);
+  EXPECT_EQ(Parse({"--maxclients", "1000001"}).outcome, ParsedCommandLine::Outcome::kBadArguments);
+  EXPECT_EQ(Parse({"--maxclients", "1000000"}).outcome, ParsedCommandLine::Outcome::kRun);
+  EXPECT_EQ(MemorySizeText(64ull << 20), "64mb");
+  EXPECT_EQ(MemorySizeText(1ull << 30), "1gb");
+  EXPECT_EQ(MemorySizeText(1000), "1000");
+  EXPECT_EQ(MemorySizeText(0), "0");
 }
 
 TEST(ProtectedMode, RefusesOnlyNonLoopbackClientsWithoutPassword) {
