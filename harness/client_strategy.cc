@@ -9,24 +9,6 @@
 
 namespace kvlab::harness {
 
-Status ParseClientKind(std::string_view text, ClientKind* out) {
-  if (text == "dedicated") *out = ClientKind::kDedicated;
-  else if (text == "pooled") *out = ClientKind::kPooled;
-  else if (text == "shared") *out = ClientKind::kShared;
-  else return Status::InvalidArgument("bad --client '" + std::string(text) +
-                                      "' (allowed: dedicated, pooled, shared)");
-  return Status::Ok();
-}
-
-const char* ClientKindName(ClientKind kind) {
-  switch (kind) {
-    case ClientKind::kDedicated: return "dedicated";
-    case ClientKind::kPooled: return "pooled";
-    case ClientKind::kShared: return "shared";
-  }
-  return "?";
-}
-
 Status ParseRefillMode(std::string_view text, RefillMode* out) {
   if (text == "steady") *out = RefillMode::kSteady;
   else if (text == "burst") *out = RefillMode::kBurst;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/arrival_schedule.h"
+#include "harness/client_kind.h"
 #include "harness/connection.h"
 #include "harness/io_model.h"
 #include "harness/slot_map.h"
@@ -26,11 +27,6 @@
 #include "harness/workload.h"
 
 namespace kvlab::harness {
-
-enum class ClientKind { kDedicated, kPooled, kShared };
-
-Status ParseClientKind(std::string_view text, ClientKind* out);  // dedicated|pooled|shared
-const char* ClientKindName(ClientKind kind);
 
 // How a closed-loop pipelined connection refills: `steady` sends a new
 // request as soon as a reply frees a slot, keeping `pipeline` in flight (as
@@ -44,7 +40,7 @@ struct StrategyOptions {
   Target target;
   ConnectionOptions connection;
   int threads = 1;
-  int connections = 1;  // dedicated: total over all threads; pooled: pool size; shared: 1
+  int connections = 1;  // ConnectionsOf (client_kind.h): dedicated the total, pooled the pool, shared 1
   int pipeline = 1;     // dedicated only
   RefillMode refill = RefillMode::kSteady;  // dedicated closed loop only
   std::vector<int> cpus;  // where the strategy's own I/O threads may run

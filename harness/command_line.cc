@@ -5,16 +5,31 @@
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <limits>
+#include <span>
 #include <sstream>
 
 #include "harness/alternation.h"
+#include "harness/client_kind.h"
 #include "harness/cpu_usage.h"
+#include "harness/json_writer.h"
 #include "harness/point_record.h"
 #include "harness/redis_benchmark.h"
 
 namespace kvlab::harness {
 namespace po = boost::program_options;
 namespace {
+
+// --loadgen's and --route's spellings, in LoadGenerator's order and none first.
+constexpr std::string_view kLoadGenerators[] = {"kvlab-load", "redis-benchmark"};
+constexpr std::string_view kRoutes[] = {"none", "slots"};
+const std::string kThreadsAllowed =
+    "a list like 1,2,4,8 of counts from 1 to " + std::to_string(kMaxThreads);
+
+std::string Joined(std::span<const std::string_view> names) {
+  std::string text;
+  for (std::string_view name : names) text += (text.empty() ? "" : ", ") + std::string(name);
+  return text;
+}
 
 // A default as the usage text states it.
 std::string Seconds(double value) {
@@ -33,13 +48,13 @@ po::options_description Describe() {
     ("loadgen", text(), "kvlab-load (its own clients) | redis-benchmark (run as a child per repetition, measured alike; dedicated, closed loop, get|set|ping) (default kvlab-load)")
     ("client", text(), "dedicated | pooled | shared (default dedicated)")
     ("threads", text(), "application threads, a sweep: 1,2,4,8 (default 1)")
-    ("connections", text(), "dedicated: total over threads (default 1 per thread); pooled: pool size (default 8)")
+    ("connections", text(), ("dedicated: total over threads (default 1 per thread); pooled: pool size (default " + std::to_string(InfoOf(ClientKind::kPooled).default_connections) + ")").c_str())
     ("pipeline", text(), "dedicated: requests in flight per connection (default 1)")
     ("refill", text(), "dedicated closed loop: steady (refill a slot as soon as its reply arrives) | burst (send the next pipeline once all are answered) (default steady)")
     ("command", text(), "get | set | incrby | ping | mix | mset:N | mget:N | multi-incr:N (default set)")
     ("ycsb", text(), "YCSB core workload instead of --command: load | A | B | C | D | E | F (same as --command ycsb:W); --keys is its recordcount, --value-size its field length (default 100), --key-dist zipf:THETA its zipfian, latest for D (default zipf:0.99) or uniform; --prefill loads the records first")
     ("ratio", text(), "SET:GET for --command mix (default 1:10)")
-    ("keys", text(), "key space size: keys are <prefix>0..N-1 (default 100000)")
+    ("keys", text(), ("key space size: keys are <prefix>0..N-1 (default " + std::to_string(WorkloadSpec{}.keys) + ")").c_str())
     ("key-prefix", text(), "key prefix (default key:)")
     ("key-dist", text(), "uniform | zipf:THETA | sequential (default uniform)")
     ("value-size", text(), "SET value bytes: N or MIN-MAX (default 64)")
@@ -62,6 +77,7 @@ po::options_description Describe() {
     ("csv", text(), "CSV file: one row per point and repetition (the point record: see --schema)")
     ("label", po::value<std::vector<std::string>>()->composing(), "NAME=VALUE: a leading column of every CSV row, in the order given (repeatable; a label named like a measured column replaces it)")
     ("schema", po::bool_switch(), "print the measured columns of the CSV (name, kind, meaning) as JSON and exit")
+    ("kinds", po::bool_switch(), "print the client strategies, what applies to each, and the commands and ranges kvlab-load accepts as JSON and exit")
     ("measured-cpus", text(), "CPUs watched for interference: others' CPU time on them and steal, e.g. 0-3")
     ("own-pids", text(), "processes whose CPU on the measured CPUs is ours, not others' (a link forwarder): 12,34")
     ("disturbed-above", text(), ("a window whose foreign or steal CPU exceeds this many cores is disturbed (default " + Seconds(kDefaultDisturbedAboveCores) + ")").c_str())
@@ -221,7 +237,8 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   LoadConfig& config = options.config;
   options.help = values["help"].as<bool>();
   options.schema = values["schema"].as<bool>();
-  if (options.help || options.schema) {
+  options.kinds = values["kinds"].as<bool>();
+  if (options.help || options.schema || options.kinds) {
     *out = options;
     return Status::Ok();
   }
@@ -231,9 +248,9 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   }
   Status status = ParseTarget(text_of("target"), &config.target);
   if (status.ok() && values.count("client")) status = ParseClientKind(text_of("client"), &config.client);
-  if (status.ok() && values.count("threads")) status = ParseIntegerList(text_of("threads"), "threads", 1, 4096, "a list like 1,2,4,8 of counts from 1 to 4096", &config.threads);
-  if (status.ok()) status = ParseNumberOption(values, "connections", 1, 100000, &config.connections);
-  if (status.ok()) status = ParseNumberOption(values, "pipeline", 1, 100000, &config.pipeline);
+  if (status.ok() && values.count("threads")) status = ParseIntegerList(text_of("threads"), "threads", 1, kMaxThreads, kThreadsAllowed.c_str(), &config.threads);
+  if (status.ok()) status = ParseNumberOption(values, "connections", 1, kMaxConnections, &config.connections);
+  if (status.ok()) status = ParseNumberOption(values, "pipeline", 1, kMaxPipeline, &config.pipeline);
   if (status.ok() && values.count("command")) {
     status = ParseCommand(text_of("command"), &config.workload);
   }
@@ -275,26 +292,24 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   config.flush = values["flush"].as<bool>();
   if (status.ok()) status = ParseNumberOption(values, "duration", 0.001, 86400.0, &config.duration_s);
   if (status.ok()) status = ParseNumberOption(values, "warmup", 0.0, 86400.0, &config.warmup_s);
-  if (status.ok()) status = ParseNumberOption(values, "repeat", 1, 1000, &config.repetitions);
+  if (status.ok()) status = ParseNumberOption(values, "repeat", 1, kMaxRepetitions, &config.repetitions);
   if (status.ok()) status = ParseNumberOption(values, "rate", 0.0, 1e9, &config.rate);
   if (status.ok() && values.count("arrival")) status = ParseArrivalKind(text_of("arrival"), &config.arrival);
   if (status.ok() && values.count("arrival") && config.rate <= 0) {
     status = Status::InvalidArgument("--arrival applies to open loop only (set --rate)");
   }
   if (status.ok() && values.count("refill")) status = ParseRefillMode(text_of("refill"), &config.refill);
-  if (status.ok() && values.count("refill") && config.client != ClientKind::kDedicated) {
-    status = Status::InvalidArgument("--refill applies to --client dedicated only");
+  if (status.ok() && values.count("io")) status = ParseIoModel(text_of("io"), &config.io.model);
+  if (status.ok()) status = ParseNumberOption(values, "loop-threads", 1, kMaxLoopThreads, &config.io.loop_threads);
+  if (status.ok() && values.count("io-flush")) status = ParseFlushMode(text_of("io-flush"), &config.io.flush);
+  if (status.ok() && (values.count("loop-threads") || values.count("io-flush")) &&
+      config.io.model != IoModel::kEventLoop) {
+    status = Status::InvalidArgument("--loop-threads and --io-flush apply to --io event-loop only");
   }
-  if (status.ok() && NeedsOwnConnection(config.workload.command)) {
-    // MULTI ... EXEC must reach the server in order on one connection.
-    const int fewest_threads = *std::min_element(config.threads.begin(), config.threads.end());
-    if (config.client != ClientKind::kDedicated || config.connections > fewest_threads ||
-        (values.count("io") && text_of("io") != "direct")) {
-      status = Status::InvalidArgument(
-          "--command " + CommandLabel(config.workload) +
-          " needs --client dedicated, --io direct and one connection per thread "
-          "(--connections at most the thread count)");
-    }
+  if (status.ok()) {
+    ClientOptionUse use = ClientOptionUseOf(config);
+    use.refill = values.count("refill") > 0;  // --refill steady is refused too
+    status = CheckClientOptions(use);
   }
   if (status.ok() && values.count("nodelay")) {
     const std::string nodelay = text_of("nodelay");
@@ -304,8 +319,8 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   }
   if (status.ok() && values.count("route")) {
     const std::string route = text_of("route");
-    if (route == "slots") config.route_slots = true;
-    else if (route != "none") status = Status::InvalidArgument("bad --route '" + route + "' (allowed: none, slots)");
+    if (route == kRoutes[1]) config.route_slots = true;
+    else if (route != kRoutes[0]) status = Status::InvalidArgument("bad --route '" + route + "' (allowed: " + Joined(kRoutes) + ")");
   }
   if (status.ok() && config.route_slots && NeedsOwnConnection(config.workload.command)) {
     status = Status::InvalidArgument("--route slots cannot send --command " +
@@ -323,13 +338,6 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   }
   if (status.ok() && config.route_slots && config.target.transport != Transport::kTcp) {
     status = Status::InvalidArgument("--route slots needs a tcp:// target");
-  }
-  if (status.ok() && values.count("io")) status = ParseIoModel(text_of("io"), &config.io.model);
-  if (status.ok()) status = ParseNumberOption(values, "loop-threads", 1, 1024, &config.io.loop_threads);
-  if (status.ok() && values.count("io-flush")) status = ParseFlushMode(text_of("io-flush"), &config.io.flush);
-  if (status.ok() && (values.count("loop-threads") || values.count("io-flush")) &&
-      config.io.model != IoModel::kEventLoop) {
-    status = Status::InvalidArgument("--loop-threads and --io-flush apply to --io event-loop only");
   }
   if (status.ok() && values.count("cpus")) status = ParseCpuList(text_of("cpus"), &config.cpus);
   if (status.ok()) {
@@ -359,8 +367,8 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   options.quiet = values["quiet"].as<bool>();
   if (status.ok() && values.count("loadgen")) {
     const std::string loadgen = text_of("loadgen");
-    if (loadgen == "redis-benchmark") options.loadgen = LoadGenerator::kRedisBenchmark;
-    else if (loadgen != "kvlab-load") status = Status::InvalidArgument("bad --loadgen '" + loadgen + "' (allowed: kvlab-load, redis-benchmark)");
+    if (loadgen == kLoadGenerators[1]) options.loadgen = LoadGenerator::kRedisBenchmark;
+    else if (loadgen != kLoadGenerators[0]) status = Status::InvalidArgument("bad --loadgen '" + loadgen + "' (allowed: " + Joined(kLoadGenerators) + ")");
   }
   if (status.ok()) status = ParseNumberOption<uint64_t>(values, "requests", 1, uint64_t{1} << 40, &options.requests);
   if (status.ok() && values.count("requests") && options.loadgen != LoadGenerator::kRedisBenchmark) {
@@ -378,6 +386,94 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (!status.ok()) return status;
   *out = std::move(options);
   return Status::Ok();
+}
+
+namespace {
+
+void ClientKindJson(const ClientKindInfo& info, JsonWriter& json) {
+  json.BeginObject();
+  json.Key("name").String(info.name);
+  json.Key("summary").String(info.summary);
+  json.Key("default_connections").Integer(info.default_connections);
+  json.Key("connections_per_thread").Bool(info.connections_per_thread);
+  json.Key("max_connections").Integer(info.max_connections);
+  json.Key("pipelines").Bool(info.pipelines);
+  json.Key("event_loop").Bool(info.event_loop);
+  json.Key("transactions").Bool(info.transactions);
+  json.Key("redis_benchmark").Bool(info.redis_benchmark);
+  json.Key("options").BeginArray();
+  if (info.pipelines) json.String("pipeline").String("refill");
+  if (info.event_loop) json.String("io").String("loop-threads").String("io-flush");
+  json.EndArray();
+  json.EndObject();
+}
+
+template <typename Names>
+void StringArray(JsonWriter& json, std::string_view key, const Names& names) {
+  json.Key(key).BeginArray();
+  for (const auto& name : names) json.String(name);
+  json.EndArray();
+}
+
+void CommandsJson(JsonWriter& json) {
+  std::vector<std::string_view> single, multi_key, own_connection, ycsb;
+  for (CommandKind kind : {CommandKind::kGet, CommandKind::kSet, CommandKind::kIncrby,
+                           CommandKind::kPing, CommandKind::kMix}) {
+    single.push_back(CommandName(kind));
+  }
+  for (CommandKind kind : {CommandKind::kMset, CommandKind::kMget, CommandKind::kMultiIncr}) {
+    multi_key.push_back(CommandName(kind));
+    if (NeedsOwnConnection(kind)) own_connection.push_back(CommandName(kind));
+  }
+  for (YcsbWorkload workload : {YcsbWorkload::kLoad, YcsbWorkload::kA, YcsbWorkload::kB,
+                                YcsbWorkload::kC, YcsbWorkload::kD, YcsbWorkload::kE,
+                                YcsbWorkload::kF}) {
+    ycsb.push_back(YcsbWorkloadName(workload));
+  }
+  json.Key("commands").BeginObject();
+  StringArray(json, "single", single);
+  StringArray(json, "multi_key", multi_key);
+  json.Key("max_keys_per_command").Integer(kMaxKeysPerCommand);
+  StringArray(json, "own_connection", own_connection);
+  StringArray(json, "ycsb", ycsb);
+  StringArray(json, "redis_benchmark_tests", kRedisBenchmarkTests);
+  json.EndObject();
+}
+
+void LimitsJson(JsonWriter& json) {
+  json.Key("limits").BeginObject();
+  for (const auto& [name, max] : {std::pair<const char*, int>{"threads", kMaxThreads},
+                                  {"connections", kMaxConnections},
+                                  {"pipeline", kMaxPipeline},
+                                  {"repeat", kMaxRepetitions},
+                                  {"loop_threads", kMaxLoopThreads}}) {
+    json.Key(name).BeginObject().Key("min").Integer(1).Key("max").Integer(max).EndObject();
+  }
+  json.EndObject();
+}
+
+}  // namespace
+
+std::string KindsJson() {
+  JsonWriter json;
+  json.BeginObject();
+  json.Key("format").String("kvlab-load-kinds/1");
+  json.Key("clients").BeginArray();
+  for (const ClientKindInfo& info : AllClientKinds()) ClientKindJson(info, json);
+  json.EndArray();
+  json.Key("default_client").String(ClientKindName(LoadConfig{}.client));
+  json.Key("choices").BeginObject();
+  StringArray(json, "loadgen", kLoadGenerators);
+  StringArray(json, "io", std::vector<std::string_view>{IoModelName(IoModel::kDirect), IoModelName(IoModel::kEventLoop)});
+  StringArray(json, "io_flush", std::vector<std::string_view>{FlushModeName(FlushMode::kPerCommand), FlushModeName(FlushMode::kBatch)});
+  StringArray(json, "refill", std::vector<std::string_view>{RefillModeName(RefillMode::kSteady), RefillModeName(RefillMode::kBurst)});
+  StringArray(json, "route", kRoutes);
+  StringArray(json, "arrival", std::vector<std::string_view>{ArrivalKindName(ArrivalKind::kUniform), ArrivalKindName(ArrivalKind::kPoisson)});
+  json.EndObject();
+  CommandsJson(json);
+  LimitsJson(json);
+  json.EndObject();
+  return json.text() + "\n";
 }
 
 }  // namespace kvlab::harness

@@ -43,6 +43,7 @@ struct CommandLineOptions {
   AlternationConfig alternation;
   bool help = false;
   bool schema = false;  // --schema: print the point record's columns, measure nothing
+  bool kinds = false;   // --kinds: print KindsJson(), measure nothing
 };
 
 // Parses argv (argv[0] is the program). InvalidArgument names the option
@@ -50,5 +51,10 @@ struct CommandLineOptions {
 Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions* out);
 
 std::string UsageText();
+
+// `kvlab-load --kinds`: the client-kind table (client_kind.h, whose header
+// gives the schema) and the grammar of the options and commands that Python
+// checks experiments against.
+std::string KindsJson();
 
 }  // namespace kvlab::harness

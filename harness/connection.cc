@@ -13,8 +13,6 @@
 namespace kvlab::harness {
 namespace {
 
-constexpr size_t kReadChunk = 64 * 1024;
-
 timeval ToTimeval(double seconds) {
   timeval tv;
   tv.tv_sec = static_cast<time_t>(seconds);
@@ -61,7 +59,7 @@ Connection::Connection(redisContext* context, redisReader* reader, double reply_
     : context_(context),
       reader_(reader),
       reply_timeout_ms_(static_cast<int>(reply_timeout_s * 1000)),
-      read_buffer_(kReadChunk, '\0') {}
+      read_buffer_(kReadChunkBytes, '\0') {}
 
 Connection::~Connection() {
   redisReaderFree(reader_);

@@ -9,6 +9,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 // --timeout); every connection of kvlab-load, measured or control, uses them.
 constexpr double kDefaultConnectTimeoutS = 5.0;
 constexpr double kDefaultReplyTimeoutS = 10.0;
+// Bytes a connection (direct or event-loop) asks the kernel for per read.
+constexpr size_t kReadChunkBytes = 64 * 1024;
 
 struct ConnectionOptions {
   bool tcp_nodelay = true;  // TCP only: disable Nagle's algorithm

@@ -7,17 +7,11 @@
 #include <utility>
 
 namespace kvlab::harness {
-namespace {
-
-constexpr size_t kReadChunk = 64 * 1024;
-
-}  // namespace
-
 EventLoopChannel::EventLoopChannel(std::unique_ptr<Connection> connection, double reply_timeout_s)
     : connection_(std::move(connection)),
       reader_(redisReaderCreate()),
       reply_timeout_ns_(static_cast<uint64_t>(reply_timeout_s * 1e9)),
-      read_buffer_(kReadChunk, '\0') {
+      read_buffer_(kReadChunkBytes, '\0') {
   if (reader_ == nullptr) failure_ = Status::IoError("cannot allocate a hiredis reader");
 }
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "harness/client_kind.h"
+
 namespace kvlab::harness {
 
 Status ParseIoModel(std::string_view text, IoModel* out) {
@@ -26,12 +28,9 @@ const char* FlushModeName(FlushMode mode) {
   return mode == FlushMode::kBatch ? "batch" : "command";
 }
 
-Status ValidateIoOptions(bool event_loop_capable, const IoOptions& io) {
-  if (io.model == IoModel::kEventLoop && !event_loop_capable) {
-    return Status::InvalidArgument("--io event-loop applies to --client pooled and shared only");
-  }
-  if (io.loop_threads < 0 || io.loop_threads > 1024) {
-    return Status::InvalidArgument("--loop-threads must be in 1..1024");
+Status ValidateIoOptions(const IoOptions& io) {
+  if (io.loop_threads < 0 || io.loop_threads > kMaxLoopThreads) {
+    return Status::InvalidArgument("--loop-threads must be in 1.." + std::to_string(kMaxLoopThreads));
   }
   return Status::Ok();
 }

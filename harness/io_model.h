@@ -33,8 +33,8 @@ Status ParseFlushMode(std::string_view text, FlushMode* out);  // command|batch
 const char* IoModelName(IoModel model);
 const char* FlushModeName(FlushMode mode);
 
-// InvalidArgument when `io` does not apply to a client whose strategy is
-// `event_loop_capable` or not (pooled and shared are; dedicated is not).
-Status ValidateIoOptions(bool event_loop_capable, const IoOptions& io);
+// InvalidArgument when `io`'s counts are out of range. Which client kinds
+// take --io event-loop is CheckClientOptions's (client_kind.h).
+Status ValidateIoOptions(const IoOptions& io);
 
 }  // namespace kvlab::harness

@@ -38,9 +38,13 @@ class LatencyHistogram {
   uint64_t max_ns() const { return max_ns_; }
   double mean_ns() const { return count_ == 0 ? 0.0 : static_cast<double>(sum_ns_) / count_; }
 
-  // The value at quantile q in [0, 1] by the nearest-rank definition: the
-  // smallest recorded value v such that at least ceil(q * count) values are
-  // <= v, approximated by its bucket. Returns 0 for an empty histogram.
+  // The value at quantile q by the nearest-rank definition: the smallest
+  // recorded value v such that at least max(1, ceil(q * count)) values are
+  // <= v, approximated by the middle of v's bucket clamped to [min_ns(),
+  // max_ns()]. q outside [0, 1] is clamped to it (q = 0 gives the smallest
+  // value's bucket, q = 1 the largest's). An empty histogram gives 0 for
+  // every q (as min_ns(), max_ns() and mean_ns() do). This is kvlab's one
+  // quantile rule: every percentile the harness reports comes from here.
   uint64_t ValueAtQuantile(double q) const;
 
   // The non-empty buckets in increasing order (for JSON output).

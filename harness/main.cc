@@ -179,7 +179,7 @@ class FrontEnd {
   void PrintPlan() const {
     const LoadConfig& c = options_.config;
     std::string io;
-    if (c.client != ClientKind::kDedicated) {
+    if (InfoOf(c.client).event_loop) {
       io = std::string(" io=") + IoModelName(c.io.model);
       if (c.io.model == IoModel::kEventLoop) {
         io += " loop-threads=" + std::to_string(EffectiveLoopThreads(c.io.loop_threads, c.cpus)) +
@@ -293,6 +293,10 @@ int main(int argc, char** argv) {
   }
   if (options.schema) {
     std::printf("%s", SchemaJson().c_str());
+    return kExitOk;
+  }
+  if (options.kinds) {
+    std::printf("%s", KindsJson().c_str());
     return kExitOk;
   }
   InstallInterruptHandler();

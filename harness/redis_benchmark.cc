@@ -224,7 +224,7 @@ class RedisBenchmarkRunner {
 }  // namespace
 
 Status ValidateRedisBenchmarkConfig(const LoadConfig& config) {
-  Status valid = ValidateCommonConfig(config);
+  Status valid = ValidateCommonConfig(config, /*redis_benchmark=*/true);
   if (!valid.ok()) return valid;
   auto refuse = [](const std::string& what) {
     return Status::InvalidArgument(std::string("--loadgen redis-benchmark: ") + what);
@@ -232,7 +232,6 @@ Status ValidateRedisBenchmarkConfig(const LoadConfig& config) {
   if (TestName(config.workload).empty()) {
     return refuse("--command must be get, set, ping or rb:TEST (one of redis-benchmark's tests)");
   }
-  if (config.client != ClientKind::kDedicated) return refuse("--client must be dedicated");
   if (config.rate > 0) return refuse("no open loop (--rate)");
   if (config.workload.value_size_min != config.workload.value_size_max) {
     return refuse("--value-size must be one size");

@@ -13,7 +13,6 @@
 namespace kvlab::harness {
 namespace {
 
-constexpr int kDefaultPoolSize = 8;        // commons-pool2's GenericObjectPool maxTotal
 constexpr uint64_t kTickNs = 20'000'000;   // how often the runner checks for faults
 constexpr uint64_t kProgressNs = 1'000'000'000;
 constexpr uint64_t kStopGraceNs = 2'000'000'000;  // in-flight requests get this long
@@ -397,28 +396,31 @@ Status ValidateConfig(const LoadConfig& config) {
   return ValidateCommonConfig(config);
 }
 
-Status ValidateCommonConfig(const LoadConfig& config) {
+Status ValidateCommonConfig(const LoadConfig& config, bool redis_benchmark) {
   auto invalid = [](const std::string& what) { return Status::InvalidArgument(what); };
+  auto range = [](int low, int high) { return std::to_string(low) + ".." + std::to_string(high); };
   if (config.threads.empty()) return invalid("--threads needs at least one value");
   for (int threads : config.threads) {
-    if (threads < 1 || threads > 4096) return invalid("--threads values must be in 1..4096");
+    if (threads < 1 || threads > kMaxThreads) return invalid("--threads values must be in " + range(1, kMaxThreads));
   }
-  if (config.connections < 0 || config.connections > 100000) {
-    return invalid("--connections must be in 1..100000 (0: the client strategy's default)");
+  if (config.connections < 0 || config.connections > kMaxConnections) {
+    return invalid("--connections must be in " + range(1, kMaxConnections) +
+                   " (0: the client strategy's default)");
   }
-  if (config.client == ClientKind::kShared && config.connections > 1) {
-    return invalid("--client shared uses exactly one connection (leave --connections out)");
-  }
-  Status io = ValidateIoOptions(config.client != ClientKind::kDedicated, config.io);
+  Status io = ValidateIoOptions(config.io);
   if (!io.ok()) return io;
-  if (config.pipeline < 1 || config.pipeline > 100000) return invalid("--pipeline must be in 1..100000");
-  if (config.pipeline > 1 && config.client != ClientKind::kDedicated) {
-    return invalid("--pipeline applies to --client dedicated only (pooled and shared do one "
-                   "synchronous round trip per operation)");
+  if (config.pipeline < 1 || config.pipeline > kMaxPipeline) {
+    return invalid("--pipeline must be in " + range(1, kMaxPipeline));
   }
+  ClientOptionUse use = ClientOptionUseOf(config);
+  use.redis_benchmark = redis_benchmark;
+  Status applies = CheckClientOptions(use);
+  if (!applies.ok()) return applies;
   if (!(config.duration_s > 0)) return invalid("--duration must be > 0 seconds");
   if (!(config.warmup_s >= 0)) return invalid("--warmup must be >= 0 seconds");
-  if (config.repetitions < 1 || config.repetitions > 1000) return invalid("--repeat must be in 1..1000");
+  if (config.repetitions < 1 || config.repetitions > kMaxRepetitions) {
+    return invalid("--repeat must be in " + range(1, kMaxRepetitions));
+  }
   if (!(config.rate >= 0)) return invalid("--rate must be >= 0 ops/s (0: closed loop)");
   if (config.workload.keys < 1) return invalid("--keys must be >= 1");
   if (config.workload.command == CommandKind::kYcsb &&
@@ -463,12 +465,19 @@ StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads) {
 }
 
 int EffectiveConnections(const LoadConfig& config, int threads) {
-  switch (config.client) {
-    case ClientKind::kDedicated: return std::max(config.connections, threads);
-    case ClientKind::kPooled: return config.connections > 0 ? config.connections : kDefaultPoolSize;
-    case ClientKind::kShared: return 1;
-  }
-  return 1;
+  return ConnectionsOf(config.client, config.connections, threads);
+}
+
+ClientOptionUse ClientOptionUseOf(const LoadConfig& config) {
+  ClientOptionUse use;
+  use.client = config.client;
+  use.connections = config.connections;
+  use.fewest_threads = config.threads.empty() ? 1 : *std::min_element(config.threads.begin(), config.threads.end());
+  use.pipeline = config.pipeline;
+  use.refill = config.refill != RefillMode::kSteady;
+  use.event_loop = config.io.model == IoModel::kEventLoop;
+  if (NeedsOwnConnection(config.workload.command)) use.own_connection_command = CommandLabel(config.workload);
+  return use;
 }
 
 Status RunSweep(const LoadConfig& config, const SweepCallbacks& callbacks,

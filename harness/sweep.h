@@ -38,8 +38,8 @@ struct LoadConfig {
   Target target;
   ClientKind client = ClientKind::kDedicated;
   std::vector<int> threads = {1};  // one point per value
-  // 0 = the strategy's default: dedicated one per thread, pooled 8
-  // (commons-pool2's maxTotal), shared always 1.
+  // 0 = the strategy's default (client_kind.h): dedicated one per thread,
+  // pooled commons-pool2's maxTotal, shared always 1.
   int connections = 0;
   int pipeline = 1;  // dedicated only
   WorkloadSpec workload;
@@ -64,10 +64,13 @@ struct LoadConfig {
 // InvalidArgument names what is wrong.
 Status ValidateConfig(const LoadConfig& config);
 // The checks every load generator shares (ValidateConfig() without the
-// commands only redis-benchmark sends).
-Status ValidateCommonConfig(const LoadConfig& config);
+// commands only redis-benchmark sends); `redis_benchmark`: it plays the
+// client (CheckClientOptions, client_kind.h).
+Status ValidateCommonConfig(const LoadConfig& config, bool redis_benchmark = false);
 // The number of connections a point with `threads` threads uses.
 int EffectiveConnections(const LoadConfig& config, int threads);
+// What `config` asks of its client kind, for CheckClientOptions (client_kind.h).
+ClientOptionUse ClientOptionUseOf(const LoadConfig& config);
 // What the client strategy of a point with `threads` threads is made with.
 StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads);
 
