@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/client_strategy.h"
-#include "harness/latency_histogram.h"
+#include "harness/clients/client_strategy.h"
+#include "harness/measurement/latency_histogram.h"
 #include "harness/sweep.h"
-#include "harness/target.h"
-#include "harness/workload.h"
+#include "harness/clients/target.h"
+#include "harness/workloads/workload.h"
 
 namespace py = pybind11;
 using namespace kvlab::harness;

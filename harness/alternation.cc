@@ -10,13 +10,13 @@
 #include <string>
 #include <thread>
 
-#include "harness/cpu_usage.h"
-#include "harness/json_writer.h"
-#include "harness/load_clock.h"
-#include "harness/process_readings.h"
-#include "harness/result_files.h"
-#include "harness/server_control.h"
-#include "harness/thread_recorder.h"
+#include "harness/measurement/cpu_usage.h"
+#include "harness/output/json_writer.h"
+#include "harness/measurement/load_clock.h"
+#include "harness/measurement/process_readings.h"
+#include "harness/output/result_files.h"
+#include "harness/clients/server_control.h"
+#include "harness/measurement/thread_recorder.h"
 
 namespace kvlab::harness {
 namespace {

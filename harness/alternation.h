@@ -38,10 +38,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/latency_histogram.h"
+#include "harness/measurement/latency_histogram.h"
 #include "harness/status.h"
 #include "harness/sweep.h"
-#include "harness/window_watch.h"
+#include "harness/measurement/window_watch.h"
 
 namespace kvlab::harness {
 

@@ -14,15 +14,15 @@
 #include <vector>
 
 #include "harness/alternation.h"
-#include "harness/command_line.h"
-#include "harness/event_loop.h"
-#include "harness/machine_info.h"
-#include "harness/point_record.h"
+#include "harness/command_line/command_line.h"
+#include "harness/clients/event_loop.h"
+#include "harness/measurement/machine_info.h"
+#include "harness/output/point_record.h"
 #include "harness/redis_benchmark.h"
-#include "harness/result_files.h"
-#include "harness/server_control.h"
-#include "harness/start_instant.h"
-#include "harness/summary_table.h"
+#include "harness/output/result_files.h"
+#include "harness/clients/server_control.h"
+#include "harness/measurement/start_instant.h"
+#include "harness/output/summary_table.h"
 #include "harness/sweep.h"
 
 namespace {

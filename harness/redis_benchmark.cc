@@ -12,10 +12,10 @@
 #include <limits>
 #include <sstream>
 
-#include "harness/cpu_usage.h"
-#include "harness/load_clock.h"
-#include "harness/server_control.h"
-#include "harness/slot_map.h"
+#include "harness/measurement/cpu_usage.h"
+#include "harness/measurement/load_clock.h"
+#include "harness/clients/server_control.h"
+#include "harness/clients/slot_map.h"
 
 namespace kvlab::harness {
 namespace {

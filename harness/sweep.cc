@@ -5,10 +5,10 @@
 #include <memory>
 #include <thread>
 
-#include "harness/cpu_usage.h"
-#include "harness/load_clock.h"
-#include "harness/server_control.h"
-#include "harness/thread_recorder.h"
+#include "harness/measurement/cpu_usage.h"
+#include "harness/measurement/load_clock.h"
+#include "harness/clients/server_control.h"
+#include "harness/measurement/thread_recorder.h"
 
 namespace kvlab::harness {
 namespace {

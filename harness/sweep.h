@@ -24,13 +24,13 @@
 #include <string>
 #include <vector>
 
-#include "harness/client_strategy.h"
-#include "harness/connection.h"
-#include "harness/latency_histogram.h"
+#include "harness/clients/client_strategy.h"
+#include "harness/clients/connection.h"
+#include "harness/measurement/latency_histogram.h"
 #include "harness/status.h"
-#include "harness/target.h"
-#include "harness/window_watch.h"
-#include "harness/workload.h"
+#include "harness/clients/target.h"
+#include "harness/measurement/window_watch.h"
+#include "harness/workloads/workload.h"
 
 namespace kvlab::harness {
 

@@ -21,7 +21,7 @@
 #include <benchmark/benchmark.h>
 
 #include "engines/engine.h"
-#include "harness/zipf_distribution.h"
+#include "harness/workloads/zipf_distribution.h"
 #include "micro/engine_fixture.h"
 
 namespace kvlab::micro {

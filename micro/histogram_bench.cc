@@ -7,7 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "harness/latency_histogram.h"
+#include "harness/measurement/latency_histogram.h"
 
 namespace kvlab::micro {
 namespace {

@@ -49,7 +49,7 @@
 #endif
 
 #include "engines/engine.h"
-#include "harness/resp_encoding.h"
+#include "harness/clients/resp_encoding.h"
 #include "server/client_info.h"
 #include "server/connection.h"
 #include "server/connection_registry.h"

@@ -13,7 +13,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "harness/resp_encoding.h"
+#include "harness/clients/resp_encoding.h"
 #include "server/reply_writer.h"
 #include "server/resp_parser.h"
 

@@ -2,7 +2,7 @@
 // test against the exponential distribution of the offered rate, uniform
 // gaps are exact (no drift at any rate), and each seed starts at its own
 // random phase within the first gap.
-#include "harness/arrival_schedule.h"
+#include "harness/measurement/arrival_schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -1,18 +1,18 @@
-// The client-kind table (harness/client_kind.h) and `kvlab-load --kinds`:
+// The client-kind table (harness/clients/client_kind.h) and `kvlab-load --kinds`:
 // every listed kind is one the command line accepts and an unlisted one is
 // refused, the defaults are the ones a point uses, the one option checker
 // refuses with the messages users see, and the JSON parses and lists what
 // the parsers accept.
-#include "harness/client_kind.h"
+#include "harness/clients/client_kind.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "harness/command_line.h"
+#include "harness/command_line/command_line.h"
 #include "harness/sweep.h"
-#include "harness/workload.h"
+#include "harness/workloads/workload.h"
 #include "tests/harness/test_server.h"
 
 namespace kvlab::harness {

@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "harness/dedicated_client.h"
-#include "harness/pooled_client.h"
-#include "harness/resp_encoding.h"
-#include "harness/server_control.h"
-#include "harness/shared_client.h"
+#include "harness/clients/dedicated_client.h"
+#include "harness/clients/pooled_client.h"
+#include "harness/clients/resp_encoding.h"
+#include "harness/clients/server_control.h"
+#include "harness/clients/shared_client.h"
 #include "tests/harness/strategy_conformance.h"
 #include "tests/harness/test_server.h"
 

@@ -1,9 +1,9 @@
-#include "harness/command_line.h"
+#include "harness/command_line/command_line.h"
 
 #include <gtest/gtest.h>
 
-#include "harness/cpu_usage.h"
-#include "harness/summary_table.h"
+#include "harness/measurement/cpu_usage.h"
+#include "harness/output/summary_table.h"
 
 namespace kvlab::harness {
 namespace {

@@ -2,7 +2,7 @@
 // quotas (v1 and v2, the tightest on the path) bound the allowed cores, a
 // thread that burns a core is seen as the busiest thread, and the
 // client-bound rule fires on one saturated thread as well as on the process.
-#include "harness/cpu_usage.h"
+#include "harness/measurement/cpu_usage.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>

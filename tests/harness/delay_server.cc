@@ -11,7 +11,7 @@
 #include <deque>
 #include <filesystem>
 
-#include "harness/load_clock.h"
+#include "harness/measurement/load_clock.h"
 
 namespace kvlab::harness::testing {
 namespace {

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/target.h"
+#include "harness/clients/target.h"
 
 namespace kvlab::harness::testing {
 

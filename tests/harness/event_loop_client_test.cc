@@ -14,10 +14,10 @@
 #include <tuple>
 #include <vector>
 
-#include "harness/event_loop_pooled_client.h"
-#include "harness/event_loop_shared_client.h"
-#include "harness/resp_encoding.h"
-#include "harness/server_control.h"
+#include "harness/clients/event_loop_pooled_client.h"
+#include "harness/clients/event_loop_shared_client.h"
+#include "harness/clients/resp_encoding.h"
+#include "harness/clients/server_control.h"
 #include "tests/harness/strategy_conformance.h"
 #include "tests/harness/test_server.h"
 

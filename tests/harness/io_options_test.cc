@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/command_line.h"
-#include "harness/event_loop.h"
+#include "harness/command_line/command_line.h"
+#include "harness/clients/event_loop.h"
 
 namespace kvlab::harness {
 namespace {

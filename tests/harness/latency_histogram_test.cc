@@ -1,4 +1,4 @@
-#include "harness/latency_histogram.h"
+#include "harness/measurement/latency_histogram.h"
 
 #include <gtest/gtest.h>
 

@@ -17,7 +17,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "harness/load_clock.h"
+#include "harness/measurement/load_clock.h"
 #include "harness/sweep.h"
 #include "tests/harness/delay_server.h"
 #include "tests/harness/test_server.h"

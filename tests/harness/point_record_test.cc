@@ -1,6 +1,6 @@
 // The point record: its header, label columns, quoting, cost cells (known
 // answers), status and the --schema document.
-#include "harness/point_record.h"
+#include "harness/output/point_record.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "harness/workload.h"
+#include "harness/workloads/workload.h"
 
 namespace kvlab::harness {
 namespace {

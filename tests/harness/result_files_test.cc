@@ -1,4 +1,4 @@
-#include "harness/result_files.h"
+#include "harness/output/result_files.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/json_writer.h"
-#include "harness/summary_table.h"
+#include "harness/output/json_writer.h"
+#include "harness/output/summary_table.h"
 #include "tests/harness/test_server.h"
 
 namespace kvlab::harness {

@@ -15,9 +15,9 @@
 #include <string>
 
 #include "base/hash_slot.h"
-#include "harness/resp_encoding.h"
-#include "harness/server_control.h"
-#include "harness/slot_map.h"
+#include "harness/clients/resp_encoding.h"
+#include "harness/clients/server_control.h"
+#include "harness/clients/slot_map.h"
 #include "tests/harness/strategy_conformance.h"
 #include "tests/test_ports.h"
 #include "tests/harness/test_server.h"

@@ -1,4 +1,4 @@
-#include "harness/start_instant.h"
+#include "harness/measurement/start_instant.h"
 
 #include <gtest/gtest.h>
 

@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "harness/client_strategy.h"
-#include "harness/resp_encoding.h"
-#include "harness/server_control.h"
-#include "harness/synchronous_client.h"
+#include "harness/clients/client_strategy.h"
+#include "harness/clients/resp_encoding.h"
+#include "harness/clients/server_control.h"
+#include "harness/clients/synchronous_client.h"
 
 namespace kvlab::harness::testing {
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <thread>
 
-#include "harness/server_control.h"
+#include "harness/clients/server_control.h"
 #include "tests/harness/test_server.h"
 
 namespace kvlab::harness {

@@ -15,8 +15,8 @@
 #include <memory>
 #include <thread>
 
-#include "harness/connection.h"
-#include "harness/resp_encoding.h"
+#include "harness/clients/connection.h"
+#include "harness/clients/resp_encoding.h"
 #include "tests/test_ports.h"
 
 namespace kvlab::harness::testing {

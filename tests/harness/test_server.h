@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/target.h"
+#include "harness/clients/target.h"
 
 namespace kvlab::harness::testing {
 

@@ -1,7 +1,7 @@
 // ThreadRecorder: error replies count as errors but their latencies stay out
 // of the histogram; ops are counted for throughput slices; the open-loop
 // backlog counts issued-unanswered and due-unsent requests.
-#include "harness/thread_recorder.h"
+#include "harness/measurement/thread_recorder.h"
 
 #include <gtest/gtest.h>
 

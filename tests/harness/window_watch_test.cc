@@ -1,6 +1,6 @@
 // Known answers for the readings of /proc and the window figures, and one
 // real busy process pinned on a measured CPU that must be seen.
-#include "harness/window_watch.h"
+#include "harness/measurement/window_watch.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -11,7 +11,7 @@
 #include <chrono>
 #include <thread>
 
-#include "harness/process_readings.h"
+#include "harness/measurement/process_readings.h"
 #include "tests/harness/cpu_burner.h"
 
 namespace kvlab::harness {

@@ -1,4 +1,4 @@
-#include "harness/workload.h"
+#include "harness/workloads/workload.h"
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "harness/reply_check.h"
+#include "harness/clients/reply_check.h"
 
 namespace kvlab::harness {
 namespace {

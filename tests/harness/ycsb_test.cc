@@ -1,4 +1,4 @@
-// YCSB's core workloads (harness/ycsb.h), by known answers: YCSB's own key
+// YCSB's core workloads (harness/workloads/ycsb.h), by known answers: YCSB's own key
 // names and index scores, each workload's operation mix over 100k
 // operations, the scrambled-zipfian and latest key frequencies against
 // their formulas, the records as YCSB's Redis binding stores them, a scan
@@ -17,13 +17,13 @@
 #include <utility>
 #include <vector>
 
-#include "harness/command_line.h"
-#include "harness/connection.h"
-#include "harness/resp_encoding.h"
-#include "harness/server_control.h"
+#include "harness/command_line/command_line.h"
+#include "harness/clients/connection.h"
+#include "harness/clients/resp_encoding.h"
+#include "harness/clients/server_control.h"
 #include "harness/sweep.h"
-#include "harness/workload.h"
-#include "harness/ycsb.h"
+#include "harness/workloads/workload.h"
+#include "harness/workloads/ycsb.h"
 #include "tests/harness/test_server.h"
 
 namespace kvlab::harness {

@@ -1,4 +1,4 @@
-#include "harness/zipf_distribution.h"
+#include "harness/workloads/zipf_distribution.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,147 @@
+#include "harness/clients/shared_client.h"
+
+#include <utility>
+
+#include "harness/measurement/cpu_usage.h"
+#include "harness/measurement/load_clock.h"
+
+namespace kvlab::harness {
+namespace {
+
+constexpr int kReaderPollMs = 100;  // how often an idle reader re-checks for shutdown
+
+}  // namespace
+
+SharedClient::SharedClient(const StrategyOptions& options) : options_(options) {}
+
+SharedClient::~SharedClient() { Close(); }
+
+Status SharedClient::Connect() {
+  Status opened = Connection::Open(options_.target, options_.connection, &connection_);
+  if (!opened.ok()) return opened;
+  reader_ = std::thread([this] {
+    (void)PinCurrentThread(options_.cpus);  // best effort: the app threads report bad --cpus
+    ReaderLoop();
+  });
+  return Status::Ok();
+}
+
+Status SharedClient::Call(std::string_view request, ReplyPtr* reply) {
+  ReplyWaiter waiter;
+  bool become_writer = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (!failure_.ok()) return failure_;
+    outgoing_.append(request);
+    pending_.push_back(&waiter);
+    become_writer = !writing_;  // otherwise the caller sending now sends ours too
+    writing_ = true;
+  }
+  if (become_writer) WriteUntilDrained();
+  return waiter.Wait(reply);
+}
+
+void SharedClient::WriteUntilDrained() {
+  std::string batch;
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (outgoing_.empty() || !failure_.ok()) {
+        writing_ = false;
+        return;
+      }
+      batch.swap(outgoing_);
+      ++writes_;
+    }
+    Status written = connection_->Write(batch);
+    if (!written.ok()) {
+      Fail(written.WithContext("shared connection"));
+      std::lock_guard lock(mutex_);
+      writing_ = false;
+      return;
+    }
+    batch.clear();
+  }
+}
+
+void SharedClient::ReaderLoop() {
+  const int reply_timeout_ms = static_cast<int>(options_.connection.reply_timeout_s * 1000);
+  uint64_t last_progress_ns = NowNs();
+  for (;;) {
+    ReplyPtr reply;
+    while (connection_->PopReply(&reply)) {
+      ReplyWaiter* waiter = nullptr;
+      {
+        std::lock_guard lock(mutex_);
+        if (!pending_.empty()) {
+          waiter = pending_.front();
+          pending_.pop_front();
+        }
+      }
+      if (waiter == nullptr) {
+        Fail(Status::IoError("shared connection: a reply nobody asked for"));
+        return;
+      }
+      waiter->Complete(Status::Ok(), std::move(reply));
+      last_progress_ns = NowNs();
+    }
+    bool idle = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure_.ok()) return;
+      idle = pending_.empty();
+      if (idle && closing_) return;
+    }
+    if (!connection_->WaitReadable(kReaderPollMs)) {
+      if (idle) {
+        last_progress_ns = NowNs();
+      } else if (NowNs() - last_progress_ns > uint64_t(reply_timeout_ms) * 1'000'000) {
+        Fail(Status::IoError("shared connection: no reply within " +
+                             std::to_string(reply_timeout_ms / 1000) + " s"));
+        return;
+      }
+      continue;
+    }
+    Status read = connection_->ReadAvailable();
+    if (!read.ok()) {
+      bool expected_close = false;
+      {
+        std::lock_guard lock(mutex_);
+        expected_close = closing_ && pending_.empty();
+      }
+      if (!expected_close) Fail(read.WithContext("shared connection"));
+      return;
+    }
+  }
+}
+
+void SharedClient::Fail(const Status& status) {
+  std::deque<ReplyWaiter*> abandoned;
+  Status reported;
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_.ok()) failure_ = status;
+    abandoned.swap(pending_);
+    outgoing_.clear();
+    reported = failure_;
+  }
+  for (ReplyWaiter* waiter : abandoned) waiter->Complete(reported, nullptr);
+  if (connection_) connection_->Shutdown();
+}
+
+void SharedClient::Interrupt() { Fail(Status::Cancelled("interrupted")); }
+
+uint64_t SharedClient::writes() const {
+  std::lock_guard lock(mutex_);
+  return writes_;
+}
+
+void SharedClient::Close() {
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  if (reader_.joinable()) reader_.join();
+}
+
+}  // namespace kvlab::harness

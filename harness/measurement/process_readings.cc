@@ -1,0 +1,140 @@
+#include "harness/measurement/process_readings.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace kvlab::harness {
+namespace {
+
+bool ParseUnsigned(std::string_view text, uint64_t* value) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+// The whitespace-separated fields after the command name's closing ')' of a
+// /proc/PID/stat line (the name may hold spaces and parentheses): field 0 is
+// the state, 11 utime, 12 stime, 19 starttime.
+std::vector<std::string_view> StatFieldsAfterName(std::string_view text) {
+  std::vector<std::string_view> fields;
+  const size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return fields;
+  std::string_view rest = text.substr(close + 1);
+  while (!rest.empty()) {
+    const size_t start = rest.find_first_not_of(" \n");
+    if (start == std::string_view::npos) break;
+    rest = rest.substr(start);
+    const size_t end = rest.find_first_of(" \n");
+    fields.push_back(rest.substr(0, end));
+    if (end == std::string_view::npos) break;
+    rest = rest.substr(end);
+  }
+  return fields;
+}
+
+}  // namespace
+
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+double ProcTicksPerSecond() { return static_cast<double>(::sysconf(_SC_CLK_TCK)); }
+
+CpuTicks ParseProcStat(std::string_view text, const std::vector<int>& cpus) {
+  std::set<std::string> wanted;
+  for (int cpu : cpus) wanted.insert("cpu" + std::to_string(cpu));
+  CpuTicks ticks;
+  std::istringstream lines{std::string(text)};
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string name;
+    fields >> name;
+    if (!wanted.contains(name)) continue;
+    // user nice system idle iowait irq softirq steal ...
+    uint64_t values[8] = {};
+    for (uint64_t& value : values) fields >> value;
+    ticks.busy += values[0] + values[1] + values[2];
+    ticks.steal += values[7];
+  }
+  return ticks;
+}
+
+CpuTicks ReadCpuTicks(const std::vector<int>& cpus) { return ParseProcStat(ReadTextFile("/proc/stat"), cpus); }
+
+int64_t ParseProcessStatTicks(std::string_view text) {
+  const std::vector<std::string_view> fields = StatFieldsAfterName(text);
+  uint64_t user = 0, system = 0;
+  if (fields.size() < 13 || !ParseUnsigned(fields[11], &user) || !ParseUnsigned(fields[12], &system)) {
+    return -1;
+  }
+  return static_cast<int64_t>(user + system);
+}
+
+double ProcessCpuSecondsOf(pid_t pid) {
+  const int64_t ticks = ParseProcessStatTicks(ReadTextFile("/proc/" + std::to_string(pid) + "/stat"));
+  return ticks < 0 ? -1 : static_cast<double>(ticks) / ProcTicksPerSecond();
+}
+
+double ProcessAgeSeconds(pid_t pid) {
+  // The text outlives `fields`, which point into it.
+  const std::string stat = ReadTextFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::vector<std::string_view> fields = StatFieldsAfterName(stat);
+  uint64_t start_ticks = 0;
+  if (fields.size() < 20 || !ParseUnsigned(fields[19], &start_ticks)) return -1;
+  double uptime = -1;
+  std::istringstream(ReadTextFile("/proc/uptime")) >> uptime;
+  if (uptime < 0) return -1;
+  return uptime - static_cast<double>(start_ticks) / ProcTicksPerSecond();
+}
+
+int64_t ParseTaskContextSwitches(std::string_view text) {
+  int64_t total = 0;
+  bool found = false;
+  std::istringstream lines{std::string(text)};
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("voluntary_ctxt_switches:") && !line.starts_with("nonvoluntary_ctxt_switches:")) {
+      continue;
+    }
+    std::istringstream value(line.substr(line.find(':') + 1));
+    int64_t count = 0;
+    if (value >> count) {
+      total += count;
+      found = true;
+    }
+  }
+  return found ? total : -1;
+}
+
+std::vector<pid_t> ThreadsOf(pid_t pid) {
+  std::vector<pid_t> threads;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+    uint64_t tid = 0;
+    if (ParseUnsigned(entry.path().filename().string(), &tid)) threads.push_back(static_cast<pid_t>(tid));
+  }
+  return threads;
+}
+
+int64_t ProcessContextSwitchesOf(pid_t pid) {
+  const std::vector<pid_t> threads = ThreadsOf(pid);
+  if (threads.empty()) return -1;
+  int64_t total = 0;
+  for (pid_t tid : threads) {
+    const int64_t switches = ParseTaskContextSwitches(
+        ReadTextFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status"));
+    if (switches > 0) total += switches;  // a thread that exited meanwhile counts nothing
+  }
+  return total;
+}
+
+}  // namespace kvlab::harness

@@ -1,0 +1,64 @@
+#include "harness/measurement/window_watch.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "harness/measurement/cpu_usage.h"
+#include "harness/measurement/load_clock.h"
+
+namespace kvlab::harness {
+
+WindowFigures FiguresBetween(const WatchMark& before, const WatchMark& after, bool measured,
+                             double ticks_per_second, double disturbed_above_cores) {
+  WindowFigures figures;
+  const double seconds = std::max(static_cast<double>(after.ns - before.ns) / 1e9, 1e-9);
+  if (measured) {
+    const double busy = static_cast<double>(after.ticks.busy - before.ticks.busy) / ticks_per_second;
+    const double own = after.own_seconds - before.own_seconds;
+    figures.foreign_cores = std::max(0.0, busy - own) / seconds;
+    figures.steal_cores =
+        static_cast<double>(after.ticks.steal - before.ticks.steal) / ticks_per_second / seconds;
+    figures.disturbed = figures.foreign_cores > disturbed_above_cores ||
+                        figures.steal_cores > disturbed_above_cores;
+  }
+  if (before.server_switches >= 0 && after.server_switches >= 0) {
+    figures.server_context_switches = std::max<int64_t>(0, after.server_switches - before.server_switches);
+  }
+  if (before.counted && after.counted) {
+    figures.server_instructions = static_cast<int64_t>(after.counters.instructions - before.counters.instructions);
+    figures.server_cycles = static_cast<int64_t>(after.counters.cycles - before.counters.cycles);
+  }
+  return figures;
+}
+
+WindowWatch::WindowWatch(WatchOptions options, pid_t server_pid)
+    : options_(std::move(options)), server_pid_(server_pid) {
+  if (server_pid_ > 0 && !HardwareCounters::Open(server_pid_, &counters_).ok()) counters_.reset();
+}
+
+WatchMark WindowWatch::Mark() const {
+  WatchMark mark;
+  if (!options_.measured_cpus.empty()) {
+    mark.ticks = ReadCpuTicks(options_.measured_cpus);
+    mark.own_seconds = ProcessCpuSeconds() + ChildrenCpuSeconds();  // a redis-benchmark child is ours
+    // Each process once: a caller may name the server among its own pids too
+    // (the runner names every server it started; an alternation adds side B's).
+    std::set<pid_t> ours(options_.own_pids.begin(), options_.own_pids.end());
+    if (server_pid_ > 0) ours.insert(server_pid_);
+    ours.erase(::getpid());  // ProcessCpuSeconds() above counts this process
+    for (pid_t pid : ours) mark.own_seconds += std::max(0.0, ProcessCpuSecondsOf(pid));
+  }
+  if (server_pid_ > 0) mark.server_switches = ProcessContextSwitchesOf(server_pid_);
+  if (counters_) mark.counted = counters_->Read(&mark.counters).ok();
+  mark.ns = NowNs();
+  return mark;
+}
+
+WindowFigures WindowWatch::Between(const WatchMark& before, const WatchMark& after) const {
+  return FiguresBetween(before, after, !options_.measured_cpus.empty(), ProcTicksPerSecond(),
+                        options_.disturbed_above_cores);
+}
+
+}  // namespace kvlab::harness

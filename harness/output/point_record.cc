@@ -1,0 +1,282 @@
+#include "harness/output/point_record.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "harness/clients/event_loop.h"
+#include "harness/output/json_writer.h"
+
+namespace kvlab::harness {
+namespace {
+
+using K = ColumnKind;
+
+// NaN: a figure the load generator does not report; the cell stays blank.
+std::string Format(const char* format, double value) {
+  if (std::isnan(value)) return "";
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+std::string Count(uint64_t value) { return std::to_string(value); }
+std::string Flag(bool value) { return value ? "true" : "false"; }
+
+// A whole-window total per operation of the window; "n/a" when the total
+// was not measured (< 0) or nothing was done.
+std::string PerOp(double total, const RepetitionResult& r) {
+  if (total < 0 || r.ops == 0) return "n/a";
+  return Format("%.4g", total / static_cast<double>(r.ops));
+}
+std::string Cores(double cores) { return cores < 0 ? "n/a" : Format("%.3f", cores); }
+
+// The JSON file, when the window has a histogram to be read there.
+std::string HistogramFile(const RowSource& s) { return s.repetition.latency.count() > 0 ? s.histogram : ""; }
+
+std::string DisturbanceNote(const RowSource& s) {
+  const WindowFigures& w = s.repetition.watched;
+  if (!w.disturbed) return "";
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "disturbed: foreign CPU %.2f cores, steal %.2f on the measured CPUs (above %.2f)",
+                w.foreign_cores, w.steal_cores, s.config.watch.disturbed_above_cores);
+  return text;
+}
+
+// clang-format off
+const std::vector<PointColumn> kColumns = {
+  {"threads", K::kNumber, "application threads of the load generator",
+   [](const RowSource& s) { return std::to_string(s.point.threads); }},
+  {"client", K::kText, "client strategy: dedicated | pooled | shared",
+   [](const RowSource& s) { return std::string(ClientKindName(s.point.client)); }},
+  {"transport", K::kText, "unix | tcp (as the load generator connected)",
+   [](const RowSource& s) { return std::string(TransportName(s.config.target.transport)); }},
+  {"pipeline", K::kNumber, "requests in flight per connection",
+   [](const RowSource& s) { return std::to_string(s.point.pipeline); }},
+  {"connections", K::kNumber, "connections the point used",
+   [](const RowSource& s) { return std::to_string(s.point.connections); }},
+  {"repetition", K::kNumber, "1-based window of the point (a round in an experiment run)",
+   [](const RowSource& s) { return std::to_string(s.repetition.repetition); }},
+  {"ops", K::kNumber, "replies of the expected kind in the window (GET misses included)",
+   [](const RowSource& s) { return Count(s.repetition.ops); }},
+  {"seconds", K::kNumber, "steady-clock length of the window",
+   [](const RowSource& s) { return Format("%.6f", s.repetition.seconds); }},
+  {"ops_per_s", K::kNumber, "ops / seconds",
+   [](const RowSource& s) { return Format("%.1f", s.repetition.ops_per_s); }},
+  {"errors", K::kNumber, "error replies and replies of the wrong type",
+   [](const RowSource& s) { return s.repetition.errors_counted ? Count(s.repetition.errors) : std::string(); }},
+  {"p50_us", K::kNumber, "latency median, microseconds (open loop: from intended send times)",
+   [](const RowSource& s) { return Format("%.2f", s.repetition.p50_us); }},
+  {"p90_us", K::kNumber, "latency 90th percentile, microseconds",
+   [](const RowSource& s) { return Format("%.2f", s.repetition.p90_us); }},
+  {"p99_us", K::kNumber, "latency 99th percentile, microseconds",
+   [](const RowSource& s) { return Format("%.2f", s.repetition.p99_us); }},
+  {"p999_us", K::kNumber, "latency 99.9th percentile, microseconds",
+   [](const RowSource& s) { return Format("%.2f", s.repetition.p999_us); }},
+  {"max_us", K::kNumber, "largest latency, microseconds",
+   [](const RowSource& s) { return Format("%.2f", s.repetition.max_us); }},
+  {"client_cpu", K::kNumber, "cores' worth of CPU the load generator used",
+   [](const RowSource& s) { return Format("%.4f", s.repetition.client_cpu); }},
+  {"client_bound", K::kFlag, "the load generator saturated its cores or one thread a core",
+   [](const RowSource& s) { return Flag(s.repetition.client_bound); }},
+  {"mean_us", K::kNumber, "mean latency, microseconds",
+   [](const RowSource& s) { return Format("%.2f", s.repetition.mean_us); }},
+  {"busiest_thread_cpu", K::kNumber, "the largest share of a core one load-generator thread used",
+   [](const RowSource& s) { return Format("%.4f", s.repetition.busiest_thread_cpu); }},
+  {"usable_cores", K::kNumber, "cores the load generator may run on (affinity, --cpus)",
+   [](const RowSource& s) { return std::to_string(s.repetition.usable_cores); }},
+  {"allowed_cores", K::kNumber, "usable_cores, or the cgroup CPU quota when smaller",
+   [](const RowSource& s) { return Format("%.2f", s.repetition.allowed_cores); }},
+  {"command", K::kText, "get | set | incrby | ping | mix | mset:N | mget:N | multi-incr:N",
+   [](const RowSource& s) { return CommandLabel(s.config.workload); }},
+  {"keys", K::kNumber, "key space size",
+   [](const RowSource& s) { return Count(s.config.workload.keys); }},
+  {"key_dist", K::kText, "uniform | zipf:THETA | sequential",
+   [](const RowSource& s) { return KeyDistributionName(s.config.workload); }},
+  {"value_size", K::kText, "SET value bytes: N or MIN-MAX",
+   [](const RowSource& s) { return ValueSizeName(s.config.workload); }},
+  {"rate", K::kNumber, "offered ops/s in open loop; 0: closed loop",
+   [](const RowSource& s) { return Format("%.1f", s.config.rate); }},
+  {"arrival", K::kText, "open loop: uniform | poisson",
+   [](const RowSource& s) { return std::string(ArrivalKindName(s.config.arrival)); }},
+  {"refill", K::kText, "closed loop, pipelined: steady | burst",
+   [](const RowSource& s) { return std::string(RefillModeName(s.config.refill)); }},
+  {"nodelay", K::kText, "TCP_NODELAY: on | off",
+   [](const RowSource& s) { return std::string(s.config.tcp_nodelay ? "on" : "off"); }},
+  {"io", K::kText, "pooled, shared: direct | event-loop",
+   [](const RowSource& s) { return std::string(IoModelName(s.config.io.model)); }},
+  {"loop_threads", K::kNumber, "event-loop threads; 0: direct I/O",
+   [](const RowSource& s) { return std::to_string(LoopThreadsOf(s.config)); }},
+  {"io_flush", K::kText, "event loop: command | batch; empty: direct I/O",
+   [](const RowSource& s) {
+     return std::string(LoopFlushOf(s.config));
+   }},
+  {"misses", K::kNumber, "GET replies that found no key",
+   [](const RowSource& s) { return Count(s.repetition.misses); }},
+  {"wrong_type", K::kNumber, "replies of an unexpected type (counted in errors too)",
+   [](const RowSource& s) { return Count(s.repetition.wrong_type); }},
+  {"achieved_rate", K::kNumber, "open loop: answers per second; 0 in closed loop",
+   [](const RowSource& s) { return Format("%.1f", s.repetition.achieved_rate); }},
+  {"behind", K::kFlag, "open loop: under 95% of the requests due were answered",
+   [](const RowSource& s) { return Flag(s.repetition.behind); }},
+  {"backlog", K::kNumber, "open loop: requests due and unanswered at the window's end",
+   [](const RowSource& s) { return Count(s.repetition.backlog); }},
+  {"server_cpu", K::kNumber, "cores' worth of CPU the server used (INFO cpu); empty: not reported",
+   [](const RowSource& s) {
+     return s.repetition.server_cpu < 0 ? std::string() : Format("%.4f", s.repetition.server_cpu);
+   }},
+  {"foreign_cpu", K::kNumber, "cores' worth others used on the measured CPUs (--measured-cpus)",
+   [](const RowSource& s) { return Cores(s.repetition.watched.foreign_cores); }},
+  {"steal_cpu", K::kNumber, "cores' worth the hypervisor took from the measured CPUs",
+   [](const RowSource& s) { return Cores(s.repetition.watched.steal_cores); }},
+  {"server_cpu_us_per_op", K::kNumber, "server CPU microseconds per operation",
+   [](const RowSource& s) {
+     const RepetitionResult& r = s.repetition;
+     return PerOp(r.server_cpu < 0 ? -1 : r.server_cpu * r.seconds * 1e6, r);
+   }},
+  {"client_cpu_us_per_op", K::kNumber, "load-generator CPU microseconds per operation",
+   [](const RowSource& s) {
+     const RepetitionResult& r = s.repetition;
+     return PerOp(r.client_cpu * r.seconds * 1e6, r);
+   }},
+  {"server_ctx_switches_per_op", K::kNumber, "the server's context switches per operation (local server)",
+   [](const RowSource& s) {
+     return PerOp(static_cast<double>(s.repetition.watched.server_context_switches), s.repetition);
+   }},
+  {"server_instructions_per_op", K::kNumber, "the server's instructions per operation (perf_event_open)",
+   [](const RowSource& s) {
+     return PerOp(static_cast<double>(s.repetition.watched.server_instructions), s.repetition);
+   }},
+  {"server_cycles_per_op", K::kNumber, "the server's CPU cycles per operation (perf_event_open)",
+   [](const RowSource& s) {
+     return PerOp(static_cast<double>(s.repetition.watched.server_cycles), s.repetition);
+   }},
+  {"client_cs_per_op", K::kNumber, "the load generator's context switches per operation",
+   [](const RowSource& s) { return Format("%.3f", s.repetition.client_cs_per_op); }},
+  {"loop_wakeups_per_op", K::kNumber, "event loops woken per operation; empty: no event loop",
+   [](const RowSource& s) {
+     const double wakeups = s.repetition.loop_wakeups_per_op;
+     return wakeups < 0 ? std::string() : Format("%.3f", wakeups);
+   }},
+  {"route", K::kText, "none | slots (--route: each request sent to its key's owner)",
+   [](const RowSource& s) { return std::string(s.config.route_slots ? "slots" : "none"); }},
+  {"moved", K::kNumber, "--route slots: -MOVED replies followed in the window; empty: not routed",
+   [](const RowSource& s) {
+     return s.repetition.moved < 0 ? std::string() : std::to_string(s.repetition.moved);
+   }},
+  {"histogram", K::kText, "the JSON file holding the window's latency histogram (--json)",
+   [](const RowSource& s) { return HistogramFile(s); }},
+  {"status", K::kText, "ok | disturbed (--disturbed-above); a runner adds failed | skipped",
+   [](const RowSource& s) { return std::string(s.repetition.watched.disturbed ? "disturbed" : "ok"); }},
+  {"note", K::kText, "why the status is not ok",
+   [](const RowSource& s) { return DisturbanceNote(s); }},
+};
+// clang-format on
+
+bool LabelTakes(const std::vector<Label>& labels, std::string_view name) {
+  return std::any_of(labels.begin(), labels.end(), [&](const Label& l) { return l.name == name; });
+}
+
+std::string JoinFields(const std::vector<std::string>& fields) {
+  std::string line;
+  for (const std::string& field : fields) {
+    if (!line.empty()) line += ',';
+    line += CsvField(field);
+  }
+  return line;
+}
+
+}  // namespace
+
+int LoopThreadsOf(const LoadConfig& config) {
+  if (config.io.model != IoModel::kEventLoop) return 0;
+  return EffectiveLoopThreads(config.io.loop_threads, config.cpus);
+}
+const char* LoopFlushOf(const LoadConfig& config) {
+  return config.io.model == IoModel::kEventLoop ? FlushModeName(config.io.flush) : "";
+}
+
+const char* ColumnKindName(ColumnKind kind) {
+  switch (kind) {
+    case ColumnKind::kNumber: return "number";
+    case ColumnKind::kText: return "text";
+    case ColumnKind::kFlag: return "flag";
+  }
+  return "text";
+}
+
+const std::vector<PointColumn>& PointColumns() { return kColumns; }
+
+Status ParseLabel(std::string_view text, Label* out) {
+  const size_t equals = text.find('=');
+  const std::string_view name = text.substr(0, equals);
+  const bool named = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (equals == std::string_view::npos || !named) {
+    return Status::InvalidArgument("bad --label '" + std::string(text) +
+                                   "' (allowed: NAME=VALUE, NAME of a-z, 0-9 and _)");
+  }
+  *out = {std::string(name), std::string(text.substr(equals + 1))};
+  return Status::Ok();
+}
+
+Status ValidateLabels(const std::vector<Label>& labels) {
+  std::set<std::string> seen;
+  for (const Label& label : labels) {
+    if (!seen.insert(label.name).second) {
+      return Status::InvalidArgument("--label " + label.name + " is given twice");
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> RowColumns(const std::vector<Label>& labels) {
+  std::vector<std::string> names;
+  for (const Label& label : labels) names.push_back(label.name);
+  for (const PointColumn& column : kColumns) {
+    if (!LabelTakes(labels, column.name)) names.push_back(column.name);
+  }
+  return names;
+}
+
+std::string CsvField(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string CsvHeader(const std::vector<Label>& labels) { return JoinFields(RowColumns(labels)); }
+
+std::string CsvRow(const std::vector<Label>& labels, const RowSource& source) {
+  std::vector<std::string> cells;
+  for (const Label& label : labels) cells.push_back(label.value);
+  for (const PointColumn& column : kColumns) {
+    if (!LabelTakes(labels, column.name)) cells.push_back(column.cell(source));
+  }
+  return JoinFields(cells);
+}
+
+std::string SchemaJson() {
+  JsonWriter json;
+  json.BeginObject();
+  json.Key("format").String(kPointSchema);
+  json.Key("columns").BeginArray();
+  for (const PointColumn& column : kColumns) {
+    json.BeginObject();
+    json.Key("name").String(column.name);
+    json.Key("kind").String(ColumnKindName(column.kind));
+    json.Key("meaning").String(column.meaning);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+  return json.text() + "\n";
+}
+
+}  // namespace kvlab::harness
