@@ -128,18 +128,10 @@ class SideRun {
       }
       Status status = pinned;
       if (status.ok()) {
-        ThreadLoad load;
-        load.thread_index = index;
-        load.generator = generators_[static_cast<size_t>(index)].get();
-        load.recorder = recorders_[static_cast<size_t>(index)].get();
-        load.stop = &stop_;
-        load.stop_at_ns = &stop_at_ns_;
-        load.rate_per_thread = config_.rate / threads_;
-        load.arrival = config_.arrival;
         // Each side, slice and thread its own schedule (a fresh phase every slice).
-        load.arrival_seed = config_.workload.seed * 0x9E3779B97F4A7C15ULL +
-                            (static_cast<uint64_t>(side_ + 1) << 48) + (seen << 20) +
-                            static_cast<uint64_t>(index) + 1;
+        ThreadLoad load = ThreadLoadOf(config_, threads_, index, generators_[static_cast<size_t>(index)].get(),
+                                       recorders_[static_cast<size_t>(index)].get(), &stop_, &stop_at_ns_,
+                                       (static_cast<uint64_t>(side_ + 1) << 48) + (seen << 20));
         status = strategy_->RunThread(load);
       }
       {

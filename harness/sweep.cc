@@ -5,10 +5,11 @@
 #include <memory>
 #include <thread>
 
+#include "harness/clients/server_control.h"
 #include "harness/measurement/cpu_usage.h"
 #include "harness/measurement/load_clock.h"
-#include "harness/clients/server_control.h"
 #include "harness/measurement/thread_recorder.h"
+#include "harness/window_marks.h"
 
 namespace kvlab::harness {
 namespace {
@@ -23,12 +24,13 @@ std::string PointName(const LoadConfig& config, int threads) {
 
 double Micros(uint64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1000.0; }
 
-// One point's application threads, running until told to stop.
-class PointRun {
+// One point's application threads, running until told to stop; the
+// sources of its windows' marks.
+class PointRun final : public WindowSources {
  public:
-  PointRun(const LoadConfig& config, int point_index, int threads)
-      : config_(config), point_index_(point_index), threads_(threads) {}
-  ~PointRun() { Stop(); }
+  PointRun(const LoadConfig& config, int point_index, int threads, ServerControl& control)
+      : config_(config), point_index_(point_index), threads_(threads), control_(control) {}
+  ~PointRun() override { Stop(); }
 
   Status Start() {
     strategy_ = MakeClientStrategy(config_.client, StrategyOptionsOf(config_, threads_));
@@ -63,7 +65,7 @@ class PointRun {
 
   // Collects every thread's counters since the last call; *at_ns is the
   // boundary between that window and the next.
-  ThreadCounters TakeAll(uint64_t* at_ns) {
+  ThreadCounters TakeCounters(uint64_t* at_ns) override {
     *at_ns = NowNs();
     ThreadCounters total;
     for (auto& recorder : recorders_) total.Merge(recorder->Take());
@@ -76,7 +78,7 @@ class PointRun {
     return ops;
   }
   // Open loop: requests due by at_ns and not answered yet, over all threads.
-  uint64_t Backlog(uint64_t at_ns) const {
+  uint64_t Backlog(uint64_t at_ns) const override {
     uint64_t owed = 0;
     for (const auto& recorder : recorders_) owed += recorder->Backlog(at_ns, config_.rate / threads_);
     return owed;
@@ -84,8 +86,9 @@ class PointRun {
   void PeekAll(LatencyHistogram* latency, uint64_t* ops) {
     for (auto& recorder : recorders_) recorder->Peek(latency, ops);
   }
-  int64_t LoopWakeups() const { return strategy_->loop_wakeups(); }
-  int64_t Moved() const { return strategy_->moved(); }
+  double ServerCpuSeconds() override { return control_.CpuSeconds(); }
+  int64_t LoopWakeups() const override { return strategy_->loop_wakeups(); }
+  int64_t Moved() const override { return strategy_->moved(); }
   int64_t IncrbySum() const {
     int64_t sum = 0;
     for (const auto& recorder : recorders_) sum += recorder->incrby_sum();
@@ -116,17 +119,10 @@ class PointRun {
   void RunWorker(int index) {
     Status status = PinCurrentThread(config_.cpus);
     if (status.ok()) {
-      ThreadLoad load;
-      load.thread_index = index;
-      load.generator = generators_[static_cast<size_t>(index)].get();
-      load.recorder = recorders_[static_cast<size_t>(index)].get();
-      load.stop = &stop_;
-      load.stop_at_ns = &stop_at_ns_;
-      load.rate_per_thread = config_.rate / threads_;
-      load.arrival = config_.arrival;
       // Distinct per point and thread, so every schedule has its own phase.
-      load.arrival_seed = config_.workload.seed * 0x9E3779B97F4A7C15ULL +
-                          (static_cast<uint64_t>(point_index_) << 32) + static_cast<uint64_t>(index) + 1;
+      ThreadLoad load = ThreadLoadOf(config_, threads_, index, generators_[static_cast<size_t>(index)].get(),
+                                     recorders_[static_cast<size_t>(index)].get(), &stop_, &stop_at_ns_,
+                                     static_cast<uint64_t>(point_index_) << 32);
       status = strategy_->RunThread(load);
     }
     // A failure after stop was requested is the Interrupt we caused.
@@ -140,6 +136,7 @@ class PointRun {
   const LoadConfig& config_;
   const int point_index_;
   const int threads_;
+  ServerControl& control_;
   std::unique_ptr<ClientStrategy> strategy_;
   std::vector<std::unique_ptr<ThreadRecorder>> recorders_;
   std::vector<std::unique_ptr<WorkloadGenerator>> generators_;
@@ -212,7 +209,7 @@ class SweepRunner {
   // sampling throughput into *slices every kSliceSeconds (from `ops_at_start`,
   // the ops completed at start_ns) and reporting progress; returns false
   // early if a thread failed or the sweep was cancelled. The caller closes
-  // the last slice at the window's true end (its TakeAll).
+  // the last slice at the window's true end (its mark).
   bool Measure(PointRun& run, const PointResult& point, int repetition, uint64_t start_ns,
                double seconds, uint64_t ops_at_start, std::vector<ThroughputSlice>* slices) {
     const uint64_t end = start_ns + static_cast<uint64_t>(seconds * 1e9);
@@ -256,113 +253,61 @@ class SweepRunner {
     return !run.failed() && !Cancelled();
   }
 
-  // CPU readings at a window boundary.
-  struct CpuMark {
-    double process_seconds = 0;
-    ThreadCpuTimes threads;
-  };
-  static CpuMark TakeCpuMark() { return {ProcessCpuSeconds(), CurrentThreadCpuTimes()}; }
-
   Status RunPoint(int index, PointResult* point) {
     const std::string name = PointName(config_, point->threads);
     Status prepared = PrepareKeyspace(index);
     if (!prepared.ok()) return prepared.WithContext(name);
-    PointRun run(config_, index, point->threads);
+    PointRun run(config_, index, point->threads, *control_);
     Status started = run.Start();
     if (!started.ok()) return started.WithContext(name);
-    const int usable_cores = UsableCoreCount(config_.cpus);
-    const double allowed_cores = AllowedCores(config_.cpus);
     const WindowWatch watch(config_.watch, server_pid_);
-
+    WindowMarks marks(run, watch, config_.rate, UsableCoreCount(config_.cpus),
+                      AllowedCores(config_.cpus));
     bool healthy = Measure(run, *point, 0, NowNs(), config_.warmup_s, 0, nullptr);
     // The warm-up's counts are not measurements; its end starts window 1.
-    uint64_t window_start_ns = 0;
-    uint64_t ops_total = run.TakeAll(&window_start_ns).ops_total;
-    uint64_t backlog_start = config_.rate > 0 ? run.Backlog(window_start_ns) : 0;
-    CpuMark cpu_start = TakeCpuMark();
-    WatchMark watch_start = watch.Mark();
-    double server_cpu_start = control_->CpuSeconds();
-    uint64_t server_cpu_start_ns = NowNs();
-    uint64_t switches_start = ProcessContextSwitches();
-    int64_t wakeups_start = run.LoopWakeups();
-    int64_t moved_start = run.Moved();
+    WindowMark start = marks.Take();
     for (int repetition = 1; healthy && repetition <= config_.repetitions; ++repetition) {
-      RepetitionResult result;
-      healthy = Measure(run, *point, repetition, window_start_ns, config_.duration_s, ops_total,
-                        &result.slices);
-      uint64_t window_end_ns = 0;
-      ThreadCounters counters = run.TakeAll(&window_end_ns);
-      const CpuMark cpu_end = TakeCpuMark();
-      const WatchMark watch_end = watch.Mark();
-      const uint64_t switches_end = ProcessContextSwitches();
-      const int64_t wakeups_end = run.LoopWakeups();
-      const int64_t moved_end = run.Moved();
-      if (!healthy) break;  // an interrupted repetition is not a measurement
-      const uint64_t backlog = config_.rate > 0 ? run.Backlog(window_end_ns) : 0;
-      const double server_cpu_end = control_->CpuSeconds();
-      const uint64_t server_cpu_end_ns = NowNs();
-
-      result.repetition = repetition;
-      result.ops = counters.ops;
-      result.errors = counters.errors;
-      result.wrong_type = counters.wrong_type;
-      result.misses = counters.misses;
-      result.seconds = (window_end_ns - window_start_ns) / 1e9;
-      result.ops_per_s = counters.ops / result.seconds;
-      result.slices.push_back({(slice_start_.ns - window_start_ns) / 1e9,
-                               (window_end_ns - slice_start_.ns) / 1e9,
-                               counters.ops_total - std::min(counters.ops_total, slice_start_.ops)});
-      if (config_.rate > 0) {
-        // What the schedule made due in this window: answered, or owed at
-        // its end and not already owed at its start. For uniform arrivals
-        // that is rate x seconds; for Poisson the realised count, so chance
-        // alone never marks a window behind.
-        const uint64_t answers = counters.ops + counters.errors;
-        result.offered_rate = config_.rate;
-        result.achieved_rate = answers / result.seconds;
-        const double due_in_window = static_cast<double>(answers) + static_cast<double>(backlog) -
-                                     static_cast<double>(backlog_start);
-        result.behind = static_cast<double>(answers) < kBehindFraction * due_in_window;
-        result.backlog = backlog;
-        backlog_start = backlog;
-      }
-      result.client_cpu = (cpu_end.process_seconds - cpu_start.process_seconds) / result.seconds;
-      result.busiest_thread_cpu = BusiestThreadCores(cpu_start.threads, cpu_end.threads, result.seconds);
-      result.usable_cores = usable_cores;
-      result.allowed_cores = allowed_cores;
-      result.client_bound = IsClientBound(result.client_cpu, allowed_cores, result.busiest_thread_cpu);
-      if (server_cpu_start >= 0 && server_cpu_end >= 0) {
-        result.server_cpu =
-            (server_cpu_end - server_cpu_start) / ((server_cpu_end_ns - server_cpu_start_ns) / 1e9);
-      }
-      const double ops = static_cast<double>(std::max<uint64_t>(counters.ops, 1));
-      result.client_cs_per_op = static_cast<double>(switches_end - switches_start) / ops;
-      if (wakeups_start >= 0) result.loop_wakeups_per_op = static_cast<double>(wakeups_end - wakeups_start) / ops;
-      if (moved_start >= 0) result.moved = moved_end - moved_start;
-      result.watched = watch.Between(watch_start, watch_end);
-      result.latency = std::move(counters.latency);
-      window_start_ns = window_end_ns;
-      watch_start = watch_end;
-      ops_total = counters.ops_total;
-      cpu_start = cpu_end;
-      switches_start = switches_end;
-      wakeups_start = wakeups_end;
-      moved_start = moved_end;
-      server_cpu_start = server_cpu_end;
-      server_cpu_start_ns = server_cpu_end_ns;
-      const bool last = repetition == config_.repetitions;
-      if (last && config_.rate > 0) {
-        // Drain the last window's backlog: the threads send what was due by
-        // its end, and those replies' latencies belong to this repetition.
-        run.Stop(window_end_ns);
-        uint64_t drained_at = 0;
-        result.latency.Merge(run.TakeAll(&drained_at).latency);
-      }
-      SetPercentiles(&result);
-      point->repetitions.push_back(std::move(result));
-      point->incrby_sum = run.IncrbySum();
-      if (callbacks_.on_repetition) callbacks_.on_repetition(*point, point->repetitions.back());
+      healthy = MeasureRepetition(run, marks, repetition, &start, point);
     }
+    return FinishPoint(run, name, point);
+  }
+
+  // Measures the window that begins at *start and records it in *point;
+  // its end becomes *start. False when the window was interrupted (a
+  // thread failed, the sweep was cancelled): that is not a measurement.
+  bool MeasureRepetition(PointRun& run, WindowMarks& marks, int repetition, WindowMark* start,
+                         PointResult* point) {
+    std::vector<ThroughputSlice> slices;
+    if (!Measure(run, *point, repetition, start->at_ns, config_.duration_s,
+                 start->counters.ops_total, &slices)) {
+      return false;
+    }
+    WindowMark end = marks.Take();
+    RepetitionResult result = marks.Between(*start, end);
+    result.repetition = repetition;
+    result.slices = std::move(slices);
+    const uint64_t ops_total = end.counters.ops_total;
+    result.slices.push_back({(slice_start_.ns - start->at_ns) / 1e9,
+                             (end.at_ns - slice_start_.ns) / 1e9,
+                             ops_total - std::min(ops_total, slice_start_.ops)});
+    *start = std::move(end);
+    if (repetition == config_.repetitions && config_.rate > 0) {
+      // Drain the last window's backlog: the threads send what was due by
+      // its end, and those replies' latencies belong to this repetition.
+      run.Stop(start->at_ns);
+      uint64_t drained_at = 0;
+      result.latency.Merge(run.TakeCounters(&drained_at).latency);
+    }
+    SetPercentiles(&result);
+    point->repetitions.push_back(std::move(result));
+    point->incrby_sum = run.IncrbySum();
+    if (callbacks_.on_repetition) callbacks_.on_repetition(*point, point->repetitions.back());
+    return true;
+  }
+
+  // Stops the point's threads; the first failure or the cancellation, named
+  // by the repetition it interrupted.
+  Status FinishPoint(PointRun& run, const std::string& name, PointResult* point) {
     run.Stop();
     point->incrby_sum = run.IncrbySum();
     const Status failure = run.FirstFailure();
@@ -462,6 +407,21 @@ StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads) {
   options.io = config.io;
   options.route_slots = config.route_slots;
   return options;
+}
+
+ThreadLoad ThreadLoadOf(const LoadConfig& config, int threads, int index,
+                        WorkloadGenerator* generator, ThreadRecorder* recorder,
+                        const std::atomic<bool>* stop, const std::atomic<uint64_t>* stop_at_ns,
+                        uint64_t schedule_salt) {
+  return {.thread_index = index,
+          .generator = generator,
+          .recorder = recorder,
+          .stop = stop,
+          .stop_at_ns = stop_at_ns,
+          .rate_per_thread = config.rate / threads,
+          .arrival = config.arrival,
+          .arrival_seed = config.workload.seed * 0x9E3779B97F4A7C15ULL + schedule_salt +
+                          static_cast<uint64_t>(index) + 1};
 }
 
 int EffectiveConnections(const LoadConfig& config, int threads) {

@@ -73,6 +73,13 @@ int EffectiveConnections(const LoadConfig& config, int threads);
 ClientOptionUse ClientOptionUseOf(const LoadConfig& config);
 // What the client strategy of a point with `threads` threads is made with.
 StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads);
+// The load of application thread `index` of `threads` under `config`,
+// stopped by *stop (owing what was due by *stop_at_ns); `schedule_salt`
+// gives each point, side or slice its own arrival schedules (one per thread).
+ThreadLoad ThreadLoadOf(const LoadConfig& config, int threads, int index,
+                        WorkloadGenerator* generator, ThreadRecorder* recorder,
+                        const std::atomic<bool>* stop, const std::atomic<uint64_t>* stop_at_ns,
+                        uint64_t schedule_salt);
 
 // The throughput of one slice of a window (nominally 100 ms; the last one
 // ends at the window's end). Slices tile the window: their ops sum to the

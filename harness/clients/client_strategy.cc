@@ -26,6 +26,17 @@ uint64_t SendDeadline(const ThreadLoad& load, bool stopping, uint64_t now_ns) {
   return load.stop_at_ns == nullptr ? 0 : load.stop_at_ns->load(std::memory_order_acquire);
 }
 
+Status SlotMapOf(const StrategyOptions& options, std::shared_ptr<SlotMap>* out) {
+  if (options.slot_map) {
+    *out = options.slot_map;
+    return Status::Ok();
+  }
+  std::unique_ptr<SlotMap> fetched;
+  Status status = SlotMap::Fetch(options.target, options.connection, &fetched);
+  if (status.ok()) *out = std::move(fetched);
+  return status;
+}
+
 std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options) {
   if ((options.route_slots || options.slot_map) && kind != ClientKind::kDedicated) {
     return std::make_unique<RoutedClient>(kind, options);  // one inner client per node

@@ -72,6 +72,10 @@ struct ThreadLoad {
 // running, the end of the last window once stop is set.
 uint64_t SendDeadline(const ThreadLoad& load, bool stopping, uint64_t now_ns);
 
+// --route slots: options.slot_map when set, else the map read from
+// options.target (SlotMap::Fetch).
+Status SlotMapOf(const StrategyOptions& options, std::shared_ptr<SlotMap>* out);
+
 class ClientStrategy {
  public:
   virtual ~ClientStrategy() = default;

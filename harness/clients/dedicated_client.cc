@@ -72,13 +72,8 @@ int DedicatedClient::ConnectionsOf(int thread_index) const {
 Status DedicatedClient::Connect() {
   std::vector<Target> nodes = {options_.target};
   if (options_.route_slots || options_.slot_map) {
-    map_ = options_.slot_map;
-    if (!map_) {
-      std::unique_ptr<SlotMap> fetched_map;
-      Status fetched = SlotMap::Fetch(options_.target, options_.connection, &fetched_map);
-      if (!fetched.ok()) return fetched;
-      map_ = std::move(fetched_map);
-    }
+    Status mapped = SlotMapOf(options_, &map_);
+    if (!mapped.ok()) return mapped;
     nodes = map_->nodes();
   }
   for (int thread = 0; thread < options_.threads; ++thread) {

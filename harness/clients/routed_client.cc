@@ -12,13 +12,8 @@ RoutedClient::RoutedClient(ClientKind kind, const StrategyOptions& options)
     : kind_(kind), options_(options) {}
 
 Status RoutedClient::Connect() {
-  map_ = options_.slot_map;
-  if (!map_) {
-    std::unique_ptr<SlotMap> fetched_map;
-    Status fetched = SlotMap::Fetch(options_.target, options_.connection, &fetched_map);
-    if (!fetched.ok()) return fetched;
-    map_ = std::move(fetched_map);
-  }
+  Status mapped = SlotMapOf(options_, &map_);
+  if (!mapped.ok()) return mapped;
   for (const Target& node : map_->nodes()) {
     StrategyOptions per_node = options_;
     per_node.target = node;

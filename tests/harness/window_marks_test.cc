@@ -1,0 +1,120 @@
+// WindowMarks (harness/window_marks.h): a mark takes every source's reading
+// at one boundary, and Between() turns two marks into a repetition's
+// figures — checked against a fake point whose counts, backlog, server CPU,
+// wake-ups and -MOVED replies are known.
+#include "harness/window_marks.h"
+
+#include <gtest/gtest.h>
+
+namespace kvlab::harness {
+namespace {
+
+// A point whose readings the test sets before each Take().
+class FakeSources final : public WindowSources {
+ public:
+  ThreadCounters TakeCounters(uint64_t* at_ns) override {
+    *at_ns = at_ns_;
+    ThreadCounters taken = counters;
+    counters = ThreadCounters{};
+    return taken;
+  }
+  uint64_t Backlog(uint64_t at_ns) const override {
+    backlog_asked_at = at_ns;
+    return backlog;
+  }
+  double ServerCpuSeconds() override { return server_cpu_s; }
+  int64_t LoopWakeups() const override { return wakeups; }
+  int64_t Moved() const override { return moved; }
+
+  uint64_t at_ns_ = 0;
+  ThreadCounters counters;
+  uint64_t backlog = 0;
+  mutable uint64_t backlog_asked_at = 0;
+  double server_cpu_s = -1;
+  int64_t wakeups = -1;
+  int64_t moved = -1;
+};
+
+class WindowMarksTest : public testing::Test {
+ protected:
+  FakeSources sources_;
+  const WindowWatch watch_{WatchOptions{}, 0};
+};
+
+TEST_F(WindowMarksTest, ClosedLoopCountsAndRates) {
+  WindowMarks marks(sources_, watch_, /*rate=*/0, /*usable_cores=*/3, /*allowed_cores=*/2.5);
+  sources_.at_ns_ = 1'000'000'000;
+  sources_.wakeups = 10;
+  sources_.moved = 4;
+  WindowMark start = marks.Take();
+  EXPECT_EQ(start.at_ns, 1'000'000'000u);
+
+  sources_.at_ns_ = 3'000'000'000;  // a 2 s window
+  sources_.counters.ops = 1000;
+  sources_.counters.errors = 5;
+  sources_.counters.misses = 7;
+  sources_.counters.wrong_type = 2;
+  sources_.counters.ops_total = 1234;
+  for (int i = 0; i < 10; ++i) sources_.counters.latency.Record(1000);
+  sources_.wakeups = 510;
+  sources_.moved = 9;
+  WindowMark end = marks.Take();
+  EXPECT_EQ(end.counters.ops_total, 1234u);
+  EXPECT_EQ(sources_.backlog_asked_at, 0u);  // closed loop: no backlog asked for
+
+  const RepetitionResult r = marks.Between(start, end);
+  EXPECT_EQ(r.ops, 1000u);
+  EXPECT_EQ(r.errors, 5u);
+  EXPECT_EQ(r.misses, 7u);
+  EXPECT_EQ(r.wrong_type, 2u);
+  EXPECT_DOUBLE_EQ(r.seconds, 2.0);
+  EXPECT_DOUBLE_EQ(r.ops_per_s, 500.0);
+  EXPECT_DOUBLE_EQ(r.loop_wakeups_per_op, 0.5);
+  EXPECT_EQ(r.moved, 5);
+  EXPECT_EQ(r.latency.count(), 10u);  // moved out of the end mark
+  EXPECT_EQ(r.usable_cores, 3);
+  EXPECT_DOUBLE_EQ(r.allowed_cores, 2.5);
+  EXPECT_GE(r.client_cpu, 0.0);
+  EXPECT_LT(r.server_cpu, 0.0);  // not reported
+  EXPECT_DOUBLE_EQ(r.offered_rate, 0.0);
+  EXPECT_FALSE(r.behind);
+}
+
+TEST_F(WindowMarksTest, OpenLoopBacklogDecidesBehind) {
+  WindowMarks marks(sources_, watch_, /*rate=*/1000, 1, 1.0);
+  sources_.at_ns_ = 0;
+  sources_.backlog = 10;
+  sources_.server_cpu_s = 4.0;
+  WindowMark start = marks.Take();
+
+  // 1 s: 900 answered, the backlog grew by 90: 900 < 0.95 * 990, behind.
+  sources_.at_ns_ = 1'000'000'000;
+  sources_.counters.ops = 880;
+  sources_.counters.errors = 20;
+  sources_.backlog = 100;
+  sources_.server_cpu_s = 4.5;
+  WindowMark end = marks.Take();
+  EXPECT_EQ(sources_.backlog_asked_at, 1'000'000'000u);  // at the boundary
+  RepetitionResult r = marks.Between(start, end);
+  EXPECT_DOUBLE_EQ(r.offered_rate, 1000.0);
+  EXPECT_DOUBLE_EQ(r.achieved_rate, 900.0);
+  EXPECT_EQ(r.backlog, 100u);
+  EXPECT_TRUE(r.behind);
+  // Over the time between the two INFO readings.
+  EXPECT_DOUBLE_EQ(r.server_cpu, 0.5 / ((end.server_cpu_at_ns - start.server_cpu_at_ns) / 1e9));
+  EXPECT_EQ(r.moved, -1);  // not routed
+  EXPECT_DOUBLE_EQ(r.loop_wakeups_per_op, -1.0);
+
+  // The next 1 s: the backlog shrinks by 50 while 960 are answered: not behind.
+  start = std::move(end);
+  sources_.at_ns_ = 2'000'000'000;
+  sources_.counters.ops = 960;
+  sources_.backlog = 50;
+  end = marks.Take();
+  r = marks.Between(start, end);
+  EXPECT_FALSE(r.behind);
+  EXPECT_EQ(r.backlog, 50u);
+}
+
+}  // namespace
+}  // namespace kvlab::harness
