@@ -222,63 +222,73 @@ Status ParseAlternation(const std::vector<std::string>& args, const po::variable
 
 }  // namespace
 
-Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions* out) {
-  po::variables_map values;
+namespace {
+
+// Boost's parse of argv (after the program): unknown options and stray
+// words are refused.
+Status StoreArguments(const std::vector<std::string>& args, po::variables_map* values) {
   try {
     std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
     const po::positional_options_description no_positionals;
     po::store(po::command_line_parser(rest).options(Describe()).positional(no_positionals).run(),
-              values);
-    po::notify(values);
+              *values);
+    po::notify(*values);
   } catch (const po::error& error) {
     return Status::InvalidArgument(error.what());
   }
-  CommandLineOptions options;
+  return Status::Ok();
+}
+
+// YCSB's own defaults (fieldlength=100, requestdistribution=zipfian), which
+// the options that follow --ycsb may override.
+void UseYcsbDefaults(WorkloadSpec* workload) {
+  workload->value_size_min = workload->value_size_max = kYcsbFieldLength;
+  workload->distribution = KeyDistribution::kZipf;
+  workload->zipf_theta = kYcsbZipfianConstant;
+}
+
+std::string TextOf(const po::variables_map& values, const char* name) {
+  return values[name].as<std::string>();
+}
+
+// kvlab-load's options: the target, the client kind and its connections.
+Status ParseConnectionOptions(const po::variables_map& values, CommandLineOptions& options) {
   LoadConfig& config = options.config;
-  options.help = values["help"].as<bool>();
-  options.schema = values["schema"].as<bool>();
-  options.kinds = values["kinds"].as<bool>();
-  if (options.help || options.schema || options.kinds) {
-    *out = options;
-    return Status::Ok();
-  }
-  auto text_of = [&](const char* name) { return values[name].as<std::string>(); };
-  if (!values.count("target")) {
-    return Status::InvalidArgument("--target is required (tcp://HOST:PORT or unix:///PATH)");
-  }
-  Status status = ParseTarget(text_of("target"), &config.target);
-  if (status.ok() && values.count("client")) status = ParseClientKind(text_of("client"), &config.client);
-  if (status.ok() && values.count("threads")) status = ParseIntegerList(text_of("threads"), "threads", 1, kMaxThreads, kThreadsAllowed.c_str(), &config.threads);
+  Status status;
+  status = ParseTarget(TextOf(values, "target"), &config.target);
+  if (status.ok() && values.count("client")) status = ParseClientKind(TextOf(values, "client"), &config.client);
+  if (status.ok() && values.count("threads")) status = ParseIntegerList(TextOf(values, "threads"), "threads", 1, kMaxThreads, kThreadsAllowed.c_str(), &config.threads);
   if (status.ok()) status = ParseNumberOption(values, "connections", 1, kMaxConnections, &config.connections);
   if (status.ok()) status = ParseNumberOption(values, "pipeline", 1, kMaxPipeline, &config.pipeline);
+  return status;
+}
+
+// kvlab-load's options: what each operation sends and to which keys.
+Status ParseWorkloadOptions(const po::variables_map& values, CommandLineOptions& options) {
+  LoadConfig& config = options.config;
+  Status status;
   if (status.ok() && values.count("command")) {
-    status = ParseCommand(text_of("command"), &config.workload);
+    status = ParseCommand(TextOf(values, "command"), &config.workload);
   }
   if (status.ok() && values.count("ycsb")) {
     status = values.count("command")
                  ? Status::InvalidArgument("--ycsb and --command exclude each other (--ycsb W is --command ycsb:W)")
-                 : ParseCommand("ycsb:" + text_of("ycsb"), &config.workload);
+                 : ParseCommand("ycsb:" + TextOf(values, "ycsb"), &config.workload);
   }
-  const bool ycsb = config.workload.command == CommandKind::kYcsb;
-  if (ycsb) {
-    // YCSB's own defaults: fieldlength=100, requestdistribution=zipfian.
-    config.workload.value_size_min = config.workload.value_size_max = kYcsbFieldLength;
-    config.workload.distribution = KeyDistribution::kZipf;
-    config.workload.zipf_theta = kYcsbZipfianConstant;
-  }
-  if (status.ok() && values.count("ratio")) status = ParseRatio(text_of("ratio"), &config.workload);
+  if (config.workload.command == CommandKind::kYcsb) UseYcsbDefaults(&config.workload);
+  if (status.ok() && values.count("ratio")) status = ParseRatio(TextOf(values, "ratio"), &config.workload);
   if (status.ok() && values.count("ratio") && config.workload.command != CommandKind::kMix) {
     status = Status::InvalidArgument("--ratio applies to --command mix only");
   }
   if (status.ok()) {
     status = ParseNumberOption<uint64_t>(values, "keys", 1, uint64_t{1} << 40, &config.workload.keys);
   }
-  if (status.ok() && values.count("key-prefix")) config.workload.key_prefix = text_of("key-prefix");
+  if (status.ok() && values.count("key-prefix")) config.workload.key_prefix = TextOf(values, "key-prefix");
   if (status.ok() && values.count("key-dist")) {
-    status = ParseKeyDistribution(text_of("key-dist"), &config.workload);
+    status = ParseKeyDistribution(TextOf(values, "key-dist"), &config.workload);
   }
   if (status.ok() && values.count("value-size")) {
-    status = ParseValueSize(text_of("value-size"), &config.workload);
+    status = ParseValueSize(TextOf(values, "value-size"), &config.workload);
   }
   if (status.ok()) {
     status = ParseNumberOption<int64_t>(values, "increment", -(int64_t{1} << 40), int64_t{1} << 40,
@@ -286,22 +296,36 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   }
   if (status.ok()) status = ParseNumberOption<uint64_t>(values, "seed", 0, UINT64_MAX, &config.workload.seed);
   if (status.ok() && values.count("value-shape")) {
-    status = ParseValueShape(text_of("value-shape"), &config.workload);
+    status = ParseValueShape(TextOf(values, "value-shape"), &config.workload);
   }
   config.prefill = values["prefill"].as<bool>();
   config.flush = values["flush"].as<bool>();
+  return status;
+}
+
+// kvlab-load's options: how long, how often, at which rate.
+Status ParseTimingOptions(const po::variables_map& values, CommandLineOptions& options) {
+  LoadConfig& config = options.config;
+  Status status;
   if (status.ok()) status = ParseNumberOption(values, "duration", 0.001, 86400.0, &config.duration_s);
   if (status.ok()) status = ParseNumberOption(values, "warmup", 0.0, 86400.0, &config.warmup_s);
   if (status.ok()) status = ParseNumberOption(values, "repeat", 1, kMaxRepetitions, &config.repetitions);
   if (status.ok()) status = ParseNumberOption(values, "rate", 0.0, 1e9, &config.rate);
-  if (status.ok() && values.count("arrival")) status = ParseArrivalKind(text_of("arrival"), &config.arrival);
+  if (status.ok() && values.count("arrival")) status = ParseArrivalKind(TextOf(values, "arrival"), &config.arrival);
   if (status.ok() && values.count("arrival") && config.rate <= 0) {
     status = Status::InvalidArgument("--arrival applies to open loop only (set --rate)");
   }
-  if (status.ok() && values.count("refill")) status = ParseRefillMode(text_of("refill"), &config.refill);
-  if (status.ok() && values.count("io")) status = ParseIoModel(text_of("io"), &config.io.model);
+  return status;
+}
+
+// kvlab-load's options: the I/O model and the one check of what applies to the client kind.
+Status ParseIoOptions(const po::variables_map& values, CommandLineOptions& options) {
+  LoadConfig& config = options.config;
+  Status status;
+  if (status.ok() && values.count("refill")) status = ParseRefillMode(TextOf(values, "refill"), &config.refill);
+  if (status.ok() && values.count("io")) status = ParseIoModel(TextOf(values, "io"), &config.io.model);
   if (status.ok()) status = ParseNumberOption(values, "loop-threads", 1, kMaxLoopThreads, &config.io.loop_threads);
-  if (status.ok() && values.count("io-flush")) status = ParseFlushMode(text_of("io-flush"), &config.io.flush);
+  if (status.ok() && values.count("io-flush")) status = ParseFlushMode(TextOf(values, "io-flush"), &config.io.flush);
   if (status.ok() && (values.count("loop-threads") || values.count("io-flush")) &&
       config.io.model != IoModel::kEventLoop) {
     status = Status::InvalidArgument("--loop-threads and --io-flush apply to --io event-loop only");
@@ -311,14 +335,21 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     use.refill = values.count("refill") > 0;  // --refill steady is refused too
     status = CheckClientOptions(use);
   }
+  return status;
+}
+
+// kvlab-load's options: TCP_NODELAY and --route slots with what it cannot send.
+Status ParseRoutingOptions(const po::variables_map& values, CommandLineOptions& options) {
+  LoadConfig& config = options.config;
+  Status status;
   if (status.ok() && values.count("nodelay")) {
-    const std::string nodelay = text_of("nodelay");
+    const std::string nodelay = TextOf(values, "nodelay");
     if (nodelay == "on") config.tcp_nodelay = true;
     else if (nodelay == "off") config.tcp_nodelay = false;
     else status = Status::InvalidArgument("bad --nodelay '" + nodelay + "' (allowed: on, off)");
   }
   if (status.ok() && values.count("route")) {
-    const std::string route = text_of("route");
+    const std::string route = TextOf(values, "route");
     if (route == kRoutes[1]) config.route_slots = true;
     else if (route != kRoutes[0]) status = Status::InvalidArgument("bad --route '" + route + "' (allowed: " + Joined(kRoutes) + ")");
   }
@@ -339,7 +370,14 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok() && config.route_slots && config.target.transport != Transport::kTcp) {
     status = Status::InvalidArgument("--route slots needs a tcp:// target");
   }
-  if (status.ok() && values.count("cpus")) status = ParseCpuList(text_of("cpus"), &config.cpus);
+  return status;
+}
+
+// kvlab-load's options: CPUs, timeouts, the start instant, what is watched, where results go.
+Status ParseWatchAndOutputOptions(const po::variables_map& values, CommandLineOptions& options) {
+  LoadConfig& config = options.config;
+  Status status;
+  if (status.ok() && values.count("cpus")) status = ParseCpuList(TextOf(values, "cpus"), &config.cpus);
   if (status.ok()) {
     status = ParseNumberOption(values, "connect-timeout", 0.001, 3600.0, &config.connect_timeout_s);
   }
@@ -348,9 +386,9 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     status = ParseNumberOption<uint64_t>(values, "start-at", 1, UINT64_MAX, &options.start_at_ns);
   }
   if (status.ok() && values.count("measured-cpus")) {
-    status = ParseCpuList(text_of("measured-cpus"), &config.watch.measured_cpus);
+    status = ParseCpuList(TextOf(values, "measured-cpus"), &config.watch.measured_cpus);
   }
-  if (status.ok() && values.count("own-pids")) status = ParseIntegerList<pid_t>(text_of("own-pids"), "own-pids", 1, std::numeric_limits<pid_t>::max(), "process ids like 12,34", &config.watch.own_pids);
+  if (status.ok() && values.count("own-pids")) status = ParseIntegerList<pid_t>(TextOf(values, "own-pids"), "own-pids", 1, std::numeric_limits<pid_t>::max(), "process ids like 12,34", &config.watch.own_pids);
   if (status.ok()) {
     status = ParseNumberOption(values, "disturbed-above", 0.0, 4096.0, &config.watch.disturbed_above_cores);
   }
@@ -362,11 +400,17 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     }
     if (status.ok()) status = ValidateLabels(options.labels);
   }
-  if (values.count("csv")) options.csv_path = text_of("csv");
-  if (values.count("json")) options.json_path = text_of("json");
+  if (values.count("csv")) options.csv_path = TextOf(values, "csv");
+  if (values.count("json")) options.json_path = TextOf(values, "json");
   options.quiet = values["quiet"].as<bool>();
+  return status;
+}
+
+// kvlab-load's options: who generates the load.
+Status ParseLoadGeneratorOptions(const po::variables_map& values, CommandLineOptions& options) {
+  Status status;
   if (status.ok() && values.count("loadgen")) {
-    const std::string loadgen = text_of("loadgen");
+    const std::string loadgen = TextOf(values, "loadgen");
     if (loadgen == kLoadGenerators[1]) options.loadgen = LoadGenerator::kRedisBenchmark;
     else if (loadgen != kLoadGenerators[0]) status = Status::InvalidArgument("bad --loadgen '" + loadgen + "' (allowed: " + Joined(kLoadGenerators) + ")");
   }
@@ -374,14 +418,40 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   if (status.ok() && values.count("requests") && options.loadgen != LoadGenerator::kRedisBenchmark) {
     status = Status::InvalidArgument("--requests applies to --loadgen redis-benchmark only");
   }
+  return status;
+}
+
+}  // namespace
+
+Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions* out) {
+  po::variables_map values;
+  Status stored = StoreArguments(args, &values);
+  if (!stored.ok()) return stored;
+  CommandLineOptions options;
+  options.help = values["help"].as<bool>();
+  options.schema = values["schema"].as<bool>();
+  options.kinds = values["kinds"].as<bool>();
+  if (options.help || options.schema || options.kinds) {
+    *out = options;
+    return Status::Ok();
+  }
+  if (!values.count("target")) {
+    return Status::InvalidArgument("--target is required (tcp://HOST:PORT or unix:///PATH)");
+  }
+  Status status;
+  for (auto step : {ParseConnectionOptions, ParseWorkloadOptions, ParseTimingOptions, ParseIoOptions,
+                    ParseRoutingOptions, ParseWatchAndOutputOptions, ParseLoadGeneratorOptions}) {
+    status = step(values, options);
+    if (!status.ok()) return status;
+  }
   if (status.ok() && values.count("alternate-with")) {
     status = ParseAlternation(args, values, &options);
   } else if (status.ok() && (values.count("slice") || values.count("ramp"))) {
     status = Status::InvalidArgument("--slice and --ramp apply to --alternate-with only");
   }
   if (status.ok() && !options.alternate) {
-    status = options.loadgen == LoadGenerator::kRedisBenchmark ? ValidateRedisBenchmarkConfig(config)
-                                                                : ValidateConfig(config);
+    status = options.loadgen == LoadGenerator::kRedisBenchmark ? ValidateRedisBenchmarkConfig(options.config)
+                                                                : ValidateConfig(options.config);
   }
   if (!status.ok()) return status;
   *out = std::move(options);
