@@ -361,8 +361,6 @@ void SideJson(JsonWriter& json, const LoadConfig& config, const AlternationSide&
   json.EndObject();
 }
 
-double Micros(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
-
 }  // namespace
 
 std::string AlternationJson(const AlternationConfig& config, const AlternationResult& result,

@@ -146,8 +146,8 @@ class FrontEnd {
       std::printf("side %c: %zu slices, %.0f ops/s", side == 0 ? 'A' : 'B',
                   result.slices.size() / 2, seconds[side] > 0 ? ops[side] / seconds[side] : 0.0);
       if (config.a.rate > 0) {  // open loop: the side's latency over all its slices
-        std::printf(", p50 %.1f us, p99 %.1f us", latency[side].ValueAtQuantile(0.5) / 1000.0,
-                    latency[side].ValueAtQuantile(0.99) / 1000.0);
+        std::printf(", p50 %.1f us, p99 %.1f us", Micros(latency[side].ValueAtQuantile(0.5)),
+                    Micros(latency[side].ValueAtQuantile(0.99)));
       }
       std::printf("\n");
     }

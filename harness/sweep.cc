@@ -22,8 +22,6 @@ std::string PointName(const LoadConfig& config, int threads) {
   return "point threads=" + std::to_string(threads) + " client=" + ClientKindName(config.client);
 }
 
-double Micros(uint64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1000.0; }
-
 // One point's application threads, running until told to stop; the
 // sources of its windows' marks.
 class PointRun final : public WindowSources {

@@ -62,4 +62,7 @@ class LatencyHistogram {
   uint64_t max_ns_ = 0;
 };
 
+// Nanoseconds as microseconds, the unit every reported latency is in.
+inline double Micros(uint64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1000.0; }
+
 }  // namespace kvlab::harness

@@ -71,8 +71,8 @@ PointSummary Summarize(const PointResult& point) {
     summary.p99_us = Median(p99);
     return summary;
   }
-  summary.p50_us = merged.ValueAtQuantile(0.50) / 1000.0;
-  summary.p99_us = merged.ValueAtQuantile(0.99) / 1000.0;
+  summary.p50_us = Micros(merged.ValueAtQuantile(0.50));
+  summary.p99_us = Micros(merged.ValueAtQuantile(0.99));
   return summary;
 }
 

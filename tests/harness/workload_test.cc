@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -185,19 +186,20 @@ TEST(WorkloadTest, MultiIncrIsATransactionOfNPlusTwoRequests) {
   }
 }
 
+// A reply of `type` whose text (status, error) is `text`.
+redisReply Reply(int type, const char* text = "") {
+  redisReply reply{};
+  reply.type = type;
+  reply.str = const_cast<char*>(text);
+  reply.len = std::strlen(text);
+  return reply;
+}
+
 TEST(ReplyCheckTest, VerdictsByExpectedKind) {
-  redisReply ok{};
-  ok.type = REDIS_REPLY_STATUS;
-  ok.str = const_cast<char*>("OK");
-  ok.len = 2;
-  redisReply integer{};
-  integer.type = REDIS_REPLY_INTEGER;
-  redisReply nil{};
-  nil.type = REDIS_REPLY_NIL;
-  redisReply error{};
-  error.type = REDIS_REPLY_ERROR;
-  error.str = const_cast<char*>("ERR");
-  error.len = 3;
+  const redisReply ok = Reply(REDIS_REPLY_STATUS, "OK");
+  const redisReply integer = Reply(REDIS_REPLY_INTEGER);
+  const redisReply nil = Reply(REDIS_REPLY_NIL);
+  const redisReply error = Reply(REDIS_REPLY_ERROR, "ERR");
   EXPECT_EQ(CheckReply(ok, ExpectedReply::kOk), ReplyVerdict::kOk);
   EXPECT_EQ(CheckReply(ok, ExpectedReply::kPong), ReplyVerdict::kWrongType);
   EXPECT_EQ(CheckReply(ok, ExpectedReply::kInteger), ReplyVerdict::kWrongType);
@@ -205,12 +207,8 @@ TEST(ReplyCheckTest, VerdictsByExpectedKind) {
   EXPECT_EQ(CheckReply(nil, ExpectedReply::kBulkOrNil), ReplyVerdict::kMiss);
   EXPECT_EQ(CheckReply(nil, ExpectedReply::kInteger), ReplyVerdict::kWrongType);
   EXPECT_EQ(CheckReply(error, ExpectedReply::kInteger), ReplyVerdict::kErrorReply);
-  redisReply queued{};
-  queued.type = REDIS_REPLY_STATUS;
-  queued.str = const_cast<char*>("QUEUED");
-  queued.len = 6;
-  redisReply array{};
-  array.type = REDIS_REPLY_ARRAY;
+  const redisReply queued = Reply(REDIS_REPLY_STATUS, "QUEUED");
+  const redisReply array = Reply(REDIS_REPLY_ARRAY);
   EXPECT_EQ(CheckReply(queued, ExpectedReply::kQueued), ReplyVerdict::kOk);
   EXPECT_EQ(CheckReply(ok, ExpectedReply::kQueued), ReplyVerdict::kWrongType);
   EXPECT_EQ(CheckReply(array, ExpectedReply::kArray), ReplyVerdict::kOk);
