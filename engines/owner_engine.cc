@@ -34,13 +34,8 @@ struct OwnerIdentity {
 };
 thread_local OwnerIdentity owner_identity;
 
-// The calling thread's deferred drain messages: for which engine, and which
-// owners have shares queued since the last WakeDeferred().
-struct DeferredDrains {
-  uint64_t engine_id = 0;
-  std::vector<uint32_t> owners;
-};
-thread_local DeferredDrains deferred_drains;
+// The calling thread's deferred drain messages (partitioned_batch.h).
+thread_local DeferredWakeups deferred_drains;
 
 // Counters with one writer (the owner's thread): no locked instruction.
 void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
@@ -143,7 +138,7 @@ void OwnerEngine::Execute(Batch& batch, Completion done) {
     for (uint32_t o : touched) PostDrain(o);
     return;
   }
-  const bool defer = deferred_drains.engine_id == instance_id_;
+  const bool defer = deferred_drains.For(instance_id_);
   bool runs_here = false;
   for (uint32_t o : touched) {
     if (o == me) {
@@ -153,9 +148,8 @@ void OwnerEngine::Execute(Batch& batch, Completion done) {
     Queue(o, &pending);
     if (!defer) {
       PostDrain(o);
-    } else if (std::find(deferred_drains.owners.begin(), deferred_drains.owners.end(), o) ==
-               deferred_drains.owners.end()) {
-      deferred_drains.owners.push_back(o);
+    } else {
+      deferred_drains.Add(o);
     }
   }
   if (runs_here) {
@@ -188,17 +182,10 @@ void OwnerEngine::PostDrain(unsigned owner) {
   target.post([this, owner] { Drain(owner); });
 }
 
-void OwnerEngine::DeferWakeupsOnThisThread() {
-  // As ShardedEngine: a second call for the same engine keeps the list.
-  if (deferred_drains.engine_id == instance_id_) return;
-  deferred_drains.engine_id = instance_id_;
-  deferred_drains.owners.clear();
-}
+void OwnerEngine::DeferWakeupsOnThisThread() { deferred_drains.Begin(instance_id_); }
 
 void OwnerEngine::WakeDeferred() {
-  if (deferred_drains.engine_id != instance_id_) return;
-  for (uint32_t o : deferred_drains.owners) PostDrain(o);
-  deferred_drains.owners.clear();
+  deferred_drains.WakeAll(instance_id_, [this](uint32_t o) { PostDrain(o); });
 }
 
 // ---- The owner's thread: run the shares its inbox holds ----------------------

@@ -7,6 +7,8 @@
 //   ReachGroup():   a partition reaching a group held whole (GroupBarrier);
 //   RunGroupOver(): such a group run over every partition it touches;
 //   FinishShare():  the one-shot completion.
+// And DeferredWakeups: a thread's wake-ups held back to the end of its round
+// (Engine::DeferWakeupsOnThisThread()).
 // Each engine keeps its own hop (how a share gets to its partition's thread)
 // and its own counters.
 //
@@ -18,6 +20,7 @@
 // operations; the countdown is atomic.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -271,5 +274,35 @@ void FinishShare(PartitionedBatch* pending, BeforeDone&& before_done) {
   before_done();
   done();
 }
+
+// The calling thread's deferred wake-ups, one per engine class (a
+// thread_local in its .cc): for which engine (0: none), and which of its
+// partitions have work queued since the last WakeDeferred().
+struct DeferredWakeups {
+  uint64_t engine_id = 0;
+  std::vector<uint32_t> parts;
+
+  // DeferWakeupsOnThisThread(). Called again for this engine (every new
+  // connection on the thread does): keep the list, whose wake-up is
+  // already due; clearing it lost that wake-up and left the batch waiting
+  // (a sweep hung on a new pooled connection). A previous engine's list is
+  // empty: its caller woke it.
+  void Begin(uint64_t engine) {
+    if (engine_id == engine) return;
+    engine_id = engine;
+    parts.clear();
+  }
+  bool For(uint64_t engine) const { return engine_id == engine; }
+  void Add(uint32_t part) {
+    if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
+  }
+  // WakeDeferred(): wake(p) for each partition listed, if this engine's.
+  template <typename Wake>
+  void WakeAll(uint64_t engine, Wake&& wake) {
+    if (engine_id != engine) return;
+    for (uint32_t part : parts) wake(part);
+    parts.clear();
+  }
+};
 
 }  // namespace kvlab

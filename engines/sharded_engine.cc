@@ -22,13 +22,7 @@ namespace {
 
 std::atomic<uint64_t> next_instance_id{1};
 
-// The calling thread's deferred wake-ups: for which engine (0: none), and
-// which of its shards have messages queued since the last WakeDeferred().
-struct DeferredWakeups {
-  uint64_t engine_id = 0;
-  std::vector<uint32_t> shards;
-};
-thread_local DeferredWakeups deferred_wakeups;
+thread_local DeferredWakeups deferred_wakeups;  // partitioned_batch.h
 
 }  // namespace
 
@@ -74,34 +68,23 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
     for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
     return;
   }
-  if (deferred_wakeups.engine_id != instance_id_) {
+  if (!deferred_wakeups.For(instance_id_)) {
     for (uint32_t s : shards_touched) shards_[s]->inbox.Send(&pending);
     return;
   }
   // `pending` may complete (and be reused) as soon as it is queued: the
   // shard list was copied out of it above, and a busy shard runs it
   // without waiting for WakeDeferred().
-  std::vector<uint32_t>& to_wake = deferred_wakeups.shards;
   for (uint32_t s : shards_touched) {
     shards_[s]->inbox.SendWithoutWake(&pending);
-    if (std::find(to_wake.begin(), to_wake.end(), s) == to_wake.end()) to_wake.push_back(s);
+    deferred_wakeups.Add(s);
   }
 }
 
-void ShardedEngine::DeferWakeupsOnThisThread() {
-  // Called again for this engine (every new connection on the thread does):
-  // keep the list, whose wake-up is already posted; clearing it lost that
-  // wake-up and left the batch waiting (a sweep hung on a new pooled
-  // connection). A previous engine's list is empty: its caller woke it.
-  if (deferred_wakeups.engine_id == instance_id_) return;
-  deferred_wakeups.engine_id = instance_id_;
-  deferred_wakeups.shards.clear();
-}
+void ShardedEngine::DeferWakeupsOnThisThread() { deferred_wakeups.Begin(instance_id_); }
 
 void ShardedEngine::WakeDeferred() {
-  if (deferred_wakeups.engine_id != instance_id_) return;
-  for (uint32_t s : deferred_wakeups.shards) shards_[s]->inbox.Wake();
-  deferred_wakeups.shards.clear();
+  deferred_wakeups.WakeAll(instance_id_, [this](uint32_t s) { shards_[s]->inbox.Wake(); });
 }
 
 // ---- Shard thread: own the map, run the shares, complete the batch --------
@@ -118,8 +101,9 @@ void ShardedEngine::RunShard(unsigned shard_index) {
 
 void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending, int64_t now_ms) {
   Shard& shard = *shards_[shard_index];
+  Batch& batch = *pending.batch;
   RunShare(pending, shard_index, shard.keys, now_ms, [&](uint32_t g) {
-    ReachGroup(pending, g, multi_shard_groups_, [&] { RunGroup(*pending.batch, pending.batch->groups[g], now_ms); });
+    ReachGroup(pending, g, multi_shard_groups_, [&] { RunGroup(batch, batch.groups[g], now_ms); });
   });
   shard.operations.fetch_add(pending.first[shard_index + 1] - pending.first[shard_index],
                              std::memory_order_relaxed);
