@@ -117,10 +117,15 @@ TEST_F(OwnerEngineOnLoops, LocalKeysRunInlineAndOtherOwnersKeysHop) {
   EXPECT_EQ(InfoValue(*engine_, "local_ops"), 2u);
   EXPECT_EQ(InfoValue(*engine_, "remote_ops"), 0u);
 
+  // The same three commands from a caller that does not own the key, then
+  // from its owner.
+  auto set_get_append = [&](Batch& batch) {
+    batch.Add(Set(theirs, "v"));
+    batch.Add(Get(theirs));
+    batch.Add(Append(theirs, "w"));
+  };
   Batch remote;
-  remote.Add(Set(theirs, "v"));
-  remote.Add(Get(theirs));
-  remote.Add(Append(theirs, "w"));
+  set_get_append(remote);
   EXPECT_FALSE(ExecuteOn(0, remote));
   EXPECT_EQ(InfoValue(*engine_, "remote_ops"), 3u);
   EXPECT_EQ(InfoValue(*engine_, "hops"), 1u);
@@ -128,9 +133,7 @@ TEST_F(OwnerEngineOnLoops, LocalKeysRunInlineAndOtherOwnersKeysHop) {
 
   // The same commands run by the owner itself give the same results.
   Batch at_home;
-  at_home.Add(Set(theirs, "v"));
-  at_home.Add(Get(theirs));
-  at_home.Add(Append(theirs, "w"));
+  set_get_append(at_home);
   EXPECT_TRUE(ExecuteOn(1, at_home));
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(Describe(remote.results[i]), Describe(at_home.results[i])) << i;
 }
