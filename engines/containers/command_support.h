@@ -152,12 +152,14 @@ inline void ReplyEmptyScan(ContainerCall& call) {
 }
 
 // HSCAN, SSCAN, ZSCAN over a value of type T: parses the cursor and the
-// options, then replies cursor 0 and the elements emit(value, filter,
-// reply) adds (it returns how many it added). A value in its compact
-// encoding `whole_encoding` is answered whole whatever the cursor, as
-// Redis's is; otherwise a non-zero cursor ends the scan (ScanFilter).
-template <typename T, typename Emit>
-void ScanContainer(ContainerCall& call, std::string_view whole_encoding, Emit&& emit) {
+// options, then replies cursor 0 and the elements each(value, offer)
+// offers: offer(element, partners...) adds the element and its partners
+// (a field's value, a member's score) when the element matches the
+// pattern. A value in its compact encoding `whole_encoding` is answered
+// whole whatever the cursor, as Redis's is; otherwise a non-zero cursor
+// ends the scan (ScanFilter).
+template <typename T, typename Each>
+void ScanContainer(ContainerCall& call, std::string_view whole_encoding, Each&& each) {
   uint64_t cursor = 0;
   if (!ParseScanCursor(call, call.args[2], &cursor)) return;
   if (!call.CheckType()) return;
@@ -169,8 +171,15 @@ void ScanContainer(ContainerCall& call, std::string_view whole_encoding, Emit&& 
   reply.Array(2);
   reply.Bulk("0");
   const size_t items = reply.BeginArray();
+  size_t count = 0;
   if (cursor != 0 && value->Encoding() != whole_encoding) return reply.EndArray(items, 0);
-  const size_t count = emit(*value, filter, reply);
+  auto offer = [&](std::string_view element, const auto&... partners) {
+    if (!filter.Matches(element)) return;
+    reply.Bulk(element);
+    (reply.Bulk(partners), ...);
+    count += 1 + sizeof...(partners);
+  };
+  each(*value, offer);
   reply.EndArray(items, count);
 }
 

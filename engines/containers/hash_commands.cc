@@ -133,16 +133,8 @@ void HIncrByFloat(ContainerCall& call) {
 }
 
 void HScan(ContainerCall& call) {
-  ScanContainer<HashValue>(call, "listpack", [](const HashValue& value, const ScanFilter& filter, ReplyList& reply) {
-    size_t count = 0;
-    value.ForEach([&](std::string_view field, std::string_view field_value) {
-      if (!filter.Matches(field)) return;
-      reply.Bulk(field);
-      reply.Bulk(field_value);
-      count += 2;
-    });
-    return count;
-  });
+  ScanContainer<HashValue>(call, "listpack",
+                           [](const HashValue& hash, auto& offer) { hash.ForEach(offer); });
 }
 
 using namespace command_flags;

@@ -147,15 +147,7 @@ void SMembers(ContainerCall& call) {
 }
 
 void SScan(ContainerCall& call) {
-  ScanContainer<SetValue>(call, "intset", [](const SetValue& value, const ScanFilter& filter, ReplyList& reply) {
-    size_t count = 0;
-    value.ForEach([&](std::string_view member) {
-      if (!filter.Matches(member)) return;
-      reply.Bulk(member);
-      ++count;
-    });
-    return count;
-  });
+  ScanContainer<SetValue>(call, "intset", [](const SetValue& set, auto& offer) { set.ForEach(offer); });
 }
 
 using namespace command_flags;

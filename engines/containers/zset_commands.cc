@@ -477,17 +477,11 @@ void ZPop(ContainerCall& call) {
 }
 
 void ZScan(ContainerCall& call) {
-  ScanContainer<ZSetValue>(call, "listpack", [](const ZSetValue& value, const ScanFilter& filter, ReplyList& reply) {
-    size_t count = 0;
-    value.Walk(0, false, [&](std::string_view member, double score) {
-      if (filter.Matches(member)) {
-        reply.Bulk(member);
-        reply.Bulk(value.ScanScoreText(score));
-        count += 2;
-      }
+  ScanContainer<ZSetValue>(call, "listpack", [](const ZSetValue& zset, auto& offer) {
+    zset.Walk(0, false, [&](std::string_view member, double score) {
+      offer(member, zset.ScanScoreText(score));
       return true;
     });
-    return count;
   });
 }
 
