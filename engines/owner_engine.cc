@@ -12,7 +12,6 @@
 #include "engines/engine_kind.h"
 #include "engines/keyspace_ops.h"
 #include "engines/partitioned_batch.h"
-#include "engines/prefetch_stage.h"
 
 namespace kvlab {
 

@@ -1,6 +1,5 @@
 #include "engines/sharded_engine.h"
 
-#include <algorithm>
 #include <atomic>
 #include <string>
 #include <utility>
