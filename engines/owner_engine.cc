@@ -7,79 +7,19 @@
 
 #include "base/hash_slot.h"
 #include "engines/atomic_group.h"
+#include "engines/batch_in_order.h"
 #include "engines/clock.h"
 #include "engines/engine_kind.h"
-#include "engines/group_barrier.h"
 #include "engines/keyspace_ops.h"
-#include "engines/prefetch_stage.h"
+#include "engines/partitioned_batch.h"
 
 namespace kvlab {
 
 
-// One Execute() that left its caller's thread. Built by the caller, then
-// shared by the owners it was queued to; it lives in the Batch
-// (BatchScratch), so its vectors keep their capacity from one Execute() to
-// the next.
-struct OwnerEngine::PendingBatch final : BatchScratch {
-  Batch* batch = nullptr;
-  Completion done;
+// One Execute() that left its caller's thread (partitioned_batch.h). Built
+// by the caller, then shared by the owners it was queued to.
+struct OwnerEngine::PendingBatch final : PartitionedBatch {
   unsigned origin = kNoOwner;  // the caller's owner index, if it is one
-  // Operation indexes by owner, in batch order within each owner: owner o
-  // runs order[first[o]] .. order[first[o + 1] - 1]. An entry with
-  // kGroupEntry set is group (entry & ~kGroupEntry) of the batch.
-  std::vector<uint32_t> order;
-  std::vector<uint32_t> first;
-  std::vector<uint32_t> next;
-  std::vector<uint32_t> owner_of_op;
-  std::vector<uint32_t> group_of_op;   // group index + 1 for ops of a held group, else 0
-  std::vector<uint8_t> owner_marks;
-  std::vector<std::unique_ptr<GroupBarrier>> barriers;
-  bool has_multi_owner_group = false;
-  std::atomic<unsigned> shares_outstanding{0};
-  static constexpr uint32_t kGroupEntry = 1u << 31;
-};
-
-// An owner's thread of its own, for an engine no server attached: a queue
-// of functions and a thread that runs them, the smallest EventLoop.
-class OwnerEngine::OwnThread {
- public:
-  OwnThread() : thread_([this] { Run(); }) {}
-  ~OwnThread() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    ready_.notify_one();
-    thread_.join();
-  }
-  void Post(std::function<void()> function) {
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back(std::move(function));
-    }
-    ready_.notify_one();
-  }
-
- private:
-  void Run() {
-    std::vector<std::function<void()>> running;
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and everything posted has run
-      running.swap(queue_);
-      lock.unlock();
-      for (auto& function : running) function();
-      running.clear();
-      lock.lock();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::vector<std::function<void()>> queue_;
-  bool stopping_ = false;
-  std::thread thread_;  // last: starts once the members above exist
 };
 
 namespace {
@@ -93,13 +33,8 @@ struct OwnerIdentity {
 };
 thread_local OwnerIdentity owner_identity;
 
-// The calling thread's deferred drain messages: for which engine, and which
-// owners have shares queued since the last WakeDeferred().
-struct DeferredDrains {
-  uint64_t engine_id = 0;
-  std::vector<uint32_t> owners;
-};
-thread_local DeferredDrains deferred_drains;
+// The calling thread's deferred drain messages (partitioned_batch.h).
+thread_local DeferredWakeups deferred_drains;
 
 // Counters with one writer (the owner's thread): no locked instruction.
 void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
@@ -149,8 +84,8 @@ void OwnerEngine::Attach(unsigned index, IoThreadPost post) {
 // Under call_once: no caller goes on before every owner has its thread.
 void OwnerEngine::StartOwnThreads() {
   for (unsigned i = 0; i < owners_.size(); ++i) {
-    own_threads_.push_back(std::make_unique<OwnThread>());
-    OwnThread* thread = own_threads_.back().get();
+    own_threads_.push_back(std::make_unique<FunctionThread>());
+    FunctionThread* thread = own_threads_.back().get();
     Attach(i, [thread](std::function<void()> function) { thread->Post(std::move(function)); });
   }
 }
@@ -184,24 +119,17 @@ void OwnerEngine::Execute(Batch& batch, Completion done) {
     }
   }
 
-  if (!batch.engine_scratch) batch.engine_scratch = std::make_unique<PendingBatch>();
-  PendingBatch& pending = static_cast<PendingBatch&>(*batch.engine_scratch);
-  pending.batch = &batch;
-  pending.done = std::move(done);
+  PendingBatch& pending = PartitionedBatch::Begin<PendingBatch>(batch, done);
   pending.origin = me;
-  GroupByOwner(batch, pending);
+  pending.Split(batch, multikey_, owners_.size(), [this](std::string_view key) { return OwnerOf(key); });
   // Settled before the first share leaves: an owner may finish the batch
   // (and its caller reuse it) before the next one is queued.
   thread_local std::vector<uint32_t> touched;
-  touched.clear();
-  for (uint32_t o = 0; o < owners_.size(); ++o) {
-    if (pending.first[o + 1] > pending.first[o]) touched.push_back(o);
-  }
-  pending.shares_outstanding.store(static_cast<unsigned>(touched.size()), std::memory_order_relaxed);
+  pending.Touched(touched);
   batches_in_flight_.fetch_add(1, std::memory_order_relaxed);
 
   // ==== THE HOP: shares for other owners go to their inboxes. ====
-  if (pending.has_multi_owner_group) {
+  if (pending.has_multi_part_group) {
     {
       std::lock_guard order(multi_owner_order_);
       for (uint32_t o : touched) Queue(o, &pending);
@@ -209,7 +137,7 @@ void OwnerEngine::Execute(Batch& batch, Completion done) {
     for (uint32_t o : touched) PostDrain(o);
     return;
   }
-  const bool defer = deferred_drains.engine_id == instance_id_;
+  const bool defer = deferred_drains.For(instance_id_);
   bool runs_here = false;
   for (uint32_t o : touched) {
     if (o == me) {
@@ -219,9 +147,8 @@ void OwnerEngine::Execute(Batch& batch, Completion done) {
     Queue(o, &pending);
     if (!defer) {
       PostDrain(o);
-    } else if (std::find(deferred_drains.owners.begin(), deferred_drains.owners.end(), o) ==
-               deferred_drains.owners.end()) {
-      deferred_drains.owners.push_back(o);
+    } else {
+      deferred_drains.Add(o);
     }
   }
   if (runs_here) {
@@ -232,131 +159,8 @@ void OwnerEngine::Execute(Batch& batch, Completion done) {
 
 // As InlineEngine::Execute() over one keyspace: the `single` engine's path.
 void OwnerEngine::RunAllOn(unsigned owner, Batch& batch, int64_t now_ms) {
-  PlainKeyspace& keys = owners_[owner]->keys;
-  const size_t count = batch.ops.size();
-  auto hint = [&](size_t i, PrefetchStage stage) {
-    if (!IsKeyless(batch.ops[i].code)) keys.Prefetch(batch.ops[i].key, stage);
-  };
-  BatchPrefetcher ahead(count, hint);
-  size_t next_group = 0;
-  size_t group_at = batch.groups.empty() ? count : batch.groups[0].first;
-  for (size_t i = 0; i < count; ++i) {
-    ahead.Before(i);
-    if (i == group_at) {
-      AtomicGroup& group = batch.groups[next_group++];
-      group_at = next_group < batch.groups.size() ? batch.groups[next_group].first : count;
-      if (MustRunAtomically(group, multikey_)) {
-        for (size_t j = i + 1; j < i + group.count; ++j) ahead.Before(j);
-        RunGroup(batch, group, now_ms);
-        i += group.count - 1;
-        continue;
-      }
-    }
-    const Operation& op = batch.ops[i];
-    switch (op.code) {
-      case OpCode::kDbSize:
-        batch.results[i] = OpResult::Integer(keys.CountLive(now_ms));
-        break;
-      case OpCode::kFlushAll:
-        keys.Clear();
-        batch.results[i] = OpResult::Ok();
-        break;
-      case OpCode::kCollectKeys:
-        keys.Collect(*op.collect, now_ms);
-        batch.results[i] = OpResult::Ok();
-        break;
-      default:
-        batch.results[i] = keys.Apply(op, now_ms);
-    }
-  }
-}
-
-// A counting sort of the batch's work by owner (sharded_engine.cc's
-// GroupByShard): keyless operations belong to every owner, and a group held
-// whole is one entry in the order of every owner it touches.
-void OwnerEngine::GroupByOwner(Batch& batch, PendingBatch& pending) const {
-  const size_t owner_count = owners_.size();
-  const size_t op_count = batch.ops.size();
-  pending.owner_of_op.resize(op_count);
-  pending.has_multi_owner_group = false;
-  std::vector<uint32_t>& group_of_op = pending.group_of_op;
-  bool holds_groups = false;
-  for (const AtomicGroup& group : batch.groups) holds_groups |= MustRunAtomically(group, multikey_);
-  if (holds_groups) {
-    group_of_op.assign(op_count, 0);
-    for (uint32_t g = 0; g < batch.groups.size(); ++g) {
-      const AtomicGroup& group = batch.groups[g];
-      if (!MustRunAtomically(group, multikey_)) continue;
-      for (uint32_t i = group.first; i < group.first + group.count; ++i) group_of_op[i] = g + 1;
-    }
-  }
-  while (pending.barriers.size() < batch.groups.size()) {
-    pending.barriers.push_back(std::make_unique<GroupBarrier>());
-  }
-  std::vector<uint32_t>& first = pending.first;
-  first.assign(owner_count + 1, 0);
-  std::vector<uint8_t>& marks = pending.owner_marks;
-  auto for_each_unit = [&](auto&& on_op, auto&& on_group) {
-    for (uint32_t i = 0; i < op_count; ++i) {
-      if (!holds_groups || group_of_op[i] == 0) {
-        on_op(i);
-        continue;
-      }
-      const uint32_t g = group_of_op[i] - 1;
-      const AtomicGroup& group = batch.groups[g];
-      marks.assign(owner_count, 0);
-      for (uint32_t j = group.first; j < group.first + group.count; ++j) {
-        const Operation& op = batch.ops[j];
-        if (IsKeyless(op.code)) {
-          marks.assign(owner_count, 1);
-          break;
-        }
-        marks[OwnerOf(op.key)] = 1;
-      }
-      on_group(g, marks);
-      i = group.first + group.count - 1;
-    }
-  };
-  for_each_unit(
-      [&](uint32_t i) {
-        const Operation& op = batch.ops[i];
-        if (IsKeyless(op.code)) {
-          batch.results[i] = op.code == OpCode::kDbSize ? OpResult::Integer(0) : OpResult::Ok();
-          for (size_t o = 0; o < owner_count; ++o) ++first[o + 1];
-        } else {
-          pending.owner_of_op[i] = OwnerOf(op.key);
-          ++first[pending.owner_of_op[i] + 1];
-        }
-      },
-      [&](uint32_t g, const std::vector<uint8_t>& in) {
-        uint32_t participants = 0;
-        for (size_t o = 0; o < owner_count; ++o) {
-          if (in[o]) {
-            ++first[o + 1];
-            ++participants;
-          }
-        }
-        GroupBarrier& barrier = *pending.barriers[g];
-        barrier.Reset(participants);
-        if (participants > 1) pending.has_multi_owner_group = true;
-      });
-  for (size_t o = 0; o < owner_count; ++o) first[o + 1] += first[o];
-  pending.order.resize(first[owner_count]);
-  std::vector<uint32_t>& next = pending.next;
-  next.assign(first.begin(), first.end() - 1);
-  for_each_unit(
-      [&](uint32_t i) {
-        if (IsKeyless(batch.ops[i].code)) {
-          for (size_t o = 0; o < owner_count; ++o) pending.order[next[o]++] = i;
-        } else {
-          pending.order[next[pending.owner_of_op[i]]++] = i;
-        }
-      },
-      [&](uint32_t g, const std::vector<uint8_t>& in) {
-        for (size_t o = 0; o < owner_count; ++o) {
-          if (in[o]) pending.order[next[o]++] = PendingBatch::kGroupEntry | g;
-        }
-      });
+  RunBatchInOrder(batch, multikey_, now_ms, owners_[owner]->keys,
+                  [this](Batch& b, AtomicGroup& group, int64_t now) { RunGroup(b, group, now); });
 }
 
 void OwnerEngine::Queue(unsigned owner, PendingBatch* pending) {
@@ -377,17 +181,10 @@ void OwnerEngine::PostDrain(unsigned owner) {
   target.post([this, owner] { Drain(owner); });
 }
 
-void OwnerEngine::DeferWakeupsOnThisThread() {
-  // As ShardedEngine: a second call for the same engine keeps the list.
-  if (deferred_drains.engine_id == instance_id_) return;
-  deferred_drains.engine_id = instance_id_;
-  deferred_drains.owners.clear();
-}
+void OwnerEngine::DeferWakeupsOnThisThread() { deferred_drains.Begin(instance_id_); }
 
 void OwnerEngine::WakeDeferred() {
-  if (deferred_drains.engine_id != instance_id_) return;
-  for (uint32_t o : deferred_drains.owners) PostDrain(o);
-  deferred_drains.owners.clear();
+  deferred_drains.WakeAll(instance_id_, [this](uint32_t o) { PostDrain(o); });
 }
 
 // ---- The owner's thread: run the shares its inbox holds ----------------------
@@ -417,76 +214,22 @@ void OwnerEngine::Drain(unsigned owner) {
 void OwnerEngine::RunShare(unsigned owner, PendingBatch& pending, int64_t now_ms) {
   Owner& self = *owners_[owner];
   Batch& batch = *pending.batch;
-  const uint32_t begin = pending.first[owner];
-  const uint32_t end = pending.first[owner + 1];
-  auto hint = [&](size_t nth, PrefetchStage stage) {
-    const uint32_t entry = pending.order[begin + nth];
-    if (entry & PendingBatch::kGroupEntry) return;
-    const Operation& soon = batch.ops[entry];
-    if (!IsKeyless(soon.code)) self.keys.Prefetch(soon.key, stage);
-  };
-  BatchPrefetcher ahead(end - begin, hint);
-  uint64_t ops_run = 0;  // a multi-owner group's are counted in multi_owner_groups_
-  for (uint32_t k = begin; k < end; ++k) {
-    ahead.Before(k - begin);
-    const uint32_t i = pending.order[k];
-    if (i & PendingBatch::kGroupEntry) {
-      const uint32_t g = i & ~PendingBatch::kGroupEntry;
-      if (pending.barriers[g]->participants == 1) ops_run += batch.groups[g].count;
-      ReachGroup(pending, g, now_ms);
-      continue;
-    }
-    ++ops_run;
-    const Operation& op = batch.ops[i];
-    switch (op.code) {
-      case OpCode::kDbSize:
-        std::atomic_ref<int64_t>(batch.results[i].integer)
-            .fetch_add(self.keys.CountLive(now_ms), std::memory_order_relaxed);
-        break;
-      case OpCode::kFlushAll:
-        self.keys.Clear();
-        break;
-      case OpCode::kCollectKeys:
-        self.keys.Collect(*op.collect, now_ms);
-        break;
-      default:
-        batch.results[i] = self.keys.Apply(op, now_ms);
-    }
-  }
-  Bump(pending.origin == owner ? self.local_ops : self.remote_ops, ops_run);
-}
-
-void OwnerEngine::ReachGroup(PendingBatch& pending, uint32_t g, int64_t now_ms) {
-  GroupBarrier& barrier = *pending.barriers[g];
-  AtomicGroup& group = pending.batch->groups[g];
-  auto run = [&] { RunGroup(*pending.batch, group, now_ms); };
-  if (barrier.participants == 1) {  // one partition: its thread runs it like any share
-    run();
-    return;
-  }
-  // Counted before the group runs: once it has, the batch may complete and INFO be read.
-  barrier.Reach([&] {
-    multi_owner_groups_.fetch_add(1, std::memory_order_relaxed);
-    run();
+  uint64_t group_ops = 0;  // a multi-owner group's are counted in multi_owner_groups_
+  const uint64_t ops_run = kvlab::RunShare(pending, owner, self.keys, now_ms, [&](uint32_t g) {
+    if (pending.barriers[g]->participants == 1) group_ops += batch.groups[g].count;
+    ReachGroup(pending, g, multi_owner_groups_, [&] { RunGroup(batch, batch.groups[g], now_ms); });
   });
+  Bump(pending.origin == owner ? self.local_ops : self.remote_ops, ops_run + group_ops);
 }
 
 // REQUIRES: every owner the group touches is this thread or waits at its barrier.
 void OwnerEngine::RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
-  RunGroupOps(
-      batch, group,
-      [&](const Operation& op, GroupState& state) {
-        return owners_[OwnerOf(op.key)]->keys.Apply(op, now_ms, &state);
-      },
-      [&](const Operation& op) { return RunKeylessOnEach(op, owners_, now_ms); });
+  RunGroupOver(batch, group, owners_, [this](std::string_view key) { return OwnerOf(key); }, now_ms);
 }
 
 // The owner whose share finishes last calls `done`, on its own thread.
 void OwnerEngine::FinishShare(PendingBatch* pending) {
-  if (pending->shares_outstanding.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  Completion done = std::move(pending->done);
-  batches_in_flight_.fetch_sub(1, std::memory_order_release);
-  done();
+  kvlab::FinishShare(pending, [this] { batches_in_flight_.fetch_sub(1, std::memory_order_release); });
 }
 
 EngineInfo OwnerEngine::Info() const {

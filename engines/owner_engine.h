@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "engines/engine.h"
+#include "engines/function_thread.h"
 #include "engines/memory_meter.h"
 #include "engines/plain_keyspace.h"
 
@@ -82,7 +83,6 @@ class OwnerEngine final : public Engine {
 
  private:
   struct PendingBatch;  // one Execute() in flight: its per-owner shares and completion
-  class OwnThread;      // an owner's thread when no server attached one
 
   struct alignas(64) Owner {
     Owner(MemoryMeter& meter, const ModificationFeed& feed) : keys(meter, feed) {}
@@ -105,12 +105,10 @@ class OwnerEngine final : public Engine {
   void Attach(unsigned index, IoThreadPost post);
   // Runs every operation of `batch` on `keys` (REQUIRES: it owns them all).
   void RunAllOn(unsigned owner, Batch& batch, int64_t now_ms);
-  void GroupByOwner(Batch& batch, PendingBatch& pending) const;
   void Queue(unsigned owner, PendingBatch* pending);
   void PostDrain(unsigned owner);
   void Drain(unsigned owner);
   void RunShare(unsigned owner, PendingBatch& pending, int64_t now_ms);
-  void ReachGroup(PendingBatch& pending, uint32_t g, int64_t now_ms);
   void RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms);
   void FinishShare(PendingBatch* pending);
 
@@ -122,7 +120,7 @@ class OwnerEngine final : public Engine {
   std::vector<uint16_t> owner_of_slot_;  // kHashSlots entries
   std::atomic<bool> attached_{false};  // by the server, before its threads start
   std::once_flag own_threads_once_;
-  std::vector<std::unique_ptr<OwnThread>> own_threads_;
+  std::vector<std::unique_ptr<FunctionThread>> own_threads_;  // when no server attached threads
   // Held while a batch with a multi-owner group is queued: the global order.
   std::mutex multi_owner_order_;
   std::atomic<uint64_t> multi_owner_groups_{0};

@@ -91,14 +91,9 @@ class ShardedEngine final : public Engine {
   };
 
   unsigned ShardOf(std::string_view key) const;
-  void GroupByShard(Batch& batch, PendingBatch& pending) const;
   void RunShard(unsigned shard_index);
   void RunShareOfBatch(unsigned shard_index, PendingBatch& pending, int64_t now_ms);
-  // A shard thread reached group `g` of `pending`: runs it, or waits while
-  // the last participant to arrive runs it.
-  void ReachGroup(PendingBatch& pending, uint32_t g, int64_t now_ms);
   void RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms);
-  static void FinishShare(PendingBatch* pending);
 
   const EngineTraits traits_;
   // Which engine a thread defers wake-ups for (DeferWakeupsOnThisThread):

@@ -66,11 +66,13 @@ bool SplitInlineArgs(std::string_view line, std::deque<std::string>& storage,
     std::string& current = storage.emplace_back();
     while (!done) {
       char c = at(p);
-      if (in_double) {
-        if (c == '\\' && at(p + 1) == 'x' && IsHexDigit(at(p + 2)) && IsHexDigit(at(p + 3))) {
+      if (in_double || in_single) {
+        const char quote = in_double ? '"' : '\'';
+        if (in_double && c == '\\' && at(p + 1) == 'x' && IsHexDigit(at(p + 2)) &&
+            IsHexDigit(at(p + 3))) {
           current.push_back(static_cast<char>(HexValue(at(p + 2)) * 16 + HexValue(at(p + 3))));
           p += 3;
-        } else if (c == '\\' && at(p + 1)) {
+        } else if (in_double && c == '\\' && at(p + 1)) {
           ++p;
           switch (*p) {
             case 'n': current.push_back('\n'); break;
@@ -80,20 +82,11 @@ bool SplitInlineArgs(std::string_view line, std::deque<std::string>& storage,
             case 'a': current.push_back('\a'); break;
             default: current.push_back(*p); break;
           }
-        } else if (c == '"') {
-          // A closing quote must be followed by a blank or the end.
-          if (at(p + 1) && !IsBlank(at(p + 1))) return false;
-          done = true;
-        } else if (!c) {
-          return false;
-        } else {
-          current.push_back(c);
-        }
-      } else if (in_single) {
-        if (c == '\\' && at(p + 1) == '\'') {
+        } else if (in_single && c == '\\' && at(p + 1) == '\'') {
           ++p;
           current.push_back('\'');
-        } else if (c == '\'') {
+        } else if (c == quote) {
+          // A closing quote must be followed by a blank or the end.
           if (at(p + 1) && !IsBlank(at(p + 1))) return false;
           done = true;
         } else if (!c) {

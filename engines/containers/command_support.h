@@ -1,5 +1,6 @@
 // What the container commands share: Redis's argument parsing with its
-// error texts, and the SCAN family's cursor and options.
+// error texts, the SCAN family's cursor, options and reply, the replies
+// every type gives alike (a size, a removal), and the command tables' flags.
 //
 // Pure functions over a ContainerCall; thread-safe.
 #pragma once
@@ -18,6 +19,13 @@
 #include "engines/redis_integer.h"
 
 namespace kvlab {
+
+// The flags a command table row gives (container.h's ContainerCommand).
+namespace command_flags {
+inline constexpr uint8_t kRead = 0;
+inline constexpr uint8_t kWrite = kContainerWrite;
+inline constexpr uint8_t kGrow = kContainerWrite | kContainerDenyOom;
+}  // namespace command_flags
 
 inline constexpr std::string_view kContainerSyntaxError = "ERR syntax error";
 inline constexpr std::string_view kContainerNotIntegerError =
@@ -141,6 +149,57 @@ inline void ReplyEmptyScan(ContainerCall& call) {
   reply.Array(2);
   reply.Bulk("0");
   reply.Array(0);
+}
+
+// HSCAN, SSCAN, ZSCAN over a value of type T: parses the cursor and the
+// options, then replies cursor 0 and the elements each(value, offer)
+// offers: offer(element, partners...) adds the element and its partners
+// (a field's value, a member's score) when the element matches the
+// pattern. A value in its compact encoding `whole_encoding` is answered
+// whole whatever the cursor, as Redis's is; otherwise a non-zero cursor
+// ends the scan (ScanFilter).
+template <typename T, typename Each>
+void ScanContainer(ContainerCall& call, std::string_view whole_encoding, Each&& each) {
+  uint64_t cursor = 0;
+  if (!ParseScanCursor(call, call.args[2], &cursor)) return;
+  if (!call.CheckType()) return;
+  const T* value = call.Find<T>();
+  if (!value) return ReplyEmptyScan(call);
+  ScanFilter filter;
+  if (!ParseScanOptions(call, 3, &filter)) return;
+  ReplyList& reply = call.List();
+  reply.Array(2);
+  reply.Bulk("0");
+  const size_t items = reply.BeginArray();
+  size_t count = 0;
+  if (cursor != 0 && value->Encoding() != whole_encoding) return reply.EndArray(items, 0);
+  auto offer = [&](std::string_view element, const auto&... partners) {
+    if (!filter.Matches(element)) return;
+    reply.Bulk(element);
+    (reply.Bulk(partners), ...);
+    count += 1 + sizeof...(partners);
+  };
+  each(*value, offer);
+  reply.EndArray(items, count);
+}
+
+// HMGET, ZMSCORE, SMISMEMBER: one reply element per args[2..], written by
+// each(value, argument, reply) (`value`: nullptr when the key is missing).
+template <typename T, typename Each>
+void ReplyPerArgument(ContainerCall& call, Each&& each) {
+  if (!call.CheckType()) return;
+  const T* value = call.Find<T>();
+  ReplyList& reply = call.List();
+  reply.Array(call.args.size() - 2);
+  for (size_t i = 2; i < call.args.size(); ++i) each(value, call.args[i], reply);
+}
+
+// HLEN, SCARD, ZCARD, LLEN: the size of the value of type T (0 when missing).
+template <typename T>
+void ReplySize(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const T* value = call.Find<T>();
+  call.Integer(value ? static_cast<int64_t>(value->Size()) : 0);
 }
 
 }  // namespace kvlab

@@ -52,18 +52,11 @@ void HGet(ContainerCall& call) {
 }
 
 void HMGet(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  const HashValue* hash = call.Find<HashValue>();
-  ReplyList& reply = call.List();
-  reply.Array(call.args.size() - 2);
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    const std::optional<std::string_view> value = hash ? hash->Get(call.args[i]) : std::nullopt;
-    if (value) {
-      reply.Bulk(*value);
-    } else {
-      reply.Nil();
-    }
-  }
+  ReplyPerArgument<HashValue>(call, [](const HashValue* hash, std::string_view field, ReplyList& reply) {
+    const std::optional<std::string_view> value = hash ? hash->Get(field) : std::nullopt;
+    if (value) return reply.Bulk(*value);
+    reply.Nil();
+  });
 }
 
 // HGETALL, HKEYS, HVALS.
@@ -82,12 +75,6 @@ void HGetAllOf(ContainerCall& call) {
 
 void HDel(ContainerCall& call) {
   RemoveEach<HashValue>(call, [](HashValue& hash, std::string_view field) { return hash.Delete(field); });
-}
-
-void HLen(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  const HashValue* hash = call.Find<HashValue>();
-  call.Integer(hash ? static_cast<int64_t>(hash->Size()) : 0);
 }
 
 void HExists(ContainerCall& call) {
@@ -146,31 +133,11 @@ void HIncrByFloat(ContainerCall& call) {
 }
 
 void HScan(ContainerCall& call) {
-  uint64_t cursor = 0;
-  if (!ParseScanCursor(call, call.args[2], &cursor)) return;
-  if (!call.CheckType()) return;
-  const HashValue* hash = call.Find<HashValue>();
-  if (!hash) return ReplyEmptyScan(call);
-  ScanFilter filter;
-  if (!ParseScanOptions(call, 3, &filter)) return;
-  ReplyList& reply = call.List();
-  reply.Array(2);
-  reply.Bulk("0");
-  const size_t items = reply.BeginArray();
-  size_t count = 0;
-  if (cursor != 0 && hash->Encoding() != "listpack") return reply.EndArray(items, 0);
-  hash->ForEach([&](std::string_view field, std::string_view value) {
-    if (!filter.Matches(field)) return;
-    reply.Bulk(field);
-    reply.Bulk(value);
-    count += 2;
-  });
-  reply.EndArray(items, count);
+  ScanContainer<HashValue>(call, "listpack",
+                           [](const HashValue& hash, auto& offer) { hash.ForEach(offer); });
 }
 
-constexpr uint8_t kRead = 0;
-constexpr uint8_t kWrite = kContainerWrite;
-constexpr uint8_t kGrow = kContainerWrite | kContainerDenyOom;
+using namespace command_flags;
 constexpr ValueType kHash = ValueType::kHash;
 
 constexpr ContainerCommand kHashCommands[] = {
@@ -183,7 +150,7 @@ constexpr ContainerCommand kHashCommands[] = {
     {"hkeys", 2, kHash, kRead, HGetAllOf<true, false>},
     {"hvals", 2, kHash, kRead, HGetAllOf<false, true>},
     {"hdel", -3, kHash, kWrite, HDel},
-    {"hlen", 2, kHash, kRead, HLen},
+    {"hlen", 2, kHash, kRead, ReplySize<HashValue>},
     {"hexists", 3, kHash, kRead, HExists},
     {"hstrlen", 3, kHash, kRead, HStrlen},
     {"hincrby", 4, kHash, kGrow, HIncrBy},

@@ -32,21 +32,13 @@ std::unique_ptr<Container> HashValue::Clone() const {
   return copy;
 }
 
-PackedList::Position HashValue::FindPacked(std::string_view field) const {
-  for (PackedList::Position at = packed_.begin(); at != packed_.end();) {
-    if (packed_.At(at) == field) return at;
-    at = packed_.Next(packed_.Next(at));
-  }
-  return packed_.end();
-}
-
 std::optional<std::string_view> HashValue::Get(std::string_view field) const {
   if (table_) {
     const auto found = table_->find(field);
     if (found == table_->end()) return std::nullopt;
     return std::string_view(found->second);
   }
-  const PackedList::Position at = FindPacked(field);
+  const PackedList::Position at = packed_.FindPairKey(field);
   if (at == packed_.end()) return std::nullopt;
   return packed_.At(packed_.Next(at));
 }
@@ -66,7 +58,7 @@ bool HashValue::Set(std::string_view field, std::string_view value) {
     table_heap_bytes_ += StringHeapBytes(found->second);
     return inserted;
   }
-  const PackedList::Position at = FindPacked(field);
+  const PackedList::Position at = packed_.FindPairKey(field);
   if (at != packed_.end()) {
     packed_.Replace(packed_.Next(at), value);
     return false;
@@ -85,11 +77,7 @@ bool HashValue::Delete(std::string_view field) {
     table_->erase(found);
     return true;
   }
-  const PackedList::Position at = FindPacked(field);
-  if (at == packed_.end()) return false;
-  packed_.Erase(at);  // the field; its value moves to `at`
-  packed_.Erase(at);
-  return true;
+  return packed_.ErasePair(field);
 }
 
 void HashValue::ConvertToTable() {

@@ -58,8 +58,6 @@ class HashValue final : public Container {
 
  private:
   using Table = std::unordered_map<std::string, std::string, KeyHash, KeyEqual>;
-  // The packed position of `field`'s field element, or end().
-  PackedList::Position FindPacked(std::string_view field) const;
   void ConvertToTable();
 
   PackedList packed_;             // while table_ is null

@@ -72,12 +72,6 @@ void Pop(ContainerCall& call) {
   for (size_t i = 0; i < take; ++i) reply.Bulk(kFront ? list->PopFront() : list->PopBack());
 }
 
-void LLen(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  const ListValue* list = call.Find<ListValue>();
-  call.Integer(list ? static_cast<int64_t>(list->Size()) : 0);
-}
-
 // A Redis index (negative: from the tail) as a position, or false when out
 // of range.
 bool ResolveIndex(int64_t index, size_t size, size_t* position) {
@@ -267,9 +261,7 @@ void LPos(ContainerCall& call) {
   call.Nil();
 }
 
-constexpr uint8_t kRead = 0;
-constexpr uint8_t kWrite = kContainerWrite;
-constexpr uint8_t kGrow = kContainerWrite | kContainerDenyOom;
+using namespace command_flags;
 constexpr ValueType kList = ValueType::kList;
 
 constexpr ContainerCommand kListCommands[] = {
@@ -279,7 +271,7 @@ constexpr ContainerCommand kListCommands[] = {
     {"rpushx", -3, kList, kGrow, Push<false, true>},
     {"lpop", -2, kList, kWrite, Pop<true>},
     {"rpop", -2, kList, kWrite, Pop<false>},
-    {"llen", 2, kList, kRead, LLen},
+    {"llen", 2, kList, kRead, ReplySize<ListValue>},
     {"lrange", 4, kList, kRead, LRange},
     {"lindex", 3, kList, kRead, LIndex},
     {"lset", 4, kList, kGrow, LSet},

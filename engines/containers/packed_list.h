@@ -45,6 +45,24 @@ class PackedList {
   }
 
   void PushBack(std::string_view element) { Insert(end(), element); }
+  // In a list of pairs (key, partner, key, partner, ...: a hash's fields
+  // and values, a sorted set's members and scores): the position of the
+  // key equal to `key`, or end().
+  Position FindPairKey(std::string_view key) const {
+    for (Position at = begin(); at != end();) {
+      if (At(at) == key) return at;
+      at = Next(Next(at));
+    }
+    return end();
+  }
+  // In such a list: removes the pair whose key is `key`; true when it was there.
+  bool ErasePair(std::string_view key) {
+    const Position at = FindPairKey(key);
+    if (at == end()) return false;
+    Erase(at);  // the key; its partner moves to `at`
+    Erase(at);
+    return true;
+  }
   // Inserts before `at`; positions at or after it move.
   void Insert(Position at, std::string_view element) {
     char prefix[10];

@@ -124,12 +124,6 @@ void SRandMember(ContainerCall& call) {
   call.Bulk(set->At(SetValue::RandomIndex(set->Size())));
 }
 
-void SCard(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  const SetValue* set = call.Find<SetValue>();
-  call.Integer(set ? static_cast<int64_t>(set->Size()) : 0);
-}
-
 void SIsMember(ContainerCall& call) {
   if (!call.CheckType()) return;
   const SetValue* set = call.Find<SetValue>();
@@ -137,13 +131,9 @@ void SIsMember(ContainerCall& call) {
 }
 
 void SMIsMember(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  const SetValue* set = call.Find<SetValue>();
-  ReplyList& reply = call.List();
-  reply.Array(call.args.size() - 2);
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    reply.Integer(set && set->Contains(call.args[i]) ? 1 : 0);
-  }
+  ReplyPerArgument<SetValue>(call, [](const SetValue* set, std::string_view member, ReplyList& reply) {
+    reply.Integer(set && set->Contains(member) ? 1 : 0);
+  });
 }
 
 // SMEMBERS, and the internal step of SINTER, SUNION and SDIFF (a missing
@@ -157,31 +147,10 @@ void SMembers(ContainerCall& call) {
 }
 
 void SScan(ContainerCall& call) {
-  uint64_t cursor = 0;
-  if (!ParseScanCursor(call, call.args[2], &cursor)) return;
-  if (!call.CheckType()) return;
-  const SetValue* set = call.Find<SetValue>();
-  if (!set) return ReplyEmptyScan(call);
-  ScanFilter filter;
-  if (!ParseScanOptions(call, 3, &filter)) return;
-  ReplyList& reply = call.List();
-  reply.Array(2);
-  reply.Bulk("0");
-  const size_t items = reply.BeginArray();
-  size_t count = 0;
-  // An intset is answered whole whatever the cursor, as Redis's is.
-  if (cursor != 0 && set->Encoding() != "intset") return reply.EndArray(items, 0);
-  set->ForEach([&](std::string_view member) {
-    if (!filter.Matches(member)) return;
-    reply.Bulk(member);
-    ++count;
-  });
-  reply.EndArray(items, count);
+  ScanContainer<SetValue>(call, "intset", [](const SetValue& set, auto& offer) { set.ForEach(offer); });
 }
 
-constexpr uint8_t kRead = 0;
-constexpr uint8_t kWrite = kContainerWrite;
-constexpr uint8_t kGrow = kContainerWrite | kContainerDenyOom;
+using namespace command_flags;
 constexpr ValueType kSet = ValueType::kSet;
 
 constexpr ContainerCommand kSetCommands[] = {
@@ -189,7 +158,7 @@ constexpr ContainerCommand kSetCommands[] = {
     {"srem", -3, kSet, kWrite, SRem},
     {"spop", -2, kSet, kWrite, SPop},
     {"srandmember", -2, kSet, kRead, SRandMember},
-    {"scard", 2, kSet, kRead, SCard},
+    {"scard", 2, kSet, kRead, ReplySize<SetValue>},
     {"sismember", 3, kSet, kRead, SIsMember},
     {"smismember", -3, kSet, kRead, SMIsMember},
     {"smembers", 2, kSet, kRead, SMembers},

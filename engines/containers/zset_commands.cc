@@ -205,24 +205,11 @@ void ZScore(ContainerCall& call) {
 }
 
 void ZMScore(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  const ZSetValue* zset = call.Find<ZSetValue>();
-  ReplyList& reply = call.List();
-  reply.Array(call.args.size() - 2);
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    const std::optional<double> score = zset ? zset->Score(call.args[i]) : std::nullopt;
-    if (score) {
-      reply.Bulk(ScoreText(*score));
-    } else {
-      reply.Nil();
-    }
-  }
-}
-
-void ZCard(ContainerCall& call) {
-  if (!call.CheckType()) return;
-  const ZSetValue* zset = call.Find<ZSetValue>();
-  call.Integer(zset ? static_cast<int64_t>(zset->Size()) : 0);
+  ReplyPerArgument<ZSetValue>(call, [](const ZSetValue* zset, std::string_view member, ReplyList& reply) {
+    const std::optional<double> score = zset ? zset->Score(member) : std::nullopt;
+    if (score) return reply.Bulk(ScoreText(*score));
+    reply.Nil();
+  });
 }
 
 void ZCount(ContainerCall& call) {
@@ -490,33 +477,15 @@ void ZPop(ContainerCall& call) {
 }
 
 void ZScan(ContainerCall& call) {
-  uint64_t cursor = 0;
-  if (!ParseScanCursor(call, call.args[2], &cursor)) return;
-  if (!call.CheckType()) return;
-  const ZSetValue* zset = call.Find<ZSetValue>();
-  if (!zset) return ReplyEmptyScan(call);
-  ScanFilter filter;
-  if (!ParseScanOptions(call, 3, &filter)) return;
-  ReplyList& reply = call.List();
-  reply.Array(2);
-  reply.Bulk("0");
-  const size_t items = reply.BeginArray();
-  size_t count = 0;
-  if (cursor != 0 && zset->Encoding() != "listpack") return reply.EndArray(items, 0);
-  zset->Walk(0, false, [&](std::string_view member, double score) {
-    if (filter.Matches(member)) {
-      reply.Bulk(member);
-      reply.Bulk(zset->ScanScoreText(score));
-      count += 2;
-    }
-    return true;
+  ScanContainer<ZSetValue>(call, "listpack", [](const ZSetValue& zset, auto& offer) {
+    zset.Walk(0, false, [&](std::string_view member, double score) {
+      offer(member, zset.ScanScoreText(score));
+      return true;
+    });
   });
-  reply.EndArray(items, count);
 }
 
-constexpr uint8_t kRead = 0;
-constexpr uint8_t kWrite = kContainerWrite;
-constexpr uint8_t kGrow = kContainerWrite | kContainerDenyOom;
+using namespace command_flags;
 constexpr ValueType kZSet = ValueType::kZSet;
 
 constexpr ContainerCommand kZSetCommands[] = {
@@ -525,7 +494,7 @@ constexpr ContainerCommand kZSetCommands[] = {
     {"zrem", -3, kZSet, kWrite, ZRem},
     {"zscore", 3, kZSet, kRead, ZScore},
     {"zmscore", -3, kZSet, kRead, ZMScore},
-    {"zcard", 2, kZSet, kRead, ZCard},
+    {"zcard", 2, kZSet, kRead, ReplySize<ZSetValue>},
     {"zcount", 4, kZSet, kRead, ZCount},
     {"zrank", 3, kZSet, kRead, ZRankOf<false>},
     {"zrevrank", 3, kZSet, kRead, ZRankOf<true>},

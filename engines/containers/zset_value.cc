@@ -55,21 +55,13 @@ std::unique_ptr<Container> ZSetValue::Clone() const {
   return copy;
 }
 
-PackedList::Position ZSetValue::FindPacked(std::string_view member) const {
-  for (PackedList::Position at = packed_.begin(); at != packed_.end();) {
-    if (packed_.At(at) == member) return at;
-    at = packed_.Next(packed_.Next(at));
-  }
-  return packed_.end();
-}
-
 std::optional<double> ZSetValue::Score(std::string_view member) const {
   if (large_) {
     const auto found = large_->scores.find(member);
     if (found == large_->scores.end()) return std::nullopt;
     return found->second;
   }
-  const PackedList::Position at = FindPacked(member);
+  const PackedList::Position at = packed_.FindPairKey(member);
   if (at == packed_.end()) return std::nullopt;
   return PackedScore(packed_.Next(at));
 }
@@ -118,11 +110,7 @@ bool ZSetValue::Remove(std::string_view member) {
     large_->scores.erase(found);
     return true;
   }
-  const PackedList::Position at = FindPacked(member);
-  if (at == packed_.end()) return false;
-  packed_.Erase(at);  // the member; its score moves to `at`
-  packed_.Erase(at);
-  return true;
+  return packed_.ErasePair(member);
 }
 
 std::optional<size_t> ZSetValue::Rank(std::string_view member) const {

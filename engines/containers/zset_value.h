@@ -143,8 +143,6 @@ class ZSetValue final : public Container {
     std::memcpy(&score, packed_.At(at).data(), sizeof score);
     return score;
   }
-  // The packed position of `member`'s member element, or end().
-  PackedList::Position FindPacked(std::string_view member) const;
   void ConvertToTree();
   void InsertLarge(std::string_view member, double score);
 

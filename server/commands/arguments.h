@@ -64,6 +64,14 @@ inline void RenderBulkOrNil(const DeferredReply&, std::span<const OpResult> resu
   }
 }
 
+// A command that is one operation on its key, args[1] (GET, STRLEN, TTL,
+// TYPE, ...), its reply rendered by `kRender`.
+template <OpCode kCode, RenderFn kRender>
+void KeyCommand(CommandCall& call) {
+  call.Add(MakeOp(kCode, call.args[1]));
+  call.Defer(kRender);
+}
+
 inline void RenderOk(const DeferredReply&, std::span<const OpResult>, ReplyWriter& writer,
                      ServerContext&) {
   writer.Ok();

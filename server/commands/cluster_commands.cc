@@ -37,12 +37,21 @@ NodeRange RangeOf(const ServerSettings& settings, unsigned node) {
   return {FirstSlotOf(node, nodes), FirstSlotOf(node + 1, nodes) - 1, settings.shard_ports + node};
 }
 
-void Slots(CommandCall& call, const std::string& ip) {
+// CLUSTER SLOTS and CLUSTER SHARDS: an array of one entry per node, each
+// written by entry(reply, node, its range).
+template <typename Entry>
+void ReplyPerNode(CommandCall& call, Entry&& entry) {
   const ServerSettings& settings = call.server.settings;
   ReplyWriter reply = call.reply();
   reply.ArrayHeader(settings.engine.shards);
   for (unsigned node = 0; node < settings.engine.shards; ++node) {
-    const NodeRange range = RangeOf(settings, node);
+    entry(reply, node, RangeOf(settings, node));
+  }
+}
+
+void Slots(CommandCall& call, const std::string& ip) {
+  const ServerSettings& settings = call.server.settings;
+  ReplyPerNode(call, [&](ReplyWriter& reply, unsigned node, const NodeRange& range) {
     reply.ArrayHeader(3);
     reply.Integer(range.first);
     reply.Integer(range.last);
@@ -51,15 +60,12 @@ void Slots(CommandCall& call, const std::string& ip) {
     reply.Integer(range.port);
     reply.Bulk(NodeId(settings, node));
     reply.ArrayHeader(0);  // Redis 7.0's networking metadata: none
-  }
+  });
 }
 
 void Shards(CommandCall& call, const std::string& ip) {
   const ServerSettings& settings = call.server.settings;
-  ReplyWriter reply = call.reply();
-  reply.ArrayHeader(settings.engine.shards);
-  for (unsigned node = 0; node < settings.engine.shards; ++node) {
-    const NodeRange range = RangeOf(settings, node);
+  ReplyPerNode(call, [&](ReplyWriter& reply, unsigned node, const NodeRange& range) {
     reply.ArrayHeader(4);
     reply.Bulk("slots");
     reply.ArrayHeader(2);
@@ -82,7 +88,7 @@ void Shards(CommandCall& call, const std::string& ip) {
     reply.Integer(0);
     reply.Bulk("health");
     reply.Bulk("online");
-  }
+  });
 }
 
 void Nodes(CommandCall& call, const std::string& ip) {

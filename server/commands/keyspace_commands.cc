@@ -118,25 +118,16 @@ void RenderExpireTimeSeconds(const DeferredReply&, std::span<const OpResult> res
   writer.Integer(ms < 0 ? ms : (ms + 500) / 1000);
 }
 
-void ExpireTime(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kExpireTime, call.args[1]));
-  call.Defer(RenderExpireTimeSeconds);
-}
+constexpr CommandHandler ExpireTime = KeyCommand<OpCode::kExpireTime, RenderExpireTimeSeconds>;
 
-void PexpireTime(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kExpireTime, call.args[1]));
-  call.Defer(RenderInteger);
-}
+constexpr CommandHandler PexpireTime = KeyCommand<OpCode::kExpireTime, RenderInteger>;
 
 void RenderType(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
                 ServerContext&) {
   writer.SimpleString(results[0].kind == OpResult::Kind::kBulk ? results[0].bulk.view() : "none");
 }
 
-void Type(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kType, call.args[1]));
-  call.Defer(RenderType);
-}
+constexpr CommandHandler Type = KeyCommand<OpCode::kType, RenderType>;
 
 // ---- RENAME RENAMENX COPY: a value carried between keys, in one step ------
 
@@ -440,20 +431,11 @@ void Object(CommandCall& call) {
   }
 }
 
-void Ttl(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kPttl, call.args[1]));
-  call.Defer(RenderTtlSeconds);
-}
+constexpr CommandHandler Ttl = KeyCommand<OpCode::kPttl, RenderTtlSeconds>;
 
-void Pttl(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kPttl, call.args[1]));
-  call.Defer(RenderInteger);
-}
+constexpr CommandHandler Pttl = KeyCommand<OpCode::kPttl, RenderInteger>;
 
-void Persist(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kPersist, call.args[1]));
-  call.Defer(RenderInteger);
-}
+constexpr CommandHandler Persist = KeyCommand<OpCode::kPersist, RenderInteger>;
 
 void DbSize(CommandCall& call) {
   call.Add(MakeOp(OpCode::kDbSize, {}));

@@ -57,10 +57,7 @@ void RenderMget(const DeferredReply&, std::span<const OpResult> results, ReplyWr
   }
 }
 
-void Get(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kGet, call.args[1]));
-  call.Defer(RenderBulkOrNil);
-}
+constexpr CommandHandler Get = KeyCommand<OpCode::kGet, RenderBulkOrNil>;
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL] and GETEX
 // key [EX|PX|EXAT|PXAT|PERSIST], parsed in the order and with the conflicts
@@ -209,10 +206,7 @@ void GetEx(CommandCall& call) {
   call.Defer(RenderBulkOrNil);
 }
 
-void GetDel(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kGetDel, call.args[1]));
-  call.Defer(RenderBulkOrNil);
-}
+constexpr CommandHandler GetDel = KeyCommand<OpCode::kGetDel, RenderBulkOrNil>;
 
 void SetNx(CommandCall& call) {
   SetOptions options;
@@ -484,10 +478,7 @@ void Append(CommandCall& call) {
   call.Defer(RenderInteger);
 }
 
-void Strlen(CommandCall& call) {
-  call.Add(MakeOp(OpCode::kStrlen, call.args[1]));
-  call.Defer(RenderInteger);
-}
+constexpr CommandHandler Strlen = KeyCommand<OpCode::kStrlen, RenderInteger>;
 
 void IncrByDelta(CommandCall& call, int64_t delta) {
   call.Add(MakeOp(OpCode::kIncrBy, call.args[1], {}, delta));

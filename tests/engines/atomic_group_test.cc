@@ -182,10 +182,7 @@ TEST_P(AtomicGroups, TransfersNeverShowAWrongTotal) {
 
 INSTANTIATE_TEST_SUITE_P(
     Engines, AtomicGroups,
-    ::testing::Values(MakeCase("sharded1", "sharded", 1), MakeCase("sharded4", "sharded", 4),
-                      MakeCase("sharded4_batch", "sharded", 4, HopMode::kBatch),
-                      MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped"),
-                      MakeCase("owner1", "owner", 1), MakeCase("owner4", "owner", 4)),
+    ::testing::ValuesIn(MultithreadedCases()),
     CaseName);
 
 // single may only be driven from one thread: its group semantics, there.

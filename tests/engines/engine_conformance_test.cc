@@ -355,11 +355,7 @@ TEST_P(EngineConformance, InfoNamesTheEngine) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllEngines, EngineConformance,
-    ::testing::Values(MakeCase("single", "single"), MakeCase("sharded1", "sharded", 1),
-                      MakeCase("sharded4", "sharded", 4),
-                      MakeCase("sharded4_batch", "sharded", 4, HopMode::kBatch),
-                      MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped"),
-                      MakeCase("owner1", "owner", 1), MakeCase("owner4", "owner", 4)),
+    ::testing::ValuesIn(AllCases()),
     CaseName);
 
 TEST(EngineFactory, KnowsEveryKindAndRejectsOthers) {

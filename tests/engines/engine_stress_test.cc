@@ -272,10 +272,7 @@ TEST_P(EngineStress, DoneRunsExactlyOncePerBatchEvenAtShutdown) {
 
 INSTANTIATE_TEST_SUITE_P(
     ConcurrentEngines, EngineStress,
-    ::testing::Values(MakeCase("sharded1", "sharded", 1), MakeCase("sharded4", "sharded", 4),
-                      MakeCase("sharded4_batch", "sharded", 4, HopMode::kBatch),
-                      MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped"),
-                      MakeCase("owner1", "owner", 1), MakeCase("owner4", "owner", 4)),
+    ::testing::ValuesIn(MultithreadedCases()),
     CaseName);
 
 // A sharded engine for the tests below (they fail here if it cannot be made).

@@ -103,6 +103,22 @@ inline EngineCase MakeCase(std::string name, std::string kind, unsigned shards =
   return c;
 }
 
+// Every engine configuration that may be driven from many threads at once
+// (all but `single`), for INSTANTIATE_TEST_SUITE_P(..., ValuesIn(...)).
+inline std::vector<EngineCase> MultithreadedCases() {
+  return {MakeCase("sharded1", "sharded", 1), MakeCase("sharded4", "sharded", 4),
+          MakeCase("sharded4_batch", "sharded", 4, HopMode::kBatch),
+          MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped"),
+          MakeCase("owner1", "owner", 1), MakeCase("owner4", "owner", 4)};
+}
+
+// Every engine configuration: `single` and the multithreaded ones.
+inline std::vector<EngineCase> AllCases() {
+  std::vector<EngineCase> cases = {MakeCase("single", "single")};
+  for (EngineCase& c : MultithreadedCases()) cases.push_back(std::move(c));
+  return cases;
+}
+
 inline std::string CaseName(const ::testing::TestParamInfo<EngineCase>& info) { return info.param.name; }
 
 }  // namespace kvlab::testing

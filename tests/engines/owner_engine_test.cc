@@ -5,11 +5,9 @@
 // carries a whole round's shares, and that multi-owner groups stay atomic
 // while every owner thread issues them at once.
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +16,7 @@
 
 #include "base/hash_slot.h"
 #include "engines/atomic_group.h"
+#include "engines/function_thread.h"
 #include "engines/owner_engine.h"
 #include "tests/engines/engine_test_support.h"
 
@@ -25,24 +24,8 @@ namespace kvlab::testing {
 namespace {
 
 // One I/O thread's loop, reduced to its posted-function queue.
-class TestLoop {
+class TestLoop : public FunctionThread {
  public:
-  TestLoop() : thread_([this] { Run(); }) {}
-  ~TestLoop() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    ready_.notify_one();
-    thread_.join();
-  }
-  void Post(std::function<void()> function) {
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back(std::move(function));
-    }
-    ready_.notify_one();
-  }
   // Runs `function` on the loop and waits for it (never from a loop thread).
   void RunAndWait(const std::function<void()>& function) {
     std::promise<void> ran;
@@ -52,26 +35,6 @@ class TestLoop {
     });
     ran.get_future().wait();
   }
-
- private:
-  void Run() {
-    std::vector<std::function<void()>> running;
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      running.swap(queue_);
-      lock.unlock();
-      for (auto& function : running) function();
-      running.clear();
-      lock.lock();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::vector<std::function<void()>> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
 };
 
 uint64_t InfoValue(const Engine& engine, const std::string& name) {
@@ -154,10 +117,15 @@ TEST_F(OwnerEngineOnLoops, LocalKeysRunInlineAndOtherOwnersKeysHop) {
   EXPECT_EQ(InfoValue(*engine_, "local_ops"), 2u);
   EXPECT_EQ(InfoValue(*engine_, "remote_ops"), 0u);
 
+  // The same three commands from a caller that does not own the key, then
+  // from its owner.
+  auto set_get_append = [&](Batch& batch) {
+    batch.Add(Set(theirs, "v"));
+    batch.Add(Get(theirs));
+    batch.Add(Append(theirs, "w"));
+  };
   Batch remote;
-  remote.Add(Set(theirs, "v"));
-  remote.Add(Get(theirs));
-  remote.Add(Append(theirs, "w"));
+  set_get_append(remote);
   EXPECT_FALSE(ExecuteOn(0, remote));
   EXPECT_EQ(InfoValue(*engine_, "remote_ops"), 3u);
   EXPECT_EQ(InfoValue(*engine_, "hops"), 1u);
@@ -165,9 +133,7 @@ TEST_F(OwnerEngineOnLoops, LocalKeysRunInlineAndOtherOwnersKeysHop) {
 
   // The same commands run by the owner itself give the same results.
   Batch at_home;
-  at_home.Add(Set(theirs, "v"));
-  at_home.Add(Get(theirs));
-  at_home.Add(Append(theirs, "w"));
+  set_get_append(at_home);
   EXPECT_TRUE(ExecuteOn(1, at_home));
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(Describe(remote.results[i]), Describe(at_home.results[i])) << i;
 }

@@ -47,6 +47,40 @@ struct TornCount {
   long torn = 0;
 };
 
+// The shared state of a race between two writers and three readers that
+// check each multi-key read, and its run.
+class Race {
+ public:
+  // The race stops early after `stop_at_torn` torn reads (0: never).
+  explicit Race(long stop_at_torn) : stop_at_torn_(stop_at_torn) {}
+
+  std::atomic<bool> stop{false};
+  std::atomic<long> reads{0}, torn{0}, errors{0};
+
+  // A reader saw a torn read.
+  void Torn() {
+    if (++torn >= stop_at_torn_ && stop_at_torn_ > 0) stop = true;
+  }
+  // Runs writer(first_writer), writer(first_writer + 1) and three readers
+  // for `budget` or until stopped; expects no errors. Returns {reads, torn}.
+  template <typename Writer, typename Reader>
+  TornCount Run(Writer& writer, int first_writer, Reader& reader, Clock::duration budget) {
+    std::vector<std::thread> threads;
+    threads.emplace_back(writer, first_writer);
+    threads.emplace_back(writer, first_writer + 1);
+    for (int i = 0; i < 3; ++i) threads.emplace_back(reader);
+    const auto deadline = Clock::now() + budget;
+    while (!stop.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stop = true;
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(errors.load(), 0);
+    return {reads.load(), torn.load()};
+  }
+
+ private:
+  const long stop_at_torn_;
+};
+
 // A reply of kKeys values that are all nil or all the same string.
 bool Consistent(const Reply& reply) {
   if (reply.type != REDIS_REPLY_ARRAY || reply.elements.size() != kKeys) return false;
@@ -64,34 +98,33 @@ bool Consistent(const Reply& reply) {
 TornCount RaceMultiKeyWritesAndReads(const Connector& connect, bool transaction,
                                      Clock::duration budget, long stop_at_torn) {
   const std::vector<std::string> keys = Keys(transaction ? "tx:" : "m:");
-  std::atomic<bool> stop{false};
-  std::atomic<long> reads{0}, torn{0}, errors{0};
+  Race race(stop_at_torn);
   auto writer = [&](int id) {
     auto client = connect();
-    if (!client) { ++errors; return; }
-    for (long round = 0; !stop.load(); ++round) {
+    if (!client) { ++race.errors; return; }
+    for (long round = 0; !race.stop.load(); ++round) {
       const std::string value = std::to_string(id) + ":" + std::to_string(round);
       std::vector<std::string> mset = {"MSET"};
       for (const auto& key : keys) { mset.push_back(key); mset.push_back(value); }
       std::vector<std::string> del = {"DEL"};
       del.insert(del.end(), keys.begin(), keys.end());
       if (!transaction) {
-        if (client->Command(round % 5 == 4 ? del : mset).IsError()) ++errors;
+        if (client->Command(round % 5 == 4 ? del : mset).IsError()) ++race.errors;
         continue;
       }
       client->Append({"MULTI"});
       for (const auto& key : keys) client->Append({"SET", key, value});
       client->Append({"EXEC"});
       for (size_t i = 0; i < keys.size() + 1; ++i) client->GetReply();
-      if (client->GetReply().type != REDIS_REPLY_ARRAY) ++errors;
+      if (client->GetReply().type != REDIS_REPLY_ARRAY) ++race.errors;
     }
   };
   auto reader = [&] {
     auto client = connect();
-    if (!client) { ++errors; return; }
+    if (!client) { ++race.errors; return; }
     std::vector<std::string> mget = {"MGET"};
     mget.insert(mget.end(), keys.begin(), keys.end());
-    while (!stop.load()) {
+    while (!race.stop.load()) {
       Reply values;
       if (!transaction) {
         values = client->Command(mget);
@@ -102,22 +135,13 @@ TornCount RaceMultiKeyWritesAndReads(const Connector& connect, bool transaction,
         for (size_t i = 0; i < keys.size() + 1; ++i) client->GetReply();
         values = client->GetReply();
       }
-      ++reads;
+      ++race.reads;
       if (!Consistent(values)) {
-        if (++torn >= stop_at_torn && stop_at_torn > 0) stop = true;
+        race.Torn();
       }
     }
   };
-  std::vector<std::thread> threads;
-  threads.emplace_back(writer, 1);
-  threads.emplace_back(writer, 2);
-  for (int i = 0; i < 3; ++i) threads.emplace_back(reader);
-  const auto deadline = Clock::now() + budget;
-  while (!stop.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  stop = true;
-  for (auto& thread : threads) thread.join();
-  EXPECT_EQ(errors.load(), 0);
-  return {reads.load(), torn.load()};
+  return race.Run(writer, 1, reader, budget);
 }
 
 // Rounds of clients racing MSETNX over the same keys with their own value:
@@ -348,15 +372,14 @@ TornCount RaceSetMovesAndAlgebra(const Connector& connect, Clock::duration budge
       EXPECT_TRUE(setup->Command({"SADD", sets[m % kSets], member(m)}).IsInteger(1));
     }
   }
-  std::atomic<bool> stop{false};
-  std::atomic<long> reads{0}, torn{0}, errors{0};
+  Race race(stop_at_torn);
   auto writer = [&](int id) {
     auto client = connect();
-    if (!client) { ++errors; return; }
+    if (!client) { ++race.errors; return; }
     std::vector<int> where(kMembers);
     for (int m = 0; m < kMembers; ++m) where[m] = m % kSets;
     constexpr int kMovesPerExec = 3;  // several keys per EXEC: more of it to tear under split
-    for (long round = 0; !stop.load(); ++round) {
+    for (long round = 0; !race.stop.load(); ++round) {
       client->Append({"MULTI"});
       std::vector<std::pair<int, int>> moves;  // member, destination
       for (int k = 0; k < kMovesPerExec; ++k) {
@@ -379,41 +402,32 @@ TornCount RaceSetMovesAndAlgebra(const Connector& connect, Clock::duration budge
       for (size_t i = 0; applied && i < exec.elements.size(); ++i) {
         applied = exec.elements[i].IsInteger(1);
       }
-      if (!applied) ++errors;
+      if (!applied) ++race.errors;
       for (const auto& [m, to] : moves) where[m] = to;
     }
   };
   auto reader = [&] {
     auto client = connect();
-    if (!client) { ++errors; return; }
+    if (!client) { ++race.errors; return; }
     std::vector<std::string> sunion = {"SUNION"};
     sunion.insert(sunion.end(), sets.begin(), sets.end());
-    for (long round = 0; !stop.load(); ++round) {
+    for (long round = 0; !race.stop.load(); ++round) {
       const Reply all = client->Command(sunion);
       const Reply both = client->Command(
           {"SINTER", sets[round % kSets], sets[(round + 1 + round / kSets % (kSets - 1)) % kSets]});
-      reads += 2;
+      race.reads += 2;
       if (all.type != REDIS_REPLY_ARRAY || both.type != REDIS_REPLY_ARRAY) {
-        ++errors;
+        ++race.errors;
         continue;
       }
       const bool whole = all.elements.size() == kMembers;
       const bool disjoint = both.elements.empty();
       if (!whole || !disjoint) {
-        if (++torn >= stop_at_torn && stop_at_torn > 0) stop = true;
+        race.Torn();
       }
     }
   };
-  std::vector<std::thread> threads;
-  threads.emplace_back(writer, 0);
-  threads.emplace_back(writer, 1);
-  for (int i = 0; i < 3; ++i) threads.emplace_back(reader);
-  const auto deadline = Clock::now() + budget;
-  while (!stop.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  stop = true;
-  for (auto& thread : threads) thread.join();
-  EXPECT_EQ(errors.load(), 0);
-  return {reads.load(), torn.load()};
+  return race.Run(writer, 0, reader, budget);
 }
 
 constexpr auto kRaceBudget = std::chrono::milliseconds(1500);

@@ -65,6 +65,8 @@ const std::vector<Form>& ValidForms() {
       {"\r\n\r\nGET k\r\n", {{"GET", "k"}}},
       {"SET k \"a b\\x41\\n\\\"\"\r\n", {{"SET", "k", "a bA\n\""}}},
       {"SET k 'it\\'s' \"\"\r\n", {{"SET", "k", "it's", ""}}},
+      // Single quotes take only \' as an escape; each quote is plain inside the other.
+      {"SET k 'a\\nb\\x41' 'x\"y' \"p'q\"\r\n", {{"SET", "k", "a\\nb\\x41", "x\"y", "p'q"}}},
       {"GET k\r\n*2\r\n$3\r\nGET\r\n$1\r\nj\r\nPING\r\n", {{"GET", "k"}, {"GET", "j"}, {"PING"}}},
   };
   return forms;
@@ -142,6 +144,10 @@ TEST(RespParser, RejectsEachMalformedFormWithRedisText) {
       {"\"unbalanced\r\n", Result::kBadInlineQuoting,
        "ERR Protocol error: unbalanced quotes in request"},
       {"GET \"a\"b\r\n", Result::kBadInlineQuoting,
+       "ERR Protocol error: unbalanced quotes in request"},
+      {"'unbalanced\r\n", Result::kBadInlineQuoting,
+       "ERR Protocol error: unbalanced quotes in request"},
+      {"GET 'a'b\r\n", Result::kBadInlineQuoting,
        "ERR Protocol error: unbalanced quotes in request"},
       {std::string(65 * 1024 + 1, 'A'), Result::kInlineTooBig,
        "ERR Protocol error: too big inline request"},

@@ -4,6 +4,7 @@
 // build (label `tsan`), where the server itself is instrumented, so a race
 // between I/O threads, shard threads and resumed connections is reported.
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "tests/server/server_test_support.h"
@@ -11,41 +12,53 @@
 namespace kvlab::test {
 namespace {
 
-using ServerConcurrency = ServerTest;
+class ServerConcurrency : public ServerTest {
+ protected:
+  // Runs client(t, connection, failures) on `count` threads at once, the
+  // odd ones over the Unix socket, the even ones over TCP, and returns the
+  // failures they counted (a thread that cannot connect counts one).
+  int RunClients(int count,
+                 const std::function<void(int, RedisConnection&, std::atomic<int>&)>& client) {
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < count; ++t) {
+      threads.emplace_back([&, t] {
+        auto connection = t % 2 ? RedisConnection::Unix(server_->unix_path())
+                                : RedisConnection::Tcp(server_->port());
+        if (!connection) {
+          ++failures;
+          return;
+        }
+        client(t, *connection, failures);
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    return failures.load();
+  }
+};
 
 TEST_P(ServerConcurrency, ConcurrentClientsKeepCountsExact) {
   StartServer({"--io-threads", "2", "--shards", "2"});
   constexpr int kThreads = 6;
   constexpr int kRounds = 150;
   constexpr int kPipeline = 4;
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      auto client = t % 2 ? RedisConnection::Unix(server_->unix_path())
-                          : RedisConnection::Tcp(server_->port());
-      if (!client) {
+  auto client_thread = [&](int t, RedisConnection& client, std::atomic<int>& failures) {
+    const std::string own = "own:" + std::to_string(t);
+    for (int round = 0; round < kRounds; ++round) {
+      for (int p = 0; p < kPipeline; ++p) client.Append({"INCR", "shared:counter"});
+      client.Append({"SET", own, std::to_string(round)});
+      client.Append({"MGET", own, "shared:counter"});
+      for (int p = 0; p < kPipeline; ++p) {
+        if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
+      }
+      if (!client.GetReply().IsStatus("OK")) ++failures;
+      const Reply values = client.GetReply();
+      if (values.elements.size() != 2 || !values.elements[0].IsBulk(std::to_string(round))) {
         ++failures;
-        return;
       }
-      const std::string own = "own:" + std::to_string(t);
-      for (int round = 0; round < kRounds; ++round) {
-        for (int p = 0; p < kPipeline; ++p) client->Append({"INCR", "shared:counter"});
-        client->Append({"SET", own, std::to_string(round)});
-        client->Append({"MGET", own, "shared:counter"});
-        for (int p = 0; p < kPipeline; ++p) {
-          if (client->GetReply().type != REDIS_REPLY_INTEGER) ++failures;
-        }
-        if (!client->GetReply().IsStatus("OK")) ++failures;
-        const Reply values = client->GetReply();
-        if (values.elements.size() != 2 || !values.elements[0].IsBulk(std::to_string(round))) {
-          ++failures;
-        }
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  EXPECT_EQ(failures.load(), 0);
+    }
+  };
+  EXPECT_EQ(RunClients(kThreads, client_thread), 0);
   auto check = Connect();
   ASSERT_NE(check, nullptr);
   EXPECT_TRUE(check->Command({"GET", "shared:counter"})
@@ -63,34 +76,23 @@ TEST_P(ServerConcurrency, ConcurrentHashIncrementsAreExact) {
   StartServer({"--io-threads", "2", "--shards", "2"});
   constexpr int kThreads = 6;
   constexpr int kRounds = 200;
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      auto client = t % 2 ? RedisConnection::Unix(server_->unix_path())
-                          : RedisConnection::Tcp(server_->port());
-      if (!client) {
-        ++failures;
-        return;
-      }
-      for (int round = 0; round < kRounds; ++round) {
-        const std::string own = "own:" + std::to_string(t) + ":" + std::to_string(round % 150);
-        client->Append({"HINCRBY", "shared:hash", "a", "1"});
-        client->Append({"HINCRBY", "shared:hash", "b", "-2"});
-        client->Append({"HSET", "shared:hash", own, "x"});
-        if (round % 3 == 0) client->Append({"HDEL", "shared:hash", own});
-        client->Append({"HGETALL", "shared:hash"});
-        if (client->GetReply().type != REDIS_REPLY_INTEGER) ++failures;
-        if (client->GetReply().type != REDIS_REPLY_INTEGER) ++failures;
-        if (client->GetReply().type != REDIS_REPLY_INTEGER) ++failures;
-        if (round % 3 == 0 && !client->GetReply().IsInteger(1)) ++failures;
-        const Reply all = client->GetReply();
-        if (all.type != REDIS_REPLY_ARRAY || all.elements.size() % 2 != 0) ++failures;
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  EXPECT_EQ(failures.load(), 0);
+  auto client_thread = [&](int t, RedisConnection& client, std::atomic<int>& failures) {
+    for (int round = 0; round < kRounds; ++round) {
+      const std::string own = "own:" + std::to_string(t) + ":" + std::to_string(round % 150);
+      client.Append({"HINCRBY", "shared:hash", "a", "1"});
+      client.Append({"HINCRBY", "shared:hash", "b", "-2"});
+      client.Append({"HSET", "shared:hash", own, "x"});
+      if (round % 3 == 0) client.Append({"HDEL", "shared:hash", own});
+      client.Append({"HGETALL", "shared:hash"});
+      if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
+      if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
+      if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
+      if (round % 3 == 0 && !client.GetReply().IsInteger(1)) ++failures;
+      const Reply all = client.GetReply();
+      if (all.type != REDIS_REPLY_ARRAY || all.elements.size() % 2 != 0) ++failures;
+    }
+  };
+  EXPECT_EQ(RunClients(kThreads, client_thread), 0);
   auto check = Connect();
   ASSERT_NE(check, nullptr);
   EXPECT_TRUE(check->Command({"HGET", "shared:hash", "a"}).IsBulk(std::to_string(kThreads * kRounds)));

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <string_view>
@@ -66,6 +67,30 @@ class StreamSource {
     if (pick < 8) return std::to_string(Uniform(-20, 20));
     if (pick < 9) return std::string(static_cast<size_t>(Uniform(60, 70)), 'y');
     return "";
+  }
+  // One of `commands` at random, its name (first word) in a random case.
+  std::vector<std::string> OneOf(std::initializer_list<std::vector<std::string>> commands) {
+    std::vector<std::string> command = commands.begin()[Uniform(0, static_cast<int>(commands.size()) - 1)];
+    command[0] = Case(command[0]);
+    return command;
+  }
+  // HSCAN, SSCAN, ZSCAN: `name` `key` with a cursor, valid or not, and one
+  // option, valid or not; MATCH's pattern is `pattern` or `other_pattern`.
+  std::vector<std::string> Scan(const std::string& name, const std::string& key,
+                                const char* pattern, const char* other_pattern) {
+    std::vector<std::string> cmd = {Case(name), key};
+    static const char* const cursors[] = {"0", "0", "0", "-0", "x", " 0", "+0",
+                                          "18446744073709551616"};
+    cmd.push_back(cursors[Uniform(0, 7)]);
+    switch (Uniform(0, 6)) {
+      case 0: cmd.push_back(Case("match")); cmd.push_back(OneIn(2) ? pattern : other_pattern); break;
+      case 1: cmd.push_back(Case("count")); cmd.push_back(OneIn(3) ? "0" : "10"); break;
+      case 2: cmd.push_back(Case("match")); break;
+      case 3: cmd.push_back(Case("bogus")); cmd.push_back("1"); break;
+      case 4: cmd.push_back(Case("count")); cmd.push_back("x"); break;
+      default: break;
+    }
+    return cmd;
   }
   std::mt19937_64& rng() { return rng_; }
 

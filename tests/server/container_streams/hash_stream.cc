@@ -50,29 +50,12 @@ std::vector<std::string> NextHash(StreamSource& s) {
             deltas[s.Uniform(0, 9)]};
   }
   if (pick < 90) {
-    std::vector<std::string> cmd = {s.Case("hscan"), k};
     // A non-zero cursor's answer on a hashtable is Redis's bucket order,
     // so only cursor 0 and the invalid ones are compared.
-    static const char* const cursors[] = {"0", "0", "0", "-0", "x", " 0", "+0", "18446744073709551616"};
-    cmd.push_back(cursors[s.Uniform(0, 7)]);
-    switch (s.Uniform(0, 6)) {
-      case 0: cmd.push_back(s.Case("match")); cmd.push_back(s.OneIn(2) ? "e1*" : "*"); break;
-      case 1: cmd.push_back(s.Case("count")); cmd.push_back(s.OneIn(3) ? "0" : "10"); break;
-      case 2: cmd.push_back(s.Case("match")); break;
-      case 3: cmd.push_back(s.Case("bogus")); cmd.push_back("1"); break;
-      case 4: cmd.push_back(s.Case("count")); cmd.push_back("x"); break;
-      default: break;
-    }
-    return cmd;
+    return s.Scan("hscan", k, "e1*", "*");
   }
   // Wrong arities.
-  switch (s.Uniform(0, 4)) {
-    case 0: return {s.Case("hset"), k};
-    case 1: return {s.Case("hget"), k};
-    case 2: return {s.Case("hgetall")};
-    case 3: return {s.Case("hsetnx"), k, "f"};
-    default: return {s.Case("hlen"), k, "x"};
-  }
+  return s.OneOf({{"hset", k}, {"hget", k}, {"hgetall"}, {"hsetnx", k, "f"}, {"hlen", k, "x"}});
 }
 
 // Small hashes answer in insertion order, as Redis's listpack does; a

@@ -81,18 +81,9 @@ std::vector<std::string> NextList(StreamSource& s) {
     return cmd;
   }
   // Wrong arities.
-  switch (s.Uniform(0, 9)) {
-    case 0: return {s.Case("lpush"), k};
-    case 1: return {s.Case("rpushx"), k};
-    case 2: return {s.Case("lpop")};
-    case 3: return {s.Case("llen"), k, "x"};
-    case 4: return {s.Case("lrange"), k, "0"};
-    case 5: return {s.Case("lindex"), k};
-    case 6: return {s.Case("lset"), k, "0"};
-    case 7: return {s.Case("lrem"), k, "0"};
-    case 8: return {s.Case("linsert"), k, "before", "x"};
-    default: return {s.Case("lpos"), k};
-  }
+  return s.OneOf({{"lpush", k}, {"rpushx", k}, {"lpop"}, {"llen", k, "x"}, {"lrange", k, "0"},
+                   {"lindex", k}, {"lset", k, "0"}, {"lrem", k, "0"},
+                   {"linsert", k, "before", "x"}, {"lpos", k}});
 }
 
 ReplyMatch MatchList(const std::vector<std::string>&) { return ReplyMatch::kExact; }

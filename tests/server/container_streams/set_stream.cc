@@ -82,19 +82,7 @@ std::vector<std::string> NextSet(StreamSource& s) {
     }
   }
   if (pick < 74) {
-    std::vector<std::string> cmd = {s.Case("sscan"), k};
-    static const char* const cursors[] = {"0", "0", "0", "-0", "x", " 0", "+0",
-                                          "18446744073709551616"};
-    cmd.push_back(cursors[s.Uniform(0, 7)]);
-    switch (s.Uniform(0, 6)) {
-      case 0: cmd.push_back(s.Case("match")); cmd.push_back(s.OneIn(2) ? "1*" : "*"); break;
-      case 1: cmd.push_back(s.Case("count")); cmd.push_back(s.OneIn(3) ? "0" : "10"); break;
-      case 2: cmd.push_back(s.Case("match")); break;
-      case 3: cmd.push_back(s.Case("bogus")); cmd.push_back("1"); break;
-      case 4: cmd.push_back(s.Case("count")); cmd.push_back("x"); break;
-      default: break;
-    }
-    return cmd;
+    return s.Scan("sscan", k, "1*", "*");
   }
   if (pick < 94) {
     static const char* const names[] = {"sinter", "sunion", "sdiff"};
@@ -103,16 +91,8 @@ std::vector<std::string> NextSet(StreamSource& s) {
     return cmd;
   }
   // Wrong arities.
-  switch (s.Uniform(0, 7)) {
-    case 0: return {s.Case("sadd"), k};
-    case 1: return {s.Case("srem"), k};
-    case 2: return {s.Case("scard")};
-    case 3: return {s.Case("sismember"), k};
-    case 4: return {s.Case("smembers"), k, "x"};
-    case 5: return {s.Case("sinter")};
-    case 6: return {s.Case("spop")};
-    default: return {s.Case("sscan"), k};
-  }
+  return s.OneOf({{"sadd", k}, {"srem", k}, {"scard"}, {"sismember", k}, {"smembers", k, "x"},
+                   {"sinter"}, {"spop"}, {"sscan", k}});
 }
 
 bool IsWholeCount(const std::vector<std::string>& command) {

@@ -240,34 +240,14 @@ std::vector<std::string> NextZSet(StreamSource& s) {
     return cmd;
   }
   if (pick < 88) {
-    std::vector<std::string> cmd = {s.Case("zscan"), k};
     // A non-zero cursor's answer on a skiplist is Redis's bucket order, so
     // only cursor 0 and the invalid ones are compared.
-    static const char* const cursors[] = {"0", "0", "0", "-0", "x", " 0", "+0",
-                                          "18446744073709551616"};
-    cmd.push_back(cursors[s.Uniform(0, 7)]);
-    switch (s.Uniform(0, 6)) {
-      case 0: cmd.push_back(s.Case("match")); cmd.push_back(s.OneIn(2) ? "e1*" : "m1?"); break;
-      case 1: cmd.push_back(s.Case("count")); cmd.push_back(s.OneIn(3) ? "0" : "10"); break;
-      case 2: cmd.push_back(s.Case("match")); break;
-      case 3: cmd.push_back(s.Case("bogus")); cmd.push_back("1"); break;
-      case 4: cmd.push_back(s.Case("count")); cmd.push_back("x"); break;
-      default: break;
-    }
-    return cmd;
+    return s.Scan("zscan", k, "e1*", "m1?");
   }
   if (pick < 96) return NextLex(s);
   // Wrong arities.
-  switch (s.Uniform(0, 7)) {
-    case 0: return {s.Case("zadd"), k, "1"};
-    case 1: return {s.Case("zincrby"), k, "1"};
-    case 2: return {s.Case("zscore"), k};
-    case 3: return {s.Case("zcard")};
-    case 4: return {s.Case("zcount"), k, "0"};
-    case 5: return {s.Case("zrank"), k, "a", "b"};
-    case 6: return {s.Case("zrange"), k, "0"};
-    default: return {s.Case("zpopmin")};
-  }
+  return s.OneOf({{"zadd", k, "1"}, {"zincrby", k, "1"}, {"zscore", k}, {"zcard"},
+                   {"zcount", k, "0"}, {"zrank", k, "a", "b"}, {"zrange", k, "0"}, {"zpopmin"}});
 }
 
 // Replies are in the sorted set's order, so exact; only ZSCAN's order on a
