@@ -14,7 +14,7 @@ from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.hosts import (build_folder_in_checkout, describe_failure,
                                  offset_from_round_trips, placed_hosts)
 from kvlab.running.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
-                             merge_histograms, merged_row, quantile_ns, start_skew_note)
+                                     merged_row, start_skew_note)
 from kvlab.running.results import load_points
 from namespace_hosts import NamespaceHosts, why_not_possible
 
@@ -97,21 +97,6 @@ def test_placement_refuses_sweeps_it_cannot_run():
         parse(BASE + 'loadgen = "redis-benchmark"\n' + HOSTS)
 
 
-def test_histograms_merge_exactly_and_read_like_the_harness():
-    a = {"count": 4, "min": 100, "max": 250, "buckets": [[100, 100, 1], [248, 249, 3]]}
-    b = {"count": 2, "min": 90, "max": 400, "buckets": [[90, 90, 1], [396, 399, 1]]}
-    merged = merge_histograms([a, b])
-    assert merged["buckets"] == [[90, 90, 1], [100, 100, 1], [248, 249, 3], [396, 399, 1]]
-    assert (merged["count"], merged["min"], merged["max"]) == (6, 90, 400)
-    # Nearest rank: rank ceil(q * 6); a bucket reads as its midpoint.
-    assert quantile_ns(merged, 0.0) == 90
-    assert quantile_ns(merged, 1 / 3) == 100
-    assert quantile_ns(merged, 0.5) == 248
-    assert quantile_ns(merged, 5 / 6) == 248
-    assert quantile_ns(merged, 1.0) == 397
-    assert quantile_ns(merge_histograms([]), 0.5) == 0
-
-
 def test_merged_row_sums_and_flags_bound_hosts():
     rows = {"c1": {"repetition": "1", "ops": "10", "errors": "0", "seconds": "1.0",
                    "ops_per_s": "10.0", "client_cpu": "1.0", "client_bound": "true"},
@@ -123,6 +108,8 @@ def test_merged_row_sums_and_flags_bound_hosts():
     assert row["seconds"] == "1.200000"
     assert row["client_bound"] == "true" and row["note"] == "client-bound hosts: c1"
     assert row["histogram"]["count"] == 2 and row["p50_us"] == "1.00"
+    # Formatted as kvlab-load formats the cells (loadgens.CELL_FORMATS).
+    assert (row["client_cpu"], row["max_us"], row["server_cpu"]) == ("1.5000", "1.00", "")
 
 
 def test_hosts_starting_apart_get_a_note():

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import shlex
 import subprocess
 import tempfile
@@ -36,11 +35,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..histograms import Histogram
 from .experiment import Experiment, Point, ServerSpec, point_fill
 from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host,
                     local_binaries, local_commit, multiplexed, placed_hosts, render_report,
                     stop_multiplexing)
-from .loadgens import kvlab_load_arguments, read_kvlab_load_rows
+from .loadgens import format_cell, kvlab_load_arguments, read_kvlab_load_rows
 from .servers import READY_LINE, server_command
 
 MERGED = "merged"
@@ -53,62 +53,32 @@ START_LEAD_MAX_S = 10.0
 LOAD_BUDGET_EXTRA_S = 120.0
 # Hosts whose starts lie further apart than this fraction of a repetition get a note.
 START_SKEW_FRACTION = 0.01
-PERCENTILES = (("p50_us", 0.50), ("p90_us", 0.90), ("p99_us", 0.99), ("p999_us", 0.999))
 
 
-# --- histograms --------------------------------------------------------------------------
-
-def quantile_ns(histogram: dict, q: float) -> int:
-    """The value at quantile q by nearest rank, as LatencyHistogram::ValueAtQuantile reads it:
-    the midpoint of the bucket holding that rank, clamped to the observed min and max."""
-    count = histogram["count"]
-    if count == 0:
-        return 0
-    q = min(max(q, 0.0), 1.0)
-    rank = max(1, math.ceil(q * count))
-    seen = 0
-    for lower, upper, bucket_count in histogram["buckets"]:
-        seen += bucket_count
-        if seen >= rank:
-            middle = lower + (upper - lower) // 2
-            return min(max(middle, histogram["min"]), histogram["max"])
-    return histogram["max"]
-
-
-def merge_histograms(histograms: list[dict]) -> dict:
-    """The exact merge of kvlab-load histograms: counts of equal buckets added."""
-    counts: dict[tuple[int, int], int] = {}
-    for histogram in histograms:
-        for lower, upper, count in histogram["buckets"]:
-            counts[(lower, upper)] = counts.get((lower, upper), 0) + count
-    filled = [h for h in histograms if h["count"]]
-    return {"unit": "ns", "count": sum(h["count"] for h in histograms),
-            "min": min((h["min"] for h in filled), default=0),
-            "max": max((h["max"] for h in histograms), default=0),
-            "buckets": [[lower, upper, count] for (lower, upper), count in sorted(counts.items())]}
-
+# --- the merged row ---------------------------------------------------------------------
 
 def merged_row(host_rows: dict[str, dict], host_histograms: dict[str, dict]) -> dict:
-    """The `merged` figures of one repetition measured by every client host at once."""
+    """The `merged` figures of one repetition measured by every client host at once, each
+    cell formatted as kvlab-load formats it (loadgens.format_cell)."""
     rows = list(host_rows.values())
-    histogram = merge_histograms(list(host_histograms.values()))
+    histogram = Histogram.merge(list(host_histograms.values()))
     bound = [name for name, row in host_rows.items() if row.get("client_bound") == "true"]
     server_cpus = [float(r["server_cpu"]) for r in rows if r.get("server_cpu")]
-    merged = {
+    figures = {
         "repetition": rows[0]["repetition"],
-        "ops": str(sum(int(r["ops"]) for r in rows)),
-        "errors": str(sum(int(r["errors"]) for r in rows)),
-        "seconds": f"{max(float(r['seconds']) for r in rows):.6f}",
-        "ops_per_s": f"{sum(float(r['ops_per_s']) for r in rows):.1f}",
-        "max_us": f"{histogram['max'] / 1000:.2f}",
-        "client_cpu": f"{sum(float(r['client_cpu']) for r in rows):.4f}",
-        "client_bound": "true" if bound else "false",
-        "server_cpu": f"{sum(server_cpus) / len(server_cpus):.4f}" if server_cpus else "",
-        "note": f"client-bound hosts: {', '.join(bound)}" if bound else "",
+        "ops": sum(int(r["ops"]) for r in rows),
+        "errors": sum(int(r["errors"]) for r in rows),
+        "seconds": max(float(r["seconds"]) for r in rows),
+        "ops_per_s": sum(float(r["ops_per_s"]) for r in rows),
+        "client_cpu": sum(float(r["client_cpu"]) for r in rows),
+        "client_bound": bool(bound),
+        "server_cpu": sum(server_cpus) / len(server_cpus) if server_cpus else None,
+        **histogram.percentiles_us(),
     }
-    for column, q in PERCENTILES:
-        merged[column] = f"{quantile_ns(histogram, q) / 1000:.2f}"
-    merged["histogram"] = histogram
+    merged = {column: value if column == "repetition" else format_cell(column, value)
+              for column, value in figures.items()}
+    merged["note"] = f"client-bound hosts: {', '.join(bound)}" if bound else ""
+    merged["histogram"] = histogram.to_json()
     return merged
 
 
