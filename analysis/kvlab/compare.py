@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .rendering.markdown import markdown_table
 from .history import HistoryError, describe_fingerprint, load_records, series_of
 from .verdict import HISTORY_WINDOW, MIN_EFFECT, SeriesVerdict, count, judge_record
 
@@ -81,11 +82,6 @@ def verdict_rows(verdicts: list[SeriesVerdict]) -> list[list[str]]:
 VERDICT_HEADER = ["kind", "series", "base median [band]", "new [95% interval]", "change",
                   "threshold", "verdict", "why"]
 
-
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def render_comparison(base: str | Path, new: str | Path, min_effect: float = MIN_EFFECT,

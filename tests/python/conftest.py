@@ -61,9 +61,11 @@ def run_experiment(text: str, folder: Path, build: Path = BUILD_DIR) -> tuple[Pa
 
 
 def kvlab_binaries_or_skip(build: Path) -> None:
+    """Fails (never skips: CTest counts a skipped pytest as passed) when a binary the test
+    needs is not built."""
     missing = [name for name in ("kvlab-server", "kvlab-load") if not (build / name).exists()]
     if missing:
-        pytest.skip(f"{', '.join(missing)} not built in {build}")
+        pytest.fail(f"{', '.join(missing)} not built in {build} (build them: make build)")
 
 
 @pytest.fixture

@@ -18,8 +18,9 @@ import pandas as pd
 from ..running.experiment import POINT_VARIABLES
 from ..histograms import merged_percentiles
 from ..slices import point_steadiness
+from .markdown import markdown_table
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
-                            markdown_table, server_cpu_count, server_specs)
+                            server_cpu_count, server_specs)
 from .report_latency import latency_section, paired_latency_section
 from .report_memory import memory_section
 from .report_ratios import (calibration_section, declared_section, disturbance_line,

@@ -15,7 +15,8 @@ import pandas as pd
 from .. import alternation
 from ..ratio_verdicts import decide, lower_is_better
 from ..stats import paired_interval
-from .report_format import CLIENT_BOUND_MARK, markdown_table
+from .markdown import markdown_table
+from .report_format import CLIENT_BOUND_MARK
 
 # The seed document a claim comes from, when its sweep does not name one: the first
 # seed compares keyspace architectures (servers), the second client setups.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .report_format import markdown_table
+from .markdown import markdown_table
 
 
 def syscalls_section(run_dir: Path, meta: dict) -> str:

@@ -143,6 +143,8 @@ REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 AUTO = "auto"
+# The p99 (µs) a latency-capped throughput stays under unless a sweep says otherwise.
+DEFAULT_LATENCY_SLO_US = 1000.0
 ZIPF_PATTERN = re.compile(r"^zipf:(\d+(\.\d*)?|\.\d+)$")
 RATIO_PATTERN = re.compile(r"^\d+:\d+$")
 
@@ -213,7 +215,7 @@ class Point:
     loop_threads: int | None = None  # event-loop only; None = kvlab-load's default (its cores)
     io_flush: str = "command"        # event-loop only: a send per command or per batch
     latency_curve: tuple[float, ...] = ()  # open-loop fractions of the closed-loop maximum
-    latency_slo_us: float = 1000.0
+    latency_slo_us: float = DEFAULT_LATENCY_SLO_US
     syscalls: bool = False                 # count the server's system calls per op (perf, else strace)
     # What the fill stores per key: "string", or a container ("hash:10", "list:100", ...)
     # for the memory table (kvlab-load --value-shape); such a sweep measures PING.
@@ -237,7 +239,7 @@ class SweepSpec:
     loop_threads: int | None = None
     io_flush: str = "command"
     latency_curve: tuple[float, ...] = ()
-    latency_slo_us: float = 1000.0
+    latency_slo_us: float = DEFAULT_LATENCY_SLO_US
     syscalls: bool = False
     value_shape: str = "string"
 
@@ -593,7 +595,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
     io_flush = c.get("io_flush", str, "command", allowed=IO_FLUSHES)
     latency_curve = tuple(float(f) for f in c.get_list(
         "latency_curve", (int, float), (), check=_fraction))
-    latency_slo_us = float(c.get("latency_slo_us", (int, float), 1000.0, check=_positive))
+    latency_slo_us = float(c.get("latency_slo_us", (int, float), DEFAULT_LATENCY_SLO_US, check=_positive))
     syscalls = c.get("syscalls", bool, False)
     value_shape = c.get("value_shape", str, "string")
     c.finish()

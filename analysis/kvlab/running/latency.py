@@ -32,10 +32,9 @@ from pathlib import Path
 
 from . import loadgens
 from ..stats import ratio_interval, summarize
-from .experiment import Point
+from .experiment import DEFAULT_LATENCY_SLO_US, Point
 
 DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
-DEFAULT_SLO_US = 1000.0
 CURVE_PERCENTILES = (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"))
 # The interval columns of a curve row: (value column, low column, high column).
 CURVE_INTERVALS = (("achieved_rate", "achieved_low", "achieved_high"),
@@ -150,7 +149,7 @@ def measure_curve(point: Point, closed_loop_max: float, build_dir: Path, target:
     return rows, problems
 
 
-def latency_capped_throughput(rows, slo_us: float = DEFAULT_SLO_US) -> dict[str, dict]:
+def latency_capped_throughput(rows, slo_us: float = DEFAULT_LATENCY_SLO_US) -> dict[str, dict]:
     """Per server: the highest achieved load whose p99 stays under `slo_us`, and the
     range its p99 interval allows.
 
