@@ -29,7 +29,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run(args) -> int:
     from .running.experiment import ExperimentError, load_experiment
-    from .rendering.plots import write_plots
+    from .rendering.run_plots import write_plots
     from .rendering.plots_ycsb import write_ycsb_plot
     from .rendering.report import write_report
     from .running.loadgens import LoadgenMissing
@@ -69,7 +69,7 @@ def _add_run_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _report(args) -> int:
-    from .rendering.plots import write_plots
+    from .rendering.run_plots import write_plots
     from .rendering.plots_ycsb import write_ycsb_plot
     from .rendering.report import write_report
     if not (Path(args.run_dir) / "points.csv").exists():

@@ -4,7 +4,7 @@ import json
 import math
 
 from kvlab.rendering.report import point_table, render_report, write_report
-from kvlab.rendering.plots import write_plots
+from kvlab.rendering.run_plots import write_plots
 from kvlab.running.results import load_points
 from kvlab.stats import summarize, t_quantile_975
 

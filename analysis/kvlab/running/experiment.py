@@ -120,6 +120,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..alternation import LATENCY_QUANTILES
+from .hosts import parse_hosts
+from .toml_checker import (AUTO, Checker, ExperimentError, at_least_two, non_negative,
+                           positive, positive_or_auto, valid_name)
 
 SEEDS = ("ember-pr50", "lettuce-threads")
 ENGINES = ("single", "sharded", "concurrent", "striped", "owner")
@@ -140,9 +143,7 @@ YCSB_COMMAND = re.compile(r"^ycsb:(load|[A-F])$")
 REDIS_BENCHMARK_TEST = re.compile(r"^rb:[a-z_0-9]+$")
 VALUE_SHAPE_PATTERN = re.compile(r"^(hash|list|set|zset):[1-9][0-9]{0,5}$")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
-AUTO = "auto"
 # The p99 (µs) a latency-capped throughput stays under unless a sweep says otherwise.
 DEFAULT_LATENCY_SLO_US = 1000.0
 ZIPF_PATTERN = re.compile(r"^zipf:(\d+(\.\d*)?|\.\d+)$")
@@ -152,10 +153,6 @@ RATIO_PATTERN = re.compile(r"^\d+:\d+$")
 POINT_VARIABLES = ("sweep", "server", "loadgen", "transport", "client", "io", "command",
                    "ratio", "keys", "key_dist", "value_size", "pipeline",
                    "connections", "nodelay", "threads")
-
-
-class ExperimentError(Exception):
-    """A file that is not a valid experiment; the message names file, key and what is allowed."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -384,95 +381,12 @@ def auto_connections(client: str, threads: int) -> int:
     return SEED_POOL_SIZE if client == "pooled" else 1
 
 
-_KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false",
-               dict: "a table"}
-
-
-class _Checker:
-    """Reads one table of the file, remembering which keys were consumed."""
-
-    def __init__(self, path: Path, where: str, table: Any):
-        self.path = path
-        self.where = where
-        if not isinstance(table, dict):
-            self.fail(where, f"must be a table, not {type(table).__name__}")
-        self.table = table
-        self.seen: set[str] = set()
-
-    def fail(self, key: str, what: str):
-        raise ExperimentError(f"{self.path}: {key}: {what}")
-
-    def key(self, name: str) -> str:
-        return f"{self.where}.{name}" if self.where else name
-
-    def get(self, name: str, kind: type | tuple, default: Any = None, required: bool = False,
-            allowed: tuple | None = None, check: Callable[[Any], str | None] | None = None):
-        self.seen.add(name)
-        if name not in self.table:
-            if required:
-                self.fail(self.key(name), "is required")
-            return default
-        return self._value(self.key(name), self.table[name], kind, allowed, check)
-
-    def get_list(self, name: str, kind: type | tuple, default: tuple,
-                 allowed: tuple | None = None, check: Callable[[Any], str | None] | None = None):
-        """A variable that takes one value or a non-empty list of distinct values."""
-        self.seen.add(name)
-        if name not in self.table:
-            return default
-        raw = self.table[name]
-        items = raw if isinstance(raw, list) else [raw]
-        if not items:
-            self.fail(self.key(name), "must not be an empty list")
-        values = tuple(self._value(f"{self.key(name)}", item, kind, allowed, check)
-                       for item in items)
-        if len(set(values)) != len(values):
-            self.fail(self.key(name), f"lists a value twice: {list(values)}")
-        return values
-
-    def _value(self, key, value, kind, allowed, check):
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        # TOML booleans are ints in Python; never accept one for a number.
-        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-            names = " or ".join(_KIND_NAMES[k] for k in kinds)
-            self.fail(key, f"must be {names}, not {value!r}")
-        if allowed is not None and value not in allowed:
-            self.fail(key, f"{value!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
-        if check is not None:
-            problem = check(value)
-            if problem:
-                self.fail(key, f"{value!r} {problem}")
-        return value
-
-    def finish(self):
-        unknown = sorted(set(self.table) - self.seen)
-        if unknown:
-            self.fail(self.key(unknown[0]),
-                      f"unknown key; allowed here: {', '.join(sorted(self.seen))}")
-
-
-def _at_least_two(value) -> str | None:
-    return None if value >= 2 else "must be at least 2 (an interval needs two rounds)"
-
-
-def _positive(value) -> str | None:
-    return None if value > 0 else "must be > 0"
-
-
 def _fraction(value) -> str | None:
     return None if 0 < value <= 1 else "must be a fraction of the closed-loop maximum in (0, 1]"
 
 
-def _non_negative(value) -> str | None:
-    return None if value >= 0 else "must be >= 0"
-
-
 def _slice(value) -> str | None:
     return None if 0.01 <= value <= 10 else "must be from 0.01 to 10 seconds"
-
-
-def _name(value: str) -> str | None:
-    return None if NAME_PATTERN.match(value) else "must use only letters, digits, '-', '_', '.'"
 
 
 def _cpu_spec(value) -> str | None:
@@ -486,14 +400,6 @@ def _cpu_spec(value) -> str | None:
         return "is a count of CPUs and must be >= 1 (CPU 0 alone is the list \"0-0\")"
     return ("must be \"auto\", a CPU count like \"4\" or a CPU list like \"0-3\" or \"1,5\" "
             "(one CPU alone: \"5-5\")")
-
-
-def _positive_or_auto(value) -> str | None:
-    if value == AUTO:
-        return None
-    if isinstance(value, str):
-        return "is not allowed; allowed: a positive integer or \"auto\""
-    return _positive(value)
 
 
 def _command(value: str) -> str | None:
@@ -541,25 +447,25 @@ def _ratio(value: str) -> str | None:
 
 
 def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
-    c = _Checker(path, f"server[{index}]", table)
-    name = c.get("name", str, required=True, check=_name)
+    c = Checker(path, f"server[{index}]", table)
+    name = c.get("name", str, required=True, check=valid_name)
     kind = c.get("kind", str, required=True, allowed=SERVER_KINDS)
     seed_engine = c.get("seed_engine", str, allowed=("sharded", "concurrent", "redis"))
     if kind == "redis-cluster":
-        nodes = c.get("nodes", (int, str), AUTO, check=_positive_or_auto)
+        nodes = c.get("nodes", (int, str), AUTO, check=positive_or_auto)
         c.finish()
         return ServerSpec(name=name, kind=kind, nodes=nodes, seed_engine=seed_engine)
-    io_threads = c.get("io_threads", (int, str), check=_positive_or_auto)
+    io_threads = c.get("io_threads", (int, str), check=positive_or_auto)
     if kind == "redis":
         c.finish()
         return ServerSpec(name=name, kind=kind, io_threads=io_threads, seed_engine=seed_engine)
     engine = c.get("engine", str, required=True, allowed=ENGINES)
     shards = hop = stripes = None
     if engine == "sharded":
-        shards = c.get("shards", (int, str), check=_positive_or_auto)
+        shards = c.get("shards", (int, str), check=positive_or_auto)
         hop = c.get("hop", str, allowed=("command", "batch"))
     if engine == "striped":
-        stripes = c.get("stripes", int, check=_positive)
+        stripes = c.get("stripes", int, check=positive)
     route = c.get("route", str, allowed=("none", "slots")) if engine == "owner" else None
     multikey = c.get("multikey", str, allowed=("atomic", "split"))
     c.finish()
@@ -569,8 +475,8 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
 
 
 def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ...]) -> SweepSpec:
-    c = _Checker(path, f"sweep[{index}]", table)
-    name = c.get("name", str, required=True, check=_name)
+    c = Checker(path, f"sweep[{index}]", table)
+    name = c.get("name", str, required=True, check=valid_name)
     seed = c.get("seed", str, allowed=SEEDS)
     servers = c.get_list("servers", str, server_names, allowed=server_names)
     values = {
@@ -579,23 +485,23 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         "client": c.get_list("client", str, ("dedicated",), allowed=CLIENTS),
         "io": c.get_list("io", str, ("direct",), allowed=IO_MODELS),
         "command": c.get_list("command", str, ("set", "get"), check=_command),
-        "keys": c.get_list("keys", int, (100000,), check=_positive),
+        "keys": c.get_list("keys", int, (100000,), check=positive),
         "key_dist": c.get_list("key_dist", str, ("uniform",), check=_key_dist),
-        "value_size": c.get_list("value_size", int, (64,), check=_positive),
-        "pipeline": c.get_list("pipeline", int, (1,), check=_positive),
-        "connections": c.get_list("connections", (int, str), (8,), check=_positive_or_auto),
+        "value_size": c.get_list("value_size", int, (64,), check=positive),
+        "pipeline": c.get_list("pipeline", int, (1,), check=positive),
+        "connections": c.get_list("connections", (int, str), (8,), check=positive_or_auto),
         "nodelay": c.get_list("nodelay", str, ("on",), allowed=("on", "off")),
-        "threads": c.get_list("threads", (int, str), (1,), check=_positive_or_auto),
+        "threads": c.get_list("threads", (int, str), (1,), check=positive_or_auto),
     }
     ratio = c.get("ratio", str, "1:10", check=_ratio)
-    duration = float(c.get("duration", (int, float), 1.0, check=_positive))
-    warmup = float(c.get("warmup", (int, float), 0.25, check=_non_negative))
-    repetitions = c.get("repetitions", int, 3, check=_positive)
-    loop_threads = c.get("loop_threads", int, check=_positive)
+    duration = float(c.get("duration", (int, float), 1.0, check=positive))
+    warmup = float(c.get("warmup", (int, float), 0.25, check=non_negative))
+    repetitions = c.get("repetitions", int, 3, check=positive)
+    loop_threads = c.get("loop_threads", int, check=positive)
     io_flush = c.get("io_flush", str, "command", allowed=IO_FLUSHES)
     latency_curve = tuple(float(f) for f in c.get_list(
         "latency_curve", (int, float), (), check=_fraction))
-    latency_slo_us = float(c.get("latency_slo_us", (int, float), DEFAULT_LATENCY_SLO_US, check=_positive))
+    latency_slo_us = float(c.get("latency_slo_us", (int, float), DEFAULT_LATENCY_SLO_US, check=positive))
     syscalls = c.get("syscalls", bool, False)
     value_shape = c.get("value_shape", str, "string")
     c.finish()
@@ -640,7 +546,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
 
 def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec, ...],
                    sweeps: tuple[SweepSpec, ...]) -> CompareSpec:
-    c = _Checker(path, f"compare[{index}]", table)
+    c = Checker(path, f"compare[{index}]", table)
     by = c.get("by", str, "server", allowed=COMPARE_BY)
     allowed = {"server": tuple(s.name for s in servers), "client": CLIENTS, "io": IO_MODELS,
                "transport": TRANSPORTS, "nodelay": ("on", "off"), "loadgen": LOADGENS,
@@ -653,7 +559,7 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
     sweep = c.get("sweep", str, allowed=tuple(s.name for s in sweeps))
     tests = c.get_list("tests", str, (), check=_command)
     metric = c.get("metric", str, "ops_per_s", allowed=tuple(COMPARE_METRICS))
-    rate = c.get("rate", (int, float), check=_positive)
+    rate = c.get("rate", (int, float), check=positive)
     if metric in LATENCY_QUANTILES and rate is None:
         c.fail(c.key("rate"), f"metric {metric} needs the ops/s offered to both sides "
                "(open loop), e.g. rate = 10000")
@@ -663,7 +569,7 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
     suffix = {"ops_per_s": "", "ops_per_server_cpu_s": " per server CPU"}.get(
         metric, f" {metric.removesuffix('_us')} at {rate or 0:g} ops/s")
     name = c.get("name", str, f"{a}/{b}{suffix}")
-    seed_ratio = c.get("seed_ratio", (int, float), check=_positive)
+    seed_ratio = c.get("seed_ratio", (int, float), check=positive)
     raw_where = c.get("where", dict, {})
     where = []
     for variable, value in raw_where.items():
@@ -691,32 +597,30 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ExperimentError(f"{path}: not valid TOML: {error}") from None
-    top = _Checker(path, "", data)
+    top = Checker(path, "", data)
     top.seen.update({"experiment", "server", "sweep", "compare", "host", "placement"})
     top.finish()
-    from .hosts import parse_hosts  # hosts builds on this module's checker
-    hosts, placement = parse_hosts(path, data)
-    c = _Checker(path, "experiment", data.get("experiment", {}))
-    name = c.get("name", str, required=True, check=_name)
+    c = Checker(path, "experiment", data.get("experiment", {}))
+    name = c.get("name", str, required=True, check=valid_name)
     description = c.get("description", str, "")
     server_cpus = str(c.get("server_cpus", (str, int), AUTO, check=_cpu_spec))
     harness_cpus = str(c.get("harness_cpus", (str, int), AUTO, check=_cpu_spec))
-    remote_rtt_us = c.get("remote_rtt_us", int, 250, check=_positive)
-    remote_rate_mbit = c.get("remote_rate_mbit", int, 0, check=_non_negative)
-    precision = c.get("precision", float, check=_positive)
-    budget_s = c.get("budget_s", (int, float), check=_positive)
-    max_rounds = c.get("max_rounds", int, DEFAULT_MAX_ROUNDS, check=_positive)
-    min_rounds = c.get("min_rounds", int, check=_at_least_two)
+    remote_rtt_us = c.get("remote_rtt_us", int, 250, check=positive)
+    remote_rate_mbit = c.get("remote_rate_mbit", int, 0, check=non_negative)
+    precision = c.get("precision", float, check=positive)
+    budget_s = c.get("budget_s", (int, float), check=positive)
+    max_rounds = c.get("max_rounds", int, DEFAULT_MAX_ROUNDS, check=positive)
+    min_rounds = c.get("min_rounds", int, check=at_least_two)
     if min_rounds is None:
         min_rounds = min(DEFAULT_MIN_ROUNDS, max_rounds)
     elif min_rounds > max_rounds:
         raise ExperimentError(f"{path}: experiment.min_rounds: {min_rounds} is more than "
                               f"max_rounds ({max_rounds})")
     disturbance_cores = float(c.get("disturbance_cores", (int, float),
-                                    DEFAULT_DISTURBANCE_CORES, check=_positive))
+                                    DEFAULT_DISTURBANCE_CORES, check=positive))
     measurement = c.get("measurement", str, DEFAULT_MEASUREMENT, allowed=MEASUREMENTS)
     slice_s = float(c.get("slice_s", (int, float), 0.1, check=_slice))
-    alternation_s = float(c.get("alternation_s", (int, float), 2.0, check=_positive))
+    alternation_s = float(c.get("alternation_s", (int, float), 2.0, check=positive))
     if alternation_s < 4 * slice_s:
         raise ExperimentError(f"{path}: experiment.alternation_s: {alternation_s:g} is less "
                               f"than one ABBA cycle of 4 slices ({4 * slice_s:g} s)")
@@ -733,6 +637,7 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     duplicate = next((n for n in sweep_names if sweep_names.count(n) > 1), None)
     if duplicate:
         raise ExperimentError(f"{path}: sweep.name: {duplicate!r} is used by two sweeps")
+    hosts, placement = parse_hosts(path, data, sweeps)
     compare_tables = data.get("compare", [])
     if not isinstance(compare_tables, list):
         raise ExperimentError(f"{path}: compare: must be [[compare]] tables")
