@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
+from kvlab.histograms import Histogram
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.hosts import (build_folder_in_checkout, describe_failure,
                                  offset_from_round_trips, placed_hosts)
@@ -332,7 +333,7 @@ def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
             reps = histograms[host]["points"][0]["repetitions"]
             per_host[host] = next(r for r in reps if r["repetition"] == repetition)["histogram"]
             # The runner reads a histogram as kvlab-load does.
-            assert quantile_ns(per_host[host], 0.99) / 1000 == pytest.approx(
+            assert Histogram.from_json(per_host[host]).value_at_quantile(0.99) / 1000 == pytest.approx(
                 rows.loc[host, "p99_us"], abs=0.01)
         merged = next(r for r in histograms["merged"]["repetitions"]
                       if r["repetition"] == repetition)["histogram"]
@@ -343,7 +344,7 @@ def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
         assert {(lo, up): n for lo, up, n in merged["buckets"]} == expected
         assert merged["count"] == sum(h["count"] for h in per_host.values())
         assert rows.loc["merged", "p99_us"] == pytest.approx(
-            quantile_ns(merged, 0.99) / 1000, abs=0.01)
+            Histogram.from_json(merged).value_at_quantile(0.99) / 1000, abs=0.01)
         # Both hosts began at the common instant or after it, never before.
         lateness = histograms["merged"]["start_late_ms"]
         assert set(lateness) == {"c1", "c2"} and all(v >= 0 for v in lateness.values())
