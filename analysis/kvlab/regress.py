@@ -44,13 +44,15 @@ import subprocess
 import sys
 import tempfile
 
+from .running import kinds
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = "kvlab-opcost/1"
 
 # Functions whose instructions (with their callees) are counted, and for which
 # cases each must show up in the profile: a renamed function would otherwise
 # silently drop out of the count instead of failing.
-ENGINES = ("single", "sharded", "concurrent", "striped")
+ENGINES = tuple(e for e in kinds.ENGINES if e != "owner")  # kvlab-opcost's engine cases
 COUNTED_FUNCTIONS = [
     ("kvlab::Session::Process(*", ENGINES),
     ("kvlab::ShardedEngine::RunShareOfBatch(*", ("sharded",)),

@@ -121,15 +121,15 @@ from typing import Any, Callable
 
 from ..alternation import LATENCY_QUANTILES
 from .hosts import parse_hosts
+from .kinds import (CLIENTS, ENGINE_OPTIONS, ENGINES, HOPS, MULTIKEY_MODES,
+                    ONE_CONNECTION_CLIENTS, PIPELINING_CLIENTS, ROUTES, auto_connections)
 from .toml_checker import (AUTO, Checker, ExperimentError, at_least_two, non_negative,
                            positive, positive_or_auto, valid_name)
 
 SEEDS = ("ember-pr50", "lettuce-threads")
-ENGINES = ("single", "sharded", "concurrent", "striped", "owner")
 SERVER_KINDS = ("kvlab", "redis", "redis-cluster")
 LOADGENS = ("kvlab-load", "redis-benchmark")
 TRANSPORTS = ("unix", "tcp", "remote")
-CLIENTS = ("dedicated", "pooled", "shared")
 IO_MODELS = ("direct", "event-loop")
 IO_FLUSHES = ("command", "batch")
 COMMANDS = ("get", "set", "incrby", "ping", "mix")
@@ -336,11 +336,11 @@ class Experiment:
                         v["keys"], v["key_dist"], v["value_size"], v["pipeline"],
                         v["connections"], v["nodelay"], v["threads"]):
                     # Shared uses one connection; only dedicated clients pipeline.
-                    if client == "shared":
+                    if client in ONE_CONNECTION_CLIENTS:
                         connections = 1
                     elif connections == AUTO:
                         connections = auto_connections(client, threads)
-                    if client != "dedicated":
+                    if client not in PIPELINING_CLIENTS:
                         pipeline = 1
                     else:
                         io = "direct"  # a dedicated thread always does its own socket I/O
@@ -366,19 +366,6 @@ class Experiment:
                         latency_slo_us=sweep.latency_slo_us, syscalls=sweep.syscalls,
                         route="slots" if server.routes_by_slots else "none"))
         return list(dict.fromkeys(result))
-
-
-# The seed's connection counts: redis-benchmark's 50 in total, commons-pool2's 8.
-SEED_TOTAL_CONNECTIONS = 50
-SEED_POOL_SIZE = 8
-
-
-def auto_connections(client: str, threads: int) -> int:
-    """connections = "auto": dedicated 50 in total (at least one per thread; kvlab-load's
-    --connections is the total), pooled commons-pool2's 8, shared 1."""
-    if client == "dedicated":
-        return max(SEED_TOTAL_CONNECTIONS, threads)
-    return SEED_POOL_SIZE if client == "pooled" else 1
 
 
 def _fraction(value) -> str | None:
@@ -460,14 +447,17 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
         c.finish()
         return ServerSpec(name=name, kind=kind, io_threads=io_threads, seed_engine=seed_engine)
     engine = c.get("engine", str, required=True, allowed=ENGINES)
-    shards = hop = stripes = None
-    if engine == "sharded":
+    options = ENGINE_OPTIONS[engine]
+    shards = hop = stripes = route = None
+    if "shards" in options:
         shards = c.get("shards", (int, str), check=positive_or_auto)
-        hop = c.get("hop", str, allowed=("command", "batch"))
-    if engine == "striped":
+    if "hop" in options:
+        hop = c.get("hop", str, allowed=HOPS)
+    if "stripes" in options:
         stripes = c.get("stripes", int, check=positive)
-    route = c.get("route", str, allowed=("none", "slots")) if engine == "owner" else None
-    multikey = c.get("multikey", str, allowed=("atomic", "split"))
+    if "route" in options:
+        route = c.get("route", str, allowed=ROUTES)
+    multikey = c.get("multikey", str, allowed=MULTIKEY_MODES)
     c.finish()
     return ServerSpec(name=name, kind=kind, engine=engine, shards=shards, hop=hop,
                       stripes=stripes, io_threads=io_threads, seed_engine=seed_engine,
