@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from .rendering import dashboard as _dashboard  # light: matplotlib loads only when it renders
-from . import micro as _micro
-from . import regress as _regress
+from .tracking import micro as _micro
+from .tracking import regress as _regress
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -83,7 +83,7 @@ def _report(args) -> int:
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    from .verdict import MIN_EFFECT
+    from .tracking.verdict import MIN_EFFECT
     parser.add_argument("base", help="baseline: a run folder, a history record (.json) or a "
                         "folder of records such as results/history/<fingerprint>")
     parser.add_argument("new", help="run folder (or history record) to judge against the base")
@@ -96,7 +96,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _compare(args) -> int:
-    from .compare import CompareError, render_comparison
+    from .tracking.base_vs_new import CompareError, render_comparison
     try:
         text, counts = render_comparison(args.base, args.new, args.min_effect,
                                          args.across_machines)
@@ -108,14 +108,14 @@ def _compare(args) -> int:
 
 
 def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
-    from .history import default_history_dir
+    from .tracking.history import default_history_dir
     _add_run_dir_argument(parser)
     parser.add_argument("--history", default=default_history_dir(),
                         help="history folder (default: results/history)")
 
 
 def _record(args) -> int:
-    from .history import HistoryError, record_from_run, write_record
+    from .tracking.history import HistoryError, record_from_run, write_record
     try:
         record = record_from_run(args.run_dir)
     except HistoryError as error:
@@ -175,7 +175,7 @@ def _hosts(args) -> int:
     """Exit 2 for a bad file, 1 when a host is unreachable or fails the check."""
     from .running.experiment import ExperimentError, load_experiment
     from .running.hosts import (HostError, deploy_binaries, inspect_host, local_binaries,
-                        local_commit, placed_hosts, render_report)
+                                local_commit, placed_hosts, render_report)
     try:
         experiment = load_experiment(args.experiment)
     except ExperimentError as error:
@@ -213,7 +213,7 @@ SUBCOMMANDS = {
              "it would take, without running anything", _add_plan_arguments, _plan),
     "run": ("measure an experiment file into a new run folder", _add_run_arguments, _run),
     "report": ("render report.md and plots of a run folder", _add_run_dir_argument, _report),
-    "compare": ("verdicts of NEW's ratios, points and costs against BASE (kvlab.verdict)",
+    "compare": ("verdicts of NEW's ratios, points and costs against BASE (kvlab.tracking.verdict)",
                 _add_compare_arguments, _compare),
     "record": ("summarise a run folder into results/history/<machine>/ (commit it)",
                _add_record_arguments, _record),
@@ -221,7 +221,7 @@ SUBCOMMANDS = {
               _hosts),
     "dashboard": ("render results/dashboard/index.html from everything under results/",
                   _dashboard.add_arguments, _dashboard.run),
-    "micro": ("print the sharded hop's cost from a `make micro` JSON file (kvlab.micro)",
+    "micro": ("print the sharded hop's cost from a `make micro` JSON file (kvlab.tracking.micro)",
               _micro.add_arguments, _micro.main),
     "regress": ("count instructions per operation under callgrind against "
                 "results/baseline/opcost.json (`make regress`)", _regress.add_arguments,

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvlab import alternation
-from kvlab.alternation import Slice
-from kvlab.stats import paired_interval, t_quantile_975
+from kvlab.measures import alternation
+from kvlab.measures.alternation import Slice
+from kvlab.measures.stats import paired_interval, t_quantile_975
 
 from conftest import run_experiment
 

@@ -20,8 +20,8 @@ from kvlab.rendering import dashboard  # noqa: E402
 
 from PIL import Image  # noqa: E402
 
-from kvlab.history import record_from_run, write_record  # noqa: E402
-from kvlab.machine import fingerprint  # noqa: E402
+from kvlab.tracking.history import record_from_run, write_record  # noqa: E402
+from kvlab.tracking.machine import fingerprint  # noqa: E402
 from synthetic_runs import MACHINE_A, MACHINE_B, ratio_row, repetitions, write_run  # noqa: E402
 
 
@@ -166,7 +166,7 @@ def test_page_loads_in_headless_chromium(history):
 
 
 def test_micro_runs_with_repetitions_are_represented_by_their_median(tmp_path):
-    from kvlab import micro
+    from kvlab.tracking import micro
     name = "BM_Hop/sharded/get/ops:1/real_time"
     runs = [{"name": name, "run_name": name, "run_type": "iteration", "repetitions": 3,
              "repetition_index": i, "real_time": t, "time_unit": "ns"} for i, t in enumerate((900.0, 500.0, 600.0))]

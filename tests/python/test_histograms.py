@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kvlab.histograms import Histogram, merged_percentiles
+from kvlab.measures.histograms import Histogram, merged_percentiles
 
 
 def _file(path, histograms):
@@ -71,7 +71,7 @@ def test_an_empty_merge_reads_zero_like_the_harness():
 
 
 def test_gzipped_documents_read_by_their_old_names(tmp_path):
-    from kvlab.histograms import compress_documents, merged
+    from kvlab.measures.histograms import compress_documents, merged
     import gzip
     repetitions = [_histogram([1001] * 10 + [5001]), _histogram([2001] * 5)]
     (tmp_path / "a.json").write_text(json.dumps({"points": [{

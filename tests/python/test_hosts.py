@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
-from kvlab.histograms import Histogram
+from kvlab.measures.histograms import Histogram
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.hosts import (build_folder_in_checkout, describe_failure,
                                  offset_from_round_trips, placed_hosts)

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import REPO, kvlab_binaries_or_skip, python_env
 from kvlab.running.experiment import parse_experiment_text
-from kvlab.histograms import merged_percentiles
+from kvlab.measures.histograms import merged_percentiles
 from kvlab.running.results import load_points
 from kvlab.running.cpus import this_machine
 from kvlab.running.plan import resolve

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from conftest import REPO
-from kvlab.stats import t_quantile_975
+from kvlab.measures.stats import t_quantile_975
 
 # t(0.975, df) from a printed table (e.g. NIST/SEMATECH e-Handbook, 1.3.6.7.2).
 TEXTBOOK = {1: 12.706, 2: 4.303, 3: 3.182, 5: 2.571, 9: 2.262, 10: 2.228, 20: 2.086,

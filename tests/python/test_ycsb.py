@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, python_env
-from kvlab.comparisons import point_label
+from kvlab.measures.declared_ratios import point_label
 from kvlab.rendering.plots_ycsb import write_ycsb_plot
 from kvlab.rendering.report import point_table, render_report
 from kvlab.rendering.report_ycsb import ycsb_section

@@ -1,7 +1,7 @@
 """The static performance dashboard: results/dashboard/index.html and its PNGs.
 
 Renders one page that needs no network to view (what it shows is loaded by
-dashboard_data.py, from kvlab.opcost, kvlab.micro and kvlab.history; this module draws
+dashboard_data.py, from kvlab.tracking.opcost, kvlab.tracking.micro and kvlab.tracking.history; this module draws
 and writes HTML):
 
 - instruction counts per operation (the `make regress` gate) per commit, cases that
@@ -10,7 +10,7 @@ and writes HTML):
 - the bench history, one panel group per machine fingerprint: the committed records
   under results/history/ plus local run folders not yet recorded (results/runs/*,
   results/sample). Inside a group, one block per experiment: the newest run's verdicts
-  against the runs before it (kvlab.verdict, the rule `compare` uses), and series over
+  against the runs before it (kvlab.tracking.verdict, the rule `compare` uses), and series over
   commits with their 95% intervals as bands — declared ratios first, cost per operation
   second, ops/s third. A series never crosses machines or experiments.
 - the newest local run's report.
@@ -29,10 +29,10 @@ import os
 import re
 import sys
 
-from .. import micro
-from ..compare import VERDICT_HEADER, verdict_rows
-from ..history import cost_columns, describe_fingerprint, parse_date, series_of
-from ..verdict import MIN_EFFECT, count, judge_record
+from ..tracking import micro
+from ..tracking.base_vs_new import VERDICT_HEADER, verdict_rows
+from ..tracking.history import cost_columns, describe_fingerprint, parse_date, series_of
+from ..tracking.verdict import MIN_EFFECT, count, judge_record
 from . import palette
 from .dashboard_data import DashboardData, load_dashboard_data
 
@@ -397,7 +397,7 @@ def _bench_section(records, machines, out_dir):
                 "<code>python3 -m kvlab record results/runs/&lt;run&gt;</code>.</p>")
     parts = [f"<p>{len(records)} run(s) on {len(machines)} machine(s). Each machine (fingerprint: "
              "CPU model, cores, vector level, kernel, compiler) is its own panel group; its series "
-             "never mix with another machine's. Verdicts (kvlab.verdict, the rule of "
+             "never mix with another machine's. Verdicts (kvlab.tracking.verdict, the rule of "
              "<code>python3 -m kvlab compare</code>): <code>regressed</code>/<code>improved</code> "
              f"needs a change beyond max({100 * MIN_EFFECT:.0f}%, the history's spread) with "
              "intervals apart; <code>unstable</code>: the history's own spread exceeds "

@@ -1,6 +1,6 @@
 """What the dashboard shows, read from a results folder: the `make regress` records
-(kvlab.opcost), the `make micro` runs (kvlab.micro), the bench history (committed records
-and local run folders, kvlab.history) grouped per machine and experiment, and the newest
+(kvlab.tracking.opcost), the `make micro` runs (kvlab.tracking.micro), the bench history (committed records
+and local run folders, kvlab.tracking.history) grouped per machine and experiment, and the newest
 local run's report. dashboard.py draws it; this module writes nothing.
 
 Pure function of the files it reads. Thread-safe (no shared state).
@@ -13,9 +13,9 @@ import datetime
 import os
 from pathlib import Path
 
-from .. import micro
-from ..history import group_records, load_history, local_run_folders, parse_date, run_started
-from ..opcost import load_opcost_history
+from ..tracking import micro
+from ..tracking.history import group_records, load_history, local_run_folders, parse_date, run_started
+from ..tracking.opcost import load_opcost_history
 
 
 @dataclasses.dataclass(frozen=True)

@@ -32,8 +32,8 @@ from . import palette
 from .plots import (client_bound_handle, draw_points, figure_grid, line_columns,
                     lines_of, panel_columns, panels)
 from .report_latency import curve_groups
-from .. import histograms
-from ..histograms import Histogram
+from ..measures import histograms
+from ..measures.histograms import Histogram
 from ..running.experiment import POINT_VARIABLES
 from ..running.latency import (CURVE_INTERVALS, CURVE_PERCENTILES, latency_capped_throughput,
                                load_curve_rows)

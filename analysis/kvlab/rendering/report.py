@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..running.experiment import POINT_VARIABLES
-from ..histograms import merged_percentiles
-from ..slices import point_steadiness
+from ..measures.histograms import merged_percentiles
+from ..measures.slices import point_steadiness
 from .markdown import markdown_table
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
                             server_cpu_count, server_specs)
@@ -28,9 +28,9 @@ from .report_ratios import (calibration_section, declared_section, disturbance_l
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
 from .report_ycsb import ycsb_section
-from ..history import cost_columns
+from ..tracking.history import cost_columns
 from ..running.results import load_meta, load_points, whole_points
-from ..stats import Summary, summarize
+from ..measures.stats import Summary, summarize
 
 
 def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFrame:

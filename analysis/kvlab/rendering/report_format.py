@@ -11,7 +11,7 @@ import math
 import pandas as pd
 
 from ..running.cpus import parse_cpu_list
-from ..stats import Summary
+from ..measures.stats import Summary
 
 CLIENT_BOUND_MARK = "†"
 ERROR_MARK = " ‼"

@@ -7,7 +7,7 @@ import csv
 import math
 from pathlib import Path
 
-from ..ratio_verdicts import decide, lower_is_better
+from ..measures.ratio_verdicts import decide, lower_is_better
 from ..running.latency import latency_capped_throughput, load_curve_rows
 from .markdown import markdown_table
 

@@ -1,6 +1,6 @@
 """The report's lead, in this order: the A/A calibration (calibration.csv: what this
 machine's noise is and whether the method held), one verdict table per seed with a
-claim in the run (what each interval decides, kvlab.ratio_verdicts.decide), the other
+claim in the run (what each interval decides, kvlab.measures.ratio_verdicts.decide), the other
 declared ratios' verdicts, how the time was spent, then the declared comparisons in
 full (ratios.csv) with why rounds stopped, and how much of the run was disturbed."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import alternation
-from ..ratio_verdicts import decide, lower_is_better
-from ..stats import paired_interval
+from ..measures import alternation
+from ..measures.ratio_verdicts import decide, lower_is_better
+from ..measures.stats import paired_interval
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK
 

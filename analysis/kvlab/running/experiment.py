@@ -119,7 +119,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
-from ..alternation import LATENCY_QUANTILES
+from ..measures.alternation import LATENCY_QUANTILES
 from .hosts import parse_hosts
 from .kinds import (CLIENTS, ENGINE_OPTIONS, ENGINES, HOPS, MULTIKEY_MODES,
                     ONE_CONNECTION_CLIENTS, PIPELINING_CLIENTS, ROUTES, auto_connections)

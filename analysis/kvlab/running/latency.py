@@ -31,7 +31,7 @@ import json
 from pathlib import Path
 
 from . import loadgens
-from ..stats import ratio_interval, summarize
+from ..measures.stats import ratio_interval, summarize
 from .experiment import DEFAULT_LATENCY_SLO_US, Point
 
 DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95)

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..histograms import Histogram
+from ..measures.histograms import Histogram
 from .experiment import Experiment, Point, ServerSpec, point_fill
 from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host,
                     local_binaries, local_commit, multiplexed, placed_hosts, render_report,

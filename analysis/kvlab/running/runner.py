@@ -50,13 +50,13 @@ from typing import TextIO
 
 import pandas as pd
 
-from .. import machine
+from ..tracking import machine
 from . import alternating, latency, loadgens, syscalls
-from ..comparisons import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, compute, point_label,
-                           unresolved_points, write_ratios)
+from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, compute, point_label,
+                                        unresolved_points, write_ratios)
 from .experiment import POINT_VARIABLES, Point, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
-from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
+from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
 from .servers import ServerError, ServerProcess, server_process
 

@@ -44,9 +44,10 @@ import subprocess
 import sys
 import tempfile
 
-from .running import kinds
+from ..running import kinds
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 SCHEMA = "kvlab-opcost/1"
 
 # Functions whose instructions (with their callees) are counted, and for which
@@ -136,7 +137,7 @@ def check_counted_functions(engine, profile):
         if engine in needed_by and name not in profile:
             raise RegressError(f"{engine}: {name} does not appear in the callgrind profile: it "
                                "was renamed or inlined; update COUNTED_FUNCTIONS in "
-                               "analysis/kvlab/regress.py")
+                               "analysis/kvlab/tracking/regress.py")
 
 
 def measure(build, ops, engines, multikey="atomic"):

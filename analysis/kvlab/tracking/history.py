@@ -15,7 +15,7 @@ and nothing else (not the raw repetitions):
                  "status", "client_bound", "errors", "disturbed",
                  "costs": {"<cost column>": {"median", "low", "high"}}}]}
 
-A point's ops/s and costs are summarised over its `ok` rows with kvlab.stats.summarize
+A point's ops/s and costs are summarised over its `ok` rows with kvlab.measures.stats.summarize
 (median; 95% interval of the mean, null with one row). Numbers that are missing or
 `n/a` in the run are null or left out, never estimated.
 
@@ -39,9 +39,9 @@ import re
 import sys
 from pathlib import Path
 
-from .running.experiment import POINT_VARIABLES
+from ..running.experiment import POINT_VARIABLES
 from .machine import fingerprint
-from .stats import summarize
+from ..measures.stats import summarize
 
 SCHEMA = "kvlab-history/1"
 # Cost-per-operation columns of points.csv (lower is better) end so; any may be absent.
@@ -372,5 +372,5 @@ def describe_fingerprint(fp: dict) -> str:
 
 
 def default_history_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "results", "history")
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))), "results", "history")

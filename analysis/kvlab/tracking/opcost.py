@@ -2,7 +2,7 @@
 
 Committed baselines come from the git history of results/baseline/opcost.json (one
 record per commit that changed it); gate runs from results/regress/*.json. Each record
-(schema kvlab-opcost/1, written by kvlab.regress) gets "source" ("baseline" or
+(schema kvlab-opcost/1, written by kvlab.tracking.regress) gets "source" ("baseline" or
 "regress") and "_date" (an aware datetime, or None). Pure function of the files and
 the git history it reads.
 """
