@@ -14,9 +14,9 @@ import pytest
 from conftest import BUILD_DIR, kvlab_binaries_or_skip
 from kvlab.running.experiment import Point
 from kvlab.rendering.plots_latency import write_latency_curve
+from kvlab.measures.latency_curves import latency_capped_throughput, load_curve_rows
 from kvlab.running.latency import (DEFAULT_FRACTIONS, append_curve_rows, closed_loop_maximum,
-                                   curve_row, latency_capped_throughput, load_curve_rows,
-                                   measure_curve, open_loop_commands, open_loop_rates)
+                                   curve_row, measure_curve, open_loop_commands, open_loop_rates)
 
 
 def point(**overrides) -> Point:

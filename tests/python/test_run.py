@@ -312,7 +312,7 @@ latency_slo_us = 100000
     done = run_cli(experiment, build_dir, tmp_path / "runs")
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").glob("*-curve")
-    from kvlab.running.latency import load_curve_rows
+    from kvlab.measures.latency_curves import load_curve_rows
     rows = load_curve_rows(run_dir / "latency.csv")
     points = load_points(run_dir)
     maximum = sorted(points["ops_per_s"])[len(points) // 2 - 1:len(points) // 2 + 1]

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from ..measures.ratio_verdicts import decide, lower_is_better
-from ..running.latency import latency_capped_throughput, load_curve_rows
+from ..measures.latency_curves import latency_capped_throughput, load_curve_rows
 from .markdown import markdown_table
 
 
