@@ -34,6 +34,7 @@ from ..tracking.base_vs_new import VERDICT_HEADER, verdict_rows
 from ..tracking.history import cost_columns, describe_fingerprint, parse_date, series_of
 from ..tracking.verdict import MIN_EFFECT, count, judge_record
 from . import palette
+from .markdown import markdown_to_html
 from .dashboard_data import DashboardData, load_dashboard_data
 
 # A micro benchmark whose time grew more than this against the previous run
@@ -264,45 +265,6 @@ def _table(header, rows, row_classes=None):
 def _images(plots):
     return "\n".join(f'<figure><img src="{_e(f)}" alt="{_e(t)}"><figcaption>{_e(t)}</figcaption></figure>'
                      for t, f in plots)
-
-
-def markdown_to_html(text):
-    """The subset of markdown our reports use: headings, pipe tables, lists, paragraphs, code blocks."""
-    out, lines, i = [], text.splitlines(), 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("```"):
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
-                j += 1
-            out.append("<pre>" + _e("\n".join(lines[i + 1:j])) + "</pre>")
-            i = j + 1
-        elif line.startswith("#"):
-            level = min(len(line) - len(line.lstrip("#")) + 2, 6)  # page headings sit above
-            out.append(f"<h{level}>{_e(line.lstrip('#').strip())}</h{level}>")
-            i += 1
-        elif line.lstrip().startswith("|"):
-            block = []
-            while i < len(lines) and lines[i].lstrip().startswith("|"):
-                block.append([cell.strip() for cell in lines[i].strip().strip("|").split("|")])
-                i += 1
-            body = [r for r in block[1:] if not all(set(c) <= set("-: ") for c in r)]
-            out.append(_table(block[0], body))
-        elif line.startswith(("- ", "* ")):
-            items = []
-            while i < len(lines) and lines[i].startswith(("- ", "* ")):
-                items.append(f"<li>{_e(lines[i][2:].strip())}</li>")
-                i += 1
-            out.append("<ul>" + "".join(items) + "</ul>")
-        elif line.strip():
-            para = []
-            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "```", "- ", "* ")):
-                para.append(lines[i].strip())
-                i += 1
-            out.append("<p>" + _e(" ".join(para)) + "</p>")
-        else:
-            i += 1
-    return "\n".join(out)
 
 
 def _opcost_section(records, plots):
