@@ -121,3 +121,36 @@ def test_a_planted_cycle_is_found(tmp_path):
     assert find_cycle(graph) == ["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]
     (root / "c.py").write_text("import json\n")
     assert find_cycle(import_graph(root, "pkg")) is None
+
+
+def _unannotated(path: Path) -> list[str]:
+    """Functions of a module with a parameter or the return value not annotated."""
+    missing = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = [a for a in node.args.args + node.args.kwonlyargs
+                         if a.arg not in ("self", "cls")]
+            if node.returns is None or any(a.annotation is None for a in arguments):
+                missing.append(f"{path.name}:{node.lineno} {node.name}")
+    return missing
+
+
+def test_one_dialect_pathlib_and_type_hints():
+    package = REPO / "analysis" / "kvlab"
+    for path in sorted(package.rglob("*.py")):
+        names = {alias.name for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Import) for alias in node.names}
+        assert "glob" not in names, f"{path}: pathlib's glob, not the glob module"
+        assert "os.path" not in path.read_text(), f"{path}: pathlib, not os.path"
+    # The modules that spoke the other dialect are annotated throughout.
+    checked = [package / "tracking" / f"{name}.py" for name in ("regress", "micro", "opcost")]
+    checked += [package / "rendering" / f"{name}.py" for name in ("dashboard", "dashboard_data",
+                                                                  "markdown")]
+    assert [m for path in checked for m in _unannotated(path)] == []
+
+
+def test_the_dialect_check_sees_a_missing_hint(tmp_path):
+    (tmp_path / "m.py").write_text("def f(a: int) -> int:\n    return a\n\n"
+                                   "def g(a):\n    return a\n\nclass C:\n"
+                                   "    def h(self) -> None:\n        pass\n")
+    assert _unannotated(tmp_path / "m.py") == ["m.py:4 g"]

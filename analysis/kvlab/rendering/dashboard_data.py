@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import os
 from pathlib import Path
 
 from ..tracking import micro
@@ -27,7 +26,7 @@ class NewestRun:
 
 @dataclasses.dataclass(frozen=True)
 class DashboardData:
-    results_dir: str
+    results_dir: Path
     opcost: list[dict]                              # make regress records, oldest first
     micro_runs: list[dict]                          # make micro runs, oldest first
     bench: list[dict]                               # every bench history record
@@ -40,7 +39,7 @@ def _started(folder: Path) -> datetime.datetime:
     return parse_date(run_started(folder)) or epoch
 
 
-def newest_run(results_dir) -> NewestRun | None:
+def newest_run(results_dir: str | Path) -> NewestRun | None:
     """The newest local run folder with its report.md (or a rendering of its points)."""
     folders = local_run_folders(results_dir)
     if not folders:
@@ -56,10 +55,10 @@ def newest_run(results_dir) -> NewestRun | None:
         return NewestRun(newest, None, str(e))
 
 
-def load_dashboard_data(results_dir) -> DashboardData:
+def load_dashboard_data(results_dir: str | Path) -> DashboardData:
     bench = load_history(results_dir)
     machines: dict[str, dict[str, list[dict]]] = {}
     for (fingerprint_id, experiment), group in group_records(bench).items():
         machines.setdefault(fingerprint_id, {})[experiment] = group
-    return DashboardData(str(os.path.abspath(results_dir)), load_opcost_history(results_dir),
+    return DashboardData(Path(results_dir).absolute(), load_opcost_history(results_dir),
                          micro.load_runs(results_dir), bench, machines, newest_run(results_dir))

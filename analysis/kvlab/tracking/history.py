@@ -31,10 +31,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime
-import glob
 import json
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -282,7 +280,7 @@ def load_records(path: str | Path) -> list[dict]:
 def local_run_folders(results_dir: str | Path) -> list[Path]:
     """Run folders under results/: runs/* and the committed sample."""
     results_dir = Path(results_dir)
-    candidates = [Path(p) for p in glob.glob(str(results_dir / "runs" / "*"))]
+    candidates = list((results_dir / "runs").glob("*"))
     candidates += [results_dir / "sample"]
     return sorted(p for p in candidates if is_run_folder(p))
 
@@ -372,5 +370,4 @@ def describe_fingerprint(fp: dict) -> str:
 
 
 def default_history_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))), "results", "history")
+    return str(Path(__file__).resolve().parents[3] / "results" / "history")
