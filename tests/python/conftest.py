@@ -4,6 +4,7 @@ CTest passes KVLAB_BUILD_DIR (the folder with kvlab-server, kvlab-load and
 python/kvlab/_harness*.so); run by hand, the tests fall back to <repo>/build.
 """
 
+import json
 import os
 import shutil
 import sys
@@ -36,6 +37,28 @@ def small_run(tmp_path) -> Path:
     target = tmp_path / "small-run"
     shutil.copytree(FIXTURES / "small-run", target)
     return target
+
+
+# The [[server]] tables tests measure most, by name.
+SERVER_TABLES = {
+    "redis": {"name": "redis", "kind": "redis"},
+    "redis-b": {"name": "redis-b", "kind": "redis"},
+    "single": {"name": "single", "kind": "kvlab", "engine": "single"},
+    "concurrent": {"name": "concurrent", "kind": "kvlab", "engine": "concurrent"},
+}
+
+
+def experiment_head(name: str, servers: tuple[str, ...] = ("redis",), **settings) -> str:
+    """The head of an experiment file: its [experiment] table (disturbance_cores = 64 unless
+    a test says otherwise: tests measure on a busy machine and never re-run for it, plus
+    `settings`) and the [[server]] tables of SERVER_TABLES named; the sweeps follow."""
+    settings = {"disturbance_cores": 64, **settings}
+    lines = ["[experiment]", f"name = {json.dumps(name)}"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
+    for server in servers:
+        lines.append("[[server]]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in SERVER_TABLES[server].items()]
+    return "\n".join(lines) + "\n"
 
 
 def python_env() -> dict:

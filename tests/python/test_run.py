@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, kvlab_binaries_or_skip, python_env
+from conftest import REPO, experiment_head, kvlab_binaries_or_skip, python_env
 from kvlab.running.experiment import parse_experiment_text
 from kvlab.measures.histograms import merged_percentiles
 from kvlab.running.results import load_points
@@ -98,13 +98,7 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
 def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path,
                                                                           load_only_build):
     experiment = tmp_path / "rb.toml"
-    experiment.write_text("""
-[experiment]
-name = "rb"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
+    experiment.write_text(experiment_head("rb") + """
 [[sweep]]
 name = "rb"
 loadgen = "redis-benchmark"
@@ -173,13 +167,7 @@ repetitions = 1
 
 def test_points_are_on_disk_before_the_next_point_starts(tmp_path, load_only_build, monkeypatch):
     import kvlab.running.runner as runner_module
-    experiment = parse_experiment_text("""
-[experiment]
-name = "order"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
+    experiment = parse_experiment_text(experiment_head("order") + """
 [[sweep]]
 name = "rb"
 loadgen = "redis-benchmark"
@@ -205,13 +193,7 @@ repetitions = 1
 def test_prefill_records_bytes_per_key_for_redis(build_dir, tmp_path):
     kvlab_binaries_or_skip(build_dir)
     experiment = tmp_path / "memory.toml"
-    experiment.write_text("""
-[experiment]
-name = "memory"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
+    experiment.write_text(experiment_head("memory") + """
 [[sweep]]
 name = "fill"
 command = "get"
@@ -251,17 +233,7 @@ duration = 0.05
 warmup = 0.0
 repetitions = 1
 """
-    experiment.write_text("""
-[experiment]
-name = "shapes"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
-[[server]]
-name = "single"
-kind = "kvlab"
-engine = "single"
+    experiment.write_text(experiment_head("shapes", ("redis", "single")) + """
 [[sweep]]
 name = "strings"
 command = "get"
@@ -289,13 +261,7 @@ def test_a_latency_curve_runs_open_loop_at_fractions_of_the_closed_loop_maximum(
                                                                                 tmp_path):
     kvlab_binaries_or_skip(build_dir)
     experiment = tmp_path / "curve.toml"
-    experiment.write_text("""
-[experiment]
-name = "curve"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
+    experiment.write_text(experiment_head("curve") + """
 [[sweep]]
 name = "p1"
 command = "get"
@@ -330,17 +296,7 @@ latency_slo_us = 100000
 def test_system_calls_per_operation_are_counted_for_every_server(build_dir, tmp_path):
     kvlab_binaries_or_skip(build_dir)
     experiment = tmp_path / "calls.toml"
-    experiment.write_text("""
-[experiment]
-name = "calls"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
-[[server]]
-name = "single"
-kind = "kvlab"
-engine = "single"
+    experiment.write_text(experiment_head("calls", ("redis", "single")) + """
 [[sweep]]
 name = "rb"
 loadgen = "redis-benchmark"
