@@ -17,6 +17,23 @@ from .tracking import regress as _regress
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _fail(verb: str, problem: str, status: int = 2) -> int:
+    """Says what went wrong as `kvlab VERB: PROBLEM` on stderr; returns the exit status."""
+    print(f"kvlab {verb}: {problem}", file=sys.stderr)
+    return status
+
+
+def _write_outputs(run_dir: str | Path) -> Path:
+    """report.md and the plots of a run folder; returns the report's path."""
+    from .rendering.plots_ycsb import write_ycsb_plot
+    from .rendering.report import write_report
+    from .rendering.run_plots import write_plots
+    report = write_report(run_dir)
+    write_plots(run_dir)
+    write_ycsb_plot(run_dir)
+    return report
+
+
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", help="experiment file, e.g. workloads/quick.toml")
     parser.add_argument("--build", default=str(REPO / "build"),
@@ -27,34 +44,26 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not print report.md at the end")
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from .running.experiment import ExperimentError, load_experiment
-    from .rendering.run_plots import write_plots
-    from .rendering.plots_ycsb import write_ycsb_plot
-    from .rendering.report import write_report
     from .running.loadgens import LoadgenMissing
     from .running.runner import Runner
     try:
         experiment = load_experiment(args.experiment)
     except ExperimentError as error:
-        print(f"kvlab run: {error}", file=sys.stderr)
-        return 2
+        return _fail("run", str(error))
     from .running.cpus import CpuError, this_machine
     from .running.plan import resolve
     try:
         plan = resolve(experiment, this_machine())
     except CpuError as error:
-        print(f"kvlab run: {args.experiment}: {error}", file=sys.stderr)
-        return 2
+        return _fail("run", f"{args.experiment}: {error}")
     runner = Runner(plan, REPO, Path(args.build).resolve(), Path(args.out).resolve())
     try:
         run_dir = runner.run()
     except LoadgenMissing as error:
-        print(f"kvlab run: {error}", file=sys.stderr)
-        return 1
-    report = write_report(run_dir)
-    write_plots(run_dir)
-    write_ycsb_plot(run_dir)
+        return _fail("run", str(error), status=1)
+    report = _write_outputs(run_dir)
     if not args.quiet_report:
         print(report.read_text())
     print(f"results: {run_dir}", file=sys.stderr)
@@ -68,17 +77,10 @@ def _add_run_dir_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", help="a run folder (results/runs/<time>-<name>)")
 
 
-def _report(args) -> int:
-    from .rendering.run_plots import write_plots
-    from .rendering.plots_ycsb import write_ycsb_plot
-    from .rendering.report import write_report
+def _report(args: argparse.Namespace) -> int:
     if not (Path(args.run_dir) / "points.csv").exists():
-        print(f"kvlab report: {args.run_dir}: no points.csv (not a run folder)", file=sys.stderr)
-        return 2
-    path = write_report(args.run_dir)
-    write_plots(args.run_dir)
-    write_ycsb_plot(args.run_dir)
-    print(path.read_text())
+        return _fail("report", f"{args.run_dir}: no points.csv (not a run folder)")
+    print(_write_outputs(args.run_dir).read_text())
     return 0
 
 
@@ -95,14 +97,13 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare even when base and new come from different machines")
 
 
-def _compare(args) -> int:
+def _compare(args: argparse.Namespace) -> int:
     from .tracking.base_vs_new import CompareError, render_comparison
     try:
         text, counts = render_comparison(args.base, args.new, args.min_effect,
                                          args.across_machines)
     except CompareError as error:
-        print(f"kvlab compare: {error}", file=sys.stderr)
-        return 2
+        return _fail("compare", str(error))
     print(text)
     return 1 if args.fail_on_worse and counts["regressed"] else 0
 
@@ -114,16 +115,14 @@ def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
                         help="history folder (default: results/history)")
 
 
-def _record(args) -> int:
+def _record(args: argparse.Namespace) -> int:
     from .tracking.history import HistoryError, record_from_run, write_record
     try:
         record = record_from_run(args.run_dir)
     except HistoryError as error:
-        print(f"kvlab record: {error}", file=sys.stderr)
-        return 2
+        return _fail("record", str(error))
     if not any(p["n"] for p in record["points"]):
-        print(f"kvlab record: {args.run_dir}: no measured point to record", file=sys.stderr)
-        return 2
+        return _fail("record", f"{args.run_dir}: no measured point to record")
     print(write_record(record, args.history))
     return 0
 
@@ -139,7 +138,7 @@ def _add_plan_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 
-def _plan(args) -> int:
+def _plan(args: argparse.Namespace) -> int:
     from .running.cpus import CpuError, Topology, parse_cpu_list, parse_groups, this_machine
     from .running.experiment import ExperimentError, load_experiment
     from .running.plan import resolve, to_json_text
@@ -155,8 +154,7 @@ def _plan(args) -> int:
             topology = this_machine()
         plan = resolve(experiment, topology)
     except (ExperimentError, CpuError) as error:
-        print(f"kvlab plan: {error}", file=sys.stderr)
-        return 2
+        return _fail("plan", str(error))
     print(to_json_text(plan) if args.json else plan.render())
     return 0
 
@@ -171,7 +169,7 @@ def _add_hosts_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: build)")
 
 
-def _hosts(args) -> int:
+def _hosts(args: argparse.Namespace) -> int:
     """Exit 2 for a bad file, 1 when a host is unreachable or fails the check."""
     from .running.experiment import ExperimentError, load_experiment
     from .running.hosts import (HostError, deploy_binaries, inspect_host, local_binaries,
@@ -179,12 +177,9 @@ def _hosts(args) -> int:
     try:
         experiment = load_experiment(args.experiment)
     except ExperimentError as error:
-        print(f"kvlab hosts: {error}", file=sys.stderr)
-        return 2
+        return _fail("hosts", str(error))
     if experiment.placement is None:
-        print(f"kvlab hosts: {args.experiment}: no [[host]] tables and [placement]",
-              file=sys.stderr)
-        return 2
+        return _fail("hosts", f"{args.experiment}: no [[host]] tables and [placement]")
     build = Path(args.build).resolve()
     binaries = local_binaries(build)
     hosts = placed_hosts(experiment.hosts, experiment.placement, build)

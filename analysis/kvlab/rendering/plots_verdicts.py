@@ -25,16 +25,13 @@ from matplotlib.lines import Line2D
 from . import palette
 from .report_seeds import SEED_TRANSPORT, load_reference
 from ..measures.ratio_verdicts import decide, lower_is_better
+from ..running.results import load_table
 
 SEED_NAMES = {"ember-pr50": "seed 1, ember PR #50", "lettuce-threads": "seed 2, Lettuce"}
 
 
 def load_ratios(run_dir: Path) -> pd.DataFrame | None:
-    path = Path(run_dir) / "ratios.csv"
-    if not path.exists():
-        return None
-    ratios = pd.read_csv(path)
-    return None if ratios.empty else ratios
+    return load_table(run_dir, "ratios.csv")
 
 
 def _comparisons(meta: dict) -> dict[str, dict]:

@@ -17,6 +17,7 @@ from ..measures.ratio_verdicts import decide, lower_is_better
 from ..measures.stats import paired_interval
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK
+from ..running.results import load_table
 
 # The seed document a claim comes from, when its sweep does not name one: the first
 # seed compares keyspace architectures (servers), the second client setups.
@@ -35,11 +36,8 @@ def _interval(row) -> str:
 
 
 def declared_section(run_dir: Path, meta: dict) -> str:
-    path = Path(run_dir) / "ratios.csv"
-    if not path.exists():
-        return ""
-    ratios = pd.read_csv(path, keep_default_na=True)
-    if ratios.empty:
+    ratios = load_table(run_dir, "ratios.csv", keep_default_na=True)
+    if ratios is None:
         return ""
     seeds = {c.get("name"): c.get("seed_ratio") for c in meta.get("comparisons", [])}
     precision = meta.get("precision")

@@ -215,28 +215,25 @@ def cgroup_quota_cpus(root: Path = CGROUP, proc_self_cgroup: str | None = None) 
     return min(known) if known else None
 
 
-def sibling_groups() -> tuple[tuple[int, ...], ...]:
-    groups = set()
-    for path in SYS_CPU.glob("cpu[0-9]*/topology/thread_siblings_list"):
+def _cpu_lists(paths) -> list[tuple[int, ...]]:
+    """The CPU lists these files hold, in order; unreadable or malformed ones left out."""
+    lists = []
+    for path in paths:
         text = _read(path)
         if text:
             try:
-                groups.add(parse_cpu_list(text))
+                lists.append(parse_cpu_list(text))
             except CpuError:
                 continue
-    return tuple(sorted(groups))
+    return lists
+
+
+def sibling_groups() -> tuple[tuple[int, ...], ...]:
+    return tuple(sorted(set(_cpu_lists(SYS_CPU.glob("cpu[0-9]*/topology/thread_siblings_list")))))
 
 
 def numa_nodes() -> tuple[tuple[int, ...], ...]:
-    nodes = []
-    for path in sorted(SYS_NODE.glob("node[0-9]*/cpulist")):
-        text = _read(path)
-        if text:
-            try:
-                nodes.append(parse_cpu_list(text))
-            except CpuError:
-                continue
-    return tuple(nodes)
+    return tuple(_cpu_lists(sorted(SYS_NODE.glob("node[0-9]*/cpulist"))))
 
 
 def usable_cpus() -> tuple[int, ...]:

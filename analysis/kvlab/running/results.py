@@ -106,6 +106,16 @@ def whole_points(points: pd.DataFrame) -> pd.DataFrame:
     return points[points["host"].isin(("", "merged"))]
 
 
+def load_table(run_dir: str | Path, name: str, **read_csv) -> pd.DataFrame | None:
+    """A CSV table of a run folder (ratios.csv, syscalls.csv, ...); None when the run has
+    none or it holds no row. `read_csv`: pandas.read_csv's options."""
+    path = Path(run_dir) / name
+    if not path.exists():
+        return None
+    table = pd.read_csv(path, **read_csv)
+    return None if table.empty else table
+
+
 def load_meta(run_dir: str | Path) -> dict:
     path = Path(run_dir) / "meta.json"
     return json.loads(path.read_text()) if path.exists() else {}
