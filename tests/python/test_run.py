@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -64,6 +65,14 @@ def run_cli(experiment_file, build, out):
                           capture_output=True, text=True, env=python_env(), timeout=120)
 
 
+def run_ok(experiment_file: Path, build: Path, out: Path) -> Path:
+    """`kvlab run` that must succeed; its run folder, the only one in `out`."""
+    done = run_cli(experiment_file, build, out)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = Path(out).glob("*")
+    return run_dir
+
+
 def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
     kvlab_binaries_or_skip(build_dir)
     experiment = tmp_path / "tiny.toml"
@@ -110,9 +119,7 @@ threads = 1
 duration = 0.3
 repetitions = 2
 """)
-    done = run_cli(experiment, load_only_build, tmp_path / "runs")
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = (tmp_path / "runs").glob("*-rb")
+    run_dir = run_ok(experiment, load_only_build, tmp_path / "runs")
     points = load_points(run_dir)
     assert list(points["command"]) == ["set", "get", "set", "get"]  # each round runs both
     assert list(points["repetition"]) == [1, 1, 2, 2]
@@ -204,9 +211,7 @@ duration = 0.1
 warmup = 0.0
 repetitions = 1
 """)
-    done = run_cli(experiment, build_dir, tmp_path / "runs")
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = (tmp_path / "runs").glob("*-memory")
+    run_dir = run_ok(experiment, build_dir, tmp_path / "runs")
     import pandas as pd
     memory = pd.read_csv(run_dir / "memory.csv").set_index("value_size")
     assert list(memory["keys"]) == [20000, 20000]
@@ -275,9 +280,7 @@ repetitions = 2
 latency_curve = [0.2, 0.5]
 latency_slo_us = 100000
 """)
-    done = run_cli(experiment, build_dir, tmp_path / "runs")
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = (tmp_path / "runs").glob("*-curve")
+    run_dir = run_ok(experiment, build_dir, tmp_path / "runs")
     from kvlab.measures.latency_curves import load_curve_rows
     rows = load_curve_rows(run_dir / "latency.csv")
     points = load_points(run_dir)
@@ -309,9 +312,7 @@ duration = 0.2
 repetitions = 1
 syscalls = true
 """)
-    done = run_cli(experiment, build_dir, tmp_path / "runs")
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = (tmp_path / "runs").glob("*-calls")
+    run_dir = run_ok(experiment, build_dir, tmp_path / "runs")
     import pandas as pd
     counts = pd.read_csv(run_dir / "syscalls.csv").set_index(["server", "pipeline"])
     assert len(counts) == 4 and (counts["operations"] == 50_000).all()

@@ -23,6 +23,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from .experiment import ServerSpec
 from .hosts import Host, HostError
@@ -236,6 +237,21 @@ class _Server:
     def stop(self) -> None:
         raise NotImplementedError
 
+    def _check_alive(self) -> None:
+        raise NotImplementedError
+
+    def _wait_until(self, ready: Callable[[], bool], deadline: float, what: str,
+                    pause: float = 0.05) -> None:
+        """Polls `ready` every `pause` seconds until it holds. A process that died ends
+        the wait (_check_alive raises); so does `deadline` (time.monotonic()), which
+        stops the server and raises ServerError "WHAT (log: ...)"."""
+        while not ready():
+            self._check_alive()
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerError(f"{what} (log: {self.log_path})")
+            time.sleep(pause)
+
     def __enter__(self) -> "_Server":
         self.start()
         return self
@@ -317,22 +333,14 @@ class ServerProcess(_Server):
         timeout = HOST_START_TIMEOUT_S if self.host else START_TIMEOUT_S
         deadline = time.monotonic() + timeout
         if self.spec.kind == "kvlab" or self.host:
-            while not self._ready.wait(0.05):
-                self._check_alive()
-                if time.monotonic() > deadline:
-                    self.stop()
-                    waited = "did not start" if self.host else f"no '{READY_LINE}' line"
-                    raise ServerError(f"{self._where()}{self.spec.name} {waited} within "
-                                      f"{timeout:.0f} s (log: {self.log_path})")
+            waited = "did not start" if self.host else f"no '{READY_LINE}' line"
+            self._wait_until(lambda: self._ready.wait(0.05), deadline,
+                             f"{self._where()}{self.spec.name} {waited} within {timeout:.0f} s",
+                             pause=0)
         if self.host:
             return
-        while not ping_unix(self.unix_socket, timeout=0.5):
-            self._check_alive()
-            if time.monotonic() > deadline:
-                self.stop()
-                raise ServerError(f"no PONG on {self.unix_socket} within {timeout:.0f} s "
-                                  f"(log: {self.log_path})")
-            time.sleep(0.05)
+        self._wait_until(lambda: ping_unix(self.unix_socket, timeout=0.5), deadline,
+                         f"no PONG on {self.unix_socket} within {timeout:.0f} s")
         self.empty_memory = self.memory()
         self.filled = False
 
@@ -494,13 +502,8 @@ class RedisClusterProcess(_Server):
                 raise ServerError(f"cannot start {command[0]}: {error.strerror}") from None
         deadline = time.monotonic() + CLUSTER_TIMEOUT_S
         for path in self.sockets:
-            while not ping_unix(path, timeout=0.5):
-                self._check_alive()
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise ServerError(f"no PONG on {path} within {CLUSTER_TIMEOUT_S:.0f} s "
-                                      f"(log: {self.log_path})")
-                time.sleep(0.05)
+            self._wait_until(lambda: ping_unix(path, timeout=0.5), deadline,
+                             f"no PONG on {path} within {CLUSTER_TIMEOUT_S:.0f} s")
         count = len(self.ports)
         for i, path in enumerate(self.sockets):
             last = first_slot(i + 1, count) - 1
@@ -514,13 +517,8 @@ class RedisClusterProcess(_Server):
                 self.stop()
                 raise ServerError(f"CLUSTER MEET {self.bind} {port} refused "
                                   f"(log: {self.log_path})")
-        while not self.cluster_ok():
-            self._check_alive()
-            if time.monotonic() > deadline:
-                self.stop()
-                raise ServerError(f"cluster_state not ok on every node within "
-                                  f"{CLUSTER_TIMEOUT_S:.0f} s (log: {self.log_path})")
-            time.sleep(0.1)
+        self._wait_until(self.cluster_ok, deadline, "cluster_state not ok on every node "
+                         f"within {CLUSTER_TIMEOUT_S:.0f} s", pause=0.1)
         self.empty_memory = self.memory()
         self.filled = False
 
