@@ -113,7 +113,7 @@ class Pair:
 
 
 def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> RatioResult:
-    """A pair's ratio as comparisons.py reports one; a client-bound throughput comparison
+    """A pair's ratio as declared_ratios.py reports one; a client-bound throughput comparison
     carries the metric it was judged on (ops per server CPU second)."""
     summary = pair.summary()
     if not pair.rounds:
@@ -151,7 +151,7 @@ def _partner_key(point: Point, spec: CompareSpec) -> tuple:
 
 def declared_pairs(points: list[Point], comparisons, label) -> list[Pair]:
     """Every (a, b) pair of points the declared comparisons name (the pairing rule of
-    comparisons.py); `label(variables, by)` names the pair."""
+    declared_ratios.py); `label(variables, by)` names the pair."""
     pairs = []
     for spec in comparisons:
         partners = {}

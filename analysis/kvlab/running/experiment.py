@@ -20,7 +20,7 @@ ExperimentError naming the file, the key and what is allowed.
     max_rounds = 40                  # optional: never more rounds than this (default 40)
     min_rounds = 10                  # optional: a ratio counts as resolved only over at
                                      # least this many rounds (default 10, or max_rounds
-                                     # if that is smaller; why: comparisons.py)
+                                     # if that is smaller; why: declared_ratios.py)
     disturbance_cores = 0.05         # optional: foreign CPU (cores' worth) on the measured
                                      # CPUs above which a measurement is disturbed and re-run
     measurement = "alternate"        # optional: how declared comparisons are measured:
@@ -40,7 +40,7 @@ ExperimentError naming the file, the key and what is allowed.
     seed_ratio = 1.13                # optional: the seed's figure, shown beside ours
     metric = "ops_per_s"             # optional: ops_per_s (default) | ops_per_server_cpu_s
                                      # (ops per second of server CPU: what a request costs
-                                     # the server; see comparisons.py) | p50_us | p99_us
+                                     # the server; see declared_ratios.py) | p50_us | p99_us
                                      # (latency percentiles, open loop at `rate`, lower is
                                      # better; measured by alternation only)
     rate = 10000                     # p50_us/p99_us only, required there: ops/s offered to
@@ -243,7 +243,7 @@ class SweepSpec:
 
 # Point variables a comparison may be declared along (a and b are two of their values).
 COMPARE_BY = ("server", "client", "io", "transport", "nodelay", "loadgen", "command")
-# What a comparison may divide (comparisons.py): metric -> what it is, in words.
+# What a comparison may divide (declared_ratios.py): metric -> what it is, in words.
 COMPARE_METRICS = {"ops_per_s": "ops/s",
                    "ops_per_server_cpu_s": "ops per second of server CPU time",
                    "p50_us": "median latency, open loop",
@@ -252,7 +252,7 @@ assert set(LATENCY_QUANTILES) <= set(COMPARE_METRICS)
 DEFAULT_MAX_ROUNDS = 40
 MEASUREMENTS = ("alternate", "rounds")
 DEFAULT_MEASUREMENT = "alternate"
-DEFAULT_MIN_ROUNDS = 10  # why: comparisons.py
+DEFAULT_MIN_ROUNDS = 10  # why: declared_ratios.py
 # 5% of one core: five clock ticks in a second, above /proc/stat's rounding.
 DEFAULT_DISTURBANCE_CORES = 0.05
 

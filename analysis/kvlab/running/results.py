@@ -9,7 +9,7 @@
                    host). The columns' names, kinds and meanings: `kvlab-load --schema`,
                    kept in meta.json as points_schema.
     ratios.csv     the declared comparisons: comparison,test,point,ratio,low,high,
-                   rounds,status,metric,client_bound (comparisons.py)
+                   rounds,status,metric,client_bound (declared_ratios.py)
     meta.json      machine, git commit, package versions, CPUs, the experiment text
     histograms/    kvlab-load's JSON (latency histograms) per point (and client host)
     hosts.json     with [placement]: each host's commit, cores and clock offset
