@@ -36,16 +36,27 @@ def _write_outputs(run_dir: str | Path) -> Path:
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", help="experiment file, e.g. workloads/quick.toml")
-    parser.add_argument("--build", default=str(REPO / "build"),
-                        help="build folder holding kvlab-server and kvlab-load (default: build)")
+    parser.add_argument("--build", default=None,
+                        help="build folder holding kvlab-server and kvlab-load "
+                             "(default: $KVLAB_BUILD_DIR, else build)")
     parser.add_argument("--out", default=str(REPO / "results" / "runs"),
                         help="folder that receives the run folder (default: results/runs)")
     parser.add_argument("--quiet-report", action="store_true",
                         help="do not print report.md at the end")
 
 
+def _use_build(named: str | None) -> Path:
+    """The build folder of a command: the one named, else kinds' default; the engine and
+    client kinds are read from its binaries."""
+    from .running import kinds
+    if named:
+        kinds.use_build(named)
+    return kinds.build_folder()
+
+
 def _run(args: argparse.Namespace) -> int:
     from .running.experiment import ExperimentError, load_experiment
+    build = _use_build(args.build)
     from .running.loadgens import LoadgenMissing
     from .running.runner import Runner
     try:
@@ -58,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
         plan = resolve(experiment, this_machine())
     except CpuError as error:
         return _fail("run", f"{args.experiment}: {error}")
-    runner = Runner(plan, REPO, Path(args.build).resolve(), Path(args.out).resolve())
+    runner = Runner(plan, REPO, build, Path(args.out).resolve())
     try:
         run_dir = runner.run()
     except LoadgenMissing as error:
@@ -164,9 +175,9 @@ def _add_hosts_arguments(parser: argparse.ArgumentParser) -> None:
                         help="check: every host reachable, same commit and binaries, cores, "
                              "clock offset; deploy: copy build/kvlab-server and kvlab-load there")
     parser.add_argument("experiment", help="experiment file with [[host]] and [placement]")
-    parser.add_argument("--build", default=str(REPO / "build"),
+    parser.add_argument("--build", default=None,
                         help="build folder whose binaries are compared or copied "
-                             "(default: build)")
+                             "(default: $KVLAB_BUILD_DIR, else build)")
 
 
 def _hosts(args: argparse.Namespace) -> int:
@@ -174,13 +185,13 @@ def _hosts(args: argparse.Namespace) -> int:
     from .running.experiment import ExperimentError, load_experiment
     from .running.hosts import (HostError, deploy_binaries, inspect_host, local_binaries,
                                 local_commit, placed_hosts, render_report)
+    build = _use_build(args.build)
     try:
         experiment = load_experiment(args.experiment)
     except ExperimentError as error:
         return _fail("hosts", str(error))
     if experiment.placement is None:
         return _fail("hosts", f"{args.experiment}: no [[host]] tables and [placement]")
-    build = Path(args.build).resolve()
     binaries = local_binaries(build)
     hosts = placed_hosts(experiment.hosts, experiment.placement, build)
     failed = False

@@ -83,7 +83,7 @@ def run_experiment(text: str, folder: Path, build: Path = BUILD_DIR) -> tuple[Pa
     return run_dir, stream.getvalue()
 
 
-def kvlab_binaries_or_skip(build: Path) -> None:
+def kvlab_binaries_or_fail(build: Path) -> None:
     """Fails (never skips: CTest counts a skipped pytest as passed) when a binary the test
     needs is not built."""
     missing = [name for name in ("kvlab-server", "kvlab-load") if not (build / name).exists()]
@@ -95,7 +95,7 @@ def kvlab_binaries_or_skip(build: Path) -> None:
 def load_only_build(tmp_path) -> Path:
     """A build folder holding kvlab-load alone (it declares points.csv's columns): a
     runner there finds no kvlab-server."""
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     folder = tmp_path / "load-only-build"
     folder.mkdir()
     (folder / "kvlab-load").symlink_to(BUILD_DIR / "kvlab-load")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
+from conftest import BUILD_DIR, REPO, kvlab_binaries_or_fail, python_env
 from kvlab.measures.histograms import Histogram
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.hosts import (build_folder_in_checkout, describe_failure,
@@ -184,7 +184,7 @@ def test_hosts_check_exit_status_says_bad_file_or_unreachable_host(tmp_path):
 
 
 def test_a_run_whose_host_is_unreachable_records_every_point_as_failed(tmp_path):
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     experiment = tmp_path / "gone.toml"
     experiment.write_text(BASE + "duration = 0.1\nrepetitions = 2\n" + HOSTS.replace(
         'ssh = "root@10.0.0.2"', 'netns = "kvlab-no-such-namespace"\naddress = "10.0.0.2"'))
@@ -283,7 +283,7 @@ def finish(process: subprocess.Popen) -> tuple[str, str]:
 
 @needs_namespaces
 def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     with NamespaceHosts(["srv", "c1", "c2"]) as hosts:
         experiment = experiment_file(tmp_path, hosts, SET_SWEEP)
         check = run_in_hub(hosts, "hosts", "check", str(experiment), "--build", str(BUILD_DIR))
@@ -373,7 +373,7 @@ def load_pid_in(hosts: NamespaceHosts, host: str, duration: str):
 
 @needs_namespaces
 def test_a_client_host_dying_mid_point_fails_that_point_and_the_run_goes_on(tmp_path):
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     short = "command = \"set\"\nkeys = 100\nthreads = 1\nduration = 0.2\nwarmup = 0\n" \
             "repetitions = 1\n"
     with NamespaceHosts(["srv", "c1", "c2"]) as hosts:
@@ -416,7 +416,7 @@ name = "after"
 
 @needs_namespaces
 def test_the_netns_example_and_its_script_pass_hosts_check():
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     script = REPO / "scripts" / "netns-hosts"
     try:
         up = subprocess.run([str(script), "up"], capture_output=True, text=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, experiment_head, kvlab_binaries_or_skip, python_env
+from conftest import REPO, experiment_head, kvlab_binaries_or_fail, python_env
 from kvlab.running.experiment import parse_experiment_text
 from kvlab.measures.histograms import merged_percentiles
 from kvlab.running.results import load_points
@@ -74,7 +74,7 @@ def run_ok(experiment_file: Path, build: Path, out: Path) -> Path:
 
 
 def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "tiny.toml"
     experiment.write_text(TINY)
     done = run_cli(experiment, build_dir, tmp_path / "runs")
@@ -198,7 +198,7 @@ repetitions = 1
 
 
 def test_prefill_records_bytes_per_key_for_redis(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "memory.toml"
     experiment.write_text(experiment_head("memory") + """
 [[sweep]]
@@ -224,7 +224,7 @@ repetitions = 1
 def test_container_fills_record_bytes_per_key_by_shape(build_dir, tmp_path):
     """A known answer: a hash of 10 fields of 64 bytes holds at least 640 bytes of values
     and costs more than the one 64-byte string; a list of 100 more than a hash of 10."""
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "shapes.toml"
     sweep = """
 [[sweep]]
@@ -264,7 +264,7 @@ repetitions = 1
 
 def test_a_latency_curve_runs_open_loop_at_fractions_of_the_closed_loop_maximum(build_dir,
                                                                                 tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "curve.toml"
     experiment.write_text(experiment_head("curve") + """
 [[sweep]]
@@ -297,7 +297,7 @@ latency_slo_us = 100000
 
 
 def test_system_calls_per_operation_are_counted_for_every_server(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "calls.toml"
     experiment.write_text(experiment_head("calls", ("redis", "single")) + """
 [[sweep]]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO, experiment_head, kvlab_binaries_or_skip, python_env
+from conftest import REPO, experiment_head, kvlab_binaries_or_fail, python_env
 from kvlab.measures.declared_ratios import point_label
 from kvlab.rendering.plots_ycsb import write_ycsb_plot
 from kvlab.rendering.report import point_table, render_report
@@ -192,7 +192,7 @@ def test_the_figure_is_written_for_ycsb_runs_only(tmp_path):
 # ---- end to end against redis-server ----------------------------------------------------
 
 def test_a_tiny_ycsb_run_loads_the_records_once_and_reads_them(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "ycsb.toml"
     experiment.write_text(experiment_head("ycsb-tiny", ("redis", "redis-b"),
                                           measurement="rounds") + """
@@ -234,7 +234,7 @@ metric = "ops_per_server_cpu_s"
 
 
 def test_an_alternating_run_loads_both_sides_and_alternates_a_ycsb_pair(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     import io
     from kvlab.running.cpus import this_machine
     from kvlab.running.plan import resolve

@@ -121,26 +121,15 @@ from typing import Any, Callable
 
 from ..measures.alternation import LATENCY_QUANTILES
 from .hosts import parse_hosts
-from .kinds import (CLIENTS, ENGINE_OPTIONS, ENGINES, HOPS, MULTIKEY_MODES,
-                    ONE_CONNECTION_CLIENTS, PIPELINING_CLIENTS, ROUTES, auto_connections)
+from . import kinds
 from .toml_checker import (AUTO, Checker, ExperimentError, at_least_two, non_negative,
                            positive, positive_or_auto, valid_name)
 
 SEEDS = ("ember-pr50", "lettuce-threads")
 SERVER_KINDS = ("kvlab", "redis", "redis-cluster")
-LOADGENS = ("kvlab-load", "redis-benchmark")
 TRANSPORTS = ("unix", "tcp", "remote")
-IO_MODELS = ("direct", "event-loop")
-IO_FLUSHES = ("command", "batch")
-COMMANDS = ("get", "set", "incrby", "ping", "mix")
-# kvlab-load's multi-key commands: mset:N, mget:N, multi-incr:N (N keys, 1..1000).
-MULTI_KEY_COMMAND = re.compile(r"^(mset|mget|multi-incr):([1-9][0-9]{0,2}|1000)$")
-# YCSB's core workloads (harness/ycsb.h): its load phase and workloads A..F.
-YCSB_WORKLOADS = ("load", "A", "B", "C", "D", "E", "F")
-YCSB_COMMAND = re.compile(r"^ycsb:(load|[A-F])$")
-# One of redis-benchmark's own tests (kvlab-load --command rb:TEST names the ones it
-# knows, and refuses others when the point runs).
-REDIS_BENCHMARK_TEST = re.compile(r"^rb:[a-z_0-9]+$")
+# kvlab-load's commands (its --kinds: commands) are a single-key NAME, a multi-key
+# NAME:N, ycsb:W (YCSB's load phase and workloads) or rb:TEST (redis-benchmark's own).
 VALUE_SHAPE_PATTERN = re.compile(r"^(hash|list|set|zset):[1-9][0-9]{0,5}$")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -336,11 +325,11 @@ class Experiment:
                         v["keys"], v["key_dist"], v["value_size"], v["pipeline"],
                         v["connections"], v["nodelay"], v["threads"]):
                     # Shared uses one connection; only dedicated clients pipeline.
-                    if client in ONE_CONNECTION_CLIENTS:
+                    if client in kinds.one_connection_clients():
                         connections = 1
                     elif connections == AUTO:
-                        connections = auto_connections(client, threads)
-                    if client not in PIPELINING_CLIENTS:
+                        connections = kinds.auto_connections(client, threads)
+                    if client not in kinds.pipelining_clients():
                         pipeline = 1
                     else:
                         io = "direct"  # a dedicated thread always does its own socket I/O
@@ -389,19 +378,32 @@ def _cpu_spec(value) -> str | None:
             "(one CPU alone: \"5-5\")")
 
 
+def _is_multi_key(value: str) -> bool:
+    name, _, count = value.partition(":")
+    return (name in kinds.multi_key_commands() and count.isdigit() and count[0] != "0"
+            and 1 <= int(count) <= kinds.max_keys_per_command())
+
+
+def is_redis_benchmark_test(value: str) -> bool:
+    """rb:TEST, TEST one of redis-benchmark's own tests that kvlab-load knows."""
+    return value.startswith("rb:") and value[3:] in kinds.redis_benchmark_tests()
+
+
 def _command(value: str) -> str | None:
-    if (value in COMMANDS or MULTI_KEY_COMMAND.match(value) or YCSB_COMMAND.match(value)
-            or REDIS_BENCHMARK_TEST.match(value)):
+    if (value in kinds.single_key_commands() or _is_multi_key(value) or is_ycsb(value)
+            or is_redis_benchmark_test(value)):
         return None
-    return (f"is not allowed; allowed: {', '.join(COMMANDS)}, "
-            "mset:N, mget:N, multi-incr:N (N from 1 to 1000), "
-            f"ycsb:W (W: {', '.join(YCSB_WORKLOADS)}), "
-            "rb:TEST (redis-benchmark's own tests, with loadgen redis-benchmark)")
+    multi = ", ".join(f"{name}:N" for name in kinds.multi_key_commands())
+    return (f"is not allowed; allowed: {', '.join(kinds.single_key_commands())}, "
+            f"{multi} (N from 1 to {kinds.max_keys_per_command()}), "
+            f"ycsb:W (W: {', '.join(kinds.ycsb_workloads())}), "
+            f"rb:TEST (redis-benchmark's own tests, with loadgen redis-benchmark; TEST: "
+            f"{', '.join(kinds.redis_benchmark_tests())})")
 
 
 def is_ycsb(command: str) -> bool:
     """Whether a point's command is one of YCSB's workloads (ycsb:load, ycsb:A..F)."""
-    return bool(YCSB_COMMAND.match(command))
+    return command.startswith("ycsb:") and command[5:] in kinds.ycsb_workloads()
 
 
 def point_fill(point: "Point") -> str | None:
@@ -446,18 +448,18 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
     if kind == "redis":
         c.finish()
         return ServerSpec(name=name, kind=kind, io_threads=io_threads, seed_engine=seed_engine)
-    engine = c.get("engine", str, required=True, allowed=ENGINES)
-    options = ENGINE_OPTIONS[engine]
+    engine = c.get("engine", str, required=True, allowed=kinds.engines())
+    options = kinds.engine_options(engine)
     shards = hop = stripes = route = None
     if "shards" in options:
         shards = c.get("shards", (int, str), check=positive_or_auto)
     if "hop" in options:
-        hop = c.get("hop", str, allowed=HOPS)
+        hop = c.get("hop", str, allowed=kinds.hops())
     if "stripes" in options:
         stripes = c.get("stripes", int, check=positive)
     if "route" in options:
-        route = c.get("route", str, allowed=ROUTES)
-    multikey = c.get("multikey", str, allowed=MULTIKEY_MODES)
+        route = c.get("route", str, allowed=kinds.routes())
+    multikey = c.get("multikey", str, allowed=kinds.multikey_modes())
     c.finish()
     return ServerSpec(name=name, kind=kind, engine=engine, shards=shards, hop=hop,
                       stripes=stripes, io_threads=io_threads, seed_engine=seed_engine,
@@ -470,10 +472,10 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
     seed = c.get("seed", str, allowed=SEEDS)
     servers = c.get_list("servers", str, server_names, allowed=server_names)
     values = {
-        "loadgen": c.get_list("loadgen", str, ("kvlab-load",), allowed=LOADGENS),
+        "loadgen": c.get_list("loadgen", str, ("kvlab-load",), allowed=kinds.choices("loadgen")),
         "transport": c.get_list("transport", str, ("tcp",), allowed=TRANSPORTS),
-        "client": c.get_list("client", str, ("dedicated",), allowed=CLIENTS),
-        "io": c.get_list("io", str, ("direct",), allowed=IO_MODELS),
+        "client": c.get_list("client", str, ("dedicated",), allowed=kinds.clients()),
+        "io": c.get_list("io", str, ("direct",), allowed=kinds.choices("io")),
         "command": c.get_list("command", str, ("set", "get"), check=_command),
         "keys": c.get_list("keys", int, (100000,), check=positive),
         "key_dist": c.get_list("key_dist", str, ("uniform",), check=_key_dist),
@@ -488,7 +490,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
     warmup = float(c.get("warmup", (int, float), 0.25, check=non_negative))
     repetitions = c.get("repetitions", int, 3, check=positive)
     loop_threads = c.get("loop_threads", int, check=positive)
-    io_flush = c.get("io_flush", str, "command", allowed=IO_FLUSHES)
+    io_flush = c.get("io_flush", str, "command", allowed=kinds.choices("io_flush"))
     latency_curve = tuple(float(f) for f in c.get_list(
         "latency_curve", (int, float), (), check=_fraction))
     latency_slo_us = float(c.get("latency_slo_us", (int, float), DEFAULT_LATENCY_SLO_US, check=positive))
@@ -505,11 +507,12 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
                    "allowed with command = \"ping\" and loadgen kvlab-load only")
     if "redis-benchmark" in values["loadgen"]:
         where = f"sweep[{index}]"
-        if values["client"] != ("dedicated",):
-            c.fail(f"{where}.client", "redis-benchmark only has the dedicated strategy; "
-                   "allowed with loadgen redis-benchmark: dedicated")
+        own = kinds.redis_benchmark_clients()
+        if any(client not in own for client in values["client"]):
+            c.fail(f"{where}.client", f"redis-benchmark only has the {' and '.join(own)} "
+                   f"strategy; allowed with loadgen redis-benchmark: {', '.join(own)}")
         bad = [x for x in values["command"]
-               if x not in REDIS_BENCHMARK_COMMANDS and not REDIS_BENCHMARK_TEST.match(x)]
+               if x not in REDIS_BENCHMARK_COMMANDS and not is_redis_benchmark_test(x)]
         if bad:
             c.fail(f"{where}.command", f"{bad[0]!r} is not allowed with loadgen redis-benchmark; "
                    f"allowed: {', '.join(REDIS_BENCHMARK_COMMANDS)}, rb:TEST")
@@ -519,7 +522,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         if values["nodelay"] != ("on",):
             c.fail(f"{where}.nodelay", "redis-benchmark always sets TCP_NODELAY; "
                    "allowed with loadgen redis-benchmark: on")
-    if "kvlab-load" in values["loadgen"] and any(REDIS_BENCHMARK_TEST.match(x)
+    if "kvlab-load" in values["loadgen"] and any(is_redis_benchmark_test(x)
                                                  for x in values["command"]):
         c.fail(f"sweep[{index}].command", "rb:TEST is one of redis-benchmark's own tests; "
                "allowed with loadgen redis-benchmark only")
@@ -538,8 +541,9 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
                    sweeps: tuple[SweepSpec, ...]) -> CompareSpec:
     c = Checker(path, f"compare[{index}]", table)
     by = c.get("by", str, "server", allowed=COMPARE_BY)
-    allowed = {"server": tuple(s.name for s in servers), "client": CLIENTS, "io": IO_MODELS,
-               "transport": TRANSPORTS, "nodelay": ("on", "off"), "loadgen": LOADGENS,
+    allowed = {"server": tuple(s.name for s in servers), "client": kinds.clients(),
+               "io": kinds.choices("io"),
+               "transport": TRANSPORTS, "nodelay": ("on", "off"), "loadgen": kinds.choices("loadgen"),
                "command": None}[by]
     check = _command if by == "command" else None
     a = c.get("a", str, required=True, allowed=allowed, check=check)
@@ -587,6 +591,14 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ExperimentError(f"{path}: not valid TOML: {error}") from None
+    try:
+        return _parse_experiment(data, text, path)
+    except kinds.KindsUnavailable as error:
+        raise ExperimentError(f"{path}: cannot be checked without kvlab's binaries, "
+                              f"which own the engine and client kinds: {error}") from None
+
+
+def _parse_experiment(data: dict, text: str, path: Path) -> Experiment:
     top = Checker(path, "", data)
     top.seen.update({"experiment", "server", "sweep", "compare", "host", "placement"})
     top.finish()
