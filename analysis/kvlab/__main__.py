@@ -11,50 +11,70 @@ import sys
 from pathlib import Path
 
 from .rendering import dashboard as _dashboard  # light: matplotlib loads only when it renders
-from . import micro as _micro
-from . import regress as _regress
+from .tracking import micro as _micro
+from .tracking import regress as _regress
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _fail(verb: str, problem: str, status: int = 2) -> int:
+    """Says what went wrong as `kvlab VERB: PROBLEM` on stderr; returns the exit status."""
+    print(f"kvlab {verb}: {problem}", file=sys.stderr)
+    return status
+
+
+def _write_outputs(run_dir: str | Path) -> Path:
+    """report.md and the plots of a run folder; returns the report's path."""
+    from .rendering.plots_ycsb import write_ycsb_plot
+    from .rendering.report import write_report
+    from .rendering.run_plots import write_plots
+    report = write_report(run_dir)
+    write_plots(run_dir)
+    write_ycsb_plot(run_dir)
+    return report
+
+
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", help="experiment file, e.g. workloads/quick.toml")
-    parser.add_argument("--build", default=str(REPO / "build"),
-                        help="build folder holding kvlab-server and kvlab-load (default: build)")
+    parser.add_argument("--build", default=None,
+                        help="build folder holding kvlab-server and kvlab-load "
+                             "(default: $KVLAB_BUILD_DIR, else build)")
     parser.add_argument("--out", default=str(REPO / "results" / "runs"),
                         help="folder that receives the run folder (default: results/runs)")
     parser.add_argument("--quiet-report", action="store_true",
                         help="do not print report.md at the end")
 
 
-def _run(args) -> int:
+def _use_build(named: str | None) -> Path:
+    """The build folder of a command: the one named, else kinds' default; the engine and
+    client kinds are read from its binaries."""
+    from .running import kinds
+    if named:
+        kinds.use_build(named)
+    return kinds.build_folder()
+
+
+def _run(args: argparse.Namespace) -> int:
     from .running.experiment import ExperimentError, load_experiment
-    from .rendering.plots import write_plots
-    from .rendering.plots_ycsb import write_ycsb_plot
-    from .rendering.report import write_report
+    build = _use_build(args.build)
     from .running.loadgens import LoadgenMissing
     from .running.runner import Runner
     try:
         experiment = load_experiment(args.experiment)
     except ExperimentError as error:
-        print(f"kvlab run: {error}", file=sys.stderr)
-        return 2
+        return _fail("run", str(error))
     from .running.cpus import CpuError, this_machine
     from .running.plan import resolve
     try:
         plan = resolve(experiment, this_machine())
     except CpuError as error:
-        print(f"kvlab run: {args.experiment}: {error}", file=sys.stderr)
-        return 2
-    runner = Runner(plan, REPO, Path(args.build).resolve(), Path(args.out).resolve())
+        return _fail("run", f"{args.experiment}: {error}")
+    runner = Runner(plan, REPO, build, Path(args.out).resolve())
     try:
         run_dir = runner.run()
     except LoadgenMissing as error:
-        print(f"kvlab run: {error}", file=sys.stderr)
-        return 1
-    report = write_report(run_dir)
-    write_plots(run_dir)
-    write_ycsb_plot(run_dir)
+        return _fail("run", str(error), status=1)
+    report = _write_outputs(run_dir)
     if not args.quiet_report:
         print(report.read_text())
     print(f"results: {run_dir}", file=sys.stderr)
@@ -68,22 +88,15 @@ def _add_run_dir_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", help="a run folder (results/runs/<time>-<name>)")
 
 
-def _report(args) -> int:
-    from .rendering.plots import write_plots
-    from .rendering.plots_ycsb import write_ycsb_plot
-    from .rendering.report import write_report
+def _report(args: argparse.Namespace) -> int:
     if not (Path(args.run_dir) / "points.csv").exists():
-        print(f"kvlab report: {args.run_dir}: no points.csv (not a run folder)", file=sys.stderr)
-        return 2
-    path = write_report(args.run_dir)
-    write_plots(args.run_dir)
-    write_ycsb_plot(args.run_dir)
-    print(path.read_text())
+        return _fail("report", f"{args.run_dir}: no points.csv (not a run folder)")
+    print(_write_outputs(args.run_dir).read_text())
     return 0
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    from .verdict import MIN_EFFECT
+    from .tracking.verdict import MIN_EFFECT
     parser.add_argument("base", help="baseline: a run folder, a history record (.json) or a "
                         "folder of records such as results/history/<fingerprint>")
     parser.add_argument("new", help="run folder (or history record) to judge against the base")
@@ -95,35 +108,32 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare even when base and new come from different machines")
 
 
-def _compare(args) -> int:
-    from .compare import CompareError, render_comparison
+def _compare(args: argparse.Namespace) -> int:
+    from .tracking.base_vs_new import CompareError, render_comparison
     try:
         text, counts = render_comparison(args.base, args.new, args.min_effect,
                                          args.across_machines)
     except CompareError as error:
-        print(f"kvlab compare: {error}", file=sys.stderr)
-        return 2
+        return _fail("compare", str(error))
     print(text)
     return 1 if args.fail_on_worse and counts["regressed"] else 0
 
 
 def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
-    from .history import default_history_dir
+    from .tracking.history import default_history_dir
     _add_run_dir_argument(parser)
     parser.add_argument("--history", default=default_history_dir(),
                         help="history folder (default: results/history)")
 
 
-def _record(args) -> int:
-    from .history import HistoryError, record_from_run, write_record
+def _record(args: argparse.Namespace) -> int:
+    from .tracking.history import HistoryError, record_from_run, write_record
     try:
         record = record_from_run(args.run_dir)
     except HistoryError as error:
-        print(f"kvlab record: {error}", file=sys.stderr)
-        return 2
+        return _fail("record", str(error))
     if not any(p["n"] for p in record["points"]):
-        print(f"kvlab record: {args.run_dir}: no measured point to record", file=sys.stderr)
-        return 2
+        return _fail("record", f"{args.run_dir}: no measured point to record")
     print(write_record(record, args.history))
     return 0
 
@@ -139,7 +149,7 @@ def _add_plan_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 
-def _plan(args) -> int:
+def _plan(args: argparse.Namespace) -> int:
     from .running.cpus import CpuError, Topology, parse_cpu_list, parse_groups, this_machine
     from .running.experiment import ExperimentError, load_experiment
     from .running.plan import resolve, to_json_text
@@ -155,8 +165,7 @@ def _plan(args) -> int:
             topology = this_machine()
         plan = resolve(experiment, topology)
     except (ExperimentError, CpuError) as error:
-        print(f"kvlab plan: {error}", file=sys.stderr)
-        return 2
+        return _fail("plan", str(error))
     print(to_json_text(plan) if args.json else plan.render())
     return 0
 
@@ -166,26 +175,23 @@ def _add_hosts_arguments(parser: argparse.ArgumentParser) -> None:
                         help="check: every host reachable, same commit and binaries, cores, "
                              "clock offset; deploy: copy build/kvlab-server and kvlab-load there")
     parser.add_argument("experiment", help="experiment file with [[host]] and [placement]")
-    parser.add_argument("--build", default=str(REPO / "build"),
+    parser.add_argument("--build", default=None,
                         help="build folder whose binaries are compared or copied "
-                             "(default: build)")
+                             "(default: $KVLAB_BUILD_DIR, else build)")
 
 
-def _hosts(args) -> int:
+def _hosts(args: argparse.Namespace) -> int:
     """Exit 2 for a bad file, 1 when a host is unreachable or fails the check."""
     from .running.experiment import ExperimentError, load_experiment
     from .running.hosts import (HostError, deploy_binaries, inspect_host, local_binaries,
-                        local_commit, placed_hosts, render_report)
+                                local_commit, placed_hosts, render_report)
+    build = _use_build(args.build)
     try:
         experiment = load_experiment(args.experiment)
     except ExperimentError as error:
-        print(f"kvlab hosts: {error}", file=sys.stderr)
-        return 2
+        return _fail("hosts", str(error))
     if experiment.placement is None:
-        print(f"kvlab hosts: {args.experiment}: no [[host]] tables and [placement]",
-              file=sys.stderr)
-        return 2
-    build = Path(args.build).resolve()
+        return _fail("hosts", f"{args.experiment}: no [[host]] tables and [placement]")
     binaries = local_binaries(build)
     hosts = placed_hosts(experiment.hosts, experiment.placement, build)
     failed = False
@@ -213,7 +219,7 @@ SUBCOMMANDS = {
              "it would take, without running anything", _add_plan_arguments, _plan),
     "run": ("measure an experiment file into a new run folder", _add_run_arguments, _run),
     "report": ("render report.md and plots of a run folder", _add_run_dir_argument, _report),
-    "compare": ("verdicts of NEW's ratios, points and costs against BASE (kvlab.verdict)",
+    "compare": ("verdicts of NEW's ratios, points and costs against BASE (kvlab.tracking.verdict)",
                 _add_compare_arguments, _compare),
     "record": ("summarise a run folder into results/history/<machine>/ (commit it)",
                _add_record_arguments, _record),
@@ -221,7 +227,7 @@ SUBCOMMANDS = {
               _hosts),
     "dashboard": ("render results/dashboard/index.html from everything under results/",
                   _dashboard.add_arguments, _dashboard.run),
-    "micro": ("print the sharded hop's cost from a `make micro` JSON file (kvlab.micro)",
+    "micro": ("print the sharded hop's cost from a `make micro` JSON file (kvlab.tracking.micro)",
               _micro.add_arguments, _micro.main),
     "regress": ("count instructions per operation under callgrind against "
                 "results/baseline/opcost.json (`make regress`)", _regress.add_arguments,

@@ -1,4 +1,4 @@
-"""RemoteLink (analysis/kvlab/remote.py) exposes what `remote-link up` measured.
+"""RemoteLink (analysis/kvlab/running/remote.py) exposes what `remote-link up` measured.
 
 A fake scripts/remote-link stands in for the real one (no root needed): it
 writes the figures file the way the real script does and prints the server
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
-from kvlab.remote import LinkUnavailable, RemoteLink  # noqa: E402
+from kvlab.running.remote import LinkUnavailable, RemoteLink  # noqa: E402
 
 FIGURES = {"configured_rtt_us": 250.0, "forwarder_delay_us": 205.5, "base_p50_us": 44.5,
            "base_p99_us": 60.0, "measured_p50_us": 251.0, "measured_p99_us": 300.0,

@@ -4,6 +4,7 @@ CTest passes KVLAB_BUILD_DIR (the folder with kvlab-server, kvlab-load and
 python/kvlab/_harness*.so); run by hand, the tests fall back to <repo>/build.
 """
 
+import json
 import os
 import shutil
 import sys
@@ -38,6 +39,28 @@ def small_run(tmp_path) -> Path:
     return target
 
 
+# The [[server]] tables tests measure most, by name.
+SERVER_TABLES = {
+    "redis": {"name": "redis", "kind": "redis"},
+    "redis-b": {"name": "redis-b", "kind": "redis"},
+    "single": {"name": "single", "kind": "kvlab", "engine": "single"},
+    "concurrent": {"name": "concurrent", "kind": "kvlab", "engine": "concurrent"},
+}
+
+
+def experiment_head(name: str, servers: tuple[str, ...] = ("redis",), **settings) -> str:
+    """The head of an experiment file: its [experiment] table (disturbance_cores = 64 unless
+    a test says otherwise: tests measure on a busy machine and never re-run for it, plus
+    `settings`) and the [[server]] tables of SERVER_TABLES named; the sweeps follow."""
+    settings = {"disturbance_cores": 64, **settings}
+    lines = ["[experiment]", f"name = {json.dumps(name)}"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
+    for server in servers:
+        lines.append("[[server]]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in SERVER_TABLES[server].items()]
+    return "\n".join(lines) + "\n"
+
+
 def python_env() -> dict:
     """Environment for `python3 -m kvlab` subprocesses."""
     env = dict(os.environ)
@@ -60,17 +83,19 @@ def run_experiment(text: str, folder: Path, build: Path = BUILD_DIR) -> tuple[Pa
     return run_dir, stream.getvalue()
 
 
-def kvlab_binaries_or_skip(build: Path) -> None:
+def kvlab_binaries_or_fail(build: Path) -> None:
+    """Fails (never skips: CTest counts a skipped pytest as passed) when a binary the test
+    needs is not built."""
     missing = [name for name in ("kvlab-server", "kvlab-load") if not (build / name).exists()]
     if missing:
-        pytest.skip(f"{', '.join(missing)} not built in {build}")
+        pytest.fail(f"{', '.join(missing)} not built in {build} (build them: make build)")
 
 
 @pytest.fixture
 def load_only_build(tmp_path) -> Path:
     """A build folder holding kvlab-load alone (it declares points.csv's columns): a
     runner there finds no kvlab-server."""
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     folder = tmp_path / "load-only-build"
     folder.mkdir()
     (folder / "kvlab-load").symlink_to(BUILD_DIR / "kvlab-load")

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvlab import alternation
-from kvlab.alternation import Slice
-from kvlab.stats import paired_interval, t_quantile_975
+from kvlab.measures import alternation
+from kvlab.measures.alternation import Slice
+from kvlab.measures.stats import paired_interval, t_quantile_975
 
-from conftest import run_experiment
+from conftest import experiment_head, run_experiment
 
 
 def _ar1(rng, n, phi, sigma):
@@ -162,19 +162,8 @@ def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path
     assert abs(centre) <= widened, f"A/A {summary.ratio:.3f} [{summary.low:.3f}, {summary.high:.3f}]"
 
 
-ALTERNATING = """
-[experiment]
-name = "alternating"
-disturbance_cores = 64
-precision = 0.5
-max_rounds = 4
-alternation_s = 0.4
-slice_s = 0.05
-
-[[server]]
-name = "redis"
-kind = "redis"
-
+ALTERNATING = experiment_head("alternating", precision=0.5, max_rounds=4, alternation_s=0.4,
+                              slice_s=0.05) + """
 [[sweep]]
 name = "incr"
 transport = "unix"
@@ -339,25 +328,8 @@ def test_latency_ratio_is_a_over_b_of_the_merged_percentile():
     assert math.isnan(alternation.latency_interval([], "p50_us").ratio)
 
 
-LATENCY_PAIR = """
-[experiment]
-name = "paired-latency"
-disturbance_cores = 64
-precision = 0.5
-max_rounds = 3
-min_rounds = 2
-alternation_s = 0.8
-slice_s = 0.1
-
-[[server]]
-name = "redis"
-kind = "redis"
-
-[[server]]
-name = "single"
-kind = "kvlab"
-engine = "single"
-
+LATENCY_PAIR = experiment_head("paired-latency", ("redis", "single"), precision=0.5, max_rounds=3,
+                               min_rounds=2, alternation_s=0.8, slice_s=0.1) + """
 [[sweep]]
 name = "p1"
 transport = "unix"

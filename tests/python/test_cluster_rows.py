@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD_DIR, kvlab_binaries_or_skip
+from conftest import BUILD_DIR, kvlab_binaries_or_fail
 from kvlab.running import loadgens
 from kvlab.running.cpus import Topology
 from kvlab.running.experiment import parse_experiment_text
@@ -139,7 +139,7 @@ def test_cluster_start_up_reaches_ok_and_covers_every_slot(cluster):
 
 
 def test_kvlab_load_drives_the_cluster_routed(cluster, tmp_path):
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     plan = resolve(rows(), Topology.of(range(4)))
     point = next(p for p in plan.points if p.server == "redis-cluster")
     result = loadgens.run_kvlab_load(point, BUILD_DIR, cluster.target("tcp"), None, None,

@@ -1,4 +1,4 @@
-"""compare: every series of a new run judged against a base with kvlab.verdict's rule."""
+"""compare: every series of a new run judged against a base with kvlab.tracking.verdict's rule."""
 
 import csv
 import subprocess
@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from conftest import python_env
-from kvlab.compare import CompareError, compare, render_comparison
-from kvlab.history import SeriesKey, point_label, record_from_run, write_record
+from kvlab.tracking.base_vs_new import CompareError, compare, render_comparison
+from kvlab.tracking.history import SeriesKey, point_label, record_from_run, write_record
 from synthetic_runs import MACHINE_B, point_row, ratio_row, repetitions, write_run
 
 QUIET = (100000.0, 100500.0, 99600.0, 100200.0, 99900.0)

@@ -8,6 +8,7 @@ and the screenshot must be a real, non-blank picture. Never reads real results.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,8 +21,8 @@ from kvlab.rendering import dashboard  # noqa: E402
 
 from PIL import Image  # noqa: E402
 
-from kvlab.history import record_from_run, write_record  # noqa: E402
-from kvlab.machine import fingerprint  # noqa: E402
+from kvlab.tracking.history import record_from_run, write_record  # noqa: E402
+from kvlab.tracking.machine import fingerprint  # noqa: E402
 from synthetic_runs import MACHINE_A, MACHINE_B, ratio_row, repetitions, write_run  # noqa: E402
 
 
@@ -105,8 +106,10 @@ def test_page_shows_every_section_and_highlights_the_regression(results):
     # The bench run's commit comes from its meta.json.
     assert "3333333cccc" in text
     # The newest run's seed table is rendered from its report.md, lists included.
-    assert "<ul><li>CPU: fixture</li><li>cores: 2</li></ul>" in text
-    assert "<td>concurrent</td><td>GET</td><td>1240000</td><td>1241000</td>" in text
+    tight = re.sub(r">\s+<", "><", text)
+    assert "<ul><li>CPU: fixture</li><li>cores: 2</li></ul>" in tight
+    assert re.search(r"<td>concurrent</td><td>GET</td><td[^>]*>1240000</td><td[^>]*>1241000</td>",
+                     tight)
 
 
 def test_every_image_exists_and_decodes(results):
@@ -166,7 +169,7 @@ def test_page_loads_in_headless_chromium(history):
 
 
 def test_micro_runs_with_repetitions_are_represented_by_their_median(tmp_path):
-    from kvlab import micro
+    from kvlab.tracking import micro
     name = "BM_Hop/sharded/get/ops:1/real_time"
     runs = [{"name": name, "run_name": name, "run_type": "iteration", "repetitions": 3,
              "repetition_index": i, "real_time": t, "time_unit": "ns"} for i, t in enumerate((900.0, 500.0, 600.0))]

@@ -1,11 +1,10 @@
 """A point's percentiles come from its rounds' merged histograms."""
 
 import json
-import math
 
 import pytest
 
-from kvlab.histograms import Histogram, merged_percentiles
+from kvlab.measures.histograms import Histogram, merged_percentiles
 
 
 def _file(path, histograms):
@@ -42,11 +41,37 @@ def test_an_empty_set_of_histograms_gives_none_and_quantiles_clamp(tmp_path):
     assert merged_percentiles(tmp_path, ["missing.json", ""]) is None
     histogram = Histogram.from_json({"count": 1, "min": 5, "max": 5, "buckets": [[0, 100, 1]]})
     assert histogram.value_at_quantile(0.5) == 5  # the bucket's middle, clamped to min..max
-    assert math.isnan(Histogram().value_at_quantile(0.5))
+    # Empty: 0 at every quantile, as LatencyHistogram::ValueAtQuantile returns.
+    assert Histogram().value_at_quantile(0.5) == 0
+
+
+def test_merge_and_quantiles_by_hand():
+    a = {"count": 4, "min": 100, "max": 250, "buckets": [[100, 100, 1], [248, 249, 3]]}
+    b = {"count": 2, "min": 90, "max": 400, "buckets": [[90, 90, 1], [396, 399, 1]]}
+    merged = Histogram.merge([a, b, {"count": 0, "min": 0, "max": 0, "buckets": []}])
+    assert merged.to_json() == {"unit": "ns", "count": 6, "min": 90, "max": 400, "buckets": [
+        [90, 90, 1], [100, 100, 1], [248, 249, 3], [396, 399, 1]]}
+    # Nearest rank ceil(q * 6), at least 1; a bucket reads as its midpoint lo + (hi-lo)//2,
+    # clamped to [min, max]: ranks 1 | 2 | 3..5 | 6 read 90 | 100 | 248 | 397.
+    by_hand = {0.0: 90, 1 / 6: 90, 1 / 3: 100, 0.34: 248, 0.5: 248, 5 / 6: 248, 0.9: 397,
+               1.0: 397, 2.0: 397, -1.0: 90}
+    for q, expected in by_hand.items():
+        assert merged.value_at_quantile(q) == expected, q
+    assert merged.percentiles_us() == {"p50_us": 0.248, "p90_us": 0.397, "p99_us": 0.397,
+                                       "p999_us": 0.397, "max_us": 0.4}
+    # A bucket's middle beyond the observed max is clamped: one value of 120 in [0, 1000].
+    one = Histogram.from_json({"count": 1, "min": 120, "max": 120, "buckets": [[0, 1000, 1]]})
+    assert one.value_at_quantile(0.5) == 120
+
+
+def test_an_empty_merge_reads_zero_like_the_harness():
+    empty = Histogram.merge([])
+    assert empty.to_json() == {"unit": "ns", "count": 0, "min": 0, "max": 0, "buckets": []}
+    assert all(value == 0 for value in empty.percentiles_us().values())
 
 
 def test_gzipped_documents_read_by_their_old_names(tmp_path):
-    from kvlab.histograms import compress_documents, merged
+    from kvlab.measures.histograms import compress_documents, merged
     import gzip
     repetitions = [_histogram([1001] * 10 + [5001]), _histogram([2001] * 5)]
     (tmp_path / "a.json").write_text(json.dumps({"points": [{

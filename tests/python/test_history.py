@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from conftest import REPO, python_env
-from kvlab.history import (HistoryError, SeriesKey, group_records, load_history, point_label,
-                           read_record, record_from_run, series_of, write_record)
-from kvlab.machine import FINGERPRINT_FIELDS, fingerprint, vector_level
+from kvlab.tracking.history import (HistoryError, SeriesKey, group_records, load_history, point_label,
+                                    read_record, record_from_run, series_of, write_record)
+from kvlab.tracking.machine import FINGERPRINT_FIELDS, fingerprint, vector_level
 from synthetic_runs import MACHINE_A, MACHINE_B, point_row, ratio_row, repetitions, write_run
 
 

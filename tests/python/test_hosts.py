@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD_DIR, REPO, kvlab_binaries_or_skip, python_env
+from conftest import BUILD_DIR, REPO, kvlab_binaries_or_fail, python_env
+from kvlab.measures.histograms import Histogram
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.hosts import (build_folder_in_checkout, describe_failure,
                                  offset_from_round_trips, placed_hosts)
 from kvlab.running.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
-                             merge_histograms, merged_row, quantile_ns, start_skew_note)
+                                     merged_row, start_skew_note)
 from kvlab.running.results import load_points
 from namespace_hosts import NamespaceHosts, why_not_possible
 
@@ -97,21 +98,6 @@ def test_placement_refuses_sweeps_it_cannot_run():
         parse(BASE + 'loadgen = "redis-benchmark"\n' + HOSTS)
 
 
-def test_histograms_merge_exactly_and_read_like_the_harness():
-    a = {"count": 4, "min": 100, "max": 250, "buckets": [[100, 100, 1], [248, 249, 3]]}
-    b = {"count": 2, "min": 90, "max": 400, "buckets": [[90, 90, 1], [396, 399, 1]]}
-    merged = merge_histograms([a, b])
-    assert merged["buckets"] == [[90, 90, 1], [100, 100, 1], [248, 249, 3], [396, 399, 1]]
-    assert (merged["count"], merged["min"], merged["max"]) == (6, 90, 400)
-    # Nearest rank: rank ceil(q * 6); a bucket reads as its midpoint.
-    assert quantile_ns(merged, 0.0) == 90
-    assert quantile_ns(merged, 1 / 3) == 100
-    assert quantile_ns(merged, 0.5) == 248
-    assert quantile_ns(merged, 5 / 6) == 248
-    assert quantile_ns(merged, 1.0) == 397
-    assert quantile_ns(merge_histograms([]), 0.5) == 0
-
-
 def test_merged_row_sums_and_flags_bound_hosts():
     rows = {"c1": {"repetition": "1", "ops": "10", "errors": "0", "seconds": "1.0",
                    "ops_per_s": "10.0", "client_cpu": "1.0", "client_bound": "true"},
@@ -123,6 +109,8 @@ def test_merged_row_sums_and_flags_bound_hosts():
     assert row["seconds"] == "1.200000"
     assert row["client_bound"] == "true" and row["note"] == "client-bound hosts: c1"
     assert row["histogram"]["count"] == 2 and row["p50_us"] == "1.00"
+    # Formatted as kvlab-load formats the cells (loadgens.CELL_FORMATS).
+    assert (row["client_cpu"], row["max_us"], row["server_cpu"]) == ("1.5000", "1.00", "")
 
 
 def test_hosts_starting_apart_get_a_note():
@@ -196,7 +184,7 @@ def test_hosts_check_exit_status_says_bad_file_or_unreachable_host(tmp_path):
 
 
 def test_a_run_whose_host_is_unreachable_records_every_point_as_failed(tmp_path):
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     experiment = tmp_path / "gone.toml"
     experiment.write_text(BASE + "duration = 0.1\nrepetitions = 2\n" + HOSTS.replace(
         'ssh = "root@10.0.0.2"', 'netns = "kvlab-no-such-namespace"\naddress = "10.0.0.2"'))
@@ -295,7 +283,7 @@ def finish(process: subprocess.Popen) -> tuple[str, str]:
 
 @needs_namespaces
 def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     with NamespaceHosts(["srv", "c1", "c2"]) as hosts:
         experiment = experiment_file(tmp_path, hosts, SET_SWEEP)
         check = run_in_hub(hosts, "hosts", "check", str(experiment), "--build", str(BUILD_DIR))
@@ -345,7 +333,7 @@ def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
             reps = histograms[host]["points"][0]["repetitions"]
             per_host[host] = next(r for r in reps if r["repetition"] == repetition)["histogram"]
             # The runner reads a histogram as kvlab-load does.
-            assert quantile_ns(per_host[host], 0.99) / 1000 == pytest.approx(
+            assert Histogram.from_json(per_host[host]).value_at_quantile(0.99) / 1000 == pytest.approx(
                 rows.loc[host, "p99_us"], abs=0.01)
         merged = next(r for r in histograms["merged"]["repetitions"]
                       if r["repetition"] == repetition)["histogram"]
@@ -356,7 +344,7 @@ def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
         assert {(lo, up): n for lo, up, n in merged["buckets"]} == expected
         assert merged["count"] == sum(h["count"] for h in per_host.values())
         assert rows.loc["merged", "p99_us"] == pytest.approx(
-            quantile_ns(merged, 0.99) / 1000, abs=0.01)
+            Histogram.from_json(merged).value_at_quantile(0.99) / 1000, abs=0.01)
         # Both hosts began at the common instant or after it, never before.
         lateness = histograms["merged"]["start_late_ms"]
         assert set(lateness) == {"c1", "c2"} and all(v >= 0 for v in lateness.values())
@@ -385,7 +373,7 @@ def load_pid_in(hosts: NamespaceHosts, host: str, duration: str):
 
 @needs_namespaces
 def test_a_client_host_dying_mid_point_fails_that_point_and_the_run_goes_on(tmp_path):
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     short = "command = \"set\"\nkeys = 100\nthreads = 1\nduration = 0.2\nwarmup = 0\n" \
             "repetitions = 1\n"
     with NamespaceHosts(["srv", "c1", "c2"]) as hosts:
@@ -428,7 +416,7 @@ name = "after"
 
 @needs_namespaces
 def test_the_netns_example_and_its_script_pass_hosts_check():
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     script = REPO / "scripts" / "netns-hosts"
     try:
         up = subprocess.run([str(script), "up"], capture_output=True, text=True)

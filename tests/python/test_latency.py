@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD_DIR, kvlab_binaries_or_skip
+from conftest import BUILD_DIR, kvlab_binaries_or_fail
 from kvlab.running.experiment import Point
 from kvlab.rendering.plots_latency import write_latency_curve
+from kvlab.measures.latency_curves import latency_capped_throughput, load_curve_rows
 from kvlab.running.latency import (DEFAULT_FRACTIONS, append_curve_rows, closed_loop_maximum,
-                                   curve_row, latency_capped_throughput, load_curve_rows,
-                                   measure_curve, open_loop_commands, open_loop_rates)
+                                   curve_row, measure_curve, open_loop_commands, open_loop_rates)
 
 
 def point(**overrides) -> Point:
@@ -155,7 +155,7 @@ def test_plot_writes_a_figure(tmp_path):
 
 
 def test_a_real_open_loop_run_gives_a_curve_row(tmp_path):
-    kvlab_binaries_or_skip(BUILD_DIR)
+    kvlab_binaries_or_fail(BUILD_DIR)
     socket = tmp_path / "redis.sock"
     server = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", str(socket),
                                "--save", "", "--appendonly", "no"],

@@ -18,11 +18,11 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from kvlab.rendering import palette  # noqa: E402
-from kvlab.rendering.plots import figures_of_run, write_plots  # noqa: E402
+from kvlab.rendering.run_plots import figures_of_run, write_plots  # noqa: E402
 from kvlab.rendering.plots_latency import BEHIND_TEXT  # noqa: E402
-from kvlab.ratio_verdicts import decide  # noqa: E402
-from kvlab.histograms import compress_documents  # noqa: E402
-from kvlab.running.latency import CURVE_COLUMNS, CURVE_INTERVALS  # noqa: E402
+from kvlab.measures.ratio_verdicts import decide  # noqa: E402
+from kvlab.measures.histograms import compress_documents  # noqa: E402
+from kvlab.measures.latency_curves import CURVE_COLUMNS, CURVE_INTERVALS  # noqa: E402
 from synthetic_runs import MACHINE_A, point_row  # noqa: E402
 
 SERVERS = ("redis", "concurrent", "sharded-hop-command", "single", "mystery-engine")

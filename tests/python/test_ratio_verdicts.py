@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from kvlab.ratio_verdicts import SEED_INSIDE, SEED_OUTSIDE, UNDECIDED, decide, lower_is_better
+from kvlab.measures.ratio_verdicts import SEED_INSIDE, SEED_OUTSIDE, UNDECIDED, decide, lower_is_better
 
 
 def test_interval_above_one_puts_a_ahead():

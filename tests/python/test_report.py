@@ -4,9 +4,9 @@ import json
 import math
 
 from kvlab.rendering.report import point_table, render_report, write_report
-from kvlab.rendering.plots import write_plots
+from kvlab.rendering.run_plots import write_plots
 from kvlab.running.results import load_points
-from kvlab.stats import summarize, t_quantile_975
+from kvlab.measures.stats import summarize, t_quantile_975
 
 
 def test_summary_is_median_with_a_t_interval_of_the_mean():

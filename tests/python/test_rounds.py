@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
-from kvlab.comparisons import compute, unresolved_points
+from kvlab.measures.declared_ratios import compute, unresolved_points
 from kvlab.running.cpus import this_machine
 from kvlab.running.experiment import CompareSpec, parse_experiment_text
 from kvlab.running.loadgens import LoadResult
 from kvlab.running.plan import resolve
 from kvlab.running.results import load_points
-from kvlab.stats import ratio_interval, t_quantile_975
+from kvlab.measures.stats import ratio_interval, t_quantile_975
 
 
 def test_t_quantile_falls_smoothly_past_thirty_degrees_of_freedom():
@@ -246,7 +246,7 @@ def test_stopping_at_the_first_narrow_interval_after_min_rounds_keeps_coverage()
     # Sequential stopping as the runner does it: add a round, stop once meets_target.
     # Synthetic log-normal rounds (7% noise, true ratio 1.0) need about 50 rounds for
     # ±2%; with min_rounds 10 no run stops on a lucky early spread and coverage holds.
-    from kvlab.comparisons import meets_target
+    from kvlab.measures.declared_ratios import meets_target
     generator = random.Random(20261201)
     covered, early, trials = 0, 0, 300
     for _ in range(trials):

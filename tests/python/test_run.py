@@ -3,12 +3,13 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO, kvlab_binaries_or_skip, python_env
+from conftest import REPO, experiment_head, kvlab_binaries_or_fail, python_env
 from kvlab.running.experiment import parse_experiment_text
-from kvlab.histograms import merged_percentiles
+from kvlab.measures.histograms import merged_percentiles
 from kvlab.running.results import load_points
 from kvlab.running.cpus import this_machine
 from kvlab.running.plan import resolve
@@ -64,8 +65,16 @@ def run_cli(experiment_file, build, out):
                           capture_output=True, text=True, env=python_env(), timeout=120)
 
 
+def run_ok(experiment_file: Path, build: Path, out: Path) -> Path:
+    """`kvlab run` that must succeed; its run folder, the only one in `out`."""
+    done = run_cli(experiment_file, build, out)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = Path(out).glob("*")
+    return run_dir
+
+
 def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "tiny.toml"
     experiment.write_text(TINY)
     done = run_cli(experiment, build_dir, tmp_path / "runs")
@@ -98,13 +107,7 @@ def test_a_tiny_experiment_writes_a_complete_run_folder(build_dir, tmp_path):
 def test_redis_benchmark_points_record_its_figures_and_leave_the_rest_blank(tmp_path,
                                                                           load_only_build):
     experiment = tmp_path / "rb.toml"
-    experiment.write_text("""
-[experiment]
-name = "rb"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
+    experiment.write_text(experiment_head("rb") + """
 [[sweep]]
 name = "rb"
 loadgen = "redis-benchmark"
@@ -116,9 +119,7 @@ threads = 1
 duration = 0.3
 repetitions = 2
 """)
-    done = run_cli(experiment, load_only_build, tmp_path / "runs")
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = (tmp_path / "runs").glob("*-rb")
+    run_dir = run_ok(experiment, load_only_build, tmp_path / "runs")
     points = load_points(run_dir)
     assert list(points["command"]) == ["set", "get", "set", "get"]  # each round runs both
     assert list(points["repetition"]) == [1, 1, 2, 2]
@@ -173,13 +174,7 @@ repetitions = 1
 
 def test_points_are_on_disk_before_the_next_point_starts(tmp_path, load_only_build, monkeypatch):
     import kvlab.running.runner as runner_module
-    experiment = parse_experiment_text("""
-[experiment]
-name = "order"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
+    experiment = parse_experiment_text(experiment_head("order") + """
 [[sweep]]
 name = "rb"
 loadgen = "redis-benchmark"
@@ -203,15 +198,9 @@ repetitions = 1
 
 
 def test_prefill_records_bytes_per_key_for_redis(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "memory.toml"
-    experiment.write_text("""
-[experiment]
-name = "memory"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
+    experiment.write_text(experiment_head("memory") + """
 [[sweep]]
 name = "fill"
 command = "get"
@@ -222,9 +211,7 @@ duration = 0.1
 warmup = 0.0
 repetitions = 1
 """)
-    done = run_cli(experiment, build_dir, tmp_path / "runs")
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = (tmp_path / "runs").glob("*-memory")
+    run_dir = run_ok(experiment, build_dir, tmp_path / "runs")
     import pandas as pd
     memory = pd.read_csv(run_dir / "memory.csv").set_index("value_size")
     assert list(memory["keys"]) == [20000, 20000]
@@ -237,7 +224,7 @@ repetitions = 1
 def test_container_fills_record_bytes_per_key_by_shape(build_dir, tmp_path):
     """A known answer: a hash of 10 fields of 64 bytes holds at least 640 bytes of values
     and costs more than the one 64-byte string; a list of 100 more than a hash of 10."""
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "shapes.toml"
     sweep = """
 [[sweep]]
@@ -251,17 +238,7 @@ duration = 0.05
 warmup = 0.0
 repetitions = 1
 """
-    experiment.write_text("""
-[experiment]
-name = "shapes"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
-[[server]]
-name = "single"
-kind = "kvlab"
-engine = "single"
+    experiment.write_text(experiment_head("shapes", ("redis", "single")) + """
 [[sweep]]
 name = "strings"
 command = "get"
@@ -287,15 +264,9 @@ repetitions = 1
 
 def test_a_latency_curve_runs_open_loop_at_fractions_of_the_closed_loop_maximum(build_dir,
                                                                                 tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "curve.toml"
-    experiment.write_text("""
-[experiment]
-name = "curve"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
+    experiment.write_text(experiment_head("curve") + """
 [[sweep]]
 name = "p1"
 command = "get"
@@ -309,10 +280,8 @@ repetitions = 2
 latency_curve = [0.2, 0.5]
 latency_slo_us = 100000
 """)
-    done = run_cli(experiment, build_dir, tmp_path / "runs")
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = (tmp_path / "runs").glob("*-curve")
-    from kvlab.running.latency import load_curve_rows
+    run_dir = run_ok(experiment, build_dir, tmp_path / "runs")
+    from kvlab.measures.latency_curves import load_curve_rows
     rows = load_curve_rows(run_dir / "latency.csv")
     points = load_points(run_dir)
     maximum = sorted(points["ops_per_s"])[len(points) // 2 - 1:len(points) // 2 + 1]
@@ -328,19 +297,9 @@ latency_slo_us = 100000
 
 
 def test_system_calls_per_operation_are_counted_for_every_server(build_dir, tmp_path):
-    kvlab_binaries_or_skip(build_dir)
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "calls.toml"
-    experiment.write_text("""
-[experiment]
-name = "calls"
-disturbance_cores = 64
-[[server]]
-name = "redis"
-kind = "redis"
-[[server]]
-name = "single"
-kind = "kvlab"
-engine = "single"
+    experiment.write_text(experiment_head("calls", ("redis", "single")) + """
 [[sweep]]
 name = "rb"
 loadgen = "redis-benchmark"
@@ -353,9 +312,7 @@ duration = 0.2
 repetitions = 1
 syscalls = true
 """)
-    done = run_cli(experiment, build_dir, tmp_path / "runs")
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = (tmp_path / "runs").glob("*-calls")
+    run_dir = run_ok(experiment, build_dir, tmp_path / "runs")
     import pandas as pd
     counts = pd.read_csv(run_dir / "syscalls.csv").set_index(["server", "pipeline"])
     assert len(counts) == 4 and (counts["operations"] == 50_000).all()

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from kvlab.slices import point_steadiness, slice_rates, variation, warmed_up
+from kvlab.measures.slices import point_steadiness, slice_rates, variation, warmed_up
 
 
 def _file(path, windows):

@@ -1,10 +1,10 @@
-"""kvlab.verdict: the one noise-aware rule behind compare and the dashboard, on synthetic
+"""kvlab.tracking.verdict: the one noise-aware rule behind compare and the dashboard, on synthetic
 series whose right answer is known."""
 
 import pytest
 
-from kvlab.history import Estimate
-from kvlab.verdict import MIN_EFFECT, judge
+from kvlab.tracking.history import Estimate
+from kvlab.tracking.verdict import MIN_EFFECT, judge
 
 
 def around(value, half_width=0.01, flaw=""):

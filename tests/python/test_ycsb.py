@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO, python_env
-from kvlab.comparisons import point_label
+from conftest import REPO, experiment_head, kvlab_binaries_or_fail, python_env
+from kvlab.measures.declared_ratios import point_label
 from kvlab.rendering.plots_ycsb import write_ycsb_plot
 from kvlab.rendering.report import point_table, render_report
 from kvlab.rendering.report_ycsb import ycsb_section
@@ -192,20 +192,10 @@ def test_the_figure_is_written_for_ycsb_runs_only(tmp_path):
 # ---- end to end against redis-server ----------------------------------------------------
 
 def test_a_tiny_ycsb_run_loads_the_records_once_and_reads_them(build_dir, tmp_path):
-    if not (build_dir / "kvlab-load").exists():
-        pytest.skip(f"kvlab-load not built in {build_dir}")
+    kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "ycsb.toml"
-    experiment.write_text("""
-[experiment]
-name = "ycsb-tiny"
-disturbance_cores = 64
-measurement = "rounds"
-[[server]]
-name = "redis"
-kind = "redis"
-[[server]]
-name = "redis-b"
-kind = "redis"
+    experiment.write_text(experiment_head("ycsb-tiny", ("redis", "redis-b"),
+                                          measurement="rounds") + """
 [[sweep]]
 name = "ycsb"
 command = ["ycsb:load", "ycsb:C", "ycsb:D", "ycsb:E"]
@@ -244,27 +234,14 @@ metric = "ops_per_server_cpu_s"
 
 
 def test_an_alternating_run_loads_both_sides_and_alternates_a_ycsb_pair(build_dir, tmp_path):
-    if not (build_dir / "kvlab-load").exists():
-        pytest.skip(f"kvlab-load not built in {build_dir}")
+    kvlab_binaries_or_fail(build_dir)
     import io
     from kvlab.running.cpus import this_machine
     from kvlab.running.plan import resolve
     from kvlab.running.runner import Runner
-    experiment = _parse("""
-[experiment]
-name = "ycsb-alternating"
-disturbance_cores = 64
-precision = 0.5
-max_rounds = 2
-min_rounds = 2
-alternation_s = 0.4
-slice_s = 0.05
-[[server]]
-name = "redis"
-kind = "redis"
-[[server]]
-name = "redis-b"
-kind = "redis"
+    experiment = _parse(experiment_head("ycsb-alternating", ("redis", "redis-b"), precision=0.5,
+                                        max_rounds=2, min_rounds=2, alternation_s=0.4,
+                                        slice_s=0.05) + """
 [[sweep]]
 name = "ycsb"
 command = "ycsb:F"

@@ -1,7 +1,7 @@
 """The static performance dashboard: results/dashboard/index.html and its PNGs.
 
 Renders one page that needs no network to view (what it shows is loaded by
-dashboard_data.py, from kvlab.opcost, kvlab.micro and kvlab.history; this module draws
+dashboard_data.py, from kvlab.tracking.opcost, kvlab.tracking.micro and kvlab.tracking.history; this module draws
 and writes HTML):
 
 - instruction counts per operation (the `make regress` gate) per commit, cases that
@@ -10,7 +10,7 @@ and writes HTML):
 - the bench history, one panel group per machine fingerprint: the committed records
   under results/history/ plus local run folders not yet recorded (results/runs/*,
   results/sample). Inside a group, one block per experiment: the newest run's verdicts
-  against the runs before it (kvlab.verdict, the rule `compare` uses), and series over
+  against the runs before it (kvlab.tracking.verdict, the rule `compare` uses), and series over
   commits with their 95% intervals as bands — declared ratios first, cost per operation
   second, ops/s third. A series never crosses machines or experiments.
 - the newest local run's report.
@@ -23,17 +23,18 @@ Usage: python3 -m kvlab dashboard [--results DIR] [--out DIR]
 
 import argparse
 import datetime
-import glob
 import html
-import os
 import re
 import sys
+from pathlib import Path
+from typing import Any
 
-from .. import micro
-from ..compare import VERDICT_HEADER, verdict_rows
-from ..history import cost_columns, describe_fingerprint, parse_date, series_of
-from ..verdict import MIN_EFFECT, count, judge_record
+from ..tracking import micro
+from ..tracking.base_vs_new import VERDICT_HEADER, verdict_rows
+from ..tracking.history import SeriesKey, cost_columns, describe_fingerprint, parse_date, series_of
+from ..tracking.verdict import MIN_EFFECT, SeriesVerdict, count, judge_record
 from . import palette
+from .markdown import markdown_to_html
 from .dashboard_data import DashboardData, load_dashboard_data
 
 # A micro benchmark whose time grew more than this against the previous run
@@ -51,7 +52,7 @@ FLAGGED = ("regressed", "improved", "unstable")
 # ----------------------------------------------------------------- plots
 
 
-def _pyplot():
+def _pyplot() -> Any:
     """matplotlib's pyplot on the file-only Agg backend, imported on first use so
     that `python3 -m kvlab` stays quick for the other subcommands."""
     import matplotlib
@@ -60,7 +61,7 @@ def _pyplot():
     return plt
 
 
-def _label(date, commit):
+def _label(date: datetime.datetime, commit: str) -> str:
     return f"{commit[:7]}\n{date:%m-%d %H:%M}" if commit else f"{date:%m-%d %H:%M}"
 
 
@@ -78,19 +79,19 @@ def thinned(labels: list[str], most: int = MAX_RUN_LABELS) -> list[str]:
             for i, label in enumerate(labels)]
 
 
-def _run_axis(ax, labels: list[str]) -> None:
+def _run_axis(ax: Any, labels: list[str]) -> None:
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(thinned(labels), fontsize=7)
 
 
-def _save(fig, out_dir, name):
+def _save(fig: Any, out_dir: Path, name: str) -> str:
     fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, name), dpi=90)
+    fig.savefig(Path(out_dir) / name, dpi=90)
     _pyplot().close(fig)
     return name
 
 
-def plot_opcost(records, out_dir):
+def plot_opcost(records: list[dict], out_dir: Path) -> list[tuple[str, str]]:
     """One PNG per operation: instructions/op per engine across commits. Returns [(title, file)]."""
     ops = sorted({c["op"] for r in records for c in r["cases"]})
     plots = []
@@ -124,9 +125,9 @@ def plot_opcost(records, out_dir):
     return plots
 
 
-def plot_micro(runs, out_dir):
+def plot_micro(runs: list[dict], out_dir: Path) -> list[tuple[str, str]]:
     """One PNG per benchmark family (the name up to the first '/'): time per iteration across runs."""
-    families = {}
+    families: dict[str, set[str]] = {}
     for run in runs:
         for name in run["benchmarks"]:
             families.setdefault(name.split("/")[0], set()).add(name)
@@ -154,7 +155,8 @@ def plot_micro(runs, out_dir):
     return plots
 
 
-def _series_plot(records, keys, title, ylabel, out_dir, name):
+def _series_plot(records: list[dict], keys: list[SeriesKey], title: str, ylabel: str,
+                 out_dir: Path, name: str) -> tuple[str, str]:
     """One PNG: each series of `keys` over `records` (x = run), value with its 95% interval
     as a band and error bar; a flawed figure (client-bound, errors, disturbed) is a red x."""
     fig, ax = _pyplot().subplots(figsize=(10, 3.4))
@@ -196,7 +198,7 @@ def _series_plot(records, keys, title, ylabel, out_dir, name):
     return (title, _save(fig, out_dir, name))
 
 
-def _distinct_labels(names, width=60):
+def _distinct_labels(names: list[str], width: int = 60) -> list[str]:
     """Series names without the words all of them share (those go in the title's place),
     cut to `width` characters."""
     word_lists = [n.split() for n in names]
@@ -206,23 +208,24 @@ def _distinct_labels(names, width=60):
     return [label if len(label) <= width else label[:width - 1] + "…" for label in labels]
 
 
-def _run_label(record):
+def _run_label(record: dict) -> str:
     date = parse_date(record.get("started_utc"))
     commit = (record.get("commit") or "")[:7] + ("*" if record.get("dirty") else "")
     return f"{commit}\n{date:%m-%d %H:%M}" if date else commit
 
 
-def _safe(text):
+def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
 
 
-def plot_bench_group(fingerprint_id, experiment, records, out_dir):
+def plot_bench_group(fingerprint_id: str, experiment: str, records: list[dict],
+                     out_dir: Path) -> list[tuple[str, str]]:
     """The plots of one (machine, experiment) block: ratios per declared comparison, each
     cost column, ops/s per command and sweep. Returns [(title, file)]."""
     keys = sorted({k for r in records for k in series_of(r)})
     stem = f"bench-{_safe(fingerprint_id)}-{_safe(experiment)}"
     plots = []
-    comparisons = {}
+    comparisons: dict[str, list[SeriesKey]] = {}
     for k in (k for k in keys if k.kind == "ratio"):
         comparisons.setdefault(k.name.split(" ", 1)[0], []).append(k)
     for comparison, ks in sorted(comparisons.items()):
@@ -234,7 +237,7 @@ def plot_bench_group(fingerprint_id, experiment, records, out_dir):
         if ks:
             plots.append(_series_plot(records, ks, f"{experiment}: {column}", column, out_dir,
                                       f"{stem}-{_safe(column)}.png"))
-    by_group = {}
+    by_group: dict[str, list[SeriesKey]] = {}
     for k in (k for k in keys if k.kind == "ops/s"):
         words = k.name.split()
         by_group.setdefault(" ".join(words[1:3]), []).append(k)  # command and sweep
@@ -247,11 +250,11 @@ def plot_bench_group(fingerprint_id, experiment, records, out_dir):
 # ----------------------------------------------------------------- HTML
 
 
-def _e(text):
+def _e(text: object) -> str:
     return html.escape(str(text))
 
 
-def _table(header, rows, row_classes=None):
+def _table(header: list[str], rows: list[list], row_classes: list[str] | None = None) -> str:
     out = ["<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>"]
     for i, row in enumerate(rows):
         cls = row_classes[i] if row_classes else ""
@@ -261,51 +264,12 @@ def _table(header, rows, row_classes=None):
     return "\n".join(out)
 
 
-def _images(plots):
+def _images(plots: list[tuple[str, str]]) -> str:
     return "\n".join(f'<figure><img src="{_e(f)}" alt="{_e(t)}"><figcaption>{_e(t)}</figcaption></figure>'
                      for t, f in plots)
 
 
-def markdown_to_html(text):
-    """The subset of markdown our reports use: headings, pipe tables, lists, paragraphs, code blocks."""
-    out, lines, i = [], text.splitlines(), 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("```"):
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
-                j += 1
-            out.append("<pre>" + _e("\n".join(lines[i + 1:j])) + "</pre>")
-            i = j + 1
-        elif line.startswith("#"):
-            level = min(len(line) - len(line.lstrip("#")) + 2, 6)  # page headings sit above
-            out.append(f"<h{level}>{_e(line.lstrip('#').strip())}</h{level}>")
-            i += 1
-        elif line.lstrip().startswith("|"):
-            block = []
-            while i < len(lines) and lines[i].lstrip().startswith("|"):
-                block.append([cell.strip() for cell in lines[i].strip().strip("|").split("|")])
-                i += 1
-            body = [r for r in block[1:] if not all(set(c) <= set("-: ") for c in r)]
-            out.append(_table(block[0], body))
-        elif line.startswith(("- ", "* ")):
-            items = []
-            while i < len(lines) and lines[i].startswith(("- ", "* ")):
-                items.append(f"<li>{_e(lines[i][2:].strip())}</li>")
-                i += 1
-            out.append("<ul>" + "".join(items) + "</ul>")
-        elif line.strip():
-            para = []
-            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "```", "- ", "* ")):
-                para.append(lines[i].strip())
-                i += 1
-            out.append("<p>" + _e(" ".join(para)) + "</p>")
-        else:
-            i += 1
-    return "\n".join(out)
-
-
-def _opcost_section(records, plots):
+def _opcost_section(records: list[dict], plots: list[tuple[str, str]]) -> str:
     if not records:
         return "<p>No instruction counts yet: run <code>make regress-update</code> and <code>make regress</code>.</p>"
     latest = records[-1]
@@ -327,7 +291,7 @@ def _opcost_section(records, plots):
                       _images(plots)])
 
 
-def _micro_section(runs, plots):
+def _micro_section(runs: list[dict], plots: list[tuple[str, str]]) -> str:
     if not runs:
         return "<p>No micro runs yet: run <code>make micro</code>.</p>"
     latest, previous = runs[-1], (runs[-2] if len(runs) > 1 else None)
@@ -340,8 +304,8 @@ def _micro_section(runs, plots):
         rows.append([name, f"{b['ns']:.1f}", f"{rate:.4g} {unit}" if rate else "-",
                      "-" if change is None else f"{change:+.1f}%"])
         classes.append("regression" if change is not None and change > MICRO_SLOWDOWN_PCT else "")
-    note = (f"<p>Latest run {_e(os.path.basename(latest['path']))}"
-            + (f", compared with {_e(os.path.basename(previous['path']))}" if previous else "")
+    note = (f"<p>Latest run {_e(Path(latest['path']).name)}"
+            + (f", compared with {_e(Path(previous['path']).name)}" if previous else "")
             + f". Rows slower by more than {MICRO_SLOWDOWN_PCT:g}% are highlighted "
               "(wall-clock: confirm on a quiet machine before acting).</p>")
     hops = micro.hop_costs(latest["benchmarks"])
@@ -357,12 +321,13 @@ def _micro_section(runs, plots):
 
 
 
-def _verdict_table(verdicts):
+def _verdict_table(verdicts: list[SeriesVerdict]) -> str:
     return '<div class="verdicts">' + _table(VERDICT_HEADER, verdict_rows(verdicts), [
         f"verdict-{v.judgement.verdict}" for v in verdicts]) + "</div>"
 
 
-def _experiment_block(fingerprint_id, experiment, records, out_dir):
+def _experiment_block(fingerprint_id: str, experiment: str, records: list[dict],
+                      out_dir: Path) -> str:
     newest, earlier = records[-1], records[:-1]
     verdicts = judge_record(earlier, newest)
     counts = count(verdicts)
@@ -391,13 +356,14 @@ def _experiment_block(fingerprint_id, experiment, records, out_dir):
     return "\n".join(parts)
 
 
-def _bench_section(records, machines, out_dir):
+def _bench_section(records: list[dict], machines: dict[str, dict[str, list[dict]]],
+                   out_dir: Path) -> str:
     if not records:
         return ("<p>No bench history yet: run <code>make bench</code>, then "
                 "<code>python3 -m kvlab record results/runs/&lt;run&gt;</code>.</p>")
     parts = [f"<p>{len(records)} run(s) on {len(machines)} machine(s). Each machine (fingerprint: "
              "CPU model, cores, vector level, kernel, compiler) is its own panel group; its series "
-             "never mix with another machine's. Verdicts (kvlab.verdict, the rule of "
+             "never mix with another machine's. Verdicts (kvlab.tracking.verdict, the rule of "
              "<code>python3 -m kvlab compare</code>): <code>regressed</code>/<code>improved</code> "
              f"needs a change beyond max({100 * MIN_EFFECT:.0f}%, the history's spread) with "
              "intervals apart; <code>unstable</code>: the history's own spread exceeds "
@@ -420,14 +386,14 @@ def _bench_section(records, machines, out_dir):
     return "\n".join(parts)
 
 
-def _newest_report_section(data: DashboardData):
+def _newest_report_section(data: DashboardData) -> str:
     newest = data.newest_run
     if newest is None:
         return "<p>No local run folder.</p>"
     # The folder relative to results/: the page is read on other machines too.
-    folder = os.path.relpath(newest.folder, data.results_dir)
+    folder = _relative(newest.folder, data.results_dir)
     if newest.report is None:
-        problem = newest.problem.replace(data.results_dir + os.sep, "")
+        problem = newest.problem.replace(f"{data.results_dir}/", "")
         return (f"<p>No report could be rendered for <code>{_e(folder)}</code>: "
                 f"{_e(problem)}</p>")
     return (f"<p>From <code>{_e(folder)}</code>.</p>"
@@ -467,16 +433,26 @@ window.addEventListener('load', function () {
 """
 
 
-def render(results_dir, out_dir):
+def _relative(path: Path, folder: Path) -> str:
+    """`path` as seen from `folder` (with `..` where it lies outside it)."""
+    path, folder = Path(path).absolute(), Path(folder).absolute()
+    ups = 0
+    while not path.is_relative_to(folder):
+        folder, ups = folder.parent, ups + 1
+    return str(Path(*[".."] * ups, path.relative_to(folder)))
+
+
+def render(results_dir: str | Path, out_dir: str | Path) -> Path:
     """Writes out_dir/index.html and its PNGs from results_dir; returns the page's path."""
     return render_page(load_dashboard_data(results_dir), out_dir)
 
 
-def render_page(data: DashboardData, out_dir):
+def render_page(data: DashboardData, out_dir: str | Path) -> Path:
     """Writes out_dir/index.html and its PNGs showing `data`; returns the page's path."""
-    os.makedirs(out_dir, exist_ok=True)
-    for old in glob.glob(os.path.join(out_dir, "*.png")):
-        os.remove(old)  # plots of series that no longer exist must not linger
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.glob("*.png"):
+        old.unlink()  # plots of series that no longer exist must not linger
     opcost, micro_runs, bench = data.opcost, data.micro_runs, data.bench
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>kvlab dashboard</title>
@@ -493,30 +469,29 @@ def render_page(data: DashboardData, out_dir):
 {_newest_report_section(data)}
 </body></html>
 """
-    path = os.path.join(out_dir, "index.html")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(page)
+    path = out_dir / "index.html"
+    path.write_text(page, encoding="utf-8")
     return path
 
 
-def add_arguments(parser):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))))  # the repository: analysis/kvlab/rendering/ is 3 down
-    parser.add_argument("--results", default=os.path.join(root, "results"),
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    root = Path(__file__).resolve().parents[3]  # the repository: analysis/kvlab/rendering/
+    parser.add_argument("--results", type=Path, default=root / "results",
                         help="results folder to read (default: the repository's results/)")
-    parser.add_argument("--out", default=None, help="output folder (default: <results>/dashboard)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default: <results>/dashboard)")
 
 
-def run(args):
-    out = args.out or os.path.join(args.results, "dashboard")
-    if not os.path.isdir(args.results):
+def run(args: argparse.Namespace) -> int:
+    out = args.out or Path(args.results) / "dashboard"
+    if not Path(args.results).is_dir():
         print(f"dashboard: no results folder at {args.results}", file=sys.stderr)
         return 2
     print(render(args.results, out))
     return 0
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kvlab dashboard", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     return run(parser.parse_args(argv))

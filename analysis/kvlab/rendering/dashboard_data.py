@@ -1,6 +1,6 @@
 """What the dashboard shows, read from a results folder: the `make regress` records
-(kvlab.opcost), the `make micro` runs (kvlab.micro), the bench history (committed records
-and local run folders, kvlab.history) grouped per machine and experiment, and the newest
+(kvlab.tracking.opcost), the `make micro` runs (kvlab.tracking.micro), the bench history (committed records
+and local run folders, kvlab.tracking.history) grouped per machine and experiment, and the newest
 local run's report. dashboard.py draws it; this module writes nothing.
 
 Pure function of the files it reads. Thread-safe (no shared state).
@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import os
 from pathlib import Path
 
-from .. import micro
-from ..history import group_records, load_history, local_run_folders, parse_date, run_started
-from ..opcost import load_opcost_history
+from ..tracking import micro
+from ..tracking.history import group_records, load_history, local_run_folders, parse_date, run_started
+from ..tracking.opcost import load_opcost_history
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +26,7 @@ class NewestRun:
 
 @dataclasses.dataclass(frozen=True)
 class DashboardData:
-    results_dir: str
+    results_dir: Path
     opcost: list[dict]                              # make regress records, oldest first
     micro_runs: list[dict]                          # make micro runs, oldest first
     bench: list[dict]                               # every bench history record
@@ -40,7 +39,7 @@ def _started(folder: Path) -> datetime.datetime:
     return parse_date(run_started(folder)) or epoch
 
 
-def newest_run(results_dir) -> NewestRun | None:
+def newest_run(results_dir: str | Path) -> NewestRun | None:
     """The newest local run folder with its report.md (or a rendering of its points)."""
     folders = local_run_folders(results_dir)
     if not folders:
@@ -56,10 +55,10 @@ def newest_run(results_dir) -> NewestRun | None:
         return NewestRun(newest, None, str(e))
 
 
-def load_dashboard_data(results_dir) -> DashboardData:
+def load_dashboard_data(results_dir: str | Path) -> DashboardData:
     bench = load_history(results_dir)
     machines: dict[str, dict[str, list[dict]]] = {}
     for (fingerprint_id, experiment), group in group_records(bench).items():
         machines.setdefault(fingerprint_id, {})[experiment] = group
-    return DashboardData(str(os.path.abspath(results_dir)), load_opcost_history(results_dir),
+    return DashboardData(Path(results_dir).absolute(), load_opcost_history(results_dir),
                          micro.load_runs(results_dir), bench, machines, newest_run(results_dir))

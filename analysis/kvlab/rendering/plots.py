@@ -1,4 +1,6 @@
-"""Plots of a run (plots/*.png and *.svg), in the order a reader needs them:
+"""The drawing shared by a run's plots, and its throughput and latency figures. Which
+figures a run has, and the files they go to (plots/*.png and *.svg, run_plots.py), in the
+order a reader needs them:
 
 1. verdicts.png — every declared ratio as a forest plot (plots_verdicts.py);
 2. seed1-ember-pr50.png, seed2-<sweep>.png — ours beside the seeds' published numbers
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from pathlib import Path
 
 import matplotlib
 
@@ -31,9 +32,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import palette  # noqa: E402
-from .report import measured_only, point_table  # noqa: E402
 from ..running.experiment import POINT_VARIABLES  # noqa: E402
-from ..running.results import load_meta, load_points  # noqa: E402
 
 # The variables a line stands for, in the order its label names them.
 LINE_VARIABLES = ("server", "client", "loadgen", "nodelay")
@@ -306,49 +305,3 @@ def _figure_legend(figure, handles: dict, client_bound: bool, extra=(), bars=Fal
     height = figure.get_figheight()
     figure.legend(handles=entries, loc="lower center", ncol=columns, fontsize=8, frameon=False)
     figure.tight_layout(rect=(0, min(0.45, (0.3 * rows + 0.2) / height), 1, 0.95))
-
-
-# ----------------------------------------------------------------- writing
-
-
-def save(figure, out_dir: Path, stem: str, written: list[Path]) -> None:
-    for suffix in ("png", "svg"):
-        path = out_dir / f"{stem}.{suffix}"
-        figure.savefig(path, dpi=100)
-        written.append(path)
-    plt.close(figure)
-
-
-def figures_of_run(run_dir: str | Path):
-    """Every figure of a run, first to last, as (file stem, figure); each figure is drawn
-    when the caller takes it, so a caller closes one before the next is made."""
-    from .plots_latency import curve_figures, percentile_figure
-    from .plots_seeds import seed_figures
-    from .plots_verdicts import verdicts_figure
-    run_dir = Path(run_dir)
-    meta = load_meta(run_dir)
-    points = load_points(run_dir)
-    table = measured_only(point_table(points, run_dir))
-    figure = verdicts_figure(run_dir, meta)
-    if figure is not None:
-        yield "verdicts", figure
-    if not table.empty:
-        yield from seed_figures(table, meta)
-    for sweep, frame in ([] if table.empty else table.groupby("sweep", sort=False)):
-        yield f"{sweep}-throughput", throughput_figure(frame, sweep)
-        if frame["p50_us"].notna().any():
-            yield f"{sweep}-latency", latency_figure(frame, sweep)
-        figure = percentile_figure(run_dir, points, frame, sweep, meta)
-        if figure is not None:
-            yield f"{sweep}-percentiles", figure
-    yield from curve_figures(run_dir, table)
-
-
-def write_plots(run_dir: str | Path) -> list[Path]:
-    run_dir = Path(run_dir)
-    out_dir = run_dir / "plots"
-    out_dir.mkdir(exist_ok=True)
-    written: list[Path] = []
-    for stem, figure in figures_of_run(run_dir):
-        save(figure, out_dir, stem, written)
-    return written

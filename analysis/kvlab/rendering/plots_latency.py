@@ -32,11 +32,10 @@ from . import palette
 from .plots import (client_bound_handle, draw_points, figure_grid, line_columns,
                     lines_of, panel_columns, panels)
 from .report_latency import curve_groups
-from .. import histograms
-from ..histograms import Histogram
+from ..measures import histograms
+from ..measures.histograms import Histogram
 from ..running.experiment import POINT_VARIABLES
-from ..running.latency import (CURVE_INTERVALS, CURVE_PERCENTILES, latency_capped_throughput,
-                               load_curve_rows)
+from ..measures.latency_curves import CURVE_INTERVALS, latency_capped_throughput, load_curve_rows
 from ..running.results import whole_points
 
 # Ticks of the 1/(1-p) axis, labelled by percentile.
@@ -49,6 +48,8 @@ BEHIND_TEXT = "×: fell behind its schedule (offered load not sustained)"
 PERCENTILE_LINESTYLES = {"p50_us": "-", "p99_us": "--", "p999_us": ":"}
 # Room on a log latency axis (a fraction of its span) so no marker is cut by the edge.
 MARGIN = 0.08
+# The percentiles a latency curve draws: (curve row column, label).
+CURVE_PERCENTILES = (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"))
 
 
 def percentile_curve(histogram: Histogram, steps: int = 160) -> tuple[list[float], list[float]]:

@@ -3,7 +3,7 @@ plot — one row per ratio, its 95% interval on a log axis, the 1.0 line, the se
 as a grey star — grouped by the comparison (the seed's claim) it tests, with the
 verdict written beside each row.
 
-What a row decides is kvlab.ratio_verdicts.decide()'s, the rule the report's verdict
+What a row decides is kvlab.measures.ratio_verdicts.decide()'s, the rule the report's verdict
 tables use; nothing here compares an interval with 1.0 itself. An interval wears the
 colour of the side it puts ahead (palette.py), grey when undecided; a ratio measured
 with the load generator saturated is hollow.
@@ -24,17 +24,14 @@ from matplotlib.lines import Line2D
 
 from . import palette
 from .report_seeds import SEED_TRANSPORT, load_reference
-from ..ratio_verdicts import decide, lower_is_better
+from ..measures.ratio_verdicts import decide, lower_is_better
+from ..running.results import load_table
 
 SEED_NAMES = {"ember-pr50": "seed 1, ember PR #50", "lettuce-threads": "seed 2, Lettuce"}
 
 
 def load_ratios(run_dir: Path) -> pd.DataFrame | None:
-    path = Path(run_dir) / "ratios.csv"
-    if not path.exists():
-        return None
-    ratios = pd.read_csv(path)
-    return None if ratios.empty else ratios
+    return load_table(run_dir, "ratios.csv")
 
 
 def _comparisons(meta: dict) -> dict[str, dict]:

@@ -25,7 +25,7 @@ from . import palette  # noqa: E402
 from .report import measured_only, point_table  # noqa: E402
 from .report_ycsb import (PER_CPU, SETUP, declared_ratio, reference_server,  # noqa: E402
                           workload_of, ycsb_rows)
-from ..comparisons import point_label  # noqa: E402
+from ..measures.declared_ratios import point_label  # noqa: E402
 from ..running.results import load_meta, load_points  # noqa: E402
 
 MAX_SETUPS = 4

@@ -16,10 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..running.experiment import POINT_VARIABLES
-from ..histograms import merged_percentiles
-from ..slices import point_steadiness
+from ..measures.histograms import merged_percentiles
+from ..measures.slices import point_steadiness
+from .markdown import markdown_table
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
-                            markdown_table, server_cpu_count, server_specs)
+                            server_cpu_count, server_specs)
 from .report_latency import latency_section, paired_latency_section
 from .report_memory import memory_section
 from .report_ratios import (calibration_section, declared_section, disturbance_line,
@@ -27,9 +28,9 @@ from .report_ratios import (calibration_section, declared_section, disturbance_l
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
 from .report_ycsb import ycsb_section
-from ..history import cost_columns
+from ..tracking.history import cost_columns
 from ..running.results import load_meta, load_points, whole_points
-from ..stats import Summary, summarize
+from ..measures.stats import Summary, summarize
 
 
 def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFrame:
@@ -182,64 +183,78 @@ def client_hosts_section(points: pd.DataFrame) -> str:
 
 
 def render_report(run_dir: str | Path) -> str:
+    """report.md of a run: the header, what the run decided, its problems, the seeds'
+    tables, the sections each kind of measurement adds, the sweeps and all points, and how
+    to read it. Each step returns its markdown blocks; empty ones are left out."""
     run_dir = Path(run_dir)
     meta = load_meta(run_dir)
     points = load_points(run_dir)
     table = point_table(points, run_dir)
-    out = [f"# kvlab run: {meta.get('experiment', run_dir.name)}", "",
-           machine_header(meta) + "\n" + disturbance_line(points, meta), ""]
-    for lead in (calibration_section(run_dir, meta) if meta.get("comparisons") else "",
-                 verdict_sections(run_dir, meta), time_section(meta),
-                 declared_section(run_dir, meta)):
-        if lead:
-            out += [lead, ""]
-    if any(p.startswith("interrupted") for p in meta.get("problems", [])):
-        out += ["**Interrupted**: the run was stopped; points it did not reach are missing.", ""]
-    problems = problems_section(whole_points(points))
-    if problems:
-        out += [problems, ""]
-    sweeps = meta.get("sweeps", {})
     measured = set(measured_only(table)["sweep"]) if not table.empty else set()
-    sections = {"ember-pr50": ("Seed 1: concurrent map vs sharded keyspace (ember PR #50)",
-                               lambda names: ember_section(names, table, meta)),
-                "lettuce-threads": ("Seed 2: pooled vs shared connections (Lettuce)",
-                                    lambda names: lettuce_section(names, table, meta))}
-    for seed, (title, render) in sections.items():
+    blocks = [f"# kvlab run: {meta.get('experiment', run_dir.name)}",
+              machine_header(meta) + "\n" + disturbance_line(points, meta),
+              *_decisions(run_dir, meta), *_run_problems(points, meta),
+              *_seed_sections(points, table, meta, measured),
+              *_measurement_sections(run_dir, table, meta),
+              _sweeps_section(points, meta, measured),
+              "## All points\n\n" + all_points_section(table) if not table.empty else "",
+              client_hosts_section(points), HOW_TO_READ]
+    return "".join(block + "\n\n" for block in blocks if block)[:-1]
+
+
+def _decisions(run_dir: Path, meta: dict) -> list[str]:
+    """The calibration, the verdicts, the time the run took and the declared ratios."""
+    return [calibration_section(run_dir, meta) if meta.get("comparisons") else "",
+            verdict_sections(run_dir, meta), time_section(meta), declared_section(run_dir, meta)]
+
+
+def _run_problems(points: pd.DataFrame, meta: dict) -> list[str]:
+    interrupted = any(p.startswith("interrupted") for p in meta.get("problems", []))
+    return ["**Interrupted**: the run was stopped; points it did not reach are missing."
+            if interrupted else "", problems_section(whole_points(points))]
+
+
+SEED_SECTIONS = {"ember-pr50": ("Seed 1: concurrent map vs sharded keyspace (ember PR #50)",
+                                ember_section),
+                 "lettuce-threads": ("Seed 2: pooled vs shared connections (Lettuce)",
+                                     lettuce_section)}
+
+
+def _seed_sections(points: pd.DataFrame, table: pd.DataFrame, meta: dict,
+                   measured: set[str]) -> list[str]:
+    """The seed-shaped tables of the sweeps that measured a seed's question."""
+    sweeps = meta.get("sweeps", {})
+    blocks = []
+    for seed, (title, render) in SEED_SECTIONS.items():
         names = [s for s in dict.fromkeys(points["sweep"])
                  if sweeps.get(s, {}).get("seed") == seed and s in measured]
         if names:
-            out += [f"## {title}", "", render(names), ""]
-    ycsb = ycsb_section(table, run_dir, meta)
-    if ycsb:
-        out += [ycsb, ""]
-    curves = latency_section(run_dir)
-    if curves:
-        out += [curves, ""]
-    paired = paired_latency_section(run_dir, meta)
-    if paired:
-        out += [paired, ""]
-    calls = syscalls_section(run_dir, meta)
-    if calls:
-        out += [calls, ""]
-    memory = memory_section(run_dir, meta)
-    if memory:
-        out += [memory, ""]
-    out += ["## Sweeps", ""]
+            blocks.append(f"## {title}\n\n" + render(names, table, meta))
+    return blocks
+
+
+def _measurement_sections(run_dir: Path, table: pd.DataFrame, meta: dict) -> list[str]:
+    """YCSB, latency curves, paired latency, system calls and memory, where measured."""
+    return [ycsb_section(table, run_dir, meta), latency_section(run_dir),
+            paired_latency_section(run_dir, meta), syscalls_section(run_dir, meta),
+            memory_section(run_dir, meta)]
+
+
+def _sweeps_section(points: pd.DataFrame, meta: dict, measured: set[str]) -> str:
+    sweeps = meta.get("sweeps", {})
+    lines = ["## Sweeps", ""]
     for sweep in dict.fromkeys(points["sweep"]):
         settings = sweeps.get(sweep, {})
         rounds = points[points["sweep"] == sweep]["repetition"].max()
-        out.append(f"- `{sweep}`: at least {settings.get('repetitions', '?')} rounds "
-                   f"(up to {rounds:.0f} where a declared ratio needed more) of "
-                   f"{settings.get('duration', '?')} s after {settings.get('warmup', '?')} s "
-                   "warm-up, each from a fresh server process"
-                   + ("" if sweep in measured else "; nothing measured"))
-    out.append("")
-    if not table.empty:
-        out += ["## All points", "", all_points_section(table), ""]
-    hosts = client_hosts_section(points)
-    if hosts:
-        out += [hosts, ""]
-    out += ["## How to read this", "",
+        lines.append(f"- `{sweep}`: at least {settings.get('repetitions', '?')} rounds "
+                     f"(up to {rounds:.0f} where a declared ratio needed more) of "
+                     f"{settings.get('duration', '?')} s after {settings.get('warmup', '?')} s "
+                     "warm-up, each from a fresh server process"
+                     + ("" if sweep in measured else "; nothing measured"))
+    return "\n".join(lines)
+
+
+HOW_TO_READ = "\n".join(["## How to read this", "",
             "- `ratio [low, high]` (declared comparisons): the geometric mean of the ratios "
             "measured inside each round (both sides a fresh server, measured one right after "
             "the other), "
@@ -274,8 +289,7 @@ def render_report(run_dir: str | Path) -> str:
             "is shown beside it).",
             "- client/server CPU: cores' worth of CPU time used (1.00 = one core busy); the "
             "server's comes from its INFO cpu per repetition when kvlab-load could read it, "
-            "otherwise from /proc over the whole point (warm-up included)."]
-    return "\n".join(out) + "\n"
+            "otherwise from /proc over the whole point (warm-up included)."])
 
 
 def write_report(run_dir: str | Path) -> Path:

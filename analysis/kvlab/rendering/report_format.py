@@ -1,7 +1,7 @@
 """The report's building blocks, shared by its generic sections (report.py) and the seeds'
 tables (report_seeds.py): a point's cell ("median ±h%" with † for client-bound and ‼ for
-error replies), a ratio of two points (~ when their intervals overlap), markdown tables,
-and what meta.json says about the servers.
+error replies), a ratio of two points (~ when their intervals overlap), and what meta.json
+says about the servers.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import pandas as pd
 
 from ..running.cpus import parse_cpu_list
-from ..stats import Summary
+from ..measures.stats import Summary
 
 CLIENT_BOUND_MARK = "†"
 ERROR_MARK = " ‼"
@@ -51,11 +51,6 @@ def format_ratio(numerator, denominator) -> str:
     noise = "~" if overlap(numerator["summary"], denominator["summary"]) else ""
     return f"{noise}{ratio:.2f}"
 
-
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def find_point(table: pd.DataFrame, **where):

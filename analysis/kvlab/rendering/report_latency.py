@@ -7,9 +7,9 @@ import csv
 import math
 from pathlib import Path
 
-from ..ratio_verdicts import decide, lower_is_better
-from ..running.latency import latency_capped_throughput, load_curve_rows
-from .report_format import markdown_table
+from ..measures.ratio_verdicts import decide, lower_is_better
+from ..measures.latency_curves import latency_capped_throughput, load_curve_rows
+from .markdown import markdown_table
 
 
 def curve_groups(rows):

@@ -1,6 +1,6 @@
 """The report's lead, in this order: the A/A calibration (calibration.csv: what this
 machine's noise is and whether the method held), one verdict table per seed with a
-claim in the run (what each interval decides, kvlab.ratio_verdicts.decide), the other
+claim in the run (what each interval decides, kvlab.measures.ratio_verdicts.decide), the other
 declared ratios' verdicts, how the time was spent, then the declared comparisons in
 full (ratios.csv) with why rounds stopped, and how much of the run was disturbed."""
 
@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import alternation
-from ..ratio_verdicts import decide, lower_is_better
-from ..stats import paired_interval
-from .report_format import CLIENT_BOUND_MARK, markdown_table
+from ..measures import alternation
+from ..measures.ratio_verdicts import decide, lower_is_better
+from ..measures.stats import paired_interval
+from .markdown import markdown_table
+from .report_format import CLIENT_BOUND_MARK
+from ..running.results import load_table
 
 # The seed document a claim comes from, when its sweep does not name one: the first
 # seed compares keyspace architectures (servers), the second client setups.
@@ -34,11 +36,8 @@ def _interval(row) -> str:
 
 
 def declared_section(run_dir: Path, meta: dict) -> str:
-    path = Path(run_dir) / "ratios.csv"
-    if not path.exists():
-        return ""
-    ratios = pd.read_csv(path, keep_default_na=True)
-    if ratios.empty:
+    ratios = load_table(run_dir, "ratios.csv", keep_default_na=True)
+    if ratios is None:
         return ""
     seeds = {c.get("name"): c.get("seed_ratio") for c in meta.get("comparisons", [])}
     precision = meta.get("precision")

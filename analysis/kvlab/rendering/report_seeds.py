@@ -17,9 +17,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..running.plan import SEED_SERVER_CPUS
+from .markdown import markdown_table
 from .report_format import (CLIENT_BOUND_MARK, find_point, format_cell, format_number,
-                            format_rate, format_ratio, markdown_table, server_cpu_count,
-                            server_specs)
+                            format_rate, format_ratio, server_cpu_count, server_specs)
 
 REFERENCE_DIR = Path(__file__).resolve().parents[3] / "results" / "reference"
 SEED_TRANSPORT = {"unix": "socket", "tcp": "localhost", "remote": "remote"}

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
-from .report_format import markdown_table
+from .markdown import markdown_table
+from ..running.results import load_table
 
 
 def syscalls_section(run_dir: Path, meta: dict) -> str:
-    path = Path(run_dir) / "syscalls.csv"
-    if not path.exists():
-        return ""
-    counts = pd.read_csv(path, keep_default_na=False)
-    if counts.empty:
+    counts = load_table(run_dir, "syscalls.csv", keep_default_na=False)
+    if counts is None:
         return ""
     kinds = {name: spec.get("kind") for name, spec in meta.get("servers", {}).items()}
     rows = []

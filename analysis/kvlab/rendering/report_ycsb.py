@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..comparisons import point_label
+from ..measures.declared_ratios import point_label
 from ..running.experiment import is_ycsb
-from .report_format import (CLIENT_BOUND_MARK, format_cell, format_number, format_ratio,
-                            markdown_table)
+from .markdown import markdown_table
+from .report_format import CLIENT_BOUND_MARK, format_cell, format_number, format_ratio
 
 # Each workload's operations and key distribution, as workloads/workload[a-f] set them.
 WORKLOADS = {

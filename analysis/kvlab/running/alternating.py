@@ -16,7 +16,7 @@ VM with builds beside it, the ratios of disturbed rounds moved with the machine'
 (their round means spread about three times their noise inside a round), while
 undisturbed rounds agreed to within that noise.
 
-Where the rounds go (kvlab.alternation.next_to_measure): every pair (the A/A one
+Where the rounds go (kvlab.measures.alternation.next_to_measure): every pair (the A/A one
 included) gets `ALTERNATION_MIN_ROUNDS` rounds first, then each further round goes to
 the declared comparison furthest from its precision target per second of its round,
 until every one is within it, its pair reached max_rounds, or the phase's deadline.
@@ -41,9 +41,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import alternation
-from ..comparisons import RatioResult
-from ..stats import PairedSummary, paired_interval
+from ..measures import alternation
+from ..measures.declared_ratios import RatioResult
+from ..measures.stats import PairedSummary, paired_interval
 from .experiment import POINT_VARIABLES, CompareSpec, Point, point_fill
 from .loadgens import Watch, alternation_command
 from .servers import ServerError, ServerProcess
@@ -113,7 +113,7 @@ class Pair:
 
 
 def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> RatioResult:
-    """A pair's ratio as comparisons.py reports one; a client-bound throughput comparison
+    """A pair's ratio as declared_ratios.py reports one; a client-bound throughput comparison
     carries the metric it was judged on (ops per server CPU second)."""
     summary = pair.summary()
     if not pair.rounds:
@@ -151,7 +151,7 @@ def _partner_key(point: Point, spec: CompareSpec) -> tuple:
 
 def declared_pairs(points: list[Point], comparisons, label) -> list[Pair]:
     """Every (a, b) pair of points the declared comparisons name (the pairing rule of
-    comparisons.py); `label(variables, by)` names the pair."""
+    declared_ratios.py); `label(variables, by)` names the pair."""
     pairs = []
     for spec in comparisons:
         partners = {}

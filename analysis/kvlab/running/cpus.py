@@ -164,42 +164,76 @@ def cgroup_cpuset() -> tuple[int, ...] | None:
     return None
 
 
-def cgroup_quota_cpus() -> float | None:
-    """CPUs' worth of time the cgroup's cpu.max allows ("max" = unlimited -> None)."""
-    text = _read(CGROUP / "cpu.max")
-    if not text:
-        return None
-    quota, _, period = text.partition(" ")
-    if quota == "max" or not period:
-        return None
+def parse_cpu_max(text: str | None) -> float | None:
+    """CPUs' worth of a cgroup v2 cpu.max ("QUOTA PERIOD"; "max" = unlimited -> None)."""
+    quota, _, period = (text or "").strip().partition(" ")
     try:
-        return int(quota) / int(period)
+        cpus = float(quota) / float(period) if quota != "max" else 0
     except (ValueError, ZeroDivisionError):
         return None
+    return cpus if cpus > 0 else None
+
+
+def _v1_quota(directory: Path) -> float | None:
+    """CPUs' worth of a cgroup v1 cpu.cfs_quota_us / cpu.cfs_period_us (-1 = unlimited)."""
+    try:
+        quota = float(_read(directory / "cpu.cfs_quota_us") or "")
+        period = float(_read(directory / "cpu.cfs_period_us") or "")
+    except ValueError:
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
+def cgroup_quota_cpus(root: Path = CGROUP, proc_self_cgroup: str | None = None) -> float | None:
+    """CPUs' worth of time this process's cgroups allow, None when unlimited: the tightest
+    quota of its cgroup and every ancestor, in the v2 hierarchy (cpu.max) and in a v1
+    hierarchy with the cpu controller (cpu.cfs_quota_us), as harness/cpu_usage.cc's
+    CgroupCpuQuota reads them. `proc_self_cgroup`: /proc/self/cgroup's text."""
+    if proc_self_cgroup is None:
+        proc_self_cgroup = _read(Path("/proc/self/cgroup")) or ""
+    limits = []
+    for line in proc_self_cgroup.splitlines():
+        parts = line.split(":", 2)  # hierarchy-id:controllers:path
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers:
+            if "cpu" not in controllers.split(","):
+                continue
+            mounts = (root / "cpu", root / controllers)
+        else:
+            mounts = (root, root / "unified")
+        while True:
+            for mount in mounts:
+                directory = mount / path.lstrip("/") if path not in ("", "/") else mount
+                limits.append(_v1_quota(directory) if controllers
+                              else parse_cpu_max(_read(directory / "cpu.max")))
+            if path in ("", "/"):
+                break
+            path = path.rsplit("/", 1)[0] or "/"
+    known = [limit for limit in limits if limit is not None]
+    return min(known) if known else None
+
+
+def _cpu_lists(paths) -> list[tuple[int, ...]]:
+    """The CPU lists these files hold, in order; unreadable or malformed ones left out."""
+    lists = []
+    for path in paths:
+        text = _read(path)
+        if text:
+            try:
+                lists.append(parse_cpu_list(text))
+            except CpuError:
+                continue
+    return lists
 
 
 def sibling_groups() -> tuple[tuple[int, ...], ...]:
-    groups = set()
-    for path in SYS_CPU.glob("cpu[0-9]*/topology/thread_siblings_list"):
-        text = _read(path)
-        if text:
-            try:
-                groups.add(parse_cpu_list(text))
-            except CpuError:
-                continue
-    return tuple(sorted(groups))
+    return tuple(sorted(set(_cpu_lists(SYS_CPU.glob("cpu[0-9]*/topology/thread_siblings_list")))))
 
 
 def numa_nodes() -> tuple[tuple[int, ...], ...]:
-    nodes = []
-    for path in sorted(SYS_NODE.glob("node[0-9]*/cpulist")):
-        text = _read(path)
-        if text:
-            try:
-                nodes.append(parse_cpu_list(text))
-            except CpuError:
-                continue
-    return tuple(nodes)
+    return tuple(_cpu_lists(sorted(SYS_NODE.glob("node[0-9]*/cpulist"))))
 
 
 def usable_cpus() -> tuple[int, ...]:

@@ -20,7 +20,7 @@ ExperimentError naming the file, the key and what is allowed.
     max_rounds = 40                  # optional: never more rounds than this (default 40)
     min_rounds = 10                  # optional: a ratio counts as resolved only over at
                                      # least this many rounds (default 10, or max_rounds
-                                     # if that is smaller; why: comparisons.py)
+                                     # if that is smaller; why: declared_ratios.py)
     disturbance_cores = 0.05         # optional: foreign CPU (cores' worth) on the measured
                                      # CPUs above which a measurement is disturbed and re-run
     measurement = "alternate"        # optional: how declared comparisons are measured:
@@ -40,7 +40,7 @@ ExperimentError naming the file, the key and what is allowed.
     seed_ratio = 1.13                # optional: the seed's figure, shown beside ours
     metric = "ops_per_s"             # optional: ops_per_s (default) | ops_per_server_cpu_s
                                      # (ops per second of server CPU: what a request costs
-                                     # the server; see comparisons.py) | p50_us | p99_us
+                                     # the server; see declared_ratios.py) | p50_us | p99_us
                                      # (latency percentiles, open loop at `rate`, lower is
                                      # better; measured by alternation only)
     rate = 10000                     # p50_us/p99_us only, required there: ops/s offered to
@@ -119,30 +119,22 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
-from ..alternation import LATENCY_QUANTILES
+from ..measures.alternation import LATENCY_QUANTILES
+from .hosts import parse_hosts
+from . import kinds
+from .toml_checker import (AUTO, Checker, ExperimentError, at_least_two, non_negative,
+                           positive, positive_or_auto, valid_name)
 
 SEEDS = ("ember-pr50", "lettuce-threads")
-ENGINES = ("single", "sharded", "concurrent", "striped", "owner")
 SERVER_KINDS = ("kvlab", "redis", "redis-cluster")
-LOADGENS = ("kvlab-load", "redis-benchmark")
 TRANSPORTS = ("unix", "tcp", "remote")
-CLIENTS = ("dedicated", "pooled", "shared")
-IO_MODELS = ("direct", "event-loop")
-IO_FLUSHES = ("command", "batch")
-COMMANDS = ("get", "set", "incrby", "ping", "mix")
-# kvlab-load's multi-key commands: mset:N, mget:N, multi-incr:N (N keys, 1..1000).
-MULTI_KEY_COMMAND = re.compile(r"^(mset|mget|multi-incr):([1-9][0-9]{0,2}|1000)$")
-# YCSB's core workloads (harness/ycsb.h): its load phase and workloads A..F.
-YCSB_WORKLOADS = ("load", "A", "B", "C", "D", "E", "F")
-YCSB_COMMAND = re.compile(r"^ycsb:(load|[A-F])$")
-# One of redis-benchmark's own tests (kvlab-load --command rb:TEST names the ones it
-# knows, and refuses others when the point runs).
-REDIS_BENCHMARK_TEST = re.compile(r"^rb:[a-z_0-9]+$")
+# kvlab-load's commands (its --kinds: commands) are a single-key NAME, a multi-key
+# NAME:N, ycsb:W (YCSB's load phase and workloads) or rb:TEST (redis-benchmark's own).
 VALUE_SHAPE_PATTERN = re.compile(r"^(hash|list|set|zset):[1-9][0-9]{0,5}$")
 REDIS_BENCHMARK_COMMANDS = ("get", "set", "ping")
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
-AUTO = "auto"
+# The p99 (µs) a latency-capped throughput stays under unless a sweep says otherwise.
+DEFAULT_LATENCY_SLO_US = 1000.0
 ZIPF_PATTERN = re.compile(r"^zipf:(\d+(\.\d*)?|\.\d+)$")
 RATIO_PATTERN = re.compile(r"^\d+:\d+$")
 
@@ -150,10 +142,6 @@ RATIO_PATTERN = re.compile(r"^\d+:\d+$")
 POINT_VARIABLES = ("sweep", "server", "loadgen", "transport", "client", "io", "command",
                    "ratio", "keys", "key_dist", "value_size", "pipeline",
                    "connections", "nodelay", "threads")
-
-
-class ExperimentError(Exception):
-    """A file that is not a valid experiment; the message names file, key and what is allowed."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +201,7 @@ class Point:
     loop_threads: int | None = None  # event-loop only; None = kvlab-load's default (its cores)
     io_flush: str = "command"        # event-loop only: a send per command or per batch
     latency_curve: tuple[float, ...] = ()  # open-loop fractions of the closed-loop maximum
-    latency_slo_us: float = 1000.0
+    latency_slo_us: float = DEFAULT_LATENCY_SLO_US
     syscalls: bool = False                 # count the server's system calls per op (perf, else strace)
     # What the fill stores per key: "string", or a container ("hash:10", "list:100", ...)
     # for the memory table (kvlab-load --value-shape); such a sweep measures PING.
@@ -237,14 +225,14 @@ class SweepSpec:
     loop_threads: int | None = None
     io_flush: str = "command"
     latency_curve: tuple[float, ...] = ()
-    latency_slo_us: float = 1000.0
+    latency_slo_us: float = DEFAULT_LATENCY_SLO_US
     syscalls: bool = False
     value_shape: str = "string"
 
 
 # Point variables a comparison may be declared along (a and b are two of their values).
 COMPARE_BY = ("server", "client", "io", "transport", "nodelay", "loadgen", "command")
-# What a comparison may divide (comparisons.py): metric -> what it is, in words.
+# What a comparison may divide (declared_ratios.py): metric -> what it is, in words.
 COMPARE_METRICS = {"ops_per_s": "ops/s",
                    "ops_per_server_cpu_s": "ops per second of server CPU time",
                    "p50_us": "median latency, open loop",
@@ -253,7 +241,7 @@ assert set(LATENCY_QUANTILES) <= set(COMPARE_METRICS)
 DEFAULT_MAX_ROUNDS = 40
 MEASUREMENTS = ("alternate", "rounds")
 DEFAULT_MEASUREMENT = "alternate"
-DEFAULT_MIN_ROUNDS = 10  # why: comparisons.py
+DEFAULT_MIN_ROUNDS = 10  # why: declared_ratios.py
 # 5% of one core: five clock ticks in a second, above /proc/stat's rounding.
 DEFAULT_DISTURBANCE_CORES = 0.05
 
@@ -337,11 +325,11 @@ class Experiment:
                         v["keys"], v["key_dist"], v["value_size"], v["pipeline"],
                         v["connections"], v["nodelay"], v["threads"]):
                     # Shared uses one connection; only dedicated clients pipeline.
-                    if client == "shared":
+                    if client in kinds.one_connection_clients():
                         connections = 1
                     elif connections == AUTO:
-                        connections = auto_connections(client, threads)
-                    if client != "dedicated":
+                        connections = kinds.auto_connections(client, threads)
+                    if client not in kinds.pipelining_clients():
                         pipeline = 1
                     else:
                         io = "direct"  # a dedicated thread always does its own socket I/O
@@ -369,108 +357,12 @@ class Experiment:
         return list(dict.fromkeys(result))
 
 
-# The seed's connection counts: redis-benchmark's 50 in total, commons-pool2's 8.
-SEED_TOTAL_CONNECTIONS = 50
-SEED_POOL_SIZE = 8
-
-
-def auto_connections(client: str, threads: int) -> int:
-    """connections = "auto": dedicated 50 in total (at least one per thread; kvlab-load's
-    --connections is the total), pooled commons-pool2's 8, shared 1."""
-    if client == "dedicated":
-        return max(SEED_TOTAL_CONNECTIONS, threads)
-    return SEED_POOL_SIZE if client == "pooled" else 1
-
-
-_KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false",
-               dict: "a table"}
-
-
-class _Checker:
-    """Reads one table of the file, remembering which keys were consumed."""
-
-    def __init__(self, path: Path, where: str, table: Any):
-        self.path = path
-        self.where = where
-        if not isinstance(table, dict):
-            self.fail(where, f"must be a table, not {type(table).__name__}")
-        self.table = table
-        self.seen: set[str] = set()
-
-    def fail(self, key: str, what: str):
-        raise ExperimentError(f"{self.path}: {key}: {what}")
-
-    def key(self, name: str) -> str:
-        return f"{self.where}.{name}" if self.where else name
-
-    def get(self, name: str, kind: type | tuple, default: Any = None, required: bool = False,
-            allowed: tuple | None = None, check: Callable[[Any], str | None] | None = None):
-        self.seen.add(name)
-        if name not in self.table:
-            if required:
-                self.fail(self.key(name), "is required")
-            return default
-        return self._value(self.key(name), self.table[name], kind, allowed, check)
-
-    def get_list(self, name: str, kind: type | tuple, default: tuple,
-                 allowed: tuple | None = None, check: Callable[[Any], str | None] | None = None):
-        """A variable that takes one value or a non-empty list of distinct values."""
-        self.seen.add(name)
-        if name not in self.table:
-            return default
-        raw = self.table[name]
-        items = raw if isinstance(raw, list) else [raw]
-        if not items:
-            self.fail(self.key(name), "must not be an empty list")
-        values = tuple(self._value(f"{self.key(name)}", item, kind, allowed, check)
-                       for item in items)
-        if len(set(values)) != len(values):
-            self.fail(self.key(name), f"lists a value twice: {list(values)}")
-        return values
-
-    def _value(self, key, value, kind, allowed, check):
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        # TOML booleans are ints in Python; never accept one for a number.
-        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-            names = " or ".join(_KIND_NAMES[k] for k in kinds)
-            self.fail(key, f"must be {names}, not {value!r}")
-        if allowed is not None and value not in allowed:
-            self.fail(key, f"{value!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
-        if check is not None:
-            problem = check(value)
-            if problem:
-                self.fail(key, f"{value!r} {problem}")
-        return value
-
-    def finish(self):
-        unknown = sorted(set(self.table) - self.seen)
-        if unknown:
-            self.fail(self.key(unknown[0]),
-                      f"unknown key; allowed here: {', '.join(sorted(self.seen))}")
-
-
-def _at_least_two(value) -> str | None:
-    return None if value >= 2 else "must be at least 2 (an interval needs two rounds)"
-
-
-def _positive(value) -> str | None:
-    return None if value > 0 else "must be > 0"
-
-
 def _fraction(value) -> str | None:
     return None if 0 < value <= 1 else "must be a fraction of the closed-loop maximum in (0, 1]"
 
 
-def _non_negative(value) -> str | None:
-    return None if value >= 0 else "must be >= 0"
-
-
 def _slice(value) -> str | None:
     return None if 0.01 <= value <= 10 else "must be from 0.01 to 10 seconds"
-
-
-def _name(value: str) -> str | None:
-    return None if NAME_PATTERN.match(value) else "must use only letters, digits, '-', '_', '.'"
 
 
 def _cpu_spec(value) -> str | None:
@@ -486,27 +378,32 @@ def _cpu_spec(value) -> str | None:
             "(one CPU alone: \"5-5\")")
 
 
-def _positive_or_auto(value) -> str | None:
-    if value == AUTO:
-        return None
-    if isinstance(value, str):
-        return "is not allowed; allowed: a positive integer or \"auto\""
-    return _positive(value)
+def _is_multi_key(value: str) -> bool:
+    name, _, count = value.partition(":")
+    return (name in kinds.multi_key_commands() and count.isdigit() and count[0] != "0"
+            and 1 <= int(count) <= kinds.max_keys_per_command())
+
+
+def is_redis_benchmark_test(value: str) -> bool:
+    """rb:TEST, TEST one of redis-benchmark's own tests that kvlab-load knows."""
+    return value.startswith("rb:") and value[3:] in kinds.redis_benchmark_tests()
 
 
 def _command(value: str) -> str | None:
-    if (value in COMMANDS or MULTI_KEY_COMMAND.match(value) or YCSB_COMMAND.match(value)
-            or REDIS_BENCHMARK_TEST.match(value)):
+    if (value in kinds.single_key_commands() or _is_multi_key(value) or is_ycsb(value)
+            or is_redis_benchmark_test(value)):
         return None
-    return (f"is not allowed; allowed: {', '.join(COMMANDS)}, "
-            "mset:N, mget:N, multi-incr:N (N from 1 to 1000), "
-            f"ycsb:W (W: {', '.join(YCSB_WORKLOADS)}), "
-            "rb:TEST (redis-benchmark's own tests, with loadgen redis-benchmark)")
+    multi = ", ".join(f"{name}:N" for name in kinds.multi_key_commands())
+    return (f"is not allowed; allowed: {', '.join(kinds.single_key_commands())}, "
+            f"{multi} (N from 1 to {kinds.max_keys_per_command()}), "
+            f"ycsb:W (W: {', '.join(kinds.ycsb_workloads())}), "
+            f"rb:TEST (redis-benchmark's own tests, with loadgen redis-benchmark; TEST: "
+            f"{', '.join(kinds.redis_benchmark_tests())})")
 
 
 def is_ycsb(command: str) -> bool:
     """Whether a point's command is one of YCSB's workloads (ycsb:load, ycsb:A..F)."""
-    return bool(YCSB_COMMAND.match(command))
+    return command.startswith("ycsb:") and command[5:] in kinds.ycsb_workloads()
 
 
 def point_fill(point: "Point") -> str | None:
@@ -539,27 +436,30 @@ def _ratio(value: str) -> str | None:
 
 
 def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
-    c = _Checker(path, f"server[{index}]", table)
-    name = c.get("name", str, required=True, check=_name)
+    c = Checker(path, f"server[{index}]", table)
+    name = c.get("name", str, required=True, check=valid_name)
     kind = c.get("kind", str, required=True, allowed=SERVER_KINDS)
     seed_engine = c.get("seed_engine", str, allowed=("sharded", "concurrent", "redis"))
     if kind == "redis-cluster":
-        nodes = c.get("nodes", (int, str), AUTO, check=_positive_or_auto)
+        nodes = c.get("nodes", (int, str), AUTO, check=positive_or_auto)
         c.finish()
         return ServerSpec(name=name, kind=kind, nodes=nodes, seed_engine=seed_engine)
-    io_threads = c.get("io_threads", (int, str), check=_positive_or_auto)
+    io_threads = c.get("io_threads", (int, str), check=positive_or_auto)
     if kind == "redis":
         c.finish()
         return ServerSpec(name=name, kind=kind, io_threads=io_threads, seed_engine=seed_engine)
-    engine = c.get("engine", str, required=True, allowed=ENGINES)
-    shards = hop = stripes = None
-    if engine == "sharded":
-        shards = c.get("shards", (int, str), check=_positive_or_auto)
-        hop = c.get("hop", str, allowed=("command", "batch"))
-    if engine == "striped":
-        stripes = c.get("stripes", int, check=_positive)
-    route = c.get("route", str, allowed=("none", "slots")) if engine == "owner" else None
-    multikey = c.get("multikey", str, allowed=("atomic", "split"))
+    engine = c.get("engine", str, required=True, allowed=kinds.engines())
+    options = kinds.engine_options(engine)
+    shards = hop = stripes = route = None
+    if "shards" in options:
+        shards = c.get("shards", (int, str), check=positive_or_auto)
+    if "hop" in options:
+        hop = c.get("hop", str, allowed=kinds.hops())
+    if "stripes" in options:
+        stripes = c.get("stripes", int, check=positive)
+    if "route" in options:
+        route = c.get("route", str, allowed=kinds.routes())
+    multikey = c.get("multikey", str, allowed=kinds.multikey_modes())
     c.finish()
     return ServerSpec(name=name, kind=kind, engine=engine, shards=shards, hop=hop,
                       stripes=stripes, io_threads=io_threads, seed_engine=seed_engine,
@@ -567,33 +467,33 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
 
 
 def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ...]) -> SweepSpec:
-    c = _Checker(path, f"sweep[{index}]", table)
-    name = c.get("name", str, required=True, check=_name)
+    c = Checker(path, f"sweep[{index}]", table)
+    name = c.get("name", str, required=True, check=valid_name)
     seed = c.get("seed", str, allowed=SEEDS)
     servers = c.get_list("servers", str, server_names, allowed=server_names)
     values = {
-        "loadgen": c.get_list("loadgen", str, ("kvlab-load",), allowed=LOADGENS),
+        "loadgen": c.get_list("loadgen", str, ("kvlab-load",), allowed=kinds.choices("loadgen")),
         "transport": c.get_list("transport", str, ("tcp",), allowed=TRANSPORTS),
-        "client": c.get_list("client", str, ("dedicated",), allowed=CLIENTS),
-        "io": c.get_list("io", str, ("direct",), allowed=IO_MODELS),
+        "client": c.get_list("client", str, ("dedicated",), allowed=kinds.clients()),
+        "io": c.get_list("io", str, ("direct",), allowed=kinds.choices("io")),
         "command": c.get_list("command", str, ("set", "get"), check=_command),
-        "keys": c.get_list("keys", int, (100000,), check=_positive),
+        "keys": c.get_list("keys", int, (100000,), check=positive),
         "key_dist": c.get_list("key_dist", str, ("uniform",), check=_key_dist),
-        "value_size": c.get_list("value_size", int, (64,), check=_positive),
-        "pipeline": c.get_list("pipeline", int, (1,), check=_positive),
-        "connections": c.get_list("connections", (int, str), (8,), check=_positive_or_auto),
+        "value_size": c.get_list("value_size", int, (64,), check=positive),
+        "pipeline": c.get_list("pipeline", int, (1,), check=positive),
+        "connections": c.get_list("connections", (int, str), (8,), check=positive_or_auto),
         "nodelay": c.get_list("nodelay", str, ("on",), allowed=("on", "off")),
-        "threads": c.get_list("threads", (int, str), (1,), check=_positive_or_auto),
+        "threads": c.get_list("threads", (int, str), (1,), check=positive_or_auto),
     }
     ratio = c.get("ratio", str, "1:10", check=_ratio)
-    duration = float(c.get("duration", (int, float), 1.0, check=_positive))
-    warmup = float(c.get("warmup", (int, float), 0.25, check=_non_negative))
-    repetitions = c.get("repetitions", int, 3, check=_positive)
-    loop_threads = c.get("loop_threads", int, check=_positive)
-    io_flush = c.get("io_flush", str, "command", allowed=IO_FLUSHES)
+    duration = float(c.get("duration", (int, float), 1.0, check=positive))
+    warmup = float(c.get("warmup", (int, float), 0.25, check=non_negative))
+    repetitions = c.get("repetitions", int, 3, check=positive)
+    loop_threads = c.get("loop_threads", int, check=positive)
+    io_flush = c.get("io_flush", str, "command", allowed=kinds.choices("io_flush"))
     latency_curve = tuple(float(f) for f in c.get_list(
         "latency_curve", (int, float), (), check=_fraction))
-    latency_slo_us = float(c.get("latency_slo_us", (int, float), 1000.0, check=_positive))
+    latency_slo_us = float(c.get("latency_slo_us", (int, float), DEFAULT_LATENCY_SLO_US, check=positive))
     syscalls = c.get("syscalls", bool, False)
     value_shape = c.get("value_shape", str, "string")
     c.finish()
@@ -607,11 +507,12 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
                    "allowed with command = \"ping\" and loadgen kvlab-load only")
     if "redis-benchmark" in values["loadgen"]:
         where = f"sweep[{index}]"
-        if values["client"] != ("dedicated",):
-            c.fail(f"{where}.client", "redis-benchmark only has the dedicated strategy; "
-                   "allowed with loadgen redis-benchmark: dedicated")
+        own = kinds.redis_benchmark_clients()
+        if any(client not in own for client in values["client"]):
+            c.fail(f"{where}.client", f"redis-benchmark only has the {' and '.join(own)} "
+                   f"strategy; allowed with loadgen redis-benchmark: {', '.join(own)}")
         bad = [x for x in values["command"]
-               if x not in REDIS_BENCHMARK_COMMANDS and not REDIS_BENCHMARK_TEST.match(x)]
+               if x not in REDIS_BENCHMARK_COMMANDS and not is_redis_benchmark_test(x)]
         if bad:
             c.fail(f"{where}.command", f"{bad[0]!r} is not allowed with loadgen redis-benchmark; "
                    f"allowed: {', '.join(REDIS_BENCHMARK_COMMANDS)}, rb:TEST")
@@ -621,7 +522,7 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
         if values["nodelay"] != ("on",):
             c.fail(f"{where}.nodelay", "redis-benchmark always sets TCP_NODELAY; "
                    "allowed with loadgen redis-benchmark: on")
-    if "kvlab-load" in values["loadgen"] and any(REDIS_BENCHMARK_TEST.match(x)
+    if "kvlab-load" in values["loadgen"] and any(is_redis_benchmark_test(x)
                                                  for x in values["command"]):
         c.fail(f"sweep[{index}].command", "rb:TEST is one of redis-benchmark's own tests; "
                "allowed with loadgen redis-benchmark only")
@@ -638,10 +539,11 @@ def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ..
 
 def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec, ...],
                    sweeps: tuple[SweepSpec, ...]) -> CompareSpec:
-    c = _Checker(path, f"compare[{index}]", table)
+    c = Checker(path, f"compare[{index}]", table)
     by = c.get("by", str, "server", allowed=COMPARE_BY)
-    allowed = {"server": tuple(s.name for s in servers), "client": CLIENTS, "io": IO_MODELS,
-               "transport": TRANSPORTS, "nodelay": ("on", "off"), "loadgen": LOADGENS,
+    allowed = {"server": tuple(s.name for s in servers), "client": kinds.clients(),
+               "io": kinds.choices("io"),
+               "transport": TRANSPORTS, "nodelay": ("on", "off"), "loadgen": kinds.choices("loadgen"),
                "command": None}[by]
     check = _command if by == "command" else None
     a = c.get("a", str, required=True, allowed=allowed, check=check)
@@ -651,7 +553,7 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
     sweep = c.get("sweep", str, allowed=tuple(s.name for s in sweeps))
     tests = c.get_list("tests", str, (), check=_command)
     metric = c.get("metric", str, "ops_per_s", allowed=tuple(COMPARE_METRICS))
-    rate = c.get("rate", (int, float), check=_positive)
+    rate = c.get("rate", (int, float), check=positive)
     if metric in LATENCY_QUANTILES and rate is None:
         c.fail(c.key("rate"), f"metric {metric} needs the ops/s offered to both sides "
                "(open loop), e.g. rate = 10000")
@@ -661,7 +563,7 @@ def _parse_compare(path: Path, index: int, table: Any, servers: tuple[ServerSpec
     suffix = {"ops_per_s": "", "ops_per_server_cpu_s": " per server CPU"}.get(
         metric, f" {metric.removesuffix('_us')} at {rate or 0:g} ops/s")
     name = c.get("name", str, f"{a}/{b}{suffix}")
-    seed_ratio = c.get("seed_ratio", (int, float), check=_positive)
+    seed_ratio = c.get("seed_ratio", (int, float), check=positive)
     raw_where = c.get("where", dict, {})
     where = []
     for variable, value in raw_where.items():
@@ -689,32 +591,38 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ExperimentError(f"{path}: not valid TOML: {error}") from None
-    top = _Checker(path, "", data)
+    try:
+        return _parse_experiment(data, text, path)
+    except kinds.KindsUnavailable as error:
+        raise ExperimentError(f"{path}: cannot be checked without kvlab's binaries, "
+                              f"which own the engine and client kinds: {error}") from None
+
+
+def _parse_experiment(data: dict, text: str, path: Path) -> Experiment:
+    top = Checker(path, "", data)
     top.seen.update({"experiment", "server", "sweep", "compare", "host", "placement"})
     top.finish()
-    from .hosts import parse_hosts  # hosts builds on this module's checker
-    hosts, placement = parse_hosts(path, data)
-    c = _Checker(path, "experiment", data.get("experiment", {}))
-    name = c.get("name", str, required=True, check=_name)
+    c = Checker(path, "experiment", data.get("experiment", {}))
+    name = c.get("name", str, required=True, check=valid_name)
     description = c.get("description", str, "")
     server_cpus = str(c.get("server_cpus", (str, int), AUTO, check=_cpu_spec))
     harness_cpus = str(c.get("harness_cpus", (str, int), AUTO, check=_cpu_spec))
-    remote_rtt_us = c.get("remote_rtt_us", int, 250, check=_positive)
-    remote_rate_mbit = c.get("remote_rate_mbit", int, 0, check=_non_negative)
-    precision = c.get("precision", float, check=_positive)
-    budget_s = c.get("budget_s", (int, float), check=_positive)
-    max_rounds = c.get("max_rounds", int, DEFAULT_MAX_ROUNDS, check=_positive)
-    min_rounds = c.get("min_rounds", int, check=_at_least_two)
+    remote_rtt_us = c.get("remote_rtt_us", int, 250, check=positive)
+    remote_rate_mbit = c.get("remote_rate_mbit", int, 0, check=non_negative)
+    precision = c.get("precision", float, check=positive)
+    budget_s = c.get("budget_s", (int, float), check=positive)
+    max_rounds = c.get("max_rounds", int, DEFAULT_MAX_ROUNDS, check=positive)
+    min_rounds = c.get("min_rounds", int, check=at_least_two)
     if min_rounds is None:
         min_rounds = min(DEFAULT_MIN_ROUNDS, max_rounds)
     elif min_rounds > max_rounds:
         raise ExperimentError(f"{path}: experiment.min_rounds: {min_rounds} is more than "
                               f"max_rounds ({max_rounds})")
     disturbance_cores = float(c.get("disturbance_cores", (int, float),
-                                    DEFAULT_DISTURBANCE_CORES, check=_positive))
+                                    DEFAULT_DISTURBANCE_CORES, check=positive))
     measurement = c.get("measurement", str, DEFAULT_MEASUREMENT, allowed=MEASUREMENTS)
     slice_s = float(c.get("slice_s", (int, float), 0.1, check=_slice))
-    alternation_s = float(c.get("alternation_s", (int, float), 2.0, check=_positive))
+    alternation_s = float(c.get("alternation_s", (int, float), 2.0, check=positive))
     if alternation_s < 4 * slice_s:
         raise ExperimentError(f"{path}: experiment.alternation_s: {alternation_s:g} is less "
                               f"than one ABBA cycle of 4 slices ({4 * slice_s:g} s)")
@@ -731,6 +639,7 @@ def parse_experiment_text(text: str, path: Path) -> Experiment:
     duplicate = next((n for n in sweep_names if sweep_names.count(n) > 1), None)
     if duplicate:
         raise ExperimentError(f"{path}: sweep.name: {duplicate!r} is used by two sweeps")
+    hosts, placement = parse_hosts(path, data, sweeps)
     compare_tables = data.get("compare", [])
     if not isinstance(compare_tables, list):
         raise ExperimentError(f"{path}: compare: must be [[compare]] tables")

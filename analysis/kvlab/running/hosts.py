@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .experiment import ExperimentError, _Checker, _name
+from .toml_checker import Checker, ExperimentError, valid_name
 
 THIS_CHECKOUT = Path(__file__).resolve().parents[3]
 DEFAULT_SERVER_PORT = 6390
@@ -128,11 +128,11 @@ def describe_failure(done: subprocess.CompletedProcess, over_ssh: bool) -> str:
 
 
 def _parse_host(path: Path, index: int, table: Any) -> Host:
-    c = _Checker(path, f"host[{index}]", table)
-    name = c.get("name", str, required=True, check=_name)
+    c = Checker(path, f"host[{index}]", table)
+    name = c.get("name", str, required=True, check=valid_name)
     ssh = c.get("ssh", str, check=lambda v: None if re.match(r"^[^\s@]+@[^\s@]+$|^[^\s@]+$", v)
                 else "must be user@address (or an ssh config alias)")
-    netns = c.get("netns", str, check=_name)
+    netns = c.get("netns", str, check=valid_name)
     c.seen.add("ssh_options")
     options = c.table.get("ssh_options", [])
     address = c.get("address", str, check=lambda v: None if ADDRESS_PATTERN.match(v)
@@ -162,14 +162,12 @@ def _parse_host(path: Path, index: int, table: Any) -> Host:
                 ssh_options=tuple(options), netns=netns)
 
 
-def _check_sweeps_fit_placement(path: Path, data: dict) -> None:
-    """Hosts meet over TCP, and only kvlab-load takes a common start instant."""
-    for index, sweep in enumerate(data.get("sweep", []) or []):
-        if not isinstance(sweep, dict):
-            continue  # the sweep parser names that problem
+def _check_sweeps_fit_placement(path: Path, sweeps: tuple) -> None:
+    """Hosts meet over TCP, and only kvlab-load takes a common start instant. `sweeps`:
+    the experiment's parsed sweeps (experiment.SweepSpec)."""
+    for index, sweep in enumerate(sweeps):
         for key, allowed in (("transport", "tcp"), ("loadgen", "kvlab-load")):
-            values = sweep.get(key, allowed)
-            for value in values if isinstance(values, list) else [values]:
+            for value in sweep.values[key]:
                 if value != allowed:
                     raise ExperimentError(
                         f"{path}: sweep[{index}].{key}: {value!r} is not allowed with "
@@ -177,9 +175,11 @@ def _check_sweeps_fit_placement(path: Path, data: dict) -> None:
                         f"allowed: {allowed}")
 
 
-def parse_hosts(path: Path, data: dict) -> tuple[tuple[Host, ...], Placement | None]:
-    """The [[host]] tables and [placement] of a loaded experiment file ((), None without).
-    Raises ExperimentError naming the file, the key and what is allowed."""
+def parse_hosts(path: Path, data: dict,
+                sweeps: tuple = ()) -> tuple[tuple[Host, ...], Placement | None]:
+    """The [[host]] tables and [placement] of a loaded experiment file ((), None without),
+    parsed after its sweeps (`sweeps`, experiment.SweepSpec), which a placement must be
+    able to run. Raises ExperimentError naming the file, the key and what is allowed."""
     tables = data.get("host")
     placement_table = data.get("placement")
     if tables is None and placement_table is None:
@@ -196,7 +196,7 @@ def parse_hosts(path: Path, data: dict) -> tuple[tuple[Host, ...], Placement | N
     if placement_table is None:
         raise ExperimentError(f"{path}: placement: required with [[host]]: "
                               f"server_host = NAME and client_hosts = [NAMES]")
-    c = _Checker(path, "placement", placement_table)
+    c = Checker(path, "placement", placement_table)
     server_host = c.get("server_host", str, required=True, allowed=tuple(names))
     client_hosts = c.get_list("client_hosts", str, (), allowed=tuple(names))
     server_port = c.get("server_port", int, DEFAULT_SERVER_PORT,
@@ -204,7 +204,7 @@ def parse_hosts(path: Path, data: dict) -> tuple[tuple[Host, ...], Placement | N
     c.finish()
     if not client_hosts:
         c.fail("placement.client_hosts", "is required: one or more host names")
-    _check_sweeps_fit_placement(path, data)
+    _check_sweeps_fit_placement(path, sweeps)
     return hosts, Placement(server_host=server_host, client_hosts=tuple(client_hosts),
                             server_port=server_port)
 

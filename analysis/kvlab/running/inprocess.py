@@ -2,7 +2,7 @@
 (harness/sweep.h) compiled into this Python process (analysis/harness_module.cc), run
 against a server this process starts; each measured window becomes a DataFrame row.
 
-    from kvlab import inprocess
+    from kvlab.running import inprocess
     harness = inprocess.harness()
     with inprocess.local_server("concurrent") as server:
         outcome = harness.run_sweep(server.target("unix"), client="pooled", threads=[1, 2],
@@ -13,7 +13,7 @@ This is the notebook's API, for quick answers while exploring: one server start,
 back-to-back windows, closed loop (latency is measured from each request's send, so
 its percentiles are closed-loop ones). Figures to publish come from `python3 -m kvlab
 run`, which measures with kvlab-load in rounds from fresh servers in shuffled order and
-checks the CPUs for interference (DESIGN.md).
+checks the CPUs for interference (README.md, "Experiments, reports and analysis").
 """
 
 from __future__ import annotations

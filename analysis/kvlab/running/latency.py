@@ -6,9 +6,10 @@ the same point open loop (`--rate`) at each fraction of that maximum, and each
 run's latency comes from its merged histogram (all repetitions), measured from
 every request's intended send time. From the rows this module builds:
 
-- `latency_capped_throughput`: per server, the highest achieved load whose p99
-  stays under the SLO (default 1 ms) — beside the closed-loop maximum;
-- the curve rows themselves (latency.csv), which rendering/plots_latency.py draws.
+- the curve rows themselves (latency.csv), which measures/latency_curves.py reads back
+  (with the latency-capped throughput: per server, the highest achieved load whose p99
+  stays under the SLO, beside the closed-loop maximum) and rendering/plots_latency.py
+  draws.
 
 A curve row is a dict: server, fraction, offered_rate, achieved_rate, p50_us,
 p90_us, p99_us, p999_us, max_us, behind (a repetition fell behind its
@@ -31,16 +32,11 @@ import json
 from pathlib import Path
 
 from . import loadgens
-from ..stats import ratio_interval, summarize
+from ..measures.stats import ratio_interval, summarize
+from ..measures.latency_curves import CURVE_COLUMNS, CURVE_INTERVALS
 from .experiment import Point
 
 DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
-DEFAULT_SLO_US = 1000.0
-CURVE_PERCENTILES = (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"))
-# The interval columns of a curve row: (value column, low column, high column).
-CURVE_INTERVALS = (("achieved_rate", "achieved_low", "achieved_high"),
-                   ("p50_us", "p50_low", "p50_high"), ("p99_us", "p99_low", "p99_high"),
-                   ("p999_us", "p999_low", "p999_high"))
 
 
 def open_loop_rates(closed_loop_max: float, fractions=DEFAULT_FRACTIONS) -> list[tuple[float, float]]:
@@ -150,49 +146,6 @@ def measure_curve(point: Point, closed_loop_max: float, build_dir: Path, target:
     return rows, problems
 
 
-def latency_capped_throughput(rows, slo_us: float = DEFAULT_SLO_US) -> dict[str, dict]:
-    """Per server: the highest achieved load whose p99 stays under `slo_us`, and the
-    range its p99 interval allows.
-
-    A row that fell behind its schedule is not a load the server sustained and
-    never counts. Returns {server: {"capped": ops/s or None (no row met the
-    SLO), "capped_low": the highest load whose whole p99 interval stays under the
-    SLO (p99_high; None if none), "capped_high": the highest whose interval
-    reaches under it (p99_low), "slo_us": slo_us, "closed_loop_max": ...}}. Without
-    an interval (one repetition) a row's p99 stands for both ends.
-    """
-    result: dict[str, dict] = {}
-    for row in rows:
-        entry = result.setdefault(row["server"], {"capped": None, "capped_low": None,
-                                                  "capped_high": None, "slo_us": slo_us,
-                                                  "closed_loop_max": row.get("closed_loop_max")})
-        if row["behind"]:
-            continue
-        p99 = row["p99_us"]
-        ends = {"capped": p99, "capped_low": _or(row.get("p99_high"), p99),
-                "capped_high": _or(row.get("p99_low"), p99)}
-        for name, value in ends.items():
-            if value < slo_us and (entry[name] is None or row["achieved_rate"] > entry[name]):
-                entry[name] = row["achieved_rate"]
-    return result
-
-
-def _or(value, fallback: float) -> float:
-    """value, unless it is missing or NaN."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return fallback
-    return fallback if number != number else number
-
-
-CURVE_COLUMNS = ("sweep", "command", "transport", "client", "pipeline", "threads",
-                 "latency_slo_us", "server", "fraction", "closed_loop_max", "offered_rate",
-                 "achieved_rate", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "behind",
-                 "backlog", "requests", "client_bound", "repetitions",
-                 *(c for _, low, high in CURVE_INTERVALS for c in (low, high)), "histogram")
-
-
 def append_curve_rows(path: Path, point: Point, rows: list[dict]) -> None:
     """Adds one point's curve rows to a run's latency.csv (header on first write)."""
     new = not Path(path).exists()
@@ -205,25 +158,3 @@ def append_curve_rows(path: Path, point: Point, rows: list[dict]) -> None:
                              "transport": point.transport, "client": point.client,
                              "pipeline": point.pipeline, "threads": point.threads,
                              "latency_slo_us": point.latency_slo_us})
-
-
-def load_curve_rows(path: Path) -> list[dict]:
-    """latency.csv back as curve rows (numbers as floats, flags as bools). Columns added
-    after a file was written read as unknown: intervals NaN, client_bound False,
-    histogram blank."""
-    rows = []
-    numbers = ("fraction", "closed_loop_max", "offered_rate", "achieved_rate", "p50_us",
-               "p90_us", "p99_us", "p999_us", "max_us", "backlog", "requests",
-               "latency_slo_us", "repetitions",
-               *(c for _, low, high in CURVE_INTERVALS for c in (low, high)))
-    with Path(path).open(newline="") as handle:
-        for record in csv.DictReader(handle):
-            row = dict(record)
-            for column in numbers:
-                value = record.get(column)
-                row[column] = float(value) if value not in ("", None) else float("nan")
-            for flag in ("behind", "client_bound"):
-                row[flag] = record.get(flag) in ("True", "true", "1")
-            row["histogram"] = record.get("histogram") or ""
-            rows.append(row)
-    return rows

@@ -166,6 +166,34 @@ def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b:
     return command
 
 
+# How kvlab-load writes each figure cell (harness/point_record.cc's kColumns): a printf
+# format, "count" (an integer) or "flag" (true | false). A row the runner composes itself
+# (running/multihost.py's merged rows) writes its cells with format_cell, so they read as
+# kvlab-load's. `kvlab-load --schema` names the columns but not their formats; until it
+# does, test_point_formats.py checks this table against the C++ source.
+CELL_FORMATS = {
+    "ops": "count", "seconds": "%.6f", "ops_per_s": "%.1f", "errors": "count",
+    "p50_us": "%.2f", "p90_us": "%.2f", "p99_us": "%.2f", "p999_us": "%.2f", "max_us": "%.2f",
+    "client_cpu": "%.4f", "client_bound": "flag", "mean_us": "%.2f",
+    "busiest_thread_cpu": "%.4f", "allowed_cores": "%.2f", "keys": "count", "rate": "%.1f",
+    "misses": "count", "wrong_type": "count", "achieved_rate": "%.1f", "behind": "flag",
+    "backlog": "count", "server_cpu": "%.4f", "client_cs_per_op": "%.3f",
+    "loop_wakeups_per_op": "%.3f",
+}
+
+
+def format_cell(column: str, value: float | int | bool | None) -> str:
+    """`value` as kvlab-load writes column's cell; None or NaN (not measured): blank."""
+    if value is None or value != value:
+        return ""
+    kind = CELL_FORMATS[column]
+    if kind == "flag":
+        return "true" if value else "false"
+    if kind == "count":
+        return str(int(value))
+    return kind % value
+
+
 def read_kvlab_load_rows(csv_text: str) -> list[dict[str, str]]:
     """kvlab-load's CSV as rows keyed by its header."""
     return [{column: value or "" for column, value in record.items()}

@@ -27,25 +27,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import shlex
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Callable
 
+from ..measures.histograms import Histogram
 from .experiment import Experiment, Point, ServerSpec, point_fill
 from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host,
                     local_binaries, local_commit, multiplexed, placed_hosts, render_report,
                     stop_multiplexing)
-from .loadgens import kvlab_load_arguments, read_kvlab_load_rows
-from .servers import READY_LINE, server_command
+from .loadgens import format_cell, kvlab_load_arguments, read_kvlab_load_rows
+from .servers import HOST_START_TIMEOUT_S, ServerError, ServerProcess
 
 MERGED = "merged"
-SERVER_START_TIMEOUT_S = 30.0
-PID_MARK = "kvlab-remote-pid"
 # Seconds between starting the client hosts and the common start instant: three times the
 # slowest host's command latency, and at least this.
 START_LEAD_MIN_S = 0.5
@@ -53,154 +50,33 @@ START_LEAD_MAX_S = 10.0
 LOAD_BUDGET_EXTRA_S = 120.0
 # Hosts whose starts lie further apart than this fraction of a repetition get a note.
 START_SKEW_FRACTION = 0.01
-PERCENTILES = (("p50_us", 0.50), ("p90_us", 0.90), ("p99_us", 0.99), ("p999_us", 0.999))
 
 
-# --- histograms --------------------------------------------------------------------------
-
-def quantile_ns(histogram: dict, q: float) -> int:
-    """The value at quantile q by nearest rank, as LatencyHistogram::ValueAtQuantile reads it:
-    the midpoint of the bucket holding that rank, clamped to the observed min and max."""
-    count = histogram["count"]
-    if count == 0:
-        return 0
-    q = min(max(q, 0.0), 1.0)
-    rank = max(1, math.ceil(q * count))
-    seen = 0
-    for lower, upper, bucket_count in histogram["buckets"]:
-        seen += bucket_count
-        if seen >= rank:
-            middle = lower + (upper - lower) // 2
-            return min(max(middle, histogram["min"]), histogram["max"])
-    return histogram["max"]
-
-
-def merge_histograms(histograms: list[dict]) -> dict:
-    """The exact merge of kvlab-load histograms: counts of equal buckets added."""
-    counts: dict[tuple[int, int], int] = {}
-    for histogram in histograms:
-        for lower, upper, count in histogram["buckets"]:
-            counts[(lower, upper)] = counts.get((lower, upper), 0) + count
-    filled = [h for h in histograms if h["count"]]
-    return {"unit": "ns", "count": sum(h["count"] for h in histograms),
-            "min": min((h["min"] for h in filled), default=0),
-            "max": max((h["max"] for h in histograms), default=0),
-            "buckets": [[lower, upper, count] for (lower, upper), count in sorted(counts.items())]}
-
+# --- the merged row ---------------------------------------------------------------------
 
 def merged_row(host_rows: dict[str, dict], host_histograms: dict[str, dict]) -> dict:
-    """The `merged` figures of one repetition measured by every client host at once."""
+    """The `merged` figures of one repetition measured by every client host at once, each
+    cell formatted as kvlab-load formats it (loadgens.format_cell)."""
     rows = list(host_rows.values())
-    histogram = merge_histograms(list(host_histograms.values()))
+    histogram = Histogram.merge(list(host_histograms.values()))
     bound = [name for name, row in host_rows.items() if row.get("client_bound") == "true"]
     server_cpus = [float(r["server_cpu"]) for r in rows if r.get("server_cpu")]
-    merged = {
+    figures = {
         "repetition": rows[0]["repetition"],
-        "ops": str(sum(int(r["ops"]) for r in rows)),
-        "errors": str(sum(int(r["errors"]) for r in rows)),
-        "seconds": f"{max(float(r['seconds']) for r in rows):.6f}",
-        "ops_per_s": f"{sum(float(r['ops_per_s']) for r in rows):.1f}",
-        "max_us": f"{histogram['max'] / 1000:.2f}",
-        "client_cpu": f"{sum(float(r['client_cpu']) for r in rows):.4f}",
-        "client_bound": "true" if bound else "false",
-        "server_cpu": f"{sum(server_cpus) / len(server_cpus):.4f}" if server_cpus else "",
-        "note": f"client-bound hosts: {', '.join(bound)}" if bound else "",
+        "ops": sum(int(r["ops"]) for r in rows),
+        "errors": sum(int(r["errors"]) for r in rows),
+        "seconds": max(float(r["seconds"]) for r in rows),
+        "ops_per_s": sum(float(r["ops_per_s"]) for r in rows),
+        "client_cpu": sum(float(r["client_cpu"]) for r in rows),
+        "client_bound": bool(bound),
+        "server_cpu": sum(server_cpus) / len(server_cpus) if server_cpus else None,
+        **histogram.percentiles_us(),
     }
-    for column, q in PERCENTILES:
-        merged[column] = f"{quantile_ns(histogram, q) / 1000:.2f}"
-    merged["histogram"] = histogram
+    merged = {column: value if column == "repetition" else format_cell(column, value)
+              for column, value in figures.items()}
+    merged["note"] = f"client-bound hosts: {', '.join(bound)}" if bound else ""
+    merged["histogram"] = histogram.to_json()
     return merged
-
-
-# --- the server on its host --------------------------------------------------------------
-
-class RemoteServer:
-    """One server process on a host, started through the host's command channel; its
-    output goes to a log here. stop() must be called (it ends the remote process by pid)."""
-
-    def __init__(self, spec: ServerSpec, host: Host, port: int, cpus: str | None, log: Path):
-        self.spec = spec
-        self.host = host
-        self.port = port
-        program = server_command(spec, Path(host.build_dir()), port, host.address,
-                                 f"/tmp/kvlab-server-{port}.sock")
-        if spec.kind == "redis":
-            program[0] = "redis-server"  # the host's own, found on its PATH
-        if "--protected-mode" not in program:
-            program += ["--protected-mode", "no"]  # clients come from other hosts
-        taskset = ["taskset", "-c", cpus] if cpus else []
-        # The shell prints its pid, then becomes the server: that pid is the server's.
-        self.shell_command = (f"echo {PID_MARK} $$; exec "
-                              + " ".join(shlex.quote(w) for w in taskset + program))
-        self.log_path = log
-        self.pid: int | None = None
-        self._process: subprocess.Popen | None = None
-        self._reader: threading.Thread | None = None
-        self._ready = threading.Event()
-
-    def target(self) -> str:
-        return f"tcp://{self.host.address}:{self.port}"
-
-    def start(self) -> None:
-        log = self.log_path.open("w")
-        log.write(f"$ on {self.host.name}: {self.shell_command}\n")
-        log.flush()
-        self._process = subprocess.Popen(self.host.command(self.shell_command),
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                         stderr=subprocess.STDOUT, text=True, bufsize=1)
-        self._reader = threading.Thread(target=self._copy_output, args=(log,), daemon=True)
-        self._reader.start()
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while not self._ready.wait(0.05):
-            if not self.alive():
-                raise HostError(self.death_reason())
-            if time.monotonic() > deadline:
-                self.stop()
-                raise HostError(f"server host {self.host.name}: {self.spec.name} did not start "
-                                f"within {SERVER_START_TIMEOUT_S:.0f} s (log: {self.log_path})")
-
-    def _copy_output(self, log) -> None:
-        with log:
-            for line in self._process.stdout:
-                log.write(line)
-                log.flush()
-                words = line.split()
-                if len(words) == 2 and words[0] == PID_MARK and words[1].isdigit():
-                    self.pid = int(words[1])
-                    if self.spec.kind == "redis":
-                        self._ready.set()  # redis has no ready line; the PONG probe waits
-                elif line.startswith(READY_LINE):
-                    self._ready.set()
-
-    def death_reason(self) -> str:
-        """Why the server's session ended, with the last lines of its log."""
-        tail = " | ".join(self.log_path.read_text().strip().splitlines()[-3:])
-        return (f"server host {self.host.name}: {self.spec.name} exited with status "
-                f"{self._process.returncode}: {tail}")
-
-    def alive(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
-    def stop(self) -> None:
-        if self._process is None:
-            return
-        if self.alive() and self.pid is not None:
-            try:
-                self.host.run(f"kill -TERM {self.pid}")
-            except HostError:
-                pass  # gone already, or the host is unreachable: the ssh session ends below
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                try:
-                    self.host.run(f"kill -KILL {self.pid}")
-                except HostError:
-                    pass
-        if self.alive():
-            self._process.kill()
-        self._process.wait()
-        if self._reader is not None:
-            self._reader.join(timeout=2)
 
 
 # --- one point on every client host -------------------------------------------------------
@@ -389,13 +265,14 @@ class MultiHostMeasurement:
             done(point, "failed")
 
     def _measure_server(self, spec: ServerSpec, points, write, done) -> None:
-        server = RemoteServer(spec, self.server_host, self.experiment.placement.server_port,
-                              self.experiment.server_cpus,
-                              self.run_dir / "logs" / f"{spec.name}-{self.server_host.name}.log")
+        server = ServerProcess(
+            spec, self.build_dir, self.run_dir, cpus=self.experiment.server_cpus,
+            log_path=self.run_dir / "logs" / f"{spec.name}-{self.server_host.name}.log",
+            host=self.server_host, port=self.experiment.placement.server_port)
         try:
             server.start()
             self._wait_until_answering(server)
-        except HostError as error:
+        except (HostError, ServerError) as error:
             server.stop()
             self._give_up(points, f"server {spec.name} failed to start: {error}", write, done)
             return
@@ -421,8 +298,8 @@ class MultiHostMeasurement:
             words.append("--prefill")
         host.run(" ".join(shlex.quote(w) for w in words), timeout=600)
 
-    def _wait_until_answering(self, server: RemoteServer) -> None:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    def _wait_until_answering(self, server: ServerProcess) -> None:
+        deadline = time.monotonic() + HOST_START_TIMEOUT_S
         for host in self.clients:
             while True:
                 try:
@@ -433,11 +310,11 @@ class MultiHostMeasurement:
                         raise HostError(server.death_reason()) from None
                     if time.monotonic() > deadline:
                         raise HostError(f"no PONG from {server.target()} on client host "
-                                        f"{host.name} within {SERVER_START_TIMEOUT_S:.0f} s: "
+                                        f"{host.name} within {HOST_START_TIMEOUT_S:.0f} s: "
                                         f"{error}") from None
                     time.sleep(0.2)
 
-    def _measure_point(self, point: Point, server: RemoteServer, prefilled, write, done) -> None:
+    def _measure_point(self, point: Point, server: ServerProcess, prefilled, write, done) -> None:
         # Prefill once from the first client host, before the common start (kvlab-load
         # prefills inside its run, which would put one host's prefill into the others' time).
         fill = (point_fill(point), point.keys, point.value_size)

@@ -28,6 +28,7 @@ import dataclasses
 import json
 
 from .cpus import Allocation, Topology, allocate, format_cpu_list, thread_counts
+from . import kinds
 from .experiment import AUTO, Experiment, Point, ServerSpec, point_fill
 
 # Seconds a measurement costs beyond its window: starting kvlab-load or redis-benchmark,
@@ -66,7 +67,8 @@ class Plan:
         server_cpus = self.allocation.server_list
         return {
             "servers": [{"name": s.name, "cpus": server_cpus,
-                         "shards": s.shards if s.engine == "sharded" else None,
+                         "shards": s.shards if s.engine and "shards" in kinds.engine_options(s.engine)
+                         else None,
                          "io_threads": _io_threads(s),
                          "nodes": s.nodes if s.kind == "redis-cluster" else None,
                          "route": "slots" if s.routes_by_slots else None}
@@ -118,7 +120,7 @@ def _io_threads(server: ServerSpec) -> int | None:
         return None
     if server.kind == "redis":
         return server.io_threads
-    return 1 if server.engine == "single" else server.io_threads
+    return 1 if server.engine in kinds.single_threaded_engines() else server.io_threads
 
 
 def _resolve_server(server: ServerSpec, cpus: int) -> ServerSpec | None:
@@ -131,7 +133,7 @@ def _resolve_server(server: ServerSpec, cpus: int) -> ServerSpec | None:
         if server.io_threads == AUTO and threads <= 1:
             return None
         return dataclasses.replace(server, io_threads=threads)
-    io_threads = 1 if server.engine == "single" and server.io_threads == AUTO \
+    io_threads = 1 if server.engine in kinds.single_threaded_engines() and server.io_threads == AUTO \
         else value(server.io_threads)
     return dataclasses.replace(server, shards=value(server.shards), io_threads=io_threads)
 

@@ -9,7 +9,7 @@
                    host). The columns' names, kinds and meanings: `kvlab-load --schema`,
                    kept in meta.json as points_schema.
     ratios.csv     the declared comparisons: comparison,test,point,ratio,low,high,
-                   rounds,status,metric,client_bound (comparisons.py)
+                   rounds,status,metric,client_bound (declared_ratios.py)
     meta.json      machine, git commit, package versions, CPUs, the experiment text
     histograms/    kvlab-load's JSON (latency histograms) per point (and client host)
     hosts.json     with [placement]: each host's commit, cores and clock offset
@@ -104,6 +104,16 @@ def whole_points(points: pd.DataFrame) -> pd.DataFrame:
     if "host" not in points:
         return points
     return points[points["host"].isin(("", "merged"))]
+
+
+def load_table(run_dir: str | Path, name: str, **read_csv) -> pd.DataFrame | None:
+    """A CSV table of a run folder (ratios.csv, syscalls.csv, ...); None when the run has
+    none or it holds no row. `read_csv`: pandas.read_csv's options."""
+    path = Path(run_dir) / name
+    if not path.exists():
+        return None
+    table = pd.read_csv(path, **read_csv)
+    return None if table.empty else table
 
 
 def load_meta(run_dir: str | Path) -> dict:

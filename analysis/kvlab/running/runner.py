@@ -11,7 +11,7 @@ and measures each
 server's point once, in a shuffled order that puts the two sides of each
 declared comparison next to each other (paired_order),
 one at a time (the others sit idle: no load reaches them). Ratios between servers are
-computed inside each round (comparisons.py). At the end of the round every
+computed inside each round (declared_ratios.py). At the end of the round every
 server is stopped. Keys are prefilled once per server process, before the
 first GET/mix point that needs them, in a load run of its own so that its cost
 never lands in a measurement.
@@ -50,13 +50,13 @@ from typing import TextIO
 
 import pandas as pd
 
-from .. import machine
+from ..tracking import machine
 from . import alternating, latency, loadgens, syscalls
-from ..comparisons import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, compute, point_label,
-                           unresolved_points, write_ratios)
+from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, compute, point_label,
+                                        unresolved_points, write_ratios)
 from .experiment import POINT_VARIABLES, Point, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
-from ..remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
+from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
 from .servers import ServerError, ServerProcess, server_process
 
@@ -134,7 +134,7 @@ def pids_named(name: str) -> list[int]:
 
 
 def _key(point: Point) -> tuple:
-    """A point's variables as comparisons.py spells them."""
+    """A point's variables as declared_ratios.py spells them."""
     return tuple(str(v) for v in point.variables().values())
 
 
@@ -178,7 +178,7 @@ def paired_slots(slots: list[list[Point]], comparisons, rng) -> list[list[Point]
     each declared comparison along a variable other than the server (e.g. by = "client":
     pooled and shared are different slots) come one right after the other, in a random
     order of the two, for the reason paired_order gives. The pairing rule is
-    comparisons.py's: the two slots differ only in `by` (and, along the client, in the
+    declared_ratios.py's: the two slots differ only in `by` (and, along the client, in the
     connections and pipeline each client implies). The experiment's order is otherwise
     kept on purpose: a redis-benchmark GET point reads the keys its SET point wrote in the
     same round (its key names are not the prefill's)."""

@@ -4,7 +4,8 @@ Redis Cluster of redis-servers.
 A ServerProcess owns one child process: it is started pinned to the experiment's
 server CPUs (taskset), optionally inside the emulated link's server namespace,
 waited for (kvlab-server's ready line, then a PING answered over its Unix
-socket), and always stopped by the caller (use it as a context manager).
+socket), and always stopped by the caller (use it as a context manager). Given a
+hosts.Host it runs the same server on that host instead (multi-host runs: multihost.py).
 A RedisClusterProcess does the same for N redis-servers with cluster-enabled,
 each pinned to one server CPU, the 16384 slots split evenly among them as the
 owner engine splits them (base/hash_slot.h). `server_process()` picks the class.
@@ -14,6 +15,7 @@ Not thread-safe: one runner thread drives it.
 from __future__ import annotations
 
 import random
+import shlex
 import shutil
 import signal
 import socket
@@ -21,11 +23,17 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from .experiment import ServerSpec
+from .hosts import Host, HostError
 
 READY_LINE = "kvlab-server ready"
 START_TIMEOUT_S = 15.0
+# On another host the start includes a login (ssh) and the host's own start-up.
+HOST_START_TIMEOUT_S = 30.0
+# What the shell that starts a server on a host prints first: its pid, the server's.
+PID_MARK = "kvlab-remote-pid"
 
 
 class ServerError(Exception):
@@ -200,64 +208,139 @@ def keyspace_keys(info: dict[str, str]) -> int:
     return 0
 
 
-class ServerProcess:
-    def __init__(self, spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
-                 cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1"):
-        self.spec = spec
-        self.cpus = cpus
-        self.netns = netns
-        self.bind = bind
-        self.port = free_tcp_port()
-        self.unix_socket = str(work_dir / f"{spec.name}.sock")
-        # owner with route = "slots": thread i also on BASE + i, as CLUSTER SLOTS says.
-        shard_ports = (free_tcp_ports(int(spec.io_threads or 1))
-                       if spec.kind == "kvlab" and spec.routes_by_slots else None)
-        self.program = server_command(spec, build_dir, self.port, bind, self.unix_socket,
-                                      shard_ports)
-        self.command = launch_prefix(cpus, netns) + self.program
-        self.log_path = log_path
-        self._process: subprocess.Popen | None = None
-        self._ready = threading.Event()
-        self.empty_memory: tuple[int, int, int] | None = None  # memory() once started
-        self.filled = False  # set by the runner after the first prefill (memory.csv's RSS)
-        self._reader: threading.Thread | None = None
+class _Server:
+    """What every server process object shares: its address, its log, use as a context
+    manager. A subclass sets spec, bind, port, unix_socket and log_path, and defines
+    start() and stop()."""
 
-    def target(self, transport: str) -> str:
+    spec: ServerSpec
+    bind: str
+    port: int
+    unix_socket: str
+    log_path: Path
+
+    def target(self, transport: str = "tcp") -> str:
         if transport == "unix":
             return f"unix://{self.unix_socket}"
         return f"tcp://{self.bind}:{self.port}"
 
-    def start(self) -> None:
-        if not Path(self.program[0]).exists():
-            raise ServerError(f"{self.program[0]} not found (build it: make build)")
-        Path(self.unix_socket).unlink(missing_ok=True)
-        # Appended: a server is started afresh in every round, into the same log.
-        log = self.log_path.open("a")
-        log.write("$ " + " ".join(self.command) + "\n")
-        log.flush()
+    def log_tail(self, lines: int = 3) -> str:
         try:
-            self._process = subprocess.Popen(self.command, stdout=subprocess.PIPE,
-                                             stderr=subprocess.STDOUT, text=True, bufsize=1)
-        except OSError as error:
-            log.close()
-            raise ServerError(f"cannot start {self.command[0]}: {error.strerror}") from None
-        self._reader = threading.Thread(target=self._copy_output, args=(log,), daemon=True)
-        self._reader.start()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        if self.spec.kind == "kvlab":
-            while not self._ready.wait(0.05):
-                self._check_alive()
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise ServerError(f"no '{READY_LINE}' line within {START_TIMEOUT_S:.0f} s "
-                                      f"(log: {self.log_path})")
-        while not ping_unix(self.unix_socket, timeout=0.5):
+            text = self.log_path.read_text().strip().splitlines()
+        except OSError:
+            return ""
+        return " | ".join(text[-lines:])
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def _check_alive(self) -> None:
+        raise NotImplementedError
+
+    def _wait_until(self, ready: Callable[[], bool], deadline: float, what: str,
+                    pause: float = 0.05) -> None:
+        """Polls `ready` every `pause` seconds until it holds. A process that died ends
+        the wait (_check_alive raises); so does `deadline` (time.monotonic()), which
+        stops the server and raises ServerError "WHAT (log: ...)"."""
+        while not ready():
             self._check_alive()
             if time.monotonic() > deadline:
                 self.stop()
-                raise ServerError(f"no PONG on {self.unix_socket} within {START_TIMEOUT_S:.0f} s "
-                                  f"(log: {self.log_path})")
-            time.sleep(0.05)
+                raise ServerError(f"{what} (log: {self.log_path})")
+            time.sleep(pause)
+
+    def __enter__(self) -> "_Server":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class ServerProcess(_Server):
+    """kvlab-server or redis-server, on this machine (pinned with taskset, optionally in
+    the network namespace `netns`) or, given `host`, on that host through its command
+    channel (hosts.Host: ssh or `ip netns exec`), listening on the host's address with
+    protected mode off (its clients come from other hosts). Either way the process's
+    output is copied to `log_path` here, and start() waits for kvlab-server's ready line.
+    On this machine it then waits for a PING answered over the Unix socket (the caller
+    probes a host's server from its clients: multihost.py); on a host, stop() ends the
+    server by its pid there (the shell that starts it prints it, PID_MARK)."""
+
+    def __init__(self, spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
+                 cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1",
+                 host: "Host | None" = None, port: int | None = None):
+        self.spec = spec
+        self.cpus = cpus
+        self.netns = netns
+        self.host = host
+        self.bind = host.address if host else bind
+        self.port = port or free_tcp_port()
+        self.log_path = log_path
+        if host is None:
+            self.unix_socket = str(work_dir / f"{spec.name}.sock")
+            # owner with route = "slots": thread i also on BASE + i, as CLUSTER SLOTS says.
+            shard_ports = (free_tcp_ports(int(spec.io_threads or 1))
+                           if spec.kind == "kvlab" and spec.routes_by_slots else None)
+            self.program = server_command(spec, build_dir, self.port, self.bind,
+                                          self.unix_socket, shard_ports)
+            self.command = launch_prefix(cpus, netns) + self.program
+        else:
+            self.unix_socket = f"/tmp/kvlab-server-{self.port}.sock"
+            self.program = server_command(spec, Path(host.build_dir()), self.port, self.bind,
+                                          self.unix_socket)
+            if spec.kind == "redis":
+                self.program[0] = "redis-server"  # the host's own, found on its PATH
+            if "--protected-mode" not in self.program:
+                self.program += ["--protected-mode", "no"]  # clients come from other hosts
+            # The shell prints its pid, then becomes the server: that pid is the server's.
+            self.shell_command = (f"echo {PID_MARK} $$; exec " + " ".join(
+                shlex.quote(w) for w in launch_prefix(cpus, None) + self.program))
+            self.command = host.command(self.shell_command)
+        self._process: subprocess.Popen | None = None
+        self._ready = threading.Event()
+        self._remote_pid: int | None = None
+        self.empty_memory: tuple[int, int, int] | None = None  # memory() once started
+        self.filled = False  # set by the runner after the first prefill (memory.csv's RSS)
+        self._reader: threading.Thread | None = None
+
+    def _where(self) -> str:
+        return f"server host {self.host.name}: " if self.host else ""
+
+    def start(self) -> None:
+        if self.host is None:
+            if not Path(self.program[0]).exists():
+                raise ServerError(f"{self.program[0]} not found (build it: make build)")
+            Path(self.unix_socket).unlink(missing_ok=True)
+        # Here appended: a server is started afresh in every round, into the same log.
+        log = self.log_path.open("w" if self.host else "a")
+        log.write(f"$ on {self.host.name}: {self.shell_command}\n" if self.host
+                  else "$ " + " ".join(self.command) + "\n")
+        log.flush()
+        try:
+            self._process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                             text=True, bufsize=1)
+        except OSError as error:
+            log.close()
+            raise ServerError(f"{self._where()}cannot start {self.command[0]}: "
+                              f"{error.strerror}") from None
+        self._reader = threading.Thread(target=self._copy_output, args=(log,), daemon=True)
+        self._reader.start()
+        timeout = HOST_START_TIMEOUT_S if self.host else START_TIMEOUT_S
+        deadline = time.monotonic() + timeout
+        if self.spec.kind == "kvlab" or self.host:
+            waited = "did not start" if self.host else f"no '{READY_LINE}' line"
+            self._wait_until(lambda: self._ready.wait(0.05), deadline,
+                             f"{self._where()}{self.spec.name} {waited} within {timeout:.0f} s",
+                             pause=0)
+        if self.host:
+            return
+        self._wait_until(lambda: ping_unix(self.unix_socket, timeout=0.5), deadline,
+                         f"no PONG on {self.unix_socket} within {timeout:.0f} s")
         self.empty_memory = self.memory()
         self.filled = False
 
@@ -267,27 +350,33 @@ class ServerProcess:
             for line in self._process.stdout:
                 log.write(line)
                 log.flush()
-                if line.startswith(READY_LINE):
+                words = line.split()
+                if self.host and len(words) == 2 and words[0] == PID_MARK \
+                        and words[1].isdigit():
+                    self._remote_pid = int(words[1])
+                    if self.spec.kind == "redis":
+                        self._ready.set()  # redis has no ready line; the PONG probe waits
+                elif line.startswith(READY_LINE):
                     self._ready.set()
 
+    def death_reason(self) -> str:
+        """Why the server ended, with the last lines of its log."""
+        code = None if self._process is None else self._process.returncode
+        return (f"{self._where()}{self.spec.name} exited with status {code} "
+                f"(log: {self.log_path}): {self.log_tail()}")
+
     def _check_alive(self) -> None:
-        if self._process is None or self._process.poll() is not None:
-            code = None if self._process is None else self._process.returncode
-            raise ServerError(f"{self.spec.name} exited with status {code} "
-                              f"(log: {self.log_path}): {self.log_tail()}")
+        if not self.alive():
+            raise ServerError(self.death_reason())
 
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def log_tail(self, lines: int = 3) -> str:
-        try:
-            text = self.log_path.read_text().strip().splitlines()
-        except OSError:
-            return ""
-        return " | ".join(text[-lines:])
-
     @property
     def pid(self) -> int | None:
+        """The server's pid: here, the child's; on a host, the one it has there."""
+        if self.host:
+            return self._remote_pid
         return self._process.pid if self.alive() else None
 
     def memory(self) -> tuple[int, int, int] | None:
@@ -306,7 +395,9 @@ class ServerProcess:
     def stop(self) -> None:
         if self._process is None:
             return
-        if self._process.poll() is None:
+        if self.host:
+            self._stop_on_host()
+        elif self._process.poll() is None:
             self._process.send_signal(signal.SIGTERM)
             try:
                 self._process.wait(timeout=5)
@@ -315,14 +406,27 @@ class ServerProcess:
                 self._process.wait()
         if self._reader is not None:
             self._reader.join(timeout=2)
-        Path(self.unix_socket).unlink(missing_ok=True)
+        if self.host is None:
+            Path(self.unix_socket).unlink(missing_ok=True)
 
-    def __enter__(self) -> "ServerProcess":
-        self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def _stop_on_host(self) -> None:
+        """SIGTERM to the server's pid on its host, SIGKILL after 10 s; then the session
+        (ssh or netns) that ran it ends."""
+        if self.alive() and self._remote_pid is not None:
+            try:
+                self.host.run(f"kill -TERM {self._remote_pid}")
+            except HostError:
+                pass  # gone already, or the host is unreachable: the session ends below
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                try:
+                    self.host.run(f"kill -KILL {self._remote_pid}")
+                except HostError:
+                    pass
+        if self.alive():
+            self._process.kill()
+        self._process.wait()
 
 
 def cluster_node_command(port: int, bind: str, unix_socket: str, config_file: str) -> list[str]:
@@ -349,7 +453,7 @@ def _cpu_list(cpus: str | None) -> list[str]:
 CLUSTER_TIMEOUT_S = 30.0
 
 
-class RedisClusterProcess:
+class RedisClusterProcess(_Server):
     """N redis-server nodes with cluster-enabled yes, node i pinned to the i-th server CPU
     (round-robin when there are fewer CPUs): each node takes its even range of the 16384
     slots (CLUSTER ADDSLOTSRANGE), node 0 MEETs the others, and start() returns once every
@@ -383,11 +487,6 @@ class RedisClusterProcess:
         self.empty_memory: tuple[int, int, int] | None = None
         self.filled = False
 
-    def target(self, transport: str) -> str:
-        if transport == "unix":
-            return f"unix://{self.unix_socket}"
-        return f"tcp://{self.bind}:{self.port}"
-
     def start(self) -> None:
         for path in self.sockets + self.config_files:
             Path(path).unlink(missing_ok=True)
@@ -403,13 +502,8 @@ class RedisClusterProcess:
                 raise ServerError(f"cannot start {command[0]}: {error.strerror}") from None
         deadline = time.monotonic() + CLUSTER_TIMEOUT_S
         for path in self.sockets:
-            while not ping_unix(path, timeout=0.5):
-                self._check_alive()
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise ServerError(f"no PONG on {path} within {CLUSTER_TIMEOUT_S:.0f} s "
-                                      f"(log: {self.log_path})")
-                time.sleep(0.05)
+            self._wait_until(lambda: ping_unix(path, timeout=0.5), deadline,
+                             f"no PONG on {path} within {CLUSTER_TIMEOUT_S:.0f} s")
         count = len(self.ports)
         for i, path in enumerate(self.sockets):
             last = first_slot(i + 1, count) - 1
@@ -423,13 +517,8 @@ class RedisClusterProcess:
                 self.stop()
                 raise ServerError(f"CLUSTER MEET {self.bind} {port} refused "
                                   f"(log: {self.log_path})")
-        while not self.cluster_ok():
-            self._check_alive()
-            if time.monotonic() > deadline:
-                self.stop()
-                raise ServerError(f"cluster_state not ok on every node within "
-                                  f"{CLUSTER_TIMEOUT_S:.0f} s (log: {self.log_path})")
-            time.sleep(0.1)
+        self._wait_until(self.cluster_ok, deadline, "cluster_state not ok on every node "
+                         f"within {CLUSTER_TIMEOUT_S:.0f} s", pause=0.1)
         self.empty_memory = self.memory()
         self.filled = False
 
@@ -456,13 +545,6 @@ class RedisClusterProcess:
 
     def alive(self) -> bool:
         return bool(self._processes) and all(p.poll() is None for p in self._processes)
-
-    def log_tail(self, lines: int = 3) -> str:
-        try:
-            text = self.log_path.read_text().strip().splitlines()
-        except OSError:
-            return ""
-        return " | ".join(text[-lines:])
 
     @property
     def pid(self) -> int | None:
@@ -505,13 +587,6 @@ class RedisClusterProcess:
             self._log = None
         for path in self.sockets + self.config_files:
             Path(path).unlink(missing_ok=True)
-
-    def __enter__(self) -> "RedisClusterProcess":
-        self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def server_process(spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,

@@ -12,11 +12,13 @@ import dataclasses
 import math
 import statistics
 
-# Two-sided 95% quantiles of Student's t, by degrees of freedom (1..30).
+# Two-sided 95% quantiles of Student's t, by degrees of freedom (1..30): the table of
+# harness/summary_table.cc (kStudentT975), which kvlab-load's summary uses; test_stats.py
+# checks that both say the same.
 _T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
           2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
           2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-_Z_975 = 1.959964
+_Z_975 = 1.959963984540054
 
 
 def t_quantile_975(degrees_of_freedom: int) -> float:

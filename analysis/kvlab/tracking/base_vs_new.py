@@ -1,4 +1,4 @@
-"""compare BASE NEW: every series of NEW judged against BASE with kvlab.verdict's rule.
+"""compare BASE NEW: every series of NEW judged against BASE with kvlab.tracking.verdict's rule.
 
 BASE is a run folder, a history record (.json) or a folder of records (e.g.
 results/history/<fingerprint>/: the whole history of a machine); NEW is a run folder or
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..rendering.markdown import markdown_table
 from .history import HistoryError, describe_fingerprint, load_records, series_of
 from .verdict import HISTORY_WINDOW, MIN_EFFECT, SeriesVerdict, count, judge_record
 
@@ -82,11 +83,6 @@ VERDICT_HEADER = ["kind", "series", "base median [band]", "new [95% interval]", 
                   "threshold", "verdict", "why"]
 
 
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
 
 def render_comparison(base: str | Path, new: str | Path, min_effect: float = MIN_EFFECT,
                       across_machines: bool = False) -> tuple[str, dict[str, int]]:
@@ -103,7 +99,7 @@ def render_comparison(base: str | Path, new: str | Path, min_effect: float = MIN
            f"{len(verdicts)} series: " + ", ".join(f"{n} {name}" for name, n in counts.items())
            + ".", "",
            markdown_table(VERDICT_HEADER, verdict_rows(verdicts)), "",
-           f"Rule (kvlab.verdict): against the last {HISTORY_WINDOW} usable base runs, "
+           f"Rule (kvlab.tracking.verdict): against the last {HISTORY_WINDOW} usable base runs, "
            f"`regressed`/`improved` needs a change beyond max({100 * min_effect:.0f}%, the "
            "base's spread) and intervals that do not overlap; `unstable`: the base series' "
            f"own spread exceeds {100 * min_effect:.0f}%; `same`: the whole new interval "

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
+from ..running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
 from .stats import RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",

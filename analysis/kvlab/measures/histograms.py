@@ -5,7 +5,10 @@ A point's percentiles are percentiles of the merged histogram of its rounds
 median of per-round percentiles: a p99 of three p99s is no percentile of
 anything. The bucket layout and the rule for a quantile's value (the middle
 of the bucket holding the rank, clamped to the observed min and max) are those
-of harness/latency_histogram.cc, so one round's figures match kvlab-load's.
+of harness/latency_histogram.cc, so one round's figures match kvlab-load's; an
+empty histogram reads 0 at every quantile, as LatencyHistogram::ValueAtQuantile says.
+This module is Python's only merge and quantile rule: the multi-host runner's merged
+rows (running/multihost.py) and the alternation's slices read them here too.
 
 A committed sample keeps its kvlab-load JSON files gzipped (compress_documents):
 a file named `x.json` is read from `x.json.gz` where only that exists.
@@ -35,6 +38,21 @@ class Histogram:
         histogram.add(data)
         return histogram
 
+    @staticmethod
+    def merge(documents: list[dict]) -> "Histogram":
+        """The exact merge of kvlab-load histograms: counts of equal buckets added."""
+        histogram = Histogram()
+        for data in documents:
+            histogram.add(data)
+        return histogram
+
+    def to_json(self) -> dict:
+        """As kvlab-load writes one: {"unit", "count", "min", "max", "buckets"}, the
+        buckets in order (min and max 0 when empty)."""
+        return {"unit": "ns", "count": self.count, "min": self.min_ns, "max": self.max_ns,
+                "buckets": [[low, high, count]
+                            for (low, high), count in sorted(self.buckets.items())]}
+
     def add(self, data: dict) -> None:
         """Adds one kvlab-load histogram ({"count", "min", "max", "buckets": [[lo, hi, n]]})."""
         if not data.get("count"):
@@ -46,9 +64,11 @@ class Histogram:
         self.count += data["count"]
 
     def value_at_quantile(self, q: float) -> float:
-        """Nanoseconds at quantile q, as LatencyHistogram::ValueAtQuantile computes it."""
+        """Nanoseconds at quantile q, as LatencyHistogram::ValueAtQuantile computes it:
+        nearest rank ceil(q * count) (at least 1), the middle of the bucket holding it,
+        clamped to the observed min and max; 0 when the histogram is empty."""
         if self.count == 0:
-            return math.nan
+            return 0.0
         rank = max(1, math.ceil(min(max(q, 0.0), 1.0) * self.count))
         seen = 0
         for (low, high), count in sorted(self.buckets.items()):
@@ -57,6 +77,12 @@ class Histogram:
                 middle = low + (high - low) // 2
                 return float(min(max(middle, self.min_ns), self.max_ns))
         return float(self.max_ns)
+
+    def percentiles_us(self) -> dict[str, float]:
+        """p50/p90/p99/p99.9 and max in µs: the columns of QUANTILES, then max_us."""
+        figures = {column: self.value_at_quantile(q) / 1000 for column, q in QUANTILES.items()}
+        figures["max_us"] = self.max_ns / 1000
+        return figures
 
 
 def read_document(path: Path) -> dict:
@@ -117,6 +143,4 @@ def merged_percentiles(run_dir: Path, files) -> dict[str, float] | None:
     histogram = merged(run_dir, files)
     if histogram is None:
         return None
-    figures = {column: histogram.value_at_quantile(q) / 1000 for column, q in QUANTILES.items()}
-    figures["max_us"] = histogram.max_ns / 1000
-    return figures
+    return histogram.percentiles_us()

@@ -212,7 +212,7 @@ def client_bound(slices: list[Slice], allowed_cores: float, threads: int | None)
     """On either side, the client used at least CLIENT_BOUND_SHARE of the cores it could
     (a dedicated client's threads at most one core each) in that side's median slice:
     then the throughput ratio measures the client as much as the servers (as in
-    comparisons.py, where either side's rounds count)."""
+    declared_ratios.py, where either side's rounds count)."""
     if allowed_cores <= 0:
         return False
     limit = min(allowed_cores, threads) if threads else allowed_cores

@@ -35,7 +35,7 @@ Exit status: 0 no case grew, 1 a case grew past the tolerance, 2 the gate could 
 """
 
 import datetime
-import glob
+import argparse
 import json
 import os
 import shutil
@@ -43,20 +43,22 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = Path(__file__).resolve().parents[3]
 SCHEMA = "kvlab-opcost/1"
 
 # Functions whose instructions (with their callees) are counted, and for which
 # cases each must show up in the profile: a renamed function would otherwise
 # silently drop out of the count instead of failing.
-ENGINES = ("single", "sharded", "concurrent", "striped")
+# Each entry: a function pattern and which of kvlab-opcost's cases must show it.
+SHELL = "shell"  # kvlab-opcost's pseudo-engine: the network shell around `single`
 COUNTED_FUNCTIONS = [
-    ("kvlab::Session::Process(*", ENGINES),
-    ("kvlab::ShardedEngine::RunShareOfBatch(*", ("sharded",)),
+    ("kvlab::Session::Process(*", lambda engine: engine != SHELL),
+    ("kvlab::ShardedEngine::RunShareOfBatch(*", lambda engine: engine == "sharded"),
     # The `shell` case: a connection's work per request. Session::Process runs inside
     # it and toggles collection off again, so the shell's count leaves the Session out.
-    ("kvlab::Connection::OnReady(*", ("shell",)),
+    ("kvlab::Connection::OnReady(*", lambda engine: engine == SHELL),
 ]
 
 
@@ -64,11 +66,11 @@ class RegressError(Exception):
     """The gate could not run (no driver, no valgrind, no baseline, a profile it cannot read)."""
 
 
-def add_arguments(p):
-    p.add_argument("--build", default=os.path.join(REPO, "build"),
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--build", type=Path, default=REPO / "build",
                    help="build directory holding kvlab-opcost (default: build)")
-    p.add_argument("--baseline", default=os.path.join(REPO, "results", "baseline", "opcost.json"))
-    p.add_argument("--history-dir", default=os.path.join(REPO, "results", "regress"),
+    p.add_argument("--baseline", type=Path, default=REPO / "results" / "baseline" / "opcost.json")
+    p.add_argument("--history-dir", default=str(REPO / "results" / "regress"),
                    help="where each run's record is stored ('' to store nothing)")
     p.add_argument("--tolerance", type=float, default=5.0,
                    help="allowed growth in percent before a case fails (default 5)")
@@ -82,22 +84,22 @@ def add_arguments(p):
                         "what atomicity costs against the atomic baseline (do not --update)")
     p.add_argument("--update", action="store_true",
                    help="write the measured counts as the new baseline instead of comparing")
-    p.add_argument("--output", help="also write this run's record to this file")
+    p.add_argument("--output", type=Path, help="also write this run's record to this file")
 
 
-def git(*args):
+def git(*args: str) -> str:
     try:
-        return subprocess.run(["git", "-C", REPO, *args], check=True, capture_output=True,
+        return subprocess.run(["git", "-C", str(REPO), *args], check=True, capture_output=True,
                               text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
 
-def compiler_version(build):
+def compiler_version(build: Path) -> str:
     """The build's C++ compiler: counts are only comparable between runs of the same one."""
     compiler = "c++"
     try:
-        with open(os.path.join(build, "CMakeCache.txt"), encoding="utf-8") as f:
+        with (Path(build) / "CMakeCache.txt").open(encoding="utf-8") as f:
             for line in f:
                 if line.startswith("CMAKE_CXX_COMPILER:"):
                     compiler = line.split("=", 1)[1].strip()
@@ -110,13 +112,12 @@ def compiler_version(build):
         return "unknown"
 
 
-def read_dumps(out_dir):
+def read_dumps(out_dir: Path) -> dict[str, tuple[int, str]]:
     """Maps each dump's trigger name (the case) to (instruction total, profile text)."""
     dumps = {}
-    for path in glob.glob(os.path.join(out_dir, "callgrind.out*")):
+    for path in Path(out_dir).glob("callgrind.out*"):
         trigger, total = None, None
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        text = path.read_text(encoding="utf-8", errors="replace")
         for line in text.splitlines():
             if line.startswith("desc: Trigger: Client Request: "):
                 trigger = line.split("Client Request: ", 1)[1].strip()
@@ -127,19 +128,19 @@ def read_dumps(out_dir):
     return dumps
 
 
-def check_counted_functions(engine, profile):
+def check_counted_functions(engine: str, profile: str) -> None:
     """Fails when a function the count relies on is missing from an engine's profile."""
     for pattern, needed_by in COUNTED_FUNCTIONS:
         name = pattern.rstrip("(*")
-        if engine in needed_by and name not in profile:
+        if needed_by(engine) and name not in profile:
             raise RegressError(f"{engine}: {name} does not appear in the callgrind profile: it "
                                "was renamed or inlined; update COUNTED_FUNCTIONS in "
-                               "analysis/kvlab/regress.py")
+                               "analysis/kvlab/tracking/regress.py")
 
 
-def measure(build, ops, engines, multikey="atomic"):
+def measure(build: Path, ops: int, engines: str, multikey: str = "atomic") -> list[dict]:
     """Runs the driver under callgrind; returns [{engine, op, instructions_per_op}]."""
-    driver = os.path.join(build, "kvlab-opcost")
+    driver = Path(build) / "kvlab-opcost"
     if not os.access(driver, os.X_OK):
         raise RegressError(f"{driver} not found: build it first (make regress builds it)")
     if shutil.which("valgrind") is None:
@@ -152,7 +153,7 @@ def measure(build, ops, engines, multikey="atomic"):
         cmd = [*pin, "valgrind", "--tool=callgrind", "--quiet", "--fair-sched=yes", "--collect-atstart=no",
                *[f"--toggle-collect={pattern}" for pattern, _ in COUNTED_FUNCTIONS],
                f"--callgrind-out-file={tmp}/callgrind.out",
-               driver, "--ops", str(ops), "--engines", engines, "--multikey", multikey]
+               str(driver), "--ops", str(ops), "--engines", engines, "--multikey", multikey]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             raise RegressError(f"{' '.join(cmd)} exited {run.returncode}\n{run.stdout}{run.stderr}")
@@ -160,7 +161,7 @@ def measure(build, ops, engines, multikey="atomic"):
             manifest = json.loads(run.stdout)
         except json.JSONDecodeError:
             raise RegressError(f"kvlab-opcost printed no case list:\n{run.stdout}{run.stderr}")
-        dumps = read_dumps(tmp)
+        dumps = read_dumps(Path(tmp))
     cases = []
     for case in manifest["cases"]:
         # Entering and leaving a region costs a few hundred instructions,
@@ -177,12 +178,12 @@ def measure(build, ops, engines, multikey="atomic"):
     return cases
 
 
-def cpu_description():
+def cpu_description() -> str:
     """CPU model and the vector extensions that decide which memcpy/strlen glibc
     picks (valgrind passes AVX2 through, not AVX-512): counts shift with them."""
     model, flags = "unknown", set()
     try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
+        with Path("/proc/cpuinfo").open(encoding="utf-8") as f:
             for line in f:
                 if line.startswith("model name") and model == "unknown":
                     model = line.split(":", 1)[1].strip()
@@ -194,7 +195,7 @@ def cpu_description():
     return f"{model} ({level})"
 
 
-def record(cases, ops, build):
+def record(cases: list[dict], ops: int, build: Path) -> dict:
     return {
         "schema": SCHEMA,
         "metric": "instructions per operation (callgrind Ir), single thread, parse -> execute -> reply",
@@ -210,7 +211,7 @@ def record(cases, ops, build):
     }
 
 
-def compare(run, baseline, tolerance):
+def compare(run: dict, baseline: dict, tolerance: float) -> list[dict]:
     """Adds baseline and change to every case; returns the cases that grew past the tolerance."""
     base = {(c["engine"], c["op"]): c["instructions_per_op"] for c in baseline["cases"]}
     grew = []
@@ -230,7 +231,7 @@ def compare(run, baseline, tolerance):
     return grew
 
 
-def print_table(run):
+def print_table(run: dict) -> None:
     header = f"{'engine':<11} {'op':<5} {'instr/op':>10} {'baseline':>10} {'change':>8}  status"
     print(header)
     print("-" * len(header))
@@ -241,16 +242,24 @@ def print_table(run):
               f"{change:>8}  {c.get('status', '')}")
 
 
-def write_json(path, data):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+def write_json(path: Path, data: dict) -> None:
+    """Writes aside, then renames: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
 
 
-def main(args):
+def _shown(path: Path) -> Path:
+    """`path` relative to the repository where it lies inside it."""
+    try:
+        return Path(path).resolve().relative_to(REPO)
+    except ValueError:
+        return Path(path)
+
+
+def main(args: argparse.Namespace) -> int:
     try:
         return _gate(args)
     except RegressError as error:
@@ -258,7 +267,7 @@ def main(args):
         return 2
 
 
-def _gate(args):
+def _gate(args: argparse.Namespace) -> int:
     if args.ops < 1:
         raise RegressError("--ops must be at least 1")
     if args.update and args.multikey != "atomic":
@@ -269,13 +278,12 @@ def _gate(args):
     if args.update:
         write_json(args.baseline, run)
         print_table(run)
-        print(f"regress: baseline written to {os.path.relpath(args.baseline, REPO)}; commit it")
+        print(f"regress: baseline written to {_shown(args.baseline)}; commit it")
         return 0
 
-    if not os.path.exists(args.baseline):
+    if not Path(args.baseline).exists():
         raise RegressError(f"no baseline at {args.baseline}: create one with `make regress-update`")
-    with open(args.baseline, encoding="utf-8") as f:
-        baseline = json.load(f)
+    baseline = json.loads(Path(args.baseline).read_text(encoding="utf-8"))
     if baseline.get("schema") != SCHEMA:
         raise RegressError(f"{args.baseline} is not a {SCHEMA} file")
     grew = compare(run, baseline, args.tolerance)
@@ -285,7 +293,7 @@ def _gate(args):
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     if args.history_dir:
-        write_json(os.path.join(args.history_dir, f"{stamp}-{run['git_commit'][:12]}.json"), run)
+        write_json(Path(args.history_dir) / f"{stamp}-{run['git_commit'][:12]}.json", run)
     if args.output:
         write_json(args.output, run)
     for what in ("compiler", "cpu"):

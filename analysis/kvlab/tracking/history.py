@@ -15,7 +15,7 @@ and nothing else (not the raw repetitions):
                  "status", "client_bound", "errors", "disturbed",
                  "costs": {"<cost column>": {"median", "low", "high"}}}]}
 
-A point's ops/s and costs are summarised over its `ok` rows with kvlab.stats.summarize
+A point's ops/s and costs are summarised over its `ok` rows with kvlab.measures.stats.summarize
 (median; 95% interval of the mean, null with one row). Numbers that are missing or
 `n/a` in the run are null or left out, never estimated.
 
@@ -31,17 +31,15 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime
-import glob
 import json
 import math
-import os
 import re
 import sys
 from pathlib import Path
 
-from .running.experiment import POINT_VARIABLES
+from ..running.experiment import POINT_VARIABLES
 from .machine import fingerprint
-from .stats import summarize
+from ..measures.stats import summarize
 
 SCHEMA = "kvlab-history/1"
 # Cost-per-operation columns of points.csv (lower is better) end so; any may be absent.
@@ -282,7 +280,7 @@ def load_records(path: str | Path) -> list[dict]:
 def local_run_folders(results_dir: str | Path) -> list[Path]:
     """Run folders under results/: runs/* and the committed sample."""
     results_dir = Path(results_dir)
-    candidates = [Path(p) for p in glob.glob(str(results_dir / "runs" / "*"))]
+    candidates = list((results_dir / "runs").glob("*"))
     candidates += [results_dir / "sample"]
     return sorted(p for p in candidates if is_run_folder(p))
 
@@ -372,5 +370,4 @@ def describe_fingerprint(fp: dict) -> str:
 
 
 def default_history_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "results", "history")
+    return str(Path(__file__).resolve().parents[3] / "results" / "history")

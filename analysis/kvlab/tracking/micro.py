@@ -11,19 +11,21 @@ Usage: python3 -m kvlab micro results/micro/<time>.json   (prints the hop table;
 runs it on the file it writes)
 """
 
+from __future__ import annotations
+
+import argparse
 import datetime
-import glob
 import json
-import os
 import re
 import sys
+from pathlib import Path
 
 _UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 _HOP = re.compile(r"^(BM_Hop|BM_HopLoaded)/(sharded|concurrent)/(get|set)/ops:(\d+)")
 IN_FLIGHT = 64  # batches BM_HopLoaded keeps outstanding (micro/hop_bench.cc)
 
 
-def read_run(path):
+def read_run(path: str | Path) -> dict | None:
     """One micro run: {path, date, commit, benchmarks: {name: {ns, items_per_second, bytes_per_second}}}.
 
     `ns` is real time per iteration. A benchmark run with repetitions is
@@ -32,8 +34,7 @@ def read_run(path):
     that is not Google Benchmark JSON.
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         print(f"kvlab: skipping {path}: {e}", file=sys.stderr)
         return None
@@ -44,7 +45,7 @@ def read_run(path):
         date = datetime.datetime.fromisoformat(str(context.get("date", "")).replace("Z", "+00:00"))
         date = date if date.tzinfo else date.replace(tzinfo=datetime.timezone.utc)
     except ValueError:
-        date = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
+        date = datetime.datetime.fromtimestamp(Path(path).stat().st_mtime, datetime.timezone.utc)
     benchmarks = {}
     for b in data["benchmarks"]:
         if b.get("error_occurred"):
@@ -69,20 +70,21 @@ def read_run(path):
     return {"path": path, "date": date, "commit": context.get("git_commit", ""), "benchmarks": benchmarks}
 
 
-def load_runs(results_dir):
+def load_runs(results_dir: str | Path) -> list[dict]:
     """Every micro run under results_dir/micro, oldest first."""
-    runs = [r for r in (read_run(p) for p in glob.glob(os.path.join(results_dir, "micro", "*.json"))) if r]
+    files = sorted((Path(results_dir) / "micro").glob("*.json"))
+    runs = [r for r in (read_run(p) for p in files) if r]
     runs.sort(key=lambda r: r["date"])
     return runs
 
 
-def hop_costs(benchmarks):
+def hop_costs(benchmarks: dict[str, dict]) -> list[dict]:
     """Rows {regime, op, batch, sharded_ns, concurrent_ns, hop_ns, hop_ns_per_op} per batch.
 
     Times are per batch: BM_Hop's iteration is one batch, BM_HopLoaded's is
     IN_FLIGHT batches.
     """
-    times = {}
+    times: dict[tuple[str, str, int, str], tuple[float, float]] = {}
     for name, b in benchmarks.items():
         m = _HOP.match(name)
         if m:
@@ -101,7 +103,7 @@ def hop_costs(benchmarks):
     return rows
 
 
-def format_hop_table(rows):
+def format_hop_table(rows: list[dict]) -> str:
     header = (f"{'regime':<28} {'op':<4} {'batch':>5} {'sharded ns':>11} {'concurrent ns':>14} "
               f"{'hop ns':>9} {'hop ns/op':>10} {'hop CPU ns/op':>14}")
     lines = [header, "-" * len(header)]
@@ -112,11 +114,11 @@ def format_hop_table(rows):
     return "\n".join(lines)
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("json", help="a Google Benchmark JSON file, e.g. results/micro/<time>.json")
 
 
-def main(args):
+def main(args: argparse.Namespace) -> int:
     run = read_run(args.json)
     if run is None:
         print(f"kvlab micro: {args.json} is not Google Benchmark JSON", file=sys.stderr)

@@ -2,49 +2,49 @@
 
 Committed baselines come from the git history of results/baseline/opcost.json (one
 record per commit that changed it); gate runs from results/regress/*.json. Each record
-(schema kvlab-opcost/1, written by kvlab.regress) gets "source" ("baseline" or
+(schema kvlab-opcost/1, written by kvlab.tracking.regress) gets "source" ("baseline" or
 "regress") and "_date" (an aware datetime, or None). Pure function of the files and
 the git history it reads.
 """
 
+from __future__ import annotations
+
 import datetime
-import glob
 import json
-import os
 import subprocess
 import sys
+from pathlib import Path
 
 from .history import parse_date as _parse_date
 
 
-def _read_json(path):
+def _read_json(path: Path) -> dict | None:
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         print(f"dashboard: skipping {path}: {e}", file=sys.stderr)
         return None
 
 
-def _git(repo, *args):
+def _git(repo: str | Path, *args: str) -> str | None:
     try:
-        return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True,
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
                               text=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
 
 
-def load_opcost_history(results_dir):
+def load_opcost_history(results_dir: str | Path) -> list[dict]:
     """Every instruction-count record, oldest first, each tagged with where it came from.
 
     Committed baselines come from the git history of results/baseline/opcost.json
     (one record per commit that changed it); gate runs from results/regress/*.json.
     """
     records = []
-    baseline = os.path.join(results_dir, "baseline", "opcost.json")
+    baseline = Path(results_dir) / "baseline" / "opcost.json"
     top = _git(results_dir, "rev-parse", "--show-toplevel")
-    if top and os.path.exists(baseline):
-        rel = os.path.relpath(os.path.realpath(baseline), os.path.realpath(top.strip()))
+    if top and baseline.exists():
+        rel = str(baseline.resolve().relative_to(Path(top.strip()).resolve()))
         log = _git(top.strip(), "log", "--format=%H %cI", "--", rel) or ""
         for line in log.splitlines():
             commit, date = line.split(" ", 1)
@@ -58,13 +58,13 @@ def load_opcost_history(results_dir):
                 data["git_commit"] = data.get("git_commit") or commit
                 data["_date"] = _parse_date(data.get("date")) or _parse_date(date)
                 records.append(data)
-    if not records and os.path.exists(baseline):
+    if not records and baseline.exists():
         data = _read_json(baseline)  # not a git checkout: the current baseline only
         if data and "cases" in data:
             data["source"] = "baseline"
             data["_date"] = _parse_date(data.get("date"))
             records.append(data)
-    for path in glob.glob(os.path.join(results_dir, "regress", "*.json")):
+    for path in sorted((Path(results_dir) / "regress").glob("*.json")):
         data = _read_json(path)
         if data and "cases" in data:
             data["source"] = "regress"

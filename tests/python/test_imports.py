@@ -1,0 +1,156 @@
+"""No import cycle anywhere in the analysis package: every module's imports (top-level or
+inside a function, absolute or relative; `if TYPE_CHECKING:` blocks left out) read with
+ast, and the graph of kvlab's own modules must be acyclic."""
+
+import ast
+import textwrap
+from pathlib import Path
+
+from conftest import REPO
+
+
+def module_names(root: Path, package: str) -> dict[str, Path]:
+    """Dotted name -> file for every .py under the package folder `root`."""
+    names = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = [package, *path.relative_to(root).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST):
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _type_checking_only(node):
+            yield from (n for child in node.orelse for n in _imports_of(child))
+            continue
+        yield from _imports_of(node)
+
+
+def _imports_of(node: ast.AST):
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+    else:
+        yield from _imports(node)
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """module -> the package's modules it imports."""
+    modules = module_names(root, package)
+    graph = {}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        here = name if is_package else name.rpartition(".")[0]
+        edges = set()
+        for node in _imports(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    anchor = here.split(".")
+                    anchor = anchor[:len(anchor) - (node.level - 1)]
+                    base = ".".join(anchor + ([base] if base else []))
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules
+                           else base for alias in node.names]
+            edges |= {t for t in targets if t in modules and t != name}
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle as [a, b, ..., a], or None."""
+    state: dict[str, str] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                return stack[stack.index(target):] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_analysis_package_has_no_import_cycle():
+    graph = import_graph(REPO / "analysis" / "kvlab", "kvlab")
+    assert len(graph) > 40 and any(graph.values())  # it read the package
+    assert find_cycle(graph) is None
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        path = root / "pkg" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root / "pkg"
+
+
+def test_a_planted_cycle_is_found(tmp_path):
+    # a -> sub.b at the top; sub.b -> c inside a function; c -> a by an absolute import.
+    root = _package(tmp_path, {
+        "__init__.py": "",
+        "a.py": "from .sub import b\n",
+        "sub/__init__.py": "",
+        "sub/b.py": "def f():\n    from .. import c\n",
+        "c.py": "import pkg.a\nimport json\n",
+        "d.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n",
+    })
+    graph = import_graph(root, "pkg")
+    assert graph["pkg.a"] == {"pkg.sub.b"} and graph["pkg.d"] == set()
+    assert find_cycle(graph) == ["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]
+    (root / "c.py").write_text("import json\n")
+    assert find_cycle(import_graph(root, "pkg")) is None
+
+
+def _unannotated(path: Path) -> list[str]:
+    """Functions of a module with a parameter or the return value not annotated."""
+    missing = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = [a for a in node.args.args + node.args.kwonlyargs
+                         if a.arg not in ("self", "cls")]
+            if node.returns is None or any(a.annotation is None for a in arguments):
+                missing.append(f"{path.name}:{node.lineno} {node.name}")
+    return missing
+
+
+def test_one_dialect_pathlib_and_type_hints():
+    package = REPO / "analysis" / "kvlab"
+    for path in sorted(package.rglob("*.py")):
+        names = {alias.name for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Import) for alias in node.names}
+        assert "glob" not in names, f"{path}: pathlib's glob, not the glob module"
+        assert "os.path" not in path.read_text(), f"{path}: pathlib, not os.path"
+    # The modules that spoke the other dialect are annotated throughout.
+    checked = [package / "tracking" / f"{name}.py" for name in ("regress", "micro", "opcost")]
+    checked += [package / "rendering" / f"{name}.py" for name in ("dashboard", "dashboard_data",
+                                                                  "markdown")]
+    assert [m for path in checked for m in _unannotated(path)] == []
+
+
+def test_the_dialect_check_sees_a_missing_hint(tmp_path):
+    (tmp_path / "m.py").write_text("def f(a: int) -> int:\n    return a\n\n"
+                                   "def g(a):\n    return a\n\nclass C:\n"
+                                   "    def h(self) -> None:\n        pass\n")
+    assert _unannotated(tmp_path / "m.py") == ["m.py:4 g"]
