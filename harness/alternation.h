@@ -79,7 +79,7 @@ struct AlternatingSlice {
   // ticks, so one slice's figure is good to a few tenths of a core and the
   // foreign one scatters around zero when nothing else runs (negative too):
   // enough to find the stretch of slices a compiler or a burst of steal landed
-  // in (analysis/kvlab/alternation.py), not to judge one quiet slice. Both 0
+  // in (analysis/kvlab/measures/alternation.py), not to judge one quiet slice. Both 0
   // and meaningless when no --measured-cpus were given (measured_cpus false).
   double foreign_cores = 0;
   double steal_cores = 0;

@@ -3,7 +3,7 @@
 // whole "parse -> execute -> reply" path a connection takes, including, on the
 // sharded engine, the hop to the shard thread and back — and marks each
 // counted region with callgrind client requests so `python3 -m kvlab regress`
-// (analysis/kvlab/regress.py) can read the exact number of instructions per
+// (analysis/kvlab/tracking/regress.py) can read the exact number of instructions per
 // operation.
 //
 // Deterministic by construction: fixed keys and values, every key written

@@ -36,7 +36,7 @@ class ServerControl {
   Status FlushAll();
   // Writes every key of the spec's key space once, pipelined: a value of the
   // spec's size, or "0" when the command is INCRBY (so increments apply); a
-  // YCSB command loads its records as YCSB's load phase does (harness/ycsb.h);
+  // YCSB command loads its records as YCSB's load phase does (harness/workloads/ycsb.h);
   // a container shape (spec.shape) stores that container under each key.
   Status Prefill(const WorkloadSpec& spec, uint64_t* keys_written);
   // Server CPU seconds (used_cpu_user + used_cpu_sys of INFO cpu), or a

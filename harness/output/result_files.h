@@ -2,7 +2,7 @@
 // that nothing measured is lost if the run later fails or is interrupted:
 //
 // CsvResultFile — one row per point and repetition, flushed per row: the
-//   point record (harness/point_record.h: the caller's labels, then the
+//   point record (harness/output/point_record.h: the caller's labels, then the
 //   measured columns).
 //
 // JsonResultFile — one self-explaining document, rewritten atomically

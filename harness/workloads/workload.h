@@ -10,7 +10,7 @@
 // N + 2 requests, sent in that order on one connection, so it needs a
 // client that gives each thread one connection of its own).
 //
-// `ycsb:W` (--ycsb W) runs YCSB's workload W (load, A..F; harness/ycsb.h):
+// `ycsb:W` (--ycsb W) runs YCSB's workload W (load, A..F; harness/workloads/ycsb.h):
 // `keys` is YCSB's recordcount, the value size its field length, the key
 // distribution `zipf:THETA` its zipfian (latest for D) with that constant,
 // `uniform` its uniform. Its operations may take several requests in a

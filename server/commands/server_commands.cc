@@ -21,6 +21,7 @@
 #include "engines/thread_cpu.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
+#include "server/resp_parser.h"
 #include "server/version.h"
 #include "engines/glob.h"
 
@@ -261,7 +262,7 @@ Fields ConfigParameters(const ServerContext& server) {
                    {"maxmemory", std::to_string(s.engine.max_memory_bytes)},
                    {"maxmemory-policy", "noeviction"},
                    {"port", std::to_string(s.port)},
-                   {"proto-max-bulk-len", std::to_string(512ull << 20)},
+                   {"proto-max-bulk-len", std::to_string(RespParser::Limits{}.max_bulk_len)},
                    {"protected-mode", s.protected_mode ? "yes" : "no"},
                    {"requirepass", s.requirepass},
                    {"save", ""},

@@ -5,7 +5,7 @@ A point's percentiles are percentiles of the merged histogram of its rounds
 median of per-round percentiles: a p99 of three p99s is no percentile of
 anything. The bucket layout and the rule for a quantile's value (the middle
 of the bucket holding the rank, clamped to the observed min and max) are those
-of harness/latency_histogram.cc, so one round's figures match kvlab-load's; an
+of harness/measurement/latency_histogram.cc, so one round's figures match kvlab-load's; an
 empty histogram reads 0 at every quantile, as LatencyHistogram::ValueAtQuantile says.
 This module is Python's only merge and quantile rule: the multi-host runner's merged
 rows (running/multihost.py) and the alternation's slices read them here too.

@@ -13,7 +13,7 @@ import math
 import statistics
 
 # Two-sided 95% quantiles of Student's t, by degrees of freedom (1..30): the table of
-# harness/summary_table.cc (kStudentT975), which kvlab-load's summary uses; test_stats.py
+# harness/output/summary_table.cc (kStudentT975), which kvlab-load's summary uses; test_stats.py
 # checks that both say the same.
 _T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
           2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,

@@ -1,4 +1,4 @@
-"""The report's YCSB section (workloads/ycsb.toml): YCSB's core workloads (harness/ycsb.h)
+"""The report's YCSB section (workloads/ycsb.toml): YCSB's core workloads (harness/workloads/ycsb.h)
 on every server. Per setup (sweep, transport, client, pipeline, threads, records), one
 table of each server's throughput by workload, median ±95% CI over rounds; then each
 server against redis-server by workload: the declared ratio with its 95% interval where

@@ -187,7 +187,7 @@ def _v1_quota(directory: Path) -> float | None:
 def cgroup_quota_cpus(root: Path = CGROUP, proc_self_cgroup: str | None = None) -> float | None:
     """CPUs' worth of time this process's cgroups allow, None when unlimited: the tightest
     quota of its cgroup and every ancestor, in the v2 hierarchy (cpu.max) and in a v1
-    hierarchy with the cpu controller (cpu.cfs_quota_us), as harness/cpu_usage.cc's
+    hierarchy with the cpu controller (cpu.cfs_quota_us), as harness/measurement/cpu_usage.cc's
     CgroupCpuQuota reads them. `proc_self_cgroup`: /proc/self/cgroup's text."""
     if proc_self_cgroup is None:
         proc_self_cgroup = _read(Path("/proc/self/cgroup")) or ""

@@ -85,7 +85,7 @@ ExperimentError naming the file, the key and what is allowed.
                                      # with one connection per thread) | ycsb:W (YCSB's core
                                      # workload W = load, A..F: keys is its recordcount,
                                      # value_size its field length, key_dist zipf:THETA its
-                                     # zipfian, latest for D, or uniform; harness/ycsb.h)
+                                     # zipfian, latest for D, or uniform; harness/workloads/ycsb.h)
     keys = [1, 1000000]
     key_dist = "uniform"             # uniform | sequential | zipf:THETA
     value_size = 64

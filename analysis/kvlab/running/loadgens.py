@@ -3,7 +3,7 @@
 kvlab-load writes the points.csv rows itself, one per repetition: the point's
 variables (passed as `--label name=value`) and then its measured columns, whose
 names, kinds and meanings only kvlab-load declares (`kvlab-load --schema`,
-harness/point_record.h). It watches the measured CPUs for interference and the
+harness/output/point_record.h). It watches the measured CPUs for interference and the
 server's costs per operation, and says `disturbed` in the row's status.
 
 - loadgen "kvlab-load": its own client strategies; it also writes a JSON file
@@ -166,7 +166,7 @@ def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b:
     return command
 
 
-# How kvlab-load writes each figure cell (harness/point_record.cc's kColumns): a printf
+# How kvlab-load writes each figure cell (harness/output/point_record.cc's kColumns): a printf
 # format, "count" (an integer) or "flag" (true | false). A row the runner composes itself
 # (running/multihost.py's merged rows) writes its cells with format_cell, so they read as
 # kvlab-load's. `kvlab-load --schema` names the columns but not their formats; until it
