@@ -46,7 +46,7 @@ class OwnerEngine::OwnThread {
   OwnThread() : thread_([this] { Run(); }) {}
   ~OwnThread() {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     ready_.notify_one();
@@ -54,7 +54,7 @@ class OwnerEngine::OwnThread {
   }
   void Post(std::function<void()> function) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       queue_.push_back(std::move(function));
     }
     ready_.notify_one();
@@ -63,22 +63,22 @@ class OwnerEngine::OwnThread {
  private:
   void Run() {
     std::vector<std::function<void()>> running;
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     for (;;) {
-      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      lock.Wait(ready_, [this]() REQUIRES(mutex_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything posted has run
       running.swap(queue_);
-      lock.unlock();
+      lock.Unlock();
       for (auto& function : running) function();
       running.clear();
-      lock.lock();
+      lock.Lock();
     }
   }
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable ready_;
-  std::vector<std::function<void()>> queue_;
-  bool stopping_ = false;
+  std::vector<std::function<void()>> queue_ GUARDED_BY(mutex_);
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread thread_;  // last: starts once the members above exist
 };
 
@@ -361,7 +361,7 @@ void OwnerEngine::GroupByOwner(Batch& batch, PendingBatch& pending) const {
 
 void OwnerEngine::Queue(unsigned owner, PendingBatch* pending) {
   Owner& target = *owners_[owner];
-  std::lock_guard lock(target.inbox_mutex);
+  MutexLock lock(target.inbox_mutex);
   target.inbox.push_back(pending);
 }
 
@@ -370,7 +370,7 @@ void OwnerEngine::Queue(unsigned owner, PendingBatch* pending) {
 void OwnerEngine::PostDrain(unsigned owner) {
   Owner& target = *owners_[owner];
   {
-    std::lock_guard lock(target.inbox_mutex);
+    MutexLock lock(target.inbox_mutex);
     if (target.drain_posted || target.inbox.empty()) return;
     target.drain_posted = true;
   }
@@ -396,7 +396,7 @@ void OwnerEngine::Drain(unsigned owner) {
   Owner& self = *owners_[owner];
   std::vector<PendingBatch*>& received = self.draining;
   {
-    std::lock_guard lock(self.inbox_mutex);
+    MutexLock lock(self.inbox_mutex);
     received.swap(self.inbox);
     self.drain_posted = false;
   }
