@@ -5,7 +5,7 @@ GENERATOR  ?= Ninja
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build test test-tsan-core test-tsan test-asan clean
+.PHONY: all deps build test test-tsan-core test-tsan test-asan check-thread-safety clean
 
 all: build
 
@@ -19,11 +19,13 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The concurrency tests under TSan, the RESP fuzzer briefly, then every test
-# of the normal build (its summary is the last thing printed).
+# The concurrency tests under TSan, the RESP fuzzer briefly, clang's
+# thread-safety analysis, then every test of the normal build (its summary is
+# the last thing printed).
 test: build
 	$(MAKE) --no-print-directory test-tsan-core
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory check-thread-safety
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 build-tsan/build.ninja:
@@ -50,8 +52,16 @@ test-asan: deps build-asan/build.ninja
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1" ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
+# clang's -Wthread-safety over the libraries with locks (engines, server,
+# harness): a GUARDED_BY member touched without its mutex fails the build.
+build-clang/build.ninja:
+	CC=clang CXX=clang++ cmake -S . -B build-clang -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+check-thread-safety: deps build-clang/build.ninja
+	cmake --build build-clang -j $(JOBS) --target kvlab_engines kvlab_server_core kvlab_server_net kvlab_harness
+
 clean:
-	rm -rf $(BUILD) build-tsan build-asan build-fuzz
+	rm -rf $(BUILD) build-tsan build-asan build-fuzz build-clang
 
 # ---- fuzzing: libFuzzer on the RESP parser + command dispatch (tests/fuzz/) ----
 # clang build with ASan + UBSan of just the fuzzer (engines + server core).

@@ -16,9 +16,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
-#include <mutex>
 #include <utility>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace kvlab {
 
@@ -51,7 +52,7 @@ class MpscChannel {
   void Wake() {
     bool wake_consumer = false;
     {
-      std::lock_guard guard(mutex_);
+      MutexLock guard(mutex_);
       wake_consumer = consumer_asleep_ && !queue_.empty();
     }
     if (wake_consumer) ready_.notify_one();
@@ -62,10 +63,10 @@ class MpscChannel {
   // Returns false once the channel is closed and drained.
   bool ReceiveAll(std::vector<T>* batch) {
     batch->clear();
-    std::unique_lock guard(mutex_);
+    MutexLock guard(mutex_);
     while (queue_.empty() && !closed_) {
       consumer_asleep_ = true;
-      ready_.wait(guard);
+      guard.Wait(ready_);
       consumer_asleep_ = false;
     }
     if (queue_.empty()) return false;
@@ -77,7 +78,7 @@ class MpscChannel {
   // Refuses further sends and wakes the consumer to drain what is queued.
   void Close() {
     {
-      std::lock_guard guard(mutex_);
+      MutexLock guard(mutex_);
       closed_ = true;
     }
     ready_.notify_one();
@@ -89,15 +90,15 @@ class MpscChannel {
 
  private:
   // REQUIRES: mutex_ held (the atomics are only for lock-free readers).
-  void RecordDepth(size_t depth) {
+  void RecordDepth(size_t depth) REQUIRES(mutex_) {
     depth_.store(depth, std::memory_order_relaxed);
     if (depth > max_depth_.load(std::memory_order_relaxed)) {
       max_depth_.store(depth, std::memory_order_relaxed);
     }
   }
 
-  bool Queue(T message, bool* consumer_asleep) {
-    std::lock_guard guard(mutex_);
+  bool Queue(T message, bool* consumer_asleep) EXCLUDES(mutex_) {
+    MutexLock guard(mutex_);
     if (closed_) return false;
     queue_.push_back(std::move(message));
     RecordDepth(queue_.size());
@@ -105,11 +106,11 @@ class MpscChannel {
     return true;
   }
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable ready_;
-  std::vector<T> queue_;
-  bool closed_ = false;
-  bool consumer_asleep_ = false;
+  std::vector<T> queue_ GUARDED_BY(mutex_);
+  bool closed_ GUARDED_BY(mutex_) = false;
+  bool consumer_asleep_ GUARDED_BY(mutex_) = false;
   std::atomic<size_t> depth_{0};
   std::atomic<size_t> max_depth_{0};
 };

@@ -9,10 +9,11 @@
 
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace kvlab {
 
@@ -21,7 +22,7 @@ class FunctionThread {
   FunctionThread() : thread_([this] { Run(); }) {}
   ~FunctionThread() {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     ready_.notify_one();
@@ -32,7 +33,7 @@ class FunctionThread {
 
   void Post(std::function<void()> function) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       queue_.push_back(std::move(function));
     }
     ready_.notify_one();
@@ -41,22 +42,22 @@ class FunctionThread {
  private:
   void Run() {
     std::vector<std::function<void()>> running;
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     for (;;) {
-      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      lock.Wait(ready_, [this]() REQUIRES(mutex_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything posted has run
       running.swap(queue_);
-      lock.unlock();
+      lock.Unlock();
       for (auto& function : running) function();
       running.clear();
-      lock.lock();
+      lock.Lock();
     }
   }
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable ready_;
-  std::vector<std::function<void()>> queue_;  // guarded by mutex_
-  bool stopping_ = false;                     // guarded by mutex_
+  std::vector<std::function<void()>> queue_ GUARDED_BY(mutex_);
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread thread_;  // last: starts once the members above exist
 };
 

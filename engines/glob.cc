@@ -1,6 +1,6 @@
 #include "engines/glob.h"
 
-#include "server/ascii_case.h"
+#include "base/ascii_case.h"
 
 namespace kvlab {
 namespace {

@@ -165,7 +165,7 @@ void OwnerEngine::RunAllOn(unsigned owner, Batch& batch, int64_t now_ms) {
 
 void OwnerEngine::Queue(unsigned owner, PendingBatch* pending) {
   Owner& target = *owners_[owner];
-  std::lock_guard lock(target.inbox_mutex);
+  MutexLock lock(target.inbox_mutex);
   target.inbox.push_back(pending);
 }
 
@@ -174,7 +174,7 @@ void OwnerEngine::Queue(unsigned owner, PendingBatch* pending) {
 void OwnerEngine::PostDrain(unsigned owner) {
   Owner& target = *owners_[owner];
   {
-    std::lock_guard lock(target.inbox_mutex);
+    MutexLock lock(target.inbox_mutex);
     if (target.drain_posted || target.inbox.empty()) return;
     target.drain_posted = true;
   }
@@ -193,7 +193,7 @@ void OwnerEngine::Drain(unsigned owner) {
   Owner& self = *owners_[owner];
   std::vector<PendingBatch*>& received = self.draining;
   {
-    std::lock_guard lock(self.inbox_mutex);
+    MutexLock lock(self.inbox_mutex);
     received.swap(self.inbox);
     self.drain_posted = false;
   }

@@ -54,6 +54,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "engines/engine.h"
 #include "engines/function_thread.h"
 #include "engines/memory_meter.h"
@@ -88,9 +89,9 @@ class OwnerEngine final : public Engine {
     Owner(MemoryMeter& meter, const ModificationFeed& feed) : keys(meter, feed) {}
     PlainKeyspace keys;   // touched only on this owner's thread (or a group's runner)
     IoThreadPost post;    // runs a function on this owner's thread
-    std::mutex inbox_mutex;
-    std::vector<PendingBatch*> inbox;   // guarded by inbox_mutex
-    bool drain_posted = false;          // guarded by inbox_mutex
+    Mutex inbox_mutex;
+    std::vector<PendingBatch*> inbox GUARDED_BY(inbox_mutex);
+    bool drain_posted GUARDED_BY(inbox_mutex) = false;
     std::vector<PendingBatch*> draining;  // the owner thread's copy of the inbox
     // Written only by the owner's thread (Bump()), read by Info().
     std::atomic<uint64_t> local_ops{0};   // run for a connection of this thread

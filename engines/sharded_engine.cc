@@ -34,6 +34,9 @@ ShardedEngine::ShardedEngine(const EngineConfig& config)
   for (unsigned i = 0; i < count; ++i) shards_.push_back(std::make_unique<Shard>(meter_, modifications_));
   // Threads start only once every shard exists: RunShard() reads shards_.
   for (unsigned i = 0; i < count; ++i) shards_[i]->thread = std::thread([this, i] { RunShard(i); });
+  // Each thread has said who it is before the engine is used, so that INFO
+  // always has the shards' CPU figures.
+  for (auto& shard : shards_) shard->thread_id.wait(0, std::memory_order_acquire);
 }
 
 ShardedEngine::~ShardedEngine() {
@@ -90,7 +93,8 @@ void ShardedEngine::WakeDeferred() {
 
 void ShardedEngine::RunShard(unsigned shard_index) {
   Shard& shard = *shards_[shard_index];
-  shard.thread_id.store(CurrentThreadId(), std::memory_order_relaxed);
+  shard.thread_id.store(CurrentThreadId(), std::memory_order_release);
+  shard.thread_id.notify_all();
   std::vector<PendingBatch*> received;
   while (shard.inbox.ReceiveAll(&received)) {
     const int64_t now_ms = UnixNowMs();  // one clock reading per wakeup

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "harness/measurement/cpu_usage.h"
 #include "harness/output/json_writer.h"
 #include "harness/measurement/load_clock.h"
@@ -49,7 +49,10 @@ class SideRun {
           std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start,
                                               ycsb_sequences));
     }
-    statuses_.resize(static_cast<size_t>(threads_));
+    {
+      MutexLock lock(mutex_);  // no worker yet: only for the analysis
+      statuses_.resize(static_cast<size_t>(threads_));
+    }
     for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { Work(i); });
     return Status::Ok();
   }
@@ -57,7 +60,7 @@ class SideRun {
   // Lets the parked threads run their closed loops.
   void Activate() {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stop_.store(false, std::memory_order_release);
       returned_ = 0;
       ++generation_;
@@ -72,11 +75,11 @@ class SideRun {
   bool Deactivate(uint64_t send_until_ns) {
     stop_at_ns_.store(send_until_ns, std::memory_order_release);
     stop_.store(true, std::memory_order_release);
-    std::unique_lock lock(mutex_);
-    const bool drained = done_.wait_for(lock, std::chrono::nanoseconds(kDrainGraceNs),
-                                        [this] { return returned_ == threads_; });
+    MutexLock lock(mutex_);
+    const bool drained = lock.WaitFor(done_, std::chrono::nanoseconds(kDrainGraceNs),
+                                      [this]() REQUIRES(mutex_) { return returned_ == threads_; });
     if (!drained) {
-      lock.unlock();
+      lock.Unlock();
       strategy_->Interrupt();
     }
     return drained && !failed();
@@ -91,7 +94,7 @@ class SideRun {
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   Status FirstFailure() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const Status& status : statuses_) {
       if (!status.ok()) return status.WithContext(SideName(side_));
     }
@@ -106,7 +109,7 @@ class SideRun {
   void Shutdown() {
     if (workers_.empty()) return;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       quit_ = true;
       stop_.store(true, std::memory_order_release);
     }
@@ -121,8 +124,8 @@ class SideRun {
     uint64_t seen = 0;
     for (;;) {
       {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        MutexLock lock(mutex_);
+        lock.Wait(wake_, [&]() REQUIRES(mutex_) { return quit_ || generation_ != seen; });
         if (quit_) return;
         seen = generation_;
       }
@@ -135,7 +138,7 @@ class SideRun {
         status = strategy_->RunThread(load);
       }
       {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (!status.ok() && !quit_ && statuses_[static_cast<size_t>(index)].ok()) {
           statuses_[static_cast<size_t>(index)] = status;
           failed_.store(true, std::memory_order_release);
@@ -152,14 +155,14 @@ class SideRun {
   std::unique_ptr<ClientStrategy> strategy_;
   std::vector<std::unique_ptr<ThreadRecorder>> recorders_;
   std::vector<std::unique_ptr<WorkloadGenerator>> generators_;
-  std::vector<Status> statuses_;  // GUARDED_BY(mutex_) while workers run
+  std::vector<Status> statuses_ GUARDED_BY(mutex_);
   std::vector<std::thread> workers_;
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;  // GUARDED_BY(mutex_): bumped by every Activate
-  int returned_ = 0;         // GUARDED_BY(mutex_): threads parked since the last Activate
-  bool quit_ = false;        // GUARDED_BY(mutex_)
+  uint64_t generation_ GUARDED_BY(mutex_) = 0;  // bumped by every Activate
+  int returned_ GUARDED_BY(mutex_) = 0;  // threads parked since the last Activate
+  bool quit_ GUARDED_BY(mutex_) = false;
   std::atomic<bool> stop_{true};
   std::atomic<uint64_t> stop_at_ns_{0};  // open loop: requests due by then are still sent
   std::atomic<bool> failed_{false};

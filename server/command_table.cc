@@ -1,6 +1,6 @@
 #include "server/command_table.h"
 
-#include "server/ascii_case.h"
+#include "base/ascii_case.h"
 #include "server/commands/register.h"
 
 namespace kvlab {

@@ -7,24 +7,24 @@
 namespace kvlab {
 
 void ConnectionRegistry::Add(uint64_t id, const std::shared_ptr<Connection>& connection) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   open_[id] = connection;
 }
 
 void ConnectionRegistry::Remove(uint64_t id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   open_.erase(id);
 }
 
 size_t ConnectionRegistry::size() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return open_.size();
 }
 
 void ConnectionRegistry::CloseAll() {
   std::vector<std::shared_ptr<Connection>> open;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (auto& [id, weak] : open_) {
       if (auto connection = weak.lock()) open.push_back(std::move(connection));
     }

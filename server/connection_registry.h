@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
+
+#include "base/mutex.h"
 
 namespace kvlab {
 
@@ -29,8 +30,8 @@ class ConnectionRegistry {
   void CloseAll();
 
  private:
-  mutable std::mutex mutex_;
-  std::unordered_map<uint64_t, std::weak_ptr<Connection>> open_;
+  mutable Mutex mutex_;
+  std::unordered_map<uint64_t, std::weak_ptr<Connection>> open_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kvlab

@@ -51,7 +51,7 @@ EventLoop::~EventLoop() {
 bool EventLoop::OnLoopThread() const { return loop_of_this_thread == this; }
 
 void EventLoop::Post(std::function<void()> function) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   posted_.push_back(std::move(function));
   // Written under the lock: once the lock is released the loop may run the
   // function, go idle, return and be destroyed, eventfd and all.
@@ -64,7 +64,7 @@ void EventLoop::Post(std::function<void()> function) {
 
 void EventLoop::ReleaseWhenIdle() {
   Post([this] {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     release_when_idle_ = true;
   });
 }
@@ -128,7 +128,7 @@ void EventLoop::Dispatch(const epoll_event& event) {
 bool EventLoop::RunPosted() {
   std::vector<std::function<void()>> batch;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     batch.swap(posted_);
   }
   for (auto& function : batch) function();
@@ -136,7 +136,7 @@ bool EventLoop::RunPosted() {
 }
 
 bool EventLoop::Idle() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return release_when_idle_ && posted_.empty() && watched_ == 0 && held_work_ == 0;
 }
 
@@ -158,7 +158,7 @@ void EventLoop::Run() {
 
     int timeout_ms = -1;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (posted_.empty()) {
         sleeping_ = true;
       } else {
@@ -167,7 +167,7 @@ void EventLoop::Run() {
     }
     const int ready = ::epoll_wait(epoll_fd_, events, kMaxEventsPerRound, timeout_ms);
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       sleeping_ = false;
       wake_written_ = false;
     }

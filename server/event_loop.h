@@ -25,8 +25,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace kvlab {
 
@@ -99,7 +100,7 @@ class EventLoop {
   bool ChangeWatchedEvents(int fd, uint32_t events);
   void Dispatch(const epoll_event& event);
   bool RunPosted();      // returns whether anything ran
-  bool Idle();           // REQUIRES: the queue's mutex not held
+  bool Idle() EXCLUDES(mutex_);
 
   const int epoll_fd_;
   const int wake_fd_;     // eventfd, edge-triggered: a write wakes epoll_wait, never read
@@ -109,11 +110,11 @@ class EventLoop {
   std::vector<std::shared_ptr<Watcher>> retired_;  // forgotten this round, released after it
   std::vector<std::function<void()>> after_round_;
 
-  std::mutex mutex_;  // guards the members below
-  std::vector<std::function<void()>> posted_;
-  bool sleeping_ = false;      // in epoll_wait with nothing posted
-  bool wake_written_ = false;  // the eventfd has been written since the loop slept
-  bool release_when_idle_ = false;
+  Mutex mutex_;
+  std::vector<std::function<void()>> posted_ GUARDED_BY(mutex_);
+  bool sleeping_ GUARDED_BY(mutex_) = false;      // in epoll_wait with nothing posted
+  bool wake_written_ GUARDED_BY(mutex_) = false;  // the eventfd was written since the loop slept
+  bool release_when_idle_ GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace kvlab

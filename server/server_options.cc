@@ -7,8 +7,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "base/ascii_case.h"
 #include "engines/engine_kind.h"
-#include "server/ascii_case.h"
 #include "server/version.h"
 
 namespace kvlab {

@@ -6,7 +6,7 @@ namespace kvlab {
 
 void WatchRegistry::Watch(Watcher& watcher, std::string_view key) {
   if (std::find(watcher.keys.begin(), watcher.keys.end(), key) != watcher.keys.end()) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = watchers_.find(key);
   if (it == watchers_.end()) it = watchers_.emplace(std::string(key), std::vector<Watcher*>{}).first;
   it->second.push_back(&watcher);
@@ -18,7 +18,7 @@ void WatchRegistry::Watch(Watcher& watcher, std::string_view key) {
 
 void WatchRegistry::UnwatchAll(Watcher& watcher) {
   if (!watcher.keys.empty()) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const std::string& key : watcher.keys) {
       auto it = watchers_.find(key);
       if (it == watchers_.end()) continue;
@@ -32,7 +32,7 @@ void WatchRegistry::UnwatchAll(Watcher& watcher) {
 }
 
 void WatchRegistry::KeyModified(std::string_view key) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = watchers_.find(key);
   if (it == watchers_.end()) return;
   for (Watcher* watcher : it->second) watcher->touched.store(true, std::memory_order_release);

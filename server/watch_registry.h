@@ -13,12 +13,12 @@
 
 #include <atomic>
 #include <cstddef>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
 #include "engines/entry.h"
 #include "engines/modification_feed.h"
 
@@ -48,8 +48,9 @@ class WatchRegistry final : public KeyObserver {
 
  private:
   ModificationFeed& feed_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::vector<Watcher*>, KeyHash, KeyEqual> watchers_;
+  Mutex mutex_;
+  std::unordered_map<std::string, std::vector<Watcher*>, KeyHash, KeyEqual> watchers_
+      GUARDED_BY(mutex_);
 };
 
 }  // namespace kvlab

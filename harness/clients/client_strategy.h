@@ -1,5 +1,5 @@
 // ClientStrategy: how application threads' operations reach connections.
-// The three strategies of DESIGN.md implement it:
+// Three strategies implement it (kvlab-load --client, README "kvlab-load"):
 //   DedicatedClient — each thread owns its connections and pipelines;
 //   PooledClient    — a pool of connections borrowed per operation;
 //   SharedClient    — one connection multiplexed by all threads, FIFO replies.

@@ -9,8 +9,9 @@
 #pragma once
 
 #include <condition_variable>
-#include <mutex>
 #include <vector>
+
+#include "base/mutex.h"
 
 #include "harness/status.h"
 
@@ -26,7 +27,7 @@ class ConnectionPool {
   // Adds an idle connection (when the pool is filled, before use).
   void Add(ConnectionType* connection) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       idle_.push_back(connection);
       ++size_;
     }
@@ -35,8 +36,8 @@ class ConnectionPool {
 
   // Blocks until a connection is idle (or the pool failed).
   Status Borrow(ConnectionType** connection) {
-    std::unique_lock lock(mutex_);
-    returned_.wait(lock, [&] { return !idle_.empty() || !failure_.ok(); });
+    MutexLock lock(mutex_);
+    lock.Wait(returned_, [&]() REQUIRES(mutex_) { return !idle_.empty() || !failure_.ok(); });
     if (!failure_.ok()) return failure_;
     *connection = idle_.back();
     idle_.pop_back();
@@ -45,7 +46,7 @@ class ConnectionPool {
 
   void GiveBack(ConnectionType* connection) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       idle_.push_back(connection);
     }
     returned_.notify_one();
@@ -71,7 +72,7 @@ class ConnectionPool {
   // Fails the pool; the first failure is the one reported.
   void Fail(const Status& status) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (failure_.ok()) failure_ = status;
     }
     returned_.notify_all();
@@ -79,16 +80,16 @@ class ConnectionPool {
 
   // Connections currently lent out.
   int borrowed() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return size_ - static_cast<int>(idle_.size());
   }
 
  private:
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::condition_variable returned_;
-  std::vector<ConnectionType*> idle_;  // GUARDED_BY(mutex_): LIFO
-  int size_ = 0;                       // GUARDED_BY(mutex_)
-  Status failure_;                     // GUARDED_BY(mutex_)
+  std::vector<ConnectionType*> idle_ GUARDED_BY(mutex_);  // LIFO
+  int size_ GUARDED_BY(mutex_) = 0;
+  Status failure_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kvlab::harness

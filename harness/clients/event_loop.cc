@@ -61,7 +61,7 @@ void EventLoop::Start() {
 void EventLoop::Submit(EventLoopChannel* channel, std::string_view request, ReplyWaiter* waiter) {
   bool wake = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_) {
       waiter->Complete(Status::Cancelled("event loop stopped"), nullptr);
       return;
@@ -84,7 +84,7 @@ void EventLoop::Wake() {
 
 void EventLoop::Interrupt(const Status& status) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (interrupted_.ok()) interrupted_ = status;
     idle_ = false;
   }
@@ -93,7 +93,7 @@ void EventLoop::Interrupt(const Status& status) {
 
 void EventLoop::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_) return;
     stopping_ = true;
     idle_ = false;
@@ -150,7 +150,7 @@ void EventLoop::Run() {
     Status interrupt;
     bool stopping = false;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       tasks.swap(tasks_);
       bytes.swap(queued_bytes_);
       stopping = stopping_;
@@ -172,7 +172,7 @@ void EventLoop::Run() {
     // (without a wake-up, since we were not idle).
     const int ready = ::epoll_wait(epoll_fd_, events, kMaxEvents, had_tasks ? 0 : kTickMs);
     if (!had_tasks) {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       idle_ = false;
     }
     const uint64_t now = NowNs();

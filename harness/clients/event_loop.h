@@ -21,12 +21,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "harness/clients/event_loop_channel.h"
 #include "harness/clients/io_model.h"
 #include "harness/clients/reply_waiter.h"
@@ -84,12 +84,12 @@ class EventLoop {
   std::vector<bool> watching_writes_;        // loop thread: EPOLLOUT registered, per channel
   std::thread thread_;
 
-  std::mutex mutex_;
-  std::vector<Task> tasks_;   // GUARDED_BY(mutex_)
-  std::string queued_bytes_;  // GUARDED_BY(mutex_): the tasks' request bytes
-  bool idle_ = false;         // GUARDED_BY(mutex_): the loop will block; wake it to hand over
-  bool stopping_ = false;     // GUARDED_BY(mutex_)
-  Status interrupted_;        // GUARDED_BY(mutex_)
+  Mutex mutex_;
+  std::vector<Task> tasks_ GUARDED_BY(mutex_);
+  std::string queued_bytes_ GUARDED_BY(mutex_);  // the tasks' request bytes
+  bool idle_ GUARDED_BY(mutex_) = false;  // the loop will block; wake it to hand over
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  Status interrupted_ GUARDED_BY(mutex_);
   std::atomic<uint64_t> wakeups_{0};
 };
 

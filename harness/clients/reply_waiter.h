@@ -10,9 +10,9 @@
 #pragma once
 
 #include <condition_variable>
-#include <mutex>
 #include <utility>
 
+#include "base/mutex.h"
 #include "harness/clients/connection.h"
 #include "harness/status.h"
 
@@ -28,7 +28,7 @@ class ReplyWaiter {
   void Complete(Status status, ReplyPtr reply) {
     // Notify under the lock: once it is released the caller may return and
     // destroy this waiter.
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     status_ = std::move(status);
     reply_ = std::move(reply);
     done_ = true;
@@ -37,18 +37,18 @@ class ReplyWaiter {
 
   // Blocks until Complete; returns its status and, when ok, its reply.
   Status Wait(ReplyPtr* reply) {
-    std::unique_lock lock(mutex_);
-    done_signal_.wait(lock, [&] { return done_; });
+    MutexLock lock(mutex_);
+    lock.Wait(done_signal_, [&]() REQUIRES(mutex_) { return done_; });
     if (status_.ok()) *reply = std::move(reply_);
     return status_;
   }
 
  private:
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable done_signal_;
-  bool done_ = false;  // GUARDED_BY(mutex_)
-  Status status_;      // GUARDED_BY(mutex_)
-  ReplyPtr reply_;     // GUARDED_BY(mutex_)
+  bool done_ GUARDED_BY(mutex_) = false;
+  Status status_ GUARDED_BY(mutex_);
+  ReplyPtr reply_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kvlab::harness

@@ -30,7 +30,7 @@ Status SharedClient::Call(std::string_view request, ReplyPtr* reply) {
   ReplyWaiter waiter;
   bool become_writer = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!failure_.ok()) return failure_;
     outgoing_.append(request);
     pending_.push_back(&waiter);
@@ -45,7 +45,7 @@ void SharedClient::WriteUntilDrained() {
   std::string batch;
   for (;;) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (outgoing_.empty() || !failure_.ok()) {
         writing_ = false;
         return;
@@ -56,7 +56,7 @@ void SharedClient::WriteUntilDrained() {
     Status written = connection_->Write(batch);
     if (!written.ok()) {
       Fail(written.WithContext("shared connection"));
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       writing_ = false;
       return;
     }
@@ -72,7 +72,7 @@ void SharedClient::ReaderLoop() {
     while (connection_->PopReply(&reply)) {
       ReplyWaiter* waiter = nullptr;
       {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         if (!pending_.empty()) {
           waiter = pending_.front();
           pending_.pop_front();
@@ -87,7 +87,7 @@ void SharedClient::ReaderLoop() {
     }
     bool idle = false;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (!failure_.ok()) return;
       idle = pending_.empty();
       if (idle && closing_) return;
@@ -106,7 +106,7 @@ void SharedClient::ReaderLoop() {
     if (!read.ok()) {
       bool expected_close = false;
       {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         expected_close = closing_ && pending_.empty();
       }
       if (!expected_close) Fail(read.WithContext("shared connection"));
@@ -119,7 +119,7 @@ void SharedClient::Fail(const Status& status) {
   std::deque<ReplyWaiter*> abandoned;
   Status reported;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (failure_.ok()) failure_ = status;
     abandoned.swap(pending_);
     outgoing_.clear();
@@ -132,13 +132,13 @@ void SharedClient::Fail(const Status& status) {
 void SharedClient::Interrupt() { Fail(Status::Cancelled("interrupted")); }
 
 uint64_t SharedClient::writes() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return writes_;
 }
 
 void SharedClient::Close() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     closing_ = true;
   }
   if (reader_.joinable()) reader_.join();

@@ -16,10 +16,10 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "harness/clients/reply_waiter.h"
 #include "harness/clients/synchronous_client.h"
 
@@ -52,13 +52,13 @@ class SharedClient final : public SynchronousClient {
   std::unique_ptr<Connection> connection_;
   std::thread reader_;
 
-  mutable std::mutex mutex_;
-  std::string outgoing_;              // GUARDED_BY(mutex_): queued, not yet sent
-  bool writing_ = false;              // GUARDED_BY(mutex_): some caller is sending
-  std::deque<ReplyWaiter*> pending_;  // GUARDED_BY(mutex_): written or queued, not answered
-  Status failure_;                    // GUARDED_BY(mutex_)
-  bool closing_ = false;              // GUARDED_BY(mutex_)
-  uint64_t writes_ = 0;               // GUARDED_BY(mutex_)
+  mutable Mutex mutex_;
+  std::string outgoing_ GUARDED_BY(mutex_);  // queued, not yet sent
+  bool writing_ GUARDED_BY(mutex_) = false;  // some caller is sending
+  std::deque<ReplyWaiter*> pending_ GUARDED_BY(mutex_);  // written or queued, not answered
+  Status failure_ GUARDED_BY(mutex_);
+  bool closing_ GUARDED_BY(mutex_) = false;
+  uint64_t writes_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace kvlab::harness

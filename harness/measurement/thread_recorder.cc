@@ -17,7 +17,7 @@ void ThreadCounters::Merge(const ThreadCounters& other) {
 void ThreadRecorder::RecordBatch(std::span<const Completion> completions) {
   int64_t increments = 0;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     uint64_t ops = 0;
     for (const Completion& completion : completions) {
       switch (completion.verdict) {
@@ -50,7 +50,7 @@ void ThreadRecorder::RecordBatch(std::span<const Completion> completions) {
 
 ThreadCounters ThreadRecorder::Take() {
   ThreadCounters fresh;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::swap(fresh, current_);
   fresh.ops_total = ops_total_.load(std::memory_order_relaxed);
   return fresh;
@@ -72,7 +72,7 @@ uint64_t ThreadRecorder::Backlog(uint64_t at_ns, double rate_per_s) const {
 }
 
 void ThreadRecorder::Peek(LatencyHistogram* latency, uint64_t* ops) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   latency->Merge(current_.latency);
   *ops += current_.ops;
 }

@@ -9,9 +9,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <span>
 
+#include "base/mutex.h"
 #include "harness/measurement/latency_histogram.h"
 #include "harness/clients/reply_check.h"
 
@@ -71,8 +71,8 @@ class ThreadRecorder {
   int64_t incrby_sum() const { return incrby_sum_.load(std::memory_order_relaxed); }
 
  private:
-  std::mutex mutex_;
-  ThreadCounters current_;       // GUARDED_BY(mutex_)
+  Mutex mutex_;
+  ThreadCounters current_ GUARDED_BY(mutex_);
   std::atomic<uint64_t> ops_total_{0};  // written under mutex_, read anywhere
   std::atomic<uint64_t> answered_total_{0};  // every verdict; written under mutex_
   std::atomic<uint64_t> issued_total_{0};

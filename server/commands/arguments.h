@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/ascii_case.h"
 #include "engines/operation.h"
 #include "engines/redis_integer.h"
-#include "server/ascii_case.h"
 #include "server/command.h"
 
 namespace kvlab {

@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "engines/clock.h"
 #include "engines/entry.h"
 #include "engines/keyspace_ops.h"
@@ -260,10 +260,12 @@ class MatchingKeys final : public ReplyingCollector {
   explicit MatchingKeys(std::string pattern) : pattern_(std::move(pattern)) {}
   void Offer(std::string_view key) override {
     if (!all_ && !GlobMatch(pattern_, key, false)) return;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     keys_.emplace_back(key);
   }
-  void Render(ReplyWriter& writer) const override {
+  // Renders after the engines' last Offer(): the collection is over and
+  // nothing writes any more (the analysis cannot see that order).
+  void Render(ReplyWriter& writer) const override NO_THREAD_SAFETY_ANALYSIS {
     writer.ArrayHeader(keys_.size());
     for (const std::string& key : keys_) writer.Bulk(key);
   }
@@ -271,8 +273,8 @@ class MatchingKeys final : public ReplyingCollector {
  private:
   const std::string pattern_;
   const bool all_ = pattern_ == "*";
-  std::mutex mutex_;
-  std::vector<std::string> keys_;
+  Mutex mutex_;
+  std::vector<std::string> keys_ GUARDED_BY(mutex_);
 };
 
 void Keys(CommandCall& call) {
@@ -292,7 +294,7 @@ class ScanPage final : public ReplyingCollector {
   void Offer(std::string_view key) override {
     const uint64_t hash = KeyHash{}(key);
     if (hash < cursor_) return;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (page_.size() >= count_ && hash > page_.rbegin()->first) {
       more_ = true;
       return;
@@ -305,7 +307,9 @@ class ScanPage final : public ReplyingCollector {
   }
   // Redis filters by MATCH and TYPE after choosing the page, so a page may
   // come back short or empty with a cursor that is not 0.
-  void Render(ReplyWriter& writer) const override {
+  // Renders after the engines' last Offer(): the collection is over and
+  // nothing writes any more (the analysis cannot see that order).
+  void Render(ReplyWriter& writer) const override NO_THREAD_SAFETY_ANALYSIS {
     const bool type_matches = type_.empty() || EqualsIgnoreCase(type_, "string");
     std::vector<const std::string*> keys;
     for (const auto& [hash, names] : page_) {
@@ -327,9 +331,9 @@ class ScanPage final : public ReplyingCollector {
   const size_t count_;
   const std::string pattern_;  // empty: no MATCH (or MATCH *)
   const std::string type_;     // empty: no TYPE
-  std::mutex mutex_;
-  std::map<uint64_t, std::vector<std::string>> page_;
-  bool more_ = false;
+  Mutex mutex_;
+  std::map<uint64_t, std::vector<std::string>> page_ GUARDED_BY(mutex_);
+  bool more_ GUARDED_BY(mutex_) = false;
 };
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] (scanGenericCommand()).
@@ -379,11 +383,13 @@ void Scan(CommandCall& call) {
 class RandomKey final : public ReplyingCollector {
  public:
   void Offer(std::string_view key) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++seen_;
     if (std::uniform_int_distribution<uint64_t>(1, seen_)(random_) == 1) chosen_.assign(key);
   }
-  void Render(ReplyWriter& writer) const override {
+  // Renders after the engines' last Offer(): the collection is over and
+  // nothing writes any more (the analysis cannot see that order).
+  void Render(ReplyWriter& writer) const override NO_THREAD_SAFETY_ANALYSIS {
     if (seen_ == 0) {
       writer.Nil();
     } else {
@@ -392,10 +398,10 @@ class RandomKey final : public ReplyingCollector {
   }
 
  private:
-  std::mutex mutex_;
-  std::mt19937_64 random_{std::random_device{}()};
-  uint64_t seen_ = 0;
-  std::string chosen_;
+  Mutex mutex_;
+  std::mt19937_64 random_ GUARDED_BY(mutex_){std::random_device{}()};
+  uint64_t seen_ GUARDED_BY(mutex_) = 0;
+  std::string chosen_ GUARDED_BY(mutex_);
 };
 
 void RandomKeyCommand(CommandCall& call) { Collect(call, std::make_shared<RandomKey>()); }

@@ -390,7 +390,7 @@ class DifferentialTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
   RedisReference redis;
-  if (!redis.available()) GTEST_SKIP() << "redis-server is not installed";
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
   EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
   ASSERT_TRUE(kvlab.engine);
   SessionDriver driver(*kvlab.context);
@@ -552,7 +552,7 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
 // before the close must match Redis exactly, and both must close.
 TEST_P(DifferentialTest, ProtocolEdgeCasesMatchRedis) {
   RedisReference redis;
-  if (!redis.available()) GTEST_SKIP() << "redis-server is not installed";
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
   const std::vector<std::string> inputs = {
       "*abc\r\n", "*1\r\n$abc\r\n", "*1\r\n$-5\r\n", "*1\r\nx3\r\n",
       "*2\r\n$3\r\nGET\r\n:1\r\n", "*1\r\n$536870913\r\n", "*1048577\r\n", "*-1\r\nPING\r\n",
@@ -571,7 +571,7 @@ TEST_P(DifferentialTest, ProtocolEdgeCasesMatchRedis) {
 // Before and after AUTH, with a password set on both servers.
 TEST_P(DifferentialTest, AuthenticationMatchesRedis) {
   RedisReference redis({"--requirepass", "secret"});
-  if (!redis.available()) GTEST_SKIP() << "redis-server is not installed";
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
   ServerSettings settings;
   settings.requirepass = "secret";
   const std::vector<std::string> inputs = {

@@ -1,7 +1,7 @@
 // ASCII case folding, as Redis does it: only 'A'..'Z' fold, whatever the
-// locale, and other bytes (UTF-8 included) are left alone. The server's one
-// lower-casing helper (command names, options, INFO sections, glob nocase,
-// command-line values).
+// locale, and other bytes (UTF-8 included) are left alone. The one
+// lower-casing helper of the server (command names, options, INFO sections,
+// command-line values) and of the engines' glob nocase.
 //
 // Pure functions; thread-safe.
 #pragma once
