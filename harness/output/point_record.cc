@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <type_traits>
 #include <set>
 
 #include "harness/clients/event_loop.h"
@@ -13,23 +15,35 @@ namespace {
 
 using K = ColumnKind;
 
-// NaN: a figure the load generator does not report; the cell stays blank.
-std::string Format(const char* format, double value) {
-  if (std::isnan(value)) return "";
-  char text[64];
-  std::snprintf(text, sizeof(text), format, value);
-  return text;
+// A figure's cell in its column's cell format (PointColumn::cell_format):
+// a printf format, "count" (an integer) or "flag" (true | false). NaN: a
+// figure the load generator does not report; the cell stays blank.
+template <typename T>
+std::string CellOf(const char* format, T value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return CellOf(format, value ? 1 : 0);
+  } else if constexpr (std::is_integral_v<T>) {
+    if (std::strcmp(format, "count") == 0) return std::to_string(value);
+    if (std::strcmp(format, "flag") == 0) return value != 0 ? "true" : "false";
+    return CellOf(format, static_cast<double>(value));
+  } else {
+    const double number = static_cast<double>(value);
+    if (std::isnan(number)) return "";
+    if (std::strcmp(format, "count") == 0) return std::to_string(static_cast<int64_t>(number));
+    if (std::strcmp(format, "flag") == 0) return number != 0 ? "true" : "false";
+    char text[64];
+    std::snprintf(text, sizeof(text), format, number);
+    return text;
+  }
 }
-std::string Count(uint64_t value) { return std::to_string(value); }
-std::string Flag(bool value) { return value ? "true" : "false"; }
 
 // A whole-window total per operation of the window; "n/a" when the total
 // was not measured (< 0) or nothing was done.
-std::string PerOp(double total, const RepetitionResult& r) {
+std::string PerOp(const char* format, double total, const RepetitionResult& r) {
   if (total < 0 || r.ops == 0) return "n/a";
-  return Format("%.4g", total / static_cast<double>(r.ops));
+  return CellOf(format, total / static_cast<double>(r.ops));
 }
-std::string Cores(double cores) { return cores < 0 ? "n/a" : Format("%.3f", cores); }
+std::string Cores(const char* format, double cores) { return cores < 0 ? "n/a" : CellOf(format, cores); }
 
 // The JSON file, when the window has a histogram to be read there.
 std::string HistogramFile(const RowSource& s) { return s.repetition.latency.count() > 0 ? s.histogram : ""; }
@@ -46,131 +60,131 @@ std::string DisturbanceNote(const RowSource& s) {
 
 // clang-format off
 const std::vector<PointColumn> kColumns = {
-  {"threads", K::kNumber, "application threads of the load generator",
-   [](const RowSource& s) { return std::to_string(s.point.threads); }},
-  {"client", K::kText, "client strategy: dedicated | pooled | shared",
-   [](const RowSource& s) { return std::string(ClientKindName(s.point.client)); }},
-  {"transport", K::kText, "unix | tcp (as the load generator connected)",
-   [](const RowSource& s) { return std::string(TransportName(s.config.target.transport)); }},
-  {"pipeline", K::kNumber, "requests in flight per connection",
-   [](const RowSource& s) { return std::to_string(s.point.pipeline); }},
-  {"connections", K::kNumber, "connections the point used",
-   [](const RowSource& s) { return std::to_string(s.point.connections); }},
-  {"repetition", K::kNumber, "1-based window of the point (a round in an experiment run)",
-   [](const RowSource& s) { return std::to_string(s.repetition.repetition); }},
-  {"ops", K::kNumber, "replies of the expected kind in the window (GET misses included)",
-   [](const RowSource& s) { return Count(s.repetition.ops); }},
-  {"seconds", K::kNumber, "steady-clock length of the window",
-   [](const RowSource& s) { return Format("%.6f", s.repetition.seconds); }},
-  {"ops_per_s", K::kNumber, "ops / seconds",
-   [](const RowSource& s) { return Format("%.1f", s.repetition.ops_per_s); }},
-  {"errors", K::kNumber, "error replies and replies of the wrong type",
-   [](const RowSource& s) { return s.repetition.errors_counted ? Count(s.repetition.errors) : std::string(); }},
-  {"p50_us", K::kNumber, "latency median, microseconds (open loop: from intended send times)",
-   [](const RowSource& s) { return Format("%.2f", s.repetition.p50_us); }},
-  {"p90_us", K::kNumber, "latency 90th percentile, microseconds",
-   [](const RowSource& s) { return Format("%.2f", s.repetition.p90_us); }},
-  {"p99_us", K::kNumber, "latency 99th percentile, microseconds",
-   [](const RowSource& s) { return Format("%.2f", s.repetition.p99_us); }},
-  {"p999_us", K::kNumber, "latency 99.9th percentile, microseconds",
-   [](const RowSource& s) { return Format("%.2f", s.repetition.p999_us); }},
-  {"max_us", K::kNumber, "largest latency, microseconds",
-   [](const RowSource& s) { return Format("%.2f", s.repetition.max_us); }},
-  {"client_cpu", K::kNumber, "cores' worth of CPU the load generator used",
-   [](const RowSource& s) { return Format("%.4f", s.repetition.client_cpu); }},
-  {"client_bound", K::kFlag, "the load generator saturated its cores or one thread a core",
-   [](const RowSource& s) { return Flag(s.repetition.client_bound); }},
-  {"mean_us", K::kNumber, "mean latency, microseconds",
-   [](const RowSource& s) { return Format("%.2f", s.repetition.mean_us); }},
-  {"busiest_thread_cpu", K::kNumber, "the largest share of a core one load-generator thread used",
-   [](const RowSource& s) { return Format("%.4f", s.repetition.busiest_thread_cpu); }},
-  {"usable_cores", K::kNumber, "cores the load generator may run on (affinity, --cpus)",
-   [](const RowSource& s) { return std::to_string(s.repetition.usable_cores); }},
-  {"allowed_cores", K::kNumber, "usable_cores, or the cgroup CPU quota when smaller",
-   [](const RowSource& s) { return Format("%.2f", s.repetition.allowed_cores); }},
-  {"command", K::kText, "get | set | incrby | ping | mix | mset:N | mget:N | multi-incr:N",
-   [](const RowSource& s) { return CommandLabel(s.config.workload); }},
-  {"keys", K::kNumber, "key space size",
-   [](const RowSource& s) { return Count(s.config.workload.keys); }},
-  {"key_dist", K::kText, "uniform | zipf:THETA | sequential",
-   [](const RowSource& s) { return KeyDistributionName(s.config.workload); }},
-  {"value_size", K::kText, "SET value bytes: N or MIN-MAX",
-   [](const RowSource& s) { return ValueSizeName(s.config.workload); }},
-  {"rate", K::kNumber, "offered ops/s in open loop; 0: closed loop",
-   [](const RowSource& s) { return Format("%.1f", s.config.rate); }},
-  {"arrival", K::kText, "open loop: uniform | poisson",
-   [](const RowSource& s) { return std::string(ArrivalKindName(s.config.arrival)); }},
-  {"refill", K::kText, "closed loop, pipelined: steady | burst",
-   [](const RowSource& s) { return std::string(RefillModeName(s.config.refill)); }},
-  {"nodelay", K::kText, "TCP_NODELAY: on | off",
-   [](const RowSource& s) { return std::string(s.config.tcp_nodelay ? "on" : "off"); }},
-  {"io", K::kText, "pooled, shared: direct | event-loop",
-   [](const RowSource& s) { return std::string(IoModelName(s.config.io.model)); }},
-  {"loop_threads", K::kNumber, "event-loop threads; 0: direct I/O",
-   [](const RowSource& s) { return std::to_string(LoopThreadsOf(s.config)); }},
-  {"io_flush", K::kText, "event loop: command | batch; empty: direct I/O",
-   [](const RowSource& s) {
+  {"threads", K::kNumber, "application threads of the load generator", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.point.threads); }},
+  {"client", K::kText, "client strategy: dedicated | pooled | shared", "",
+   [](const RowSource& s, const char*) { return std::string(ClientKindName(s.point.client)); }},
+  {"transport", K::kText, "unix | tcp (as the load generator connected)", "",
+   [](const RowSource& s, const char*) { return std::string(TransportName(s.config.target.transport)); }},
+  {"pipeline", K::kNumber, "requests in flight per connection", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.point.pipeline); }},
+  {"connections", K::kNumber, "connections the point used", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.point.connections); }},
+  {"repetition", K::kNumber, "1-based window of the point (a round in an experiment run)", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.repetition); }},
+  {"ops", K::kNumber, "replies of the expected kind in the window (GET misses included)", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.ops); }},
+  {"seconds", K::kNumber, "steady-clock length of the window", "%.6f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.seconds); }},
+  {"ops_per_s", K::kNumber, "ops / seconds", "%.1f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.ops_per_s); }},
+  {"errors", K::kNumber, "error replies and replies of the wrong type", "count",
+   [](const RowSource& s, const char* f) { return s.repetition.errors_counted ? CellOf(f, s.repetition.errors) : std::string(); }},
+  {"p50_us", K::kNumber, "latency median, microseconds (open loop: from intended send times)", "%.2f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.p50_us); }},
+  {"p90_us", K::kNumber, "latency 90th percentile, microseconds", "%.2f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.p90_us); }},
+  {"p99_us", K::kNumber, "latency 99th percentile, microseconds", "%.2f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.p99_us); }},
+  {"p999_us", K::kNumber, "latency 99.9th percentile, microseconds", "%.2f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.p999_us); }},
+  {"max_us", K::kNumber, "largest latency, microseconds", "%.2f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.max_us); }},
+  {"client_cpu", K::kNumber, "cores' worth of CPU the load generator used", "%.4f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.client_cpu); }},
+  {"client_bound", K::kFlag, "the load generator saturated its cores or one thread a core", "flag",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.client_bound); }},
+  {"mean_us", K::kNumber, "mean latency, microseconds", "%.2f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.mean_us); }},
+  {"busiest_thread_cpu", K::kNumber, "the largest share of a core one load-generator thread used", "%.4f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.busiest_thread_cpu); }},
+  {"usable_cores", K::kNumber, "cores the load generator may run on (affinity, --cpus)", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.usable_cores); }},
+  {"allowed_cores", K::kNumber, "usable_cores, or the cgroup CPU quota when smaller", "%.2f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.allowed_cores); }},
+  {"command", K::kText, "get | set | incrby | ping | mix | mset:N | mget:N | multi-incr:N", "",
+   [](const RowSource& s, const char*) { return CommandLabel(s.config.workload); }},
+  {"keys", K::kNumber, "key space size", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.config.workload.keys); }},
+  {"key_dist", K::kText, "uniform | zipf:THETA | sequential", "",
+   [](const RowSource& s, const char*) { return KeyDistributionName(s.config.workload); }},
+  {"value_size", K::kText, "SET value bytes: N or MIN-MAX", "",
+   [](const RowSource& s, const char*) { return ValueSizeName(s.config.workload); }},
+  {"rate", K::kNumber, "offered ops/s in open loop; 0: closed loop", "%.1f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.config.rate); }},
+  {"arrival", K::kText, "open loop: uniform | poisson", "",
+   [](const RowSource& s, const char*) { return std::string(ArrivalKindName(s.config.arrival)); }},
+  {"refill", K::kText, "closed loop, pipelined: steady | burst", "",
+   [](const RowSource& s, const char*) { return std::string(RefillModeName(s.config.refill)); }},
+  {"nodelay", K::kText, "TCP_NODELAY: on | off", "",
+   [](const RowSource& s, const char*) { return std::string(s.config.tcp_nodelay ? "on" : "off"); }},
+  {"io", K::kText, "pooled, shared: direct | event-loop", "",
+   [](const RowSource& s, const char*) { return std::string(IoModelName(s.config.io.model)); }},
+  {"loop_threads", K::kNumber, "event-loop threads; 0: direct I/O", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, LoopThreadsOf(s.config)); }},
+  {"io_flush", K::kText, "event loop: command | batch; empty: direct I/O", "",
+   [](const RowSource& s, const char*) {
      return std::string(LoopFlushOf(s.config));
    }},
-  {"misses", K::kNumber, "GET replies that found no key",
-   [](const RowSource& s) { return Count(s.repetition.misses); }},
-  {"wrong_type", K::kNumber, "replies of an unexpected type (counted in errors too)",
-   [](const RowSource& s) { return Count(s.repetition.wrong_type); }},
-  {"achieved_rate", K::kNumber, "open loop: answers per second; 0 in closed loop",
-   [](const RowSource& s) { return Format("%.1f", s.repetition.achieved_rate); }},
-  {"behind", K::kFlag, "open loop: under 95% of the requests due were answered",
-   [](const RowSource& s) { return Flag(s.repetition.behind); }},
-  {"backlog", K::kNumber, "open loop: requests due and unanswered at the window's end",
-   [](const RowSource& s) { return Count(s.repetition.backlog); }},
-  {"server_cpu", K::kNumber, "cores' worth of CPU the server used (INFO cpu); empty: not reported",
-   [](const RowSource& s) {
-     return s.repetition.server_cpu < 0 ? std::string() : Format("%.4f", s.repetition.server_cpu);
+  {"misses", K::kNumber, "GET replies that found no key", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.misses); }},
+  {"wrong_type", K::kNumber, "replies of an unexpected type (counted in errors too)", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.wrong_type); }},
+  {"achieved_rate", K::kNumber, "open loop: answers per second; 0 in closed loop", "%.1f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.achieved_rate); }},
+  {"behind", K::kFlag, "open loop: under 95% of the requests due were answered", "flag",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.behind); }},
+  {"backlog", K::kNumber, "open loop: requests due and unanswered at the window's end", "count",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.backlog); }},
+  {"server_cpu", K::kNumber, "cores' worth of CPU the server used (INFO cpu); empty: not reported", "%.4f",
+   [](const RowSource& s, const char* f) {
+     return s.repetition.server_cpu < 0 ? std::string() : CellOf(f, s.repetition.server_cpu);
    }},
-  {"foreign_cpu", K::kNumber, "cores' worth others used on the measured CPUs (--measured-cpus)",
-   [](const RowSource& s) { return Cores(s.repetition.watched.foreign_cores); }},
-  {"steal_cpu", K::kNumber, "cores' worth the hypervisor took from the measured CPUs",
-   [](const RowSource& s) { return Cores(s.repetition.watched.steal_cores); }},
-  {"server_cpu_us_per_op", K::kNumber, "server CPU microseconds per operation",
-   [](const RowSource& s) {
+  {"foreign_cpu", K::kNumber, "cores' worth others used on the measured CPUs (--measured-cpus)", "%.3f",
+   [](const RowSource& s, const char* f) { return Cores(f, s.repetition.watched.foreign_cores); }},
+  {"steal_cpu", K::kNumber, "cores' worth the hypervisor took from the measured CPUs", "%.3f",
+   [](const RowSource& s, const char* f) { return Cores(f, s.repetition.watched.steal_cores); }},
+  {"server_cpu_us_per_op", K::kNumber, "server CPU microseconds per operation", "%.4g",
+   [](const RowSource& s, const char* f) {
      const RepetitionResult& r = s.repetition;
-     return PerOp(r.server_cpu < 0 ? -1 : r.server_cpu * r.seconds * 1e6, r);
+     return PerOp(f, r.server_cpu < 0 ? -1 : r.server_cpu * r.seconds * 1e6, r);
    }},
-  {"client_cpu_us_per_op", K::kNumber, "load-generator CPU microseconds per operation",
-   [](const RowSource& s) {
+  {"client_cpu_us_per_op", K::kNumber, "load-generator CPU microseconds per operation", "%.4g",
+   [](const RowSource& s, const char* f) {
      const RepetitionResult& r = s.repetition;
-     return PerOp(r.client_cpu * r.seconds * 1e6, r);
+     return PerOp(f, r.client_cpu * r.seconds * 1e6, r);
    }},
-  {"server_ctx_switches_per_op", K::kNumber, "the server's context switches per operation (local server)",
-   [](const RowSource& s) {
-     return PerOp(static_cast<double>(s.repetition.watched.server_context_switches), s.repetition);
+  {"server_ctx_switches_per_op", K::kNumber, "the server's context switches per operation (local server)", "%.4g",
+   [](const RowSource& s, const char* f) {
+     return PerOp(f, static_cast<double>(s.repetition.watched.server_context_switches), s.repetition);
    }},
-  {"server_instructions_per_op", K::kNumber, "the server's instructions per operation (perf_event_open)",
-   [](const RowSource& s) {
-     return PerOp(static_cast<double>(s.repetition.watched.server_instructions), s.repetition);
+  {"server_instructions_per_op", K::kNumber, "the server's instructions per operation (perf_event_open)", "%.4g",
+   [](const RowSource& s, const char* f) {
+     return PerOp(f, static_cast<double>(s.repetition.watched.server_instructions), s.repetition);
    }},
-  {"server_cycles_per_op", K::kNumber, "the server's CPU cycles per operation (perf_event_open)",
-   [](const RowSource& s) {
-     return PerOp(static_cast<double>(s.repetition.watched.server_cycles), s.repetition);
+  {"server_cycles_per_op", K::kNumber, "the server's CPU cycles per operation (perf_event_open)", "%.4g",
+   [](const RowSource& s, const char* f) {
+     return PerOp(f, static_cast<double>(s.repetition.watched.server_cycles), s.repetition);
    }},
-  {"client_cs_per_op", K::kNumber, "the load generator's context switches per operation",
-   [](const RowSource& s) { return Format("%.3f", s.repetition.client_cs_per_op); }},
-  {"loop_wakeups_per_op", K::kNumber, "event loops woken per operation; empty: no event loop",
-   [](const RowSource& s) {
+  {"client_cs_per_op", K::kNumber, "the load generator's context switches per operation", "%.3f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.client_cs_per_op); }},
+  {"loop_wakeups_per_op", K::kNumber, "event loops woken per operation; empty: no event loop", "%.3f",
+   [](const RowSource& s, const char* f) {
      const double wakeups = s.repetition.loop_wakeups_per_op;
-     return wakeups < 0 ? std::string() : Format("%.3f", wakeups);
+     return wakeups < 0 ? std::string() : CellOf(f, wakeups);
    }},
-  {"route", K::kText, "none | slots (--route: each request sent to its key's owner)",
-   [](const RowSource& s) { return std::string(s.config.route_slots ? "slots" : "none"); }},
-  {"moved", K::kNumber, "--route slots: -MOVED replies followed in the window; empty: not routed",
-   [](const RowSource& s) {
-     return s.repetition.moved < 0 ? std::string() : std::to_string(s.repetition.moved);
+  {"route", K::kText, "none | slots (--route: each request sent to its key's owner)", "",
+   [](const RowSource& s, const char*) { return std::string(s.config.route_slots ? "slots" : "none"); }},
+  {"moved", K::kNumber, "--route slots: -MOVED replies followed in the window; empty: not routed", "count",
+   [](const RowSource& s, const char* f) {
+     return s.repetition.moved < 0 ? std::string() : CellOf(f, s.repetition.moved);
    }},
-  {"histogram", K::kText, "the JSON file holding the window's latency histogram (--json)",
-   [](const RowSource& s) { return HistogramFile(s); }},
-  {"status", K::kText, "ok | disturbed (--disturbed-above); a runner adds failed | skipped",
-   [](const RowSource& s) { return std::string(s.repetition.watched.disturbed ? "disturbed" : "ok"); }},
-  {"note", K::kText, "why the status is not ok",
-   [](const RowSource& s) { return DisturbanceNote(s); }},
+  {"histogram", K::kText, "the JSON file holding the window's latency histogram (--json)", "",
+   [](const RowSource& s, const char*) { return HistogramFile(s); }},
+  {"status", K::kText, "ok | disturbed (--disturbed-above); a runner adds failed | skipped", "",
+   [](const RowSource& s, const char*) { return std::string(s.repetition.watched.disturbed ? "disturbed" : "ok"); }},
+  {"note", K::kText, "why the status is not ok", "",
+   [](const RowSource& s, const char*) { return DisturbanceNote(s); }},
 };
 // clang-format on
 
@@ -257,7 +271,7 @@ std::string CsvRow(const std::vector<Label>& labels, const RowSource& source) {
   std::vector<std::string> cells;
   for (const Label& label : labels) cells.push_back(label.value);
   for (const PointColumn& column : kColumns) {
-    if (!LabelTakes(labels, column.name)) cells.push_back(column.cell(source));
+    if (!LabelTakes(labels, column.name)) cells.push_back(column.cell(source, column.cell_format));
   }
   return JoinFields(cells);
 }
@@ -272,6 +286,7 @@ std::string SchemaJson() {
     json.Key("name").String(column.name);
     json.Key("kind").String(ColumnKindName(column.kind));
     json.Key("meaning").String(column.meaning);
+    json.Key("cell_format").String(column.cell_format);
     json.EndObject();
   }
   json.EndArray();

@@ -44,7 +44,12 @@ struct PointColumn {
   const char* name;
   ColumnKind kind;
   const char* meaning;
-  std::string (*cell)(const RowSource&);
+  // How the cell writes its figure: a printf format ("%.2f"), "count" (an
+  // integer) or "flag" (true | false); "" for a text cell. The cell function
+  // is handed it, so the format is written once, here; `--schema` prints it,
+  // and a row composed elsewhere (the runner's merged rows) follows it.
+  const char* cell_format;
+  std::string (*cell)(const RowSource&, const char* cell_format);
 };
 
 // The measured columns, in their order in a row.
@@ -70,7 +75,7 @@ std::string CsvHeader(const std::vector<Label>& labels);
 std::string CsvRow(const std::vector<Label>& labels, const RowSource& source);
 
 // `kvlab-load --schema`: {"format": kPointSchema, "columns": [{"name",
-// "kind", "meaning"}, ...]}.
+// "kind", "meaning", "cell_format"}, ...]}.
 std::string SchemaJson();
 
 }  // namespace kvlab::harness

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <limits>
+#include <string>
 
 
 #include "tests/harness/test_server.h"
@@ -136,12 +138,45 @@ TEST(LabelTest, ParsesNameEqualsValueAndRefusesBadNamesAndRepeats) {
   EXPECT_TRUE(ValidateLabels({{"a", "1"}, {"b", "2"}}).ok());
 }
 
+// Each cell is written in the format its column declares (and --schema
+// prints): known values, then every declared format against its cell.
+TEST_F(PointRecordTest, CellsFollowTheirColumnsDeclaredFormat) {
+  repetition_.seconds = 1.2;
+  repetition_.p99_us = 0.397;
+  repetition_.client_bound = true;
+  EXPECT_EQ(Cell("seconds"), "1.200000");
+  EXPECT_EQ(Cell("ops"), "1000");
+  EXPECT_EQ(Cell("p99_us"), "0.40");
+  EXPECT_EQ(Cell("client_bound"), "true");
+  EXPECT_EQ(Cell("behind"), "false");
+  EXPECT_EQ(Cell("server_cpu_us_per_op"), "300");  // %.4g of 0.25 * 1.2 s * 1e6 / 1000
+  for (const PointColumn& column : PointColumns()) {
+    SCOPED_TRACE(column.name);
+    const std::string format = column.cell_format;
+    const std::string cell = Cell(column.name);
+    if (column.kind == ColumnKind::kText) {
+      EXPECT_EQ(format, "");
+    } else if (format == "flag") {
+      EXPECT_TRUE(cell == "true" || cell == "false") << cell;
+    } else if (format == "count") {
+      EXPECT_TRUE(cell.empty() || cell.find_first_not_of("-0123456789") == std::string::npos) << cell;
+    } else {
+      ASSERT_FALSE(format.empty());
+      if (cell.empty() || cell == "n/a") continue;
+      char again[64];
+      std::snprintf(again, sizeof(again), format.c_str(), std::stod(cell));
+      EXPECT_EQ(cell, again) << "not written as " << format;
+    }
+  }
+}
+
 TEST(SchemaTest, TheSchemaDocumentListsTheHeadersColumnsInOrder) {
   std::string output;
   const std::string program =
       "import json,sys; d=json.loads(sys.argv[1]); "
       "print(d['format'], ','.join(c['name'] for c in d['columns']), "
-      "all(c['kind'] in ('number','text','flag') and c['meaning'] for c in d['columns']))";
+      "all(c['kind'] in ('number','text','flag') and c['meaning'] and "
+      "(c['cell_format'] == '') == (c['kind'] == 'text') for c in d['columns']))";
   ASSERT_EQ(testing::RunProcess({KVLAB_PYTHON, "-c", program, SchemaJson()}, &output), 0) << output;
   EXPECT_EQ(output, std::string(kPointSchema) + " " + CsvHeader({}) + " True\n");
 }

@@ -16,6 +16,7 @@ from kvlab.running.hosts import (build_folder_in_checkout, describe_failure,
                                  offset_from_round_trips, placed_hosts)
 from kvlab.running.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
                                      merged_row, start_skew_note)
+from kvlab.running.loadgens import cell_formats, point_schema
 from kvlab.running.results import load_points
 from namespace_hosts import NamespaceHosts, why_not_possible
 
@@ -104,12 +105,14 @@ def test_merged_row_sums_and_flags_bound_hosts():
             "c2": {"repetition": "1", "ops": "30", "errors": "2", "seconds": "1.2",
                    "ops_per_s": "25.0", "client_cpu": "0.5", "client_bound": "false"}}
     histogram = {"count": 1, "min": 1000, "max": 1000, "buckets": [[1000, 1000, 1]]}
-    row = merged_row(rows, {"c1": histogram, "c2": histogram})
+    kvlab_binaries_or_fail(BUILD_DIR)
+    formats = cell_formats(point_schema(BUILD_DIR))
+    row = merged_row(rows, {"c1": histogram, "c2": histogram}, formats)
     assert (row["ops"], row["errors"], row["ops_per_s"]) == ("40", "2", "35.0")
     assert row["seconds"] == "1.200000"
     assert row["client_bound"] == "true" and row["note"] == "client-bound hosts: c1"
     assert row["histogram"]["count"] == 2 and row["p50_us"] == "1.00"
-    # Formatted as kvlab-load formats the cells (loadgens.CELL_FORMATS).
+    # Formatted as kvlab-load formats the cells (its --schema's cell_format).
     assert (row["client_cpu"], row["max_us"], row["server_cpu"]) == ("1.5000", "1.00", "")
 
 

@@ -44,7 +44,8 @@ class LoadgenMissing(Exception):
 
 @functools.lru_cache(maxsize=8)
 def point_schema(build_dir: Path) -> dict:
-    """`kvlab-load --schema`: {"format": version, "columns": [{name, kind, meaning}]}."""
+    """`kvlab-load --schema`: {"format": version, "columns": [{name, kind, meaning,
+    cell_format}]}."""
     binary = Path(build_dir) / "kvlab-load"
     if not binary.exists():
         raise LoadgenMissing(f"{binary} not found (build it: make build)")
@@ -166,31 +167,26 @@ def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b:
     return command
 
 
-# How kvlab-load writes each figure cell (harness/output/point_record.cc's kColumns): a printf
-# format, "count" (an integer) or "flag" (true | false). A row the runner composes itself
-# (running/multihost.py's merged rows) writes its cells with format_cell, so they read as
-# kvlab-load's. `kvlab-load --schema` names the columns but not their formats; until it
-# does, test_point_formats.py checks this table against the C++ source.
-CELL_FORMATS = {
-    "ops": "count", "seconds": "%.6f", "ops_per_s": "%.1f", "errors": "count",
-    "p50_us": "%.2f", "p90_us": "%.2f", "p99_us": "%.2f", "p999_us": "%.2f", "max_us": "%.2f",
-    "client_cpu": "%.4f", "client_bound": "flag", "mean_us": "%.2f",
-    "busiest_thread_cpu": "%.4f", "allowed_cores": "%.2f", "keys": "count", "rate": "%.1f",
-    "misses": "count", "wrong_type": "count", "achieved_rate": "%.1f", "behind": "flag",
-    "backlog": "count", "server_cpu": "%.4f", "client_cs_per_op": "%.3f",
-    "loop_wakeups_per_op": "%.3f",
-}
+def cell_formats(schema: dict) -> dict[str, str]:
+    """column -> how kvlab-load writes its cell, from `kvlab-load --schema`
+    (harness/output/point_record.cc's table): a printf format, "count" (an integer),
+    "flag" (true | false), or "" (text, as it is). A row the runner composes itself
+    (running/multihost.py's merged rows) writes its cells with format_cell, so they read
+    as kvlab-load's."""
+    return {column["name"]: column["cell_format"] for column in schema["columns"]}
 
 
-def format_cell(column: str, value: float | int | bool | None) -> str:
+def format_cell(formats: dict[str, str], column: str, value: float | int | bool | str | None) -> str:
     """`value` as kvlab-load writes column's cell; None or NaN (not measured): blank."""
     if value is None or value != value:
         return ""
-    kind = CELL_FORMATS[column]
+    kind = formats[column]
     if kind == "flag":
         return "true" if value else "false"
     if kind == "count":
         return str(int(value))
+    if kind == "":
+        return str(value)
     return kind % value
 
 

@@ -39,7 +39,8 @@ from .experiment import Experiment, Point, ServerSpec, point_fill
 from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host,
                     local_binaries, local_commit, multiplexed, placed_hosts, render_report,
                     stop_multiplexing)
-from .loadgens import format_cell, kvlab_load_arguments, read_kvlab_load_rows
+from .loadgens import (cell_formats, format_cell, kvlab_load_arguments, point_schema,
+                       read_kvlab_load_rows)
 from .servers import HOST_START_TIMEOUT_S, ServerError, ServerProcess
 
 MERGED = "merged"
@@ -54,9 +55,11 @@ START_SKEW_FRACTION = 0.01
 
 # --- the merged row ---------------------------------------------------------------------
 
-def merged_row(host_rows: dict[str, dict], host_histograms: dict[str, dict]) -> dict:
+def merged_row(host_rows: dict[str, dict], host_histograms: dict[str, dict],
+               formats: dict[str, str]) -> dict:
     """The `merged` figures of one repetition measured by every client host at once, each
-    cell formatted as kvlab-load formats it (loadgens.format_cell)."""
+    cell formatted as kvlab-load formats it (`formats`: loadgens.cell_formats of its
+    --schema)."""
     rows = list(host_rows.values())
     histogram = Histogram.merge(list(host_histograms.values()))
     bound = [name for name, row in host_rows.items() if row.get("client_bound") == "true"]
@@ -72,7 +75,7 @@ def merged_row(host_rows: dict[str, dict], host_histograms: dict[str, dict]) -> 
         "server_cpu": sum(server_cpus) / len(server_cpus) if server_cpus else None,
         **histogram.percentiles_us(),
     }
-    merged = {column: value if column == "repetition" else format_cell(column, value)
+    merged = {column: value if column == "repetition" else format_cell(formats, column, value)
               for column, value in figures.items()}
     merged["note"] = f"client-bound hosts: {', '.join(bound)}" if bound else ""
     merged["histogram"] = histogram.to_json()
@@ -174,6 +177,7 @@ class MultiHostMeasurement:
         self.experiment = experiment
         self.repo = repo
         self.build_dir = build_dir
+        self.cell_formats = cell_formats(point_schema(build_dir))
         self.run_dir = run_dir
         self.say = say
         self.problems = problems
@@ -401,7 +405,8 @@ class MultiHostMeasurement:
                 rows.append(_row(point, {"repetition": key}, MERGED, "failed", problem))
                 error = error or problem
                 continue
-            figures = merged_row(by_host, {o.host.name: o.histograms[key] for o in outcomes})
+            figures = merged_row(by_host, {o.host.name: o.histograms[key] for o in outcomes},
+                                 self.cell_formats)
             merged_record.append({"repetition": repetition, "hosts": list(by_host),
                                   "histogram": figures.pop("histogram")})
             note = "; ".join(n for n in (figures.pop("note"), skew) if n)
