@@ -6,6 +6,8 @@ to the per-machine history in results/history/; `regress` and `micro` track the 
 cost. From a notebook, kvlab.running.inprocess measures in-process through kvlab._harness.
 """
 
+from __future__ import annotations
+
 # The compiled bindings (kvlab._harness) live in a build folder's python/kvlab/;
 # with that folder on sys.path, this package spans both directories.
 from pkgutil import extend_path

@@ -1,6 +1,8 @@
 """No import cycle anywhere in the analysis package: every module's imports (top-level or
 inside a function, absolute or relative; `if TYPE_CHECKING:` blocks left out) read with
-ast, and the graph of kvlab's own modules must be acyclic."""
+ast, and the graph of kvlab's own modules must be acyclic. One dialect: pathlib, not
+os.path or glob, and every function of every module annotated (each parameter but
+self/cls, and the return), under `from __future__ import annotations`."""
 
 import ast
 import textwrap
@@ -123,16 +125,50 @@ def test_a_planted_cycle_is_found(tmp_path):
     assert find_cycle(import_graph(root, "pkg")) is None
 
 
-def _unannotated(path: Path) -> list[str]:
-    """Functions of a module with a parameter or the return value not annotated."""
+# Modules left out of the annotation check while they are rewritten (issue 29: the
+# coordinator's work on kvlab-load's runs and multi-host runs); empty once they are done.
+NOT_YET_ANNOTATED = (
+    "running/loadgens.py",
+    "running/multihost.py",
+)
+
+
+def _unannotated(path: Path, root: Path | None = None) -> list[str]:
+    """Functions of a module with a parameter (positional, keyword-only, *args or **kwargs;
+    self and cls left out) or the return value not annotated, as "FILE:LINE NAME"; FILE is
+    relative to `root`, else the file's name."""
+    name = path.relative_to(root).as_posix() if root else path.name
     missing = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            arguments = [a for a in node.args.args + node.args.kwonlyargs
+            args = node.args
+            arguments = [a for a in args.posonlyargs + args.args + args.kwonlyargs
+                         + [a for a in (args.vararg, args.kwarg) if a]
                          if a.arg not in ("self", "cls")]
             if node.returns is None or any(a.annotation is None for a in arguments):
-                missing.append(f"{path.name}:{node.lineno} {node.name}")
+                missing.append(f"{name}:{node.lineno} {node.name}")
     return missing
+
+
+def _postpones_annotations(path: Path) -> bool:
+    """Whether the module has `from __future__ import annotations` (hints never evaluated)."""
+    return any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+               and any(alias.name == "annotations" for alias in node.names)
+               for node in ast.parse(path.read_text()).body)
+
+
+def annotation_gaps(package: Path, excluded: tuple[str, ...] = ()) -> list[str]:
+    """Every unannotated function of the package's modules, and every module without the
+    __future__ import, but those `excluded` (paths relative to `package`)."""
+    gaps = []
+    for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).as_posix() in excluded:
+            continue
+        if not _postpones_annotations(path):
+            gaps.append(f"{path.relative_to(package).as_posix()}: no `from __future__ import "
+                        "annotations`")
+        gaps += _unannotated(path, package)
+    return gaps
 
 
 def test_one_dialect_pathlib_and_type_hints():
@@ -142,11 +178,10 @@ def test_one_dialect_pathlib_and_type_hints():
                  if isinstance(node, ast.Import) for alias in node.names}
         assert "glob" not in names, f"{path}: pathlib's glob, not the glob module"
         assert "os.path" not in path.read_text(), f"{path}: pathlib, not os.path"
-    # The modules that spoke the other dialect are annotated throughout.
-    checked = [package / "tracking" / f"{name}.py" for name in ("regress", "micro", "opcost")]
-    checked += [package / "rendering" / f"{name}.py" for name in ("dashboard", "dashboard_data",
-                                                                  "markdown")]
-    assert [m for path in checked for m in _unannotated(path)] == []
+    # Every module is annotated throughout, but those still being rewritten.
+    assert all((package / name).is_file() for name in NOT_YET_ANNOTATED)
+    assert len(list(package.rglob("*.py"))) > 40  # it read the package
+    assert annotation_gaps(package, NOT_YET_ANNOTATED) == []
 
 
 def test_the_dialect_check_sees_a_missing_hint(tmp_path):
@@ -154,3 +189,13 @@ def test_the_dialect_check_sees_a_missing_hint(tmp_path):
                                    "def g(a):\n    return a\n\nclass C:\n"
                                    "    def h(self) -> None:\n        pass\n")
     assert _unannotated(tmp_path / "m.py") == ["m.py:4 g"]
+    # *args and **kwargs count; a module without the __future__ import is named; an
+    # excluded module is not read.
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "sub" / "a.py").write_text("from __future__ import annotations\n\n"
+                                          "def k(*args: int, **kwargs) -> None:\n    pass\n")
+    (package / "b.py").write_text("def n() -> None:\n    pass\n")
+    (package / "c.py").write_text("def u(x):\n    pass\n")
+    assert annotation_gaps(package, ("c.py",)) == [
+        "b.py: no `from __future__ import annotations`", "sub/a.py:3 k"]

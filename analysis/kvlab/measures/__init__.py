@@ -3,3 +3,5 @@ merged across rounds (histograms), steadiness within a window (slices), the decl
 comparisons' per-round ratios (declared_ratios), the alternation's paired slices
 (alternation) and what an interval decides (ratio_verdicts). Pure functions over
 figures and files; no process is started here."""
+
+from __future__ import annotations

@@ -48,6 +48,7 @@ import json
 import math
 import statistics
 from pathlib import Path
+from typing import Hashable
 
 from .histograms import Histogram
 from .stats import PairedSummary, batch_size, batched_interval
@@ -100,7 +101,7 @@ def read_alternation(path: Path) -> tuple[dict, list[Slice]]:
     return document, slices
 
 
-def _number(value) -> float:
+def _number(value: float | None) -> float:
     return -1.0 if value is None else float(value)
 
 
@@ -129,7 +130,7 @@ def clean_round(slices: list[Slice], disturbance_cores: float,
         limit = max(CYCLE_DISTURBED_CORES, CYCLE_DISTURBED_FACTOR * disturbance_cores)
     cycles = [slices[i:i + SLICES_PER_CYCLE] for i in range(0, len(slices), SLICES_PER_CYCLE)]
 
-    def level(group, name):
+    def level(group: list[Slice], name: str) -> float:
         values = [getattr(s, name) for s in group]
         return statistics.fmean(values) if values and all(math.isfinite(v) for v in values) \
             else math.nan
@@ -231,7 +232,7 @@ def seconds_for(half_width: float, seconds: float, target: float) -> float:
     return seconds * (half_width / target) ** 2
 
 
-def next_to_measure(states: dict, target: float, min_rounds: int):
+def next_to_measure(states: dict, target: float, min_rounds: int) -> Hashable | None:
     """The comparison the next round should go to, or None when every one is resolved.
 
     `states`: name -> (rounds, half_width, seconds per round[, attempts]). A comparison

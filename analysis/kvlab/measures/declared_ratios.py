@@ -40,6 +40,7 @@ import csv
 import dataclasses
 import math
 from pathlib import Path
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -106,7 +107,7 @@ def _matches(spec: CompareSpec, variables: dict) -> bool:
     return all(variables[name] in {_text(v) for v in values} for name, values in spec.where)
 
 
-def _text(value) -> str:
+def _text(value: Any) -> str:
     """One spelling per value whether the table came from memory or from CSV (16 == 16.0)."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
@@ -142,12 +143,14 @@ def _per_round(frame: pd.DataFrame, metric: str) -> dict[tuple, dict[int, tuple[
     return table
 
 
-def meets_target(summary, target: float, min_rounds: int = DEFAULT_MIN_ROUNDS) -> bool:
+def meets_target(summary: RatioSummary, target: float,
+                 min_rounds: int = DEFAULT_MIN_ROUNDS) -> bool:
     """Whether a ratio's interval counts as resolved (see the module's docstring)."""
     return summary.n >= min_rounds and summary.half_width <= target
 
 
-def compute(frame: pd.DataFrame, comparisons, precision: float | None = None,
+def compute(frame: pd.DataFrame, comparisons: Sequence[CompareSpec],
+            precision: float | None = None,
             min_rounds: int = DEFAULT_MIN_ROUNDS) -> list[RatioResult]:
     """Every declared comparison's ratios over the rows of a points table."""
     if frame.empty or not comparisons:
@@ -168,7 +171,7 @@ def compute(frame: pd.DataFrame, comparisons, precision: float | None = None,
         # only dedicated pipelines): pair client strategies without them.
         loose = {index[v] for v in FOLLOW_THE_CLIENT} if spec.by == "client" else set()
 
-        def partner_key(key):
+        def partner_key(key: tuple) -> tuple:
             return tuple(v for i, v in enumerate(key) if i != by and i not in loose)
         partners = {}
         for key, rounds in table.items():

@@ -21,6 +21,7 @@ import gzip
 import json
 import math
 from pathlib import Path
+from typing import Any, Iterable
 
 QUANTILES = {"p50_us": 0.50, "p90_us": 0.90, "p99_us": 0.99, "p999_us": 0.999}
 
@@ -125,7 +126,7 @@ def histograms_of(path: Path) -> list[dict]:
             if r.get("histogram")]
 
 
-def merged(run_dir: Path, files) -> Histogram | None:
+def merged(run_dir: Path, files: Iterable[Any]) -> Histogram | None:
     """The merged histogram of every repetition in `files` (relative to the run folder;
     blank or missing names are skipped); None when none of them holds a histogram."""
     histogram = Histogram()
@@ -137,7 +138,7 @@ def merged(run_dir: Path, files) -> Histogram | None:
     return histogram if histogram.count else None
 
 
-def merged_percentiles(run_dir: Path, files) -> dict[str, float] | None:
+def merged_percentiles(run_dir: Path, files: Iterable[Any]) -> dict[str, float] | None:
     """p50/p90/p99/p99.9/max in µs over the merged histograms of `files` (relative to the
     run folder); None when none of them holds a histogram."""
     histogram = merged(run_dir, files)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any, Iterable
 
 from ..running.experiment import DEFAULT_LATENCY_SLO_US
 
@@ -24,7 +25,8 @@ CURVE_COLUMNS = ("sweep", "command", "transport", "client", "pipeline", "threads
                  *(c for _, low, high in CURVE_INTERVALS for c in (low, high)), "histogram")
 
 
-def latency_capped_throughput(rows, slo_us: float = DEFAULT_LATENCY_SLO_US) -> dict[str, dict]:
+def latency_capped_throughput(rows: Iterable[dict],
+                              slo_us: float = DEFAULT_LATENCY_SLO_US) -> dict[str, dict]:
     """Per server: the highest achieved load whose p99 stays under `slo_us`, and the
     range its p99 interval allows.
 
@@ -51,7 +53,7 @@ def latency_capped_throughput(rows, slo_us: float = DEFAULT_LATENCY_SLO_US) -> d
     return result
 
 
-def _or(value, fallback: float) -> float:
+def _or(value: Any, fallback: float) -> float:
     """value, unless it is missing or NaN."""
     try:
         number = float(value)

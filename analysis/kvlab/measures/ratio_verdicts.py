@@ -49,7 +49,7 @@ class RatioVerdict:
         return "; ".join(parts)
 
 
-def _finite(value) -> bool:
+def _finite(value: float | None) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 

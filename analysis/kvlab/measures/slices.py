@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import statistics
 from pathlib import Path
+from typing import Any, Iterable
 
 from .histograms import document_exists, read_document
 
@@ -50,7 +51,7 @@ def warmed_up(rates: list[float]) -> bool | None:
     return not (rest > 0 and first < (1 - WARMUP_TOLERANCE) * rest)
 
 
-def point_steadiness(run_dir: Path, files) -> tuple[float, int, int]:
+def point_steadiness(run_dir: Path, files: Iterable[Any]) -> tuple[float, int, int]:
     """(median coefficient of variation over the windows, windows that look cold, windows)
     for the histogram files of one point's rounds."""
     cvs, cold, windows = [], 0, 0

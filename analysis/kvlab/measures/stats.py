@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+from typing import Iterable
 
 # Two-sided 95% quantiles of Student's t, by degrees of freedom (1..30): the table of
 # harness/output/summary_table.cc (kStudentT975), which kvlab-load's summary uses; test_stats.py
@@ -51,7 +52,7 @@ class Summary:
         return self.half_width / self.mean if self.mean else math.nan
 
 
-def summarize(values) -> Summary:
+def summarize(values: Iterable[float | None]) -> Summary:
     data = [float(v) for v in values if v is not None and not math.isnan(float(v))]
     if not data:
         return Summary(0, math.nan, math.nan, math.nan, math.nan)
@@ -79,7 +80,7 @@ class RatioSummary:
         return max(self.high / self.ratio - 1, 1 - self.low / self.ratio)
 
 
-def ratio_interval(ratios) -> RatioSummary:
+def ratio_interval(ratios: Iterable[float | None]) -> RatioSummary:
     """Per-round ratios -> geometric mean with a 95% interval from Student's t on the log
     ratios: exp(mean(log r) +- t(0.975, n-1) * sd(log r) / sqrt(n)). Logs make the interval
     symmetric in A/B vs B/A and multiplicative noise additive; pairing inside a round
@@ -134,7 +135,8 @@ def _t_half(values: list[float]) -> float:
     return t_quantile_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
 
 
-def paired_interval(rounds, between_rounds: bool = True) -> PairedSummary:
+def paired_interval(rounds: Iterable[Iterable[float | None]],
+                    between_rounds: bool = True) -> PairedSummary:
     """Per round, the log ratios of its pairs in time order -> the geometric mean ratio and
     a 95% interval that allows for correlation between neighbouring pairs.
 

@@ -21,6 +21,8 @@ page. Not thread-safe (matplotlib's pyplot state); run one at a time.
 Usage: python3 -m kvlab dashboard [--results DIR] [--out DIR]
 """
 
+from __future__ import annotations
+
 import argparse
 import datetime
 import html

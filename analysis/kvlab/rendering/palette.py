@@ -16,6 +16,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import zlib
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    import numpy as np
+    from matplotlib.axes import Axes
+    from matplotlib.ticker import LogLocator
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +107,7 @@ def order_key(kind: str, name: str) -> tuple:
     return (table.index(name), "") if name in table else (len(table), name)
 
 
-def ordered(kind: str, names) -> list[str]:
+def ordered(kind: str, names: Iterable[Any]) -> list[str]:
     """`names` without repeats, in the one legend order."""
     return sorted(dict.fromkeys(str(n) for n in names), key=lambda n: order_key(kind, n))
 
@@ -123,7 +129,7 @@ def _marker_after(marker: str, steps: int) -> str:
     return _FALLBACK_MARKERS[(start + steps) % len(_FALLBACK_MARKERS)]
 
 
-def series_styles(names) -> dict[str, Style]:
+def series_styles(names: Iterable[Any]) -> dict[str, Style]:
     """Styles for the series of one plot: a series about a known server wears its colour
     and marker (a second series of the same server a different line style); the rest
     take fallback hues in the order of their sorted names, so the same set of names always
@@ -153,7 +159,7 @@ def series_styles(names) -> dict[str, Style]:
 # ----------------------------------------------------------------- axis units
 
 
-def _scaled(value: float, units, plain: str) -> str:
+def _scaled(value: float, units: Iterable[tuple[float, str]], plain: str) -> str:
     """`value` in the largest of `units` ((factor, suffix), largest first) it reaches,
     else as it is with the suffix `plain`."""
     for factor, suffix in units:
@@ -162,17 +168,17 @@ def _scaled(value: float, units, plain: str) -> str:
     return f"{value:.3g}{plain}" if value else "0"
 
 
-def format_rate(value: float, _position=None) -> str:
+def format_rate(value: float, _position: int | None = None) -> str:
     """ops/s as a tick label: 850, 12K, 1.5M."""
     return _scaled(value, ((1e6, "M"), (1e3, "K")), "")
 
 
-def format_latency_us(value: float, _position=None) -> str:
+def format_latency_us(value: float, _position: int | None = None) -> str:
     """A latency given in µs as a tick label: 40 µs, 1.2 ms, 2 s."""
     return _scaled(value, ((1e6, " s"), (1e3, " ms")), " µs")
 
 
-def rate_axis(axis, which: str = "y") -> None:
+def rate_axis(axis: Axes, which: str = "y") -> None:
     """ops/s in K/M on `which` axis of `axis`, never an offset or exponent."""
     from matplotlib.ticker import FuncFormatter
     getattr(axis, f"{which}axis").set_major_formatter(FuncFormatter(format_rate))
@@ -182,14 +188,14 @@ def rate_axis(axis, which: str = "y") -> None:
 DENSE_DECADES = 3
 
 
-def _latency_locator():
+def _latency_locator() -> LogLocator:
     from matplotlib.ticker import LogLocator
 
     class LatencyLocator(LogLocator):
         """1, 2, 5 per decade, so that a panel spanning less than a decade still has
         labels; once per decade where the axis spans more than DENSE_DECADES."""
 
-        def tick_values(self, vmin, vmax):
+        def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
             wide = vmin > 0 and vmax > 0 and abs(math.log10(vmax / vmin)) > DENSE_DECADES
             self.set_params(subs=(1.0,) if wide else (1.0, 2.0, 5.0))
             return super().tick_values(vmin, vmax)
@@ -197,7 +203,7 @@ def _latency_locator():
     return LatencyLocator(base=10)
 
 
-def latency_axis(axis, which: str = "y") -> None:
+def latency_axis(axis: Axes, which: str = "y") -> None:
     """Latency (data in µs) in µs/ms on `which` axis; on a log axis the minor ticks too."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
     target = getattr(axis, f"{which}axis")

@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Iterable
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import pandas as pd  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
@@ -44,11 +48,11 @@ PANEL_VARIABLES = ("transport", "io", "command", "ratio", "keys", "value_size", 
 MAX_PANELS = 12
 
 
-def _varying(frame: pd.DataFrame, columns) -> list[str]:
+def _varying(frame: pd.DataFrame, columns: Iterable[str]) -> list[str]:
     return [c for c in columns if c in frame and frame[c].nunique(dropna=False) > 1]
 
 
-def _by(columns: list[str]):
+def _by(columns: list[str]) -> str | list[str]:
     """A groupby key that yields scalars for one column, tuples for several."""
     return columns[0] if len(columns) == 1 else columns
 
@@ -72,7 +76,7 @@ def line_columns(frame: pd.DataFrame, panels: list[str]) -> list[str]:
     return _identity(frame) + [c for c in _varying(frame, rest) if c not in LINE_VARIABLES]
 
 
-def panels(frame: pd.DataFrame, extra: tuple[str, ...] = ()):
+def panels(frame: pd.DataFrame, extra: tuple[str, ...] = ()) -> list[tuple[str, pd.DataFrame]]:
     """[(title, frame)] per combination of the panel variables (and `extra`)."""
     columns = panel_columns(frame) + [c for c in extra if c in frame]
     if not columns:
@@ -87,7 +91,8 @@ def panels(frame: pd.DataFrame, extra: tuple[str, ...] = ()):
     return out[:MAX_PANELS]
 
 
-def figure_grid(count: int, width: float = 5.5, height: float = 4.0, columns: int = 3):
+def figure_grid(count: int, width: float = 5.5, height: float = 4.0,
+                columns: int = 3) -> tuple[Figure, list[Axes]]:
     columns = 2 if count == 4 and columns > 2 else max(1, min(count, columns))
     rows = math.ceil(count / columns)
     figure, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows),
@@ -100,7 +105,7 @@ def figure_grid(count: int, width: float = 5.5, height: float = 4.0, columns: in
 # ----------------------------------------------------------------- one series' look
 
 
-def series_style(row, columns: list[str]) -> tuple[palette.Style, str]:
+def series_style(row: pd.Series, columns: list[str]) -> tuple[palette.Style, str]:
     """(style, gid) of one line: the server's colour and marker, or the client strategy's
     where the server is the same for every line; redis-benchmark dotted, nodelay off
     dashed. The gid names whose identity the line wears ("server:redis")."""
@@ -118,7 +123,7 @@ def series_style(row, columns: list[str]) -> tuple[palette.Style, str]:
     return palette.Style(base.colour, base.marker, linestyle), gid
 
 
-def series_label(row, columns: list[str]) -> str:
+def series_label(row: pd.Series, columns: list[str]) -> str:
     words = []
     for column in columns:
         value = row[column]
@@ -127,12 +132,13 @@ def series_label(row, columns: list[str]) -> str:
     return " ".join(words)
 
 
-def series_order(row, columns: list[str]) -> tuple:
+def series_order(row: pd.Series, columns: list[str]) -> tuple:
     return (palette.order_key("server", row["server"]), palette.order_key("client", row["client"]),
             series_label(row, columns))
 
 
-def lines_of(panel: pd.DataFrame, columns: list[str]):
+def lines_of(panel: pd.DataFrame,
+             columns: list[str]) -> list[tuple[str, palette.Style, str, pd.DataFrame]]:
     """[(label, style, gid, rows sorted by threads)] in the palette's legend order."""
     identity = [c for c in columns if c in LINE_VARIABLES]
     # A variable the line's identity fixes (a shared client's one connection) says nothing
@@ -148,7 +154,8 @@ def lines_of(panel: pd.DataFrame, columns: list[str]):
     return [entry[1:] for entry in sorted(out, key=lambda e: e[0])]
 
 
-def draw_points(axis, x, y, bound, style: palette.Style, gid: str, size: float = 6) -> None:
+def draw_points(axis: Axes, x: Iterable[float], y: Iterable[float], bound: Iterable[bool],
+                style: palette.Style, gid: str, size: float = 6) -> None:
     """Markers of one series: filled, or hollow where the point was client-bound."""
     x, y, bound = list(x), list(y), list(bound)
     filled = [(a, b) for a, b, c in zip(x, y, bound) if not c]
@@ -176,7 +183,7 @@ def dodge(index: int, count: int) -> float:
     return 2 ** (0.035 * (index - (count - 1) / 2))
 
 
-def _thread_axis(axis, threads) -> None:
+def _thread_axis(axis: Axes, threads: Iterable[float]) -> None:
     axis.set_xscale("log", base=2)
     ticks = sorted({int(t) for t in threads})
     axis.set_xticks(ticks)
@@ -186,7 +193,8 @@ def _thread_axis(axis, threads) -> None:
     axis.set_xlabel("client threads")
 
 
-def _bars(axis, lines, value, low=None, high=None) -> None:
+def _bars(axis: Axes, lines: list[tuple[str, palette.Style, str, pd.DataFrame]], value: str,
+          low: str | None = None, high: str | None = None) -> None:
     """One bar per series (a panel measured at one thread count): the median with its
     interval; hollow where the point was client-bound."""
     for index, (label, style, gid, rows) in enumerate(lines):
@@ -205,7 +213,7 @@ def _bars(axis, lines, value, low=None, high=None) -> None:
     axis.set_xlim(-0.6, len(lines) - 0.4)
 
 
-def throughput_figure(table: pd.DataFrame, sweep: str):
+def throughput_figure(table: pd.DataFrame, sweep: str) -> Figure:
     chosen = panels(table)
     figure, axes = figure_grid(len(chosen))
     handles: dict[str, Line2D] = {}
@@ -242,7 +250,7 @@ def throughput_figure(table: pd.DataFrame, sweep: str):
     return figure
 
 
-def latency_figure(table: pd.DataFrame, sweep: str):
+def latency_figure(table: pd.DataFrame, sweep: str) -> Figure:
     chosen = panels(table)
     figure, axes = figure_grid(len(chosen))
     handles: dict[str, Line2D] = {}
@@ -293,7 +301,8 @@ def latency_figure(table: pd.DataFrame, sweep: str):
     return figure
 
 
-def _figure_legend(figure, handles: dict, client_bound: bool, extra=(), bars=False) -> None:
+def _figure_legend(figure: Figure, handles: dict, client_bound: bool,
+                   extra: Iterable[Artist] = (), bars: bool = False) -> None:
     """One legend for every panel of the figure, below them, in the palette's order."""
     entries = list(handles.values()) + list(extra)
     if client_bound:

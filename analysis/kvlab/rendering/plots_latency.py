@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any, Iterable, Iterator
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from . import palette
@@ -67,7 +70,7 @@ def percentile_curve(histogram: Histogram, steps: int = 160) -> tuple[list[float
     return xs, ys
 
 
-def _percentile_axis(axis, top: float) -> None:
+def _percentile_axis(axis: Axes, top: float) -> None:
     """The x axis of a percentile distribution: 1/(1-p) on a log axis, labelled by p."""
     axis.set_xscale("log")
     ticks = [(x, text) for x, text in PERCENTILE_TICKS if x <= top * 1.5]
@@ -88,7 +91,7 @@ def _files_by_point(points: pd.DataFrame) -> dict[tuple, list[str]]:
 
 
 def percentile_figure(run_dir: Path, points: pd.DataFrame, table: pd.DataFrame, sweep: str,
-                      meta: dict | None = None):
+                      meta: dict | None = None) -> Figure | None:
     """The sweep's percentile distributions, or None without histograms."""
     files = _files_by_point(points)
     if not files:
@@ -152,7 +155,7 @@ def percentile_figure(run_dir: Path, points: pd.DataFrame, table: pd.DataFrame, 
 # ----------------------------------------------------------------- open-loop curves
 
 
-def _known(value) -> bool:
+def _known(value: Any) -> bool:
     return value is not None and not pd.isna(value)
 
 
@@ -163,13 +166,13 @@ def _interval_handle() -> Line2D:
                         "panel's edge)")
 
 
-def _behind_marks(axis, xs, ys, size: float = 7) -> None:
+def _behind_marks(axis: Axes, xs: list[float], ys: list[float], size: float = 7) -> None:
     if xs:
         axis.plot(xs, ys, linestyle="none", marker="x", markersize=size,
                   color=palette.REFERENCE_LINE, markeredgewidth=1.2, gid="behind", zorder=4)
 
 
-def _curve_intervals(axis, row, column: str, low: str, high: str, colour: str,
+def _curve_intervals(axis: Axes, row: dict, column: str, low: str, high: str, colour: str,
                      gid: str) -> bool:
     """The 95% intervals of one curve point: latency up, throughput across. Each is drawn
     from its own low to high, never re-centred on the merged percentile (which may lie
@@ -186,8 +189,9 @@ def _curve_intervals(axis, row, column: str, low: str, high: str, colour: str,
     return drawn
 
 
-def latency_curve_figure(rows, title: str = "latency versus load", closed_loop=None,
-                         capped=None):
+def latency_curve_figure(rows: list[dict], title: str = "latency versus load",
+                         closed_loop: dict[str, tuple[float, float, float]] | None = None,
+                         capped: dict[str, float | None] | None = None) -> Figure:
     """p50/p99/p99.9 against achieved ops/s (open loop), one colour per server, log
     latency, the SLO line; each line follows the offered load upwards, so it bends back
     where a server achieved less than it was offered. Every point carries its 95%
@@ -291,15 +295,15 @@ def latency_curve_figure(rows, title: str = "latency versus load", closed_loop=N
     return figure
 
 
-def write_latency_curve(rows, path: Path, title: str = "latency versus load",
-                        closed_loop=None) -> Path:
+def write_latency_curve(rows: list[dict], path: Path, title: str = "latency versus load",
+                        closed_loop: dict[str, tuple[float, float, float]] | None = None) -> Path:
     figure = latency_curve_figure(rows, title, closed_loop)
     figure.savefig(path)
     plt.close(figure)
     return Path(path)
 
 
-def open_loop_percentile_figure(run_dir: Path, rows, title: str):
+def open_loop_percentile_figure(run_dir: Path, rows: Iterable[dict], title: str) -> Figure | None:
     """The percentile distributions of one curve's open-loop runs (each row's merged
     histogram): a panel per fraction of the closed-loop maximum, a line per server, every
     panel on the same latency axis so that the load's effect reads across; None when no
@@ -387,7 +391,7 @@ def _closed_loop(table: pd.DataFrame, key: tuple) -> dict:
     return {r["server"]: (r["median"], r["low"], r["high"]) for _, r in mine.iterrows()}
 
 
-def curve_figures(run_dir: Path, table: pd.DataFrame):
+def curve_figures(run_dir: Path, table: pd.DataFrame) -> Iterator[tuple[str, Figure]]:
     """(stem, figure) per open-loop curve group of latency.csv: its curve, then its
     percentile distributions where the run kept kvlab-load's files."""
     path = Path(run_dir) / "latency.csv"

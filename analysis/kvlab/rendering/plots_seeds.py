@@ -15,10 +15,13 @@ cross-hatched.
 from __future__ import annotations
 
 import math
+from typing import Iterator
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.colors import to_hex, to_rgb
+from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from . import palette
@@ -44,7 +47,9 @@ def our_machine(meta: dict) -> str:
             f"{meta.get('harness_cpus') or 'any'}")
 
 
-def _bar(axis, x, width, height, colour, bound, gid, hatch="", error=None, text=None):
+def _bar(axis: Axes, x: float, width: float, height: float, colour: str, bound: bool, gid: str,
+         hatch: str = "", error: list[list[float]] | None = None,
+         text: str | None = None) -> None:
     face = "white" if bound else colour
     edge = colour if bound or not hatch else "white"
     bars = axis.bar(x, height, width=width, color=face, edgecolor=edge, linewidth=1.3,
@@ -61,7 +66,7 @@ def _bar(axis, x, width, height, colour, bound, gid, hatch="", error=None, text=
                       va="bottom", rotation=90, fontsize=6.5, color="black")
 
 
-def _error(row) -> list[list[float]] | None:
+def _error(row: pd.Series | None) -> list[list[float]] | None:
     if row is None or pd.isna(row["low"]):
         return None
     return [[max(0.0, row["median"] - row["low"])], [max(0.0, row["high"] - row["median"])]]
@@ -70,7 +75,8 @@ def _error(row) -> list[list[float]] | None:
 # ----------------------------------------------------------------- seed 1
 
 
-def _ember_reference(reference, meta, server, command, pipeline):
+def _ember_reference(reference: pd.DataFrame | None, meta: dict, server: str, command: str,
+                     pipeline: int) -> pd.Series | None:
     if reference is None:
         return None
     engine = server_specs(meta).get(server, {}).get("seed_engine")
@@ -82,7 +88,7 @@ def _ember_reference(reference, meta, server, command, pipeline):
     return None if match.empty else match.iloc[0]
 
 
-def _seed_note(reference, pipeline) -> str:
+def _seed_note(reference: pd.DataFrame | None, pipeline: int) -> str:
     if reference is None:
         return ""
     notes = reference[(reference["source"] == "readme-after-pr50")
@@ -90,7 +96,7 @@ def _seed_note(reference, pipeline) -> str:
     return notes.iloc[0] if not notes.empty else ""
 
 
-def ember_figure(table: pd.DataFrame, meta: dict):
+def ember_figure(table: pd.DataFrame, meta: dict) -> Figure | None:
     """Seed 1 as grouped bars, or None when the run has no ember-pr50 sweep."""
     sweeps = meta.get("sweeps", {})
     mine = table[table["sweep"].map(lambda s: sweeps.get(s, {}).get("seed") == "ember-pr50")]
@@ -165,7 +171,8 @@ def ember_figure(table: pd.DataFrame, meta: dict):
 # ----------------------------------------------------------------- seed 2
 
 
-def _lettuce_reference(reference, threads, client, transport):
+def _lettuce_reference(reference: pd.DataFrame | None, threads: int, client: str,
+                       transport: str) -> pd.Series | None:
     if reference is None:
         return None
     match = reference[(reference["threads"] == threads) & (reference["strategy"] == client)
@@ -173,7 +180,7 @@ def _lettuce_reference(reference, threads, client, transport):
     return None if match.empty else match.iloc[0]
 
 
-def lettuce_figure(table: pd.DataFrame, meta: dict, sweep: str):
+def lettuce_figure(table: pd.DataFrame, meta: dict, sweep: str) -> Figure | None:
     """The Lettuce seed's grid for one sweep: rows = I/O models, columns = transports."""
     mine = table[table["sweep"] == sweep]
     if mine.empty:
@@ -241,7 +248,7 @@ def lettuce_figure(table: pd.DataFrame, meta: dict, sweep: str):
     return figure
 
 
-def seed_figures(table: pd.DataFrame, meta: dict):
+def seed_figures(table: pd.DataFrame, meta: dict) -> Iterator[tuple[str, Figure]]:
     """(stem, figure) of every seed figure the run's sweeps allow."""
     figure = ember_figure(table, meta)
     if figure is not None:

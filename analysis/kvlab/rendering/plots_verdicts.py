@@ -20,6 +20,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from . import palette
@@ -59,7 +60,7 @@ def _lettuce_seed(point: str, a: str, b: str) -> float | None:
     return rates[a] / rates[b]
 
 
-def seed_ratio(row, comparison: dict, meta: dict) -> float | None:
+def seed_ratio(row: pd.Series, comparison: dict, meta: dict) -> float | None:
     """The seed's figure for one declared ratio, or None where the seed has none."""
     declared = comparison.get("seed_ratio")
     if declared is not None and not pd.isna(declared):
@@ -90,13 +91,13 @@ def _group_title(name: str, comparison: dict, meta: dict, has_seed: bool) -> str
     return title + ")"
 
 
-def _row_label(row) -> str:
+def _row_label(row: pd.Series) -> str:
     point = str(row["point"])
     point = point.split(": ", 1)[1] if ": " in point else point
     return f"{str(row['test']).upper()}  {point}"
 
 
-def verdicts_figure(run_dir: Path, meta: dict):
+def verdicts_figure(run_dir: Path, meta: dict) -> Figure | None:
     """The forest plot of ratios.csv, or None when the run declared no ratios."""
     ratios = load_ratios(run_dir)
     if ratios is None:

@@ -19,6 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import pandas as pd  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import palette  # noqa: E402
@@ -37,7 +39,8 @@ def _setup_title(setup: dict) -> str:
             f"{int(setup['keys']):,} records, {setup['key_dist']}")
 
 
-def _throughput_panel(axis, group: pd.DataFrame, servers: list[str], workloads: list[str]):
+def _throughput_panel(axis: Axes, group: pd.DataFrame, servers: list[str],
+                      workloads: list[str]) -> None:
     width = BAR_GROUP_WIDTH / max(1, len(servers))
     for i, server in enumerate(servers):
         look = palette.server(server)
@@ -64,7 +67,7 @@ def _throughput_panel(axis, group: pd.DataFrame, servers: list[str], workloads: 
     axis.set_ylabel("operations/s (median, 95% CI)")
 
 
-def _ratio_panel(axis, group: pd.DataFrame, servers: list[str], workloads: list[str],
+def _ratio_panel(axis: Axes, group: pd.DataFrame, servers: list[str], workloads: list[str],
                  reference: str, ratios: pd.DataFrame | None, meta: dict) -> bool:
     others = [s for s in servers if s != reference]
     width = BAR_GROUP_WIDTH / max(1, len(others))
@@ -112,7 +115,7 @@ def _ratio_panel(axis, group: pd.DataFrame, servers: list[str], workloads: list[
     return drawn
 
 
-def ycsb_figure(table: pd.DataFrame, run_dir: Path, meta: dict):
+def ycsb_figure(table: pd.DataFrame, run_dir: Path, meta: dict) -> Figure | None:
     """The figure, or None when the run measured no YCSB workload."""
     rows = ycsb_rows(measured_only(table))
     if rows.empty:

@@ -97,7 +97,7 @@ def all_points_section(table: pd.DataFrame) -> str:
     return markdown_table(header, rows)
 
 
-def _steadiness(row) -> str:
+def _steadiness(row: pd.Series) -> str:
     """The windows' coefficient of variation over 100 ms slices; `cold` when some window's
     first slices ran slower than the rest (the warm-up was too short)."""
     if pd.isna(row.get("cv", math.nan)):
@@ -106,12 +106,12 @@ def _steadiness(row) -> str:
     return f"{100 * row['cv']:.1f}%{cold}"
 
 
-def _cost(value, digits: int) -> str:
+def _cost(value: float | None, digits: int) -> str:
     """A cost per operation; n/a where it could not be measured (never estimated)."""
     return "n/a" if value is None or pd.isna(value) else f"{value:,.{digits}f}"
 
 
-def _cores(value) -> str:
+def _cores(value: float | None) -> str:
     return "–" if value is None or pd.isna(value) else f"{value:.2f}"
 
 

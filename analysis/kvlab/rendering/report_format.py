@@ -7,6 +7,7 @@ says about the servers.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 
@@ -21,7 +22,7 @@ def format_rate(value: float) -> str:
     return "–" if value is None or math.isnan(value) else f"{value:,.0f}"
 
 
-def format_cell(row) -> str:
+def format_cell(row: pd.Series | None) -> str:
     if row is None:
         return "–"
     summary: Summary = row["summary"]
@@ -43,7 +44,7 @@ def overlap(a: Summary, b: Summary) -> bool:
     return a.low <= b.high and b.low <= a.high
 
 
-def format_ratio(numerator, denominator) -> str:
+def format_ratio(numerator: pd.Series | dict | None, denominator: pd.Series | dict | None) -> str:
     if (numerator is None or denominator is None or numerator["n"] == 0
             or denominator["n"] == 0 or not denominator["median"]):
         return "–"
@@ -53,7 +54,7 @@ def format_ratio(numerator, denominator) -> str:
 
 
 
-def find_point(table: pd.DataFrame, **where):
+def find_point(table: pd.DataFrame, **where: Any) -> pd.Series | None:
     """The first row of a point table matching every column=value, or None."""
     mask = pd.Series(True, index=table.index)
     for column, value in where.items():
@@ -62,7 +63,7 @@ def find_point(table: pd.DataFrame, **where):
     return None if found.empty else found.iloc[0]
 
 
-def format_number(value, digits: int = 1) -> str:
+def format_number(value: float | None, digits: int = 1) -> str:
     return "–" if value is None or pd.isna(value) else f"{value:,.{digits}f}"
 
 

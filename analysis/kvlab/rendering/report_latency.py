@@ -6,13 +6,14 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from typing import Any, Iterable
 
 from ..measures.ratio_verdicts import decide, lower_is_better
 from ..measures.latency_curves import latency_capped_throughput, load_curve_rows
 from .markdown import markdown_table
 
 
-def curve_groups(rows):
+def curve_groups(rows: Iterable[dict]) -> dict[tuple, list[dict]]:
     """latency.csv's rows by the point they measured: one curve per server in each."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
@@ -115,7 +116,7 @@ def paired_latency_section(run_dir: Path, meta: dict) -> str:
                         "max drain s"], rows), ""])
 
 
-def _number(value) -> float:
+def _number(value: Any) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):

@@ -26,7 +26,7 @@ SEED_TITLES = {"ember-pr50": "Seed claims: ember PR #50 (concurrent map vs shard
 PER_CPU_NOTE = "judged per server CPU (client-bound)"
 
 
-def _interval(row) -> str:
+def _interval(row: pd.Series) -> str:
     if pd.isna(row["ratio"]):
         return "–"
     if pd.isna(row["low"]):
@@ -95,7 +95,7 @@ def _read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=True) if path.exists() else pd.DataFrame()
 
 
-def _per_cpu(row) -> bool:
+def _per_cpu(row: pd.Series) -> bool:
     return str(row.get("method", "")).startswith("alternation") \
         and str(row.get("client_bound", "")).lower() == "true" \
         and row.get("metric") == "ops_per_server_cpu_s"

@@ -13,6 +13,7 @@ seed's 8 vCPUs.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterable
 
 import pandas as pd
 
@@ -30,7 +31,7 @@ def load_reference(name: str) -> pd.DataFrame | None:
     return pd.read_csv(path) if path.exists() else None
 
 
-def _hop_command_sharded(meta: dict, candidates) -> str | None:
+def _hop_command_sharded(meta: dict, candidates: Iterable[str]) -> str | None:
     """The seed's sharded architecture: one hop per command (the server default)."""
     for name in candidates:
         spec = server_specs(meta).get(name, {})
@@ -39,7 +40,7 @@ def _hop_command_sharded(meta: dict, candidates) -> str | None:
     return None
 
 
-def _redis(meta: dict, candidates) -> str | None:
+def _redis(meta: dict, candidates: Iterable[str]) -> str | None:
     specs = server_specs(meta)
     return next((n for n in candidates if specs.get(n, {}).get("kind") == "redis"), None)
 
@@ -110,7 +111,8 @@ def instrument_comparison(table: pd.DataFrame) -> str:
          "redis-benchmark ops/s", "its run time s", "kvlab-load / redis-benchmark"], rows))
 
 
-def ember_ratios(group, servers, threads, meta, reference, pipeline) -> str:
+def ember_ratios(group: pd.DataFrame, servers: list[str], threads: list[int], meta: dict,
+                 reference: pd.DataFrame | None, pipeline: int) -> str:
     sharded = _hop_command_sharded(meta, servers)
     batch = next((s for s in servers if server_specs(meta).get(s, {}).get("hop") == "batch"), None)
     redis = _redis(meta, servers)
@@ -141,7 +143,8 @@ def ember_ratios(group, servers, threads, meta, reference, pipeline) -> str:
     return "Ratios of medians (~ = intervals overlap):\n\n" + markdown_table(header, rows)
 
 
-def _seed_ember_ratio(reference, meta, command, pipeline, numerator, denominator) -> str:
+def _seed_ember_ratio(reference: pd.DataFrame | None, meta: dict, command: str, pipeline: int,
+                      numerator: str, denominator: str) -> str:
     if reference is None:
         return "–"
     engines = [server_specs(meta).get(s, {}).get("seed_engine") for s in (numerator, denominator)]
@@ -177,7 +180,7 @@ def lettuce_section(sweeps: list[str], table: pd.DataFrame, meta: dict | None = 
     columns = list(dict.fromkeys(zip(mine["transport"], mine["nodelay"])))
     threads = sorted(mine["threads"].unique())
 
-    def label(transport, nodelay):
+    def label(transport: str, nodelay: str) -> str:
         text = transport
         if transport == "remote" and rtt_us:
             text += f" ({rtt_us:.0f} µs measured)"
@@ -232,7 +235,8 @@ def lettuce_section(sweeps: list[str], table: pd.DataFrame, meta: dict | None = 
     return "\n".join(out)
 
 
-def _seed_lettuce(reference, threads, client, transport, raw=False):
+def _seed_lettuce(reference: pd.DataFrame | None, threads: int, client: str, transport: str,
+                  raw: bool = False) -> float | str | None:
     if reference is None:
         return None
     match = reference[(reference["threads"] == threads) & (reference["strategy"] == client)

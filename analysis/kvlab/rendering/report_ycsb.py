@@ -70,7 +70,7 @@ def reference_server(meta: dict, servers: list[str]) -> str | None:
 
 
 def declared_ratio(ratios: pd.DataFrame | None, meta: dict, a: str, b: str, metric: str,
-              command: str, label: str):
+              command: str, label: str) -> pd.Series | None:
     """The ratios.csv row of the comparison a/b by server with this metric, test and point."""
     if ratios is None or ratios.empty:
         return None
@@ -82,7 +82,7 @@ def declared_ratio(ratios: pd.DataFrame | None, meta: dict, a: str, b: str, metr
     return None if found.empty else found.iloc[0]
 
 
-def _ratio_cell(declared, fallback: str) -> str:
+def _ratio_cell(declared: pd.Series | None, fallback: str) -> str:
     if declared is None or pd.isna(declared["ratio"]):
         return f"{fallback} (medians)" if fallback != "–" else "–"
     text = f"{declared['ratio']:.3f}"
@@ -92,7 +92,7 @@ def _ratio_cell(declared, fallback: str) -> str:
     return f"{text}{CLIENT_BOUND_MARK if bound else ''} {declared['status']}"
 
 
-def _per_cpu_medians(a, b) -> str:
+def _per_cpu_medians(a: pd.Series | None, b: pd.Series | None) -> str:
     """ops per server CPU second of a over b's, from the points' medians."""
     costs = [r.get("server_cpu_us_per_op") if r is not None else None for r in (a, b)]
     if any(c is None or pd.isna(c) or c <= 0 for c in costs):

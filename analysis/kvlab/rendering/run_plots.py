@@ -4,6 +4,7 @@ files they are saved to: plots/<stem>.png and .svg."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 from .plots import latency_figure, plt, throughput_figure  # plots chooses the backend
 from .plots_latency import curve_figures, percentile_figure
@@ -12,8 +13,11 @@ from .plots_verdicts import verdicts_figure
 from .report import measured_only, point_table
 from ..running.results import load_meta, load_points
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-def save(figure, out_dir: Path, stem: str, written: list[Path]) -> None:
+
+def save(figure: Figure, out_dir: Path, stem: str, written: list[Path]) -> None:
     for suffix in ("png", "svg"):
         path = out_dir / f"{stem}.{suffix}"
         figure.savefig(path, dpi=100)
@@ -21,7 +25,7 @@ def save(figure, out_dir: Path, stem: str, written: list[Path]) -> None:
     plt.close(figure)
 
 
-def figures_of_run(run_dir: str | Path):
+def figures_of_run(run_dir: str | Path) -> Iterator[tuple[str, Figure]]:
     """Every figure of a run, first to last, as (file stem, figure); each figure is drawn
     when the caller takes it, so a caller closes one before the next is made."""
     run_dir = Path(run_dir)

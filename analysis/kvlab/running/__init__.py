@@ -4,3 +4,5 @@ kinds (kinds), the CPUs each side gets, the servers (here or on a host), the loa
 generators (everything is measured through kvlab-load), the rounds (runner), the emulated
 link (remote), runs on several hosts, latency curves, system-call counts, and the run
 folder they write (results)."""
+
+from __future__ import annotations

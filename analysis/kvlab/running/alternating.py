@@ -40,13 +40,17 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..measures import alternation
 from ..measures.declared_ratios import RatioResult
 from ..measures.stats import PairedSummary, paired_interval
 from .experiment import POINT_VARIABLES, CompareSpec, Point, point_fill
 from .loadgens import Watch, alternation_command
-from .servers import ServerError, ServerProcess
+from .servers import RedisClusterProcess, ServerError, ServerProcess
+
+if TYPE_CHECKING:
+    from .runner import Runner
 
 # Rounds every pair gets before the budget is shared out (>= 3: the spread between fresh
 # processes needs three to be estimated; stats.MIN_ROUNDS_FOR_SPREAD).
@@ -129,7 +133,8 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> R
                        seconds=spent_s)
 
 
-def calibration_pair(pairs: list[Pair], reference=lambda server: False) -> Pair | None:
+def calibration_pair(pairs: list[Pair],
+                     reference: Callable[[str], bool] = lambda server: False) -> Pair | None:
     """The A/A pair: the reference side (b) of the first comparison along the server whose
     b is a `reference` server (redis-server), else of the first along the server, against
     a copy of itself at that comparison's point; else the first pair's a side."""
@@ -149,7 +154,8 @@ def _partner_key(point: Point, spec: CompareSpec) -> tuple:
     return tuple(v for k, v in point.variables().items() if k != spec.by and k not in loose)
 
 
-def declared_pairs(points: list[Point], comparisons, label) -> list[Pair]:
+def declared_pairs(points: list[Point], comparisons: Sequence[CompareSpec],
+                   label: Callable[[dict[str, str], str], str]) -> list[Pair]:
     """Every (a, b) pair of points the declared comparisons name (the pairing rule of
     declared_ratios.py); `label(variables, by)` names the pair."""
     pairs = []
@@ -172,8 +178,8 @@ class AlternatingPhase:
     """Measures pairs by alternation; `runner` provides the run's folder, CPUs, servers'
     processes, prefills, the watch and the messages (runner.Runner)."""
 
-    def __init__(self, runner, pairs: list[Pair], work: Path, bind: str | None = None,
-                 netns: str | None = None):
+    def __init__(self, runner: Runner, pairs: list[Pair], work: Path, bind: str | None = None,
+                 netns: str | None = None) -> None:
         self.runner = runner
         self.pairs = pairs
         self.work = work
@@ -249,7 +255,8 @@ class AlternatingPhase:
                                    f"{problem}")
             runner.say(f"alternation {pair.name} round {round_no}: FAILED: {problem}")
 
-    def _alternate(self, pair: Pair, round_no: int, targets: list[str], processes) -> str | None:
+    def _alternate(self, pair: Pair, round_no: int, targets: list[str],
+                   processes: list[ServerProcess | RedisClusterProcess]) -> str | None:
         runner = self.runner
         experiment = runner.experiment
         own = tuple([pid for p in processes for pid in getattr(p, "pids", [p.pid]) if pid]
@@ -299,8 +306,8 @@ class AlternatingPhase:
                    + (" DISTURBED: left out, measured again" if disturbed else ""))
         return None
 
-    def _write(self, pair: Pair, round_no: int, slices, document: dict, bound: bool,
-               kept: set) -> None:
+    def _write(self, pair: Pair, round_no: int, slices: list[alternation.Slice], document: dict,
+               bound: bool, kept: set) -> None:
         new = not self.path.exists()
         with self.path.open("a", newline="") as handle:
             writer = csv.writer(handle)
@@ -347,7 +354,7 @@ def write_latency_pairs(path: Path, pairs: list[Pair]) -> None:
                             + [f"{max(drains):.4f}" if drains else ""])
 
 
-def _cell(value) -> str:
+def _cell(value: float | None) -> str:
     return "" if value is None or value != value else f"{float(value):.4f}"
 
 

@@ -42,6 +42,7 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import Iterable, Sequence
 
 CPU_LIST_PATTERN = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 SYS_CPU = Path("/sys/devices/system/cpu")
@@ -68,7 +69,7 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
     return tuple(sorted(cpus))
 
 
-def format_cpu_list(cpus) -> str:
+def format_cpu_list(cpus: Iterable[int]) -> str:
     """(0, 1, 2, 3, 8) -> "0-3,8"."""
     ordered = sorted(set(cpus))
     parts = []
@@ -106,7 +107,8 @@ class Topology:
     quota_cpus: float | None = None     # the cgroup quota, in CPUs, when one was applied
 
     @staticmethod
-    def of(cpus, siblings=(), nodes=(), quota_cpus: float | None = None) -> "Topology":
+    def of(cpus: Iterable[int], siblings: Sequence[Sequence[int]] = (),
+           nodes: Sequence[Sequence[int]] = (), quota_cpus: float | None = None) -> "Topology":
         """Restricts sibling groups and nodes to `cpus`; a CPU in no group is its own core,
         and with no node information all CPUs are one node."""
         usable = tuple(sorted(set(cpus)))
@@ -119,7 +121,8 @@ class Topology:
                         nodes=_restrict(usable, nodes, singletons=False), quota_cpus=quota_cpus)
 
 
-def _restrict(cpus, groups, singletons: bool = True) -> tuple[tuple[int, ...], ...]:
+def _restrict(cpus: Sequence[int], groups: Iterable[Sequence[int]],
+              singletons: bool = True) -> tuple[tuple[int, ...], ...]:
     wanted = set(cpus)
     result = [tuple(c for c in group if c in wanted) for group in groups]
     result = [g for g in result if g]
@@ -132,7 +135,8 @@ def _restrict(cpus, groups, singletons: bool = True) -> tuple[tuple[int, ...], .
     return tuple(sorted(result))
 
 
-def _first_whole_cores(cpus, siblings, limit: int) -> tuple[int, ...]:
+def _first_whole_cores(cpus: Sequence[int], siblings: Iterable[Sequence[int]],
+                       limit: int) -> tuple[int, ...]:
     """At most `limit` CPUs of `cpus`, whole cores first (so a quota never splits a core
     unless the quota itself is odd)."""
     chosen: list[int] = []
@@ -215,7 +219,7 @@ def cgroup_quota_cpus(root: Path = CGROUP, proc_self_cgroup: str | None = None) 
     return min(known) if known else None
 
 
-def _cpu_lists(paths) -> list[tuple[int, ...]]:
+def _cpu_lists(paths: Iterable[Path]) -> list[tuple[int, ...]]:
     """The CPU lists these files hold, in order; unreadable or malformed ones left out."""
     lists = []
     for path in paths:
@@ -344,7 +348,7 @@ def allocate(topology: Topology, server_spec: str | None = "auto",
     return Allocation(tuple(server), tuple(harness), rule)
 
 
-def _without(topology: Topology, cpus) -> Topology:
+def _without(topology: Topology, cpus: Iterable[int]) -> Topology:
     removed = set(cpus)
     left = tuple(c for c in topology.cpus if c not in removed)
     if not left:

@@ -357,15 +357,15 @@ class Experiment:
         return list(dict.fromkeys(result))
 
 
-def _fraction(value) -> str | None:
+def _fraction(value: float) -> str | None:
     return None if 0 < value <= 1 else "must be a fraction of the closed-loop maximum in (0, 1]"
 
 
-def _slice(value) -> str | None:
+def _slice(value: float) -> str | None:
     return None if 0.01 <= value <= 10 else "must be from 0.01 to 10 seconds"
 
 
-def _cpu_spec(value) -> str | None:
+def _cpu_spec(value: str | int) -> str | None:
     """"auto"; a count (an integer, or digits alone: "4" is four CPUs); or a CPU list with a
     '-' or ',' ("0-3", "1,5"; one CPU alone is "5-5")."""
     text = str(value)

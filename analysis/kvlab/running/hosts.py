@@ -110,7 +110,7 @@ class Placement:
 def describe_failure(done: subprocess.CompletedProcess, over_ssh: bool) -> str:
     """What a failed host command said; over ssh, exit status 255 is ssh's own failure
     (the link or the host), not the command's."""
-    def lines_of(output) -> list[str]:
+    def lines_of(output: str | bytes | None) -> list[str]:
         if isinstance(output, bytes):
             output = output.decode(errors="replace")
         return [line for line in (output or "").strip().splitlines() if line.strip()]

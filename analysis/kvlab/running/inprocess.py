@@ -22,7 +22,8 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from types import ModuleType
+from typing import Any, Iterator
 
 import pandas as pd
 
@@ -37,7 +38,7 @@ def build_dir() -> Path:
     return Path(os.environ.get("KVLAB_BUILD_DIR") or REPO / "build")
 
 
-def harness():
+def harness() -> ModuleType:
     """The kvlab._harness module. Found on sys.path (PYTHONPATH=analysis:build/python) or
     in build_dir(); ImportError naming the build target when neither has it."""
     import kvlab
@@ -68,13 +69,13 @@ def local_server(engine: str = "concurrent", *, redis: bool = False,
             yield server
 
 
-def _fields(value) -> dict:
+def _fields(value: Any) -> dict:
     """The plain data attributes a bound harness result exposes, by their binding names."""
     return {name: getattr(value, name) for name in dir(value) if not name.startswith("_")
             and isinstance(getattr(value, name), (bool, int, float, str))}
 
 
-def sweep_frame(outcome, **labels) -> pd.DataFrame:
+def sweep_frame(outcome: Any, **labels: Any) -> pd.DataFrame:
     """One row per measured window of a kvlab._harness SweepOutcome: `labels` (e.g.
     server="concurrent"), the point's fields (threads, client, connections, pipeline,
     complete, ...) and the window's (repetition, ops, ops_per_s, p50_us, client_cpu, ...),

@@ -30,6 +30,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Iterable, Sequence
 
 from . import loadgens
 from ..measures.stats import ratio_interval, summarize
@@ -39,7 +40,8 @@ from .experiment import Point
 DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 
 
-def open_loop_rates(closed_loop_max: float, fractions=DEFAULT_FRACTIONS) -> list[tuple[float, float]]:
+def open_loop_rates(closed_loop_max: float,
+                    fractions: Sequence[float] = DEFAULT_FRACTIONS) -> list[tuple[float, float]]:
     """(fraction, offered ops/s) for each fraction of the closed-loop maximum."""
     if not closed_loop_max > 0:
         raise ValueError(f"closed-loop maximum must be > 0 ops/s, got {closed_loop_max!r}")
@@ -49,7 +51,7 @@ def open_loop_rates(closed_loop_max: float, fractions=DEFAULT_FRACTIONS) -> list
     return [(fraction, fraction * closed_loop_max) for fraction in fractions]
 
 
-def closed_loop_maximum(rows) -> float:
+def closed_loop_maximum(rows: Iterable[dict]) -> float:
     """A point's closed-loop maximum: the median ops/s of its measured repetitions."""
     rates = sorted(float(r["ops_per_s"]) for r in rows if r.get("ops_per_s"))
     if not rates:
@@ -64,7 +66,8 @@ def _run_files(point: Point, fraction: float, out_dir: Path) -> tuple[Path, Path
 
 
 def open_loop_commands(point: Point, binary: Path, target: str, closed_loop_max: float,
-                       out_dir: Path, fractions=DEFAULT_FRACTIONS, cpus: str | None = None,
+                       out_dir: Path, fractions: Sequence[float] = DEFAULT_FRACTIONS,
+                       cpus: str | None = None,
                        netns: str | None = None, arrival: str = "uniform") -> list[dict]:
     """The kvlab-load runs of one point's latency curve: one per fraction.
 
@@ -120,7 +123,8 @@ def curve_row_from_file(server: str, fraction: float, closed_loop_max: float, pa
 
 
 def measure_curve(point: Point, closed_loop_max: float, build_dir: Path, target: str,
-                  out_dir: Path, fractions=DEFAULT_FRACTIONS, cpus: str | None = None,
+                  out_dir: Path, fractions: Sequence[float] = DEFAULT_FRACTIONS,
+                  cpus: str | None = None,
                   netns: str | None = None, arrival: str = "uniform") -> tuple[list[dict], list[str]]:
     """Runs one point's open-loop runs (the server already running at `target`).
 

@@ -124,7 +124,7 @@ def _io_threads(server: ServerSpec) -> int | None:
 
 
 def _resolve_server(server: ServerSpec, cpus: int) -> ServerSpec | None:
-    def value(v):
+    def value(v: int | str | None) -> int | str | None:
         return cpus if v == AUTO else v
     if server.kind == "redis-cluster":
         return dataclasses.replace(server, nodes=value(server.nodes))

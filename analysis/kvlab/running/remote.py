@@ -33,7 +33,7 @@ class LinkUnavailable(Exception):
 
 class RemoteLink:
     def __init__(self, repo: Path, build_dir: Path, rtt_us: int, rate_mbit: int = 0,
-                 measured_file: Path = MEASURED_FILE):
+                 measured_file: Path = MEASURED_FILE) -> None:
         self.script = repo / "scripts" / "remote-link"
         self.environment = dict(os.environ, KVLAB_LINK_BIN=str(build_dir / "kvlab-link"))
         self.rtt_us = rtt_us

@@ -23,6 +23,7 @@ import csv
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -37,7 +38,7 @@ class PointsWriter:
     """Appends rows to points.csv; each write is flushed to disk before it returns, so a
     crash later in the run never loses a completed point."""
 
-    def __init__(self, path: Path, columns: list[str]):
+    def __init__(self, path: Path, columns: list[str]) -> None:
         self.path = path
         self.columns = columns
         self._handle = path.open("w", newline="")
@@ -106,7 +107,7 @@ def whole_points(points: pd.DataFrame) -> pd.DataFrame:
     return points[points["host"].isin(("", "merged"))]
 
 
-def load_table(run_dir: str | Path, name: str, **read_csv) -> pd.DataFrame | None:
+def load_table(run_dir: str | Path, name: str, **read_csv: Any) -> pd.DataFrame | None:
     """A CSV table of a run folder (ratios.csv, syscalls.csv, ...); None when the run has
     none or it holds no row. `read_csv`: pandas.read_csv's options."""
     path = Path(run_dir) / name

@@ -46,19 +46,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 import pandas as pd
 
 from ..tracking import machine
 from . import alternating, latency, loadgens, syscalls
-from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, compute, point_label,
-                                        unresolved_points, write_ratios)
-from .experiment import POINT_VARIABLES, Point, point_fill
+from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, RatioResult, compute,
+                                        point_label, unresolved_points, write_ratios)
+from .experiment import POINT_VARIABLES, CompareSpec, Point, ServerSpec, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
 from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
-from .servers import ServerError, ServerProcess, server_process
+from .servers import RedisClusterProcess, ServerError, ServerProcess, server_process
 
 # GET/mix need their keys to exist, YCSB's workloads their records: prefilled once per
 # fill (experiment.fill_of), key count and value size while a server runs. INCRBY needs
@@ -86,7 +86,7 @@ def _one_round(point: Point) -> float:
 class Progress:
     """One line per measurement: where the run is, what it measured, when it will end."""
 
-    def __init__(self, points: list[Point], stream: TextIO):
+    def __init__(self, points: list[Point], stream: TextIO) -> None:
         self.total = sum(p.repetitions for p in points)
         self.remaining_estimate = sum(_one_round(p) * p.repetitions for p in points)
         self.done = 0
@@ -148,7 +148,8 @@ def _slots(points: list[Point]) -> list[list[Point]]:
     return list(slots.values())
 
 
-def paired_order(servers: list[str], slot: list[Point], comparisons, rng) -> list[str]:
+def paired_order(servers: list[str], slot: list[Point], comparisons: Sequence[CompareSpec],
+                 rng: random.Random) -> list[str]:
     """The order a slot's servers are measured in: random, except that the two servers of
     each declared comparison (by = "server") that applies to the slot come one right after
     the other, in a random order of the two. The machine's speed drifts over seconds (a
@@ -173,7 +174,8 @@ def paired_order(servers: list[str], slot: list[Point], comparisons, rng) -> lis
     return [name for block in blocks for name in block]
 
 
-def paired_slots(slots: list[list[Point]], comparisons, rng) -> list[list[Point]]:
+def paired_slots(slots: list[list[Point]], comparisons: Sequence[CompareSpec],
+                 rng: random.Random) -> list[list[Point]]:
     """The order a round walks its slots in: the experiment's, except that the two slots of
     each declared comparison along a variable other than the server (e.g. by = "client":
     pooled and shared are different slots) come one right after the other, in a random
@@ -182,12 +184,12 @@ def paired_slots(slots: list[list[Point]], comparisons, rng) -> list[list[Point]
     connections and pipeline each client implies). The experiment's order is otherwise
     kept on purpose: a redis-benchmark GET point reads the keys its SET point wrote in the
     same round (its key names are not the prefill's)."""
-    def variables(slot):
+    def variables(slot: list[Point]) -> dict[str, Any]:
         values = slot[0].variables()
         del values["server"]
         return values
 
-    def partner_key(values, spec):
+    def partner_key(values: dict[str, Any], spec: CompareSpec) -> tuple:
         loose = set(FOLLOW_THE_CLIENT) if spec.by == "client" else set()
         return tuple(v for k, v in values.items() if k != spec.by and k not in loose)
 
@@ -231,7 +233,7 @@ def _summary(rows: list[dict], error: str | None) -> str:
 
 class Runner:
     def __init__(self, plan: Plan, repo: Path, build_dir: Path, runs_root: Path,
-                 stream: TextIO = sys.stderr, seed: int | None = None):
+                 stream: TextIO = sys.stderr, seed: int | None = None) -> None:
         self.plan = plan
         self.experiment = experiment = plan.experiment
         self.repo = repo
@@ -329,12 +331,12 @@ class Runner:
             self._write_meta(meta)
         return self.run_dir
 
-    def _ratios(self):
+    def _ratios(self) -> list[RatioResult]:
         """Every declared ratio: those measured by alternation, then those by rounds."""
         return [self._pair_result(p) for p in self.pairs if not p.calibration] \
             + self._round_ratios()
 
-    def _round_ratios(self):
+    def _round_ratios(self) -> list[RatioResult]:
         if not self.rows:
             return []
         return compute(pd.DataFrame(self.rows), self.rounds_comparisons,
@@ -365,7 +367,7 @@ class Runner:
         if self.calibration is not None:
             self.pairs.insert(0, self.calibration)
 
-    def _alternation_reserve(self, pairs) -> float:
+    def _alternation_reserve(self, pairs: list[alternating.Pair]) -> float:
         return sum(alternating.ALTERNATION_MIN_ROUNDS
                    * (self.experiment.alternation_s + p.round_seconds()) for p in pairs)
 
@@ -390,7 +392,7 @@ class Runner:
         self.alternation_spent[phase] = time.monotonic() - started
         self.alternation_spent_by_pair.update(self._alternation_phase.spent_s)
 
-    def _pair_result(self, pair):
+    def _pair_result(self, pair: alternating.Pair) -> RatioResult:
         return alternating.pair_result(pair, self.experiment.precision or DEFAULT_PRECISION,
                                        alternating.ALTERNATION_MIN_ROUNDS,
                                        self.alternation_spent_by_pair.get(pair.key, 0.0))
@@ -410,8 +412,8 @@ class Runner:
 
     # ---- rounds ------------------------------------------------------------------------
 
-    def _run_rounds(self, phase: str, points: list[Point], work: Path, writer, progress,
-                    bind: str | None = None) -> None:
+    def _run_rounds(self, phase: str, points: list[Point], work: Path, writer: PointsWriter,
+                    progress: Progress, bind: str | None = None) -> None:
         keys = {p: _key(p) for p in points}
         adaptive = self.experiment.precision is not None and self.rounds_comparisons
         started = time.monotonic()
@@ -420,7 +422,9 @@ class Runner:
         finally:
             self.rounds_spent_s += time.monotonic() - started
 
-    def _rounds_loop(self, phase, points, work, writer, progress, bind, keys, adaptive) -> None:
+    def _rounds_loop(self, phase: str, points: list[Point], work: Path, writer: PointsWriter,
+                     progress: Progress, bind: str | None, keys: dict[Point, tuple],
+                     adaptive: bool | tuple[CompareSpec, ...]) -> None:
         round_no = 0
         while True:
             round_no += 1
@@ -456,7 +460,8 @@ class Runner:
         if traced and not self.interrupted and bind is None:
             self._each_server_fresh(traced, work, None, self._count_syscalls)
 
-    def _count_syscalls(self, point: Point, process: ServerProcess, netns) -> None:
+    def _count_syscalls(self, point: Point, process: ServerProcess | RedisClusterProcess,
+                        netns: str | None) -> None:
         """System calls per operation, counted on the server while a short, fixed load of
         the point runs: by the kernel's tracepoints (perf) where they can be read, else by
         strace, which slows the server and so counts a slow server's calls (see
@@ -505,7 +510,8 @@ class Runner:
         point's rounds), from a fresh server per server; rows go to latency.csv."""
         self._each_server_fresh(points, work, bind, self._latency_curve)
 
-    def _server_process(self, server, work: Path, bind: str | None) -> ServerProcess:
+    def _server_process(self, server: ServerSpec, work: Path,
+                        bind: str | None) -> ServerProcess | RedisClusterProcess:
         """A fresh server pinned to the server CPUs; inside the link's namespace when bound
         to its address. Its log is appended to across rounds."""
         remote = bind is not None
@@ -515,7 +521,8 @@ class Runner:
                               bind=bind or "127.0.0.1")
 
     def _each_server_fresh(self, points: list[Point], work: Path, bind: str | None,
-                           measure) -> None:
+                           measure: Callable[[Point, ServerProcess | RedisClusterProcess,
+                                              str | None], None]) -> None:
         """measure(point, process, netns) for each point, from one fresh server per server."""
         remote = bind is not None
         for server in self.experiment.servers:
@@ -535,7 +542,8 @@ class Runner:
             finally:
                 process.stop()
 
-    def _latency_curve(self, point: Point, process: ServerProcess, netns) -> None:
+    def _latency_curve(self, point: Point, process: ServerProcess | RedisClusterProcess,
+                       netns: str | None) -> None:
         key = _key(point)
         measured = [r for r in self.rows if r.get("status") == "ok"
                     and tuple(str(r.get(v, "")) for v in point.variables()) == key]
@@ -559,11 +567,11 @@ class Runner:
         self.problems.extend(problems)
         latency.append_curve_rows(self.run_dir / "latency.csv", point, rows)
 
-    def _round(self, round_no: int, points: list[Point], work: Path, writer, progress,
-               bind: str | None) -> None:
+    def _round(self, round_no: int, points: list[Point], work: Path, writer: PointsWriter,
+               progress: Progress, bind: str | None) -> None:
         remote = bind is not None
         names = {p.server for p in points}
-        processes: dict[str, ServerProcess] = {}
+        processes: dict[str, ServerProcess | RedisClusterProcess] = {}
         try:
             for server in self.experiment.servers:
                 if server.name not in names:
@@ -598,7 +606,8 @@ class Runner:
             for process in processes.values():
                 process.stop()
 
-    def _measure_remote(self, points, work: Path, writer, progress) -> None:
+    def _measure_remote(self, points: list[Point], work: Path, writer: PointsWriter,
+                        progress: Progress) -> None:
         link = RemoteLink(self.repo, self.build_dir, self.experiment.remote_rtt_us,
                           self.experiment.remote_rate_mbit)
         try:
@@ -627,8 +636,8 @@ class Runner:
             self.helper_pids = []
             link.down()
 
-    def _give_up(self, points, round_no, status, problem, writer, progress,
-                 announce=True) -> None:
+    def _give_up(self, points: list[Point], round_no: int, status: str, problem: str,
+                 writer: PointsWriter, progress: Progress, announce: bool = True) -> None:
         """Records measurements that cannot be made, with the reason, and moves on."""
         if announce:
             self.say(problem)
@@ -637,14 +646,17 @@ class Runner:
             self._write(writer, [_unmeasured_row(point, round_no, status, problem)])
             progress.point_done(point, status)
 
-    def _write(self, writer, rows: list[dict]) -> None:
+    def _write(self, writer: PointsWriter, rows: list[dict]) -> None:
         writer.write(rows)
         self.rows.extend(rows)
 
     # ---- one measurement ---------------------------------------------------------------
 
-    def _measure_group(self, group, round_no, process, processes, prefilled, writer, progress,
-                       netns) -> None:
+    def _measure_group(self, group: list[Point], round_no: int,
+                       process: ServerProcess | RedisClusterProcess,
+                       processes: dict[str, ServerProcess | RedisClusterProcess],
+                       prefilled: set, writer: PointsWriter, progress: Progress,
+                       netns: str | None) -> None:
         first = group[0]
         target = process.target(first.transport)
         fill = (point_fill(first), first.keys, first.value_size)
@@ -690,8 +702,8 @@ class Runner:
             if not disturbed or any(r.error for r in results):
                 return
 
-    def _record_memory(self, point: Point, round_no: int, before, after,
-                       first_fill: bool) -> None:
+    def _record_memory(self, point: Point, round_no: int, before: tuple[int, int, int] | None,
+                       after: tuple[int, int, int] | None, first_fill: bool) -> None:
         """Bytes per key of the filled key space over the empty server: INFO used_memory
         (allocator level, as Redis counts it) and RSS as a cross-check. RSS is only meaningful
         for a process's first fill (freed pages are not returned), so later fills leave it
@@ -709,7 +721,7 @@ class Runner:
                          + (f"{(after[1] - before[1]) / added:.1f}" if first_fill else "")
                          + f",{point.value_shape}\n")
 
-    def _prefill(self, point: Point, target: str, netns) -> str | None:
+    def _prefill(self, point: Point, target: str, netns: str | None) -> str | None:
         """SETs every key once (or loads a YCSB workload's records: what it measures for a
         millisecond after is read-only), in a load run of its own (its cost is in no
         measurement)."""
@@ -725,7 +737,8 @@ class Runner:
                 Path(folder) / "p.csv", Path(folder) / "p.json", prefill=True)
         return result.error
 
-    def _load(self, point: Point, round_no: int, target: str, netns, watch):
+    def _load(self, point: Point, round_no: int, target: str, netns: str | None,
+              watch: loadgens.Watch) -> loadgens.LoadResult:
         """One kvlab-load run of one round of `point`; its rows are the points.csv rows."""
         self._histogram_count += 1
         slug = (f"{self._histogram_count:04d}-{point.server}-{point.sweep}-{point.transport}-"

@@ -23,7 +23,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TextIO
 
 from .experiment import ServerSpec
 from .hosts import Host, HostError
@@ -256,7 +256,7 @@ class _Server:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -272,7 +272,7 @@ class ServerProcess(_Server):
 
     def __init__(self, spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
                  cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1",
-                 host: "Host | None" = None, port: int | None = None):
+                 host: "Host | None" = None, port: int | None = None) -> None:
         self.spec = spec
         self.cpus = cpus
         self.netns = netns
@@ -344,7 +344,7 @@ class ServerProcess(_Server):
         self.empty_memory = self.memory()
         self.filled = False
 
-    def _copy_output(self, log) -> None:
+    def _copy_output(self, log: TextIO) -> None:
         assert self._process is not None and self._process.stdout is not None
         with log:
             for line in self._process.stdout:
@@ -461,7 +461,7 @@ class RedisClusterProcess(_Server):
     ServerProcess; `pid` is node 0's, `pids` every node's."""
 
     def __init__(self, spec: ServerSpec, work_dir: Path, log_path: Path, cpus: str | None,
-                 netns: str | None = None, bind: str = "127.0.0.1"):
+                 netns: str | None = None, bind: str = "127.0.0.1") -> None:
         self.spec = spec
         self.cpus = cpus
         self.netns = netns
@@ -590,7 +590,8 @@ class RedisClusterProcess(_Server):
 
 
 def server_process(spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
-                   cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1"):
+                   cpus: str | None, netns: str | None = None,
+                   bind: str = "127.0.0.1") -> ServerProcess | RedisClusterProcess:
     """The process object that runs `spec`: a RedisClusterProcess or a ServerProcess."""
     if spec.kind == "redis-cluster":
         return RedisClusterProcess(spec, work_dir, log_path, cpus, netns=netns, bind=bind)

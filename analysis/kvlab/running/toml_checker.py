@@ -30,7 +30,7 @@ _KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "tru
 class Checker:
     """Reads one table of the file, remembering which keys were consumed."""
 
-    def __init__(self, path: Path, where: str, table: Any):
+    def __init__(self, path: Path, where: str, table: Any) -> None:
         self.path = path
         self.where = where
         if not isinstance(table, dict):

@@ -45,7 +45,7 @@ def compare(base: str | Path, new: str | Path, min_effect: float = MIN_EFFECT,
     return history, new_record, judge_record(history, new_record, min_effect)
 
 
-def _number(value, digits: int = 4) -> str:
+def _number(value: float | None, digits: int = 4) -> str:
     if value is None:
         return "–"
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}g}"
@@ -68,7 +68,7 @@ def _baseline(v: SeriesVerdict) -> str:
     return text
 
 
-def _percent(value) -> str:
+def _percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:+.1f}%"
 
 

@@ -36,6 +36,7 @@ import math
 import re
 import sys
 from pathlib import Path
+from typing import Any, Iterable
 
 from ..running.experiment import POINT_VARIABLES
 from .machine import fingerprint
@@ -46,7 +47,7 @@ SCHEMA = "kvlab-history/1"
 COST_SUFFIX = "_per_op"
 
 
-def cost_columns(columns) -> list[str]:
+def cost_columns(columns: Iterable[str]) -> list[str]:
     """The cost-per-operation columns among `columns`, in their order."""
     return [c for c in columns if c.endswith(COST_SUFFIX)]
 # Point variables printed bare in a label (their values say what they are).
@@ -92,7 +93,7 @@ class SeriesKey:
 # ----------------------------------------------------------------- reading a run
 
 
-def _number(text) -> float | None:
+def _number(text: Any) -> float | None:
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -109,7 +110,7 @@ def _read_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def _is_true(text) -> bool:
+def _is_true(text: Any) -> bool:
     return str(text).strip().lower() in ("true", "1", "yes")
 
 
@@ -244,7 +245,7 @@ def read_record(path: str | Path) -> dict:
     return record
 
 
-def parse_date(text) -> datetime.datetime | None:
+def parse_date(text: Any) -> datetime.datetime | None:
     """An ISO date as an aware datetime (naive ones are taken as UTC); None if unreadable."""
     if not text:
         return None

@@ -34,6 +34,8 @@ Usage (what `make regress` and `make regress-update` run):
 Exit status: 0 no case grew, 1 a case grew past the tolerance, 2 the gate could not run.
 """
 
+from __future__ import annotations
+
 import datetime
 import argparse
 import json
