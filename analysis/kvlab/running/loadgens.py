@@ -25,6 +25,7 @@ import functools
 import io
 import json
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 from .experiment import Point
@@ -56,7 +57,7 @@ def point_schema(build_dir: Path) -> dict:
     return json.loads(done.stdout)
 
 
-def row_columns(schema: dict, labels) -> list[str]:
+def row_columns(schema: dict, labels: Iterable[str]) -> list[str]:
     """A row's columns as kvlab-load writes them: the labels', then the measured ones
     no label took."""
     labels = list(labels)

@@ -145,7 +145,8 @@ def _start_late_ms(stdout: bytes) -> float | None:
     return None
 
 
-def _outcome(host: Host, finished, csv_path: str, json_path: str) -> HostOutcome:
+def _outcome(host: Host, finished: subprocess.CompletedProcess | str, csv_path: str,
+             json_path: str) -> HostOutcome:
     if isinstance(finished, str):
         return HostOutcome(host, [], {}, "", None, f"client host {host.name}: {finished}")
     error = None
@@ -173,7 +174,7 @@ class MultiHostMeasurement:
     progress call per point. `say` prints a line; problems collects what went wrong."""
 
     def __init__(self, experiment: Experiment, repo: Path, build_dir: Path, run_dir: Path,
-                 say: Callable[[str], None], problems: list[str]):
+                 say: Callable[[str], None], problems: list[str]) -> None:
         self.experiment = experiment
         self.repo = repo
         self.build_dir = build_dir
@@ -260,7 +261,8 @@ class MultiHostMeasurement:
         self.lead_s = max(START_LEAD_MIN_S, 3 * max(command_s.values()))
         return None
 
-    def _give_up(self, points, problem, write, done) -> None:
+    def _give_up(self, points: list[Point], problem: str, write: Callable[[list[dict]], None],
+                 done: Callable[[Point, str], None]) -> None:
         self.say(problem)
         self.problems.append(problem)
         for point in points:
@@ -268,7 +270,9 @@ class MultiHostMeasurement:
                    for r in range(1, point.repetitions + 1)])
             done(point, "failed")
 
-    def _measure_server(self, spec: ServerSpec, points, write, done) -> None:
+    def _measure_server(self, spec: ServerSpec, points: list[Point],
+                        write: Callable[[list[dict]], None],
+                        done: Callable[[Point, str], None]) -> None:
         server = ServerProcess(
             spec, self.build_dir, self.run_dir, cpus=self.experiment.server_cpus,
             log_path=self.run_dir / "logs" / f"{spec.name}-{self.server_host.name}.log",
@@ -282,7 +286,7 @@ class MultiHostMeasurement:
             return
         self.say(f"{spec.name} runs on {self.server_host.name} (pid {server.pid}) at "
                  f"{server.target()}")
-        prefilled: set[tuple[int, int]] = set()
+        prefilled: set[tuple[str | None, int, int]] = set()
         try:
             for point in points:
                 if not server.alive():
@@ -318,7 +322,10 @@ class MultiHostMeasurement:
                                         f"{error}") from None
                     time.sleep(0.2)
 
-    def _measure_point(self, point: Point, server: ServerProcess, prefilled, write, done) -> None:
+    def _measure_point(self, point: Point, server: ServerProcess,
+                       prefilled: set[tuple[str | None, int, int]],
+                       write: Callable[[list[dict]], None],
+                       done: Callable[[Point, str], None]) -> None:
         # Prefill once from the first client host, before the common start (kvlab-load
         # prefills inside its run, which would put one host's prefill into the others' time).
         fill = (point_fill(point), point.keys, point.value_size)
@@ -379,7 +386,8 @@ class MultiHostMeasurement:
         self.say(f"client host {name} began {late[name]:.1f} ms after the common instant; "
                  f"the start lead is now {self.lead_s:.2f} s")
 
-    def _rows(self, point: Point, slug: str, outcomes: list[HostOutcome]):
+    def _rows(self, point: Point, slug: str,
+              outcomes: list[HostOutcome]) -> tuple[list[dict], str | None]:
         histogram_dir = self.run_dir / "histograms"
         rows = []
         for outcome in outcomes:
