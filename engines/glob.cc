@@ -1,5 +1,7 @@
 #include "engines/glob.h"
 
+#include <utility>
+
 #include "base/ascii_case.h"
 
 namespace kvlab {
@@ -7,63 +9,84 @@ namespace {
 
 char Fold(char c, bool nocase) { return nocase ? AsciiLower(c) : c; }
 
-bool Match(const char* p, const char* p_end, const char* s, const char* s_end, bool nocase) {
-  while (p < p_end && s < s_end) {
-    switch (*p) {
-      case '*':
-        while (p + 1 < p_end && p[1] == '*') ++p;
-        if (p + 1 == p_end) return true;
-        for (; s < s_end; ++s) {
-          if (Match(p + 1, p_end, s, s_end, nocase)) return true;
-        }
-        return Match(p + 1, p_end, s, s_end, nocase);
-      case '?':
-        ++s;
-        break;
-      case '[': {
-        ++p;
-        bool negate = p < p_end && *p == '^';
-        if (negate) ++p;
-        bool matched = false;
-        while (p < p_end && *p != ']') {
-          if (*p == '\\' && p + 1 < p_end) {
-            ++p;
-            if (Fold(*p, nocase) == Fold(*s, nocase)) matched = true;
-          } else if (p + 2 < p_end && p[1] == '-') {
-            char lo = Fold(p[0], nocase), hi = Fold(p[2], nocase), c = Fold(*s, nocase);
-            if (lo > hi) std::swap(lo, hi);
-            if (c >= lo && c <= hi) matched = true;
-            p += 2;
-          } else if (Fold(*p, nocase) == Fold(*s, nocase)) {
-            matched = true;
-          }
+// Matches the one pattern token at `*p` (not '*') against the byte `c`, with
+// Redis's rules for classes and escapes (an unterminated class runs to the
+// end of the pattern; a trailing backslash is a literal). Sets `*next` to the
+// token's end either way.
+bool TokenMatches(const char* p, const char* p_end, char c, bool nocase, const char** next) {
+  switch (*p) {
+    case '?':
+      *next = p + 1;
+      return true;
+    case '[': {
+      ++p;
+      const bool negate = p < p_end && *p == '^';
+      if (negate) ++p;
+      bool matched = false;
+      while (p < p_end && *p != ']') {
+        if (*p == '\\' && p + 1 < p_end) {
           ++p;
+          if (Fold(*p, nocase) == Fold(c, nocase)) matched = true;
+        } else if (p + 2 < p_end && p[1] == '-') {
+          char lo = Fold(p[0], nocase), hi = Fold(p[2], nocase);
+          const char folded = Fold(c, nocase);
+          if (lo > hi) std::swap(lo, hi);
+          if (folded >= lo && folded <= hi) matched = true;
+          p += 2;
+        } else if (Fold(*p, nocase) == Fold(c, nocase)) {
+          matched = true;
         }
-        if (p == p_end) --p;  // unterminated class: the outer ++p ends the pattern
-        if (negate) matched = !matched;
-        if (!matched) return false;
-        ++s;
-        break;
+        ++p;
       }
-      case '\\':
-        if (p + 1 < p_end) ++p;
-        [[fallthrough]];
-      default:
-        if (Fold(*p, nocase) != Fold(*s, nocase)) return false;
-        ++s;
-        break;
+      *next = p < p_end ? p + 1 : p_end;  // past ']', or the end of an unterminated class
+      return negate ? !matched : matched;
     }
-    ++p;
+    case '\\':
+      if (p + 1 < p_end) ++p;
+      [[fallthrough]];
+    default:
+      *next = p + 1;
+      return Fold(*p, nocase) == Fold(c, nocase);
   }
-  while (p < p_end && *p == '*') ++p;
-  return p == p_end && s == s_end;
 }
 
 }  // namespace
 
+// Iterative star backtracking: every token but '*' consumes exactly one byte,
+// so when a match fails only the most recent '*' needs to take one more byte;
+// earlier stars never need to be revisited (whatever they could absorb, the
+// later star can absorb too). Each text position is tried against each
+// pattern position at most once per star, so the cost is O(|pattern| x
+// |text|) whatever the pattern — Redis's recursive stringmatchlen() was
+// exponential in the number of stars (CVE-2022-36021: KEYS "*a*a*...*b"
+// against a long run of 'a's). The answers are the recursive matcher's.
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase) {
-  return Match(pattern.data(), pattern.data() + pattern.size(), text.data(),
-               text.data() + text.size(), nocase);
+  const char* p = pattern.data();
+  const char* const p_end = p + pattern.size();
+  const char* s = text.data();
+  const char* const s_end = s + text.size();
+  const char* star_p = nullptr;  // the pattern just after the last '*' seen
+  const char* star_s = nullptr;  // where that star's absorbed bytes end
+  while (s < s_end) {
+    if (p < p_end && *p == '*') {
+      while (p < p_end && *p == '*') ++p;
+      if (p == p_end) return true;
+      star_p = p;
+      star_s = s;
+      continue;
+    }
+    const char* next = nullptr;
+    if (p < p_end && TokenMatches(p, p_end, *s, nocase, &next)) {
+      p = next;
+      ++s;
+      continue;
+    }
+    if (star_p == nullptr) return false;
+    p = star_p;
+    s = ++star_s;
+  }
+  while (p < p_end && *p == '*') ++p;
+  return p == p_end;
 }
 
 }  // namespace kvlab

@@ -295,6 +295,45 @@ TEST_P(ServerHostile, MaxMemoryRefusesWritesAndKeepsEarlierKeys) {
   EXPECT_NE(memory.text.find("used_memory:"), std::string::npos) << memory.text;
 }
 
+// CVE-2022-36021: a KEYS pattern of nested stars against a long run of one
+// byte made Redis's recursive glob (and kvlab's) run for centuries, with
+// every other client stalled. The pattern and keyspace.tcl's regression; the
+// whole test runs under ctest's TIMEOUT, so a hang fails it.
+TEST_P(ServerHostile, NestedStarPatternsAnswerAndOthersAreServed) {
+  StartServer();
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Command({"SET", std::string(30, 'a') + "1", "x"}).IsStatus("OK"));
+  ASSERT_TRUE(client->Command({"HSET", "h", std::string(60, 'a'), "v"}).IsInteger(1));
+  ASSERT_TRUE(client->Command({"SADD", "s", std::string(60, 'a')}).IsInteger(1));
+  ASSERT_TRUE(client->Command({"ZADD", "z", "1", std::string(60, 'a')}).IsInteger(1));
+  const std::string cve = "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b";
+  std::string long_pattern;
+  for (int i = 0; i < 1000; ++i) long_pattern += "*a";
+  long_pattern += "*b";
+  for (const std::string& pattern : {cve, long_pattern}) {
+    const Reply keys = client->Command({"KEYS", pattern});
+    ASSERT_TRUE(keys.ok) << keys.text;
+    EXPECT_TRUE(keys.elements.empty());
+    const Reply scan = client->Command({"SCAN", "0", "MATCH", pattern, "COUNT", "1000"});
+    ASSERT_EQ(scan.elements.size(), 2u) << scan.text;
+    EXPECT_TRUE(scan.elements[1].elements.empty());
+    for (const char* command : {"HSCAN", "SSCAN", "ZSCAN"}) {
+      const std::string key(1, static_cast<char>(std::tolower(command[0])));
+      const Reply container = client->Command({command, key, "0", "MATCH", pattern});
+      ASSERT_EQ(container.elements.size(), 2u) << command << ": " << container.text;
+      EXPECT_TRUE(container.elements[1].elements.empty()) << command;
+    }
+  }
+  // A second client is served while the first sends the pattern repeatedly.
+  auto other = Connect();
+  ASSERT_NE(other, nullptr);
+  for (int i = 0; i < 50; ++i) client->Append({"KEYS", cve});
+  EXPECT_TRUE(other->Command({"PING"}).IsStatus("PONG"));
+  for (int i = 0; i < 50; ++i) EXPECT_TRUE(client->GetReply().ok);
+  ExpectHealthy();
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, ServerHostile, ::testing::ValuesIn(ServerEngineKinds()),
                          EngineName);
 
