@@ -47,14 +47,21 @@ template <typename RunKeyed, typename RunKeyless>
 void RunGroupOps(Batch& batch, AtomicGroup& group, RunKeyed&& run_keyed,
                  RunKeyless&& run_keyless) {
   const uint32_t end = group.first + group.count;
+  GroupState state;
+  // EXEC's watched keys come first: reclaiming one that expired since its
+  // WATCH touches the flag, which is read only after them.
+  uint32_t next = group.first;
+  while (next < end && batch.ops[next].code == OpCode::kWatchedKey) {
+    batch.results[next] = run_keyed(batch.ops[next], state);
+    ++next;
+  }
   if (group.abort_if != nullptr && group.abort_if->load(std::memory_order_acquire)) {
     group.aborted = true;
     for (uint32_t i = group.first; i < end; ++i) batch.results[i] = OpResult::Nil();
     return;
   }
-  GroupState state;
-  uint32_t skip_until = group.first;
-  for (uint32_t i = group.first; i < end; ++i) {
+  uint32_t skip_until = next;
+  for (uint32_t i = next; i < end; ++i) {
     const Operation& op = batch.ops[i];
     if (i < skip_until) {
       batch.results[i] = OpResult::Nil();

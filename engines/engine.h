@@ -48,8 +48,9 @@ struct AtomicGroup {
   uint32_t first = 0;
   uint32_t count = 0;
   // EXEC after WATCH: the session's "a watched key was touched" flag. Read
-  // with every key of the group held; when true, no operation runs, each
-  // result is kNil and `aborted` is set.
+  // with every key of the group held, after the group's leading kWatchedKey
+  // operations; when true, no other operation runs, each result is kNil and
+  // `aborted` is set.
   const std::atomic<bool>* abort_if = nullptr;
   bool aborted = false;        // written by the engine
   // Parts depend on one another (guards, carries, abort_if): such a group

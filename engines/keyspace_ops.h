@@ -338,6 +338,7 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       return OpResult::Integer(static_cast<int64_t>(next.size()));
     }
     case OpCode::kRequireAbsent:
+    case OpCode::kWatchedKey:  // ApplyToKey() reclaimed it if it had expired
       return OpResult::Integer(live ? 1 : 0);
     case OpCode::kLoadCarry:
       assert(group != nullptr);
@@ -414,9 +415,10 @@ class ChangeTracking {
 }  // namespace keyspace_detail
 
 // Applies a keyed operation to its slot with exclusive access: lazily erases
-// an expired entry, enforces the memory limit, reports the change in the
-// entry's footprint to `meter` and a changed key to `feed` (reclaiming an
-// expired entry is not a change, as in Redis). REQUIRES: !IsKeyless(op.code).
+// an expired entry (reported to `feed` as an expiry, which only watchers
+// that saw the key live count as a change, as in Redis), enforces the
+// memory limit, reports the change in the entry's footprint to `meter` and a
+// changed key to `feed`. REQUIRES: !IsKeyless(op.code).
 // `group` is the running AtomicGroup's state (required by guards and carries).
 template <EntryHandle H>
 OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter& meter,
@@ -429,9 +431,11 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
   std::optional<EntryView> stored = handle.Find();
   const int64_t bytes_before = stored ? Footprint(op.key, *stored) : 0;
   if (stored && IsExpired(*stored, now_ms)) {
+    const int64_t deadline = stored->expire_at_ms;
     ReleaseContainer(stored->container);
     handle.Erase();
     stored.reset();
+    feed.ReportExpired(op.key, deadline);
   }
   keyspace_detail::ChangeTracking<H> tracked(handle, stored ? stored->container : nullptr);
   OpResult result = keyspace_detail::WriteLive(op, tracked, stored, now_ms, group);

@@ -1,12 +1,15 @@
 // ModificationFeed: where an engine reports every key a write changed
 // (Redis's signalModifiedKey()), so that the server's WATCH sees writes at
-// the moment they happen, with the key still held by the writer.
+// the moment they happen, with the key still held by the writer, and every
+// expired entry a write reclaims (Redis's deleteExpiredKeyAndPropagate()
+// signals those too).
 //
 // Thread-safe. While no observer is set (nobody WATCHes anything), a
 // report costs one atomic load.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <string_view>
 
 namespace kvlab {
@@ -16,6 +19,9 @@ class KeyObserver {
   virtual ~KeyObserver() = default;
   // Called by whichever thread changed `key`, with the key still held.
   virtual void KeyModified(std::string_view key) = 0;
+  // An expired entry of `key`, due at unix ms `deadline`, was reclaimed:
+  // a change only for whoever saw the key live (before its deadline).
+  virtual void KeyExpired(std::string_view key, int64_t deadline) = 0;
 };
 
 class ModificationFeed {
@@ -27,6 +33,11 @@ class ModificationFeed {
   void Report(std::string_view key) const {
     if (KeyObserver* observer = observer_.load(std::memory_order_seq_cst)) {
       observer->KeyModified(key);
+    }
+  }
+  void ReportExpired(std::string_view key, int64_t deadline) const {
+    if (KeyObserver* observer = observer_.load(std::memory_order_seq_cst)) {
+      observer->KeyExpired(key, deadline);
     }
   }
 

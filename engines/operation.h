@@ -64,6 +64,11 @@ enum class OpCode : uint8_t {
                //    removes the key -> kInteger 1, or 0 when missing (the guard fails)
   kStoreCarry, // stores the carried value and expiry under the key -> kOk
   kCollectKeys, // keyless: offers every live key to `collect` -> kOk
+  // EXEC's check of a key it WATCHes, first in its group: reclaims the entry
+  // if it has expired (which the ModificationFeed reports, touching the
+  // watchers that saw it live: Redis's isWatchedKeyExpired()) -> kInteger 1
+  // if the key is live, else 0. A write (it may erase), never denied.
+  kWatchedKey,
   // A command on a hash, list, set or sorted set: `container_command` runs
   // with the whole command's arguments (container_call.h) -> any kind; a
   // reply of several values is kReply.

@@ -45,6 +45,8 @@ struct CommandSpec {
     // Dispatched only once the batch queued before it has run (WATCH: a
     // write earlier in the pipeline must not count as after the WATCH).
     kAfterQueued = 1u << 7,
+    // Refused inside MULTI, dooming the EXEC (Redis's no-multi: SAVE, SHUTDOWN).
+    kRefusedInMulti = 1u << 8,
   };
   std::string name;       // lower case, as Redis reports it
   int arity = 0;

@@ -156,6 +156,9 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   } else if (!client_.authenticated && !(spec->flags & CommandSpec::kNoAuth)) {
     writer.Error(kNoAuthError);
     if (transaction.open()) transaction.Doom();
+  } else if (transaction.open() && (spec->flags & CommandSpec::kRefusedInMulti)) {
+    writer.Error("ERR Command not allowed inside a transaction");
+    transaction.Doom();
   } else if (auto moved = MovedError(*spec, args_, client_.info, ctx_.settings)) {
     // A shard port whose thread does not own the key: Redis Cluster's answer.
     writer.Error(*moved);
@@ -240,12 +243,13 @@ void Session::RunExec(std::string& immediate) {
   const std::vector<std::vector<std::string>>& commands = exec_storage_.back();
 
   const uint32_t first_op = static_cast<uint32_t>(batch_.ops.size());
-  // The watched keys join the group (their results unused): the engine
-  // holds them too while it reads the flag, so a write to one of them is
-  // wholly before the EXEC (it touched the flag) or wholly after. On the
-  // sharded engine this also orders the EXEC after this connection's
-  // earlier writes to them.
-  for (const std::string& key : watcher.keys) batch_.Add(MakeOp(OpCode::kExists, key));
+  // The watched keys join the group first (their results unused): the
+  // engine holds them too while it reads the flag, so a write to one of
+  // them is wholly before the EXEC (it touched the flag) or wholly after; and
+  // one that expired since its WATCH is reclaimed there, touching the flag
+  // before it is read. On the sharded engine this also orders the EXEC after
+  // this connection's earlier writes to them.
+  for (const std::string& key : watcher.keys) batch_.Add(MakeOp(OpCode::kWatchedKey, key));
   std::vector<std::string_view> args;
   for (const std::vector<std::string>& command : commands) {
     args.assign(command.begin(), command.end());

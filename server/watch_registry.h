@@ -5,14 +5,18 @@
 // with the key still held (ModificationFeed), so a watcher is touched at the
 // moment of the write, exactly when Redis's signalModifiedKey() would: a
 // write that changes nothing (SETNX on a present key, DEL of a missing one)
-// touches nothing. The registry is the feed's observer only while some key
-// is watched; otherwise a write pays one atomic load.
+// touches nothing. An expired entry reclaimed after the WATCH touches the
+// watcher only if the key was live when it was watched (Redis 7.0's
+// watchedKey.expired): its deadline is not before the WATCH. The registry is
+// the feed's observer only while some key is watched; otherwise a write pays
+// one atomic load.
 //
 // Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -38,18 +42,25 @@ class WatchRegistry final : public KeyObserver {
   WatchRegistry(const WatchRegistry&) = delete;
   WatchRegistry& operator=(const WatchRegistry&) = delete;
 
-  // Adds `key` to the watcher's keys (once).
-  void Watch(Watcher& watcher, std::string_view key);
+  // Adds `key` to the watcher's keys (once), watched at unix ms `now_ms`.
+  void Watch(Watcher& watcher, std::string_view key, int64_t now_ms);
   // Forgets every key of the watcher (UNWATCH, EXEC, DISCARD, a closed
   // connection) and clears its flag.
   void UnwatchAll(Watcher& watcher);
-  // KeyObserver: marks every watcher of `key`.
+  // KeyObserver: marks every watcher of `key`; for an expiry, those that
+  // watched it at or before its deadline (Redis: live while now <= deadline).
   void KeyModified(std::string_view key) override;
+  void KeyExpired(std::string_view key, int64_t deadline) override;
 
  private:
+  struct Watching {
+    Watcher* watcher;
+    int64_t watched_at_ms;
+  };
+
   ModificationFeed& feed_;
   Mutex mutex_;
-  std::unordered_map<std::string, std::vector<Watcher*>, KeyHash, KeyEqual> watchers_
+  std::unordered_map<std::string, std::vector<Watching>, KeyHash, KeyEqual> watchers_
       GUARDED_BY(mutex_);
 };
 

@@ -14,5 +14,6 @@ void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WAT
 void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
 void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
 void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
+void RegisterLifecycleCommands(CommandTable& table);   // SAVE SHUTDOWN
 
 }  // namespace kvlab

@@ -1,6 +1,7 @@
 // Transaction commands: MULTI EXEC DISCARD WATCH UNWATCH, with Redis 7.0's
 // replies (multi.c). MULTI only opens the queue; the Session queues what
 // follows and runs EXEC itself (CommandSpec::kExec), as one AtomicGroup.
+#include "engines/clock.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 
@@ -34,8 +35,9 @@ void Watch(CommandCall& call) {
     call.reply().Error("ERR WATCH inside MULTI is not allowed");
     return;
   }
+  const int64_t now_ms = UnixNowMs();
   for (size_t i = 1; i < call.args.size(); ++i) {
-    call.server.watches.Watch(transaction.watcher(), call.args[i]);
+    call.server.watches.Watch(transaction.watcher(), call.args[i], now_ms);
   }
   call.reply().Ok();
 }

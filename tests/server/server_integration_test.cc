@@ -257,6 +257,20 @@ TEST_P(ServerIntegration, SigtermExitsZeroAndRemovesSocketFile) {
   EXPECT_FALSE(std::filesystem::exists(server_->unix_path()));
 }
 
+// SHUTDOWN stops the server as SIGTERM does; like Redis it sends no reply,
+// the connection just closes.
+TEST_P(ServerIntegration, ShutdownCommandExitsZeroWithoutReply) {
+  StartServer();
+  auto client = RawClient::Tcp("127.0.0.1", server_->port());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Send("SHUTDOWN NOSAVE\r\n"));
+  bool closed = false;
+  EXPECT_EQ(client->ReadUntilClosed(&closed), "");
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(server_->WaitForExit(), std::optional<int>(0));
+  EXPECT_FALSE(std::filesystem::exists(server_->unix_path()));
+}
+
 TEST_P(ServerIntegration, SigintExitsZero) {
   StartServer();
   EXPECT_EQ(server_->StopWith(SIGINT), std::optional<int>(0));

@@ -42,6 +42,8 @@ class ServerProcess {
   // Sends `signal` and waits (bounded) for the exit. Returns the exit status,
   // or nullopt when it did not exit normally.
   std::optional<int> StopWith(int signal);
+  // Waits (bounded) for an exit it did not cause (SHUTDOWN): the same result.
+  std::optional<int> WaitForExit() { return StopWith(0); }
 
  private:
   ServerProcess() = default;
