@@ -46,6 +46,8 @@ class ConcurrentEngine final : public InlineEngine {
 
   EngineInfo Info() const override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
+  uint64_t MemoryLimit() const override { return meter_.Limit(); }
+  void SetMemoryLimit(uint64_t bytes) override { meter_.SetLimit(bytes); }
 
  private:
   // What an insert knows of the key it may create: its bytes, and the value

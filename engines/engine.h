@@ -139,6 +139,9 @@ class Engine {
   // configured limit, so commands that may grow the dataset are refused
   // whole before they run. A gauge: thread-safe, not a synchronisation point.
   virtual bool OverMemoryLimit() const = 0;
+  // The limit (0: none), and CONFIG SET maxmemory's change of it.
+  virtual uint64_t MemoryLimit() const = 0;
+  virtual void SetMemoryLimit(uint64_t bytes) = 0;
   // Every key a write changes (FLUSHALL: every key it removes) is reported
   // here, by the thread that changed it, with the key held.
   ModificationFeed& modifications() { return modifications_; }

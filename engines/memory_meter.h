@@ -27,10 +27,18 @@ class MemoryMeter {
   int64_t UsedBytes() const { return used_bytes_.load(std::memory_order_relaxed); }
   // Redis's rule (maxmemory with noeviction): once used >= limit, every
   // command that may grow the dataset is refused, whatever its size.
-  bool OverLimit() const { return limit_bytes_ > 0 && UsedBytes() >= limit_bytes_; }
+  bool OverLimit() const {
+    const int64_t limit = limit_bytes_.load(std::memory_order_relaxed);
+    return limit > 0 && UsedBytes() >= limit;
+  }
+  // CONFIG SET maxmemory: the next write checks the new limit (0: none).
+  void SetLimit(uint64_t limit_bytes) {
+    limit_bytes_.store(static_cast<int64_t>(limit_bytes), std::memory_order_relaxed);
+  }
+  uint64_t Limit() const { return static_cast<uint64_t>(limit_bytes_.load(std::memory_order_relaxed)); }
 
  private:
-  const int64_t limit_bytes_;
+  std::atomic<int64_t> limit_bytes_;
   std::atomic<int64_t> used_bytes_{0};
 };
 

@@ -73,6 +73,8 @@ class OwnerEngine final : public Engine {
   void DeferWakeupsOnThisThread() override;
   void WakeDeferred() override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
+  uint64_t MemoryLimit() const override { return meter_.Limit(); }
+  void SetMemoryLimit(uint64_t bytes) override { meter_.SetLimit(bytes); }
   void AttachIoThread(unsigned index, IoThreadPost post) override;
   bool HasWorkInFlight() const override {
     return batches_in_flight_.load(std::memory_order_acquire) != 0;

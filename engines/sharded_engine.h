@@ -77,6 +77,8 @@ class ShardedEngine final : public Engine {
   void DeferWakeupsOnThisThread() override;
   void WakeDeferred() override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
+  uint64_t MemoryLimit() const override { return meter_.Limit(); }
+  void SetMemoryLimit(uint64_t bytes) override { meter_.SetLimit(bytes); }
 
  private:
   struct PendingBatch;  // one Execute() in flight: its per-shard work and completion

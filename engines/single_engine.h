@@ -21,6 +21,8 @@ class SingleEngine final : public InlineEngine {
 
   EngineInfo Info() const override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
+  uint64_t MemoryLimit() const override { return meter_.Limit(); }
+  void SetMemoryLimit(uint64_t bytes) override { meter_.SetLimit(bytes); }
 
  private:
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;

@@ -37,6 +37,8 @@ class StripedEngine final : public InlineEngine {
 
   EngineInfo Info() const override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
+  uint64_t MemoryLimit() const override { return meter_.Limit(); }
+  void SetMemoryLimit(uint64_t bytes) override { meter_.SetLimit(bytes); }
 
  private:
   // Cache-line aligned so that two stripes' locks never share a line.

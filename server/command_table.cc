@@ -11,6 +11,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterStringCommands(*built);
     RegisterKeyspaceCommands(*built);
     RegisterServerCommands(*built);
+    RegisterConfigCommand(*built);
     RegisterTransactionCommands(*built);
     RegisterContainerCommands(*built);
     RegisterSetAlgebraCommands(*built);

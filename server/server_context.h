@@ -1,6 +1,7 @@
 // ServerContext: the state every connection and Session of one kvlab-server
 // shares — the engine, the settings fixed at start (password, limits, where
-// the server listens), the counters INFO reports and the WATCH registry.
+// the server listens), the counters INFO reports, the WATCH registry and the
+// parameters CONFIG SET may change.
 //
 // Thread-safe: settings are written once before the first Session exists and
 // only read afterwards; counters are atomics; the Engine is as thread-safe as
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "engines/engine.h"
+#include "server/config_parameters.h"
 #include "server/server_settings.h"
 #include "server/watch_registry.h"
 
@@ -34,7 +36,10 @@ struct ServerStats {
 
 struct ServerContext {
   ServerContext(Engine& engine_ref, ServerSettings settings_value)
-      : engine(engine_ref), settings(std::move(settings_value)), watches(engine_ref.modifications()) {}
+      : engine(engine_ref),
+        settings(std::move(settings_value)),
+        watches(engine_ref.modifications()),
+        config(engine_ref, settings) {}
   ServerContext(const ServerContext&) = delete;
   ServerContext& operator=(const ServerContext&) = delete;
 
@@ -50,6 +55,7 @@ struct ServerContext {
   ServerSettings settings;
   ServerStats stats;
   WatchRegistry watches;  // WATCH across every connection; observes the engine
+  ConfigParameters config;  // CONFIG GET/SET; reads `settings`, changes engine limits
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

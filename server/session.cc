@@ -137,7 +137,7 @@ void Session::ParseAndDispatch(std::string& out) {
 // Without --maxmemory nothing is refused, and the engine's own check never
 // fires either: the rule costs nothing then.
 bool Session::DecidesMemory(const CommandSpec& spec) const {
-  return (spec.flags & CommandSpec::kDenyOom) && ctx_.settings.engine.max_memory_bytes != 0;
+  return (spec.flags & CommandSpec::kDenyOom) && ctx_.engine.MemoryLimit() != 0;
 }
 
 void Session::Dispatch(const CommandSpec* spec, std::string& out) {
@@ -163,7 +163,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     // A shard port whose thread does not own the key: Redis Cluster's answer.
     writer.Error(*moved);
     if (transaction.open()) transaction.Doom();
-  } else if (queueing && ctx_.settings.engine.max_memory_bytes != 0 &&
+  } else if (queueing && ctx_.engine.MemoryLimit() != 0 &&
              ctx_.engine.OverMemoryLimit()) {
     // Redis's processCommand(): while at maxmemory, MULTI queues nothing.
     writer.Error(kOomError);

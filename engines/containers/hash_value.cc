@@ -1,5 +1,7 @@
 #include "engines/containers/hash_value.h"
 
+#include "engines/containers/encoding_limits.h"
+
 namespace kvlab {
 
 namespace {
@@ -44,7 +46,9 @@ std::optional<std::string_view> HashValue::Get(std::string_view field) const {
 }
 
 bool HashValue::Set(std::string_view field, std::string_view value) {
-  if (!table_ && (field.size() > kMaxPackedBytes || value.size() > kMaxPackedBytes)) {
+  EncodingLimits& limits = CompactEncodingLimits();
+  const size_t max_bytes = EncodingLimits::Read(limits.hash_value_bytes);
+  if (!table_ && (field.size() > max_bytes || value.size() > max_bytes)) {
     ConvertToTable();
   }
   if (table_) {
@@ -65,7 +69,7 @@ bool HashValue::Set(std::string_view field, std::string_view value) {
   }
   packed_.PushBack(field);
   packed_.PushBack(value);
-  if (Size() > kMaxPackedEntries) ConvertToTable();
+  if (Size() > EncodingLimits::Read(limits.hash_entries)) ConvertToTable();
   return true;
 }
 

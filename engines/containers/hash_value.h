@@ -1,8 +1,9 @@
 // HashValue: a hash (HSET's value), in Redis 7.0's two encodings: a
 // "listpack" (a PackedList of field, value, field, value, ... in insertion
-// order) while it has at most 128 fields and no field or value longer than
-// 64 bytes (hash-max-listpack-entries/-value), else a "hashtable". It never
-// converts back, as Redis's does not.
+// order) while it has at most hash-max-listpack-entries fields (512, Redis
+// 7.0.15's built-in default; its sample redis.conf says 128) and no
+// field or value longer than hash-max-listpack-value bytes (64), else a
+// "hashtable" (encoding_limits.h). It never converts back, as Redis's does not.
 //
 // Not synchronised (container.h): the engine holding the key serialises it.
 #pragma once
@@ -23,8 +24,6 @@ namespace kvlab {
 class HashValue final : public Container {
  public:
   static constexpr ValueType kType = ValueType::kHash;
-  static constexpr size_t kMaxPackedEntries = 128;
-  static constexpr size_t kMaxPackedBytes = 64;
 
   HashValue() : Container(kType) {}
 

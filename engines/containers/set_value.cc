@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 
+#include "engines/containers/encoding_limits.h"
 #include "engines/redis_integer.h"
 
 namespace kvlab {
@@ -70,7 +71,9 @@ bool SetValue::Add(std::string_view member) {
       const auto at = std::lower_bound(ints_.begin(), ints_.end(), *value);
       if (at != ints_.end() && *at == *value) return false;
       ints_.insert(at, *value);
-      if (ints_.size() > kMaxIntsetEntries) ConvertToTable();
+      if (ints_.size() > EncodingLimits::Read(CompactEncodingLimits().set_intset_entries)) {
+        ConvertToTable();
+      }
       return true;
     }
     ConvertToTable();

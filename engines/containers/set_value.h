@@ -1,6 +1,6 @@
 // SetValue: a set (SADD's value), in Redis 7.0's two encodings: an "intset"
 // (a sorted vector of int64) while every member is an integer by Redis's
-// string2ll() rules and there are at most 512 of them
+// string2ll() rules and there are at most set-max-intset-entries (512)
 // (set-max-intset-entries), else a "hashtable". It never converts back, as
 // Redis's does not (only SPOP's rebuild, FromMembers(), starts afresh).
 //
@@ -33,7 +33,6 @@ inline constexpr std::string_view kSetMembersStep = "setmembers";
 class SetValue final : public Container {
  public:
   static constexpr ValueType kType = ValueType::kSet;
-  static constexpr size_t kMaxIntsetEntries = 512;
 
   SetValue() : Container(kType) {}
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engines/containers/encoding_limits.h"
+
 namespace kvlab {
 
 namespace {
@@ -73,7 +75,9 @@ void ZSetValue::InsertLarge(std::string_view member, double score) {
 }
 
 void ZSetValue::Insert(std::string_view member, double score) {
-  if (!large_ && (member.size() > kMaxPackedBytes || Size() + 1 > kMaxPackedEntries)) {
+  const EncodingLimits& limits = CompactEncodingLimits();
+  if (!large_ && (member.size() > EncodingLimits::Read(limits.zset_value_bytes) ||
+                  Size() + 1 > EncodingLimits::Read(limits.zset_entries))) {
     ConvertToTree();
   }
   if (large_) return InsertLarge(member, score);

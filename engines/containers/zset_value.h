@@ -2,10 +2,11 @@
 // member's bytes (memcmp, a shorter prefix first), in Redis 7.0's two
 // encodings:
 //
-//   "listpack" while it has at most 128 members, none longer than 64 bytes
-//     (zset-max-listpack-entries/-value): a PackedList of member, score,
-//     member, score, ... kept in order, the score as its 8 raw bytes. Every
-//     operation scans it: O(n) for n <= 128.
+//   "listpack" while it has at most zset-max-listpack-entries members (128)
+//     and none longer than zset-max-listpack-value bytes (64; see
+//     encoding_limits.h): a PackedList of member, score, member, score, ...
+//     kept in order, the score as its 8 raw bytes. Every operation scans it:
+//     O(n) for n up to the limit.
 //   "skiplist" after: an order-statistics tree of (score, member) (GCC's
 //     __gnu_pbds rb-tree, so rank lookups are O(log n) too) plus a hash map
 //     member -> score that owns the member bytes the tree points at.
@@ -42,8 +43,6 @@ namespace kvlab {
 class ZSetValue final : public Container {
  public:
   static constexpr ValueType kType = ValueType::kZSet;
-  static constexpr size_t kMaxPackedEntries = 128;
-  static constexpr size_t kMaxPackedBytes = 64;
 
   ZSetValue() : Container(kType) {}
 

@@ -9,7 +9,8 @@ namespace kvlab {
 void RegisterConnectionCommands(CommandTable& table);  // PING ECHO AUTH HELLO SELECT QUIT CLIENT
 void RegisterStringCommands(CommandTable& table);      // GET SET ... INCR APPEND MGET MSET
 void RegisterKeyspaceCommands(CommandTable& table);    // DEL EXISTS EXPIRE TTL PERSIST DBSIZE FLUSH*
-void RegisterServerCommands(CommandTable& table);      // INFO CONFIG COMMAND TIME FUNCTION SCRIPT
+void RegisterServerCommands(CommandTable& table);      // INFO COMMAND TIME FUNCTION SCRIPT
+void RegisterConfigCommand(CommandTable& table);       // CONFIG
 void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
 void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
 void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF

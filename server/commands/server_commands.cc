@@ -1,4 +1,4 @@
-// Server commands: INFO, CONFIG GET and COMMAND — what redis-cli,
+// Server commands: INFO and COMMAND — what redis-cli,
 // redis-benchmark and memtier_benchmark ask a server about itself — TIME,
 // and FUNCTION FLUSH / SCRIPT FLUSH, which test harnesses send first and
 // which kvlab (no scripting) answers as the no-ops they are here. Field
@@ -21,9 +21,7 @@
 #include "engines/thread_cpu.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
-#include "server/resp_parser.h"
 #include "server/version.h"
-#include "engines/glob.h"
 
 namespace kvlab {
 namespace {
@@ -95,7 +93,7 @@ Fields ClientsSection(const ServerContext& server) {
 Fields MemorySection(const ServerContext& server, const EngineInfo& engine) {
   const uint64_t used = AllocatedBytes();
   const uint64_t resident = ResidentBytes();
-  const uint64_t max = server.settings.engine.max_memory_bytes;
+  const uint64_t max = server.engine.MemoryLimit();
   // The engine's own estimate of its keys' bytes; --maxmemory is enforced
   // against it (a per-write mallinfo2() would cost far more than the write).
   std::string dataset = EngineValue(engine, "dataset_bytes");
@@ -249,63 +247,6 @@ void Info(CommandCall& call) {
   call.KeepForRender(std::make_shared<std::string>(std::move(sections)));
 }
 
-// The parameters CONFIG GET knows, with kvlab's values.
-Fields ConfigParameters(const ServerContext& server) {
-  const ServerSettings& s = server.settings;
-  Fields fields = {{"appendonly", "no"},
-                   {"appendfsync", "everysec"},
-                   {"bind", s.bind},
-                   {"cluster-enabled", "no"},
-                   {"databases", "1"},
-                   {"io-threads", std::to_string(s.io_threads)},
-                   {"maxclients", std::to_string(s.max_clients)},
-                   {"maxmemory", std::to_string(s.engine.max_memory_bytes)},
-                   {"maxmemory-policy", "noeviction"},
-                   {"port", std::to_string(s.port)},
-                   {"proto-max-bulk-len", std::to_string(RespParser::Limits{}.max_bulk_len)},
-                   {"protected-mode", s.protected_mode ? "yes" : "no"},
-                   {"requirepass", s.requirepass},
-                   {"save", ""},
-                   {"timeout", "0"},
-                   {"unixsocket", s.unix_socket}};
-  return fields;
-}
-
-void Config(CommandCall& call) {
-  const auto& args = call.args;
-  if (EqualsIgnoreCase(args[1], "get")) {
-    if (args.size() < 3) {
-      call.reply().Error(WrongArityError("config|get"));
-      return;
-    }
-    Fields matched;
-    for (const auto& field : ConfigParameters(call.server)) {
-      for (size_t i = 2; i < args.size(); ++i) {
-        if (GlobMatch(args[i], field.first, true)) {
-          matched.push_back(field);
-          break;
-        }
-      }
-    }
-    ReplyWriter reply = call.reply();
-    reply.ArrayHeader(matched.size() * 2);
-    for (const auto& [name, value] : matched) {
-      reply.Bulk(name);
-      reply.Bulk(value);
-    }
-  } else if (EqualsIgnoreCase(args[1], "set")) {
-    // kvlab's settings are fixed at start (command-line options).
-    std::string name = args.size() > 2 ? std::string(AsCString(args[2])) : std::string();
-    call.reply().Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name +
-                       "'");
-  } else if (EqualsIgnoreCase(args[1], "resetstat")) {
-    call.reply().Ok();
-  } else {
-    call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(args[1]).substr(0, 128)) +
-                       "'. Try CONFIG HELP.");
-  }
-}
-
 std::vector<std::string> CommandFlags(const CommandSpec& spec) {
   std::vector<std::string> flags;
   if (spec.flags & CommandSpec::kWrite) flags.push_back("write");
@@ -452,8 +393,6 @@ void RegisterServerCommands(CommandTable& table) {
   using F = CommandSpec;
   table.Add({.name = "info", .arity = -1, .flags = F::kNone, .handler = Info, .group = "server",
              .summary = "Get information and statistics about the server"});
-  table.Add({.name = "config", .arity = -2, .flags = F::kNone, .handler = Config, .group = "server",
-             .summary = "A container for server configuration commands"});
   table.Add({.name = "command", .arity = -1, .flags = F::kNone, .handler = Command,
              .group = "server", .summary = "Get array of Redis command details"});
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engines/container_call.h"
+#include "engines/containers/encoding_limits.h"
 #include "engines/containers/set_value.h"
 #include "engines/redis_integer.h"
 #include "server/command_table.h"
@@ -44,7 +45,9 @@ Members MembersOf(const OpResult& result) {
 // them (createIntsetObject() + setTypeAdd()); if so they are answered in
 // ascending numeric order, and `members` is sorted so.
 bool SortIfIntset(Members& members) {
-  if (members.size() > SetValue::kMaxIntsetEntries) return false;
+  if (members.size() > EncodingLimits::Read(CompactEncodingLimits().set_intset_entries)) {
+    return false;
+  }
   std::vector<std::pair<int64_t, std::string_view>> numbers;
   numbers.reserve(members.size());
   for (const std::string_view member : members) {
@@ -117,7 +120,8 @@ Members Difference(const std::vector<Members>& sets) {
   }
   // Algorithm 1 adds only the result; algorithm 2 adds the whole first set
   // and removes the others' members (an intset only if the first set fits).
-  if (algo_one || (first.size() <= SetValue::kMaxIntsetEntries && AllIntegers(first))) {
+  const size_t intset_entries = EncodingLimits::Read(CompactEncodingLimits().set_intset_entries);
+  if (algo_one || (first.size() <= intset_entries && AllIntegers(first))) {
     SortIfIntset(result);
   }
   return result;

@@ -2,6 +2,7 @@
 // through the listpack -> skiplist conversion: order, ranks, CountBelow,
 // walks both ways, Clone(), and the encodings' limits.
 #include "engines/containers/zset_value.h"
+#include "engines/containers/encoding_limits.h"
 
 #include <gtest/gtest.h>
 
@@ -85,7 +86,7 @@ TEST(ZSetValueTest, MatchesModelThroughConversion) {
         scores.erase(found);
       }
     }
-    if (zset.Size() > ZSetValue::kMaxPackedEntries) converted = true;
+    if (zset.Size() > EncodingLimits::kDefaultZSetEntries) converted = true;
     ASSERT_EQ(zset.Encoding(), converted ? "skiplist" : "listpack") << step;
     if (step % 50 == 0) ExpectMatches(zset, model, scores);
   }

@@ -1,0 +1,89 @@
+// CONFIG GET | SET | RESETSTAT | REWRITE | HELP, with Redis 7.0's replies
+// (config.c). The parameters, their values and what a SET does are
+// ConfigParameters' (server/config_parameters.h).
+#include "server/commands/arguments.h"
+#include "server/commands/register.h"
+#include "server/config_parameters.h"
+#include "server/server_context.h"
+
+namespace kvlab {
+namespace {
+
+void ConfigGet(CommandCall& call) {
+  const auto matched = call.server.config.Get(call.args.subspan(2));
+  ReplyWriter reply = call.reply();
+  reply.ArrayHeader(matched.size() * 2);
+  for (const auto& [name, value] : matched) {
+    reply.Bulk(name);
+    reply.Bulk(value);
+  }
+}
+
+void ConfigSet(CommandCall& call) {
+  if (call.args.size() % 2 != 0) {  // name value pairs after CONFIG SET
+    call.reply().Error(kSyntaxError);
+    return;
+  }
+  if (const std::optional<std::string> error = call.server.config.Set(call.args.subspan(2))) {
+    call.reply().Error(*error);
+    return;
+  }
+  call.reply().Ok();
+}
+
+void ConfigHelp(CommandCall& call) {
+  static constexpr std::string_view kLines[] = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
+      "HELP",
+      "    Print this help.",
+  };
+  ReplyWriter reply = call.reply();
+  reply.ArrayHeader(std::size(kLines));
+  for (std::string_view line : kLines) reply.SimpleString(line);
+}
+
+// Each subcommand's Redis arity (name and subcommand counted).
+struct Subcommand {
+  std::string_view name;
+  int arity;
+  void (*run)(CommandCall&);
+};
+
+void Config(CommandCall& call) {
+  static constexpr Subcommand kSubcommands[] = {
+      {"get", -3, ConfigGet},
+      {"set", -4, ConfigSet},
+      {"resetstat", 2, [](CommandCall& c) { c.reply().Ok(); }},
+      {"rewrite", 2,
+       [](CommandCall& c) { c.reply().Error("ERR The server is running without a config file"); }},
+      {"help", 2, ConfigHelp},
+  };
+  for (const Subcommand& subcommand : kSubcommands) {
+    if (!EqualsIgnoreCase(call.args[1], subcommand.name)) continue;
+    if (!ArityMatches(subcommand.arity, call.args.size())) {
+      call.reply().Error(WrongArityError("config|" + std::string(subcommand.name)));
+      return;
+    }
+    subcommand.run(call);
+    return;
+  }
+  call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(call.args[1]).substr(0, 128)) +
+                     "'. Try CONFIG HELP.");
+}
+
+}  // namespace
+
+void RegisterConfigCommand(CommandTable& table) {
+  table.Add({.name = "config", .arity = -2, .flags = CommandSpec::kNone, .handler = Config,
+             .group = "server", .summary = "A container for server configuration commands"});
+}
+
+}  // namespace kvlab
