@@ -14,6 +14,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterTransactionCommands(*built);
     RegisterContainerCommands(*built);
     RegisterSetAlgebraCommands(*built);
+    RegisterSortCommands(*built);
     RegisterClusterCommands(*built);
     return built;
   }();

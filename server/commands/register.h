@@ -13,6 +13,7 @@ void RegisterServerCommands(CommandTable& table);      // INFO CONFIG COMMAND TI
 void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
 void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
 void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
+void RegisterSortCommands(CommandTable& table);        // SORT SORT_RO
 void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
 
 }  // namespace kvlab
