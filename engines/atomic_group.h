@@ -16,6 +16,7 @@
 
 #include "engines/container.h"
 #include "engines/engine.h"
+#include "engines/key_reader.h"
 #include "engines/operation.h"
 
 namespace kvlab {
@@ -28,18 +29,42 @@ struct GroupState {
   int64_t expire_at_ms = 0;    // and its expiry
 };
 
-// Guards and carries need a GroupState; nothing else does.
+// Guards and carries need a GroupState; nothing else does. kReadKeys
+// reads through its group, so its group is never split either.
 inline bool NeedsGroupState(OpCode code) {
   return code == OpCode::kRequireAbsent || code == OpCode::kLoadCarry ||
-         code == OpCode::kStoreCarry;
+         code == OpCode::kStoreCarry || code == OpCode::kReadKeys;
 }
 
 // Whether a guard's result says the rest of its command must not run.
 inline bool GuardFailed(const Operation& op, const OpResult& result) {
   if (op.code == OpCode::kRequireAbsent) return result.integer != 0;
   if (op.code == OpCode::kLoadCarry) return result.integer == 0;
+  if (op.code == OpCode::kReadKeys) return result.kind == OpResult::Kind::kError;
   return false;
 }
+
+// A KeyReader over an engine's keyed path (run_keyed of RunGroupOps): each
+// read is a kVisit operation on the key.
+template <typename RunKeyed>
+class GroupKeyReader final : public KeyReader {
+ public:
+  GroupKeyReader(RunKeyed& run_keyed, GroupState& state) : run_keyed_(run_keyed), state_(state) {}
+  std::optional<EntryView> Live(std::string_view key, bool zset_as_skiplist) override {
+    std::optional<EntryView> live;
+    Operation visit;
+    visit.code = OpCode::kVisit;
+    visit.key = key;
+    visit.integer = zset_as_skiplist ? 1 : 0;
+    visit.visit_into = &live;
+    run_keyed_(static_cast<const Operation&>(visit), state_);
+    return live;
+  }
+
+ private:
+  RunKeyed& run_keyed_;
+  GroupState& state_;
+};
 
 // Runs batch.ops of `group` in order. run_keyed(op, GroupState&) -> OpResult
 // runs one keyed operation, run_keyless(op) -> OpResult one keyless one.
@@ -68,11 +93,16 @@ void RunGroupOps(Batch& batch, AtomicGroup& group, RunKeyed&& run_keyed,
       continue;
     }
     if (op.code == OpCode::kDbSize || op.code == OpCode::kFlushAll ||
-        op.code == OpCode::kCollectKeys) {
+        op.code == OpCode::kCollectKeys || op.code == OpCode::kHoldKeyspace) {
       batch.results[i] = run_keyless(op);
       continue;
     }
-    batch.results[i] = run_keyed(op, state);
+    if (op.code == OpCode::kReadKeys) {
+      GroupKeyReader<RunKeyed> reader(run_keyed, state);
+      batch.results[i] = op.read_keys(op, reader, state);
+    } else {
+      batch.results[i] = run_keyed(op, state);
+    }
     if (GuardFailed(op, batch.results[i])) skip_until = i + 1 + op.guard_span;
   }
 }

@@ -24,6 +24,7 @@
 #include "engines/atomic_group.h"
 #include "engines/container.h"
 #include "engines/container_call.h"
+#include "engines/containers/zset_value.h"
 #include "engines/entry.h"
 #include "engines/memory_meter.h"
 #include "engines/modification_feed.h"
@@ -53,9 +54,10 @@ concept EntryHandle = requires(H handle, std::string_view value, int64_t deadlin
 
 // DBSIZE and FLUSHALL address the whole engine, not one key; each engine
 // implements them over all of its maps.
-// KEYS/SCAN/RANDOMKEY's kCollectKeys too.
+// KEYS/SCAN/RANDOMKEY's kCollectKeys too, and SORT's kHoldKeyspace.
 inline bool IsKeyless(OpCode code) {
-  return code == OpCode::kDbSize || code == OpCode::kFlushAll || code == OpCode::kCollectKeys;
+  return code == OpCode::kDbSize || code == OpCode::kFlushAll ||
+         code == OpCode::kCollectKeys || code == OpCode::kHoldKeyspace;
 }
 
 // Operations that never modify the keyspace; engines may run them under a
@@ -66,6 +68,8 @@ inline bool IsReadOnly(const Operation& op) {
     case OpCode::kGetRange: case OpCode::kType: case OpCode::kObjectEncoding:
     case OpCode::kExpireTime:
       return true;
+    case OpCode::kVisit:
+      return op.integer == 0;
     case OpCode::kContainer:
       return (op.container_command->flags & kContainerWrite) == 0;
     default:
@@ -146,6 +150,9 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
   switch (op.code) {
     case OpCode::kContainer:
       return ReadContainer(op, live, now_ms);
+    case OpCode::kVisit:
+      *op.visit_into = live;
+      return OpResult::Ok();
     case OpCode::kGet:
       return live ? OpResult::Bulk(live->value) : OpResult::Nil();
     case OpCode::kExists:
@@ -337,6 +344,14 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       handle.Store(next, live ? live->expire_at_ms : 0, false);
       return OpResult::Integer(static_cast<int64_t>(next.size()));
     }
+    case OpCode::kVisit:
+      // An encoding change is no change WATCH sees; the footprint is
+      // re-measured after the operation like any other.
+      if (op.integer == 1 && live && live->container != nullptr &&
+          live->container->type() == ValueType::kZSet) {
+        static_cast<ZSetValue*>(live->container)->UseSkiplist();
+      }
+      return keyspace_detail::ReadLive(op, live, now_ms);
     case OpCode::kRequireAbsent:
     case OpCode::kWatchedKey:  // ApplyToKey() reclaimed it if it had expired
       return OpResult::Integer(live ? 1 : 0);
@@ -360,6 +375,12 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       return OpResult::Integer(1);
     case OpCode::kStoreCarry:
       assert(group != nullptr && group->carried);
+      // SORT ... STORE of nothing: Redis keeps no empty list, it deletes.
+      if (group->container && group->container->Size() == 0) {
+        group->container.reset();
+        if (live) handle.Erase();
+        return OpResult::Ok();
+      }
       if (group->container) {
         Container* address = group->container.release();
         handle.Store(AddressBytes(&address), group->expire_at_ms, true);

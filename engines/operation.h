@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,6 +30,9 @@
 namespace kvlab {
 
 struct ContainerCommand;  // container_call.h
+struct EntryView;         // entry.h
+struct GroupState;        // atomic_group.h
+class KeyReader;          // key_reader.h
 
 enum class OpCode : uint8_t {
   kGet,      // -> kBulk or kNil; on a key holding a container, by `integer2`
@@ -69,6 +73,14 @@ enum class OpCode : uint8_t {
   // watchers that saw it live: Redis's isWatchedKeyExpired()) -> kInteger 1
   // if the key is live, else 0. A write (it may erase), never denied.
   kWatchedKey,
+  kHoldKeyspace, // keyless: does nothing -> kOk; makes its group hold every key
+               //    (a kReadKeys that reads keys only known while it runs)
+  kReadKeys,   // `read_keys` runs with op.key and every key its group holds
+               //    readable (key_reader.h) and may fill the carry -> any kind;
+               //    a guard: an error skips the `guard_span` operations after it
+  kVisit,      // only from a kReadKeys: `*visit_into` = the key's live entry
+               //    (nullopt when missing) -> kOk; `integer` 1 first moves a
+               //    sorted set to its skiplist form (SORT's zsetConvert())
   // A command on a hash, list, set or sorted set: `container_command` runs
   // with the whole command's arguments (container_call.h) -> any kind; a
   // reply of several values is kReply.
@@ -112,6 +124,8 @@ struct SetOptions {
   int64_t expire_at_ms = 0;  // absolute unix ms; 0 = no expiry (clears any old one)
 };
 
+struct OpResult;
+
 struct Operation {
   OpCode code = OpCode::kGet;
   std::string_view key;
@@ -123,6 +137,9 @@ struct Operation {
   // this one belong to the same command and are skipped if the guard fails.
   uint32_t guard_span = 0;
   KeyCollector* collect = nullptr;  // kCollectKeys
+  // kReadKeys: the read (SORT), given the operation, its group's keys and carry.
+  OpResult (*read_keys)(const Operation& op, KeyReader& keys, GroupState& group) = nullptr;
+  std::optional<EntryView>* visit_into = nullptr;  // kVisit
   // kContainer: what runs, and the command's arguments (name and key
   // included): arg_pool[arg_first, arg_first + arg_count), the batch's pool,
   // read when the operation runs (the pool may grow while the batch fills).

@@ -45,7 +45,7 @@ void StripedEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_m
     const Operation& op = batch.ops[i];
     if (IsKeyless(op.code)) {
       whole_keyspace = true;
-      if (op.code != OpCode::kDbSize && op.code != OpCode::kCollectKeys) read_only = false;
+      if (op.code == OpCode::kFlushAll) read_only = false;
     } else {
       held.push_back(StripeIndex(op.key));
       if (!IsReadOnly(op)) read_only = false;

@@ -49,6 +49,11 @@ class ZSetValue final : public Container {
   size_t Size() const override;
   size_t Bytes() const override;
   std::string_view Encoding() const override { return large_ ? "skiplist" : "listpack"; }
+  // Moves a listpack to the skiplist form now and for good, as SORT does
+  // (Redis's zsetConvert() in sortCommandGeneric(), SORT_RO included).
+  void UseSkiplist() {
+    if (!large_) ConvertToTree();
+  }
   std::unique_ptr<Container> Clone() const override;
 
   // The member's score, or nullopt.

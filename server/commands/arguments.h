@@ -49,6 +49,11 @@ inline std::string InvalidExpireTimeError(std::string_view command) {
 }
 
 // Render functions several commands share.
+
+// The reply of one container operation, whatever its kind
+// (container_commands.cc).
+void RenderContainerResult(const OpResult& result, ReplyWriter& writer);
+
 inline void RenderInteger(const DeferredReply&, std::span<const OpResult> results,
                           ReplyWriter& writer, ServerContext&) {
   writer.Integer(results[0].integer);

@@ -112,7 +112,7 @@ TEST_P(ContainerDifferentialTest, RandomContainerStreamMatchesRedis) {
   SessionDriver driver(*kvlab.context);
 
   const std::vector<ContainerStream> streams = {HashStream(), ListStream(), SetStream(),
-                                                ZSetStream()};
+                                                ZSetStream(), SortStream()};
   const char* seed_override = std::getenv("KVLAB_DIFFERENTIAL_SEED");
   const uint64_t seed = seed_override ? std::strtoull(seed_override, nullptr, 10) : 20261201;
   constexpr int kCommands = 12000;
@@ -138,7 +138,12 @@ TEST_P(ContainerDifferentialTest, RandomContainerStreamMatchesRedis) {
         std::vector<std::vector<std::string>> body;
         while (body.size() < 3) {
           std::vector<std::string> command = stream.next(source);
-          if (stream.match(command) == ReplyMatch::kExact) body.push_back(std::move(command));
+          if (stream.match(command) != ReplyMatch::kExact) continue;
+          if (stream.before) {
+            std::vector<std::string> first = stream.before(command);
+            if (!first.empty()) body.push_back(std::move(first));
+          }
+          body.push_back(std::move(command));
         }
         commands.push_back({"MULTI"});
         matches.push_back(ReplyMatch::kExact);
@@ -153,7 +158,15 @@ TEST_P(ContainerDifferentialTest, RandomContainerStreamMatchesRedis) {
         matches.push_back(ReplyMatch::kExact);
       } else {
         const ContainerStream& stream = streams[source.Uniform(0, streams.size() - 1)];
-        commands.push_back(stream.next(source));
+        std::vector<std::string> command = stream.next(source);
+        if (stream.before) {
+          std::vector<std::string> first = stream.before(command);
+          if (!first.empty()) {
+            commands.push_back(std::move(first));
+            matches.push_back(ReplyMatch::kExact);
+          }
+        }
+        commands.push_back(std::move(command));
         matches.push_back(stream.match(commands.back()));
         if (stream.after) {
           std::vector<std::string> follow = stream.after(commands.back());

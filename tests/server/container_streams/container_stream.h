@@ -106,11 +106,15 @@ struct ContainerStream {
   // that makes the two servers' states equal again after a random pick
   // changed them differently (SPOP: DEL its key). Compared exactly.
   std::vector<std::string> (*after)(const std::vector<std::string>& command) = nullptr;
+  // A command sent right before `command` (none when empty or null), to
+  // put both servers in the same state first. Compared exactly.
+  std::vector<std::string> (*before)(const std::vector<std::string>& command) = nullptr;
 };
 
 ContainerStream HashStream();  // hash_stream.cc
 ContainerStream ListStream();  // list_stream.cc
 ContainerStream SetStream();   // set_stream.cc
 ContainerStream ZSetStream();  // zset_stream.cc
+ContainerStream SortStream();  // sort_stream.cc: SORT, SORT_RO and what they read
 
 }  // namespace kvlab::test
