@@ -17,6 +17,7 @@
 #include "engines/container.h"
 #include "engines/engine.h"
 #include "engines/operation.h"
+#include "engines/string_call.h"
 
 namespace kvlab {
 
@@ -26,18 +27,24 @@ struct GroupState {
   std::string value;           // the carried string
   std::unique_ptr<Container> container;  // or the carried container
   int64_t expire_at_ms = 0;    // and its expiry
+  std::string bit_result;      // BITOP: its sources folded so far
 };
 
-// Guards and carries need a GroupState; nothing else does.
-inline bool NeedsGroupState(OpCode code) {
-  return code == OpCode::kRequireAbsent || code == OpCode::kLoadCarry ||
-         code == OpCode::kStoreCarry;
+// Guards, carries and string-command group steps need a GroupState;
+// nothing else does.
+inline bool NeedsGroupState(const Operation& op) {
+  if (op.code == OpCode::kString) return (op.string_command->flags & kStringGroupStep) != 0;
+  return op.code == OpCode::kRequireAbsent || op.code == OpCode::kLoadCarry ||
+         op.code == OpCode::kStoreCarry;
 }
 
-// Whether a guard's result says the rest of its command must not run.
+// Whether a guard's result says the rest of its command must not run. A
+// string step with a guard span guards with its error (BITOP: a source of
+// another type stops the store).
 inline bool GuardFailed(const Operation& op, const OpResult& result) {
   if (op.code == OpCode::kRequireAbsent) return result.integer != 0;
   if (op.code == OpCode::kLoadCarry) return result.integer == 0;
+  if (op.code == OpCode::kString) return result.kind == OpResult::Kind::kError;
   return false;
 }
 
