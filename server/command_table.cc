@@ -15,6 +15,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterContainerCommands(*built);
     RegisterSetAlgebraCommands(*built);
     RegisterClusterCommands(*built);
+    RegisterBitCommands(*built);
     return built;
   }();
   return *table;

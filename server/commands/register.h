@@ -14,5 +14,10 @@ void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WAT
 void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
 void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
 void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
+void RegisterBitCommands(CommandTable& table);         // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
+
+// The reply of one container or string-command operation, whatever its
+// kind (container_commands.cc).
+void RenderContainerResult(const OpResult& result, ReplyWriter& writer);
 
 }  // namespace kvlab
