@@ -112,5 +112,6 @@ ContainerStream HashStream();  // hash_stream.cc
 ContainerStream ListStream();  // list_stream.cc
 ContainerStream SetStream();   // set_stream.cc
 ContainerStream ZSetStream();  // zset_stream.cc
+ContainerStream BitStream();   // bit_stream.cc: the bit commands on strings
 
 }  // namespace kvlab::test
