@@ -12,7 +12,7 @@ void Batch::GroupFrom(uint32_t first, const std::atomic<bool>* abort_if) {
   group.abort_if = abort_if;
   group.needs_state = abort_if != nullptr;
   for (uint32_t i = first; i < ops.size(); ++i) {
-    if (NeedsGroupState(ops[i].code)) group.needs_state = true;
+    if (NeedsGroupState(ops[i])) group.needs_state = true;
   }
   groups.push_back(group);
 }

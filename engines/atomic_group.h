@@ -18,6 +18,7 @@
 #include "engines/engine.h"
 #include "engines/key_reader.h"
 #include "engines/operation.h"
+#include "engines/string_call.h"
 
 namespace kvlab {
 
@@ -27,20 +28,26 @@ struct GroupState {
   std::string value;           // the carried string
   std::unique_ptr<Container> container;  // or the carried container
   int64_t expire_at_ms = 0;    // and its expiry
+  std::string bit_result;      // BITOP: its sources folded so far
 };
 
-// Guards and carries need a GroupState; nothing else does. kReadKeys
-// reads through its group, so its group is never split either.
-inline bool NeedsGroupState(OpCode code) {
-  return code == OpCode::kRequireAbsent || code == OpCode::kLoadCarry ||
-         code == OpCode::kStoreCarry || code == OpCode::kReadKeys;
+// Guards, carries and string-command group steps need a GroupState; so
+// does kReadKeys, which reads through its group (so its group is never
+// split either). Nothing else does.
+inline bool NeedsGroupState(const Operation& op) {
+  if (op.code == OpCode::kString) return (op.string_command->flags & kStringGroupStep) != 0;
+  return op.code == OpCode::kRequireAbsent || op.code == OpCode::kLoadCarry ||
+         op.code == OpCode::kStoreCarry || op.code == OpCode::kReadKeys;
 }
 
-// Whether a guard's result says the rest of its command must not run.
+// Whether a guard's result says the rest of its command must not run. A
+// string step with a guard span guards with its error (BITOP: a source of
+// another type stops the store).
 inline bool GuardFailed(const Operation& op, const OpResult& result) {
   if (op.code == OpCode::kRequireAbsent) return result.integer != 0;
   if (op.code == OpCode::kLoadCarry) return result.integer == 0;
   if (op.code == OpCode::kReadKeys) return result.kind == OpResult::Kind::kError;
+  if (op.code == OpCode::kString) return result.kind == OpResult::Kind::kError;
   return false;
 }
 

@@ -94,12 +94,7 @@ class ContainerCall {
   void Ok() { result_ = OpResult::Ok(); }
   void Error(std::string_view text) { result_ = OpResult::ErrorText(text); }
   // A reply of several values, built in place.
-  ReplyList& List() {
-    result_ = OpResult();
-    result_.kind = OpResult::Kind::kReply;
-    result_.reply = std::make_shared<ReplyList>();
-    return *result_.reply;
-  }
+  ReplyList& List() { return result_.StartList(); }
 
   // For the keyspace that runs the call (keyspace_ops.h).
   bool changed() const { return changed_; }

@@ -31,6 +31,7 @@
 #include "engines/operation.h"
 #include "engines/redis_float.h"
 #include "engines/redis_integer.h"
+#include "engines/string_call.h"
 
 namespace kvlab {
 
@@ -72,6 +73,8 @@ inline bool IsReadOnly(const Operation& op) {
       return op.integer == 0;
     case OpCode::kContainer:
       return (op.container_command->flags & kContainerWrite) == 0;
+    case OpCode::kString:
+      return (op.string_command->flags & kStringWrite) == 0;
     default:
       return false;
   }
@@ -86,6 +89,8 @@ inline bool MayGrowMemory(const Operation& op) {
       return true;
     case OpCode::kContainer:
       return (op.container_command->flags & kContainerDenyOom) != 0;
+    case OpCode::kString:
+      return (op.string_command->flags & kStringDenyOom) != 0;
     default:
       return false;
   }
@@ -143,6 +148,16 @@ inline OpResult ReadContainer(const Operation& op, const std::optional<EntryView
   return result;
 }
 
+// A string command that only reads (REQUIRES: !kStringWrite). `group` is
+// the running AtomicGroup's state, for its steps.
+inline OpResult ReadString(const Operation& op, const std::optional<EntryView>& live,
+                           GroupState* group) {
+  OpResult result;
+  StringCall call(op.container_args(), op.integer, live, group, result);
+  op.string_command->run(call);
+  return result;
+}
+
 // REQUIRES: IsReadOnly(op); `live` is nullopt or an unexpired entry.
 inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& live,
                          int64_t now_ms) {
@@ -153,6 +168,8 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
     case OpCode::kVisit:
       *op.visit_into = live;
       return OpResult::Ok();
+    case OpCode::kString:
+      return ReadString(op, live, nullptr);
     case OpCode::kGet:
       return live ? OpResult::Bulk(live->value) : OpResult::Nil();
     case OpCode::kExists:
@@ -231,6 +248,29 @@ OpResult WriteContainer(const Operation& op, H& handle, const std::optional<Entr
   return result;
 }
 
+// A string command that may write: its new bytes are stored keeping the
+// TTL (unless unchanged), or as a plain SET stores them (Replace()), an
+// empty replacement removing the key.
+template <EntryHandle H>
+OpResult WriteString(const Operation& op, H& handle, const std::optional<EntryView>& live,
+                     GroupState* group) {
+  OpResult result;
+  StringCall call(op.container_args(), op.integer, live, group, result);
+  op.string_command->run(call);
+  const std::optional<std::string>& edited = call.edited();
+  if (!edited) return result;
+  if (call.drop_ttl()) {
+    if (!edited->empty()) {
+      handle.Store(*edited, 0, false);
+    } else if (live) {
+      handle.Erase();
+    }
+  } else if (!live || *edited != live->value) {
+    handle.Store(*edited, live ? live->expire_at_ms : 0, false);
+  }
+  return result;
+}
+
 template <EntryHandle H>
 OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView>& live,
                    int64_t now_ms, GroupState* group) {
@@ -239,6 +279,9 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
     case OpCode::kContainer:
       if (IsReadOnly(op)) return ReadContainer(op, live, now_ms);
       return WriteContainer(op, handle, live, now_ms);
+    case OpCode::kString:
+      if (IsReadOnly(op)) return ReadString(op, live, group);
+      return WriteString(op, handle, live, group);
     case OpCode::kSet: {
       // SET ... GET replies with the old value whether or not the condition
       // holds (Redis 7.0 setGenericCommand).

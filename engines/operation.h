@@ -33,6 +33,7 @@ struct ContainerCommand;  // container_call.h
 struct EntryView;         // entry.h
 struct GroupState;        // atomic_group.h
 class KeyReader;          // key_reader.h
+struct StringCommand;     // string_call.h
 
 enum class OpCode : uint8_t {
   kGet,      // -> kBulk or kNil; on a key holding a container, by `integer2`
@@ -85,6 +86,10 @@ enum class OpCode : uint8_t {
   // with the whole command's arguments (container_call.h) -> any kind; a
   // reply of several values is kReply.
   kContainer,
+  // A command on a string value (the bit commands): `string_command` runs
+  // with the whole command's arguments and `integer` (string_call.h)
+  // -> any kind; a reply of several values is kReply.
+  kString,
 };
 
 // kGet's `integer2`: what a GET of a key holding a container answers.
@@ -144,6 +149,7 @@ struct Operation {
   // included): arg_pool[arg_first, arg_first + arg_count), the batch's pool,
   // read when the operation runs (the pool may grow while the batch fills).
   const ContainerCommand* container_command = nullptr;
+  const StringCommand* string_command = nullptr;  // kString, with the same arguments
   const std::vector<std::string_view>* arg_pool = nullptr;
   uint32_t arg_first = 0;
   uint32_t arg_count = 0;
@@ -152,7 +158,7 @@ struct Operation {
   // runs whole); the engine does not refuse it again.
   bool memory_admitted = false;
 
-  // REQUIRES: code == kContainer.
+  // REQUIRES: code == kContainer or kString.
   std::span<const std::string_view> container_args() const {
     return {arg_pool->data() + arg_first, arg_count};
   }
@@ -187,6 +193,13 @@ struct OpResult {
     OpResult r = Error(EngineError::kCommandError);
     r.bulk.assign(text);
     return r;
+  }
+  // Becomes an empty kReply; returns the list to build in place.
+  ReplyList& StartList() {
+    *this = OpResult();
+    kind = Kind::kReply;
+    reply = std::make_shared<ReplyList>();
+    return *reply;
   }
 };
 

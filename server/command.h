@@ -99,7 +99,7 @@ class CommandCall {
     const uint32_t count = static_cast<uint32_t>(batch_.ops.size()) - first_op_;
     bool needs_state = false;
     for (uint32_t i = first_op_; i < batch_.ops.size(); ++i) {
-      needs_state |= NeedsGroupState(batch_.ops[i].code);
+      needs_state |= NeedsGroupState(batch_.ops[i]);
     }
     if (count > 1 || needs_state) batch_.GroupFrom(first_op_);
   }

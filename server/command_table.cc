@@ -18,6 +18,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterSortCommands(*built);
     RegisterClusterCommands(*built);
     RegisterLifecycleCommands(*built);
+    RegisterBitCommands(*built);
     return built;
   }();
   return *table;

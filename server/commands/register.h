@@ -17,5 +17,10 @@ void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
 void RegisterSortCommands(CommandTable& table);        // SORT SORT_RO
 void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
 void RegisterLifecycleCommands(CommandTable& table);   // SAVE SHUTDOWN
+void RegisterBitCommands(CommandTable& table);         // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
+
+// The reply of one container or string-command operation, whatever its
+// kind (container_commands.cc).
+void RenderContainerResult(const OpResult& result, ReplyWriter& writer);
 
 }  // namespace kvlab

@@ -12,7 +12,9 @@
 //   - LPUSH and LPOP/RPOP racing on one list from many connections never
 //     lose nor duplicate an element;
 //   - SUNION and SINTER never see half of a member's move between two
-//     sets (MULTI SREM/SADD EXEC): every member in exactly one set.
+//     sets (MULTI SREM/SADD EXEC): every member in exactly one set; nor
+//     do BITOP OR and AND see half of a bit's move between two bitmaps
+//     (MULTI SETBIT 0/SETBIT 1 EXEC).
 // Under --multikey split the engines tear multi-key commands on purpose:
 // the checker must see it (so it could catch the tearing it looks for).
 // Also runs under ThreadSanitizer (label `tsan`).
@@ -349,19 +351,84 @@ void ExpectListPushPopExact(const Connector& connect) {
   EXPECT_TRUE(check->Command({"EXISTS", lists[0], lists[1]}).IsInteger(0));
 }
 
-// Members move between kSets sets, each move one MULTI/EXEC of SREM from
-// its set and SADD to another (in either order), so every member is in
-// exactly one set at every instant. Readers SUNION all the sets (a member
-// missing: a half-applied SREM-first move) and SINTER two of them (a
-// member in both: a half-applied SADD-first move). Two writers each own
-// half the members. Returns {reads, torn} as RaceMultiKeyWritesAndReads().
-TornCount RaceSetMovesAndAlgebra(const Connector& connect, Clock::duration budget,
-                                 long stop_at_torn) {
+// How a move race (RaceMoves) spells its commands for one kind of value
+// that holds members: sets (SADD/SREM, read by SUNION and SINTER) or
+// bitmaps (a member is a bit: SETBIT, read by BITOP OR/AND and BITCOUNT).
+struct MoveCommands {
+  std::string prefix;  // of the keys moved between
+  std::vector<std::string> (*add)(const std::string& key, int member);
+  std::vector<std::string> (*remove)(const std::string& key, int member);
+  long added_reply, removed_reply;  // the integer each answers in a move
+  // How many members all `keys` hold together, and how many `a` and `b`
+  // both hold; -1 on an unexpected reply. `reader` names the reader.
+  long (*count_all)(RedisConnection& client, const std::vector<std::string>& keys, int reader);
+  long (*count_both)(RedisConnection& client, const std::string& a, const std::string& b,
+                     int reader);
+};
+
+long ArraySize(const Reply& reply) {
+  return reply.type == REDIS_REPLY_ARRAY ? static_cast<long>(reply.elements.size()) : -1;
+}
+
+const MoveCommands kSetMoves = {
+    "sets:",
+    [](const std::string& key, int m) -> std::vector<std::string> {
+      return {"SADD", key, "m" + std::to_string(m)};
+    },
+    [](const std::string& key, int m) -> std::vector<std::string> {
+      return {"SREM", key, "m" + std::to_string(m)};
+    },
+    1, 1,
+    [](RedisConnection& client, const std::vector<std::string>& keys, int) {
+      std::vector<std::string> sunion = {"SUNION"};
+      sunion.insert(sunion.end(), keys.begin(), keys.end());
+      return ArraySize(client.Command(sunion));
+    },
+    [](RedisConnection& client, const std::string& a, const std::string& b, int) {
+      return ArraySize(client.Command({"SINTER", a, b}));
+    }};
+
+// BITOP into the reader's own key, then BITCOUNT it: only the reader
+// writes that key, so the count is what the BITOP saw.
+long CountBitop(RedisConnection& client, const std::string& op,
+                const std::vector<std::string>& keys, int reader) {
+  const std::string dest = "bitop-result:" + std::to_string(reader);
+  std::vector<std::string> bitop = {"BITOP", op, dest};
+  bitop.insert(bitop.end(), keys.begin(), keys.end());
+  if (client.Command(bitop).type != REDIS_REPLY_INTEGER) return -1;
+  const Reply count = client.Command({"BITCOUNT", dest});
+  return count.type == REDIS_REPLY_INTEGER ? static_cast<long>(count.integer) : -1;
+}
+
+const MoveCommands kBitMoves = {
+    "bitmaps:",
+    [](const std::string& key, int m) -> std::vector<std::string> {
+      return {"SETBIT", key, std::to_string(m), "1"};
+    },
+    [](const std::string& key, int m) -> std::vector<std::string> {
+      return {"SETBIT", key, std::to_string(m), "0"};
+    },
+    0, 1,  // SETBIT answers the bit's old value
+    [](RedisConnection& client, const std::vector<std::string>& keys, int reader) {
+      return CountBitop(client, "OR", keys, reader);
+    },
+    [](RedisConnection& client, const std::string& a, const std::string& b, int reader) {
+      return CountBitop(client, "AND", {a, b}, reader);
+    }};
+
+// Members move between kSets keys, each move one MULTI/EXEC that removes
+// it from its key and adds it to another (in either order), so every
+// member is in exactly one key at every instant. Readers count the members
+// of all the keys (one missing: a half-applied remove-first move) and of
+// two of them at once (one in both: a half-applied add-first move). Two
+// writers each own half the members. Returns {reads, torn} as
+// RaceMultiKeyWritesAndReads().
+TornCount RaceMoves(const MoveCommands& spelling, const Connector& connect,
+                    Clock::duration budget, long stop_at_torn) {
   constexpr int kSets = 4;
   constexpr int kMembers = 16;
   std::vector<std::string> sets;
-  for (int i = 0; i < kSets; ++i) sets.push_back("sets:" + std::to_string(i));
-  auto member = [](int m) { return "m" + std::to_string(m); };
+  for (int i = 0; i < kSets; ++i) sets.push_back(spelling.prefix + std::to_string(i));
   {
     auto setup = connect();
     if (!setup) { ADD_FAILURE() << "no connection"; return {}; }
@@ -369,7 +436,7 @@ TornCount RaceSetMovesAndAlgebra(const Connector& connect, Clock::duration budge
     del.insert(del.end(), sets.begin(), sets.end());
     setup->Command(del);
     for (int m = 0; m < kMembers; ++m) {
-      EXPECT_TRUE(setup->Command({"SADD", sets[m % kSets], member(m)}).IsInteger(1));
+      EXPECT_TRUE(setup->Command(spelling.add(sets[m % kSets], m)).IsInteger(spelling.added_reply));
     }
   }
   Race race(stop_at_torn);
@@ -382,49 +449,48 @@ TornCount RaceSetMovesAndAlgebra(const Connector& connect, Clock::duration budge
     for (long round = 0; !race.stop.load(); ++round) {
       client->Append({"MULTI"});
       std::vector<std::pair<int, int>> moves;  // member, destination
+      std::vector<long> expected;              // EXEC's replies
       for (int k = 0; k < kMovesPerExec; ++k) {
         const int m = id + 2 * static_cast<int>((round + k) % (kMembers / 2));
         const int from = where[m];
         const int to = (from + 1 + static_cast<int>((round + k) % (kSets - 1))) % kSets;
         if ((round + k) % 2 == 0) {
-          client->Append({"SREM", sets[from], member(m)});
-          client->Append({"SADD", sets[to], member(m)});
+          client->Append(spelling.remove(sets[from], m));
+          client->Append(spelling.add(sets[to], m));
+          expected.insert(expected.end(), {spelling.removed_reply, spelling.added_reply});
         } else {
-          client->Append({"SADD", sets[to], member(m)});
-          client->Append({"SREM", sets[from], member(m)});
+          client->Append(spelling.add(sets[to], m));
+          client->Append(spelling.remove(sets[from], m));
+          expected.insert(expected.end(), {spelling.added_reply, spelling.removed_reply});
         }
         moves.emplace_back(m, to);
       }
       client->Append({"EXEC"});
       for (int i = 0; i < 1 + 2 * kMovesPerExec; ++i) client->GetReply();
       const Reply exec = client->GetReply();
-      bool applied = exec.type == REDIS_REPLY_ARRAY && exec.elements.size() == 2 * kMovesPerExec;
+      bool applied = exec.type == REDIS_REPLY_ARRAY && exec.elements.size() == expected.size();
       for (size_t i = 0; applied && i < exec.elements.size(); ++i) {
-        applied = exec.elements[i].IsInteger(1);
+        applied = exec.elements[i].IsInteger(expected[i]);
       }
       if (!applied) ++race.errors;
       for (const auto& [m, to] : moves) where[m] = to;
     }
   };
+  std::atomic<int> readers{0};
   auto reader = [&] {
     auto client = connect();
     if (!client) { ++race.errors; return; }
-    std::vector<std::string> sunion = {"SUNION"};
-    sunion.insert(sunion.end(), sets.begin(), sets.end());
+    const int id = readers++;
     for (long round = 0; !race.stop.load(); ++round) {
-      const Reply all = client->Command(sunion);
-      const Reply both = client->Command(
-          {"SINTER", sets[round % kSets], sets[(round + 1 + round / kSets % (kSets - 1)) % kSets]});
+      const long all = spelling.count_all(*client, sets, id);
+      const long both = spelling.count_both(
+          *client, sets[round % kSets], sets[(round + 1 + round / kSets % (kSets - 1)) % kSets], id);
       race.reads += 2;
-      if (all.type != REDIS_REPLY_ARRAY || both.type != REDIS_REPLY_ARRAY) {
+      if (all < 0 || both < 0) {
         ++race.errors;
         continue;
       }
-      const bool whole = all.elements.size() == kMembers;
-      const bool disjoint = both.elements.empty();
-      if (!whole || !disjoint) {
-        race.Torn();
-      }
+      if (all != kMembers || both != 0) race.Torn();
     }
   };
   return race.Run(writer, 0, reader, budget);
@@ -480,26 +546,32 @@ TEST_P(Atomicity, ListPushAndPopLoseNothing) {
   ExpectListPushPopExact(Connect());
 }
 
-TEST_P(Atomicity, SetAlgebraNeverSeesHalfAMove) {
+TEST_P(Atomicity, SetAlgebraAndBitopNeverSeeHalfAMove) {
   StartServer(kServerArgs);
-  const TornCount seen = RaceSetMovesAndAlgebra(Connect(), kRaceBudget, 0);
-  EXPECT_GT(seen.reads, 100);
-  EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads
-                          << " SUNION/SINTER saw a member in no set or in two";
+  for (const MoveCommands* spelling : {&kSetMoves, &kBitMoves}) {
+    const TornCount seen = RaceMoves(*spelling, Connect(), kRaceBudget, 0);
+    EXPECT_GT(seen.reads, 100);
+    EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " reads of "
+                            << spelling->prefix << "* saw a member in no key or in two";
+  }
 }
 
-// The set checker can fail too: under --multikey split the moves and the
-// reads are torn, and it sees it.
-TEST_P(Atomicity, SplitModeTearsSetMoves) {
+// The move checker can fail too: under --multikey split the moves (and
+// SUNION/SINTER) are torn, and it sees it. (BITOP stays whole: its steps
+// depend on one another; the torn EXECs are what it sees.)
+TEST_P(Atomicity, SplitModeTearsMoves) {
   std::vector<std::string> args = kServerArgs;
   args.insert(args.end(), {"--multikey", "split"});
   StartServer(args);
-  if (GetParam() == "single") {
-    EXPECT_EQ(RaceSetMovesAndAlgebra(Connect(), kRaceBudget, 0).torn, 0);
-    return;
+  for (const MoveCommands* spelling : {&kSetMoves, &kBitMoves}) {
+    if (GetParam() == "single") {
+      EXPECT_EQ(RaceMoves(*spelling, Connect(), kRaceBudget, 0).torn, 0);
+      continue;
+    }
+    const TornCount seen = RaceMoves(*spelling, Connect(), std::chrono::seconds(30), 1);
+    EXPECT_GE(seen.torn, 1) << "no torn read of " << spelling->prefix << "* in " << seen.reads
+                            << " reads";
   }
-  const TornCount seen = RaceSetMovesAndAlgebra(Connect(), std::chrono::seconds(30), 1);
-  EXPECT_GE(seen.torn, 1) << "no torn SUNION/SINTER in " << seen.reads << " reads";
 }
 
 // The checker can fail: with --multikey split the engines that run a
@@ -538,7 +610,8 @@ TEST(AtomicityReference, RedisServerPassesTheChecker) {
   ExpectCountersExact(connect);
   ExpectWatchConflictAborts(connect);
   ExpectListPushPopExact(connect);
-  EXPECT_EQ(RaceSetMovesAndAlgebra(connect, kRaceBudget, 0).torn, 0);
+  EXPECT_EQ(RaceMoves(kSetMoves, connect, kRaceBudget, 0).torn, 0);
+  EXPECT_EQ(RaceMoves(kBitMoves, connect, kRaceBudget, 0).torn, 0);
 }
 
 }  // namespace

@@ -116,5 +116,6 @@ ContainerStream ListStream();  // list_stream.cc
 ContainerStream SetStream();   // set_stream.cc
 ContainerStream ZSetStream();  // zset_stream.cc
 ContainerStream SortStream();  // sort_stream.cc: SORT, SORT_RO and what they read
+ContainerStream BitStream();   // bit_stream.cc: the bit commands on strings
 
 }  // namespace kvlab::test
