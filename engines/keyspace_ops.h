@@ -134,8 +134,11 @@ inline std::string_view StringEncoding(std::string_view value) {
   return value.size() <= 44 ? "embstr" : "raw";
 }
 
-// Redis's proto-max-bulk-len: the largest string SETRANGE may build.
+// Redis's proto-max-bulk-len: the largest string SETRANGE or APPEND may
+// build (checkStringLength()), and the error for one that would be larger.
 inline constexpr int64_t kMaxStringBytes = 512ll * 1024 * 1024;
+inline constexpr std::string_view kStringTooLongError =
+    "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 namespace keyspace_detail {
 
@@ -323,6 +326,10 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
     }
     case OpCode::kAppend: {
       const size_t length = (live ? live->value.size() : 0) + op.value.size();
+      // CVE-2022-35977's family: refused, not grown past 512 MB.
+      if (live && length > static_cast<size_t>(kMaxStringBytes)) {
+        return OpResult::ErrorText(kStringTooLongError);
+      }
       handle.Append(op.value);
       return OpResult::Integer(static_cast<int64_t>(length));
     }

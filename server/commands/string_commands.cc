@@ -308,7 +308,7 @@ void SetRange(CommandCall& call) {
   }
   const int64_t length = static_cast<int64_t>(call.args[3].size());
   if (length > 0 && *offset > kMaxStringBytes - length) {
-    call.reply().Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    call.reply().Error(kStringTooLongError);
     return;
   }
   call.Add(MakeOp(OpCode::kSetRange, call.args[1], call.args[3], *offset));
@@ -473,9 +473,20 @@ void GetRange(CommandCall& call) {
   call.Defer(RenderBulkOrNil);
 }
 
+// The new length, or the error for a string past proto-max-bulk-len.
+void RenderAppend(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
+                  ServerContext&) {
+  const OpResult& result = results[0];
+  if (result.kind == OpResult::Kind::kError) {
+    writer.Error(result.bulk.view());
+  } else {
+    writer.Integer(result.integer);
+  }
+}
+
 void Append(CommandCall& call) {
   call.Add(MakeOp(OpCode::kAppend, call.args[1], call.args[2]));
-  call.Defer(RenderInteger);
+  call.Defer(RenderAppend);
 }
 
 constexpr CommandHandler Strlen = KeyCommand<OpCode::kStrlen, RenderInteger>;
