@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -133,7 +134,7 @@ void Connection::Drive() {
     });
   };
   // Bytes already sent stay at the front of out_ until it empties.
-  const size_t out_limit = out_sent_ + limits_.output_buffer_bytes;
+  const size_t out_limit = out_sent_ + OutputLimit();
   switch (session_.Process(out_, std::move(resume), out_limit)) {
     case Session::Progress::kPending:
       pending_batch_ = true;
@@ -150,7 +151,7 @@ void Connection::Drive() {
     case Session::Progress::kNeedInput:
       break;
   }
-  if (UnsentBytes() > limits_.output_buffer_bytes) {
+  if (UnsentBytes() > OutputLimit()) {
     CloseNow();
     return;
   }
@@ -159,6 +160,11 @@ void Connection::Drive() {
     return;
   }
   Flush();
+}
+
+uint64_t Connection::OutputLimit() const {
+  if (session_.client().authenticated) return limits_.output_buffer_bytes;
+  return std::min(limits_.output_buffer_bytes, kUnauthenticatedOutputBufferLimit);
 }
 
 // The batch is queued to the engine's threads, not yet woken: one callback

@@ -34,6 +34,11 @@ namespace kvlab {
 
 class ConnectionRegistry;
 
+// Before AUTH a client's unsent replies may hold what Redis's 16 KiB reply
+// buffer plus 1 KiB of reply list hold (CVE-2025-21605): one that sends
+// commands and never reads their NOAUTH errors is closed, not buffered for.
+inline constexpr uint64_t kUnauthenticatedOutputBufferLimit = 17 * 1024;
+
 struct ConnectionLimits {
   uint64_t output_buffer_bytes = kDefaultClientOutputBufferLimit;
   uint64_t query_buffer_bytes = kDefaultClientQueryBufferLimit;
@@ -66,6 +71,8 @@ class Connection final : public EventLoop::Watcher,
   uint32_t WantedEvents() const;
   void UpdateInterest();
   uint64_t UnsentBytes() const { return out_.size() - out_sent_; }
+  // client-output-buffer-limit, or far less before AUTH (OutputLimit()).
+  uint64_t OutputLimit() const;
   void Unregister();
   void WakeEngineAfterThisRound();
   uint64_t UnparsedBytes() { return session_.input().size() + staged_input_.size(); }
