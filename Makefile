@@ -64,6 +64,8 @@ clean:
 	rm -rf $(BUILD) build-tsan build-asan build-fuzz build-clang
 
 # ---- fuzzing: libFuzzer on the RESP parser + command dispatch (tests/fuzz/) ----
+# Two targets: resp_session_fuzzer (adversarial bytes) and command_fuzzer
+# (RESP-valid commands with adversarial arguments, on every engine).
 # clang build with ASan + UBSan of just the fuzzer (engines + server core).
 # `make fuzz` runs it for FUZZ_SECONDS on build-fuzz/fuzz-corpus (seeded from
 # tests/fuzz/corpus, kept between runs); crashes land in build-fuzz/fuzz-crashes/.
@@ -76,14 +78,16 @@ build-fuzz/build.ninja:
 	  -DKVLAB_SANITIZE=address -DKVLAB_FUZZ=ON
 
 fuzz-build: deps build-fuzz/build.ninja
-	cmake --build build-fuzz -j $(JOBS) --target resp_session_fuzzer
+	cmake --build build-fuzz -j $(JOBS) --target resp_session_fuzzer command_fuzzer
 
 fuzz: fuzz-build
 	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SECONDS)
+	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SECONDS) command_fuzzer
 
-# What `make test` runs: the real fuzzer for FUZZ_SMOKE_SECONDS.
+# What `make test` runs: the real fuzzers for FUZZ_SMOKE_SECONDS each.
 fuzz-smoke: fuzz-build
 	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
+	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SMOKE_SECONDS) command_fuzzer
 
 # ---- performance tracking: microbenchmarks, regression gate, dashboard ----
 PYTHON          ?= /usr/bin/python3

@@ -1,31 +1,40 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer binary resp_session_fuzzer for a set time, on a working
-# copy of tests/fuzz/corpus kept in the build dir (so what one run discovers
-# seeds the next), and says how many inputs it executed and what it found.
+# Runs a libFuzzer binary (resp_session_fuzzer unless FUZZER names another,
+# e.g. command_fuzzer) for a set time, on a working corpus kept in the build
+# dir (so what one run discovers seeds the next; resp_session_fuzzer's starts
+# as a copy of tests/fuzz/corpus), and says how many inputs it executed and
+# what it found.
 # Exit status 1 when the fuzzer found a crash (the input is left in
 # BUILD_DIR/fuzz-crashes/), 2 on usage errors.
 #
-# usage: tests/fuzz/run_fuzzer.sh BUILD_DIR SECONDS
+# usage: tests/fuzz/run_fuzzer.sh BUILD_DIR SECONDS [FUZZER]
 set -uo pipefail
 
-if [ $# -ne 2 ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
-  echo "usage: $0 BUILD_DIR SECONDS" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
+  echo "usage: $0 BUILD_DIR SECONDS [FUZZER]" >&2
   exit 2
 fi
 build=$1
 seconds=$2
+name=${3:-resp_session_fuzzer}
 seeds=$(cd "$(dirname "$0")" && pwd)/corpus
-fuzzer=$build/resp_session_fuzzer
+fuzzer=$build/$name
 if [ ! -x "$fuzzer" ]; then
   echo "fuzz: $fuzzer not built (make fuzz builds it)" >&2
   exit 2
 fi
-work=$build/fuzz-corpus
+# The RESP corpus is raw client bytes; command_fuzzer's inputs are choices
+# (command_fuzz.h), so it grows its own corpus from nothing.
+if [ "$name" = resp_session_fuzzer ]; then
+  work=$build/fuzz-corpus
+else
+  work=$build/$name-corpus
+fi
 crashes=$build/fuzz-crashes
 mkdir -p "$work" "$crashes"
-cp -n "$seeds"/* "$work"/
-log=$build/fuzz-$(date -u +%Y%m%dT%H%M%SZ).log
-started=$build/fuzz-crashes/.started  # crash files newer than this are this run's
+if [ "$name" = resp_session_fuzzer ]; then cp -n "$seeds"/* "$work"/; fi
+log=$build/fuzz-$name-$(date -u +%Y%m%dT%H%M%SZ).log
+started=$crashes/.started-$name  # crash files newer than this are this run's
 touch "$started"
 
 # -timeout: one input taking 30 s counts as a hang. Inputs fed a byte at a
