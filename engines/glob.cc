@@ -7,6 +7,9 @@
 namespace kvlab {
 namespace {
 
+// stringmatchlen_impl()'s nesting limit.
+constexpr int kMaxNestedStars = 1000;
+
 char Fold(char c, bool nocase) { return nocase ? AsciiLower(c) : c; }
 
 // Matches the one pattern token at `*p` (not '*') against the byte `c`, with
@@ -67,10 +70,15 @@ bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase) {
   const char* const s_end = s + text.size();
   const char* star_p = nullptr;  // the pattern just after the last '*' seen
   const char* star_s = nullptr;  // where that star's absorbed bytes end
+  int stars = 0;                 // star runs entered so far
   while (s < s_end) {
     if (p < p_end && *p == '*') {
       while (p < p_end && *p == '*') ++p;
       if (p == p_end) return true;
+      // Redis 7.0.15 gives up past 1000 nested stars (its fix for the CVE):
+      // a match that needs the 1001st star run is no match there, so none
+      // here. Stars are entered in pattern order, so the count only grows.
+      if (++stars > kMaxNestedStars) return false;
       star_p = p;
       star_s = s;
       continue;
