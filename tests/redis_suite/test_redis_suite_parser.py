@@ -71,6 +71,18 @@ def test_exception_stops_the_unit():
     assert suite.unit_abort(events) == "exception: ERR DB index is out of range."
 
 
+def test_hung_test_fails_and_stops_the_unit():
+    events = suite.parse_transcript(
+        "[ok]: KEYS with pattern (0 ms)\n"
+        "[TIMEOUT]: clients state report follows.\n"
+        "sock55d5 => (IN PROGRESS) Regression for pattern matching long nested loops\n"
+        "Killing still running Redis server 123\n")
+    assert [(e.kind, e.name) for e in events] == [
+        ("ok", "KEYS with pattern"),
+        ("err", "Regression for pattern matching long nested loops"), ("timeout", "")]
+    assert suite.unit_abort(events).startswith("timeout: ")
+
+
 def test_summary_counts_against_the_reference_column():
     exclusions = suite.Exclusions(tags={"needs:debug": "DEBUG"})
     kvlab = suite.parse_transcript("[ok]: INCR against non existing key (0 ms)\n"
