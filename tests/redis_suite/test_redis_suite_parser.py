@@ -100,3 +100,18 @@ def test_summary_counts_against_the_reference_column():
     assert unit["excluded"] == {"tag needs:debug: DEBUG": 1, "Tag: needs:repl denied": 1,
                                 "Not supported on external server": 1,
                                 "not selected (--only)": 1}
+
+
+def test_gaps_group_the_engines_that_fail_a_test():
+    reference = suite.parse_transcript("[ok]: A (0 ms)\n[ok]: B (0 ms)\n")
+    fails_b = suite.parse_transcript(
+        "[ok]: A (0 ms)\n[err]: B in tests/unit/x.tcl\nExpected '1' to equal or match '2'\n")
+    stops = suite.parse_transcript("[exception]: Executing test client: ERR no\n")
+    results = {"redis": {"unit/x": reference}, "single": {"unit/x": fails_b},
+               "owner": {"unit/x": stops}}
+    summary = suite.summarize(results, ["unit/x"], list(results), suite.Exclusions())
+    assert suite.gaps(summary, list(results)).splitlines() == [
+        "== unit/x",
+        "   [owner] unit stopped, 2 tests not run: exception: ERR no",
+        "   B  [single]",
+        "        Expected '1' to equal or match '2'"]
