@@ -84,6 +84,9 @@ int main(int argc, char** argv) {
   RaiseDescriptorLimit(settings.max_clients);
 
   kvlab::ServerContext server_context(*engine, std::move(settings));
+  // SHUTDOWN: every thread but this one blocks SIGTERM, so sigwait() below
+  // takes it and the server stops as it does on the signal.
+  server_context.shutdown = [] { ::kill(::getpid(), SIGTERM); };
   const kvlab::ServerSettings& running = server_context.settings;
   kvlab::ConnectionRegistry registry;
   kvlab::IoThreadPool io_threads(running.io_threads);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,11 @@ struct ServerContext {
   ServerStats stats;
   WatchRegistry watches;  // WATCH across every connection; observes the engine
   ConfigParameters config;  // CONFIG GET/SET; reads `settings`, changes engine limits
+  // What SHUTDOWN does: kvlab-server's main sets it to stop the process as
+  // SIGTERM does. Unset (a Session in a test or a fuzzer), SHUTDOWN answers
+  // an error instead of ending the process it runs in. Set once, before the
+  // first Session exists.
+  std::function<void()> shutdown;
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

@@ -3,15 +3,14 @@
 // flag), which dooms the EXEC.
 //
 // SHUTDOWN stops kvlab-server the way SIGTERM does (main.cc's sigwait:
-// stop accepting, close every client, finish in-flight batches, exit 0), so
-// like Redis it sends no reply: the connection closes. kvlab keeps no
+// stop accepting, close every client, finish in-flight batches, exit 0,
+// through ServerContext::shutdown), so like Redis it sends no reply: the
+// connection closes. kvlab keeps no
 // snapshot, so SAVE, and SHUTDOWN SAVE (which must not exit without one),
 // answer an error that says so instead of pretending to have written one.
-#include <signal.h>
-#include <unistd.h>
-
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
+#include "server/server_context.h"
 
 namespace kvlab {
 namespace {
@@ -54,8 +53,11 @@ void Shutdown(CommandCall& call) {
     call.reply().Error("ERR Errors trying to SHUTDOWN. Check logs.");
     return;
   }
-  // Every thread but main's sigwait() blocks SIGTERM, so this reaches it.
-  ::kill(::getpid(), SIGTERM);
+  if (!call.server.shutdown) {
+    call.reply().Error("ERR Errors trying to SHUTDOWN. Check logs.");
+    return;
+  }
+  call.server.shutdown();
 }
 
 }  // namespace

@@ -94,6 +94,9 @@ TEST_P(TransactionTest, ShutdownOptionsAreParsedAsRedisDoes) {
             "-ERR No shutdown in progress.\r\n-ERR No shutdown in progress.\r\n"
             "-ERR syntax error\r\n-ERR syntax error\r\n-ERR syntax error\r\n"
             "-ERR kvlab-server keeps no snapshot (no RDB persistence): SAVE is not supported\r\n");
+  // A Session without a process to stop (no ServerContext::shutdown, as
+  // here) answers an error rather than end whatever process it runs in.
+  EXPECT_EQ(client_->Feed("SHUTDOWN\r\n"), "-ERR Errors trying to SHUTDOWN. Check logs.\r\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, TransactionTest, ::testing::ValuesIn(AllEngineKinds()),
