@@ -21,4 +21,10 @@ inline std::string AsciiLowercase(std::string_view text) {
   return lower;
 }
 
+inline std::string AsciiUppercase(std::string_view text) {
+  std::string upper(text);
+  for (char& c : upper) c = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+  return upper;
+}
+
 }  // namespace kvlab

@@ -67,7 +67,7 @@ inline bool IsReadOnly(const Operation& op) {
   switch (op.code) {
     case OpCode::kGet: case OpCode::kExists: case OpCode::kStrlen: case OpCode::kPttl:
     case OpCode::kGetRange: case OpCode::kType: case OpCode::kObjectEncoding:
-    case OpCode::kExpireTime:
+    case OpCode::kObjectRefcount: case OpCode::kMemoryUsage: case OpCode::kExpireTime:
       return true;
     case OpCode::kVisit:
       return op.integer == 0;
@@ -134,6 +134,16 @@ inline std::string_view StringEncoding(std::string_view value) {
   return value.size() <= 44 ? "embstr" : "raw";
 }
 
+// OBJECT REFCOUNT: Redis shares one object among every string holding an
+// integer in [0, 10000) (OBJ_SHARED_INTEGERS, with kvlab's only policy,
+// noeviction) and reports it as OBJ_SHARED_REFCOUNT; anything else is 1.
+inline int64_t RedisRefcount(const EntryView& entry) {
+  constexpr int64_t kSharedRefcount = 2147483647;
+  if (entry.container != nullptr || StringEncoding(entry.value) != "int") return 1;
+  const int64_t value = *ParseRedisInt64(entry.value);
+  return value >= 0 && value < 10000 ? kSharedRefcount : 1;
+}
+
 // Redis's proto-max-bulk-len: the largest string SETRANGE or APPEND may
 // build (checkStringLength()), and the error for one that would be larger.
 inline constexpr int64_t kMaxStringBytes = 512ll * 1024 * 1024;
@@ -189,6 +199,10 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
       return OpResult::Integer(live->expire_at_ms == 0 ? -1 : live->expire_at_ms);
     case OpCode::kType:
       return live ? OpResult::Bulk(TypeName(*live)) : OpResult::Nil();
+    case OpCode::kObjectRefcount:
+      return live ? OpResult::Integer(RedisRefcount(*live)) : OpResult::Nil();
+    case OpCode::kMemoryUsage:
+      return live ? OpResult::Integer(Footprint(op.key, *live)) : OpResult::Nil();
     case OpCode::kObjectEncoding:
       if (!live) return OpResult::Nil();
       return OpResult::Bulk(live->container ? live->container->Encoding()

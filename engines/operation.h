@@ -62,6 +62,9 @@ enum class OpCode : uint8_t {
   kGetRange, // `integer` start, `integer2` end (Redis's negative indexes) -> kBulk
   kType,     // -> kBulk the type name ("string"), or kNil when missing
   kObjectEncoding, // -> kBulk Redis's encoding name, or kNil when missing
+  kObjectRefcount, // -> kInteger Redis's OBJECT REFCOUNT, or kNil when missing
+  kMemoryUsage, // -> kInteger the entry's Footprint() bytes (the maxmemory
+             //    estimate), or kNil when missing
   kExpireTime, // -> kInteger absolute deadline in unix ms, -1 none, -2 missing
   // Guards and carries: only inside an AtomicGroup (the server adds them).
   kRequireAbsent, // -> kInteger 1 if the key exists (the guard fails), else 0

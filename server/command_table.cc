@@ -12,6 +12,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterKeyspaceCommands(*built);
     RegisterServerCommands(*built);
     RegisterConfigCommand(*built);
+    RegisterMemoryCommand(*built);
     RegisterTransactionCommands(*built);
     RegisterContainerCommands(*built);
     RegisterSetAlgebraCommands(*built);

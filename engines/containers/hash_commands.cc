@@ -1,10 +1,15 @@
 // The hash commands (Redis 7.0's t_hash.c), written once for every engine.
 #include <cmath>
+#include <cstdint>
+#include <numeric>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engines/containers/command_support.h"
 #include "engines/containers/container_tables.h"
 #include "engines/containers/hash_value.h"
+#include "engines/containers/set_value.h"
 
 namespace kvlab {
 
@@ -18,6 +23,70 @@ int64_t SetPairs(ContainerCall& call, HashValue& hash) {
   }
   call.Changed();
   return created;
+}
+
+// HRANDFIELD key [count [WITHVALUES]] (hrandfieldCommand(), RESP2): a
+// negative count picks with repeats, a positive one distinct fields (the
+// whole hash, in its order, when count >= its size). The fields are listed
+// once per call, O(size), which the reply itself costs anyway.
+void HRandField(ContainerCall& call) {
+  bool with_values = false;
+  std::optional<int64_t> count;
+  if (call.args.size() >= 3) {
+    count = ParseRedisInt64(call.args[2]);
+    if (!count) return call.Error(kContainerNotIntegerError);
+    if (*count == INT64_MIN) {
+      return call.Error(
+          "ERR value is out of range, value must between -9223372036854775807 and "
+          "9223372036854775807");
+    }
+    if (call.args.size() > 4 || (call.args.size() == 4 && !OptionIs(call.args[3], "withvalues"))) {
+      return call.Error(kContainerSyntaxError);
+    }
+    with_values = call.args.size() == 4;
+    // CVE-2023-22458: count * 2 must not overflow.
+    if (with_values && (*count < -INT64_MAX / 2 || *count > INT64_MAX / 2)) {
+      return call.Error("ERR value is out of range");
+    }
+  }
+  if (!call.CheckType()) return;
+  const HashValue* hash = call.Find<HashValue>();
+  if (!count) {
+    if (!hash) return call.Nil();
+  } else if (!hash || *count == 0) {
+    return call.List().Array(0);
+  }
+  std::vector<std::pair<std::string_view, std::string_view>> fields;
+  fields.reserve(hash->Size());
+  hash->ForEach([&](std::string_view field, std::string_view value) {
+    fields.emplace_back(field, value);
+  });
+  if (!count) return call.Bulk(fields[SetValue::RandomIndex(fields.size())].first);
+  ReplyList& reply = call.List();
+  const size_t per_field = with_values ? 2 : 1;
+  auto add = [&](const std::pair<std::string_view, std::string_view>& field) {
+    reply.Bulk(field.first);
+    if (with_values) reply.Bulk(field.second);
+  };
+  const bool unique = *count > 0;
+  const uint64_t wanted = unique ? static_cast<uint64_t>(*count) : static_cast<uint64_t>(-*count);
+  if (!unique || wanted == 1) {
+    reply.Array(wanted * per_field);
+    for (uint64_t i = 0; i < wanted; ++i) add(fields[SetValue::RandomIndex(fields.size())]);
+    return;
+  }
+  if (wanted >= fields.size()) {
+    reply.Array(fields.size() * per_field);
+    for (const auto& field : fields) add(field);
+    return;
+  }
+  std::vector<size_t> order(fields.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  reply.Array(wanted * per_field);
+  for (size_t i = 0; i < wanted; ++i) {
+    std::swap(order[i], order[i + SetValue::RandomIndex(fields.size() - i)]);
+    add(fields[order[i]]);
+  }
 }
 
 void HSet(ContainerCall& call) {
@@ -156,6 +225,7 @@ constexpr ContainerCommand kHashCommands[] = {
     {"hincrby", 4, kHash, kGrow, HIncrBy},
     {"hincrbyfloat", 4, kHash, kGrow, HIncrByFloat},
     {"hscan", -3, kHash, kRead, HScan},
+    {"hrandfield", -2, kHash, kRead, HRandField},
 };
 
 }  // namespace

@@ -69,6 +69,16 @@ inline void RenderBulkOrNil(const DeferredReply&, std::span<const OpResult> resu
   }
 }
 
+// A count, or nil when the key was missing (OBJECT REFCOUNT, MEMORY USAGE).
+inline void RenderIntegerOrNil(const DeferredReply&, std::span<const OpResult> results,
+                               ReplyWriter& writer, ServerContext&) {
+  if (results[0].kind == OpResult::Kind::kInteger) {
+    writer.Integer(results[0].integer);
+  } else {
+    writer.Nil();
+  }
+}
+
 // A command that is one operation on its key, args[1] (GET, STRLEN, TTL,
 // TYPE, ...), its reply rendered by `kRender`.
 template <OpCode kCode, RenderFn kRender>

@@ -3,6 +3,7 @@
 // ConfigParameters' (server/config_parameters.h).
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
+#include "server/commands/subcommands.h"
 #include "server/config_parameters.h"
 #include "server/server_context.h"
 
@@ -50,13 +51,6 @@ void ConfigHelp(CommandCall& call) {
   for (std::string_view line : kLines) reply.SimpleString(line);
 }
 
-// Each subcommand's Redis arity (name and subcommand counted).
-struct Subcommand {
-  std::string_view name;
-  int arity;
-  void (*run)(CommandCall&);
-};
-
 void Config(CommandCall& call) {
   static constexpr Subcommand kSubcommands[] = {
       {"get", -3, ConfigGet},
@@ -66,17 +60,7 @@ void Config(CommandCall& call) {
        [](CommandCall& c) { c.reply().Error("ERR The server is running without a config file"); }},
       {"help", 2, ConfigHelp},
   };
-  for (const Subcommand& subcommand : kSubcommands) {
-    if (!EqualsIgnoreCase(call.args[1], subcommand.name)) continue;
-    if (!ArityMatches(subcommand.arity, call.args.size())) {
-      call.reply().Error(WrongArityError("config|" + std::string(subcommand.name)));
-      return;
-    }
-    subcommand.run(call);
-    return;
-  }
-  call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(call.args[1]).substr(0, 128)) +
-                     "'. Try CONFIG HELP.");
+  DispatchSubcommand(call, "config", kSubcommands);
 }
 
 }  // namespace

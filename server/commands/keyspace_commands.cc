@@ -406,17 +406,52 @@ class RandomKey final : public ReplyingCollector {
 
 void RandomKeyCommand(CommandCall& call) { Collect(call, std::make_shared<RandomKey>()); }
 
-// OBJECT ENCODING key | OBJECT HELP (a container command, as in Redis 7.0).
+// OBJECT FREQ and IDLETIME of a present key: errors, since kvlab keeps no
+// access statistics. FREQ's is Redis's own under any non-LFU policy (and
+// kvlab's only policy is noeviction); IDLETIME's says what kvlab lacks
+// rather than answer an idle time it never measured.
+void RenderObjectStatsError(const DeferredReply& deferred, std::span<const OpResult> results,
+                            ReplyWriter& writer, ServerContext&) {
+  if (results[0].integer == 0) {
+    writer.Nil();
+  } else if (deferred.flags == 0) {
+    writer.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+        "that when switching between policies at runtime LRU and LFU data will take some time "
+        "to adjust.");
+  } else {
+    writer.Error("ERR kvlab-server does not track access times: OBJECT IDLETIME is not supported");
+  }
+}
+
+// OBJECT ENCODING | REFCOUNT | FREQ | IDLETIME key | OBJECT HELP (a
+// container command, as in Redis 7.0).
 void Object(CommandCall& call) {
   const std::string_view sub = call.args[1];
-  if (EqualsIgnoreCase(sub, "encoding")) {
+  struct KeySubcommand {
+    std::string_view name;
+    OpCode code;
+    RenderFn render;
+    int64_t flags;
+  };
+  static constexpr KeySubcommand kKeySubcommands[] = {
+      {"encoding", OpCode::kObjectEncoding, RenderBulkOrNil, 0},
+      {"refcount", OpCode::kObjectRefcount, RenderIntegerOrNil, 0},
+      {"freq", OpCode::kExists, RenderObjectStatsError, 0},
+      {"idletime", OpCode::kExists, RenderObjectStatsError, 1},
+  };
+  for (const KeySubcommand& key_sub : kKeySubcommands) {
+    if (!EqualsIgnoreCase(sub, key_sub.name)) continue;
     if (call.args.size() != 3) {
-      call.reply().Error(WrongArityError("object|encoding"));
+      call.reply().Error(WrongArityError("object|" + std::string(key_sub.name)));
       return;
     }
-    call.Add(MakeOp(OpCode::kObjectEncoding, call.args[2]));
-    call.Defer(RenderBulkOrNil);
-  } else if (EqualsIgnoreCase(sub, "help")) {
+    call.Add(MakeOp(key_sub.code, call.args[2]));
+    call.Defer(key_sub.render);
+    call.deferred_reply().flags = key_sub.flags;
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "help")) {
     if (call.args.size() != 2) {
       call.reply().Error(WrongArityError("object|help"));
       return;
@@ -426,6 +461,15 @@ void Object(CommandCall& call) {
         "ENCODING <key>",
         "    Return the kind of internal representation used in order to store the value",
         "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
         "HELP",
         "    Prints this help."};
     ReplyWriter reply = call.reply();

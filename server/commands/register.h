@@ -11,6 +11,7 @@ void RegisterStringCommands(CommandTable& table);      // GET SET ... INCR APPEN
 void RegisterKeyspaceCommands(CommandTable& table);    // DEL EXISTS EXPIRE TTL PERSIST DBSIZE FLUSH*
 void RegisterServerCommands(CommandTable& table);      // INFO COMMAND TIME FUNCTION SCRIPT
 void RegisterConfigCommand(CommandTable& table);       // CONFIG
+void RegisterMemoryCommand(CommandTable& table);       // MEMORY
 void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
 void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
 void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF

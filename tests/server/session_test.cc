@@ -137,6 +137,35 @@ TEST_P(SessionTest, ConfigGetReturnsMatchingPairs) {
   EXPECT_NE(all[0].find("$24\r\nhash-max-ziplist-entries\r\n$3\r\n512\r\n"), std::string::npos);
 }
 
+// OBJECT REFCOUNT/FREQ/IDLETIME and MEMORY USAGE (golden replies from
+// redis-server 7.0.15, except IDLETIME's and USAGE's figures: kvlab tracks
+// no access times, and USAGE is its own estimate, the maxmemory one).
+TEST_P(SessionTest, ObjectAndMemoryDescribeAKey) {
+  EXPECT_EQ(Feed("SET n 5\r\nSET big 10000\r\nSET s abc\r\nRPUSH l a\r\n"
+                 "OBJECT REFCOUNT n\r\nOBJECT REFCOUNT big\r\nOBJECT REFCOUNT s\r\n"
+                 "OBJECT REFCOUNT l\r\nOBJECT REFCOUNT nokey\r\nOBJECT FREQ nokey\r\n"
+                 "OBJECT FREQ n\r\nOBJECT REFCOUNT\r\nOBJECT IDLETIME nokey\r\n"),
+            "+OK\r\n+OK\r\n+OK\r\n:1\r\n:2147483647\r\n:1\r\n:1\r\n:1\r\n$-1\r\n$-1\r\n"
+            "-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
+            "note that when switching between policies at runtime LRU and LFU data will take "
+            "some time to adjust.\r\n"
+            "-ERR wrong number of arguments for 'object|refcount' command\r\n$-1\r\n");
+  EXPECT_EQ(Feed("OBJECT IDLETIME n\r\n"),
+            "-ERR kvlab-server does not track access times: OBJECT IDLETIME is not supported\r\n");
+  EXPECT_EQ(Feed("MEMORY USAGE nokey\r\nMEMORY USAGE n SAMPLES -1\r\nMEMORY USAGE n SAMPLES x\r\n"
+                 "MEMORY USAGE n bogus\r\nMEMORY USAGE\r\nMEMORY foo\r\nMEMORY PURGE\r\n"),
+            "$-1\r\n-ERR syntax error\r\n-ERR value is not an integer or out of range\r\n"
+            "-ERR syntax error\r\n-ERR wrong number of arguments for 'memory|usage' command\r\n"
+            "-ERR unknown subcommand 'foo'. Try MEMORY HELP.\r\n+OK\r\n");
+  // The estimate counts the key and value bytes: a longer value costs more.
+  const std::string small = Feed("MEMORY USAGE s SAMPLES 0\r\n");
+  Feed("SET s " + std::string(1000, 'x') + "\r\n");
+  const std::string large = Feed("MEMORY USAGE s\r\n");
+  ASSERT_EQ(small[0], ':');
+  ASSERT_EQ(large[0], ':');
+  EXPECT_GE(std::stoll(large.substr(1)) - std::stoll(small.substr(1)), 997);
+}
+
 TEST_P(SessionTest, CommandDescribesTheTable) {
   size_t count = CommandTable::Instance().commands().size();
   EXPECT_EQ(Feed("COMMAND COUNT\r\n"), ":" + std::to_string(count) + "\r\n");

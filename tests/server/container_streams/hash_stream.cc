@@ -49,10 +49,18 @@ std::vector<std::string> NextHash(StreamSource& s) {
             s.OneIn(2) ? "n" + std::to_string(s.Uniform(0, 2)) : s.Element(),
             deltas[s.Uniform(0, 9)]};
   }
-  if (pick < 90) {
+  if (pick < 88) {
     // A non-zero cursor's answer on a hashtable is Redis's bucket order,
     // so only cursor 0 and the invalid ones are compared.
     return s.Scan("hscan", k, "e1*", "*");
+  }
+  if (pick < 92) {
+    static const char* const counts[] = {"1",  "3", "-3", "0", "1000", "-1000", "x", "1.5",
+                                         "-9223372036854775808", "4611686018427387904"};
+    std::vector<std::string> cmd = {s.Case("hrandfield"), k};
+    if (!s.OneIn(4)) cmd.push_back(counts[s.Uniform(0, 9)]);
+    if (cmd.size() == 3 && s.OneIn(2)) cmd.push_back(s.OneIn(6) ? "withscores" : "withvalues");
+    return cmd;
   }
   // Wrong arities.
   return s.OneOf({{"hset", k}, {"hget", k}, {"hgetall"}, {"hsetnx", k, "f"}, {"hlen", k, "x"}});
@@ -65,6 +73,20 @@ ReplyMatch MatchHash(const std::vector<std::string>& command) {
   if (name == "hgetall") return ReplyMatch::kUnorderedPairs;
   if (name == "hkeys" || name == "hvals") return ReplyMatch::kUnorderedElements;
   if (name == "hscan") return ReplyMatch::kScanUnorderedPairs;
+  if (name == "hrandfield" && command.size() >= 3) {
+    const std::string& count = command[2];
+    const bool with_values = command.size() == 4 && Lower(command[3]) == "withvalues";
+    if (command.size() == 4 && !with_values) return ReplyMatch::kExact;  // syntax error
+    if (count == "x" || count == "1.5" || count == "0" || count == "-9223372036854775808" ||
+        (with_values && count == "4611686018427387904")) {
+      return ReplyMatch::kExact;  // errors and empty answers
+    }
+    // Every field once (in the hash's order: a hashtable's is its own).
+    if (count == "1000" || count == "4611686018427387904") {
+      return with_values ? ReplyMatch::kUnorderedPairs : ReplyMatch::kUnorderedElements;
+    }
+  }
+  if (name == "hrandfield") return ReplyMatch::kSameShape;  // a random pick
   return ReplyMatch::kExact;
 }
 
