@@ -197,6 +197,13 @@ TEST_P(SessionTest, HelloThreeSwitchesTheConnectionToResp3AndHelloTwoBack) {
   EXPECT_EQ(Feed("ZADD z 1.5 a 2 b\r\nZSCORE z a\r\nZRANGE z 0 -1 WITHSCORES\r\n"),
             ":2\r\n,1.5\r\n*2\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,2\r\n");
   EXPECT_EQ(Feed("HELLO 4\r\nGET nokey\r\n"), "-NOPROTO unsupported protocol version\r\n_\r\n");
+  // Text for humans is verbatim (addReplyVerbatim): =<length>, then "txt:".
+  const std::string client_info = Feed("CLIENT INFO\r\n");
+  EXPECT_EQ(client_info.substr(0, client_info.find("\r\n") + 11),
+            "=" + std::to_string(client_info.size() - client_info.find("\r\n") - 4) +
+                "\r\ntxt:id=1 ");
+  EXPECT_NE(client_info.find(" resp=3\n\r\n"), std::string::npos);
+  EXPECT_EQ(Feed("INFO server\r\n").substr(0, 1), "=");
   EXPECT_EQ(Feed("HELLO 2\r\n").substr(0, 5), "*14\r\n");
   EXPECT_EQ(Feed("GET nokey\r\nZSCORE z a\r\n"), "$-1\r\n$3\r\n1.5\r\n");
 }
