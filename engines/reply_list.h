@@ -5,6 +5,11 @@
 // Items are kept in one byte buffer ([kind][8-byte number][bytes]) so a reply
 // of N values costs one growing allocation, not N.
 //
+// The engine does not know its client's protocol: where Redis 7.0 answers
+// RESP3 clients with another type (a map, a set, a double, nested score
+// pairs) the list records that type, and the server's renderer writes it in
+// the connection's protocol (RESP2 bytes unchanged).
+//
 // A value type; not synchronised.
 #pragma once
 
@@ -18,7 +23,14 @@ namespace kvlab {
 
 class ReplyList {
  public:
-  enum class Item : uint8_t { kArray, kBulk, kInteger, kNil, kNilArray, kError, kStatus };
+  enum class Item : uint8_t {
+    kArray, kBulk, kInteger, kNil, kNilArray, kError, kStatus,
+    kMap,           // number: pairs; a key then its value, `number` times
+    kSet,           // number: members (addReplySetLen)
+    kDouble,        // number: the double's bits (addReplyDouble)
+    kArrayOfPairs,  // number: pairs, each opened by kPair (flat in RESP2)
+    kPair,          // opens a (member, score) pair: an array of 2 in RESP3 only
+  };
 
   void Array(size_t count) { Put(Item::kArray, static_cast<int64_t>(count), {}); }
   void Bulk(std::string_view bytes) { Put(Item::kBulk, static_cast<int64_t>(bytes.size()), bytes); }
@@ -28,14 +40,27 @@ class ReplyList {
   // The whole error line, code included ("ERR index out of range").
   void Error(std::string_view text) { Put(Item::kError, static_cast<int64_t>(text.size()), text); }
   void Status(std::string_view text) { Put(Item::kStatus, static_cast<int64_t>(text.size()), text); }
-
-  // An array whose length is known only at its end: Array() with a
-  // placeholder now, its count set by EndArray().
-  size_t BeginArray() {
-    const size_t at = bytes_.size();
-    Array(0);
-    return at;
+  void Map(size_t pairs) { Put(Item::kMap, static_cast<int64_t>(pairs), {}); }
+  void Set(size_t count) { Put(Item::kSet, static_cast<int64_t>(count), {}); }
+  void Double(double value) {
+    int64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    Put(Item::kDouble, bits, {});
   }
+  void ArrayOfPairs(size_t pairs) { Put(Item::kArrayOfPairs, static_cast<int64_t>(pairs), {}); }
+  void Pair() { Put(Item::kPair, 0, {}); }
+  // The double a kDouble item's number holds.
+  static double DoubleOf(int64_t number) {
+    double value;
+    std::memcpy(&value, &number, sizeof value);
+    return value;
+  }
+
+  // An array (or set, or array of pairs) whose length is known only at its
+  // end: its header with a placeholder now, its count set by EndArray().
+  size_t BeginArray() { return BeginHeader(Item::kArray); }
+  size_t BeginSet() { return BeginHeader(Item::kSet); }
+  size_t BeginArrayOfPairs() { return BeginHeader(Item::kArrayOfPairs); }
   void EndArray(size_t at, size_t count) {
     const int64_t value = static_cast<int64_t>(count);
     std::memcpy(bytes_.data() + at + 1, &value, sizeof value);
@@ -63,6 +88,11 @@ class ReplyList {
   }
 
  private:
+  size_t BeginHeader(Item item) {
+    const size_t at = bytes_.size();
+    Put(item, 0, {});
+    return at;
+  }
   static bool HasBytes(Item item) {
     return item == Item::kBulk || item == Item::kError || item == Item::kStatus;
   }

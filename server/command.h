@@ -33,6 +33,7 @@ struct ClientState {
   bool authenticated = false;
   bool close_after_reply = false;  // QUIT
   std::string name;                // CLIENT SETNAME
+  RespVersion protocol = RespVersion::kResp2;  // HELLO 2 | HELLO 3
   Transaction transaction;         // MULTI ... EXEC, WATCH
 };
 
@@ -66,7 +67,7 @@ class CommandCall {
         render_state_(render_state), in_exec_(in_exec) {}
 
   // Answer now. Must not be combined with Defer() in one call.
-  ReplyWriter reply() { return ReplyWriter(immediate_); }
+  ReplyWriter reply() { return ReplyWriter(immediate_, client.protocol); }
 
   // Queue an operation; its result goes to the render function given to Defer().
   void Add(const Operation& op) {

@@ -106,7 +106,7 @@ void Session::ParseAndDispatch(std::string& out) {
       if (result != RespParser::Result::kOk) {
         // Commands before the bad bytes are answered first, then the error.
         std::string& target = slots_.empty() ? out : slots_.emplace_back().text;
-        ReplyWriter(target).Error(parser_.error());
+        ReplyWriter(target, client_.protocol).Error(parser_.error());
         protocol_error_ = true;
         return;
       }
@@ -142,7 +142,7 @@ bool Session::DecidesMemory(const CommandSpec& spec) const {
 
 void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   std::string& immediate = slots_.empty() ? out : scratch_;
-  ReplyWriter writer(immediate);
+  ReplyWriter writer(immediate, client_.protocol);
   Transaction& transaction = client_.transaction;
   const bool queueing = transaction.open() && (spec == nullptr || !(spec->flags & CommandSpec::kNoMulti));
   // Redis's rejectCommand(): inside MULTI these errors doom the EXEC, even
@@ -189,7 +189,9 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
     if (call.deferred()) {
-      slots_.emplace_back().deferred = call.deferred_reply();
+      ReplySlot& slot = slots_.emplace_back();
+      slot.deferred = call.deferred_reply();
+      slot.protocol = client_.protocol;
       return;
     }
   }
@@ -200,7 +202,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
 }
 
 void Session::RunExec(std::string& immediate) {
-  ReplyWriter writer(immediate);
+  ReplyWriter writer(immediate, client_.protocol);
   Transaction& transaction = client_.transaction;
   WatchRegistry::Watcher& watching = transaction.watcher();
   auto answer_now = [&] {
@@ -234,6 +236,7 @@ void Session::RunExec(std::string& immediate) {
   ReplySlot header_slot;
   header_slot.exec_header = true;
   header_slot.exec_count = static_cast<uint32_t>(queued.size());
+  header_slot.protocol = client_.protocol;
   slots_.push_back(std::move(header_slot));
   exec_storage_.push_back(std::move(queued));
   // This EXEC's watches stay registered until the engine has run it: its
@@ -263,6 +266,7 @@ void Session::RunExec(std::string& immediate) {
     // Redis decides maxmemory for EXEC as a whole, before it runs.
     for (size_t i = op_before; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     if (call.deferred()) member.deferred = call.deferred_reply();
+    member.protocol = client_.protocol;  // a HELLO inside the EXEC changes those after it
     slots_.push_back(std::move(member));
   }
   if (batch_.ops.size() > first_op) {
@@ -294,13 +298,13 @@ void Session::OnBatchDone() {
 }
 
 void Session::RenderSlots(std::string& out) {
-  ReplyWriter writer(out);
   std::span<const OpResult> all(batch_.results);
   // Swap rather than move so both vectors keep their capacity across reads.
   std::vector<ReplySlot>& slots = rendering_;
   slots.swap(slots_);
   bool dropping_exec = false;
   for (ReplySlot& slot : slots) {
+    ReplyWriter writer(out, slot.protocol);
     if (out.size() > out_limit_) {
       over_limit_ = true;  // the connection closes: the rest is never rendered
       break;

@@ -83,6 +83,9 @@ class Session {
     bool exec_member = false;
     uint32_t exec_count = 0;   // header: how many members follow
     int32_t exec_group = -1;   // header: its AtomicGroup in the batch, -1 if none
+    // The connection's protocol when the command ran: a HELLO later in the
+    // same read must not change how an earlier deferred reply is written.
+    RespVersion protocol = RespVersion::kResp2;
   };
 
 

@@ -134,8 +134,15 @@ void HGetAllOf(ContainerCall& call) {
   if (!call.CheckType()) return;
   const HashValue* hash = call.Find<HashValue>();
   ReplyList& reply = call.List();
-  if (!hash) return reply.Array(0);
-  reply.Array(hash->Size() * ((kFields ? 1 : 0) + (kValues ? 1 : 0)));
+  // HGETALL answers a map (an empty one for a missing key); HKEYS, HVALS
+  // an array.
+  const size_t size = hash ? hash->Size() : 0;
+  if (kFields && kValues) {
+    reply.Map(size);
+  } else {
+    reply.Array(size);
+  }
+  if (!hash) return;
   hash->ForEach([&](std::string_view field, std::string_view value) {
     if (kFields) reply.Bulk(field);
     if (kValues) reply.Bulk(value);

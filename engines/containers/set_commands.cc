@@ -14,8 +14,15 @@ namespace kvlab {
 
 namespace {
 
+// Redis answers a whole set as a set (SMEMBERS, SPOP past the size) but
+// SRANDMEMBER's picks as an array, even when they are the whole set.
+template <bool kAsSet>
 void ReplyMembers(ReplyList& reply, const SetValue& set) {
-  reply.Array(set.Size());
+  if (kAsSet) {
+    reply.Set(set.Size());
+  } else {
+    reply.Array(set.Size());
+  }
   set.ForEach([&](std::string_view member) { reply.Bulk(member); });
 }
 
@@ -40,19 +47,19 @@ void SPopCount(ContainerCall& call) {
   const uint64_t count = static_cast<uint64_t>(*parsed);
   if (!call.CheckType()) return;
   SetValue* set = call.Find<SetValue>();
-  if (!set || count == 0) return call.List().Array(0);
+  if (!set || count == 0) return call.List().Set(0);
   const size_t size = set->Size();
   ReplyList& reply = call.List();
   call.Changed();
   if (count >= size) {
     // CASE 1: the whole set (Redis answers it through SUNION: an intset's
     // members in ascending order); the key goes.
-    ReplyMembers(reply, *set);
+    ReplyMembers<true>(reply, *set);
     SetValue empty;
     set->Swap(empty);
     return;
   }
-  reply.Array(count);
+  reply.Set(count);
   const size_t remaining = size - count;
   if (remaining * 5 > count) {
     // CASE 2: pop `count` random members.
@@ -104,7 +111,7 @@ void SRandMemberCount(ContainerCall& call) {
     for (uint64_t i = 0; i < count; ++i) reply.Bulk(set->At(SetValue::RandomIndex(size)));
     return;
   }
-  if (count >= size) return ReplyMembers(reply, *set);  // CASE 2: the whole set
+  if (count >= size) return ReplyMembers<false>(reply, *set);  // CASE 2: the whole set
   // CASES 3 and 4: `count` distinct random members (a partial shuffle).
   std::vector<size_t> order(size);
   std::iota(order.begin(), order.end(), size_t{0});
@@ -142,8 +149,8 @@ void SMembers(ContainerCall& call) {
   if (!call.CheckType()) return;
   const SetValue* set = call.Find<SetValue>();
   ReplyList& reply = call.List();
-  if (!set) return reply.Array(0);
-  ReplyMembers(reply, *set);
+  if (!set) return reply.Set(0);
+  ReplyMembers<true>(reply, *set);
 }
 
 void SScan(ContainerCall& call) {

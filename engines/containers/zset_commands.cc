@@ -111,14 +111,6 @@ struct LexRange {
   }
 };
 
-// Redis's reply of a score: a bulk string, "%.17g", "inf" and "-inf".
-std::string ScoreText(double score) {
-  if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
-  char text[64];
-  const int length = std::snprintf(text, sizeof text, "%.17g", score);
-  return std::string(text, static_cast<size_t>(length));
-}
-
 // ZADD and ZINCRBY (zaddGenericCommand(): ZINCRBY is ZADD with INCR, so
 // its increment is read as an option too).
 void ZAddGeneric(ContainerCall& call, bool incr) {
@@ -183,7 +175,7 @@ void ZAddGeneric(ContainerCall& call, bool incr) {
   }
   if (added + updated != 0) call.Changed();
   if (incr) {
-    if (processed != 0) return call.Bulk(ScoreText(score));
+    if (processed != 0) return call.List().Double(score);
     return call.Nil();
   }
   call.Integer(ch ? added + updated : added);
@@ -200,14 +192,14 @@ void ZScore(ContainerCall& call) {
   if (!call.CheckType()) return;
   const ZSetValue* zset = call.Find<ZSetValue>();
   const std::optional<double> score = zset ? zset->Score(call.args[2]) : std::nullopt;
-  if (score) return call.Bulk(ScoreText(*score));
+  if (score) return call.List().Double(*score);
   call.Nil();
 }
 
 void ZMScore(ContainerCall& call) {
   ReplyPerArgument<ZSetValue>(call, [](const ZSetValue* zset, std::string_view member, ReplyList& reply) {
     const std::optional<double> score = zset ? zset->Score(member) : std::nullopt;
-    if (score) return reply.Bulk(ScoreText(*score));
+    if (score) return reply.Double(*score);
     reply.Nil();
   });
 }
@@ -235,15 +227,19 @@ void ZRankOf(ContainerCall& call) {
 enum class RangeType { kAuto, kRank, kScore, kLex };
 enum class Direction { kAuto, kForward, kReverse };
 
-// Emits the members (and scores) a range walk visits.
+// Emits the members (and scores) a range walk visits: with scores, an
+// array of (member, score) pairs (nested in RESP3, as Redis's
+// `c->resp > 2` branches do).
 class RangeReply {
  public:
   RangeReply(ContainerCall& call, bool with_scores)
-      : reply_(call.List()), with_scores_(with_scores), at_(reply_.BeginArray()) {}
+      : reply_(call.List()), with_scores_(with_scores),
+        at_(with_scores ? reply_.BeginArrayOfPairs() : reply_.BeginArray()) {}
   void Add(std::string_view member, double score) {
+    if (with_scores_) reply_.Pair();
     reply_.Bulk(member);
-    if (with_scores_) reply_.Bulk(ScoreText(score));
-    count_ += with_scores_ ? 2 : 1;
+    if (with_scores_) reply_.Double(score);
+    ++count_;
   }
   ~RangeReply() { reply_.EndArray(at_, count_); }
 
@@ -460,7 +456,14 @@ void ZPop(ContainerCall& call) {
   if (!zset || count == 0) return call.List().Array(0);
   const size_t popped = std::min(static_cast<size_t>(count), zset->Size());
   ReplyList& reply = call.List();
-  reply.Array(popped * 2);
+  // With a count RESP3 nests each pair (zpopMinMaxCommand()'s
+  // use_nested_array); a plain pop stays one flat pair.
+  const bool pairs = call.args.size() == 3;
+  if (pairs) {
+    reply.ArrayOfPairs(popped);
+  } else {
+    reply.Array(2);
+  }
   for (size_t i = 0; i < popped; ++i) {
     std::string member;
     double score = 0;
@@ -469,8 +472,9 @@ void ZPop(ContainerCall& call) {
       score = s;
       return false;
     });
+    if (pairs) reply.Pair();
     reply.Bulk(member);
-    reply.Bulk(ScoreText(score));
+    reply.Double(score);
     zset->Remove(member);
   }
   call.Changed();

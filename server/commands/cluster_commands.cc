@@ -59,21 +59,21 @@ void Slots(CommandCall& call, const std::string& ip) {
     reply.Bulk(ip);
     reply.Integer(range.port);
     reply.Bulk(NodeId(settings, node));
-    reply.ArrayHeader(0);  // Redis 7.0's networking metadata: none
+    reply.MapHeader(0);  // Redis 7.0's networking metadata: none
   });
 }
 
 void Shards(CommandCall& call, const std::string& ip) {
   const ServerSettings& settings = call.server.settings;
   ReplyPerNode(call, [&](ReplyWriter& reply, unsigned node, const NodeRange& range) {
-    reply.ArrayHeader(4);
+    reply.MapHeader(2);
     reply.Bulk("slots");
     reply.ArrayHeader(2);
     reply.Integer(range.first);
     reply.Integer(range.last);
     reply.Bulk("nodes");
     reply.ArrayHeader(1);
-    reply.ArrayHeader(14);
+    reply.MapHeader(7);
     reply.Bulk("id");
     reply.Bulk(NodeId(settings, node));
     reply.Bulk("port");
@@ -103,12 +103,12 @@ void Nodes(CommandCall& call, const std::string& ip) {
             " - 0 0 " + std::to_string(node + 1) + " connected " + std::to_string(range.first) +
             "-" + std::to_string(range.last) + "\n";
   }
-  call.reply().Bulk(text);
+  call.reply().Verbatim(text);
 }
 
 void Info(CommandCall& call) {
   const std::string nodes = std::to_string(call.server.settings.engine.shards);
-  call.reply().Bulk("cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\n"
+  call.reply().Verbatim("cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\n"
                     "cluster_slots_pfail:0\r\ncluster_slots_fail:0\r\ncluster_known_nodes:" +
                     nodes + "\r\ncluster_size:" + nodes + "\r\ncluster_current_epoch:" + nodes +
                     "\r\ncluster_my_epoch:1\r\n");

@@ -13,7 +13,7 @@ namespace {
 void ConfigGet(CommandCall& call) {
   const auto matched = call.server.config.Get(call.args.subspan(2));
   ReplyWriter reply = call.reply();
-  reply.ArrayHeader(matched.size() * 2);
+  reply.MapHeader(matched.size());
   for (const auto& [name, value] : matched) {
     reply.Bulk(name);
     reply.Bulk(value);

@@ -75,20 +75,23 @@ bool ValidClientName(std::string_view name) {
 constexpr std::string_view kBadClientName =
     "ERR Client names cannot contain spaces, newlines or special characters.";
 
-// HELLO [protover [AUTH user pass] [SETNAME name]] — kvlab speaks RESP2 only.
+// HELLO [protover [AUTH user pass] [SETNAME name]]: RESP2 or RESP3 from
+// this reply on (helloCommand()); without a version the protocol stays.
 void Hello(CommandCall& call) {
   const auto& args = call.args;
   size_t next = 1;
+  std::optional<RespVersion> protocol;
   if (args.size() >= 2) {
     std::optional<int64_t> version = ParseRedisInt64(args[next++]);
     if (!version) {
       call.reply().Error("ERR Protocol version is not an integer or out of range");
       return;
     }
-    if (*version != 2) {
+    if (*version != 2 && *version != 3) {
       call.reply().Error("NOPROTO unsupported protocol version");
       return;
     }
+    protocol = *version == 3 ? RespVersion::kResp3 : RespVersion::kResp2;
   }
   std::optional<std::string_view> user, password, name;
   for (size_t j = next; j < args.size(); ++j) {
@@ -126,14 +129,15 @@ void Hello(CommandCall& call) {
     }
     call.client.name = std::string(*name);
   }
+  if (protocol) call.client.protocol = *protocol;
   ReplyWriter reply = call.reply();
-  reply.ArrayHeader(14);
+  reply.MapHeader(7);
   reply.Bulk("server");
   reply.Bulk("redis");
   reply.Bulk("version");
   reply.Bulk(kRedisCompatVersion);
   reply.Bulk("proto");
-  reply.Integer(2);
+  reply.Integer(static_cast<int64_t>(call.client.protocol));
   reply.Bulk("id");
   reply.Integer(static_cast<int64_t>(call.client.info.id));
   reply.Bulk("mode");
@@ -162,7 +166,7 @@ std::string ClientInfoLine(const ClientState& client) {
   return "id=" + std::to_string(info.id) + " addr=" + info.peer_address +
          " laddr=" + info.local_address + " fd=" + std::to_string(info.fd) +
          " name=" + client.name + " db=0 flags=" + (info.is_unix ? "U" : "N") +
-         " user=default resp=2\n";
+         " user=default resp=" + std::to_string(static_cast<int>(client.protocol)) + "\n";
 }
 
 // CLIENT ID | GETNAME | SETNAME name | INFO | LIST
@@ -192,11 +196,11 @@ void Client(CommandCall& call) {
     call.client.name = std::string(args[2]);
     call.reply().Ok();
   } else if (EqualsIgnoreCase(sub, "info")) {
-    if (arity_is(2, "client|info")) call.reply().Bulk(ClientInfoLine(call.client));
+    if (arity_is(2, "client|info")) call.reply().Verbatim(ClientInfoLine(call.client));
   } else if (EqualsIgnoreCase(sub, "list")) {
     // Only this connection is known to its Session; other clients live on
     // other threads.
-    call.reply().Bulk(ClientInfoLine(call.client));
+    call.reply().Verbatim(ClientInfoLine(call.client));
   } else {
     call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
                        "'. Try CLIENT HELP.");

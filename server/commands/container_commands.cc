@@ -32,6 +32,13 @@ void RenderReplyList(const ReplyList& list, ReplyWriter& writer) {
       case ReplyList::Item::kNilArray: writer.NilArray(); break;
       case ReplyList::Item::kError: writer.Error(bytes); break;
       case ReplyList::Item::kStatus: writer.SimpleString(bytes); break;
+      case ReplyList::Item::kMap: writer.MapHeader(static_cast<uint64_t>(number)); break;
+      case ReplyList::Item::kSet: writer.SetHeader(static_cast<uint64_t>(number)); break;
+      case ReplyList::Item::kDouble: writer.Double(ReplyList::DoubleOf(number)); break;
+      case ReplyList::Item::kArrayOfPairs:
+        writer.ArrayOfPairsHeader(static_cast<uint64_t>(number));
+        break;
+      case ReplyList::Item::kPair: writer.PairHeader(); break;
     }
   });
 }

@@ -223,7 +223,7 @@ void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results
     body += "# " + title + "\r\n";
     for (const auto& [key, value] : fields) body += key + ":" + value + "\r\n";
   }
-  writer.Bulk(body);
+  writer.Verbatim(body);
 }
 
 void Info(CommandCall& call) {
@@ -263,22 +263,22 @@ void WriteCommandInfo(ReplyWriter& reply, const CommandSpec& spec) {
   reply.Bulk(spec.name);
   reply.Integer(spec.arity);
   std::vector<std::string> flags = CommandFlags(spec);
-  reply.ArrayHeader(flags.size());
+  reply.SetHeader(flags.size());
   for (const std::string& flag : flags) reply.SimpleString(flag);
   reply.Integer(spec.keys.first);
   reply.Integer(spec.keys.last);
   reply.Integer(spec.keys.step);
-  reply.ArrayHeader(1);
+  reply.SetHeader(1);
   reply.SimpleString("@" + spec.group);
-  reply.ArrayHeader(0);  // tips
-  reply.ArrayHeader(0);  // key specs
-  reply.ArrayHeader(0);  // subcommands
+  reply.SetHeader(0);  // tips
+  reply.SetHeader(0);  // key specs
+  reply.SetHeader(0);  // subcommands
 }
 
 // One COMMAND DOCS entry: name, then a map of summary, since and group.
 void WriteCommandDocs(ReplyWriter& reply, const CommandSpec& spec) {
   reply.Bulk(spec.name);
-  reply.ArrayHeader(6);
+  reply.MapHeader(3);
   reply.Bulk("summary");
   reply.Bulk(spec.summary);
   reply.Bulk("since");
@@ -326,7 +326,7 @@ void Command(CommandCall& call) {
         if (const CommandSpec* spec = CommandTable::Instance().Find(args[i])) chosen.push_back(spec);
       }
     }
-    reply.ArrayHeader(chosen.size() * 2);
+    reply.MapHeader(chosen.size());
     for (const CommandSpec* spec : chosen) WriteCommandDocs(reply, *spec);
   } else if (EqualsIgnoreCase(sub, "count") || EqualsIgnoreCase(sub, "list")) {
     reply.Error(WrongArityError("command|" + std::string(EqualsIgnoreCase(sub, "count")

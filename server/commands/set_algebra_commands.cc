@@ -35,7 +35,7 @@ Members MembersOf(const OpResult& result) {
   Members members;
   if (result.kind != OpResult::Kind::kReply || !result.reply) return members;
   result.reply->ForEach([&](ReplyList::Item item, int64_t number, std::string_view bytes) {
-    if (item == ReplyList::Item::kArray) members.reserve(static_cast<size_t>(number));
+    if (item == ReplyList::Item::kSet) members.reserve(static_cast<size_t>(number));
     if (item == ReplyList::Item::kBulk) members.push_back(bytes);
   });
   return members;
@@ -138,7 +138,7 @@ void RenderSetAlgebra(const DeferredReply& deferred, std::span<const OpResult> r
     case kUnion: answer = Union(sets); break;
     default: answer = Difference(sets); break;
   }
-  writer.ArrayHeader(answer.size());
+  writer.SetHeader(answer.size());
   for (const std::string_view member : answer) writer.Bulk(member);
 }
 

@@ -408,7 +408,7 @@ void RenderLcs(const DeferredReply& deferred, std::span<const OpResult> results,
     }
   }
   if (get_idx) {
-    writer.ArrayHeader(4);
+    writer.MapHeader(2);
     writer.Bulk("matches");
     writer.ArrayHeader(match_count);
     writer.Raw(matches);

@@ -14,7 +14,7 @@
 //   command runs longer than its bound: a hang is reported, not waited for.
 //
 // Invariants checked per command (abort() with the command on violation):
-// the reply is exactly one well-formed RESP2 reply (resp_reply_validator.h),
+// the reply is exactly one well-formed RESP reply (resp_reply_validator.h),
 // the session neither closes nor passes the output limit, and the command
 // finishes within the watchdog's bound.
 //
@@ -124,9 +124,9 @@ class CommandGenerator {
  public:
   CommandGenerator() {
     for (const CommandSpec& spec : CommandTable::Instance().commands()) {
-      // QUIT ends the session; HELLO 3 switches to RESP3, which the
-      // validator does not read; CONFIG SET would change the limits the
-      // fuzzer's own bounds assume.
+      // QUIT ends the session; HELLO 3 would turn the rest of the run into
+      // RESP3 (the replay corpus covers HELLO); CONFIG SET would change the
+      // limits the fuzzer's own bounds assume.
       if (spec.name == "quit" || spec.name == "hello" || spec.name == "config") continue;
       specs_.push_back(&spec);
     }

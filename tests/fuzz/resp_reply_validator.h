@@ -1,5 +1,6 @@
 // RespReplyValidator: checks that a byte string is a sequence of complete,
-// well-formed RESP2 replies, and counts them. Written from the protocol
+// well-formed RESP2 or RESP3 replies (a session switches with HELLO 3), and
+// counts them. Written from the protocol
 // specification, independently of the server's ReplyWriter, so that the
 // fuzzer's verdict does not share the code it judges.
 //
@@ -9,6 +10,12 @@
 //   :<int64>\r\n         integer (optional '-', no leading zeros, fits int64)
 //   $<n>\r\n<n bytes>\r\n  bulk string, n >= 0;  $-1\r\n  null bulk
 //   *<n>\r\n<n replies>  array, n >= 0;          *-1\r\n  null array
+// RESP3 forms accepted (those Redis 7.0 writes for kvlab's commands):
+//   _\r\n                null
+//   ,<double>\r\n        double: a decimal or exponent form, inf, -inf, nan
+//   #t\r\n  #f\r\n       boolean
+//   %<n>\r\n<2n replies> map;  ~<n>\r\n<n replies>  set
+//   =<n>\r\n<fmt>:<n-4 bytes>\r\n  verbatim string, fmt 3 bytes
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -84,7 +91,7 @@ class RespReplyValidator {
     if (depth > kMaxDepth) return Fail("arrays nested too deep");
     if (pos_ >= bytes_.size()) return Fail("truncated reply");
     char type = bytes_[pos_];
-    if (std::string_view("+-:$*").find(type) == std::string_view::npos) {
+    if (std::string_view("+-:$*_,#%~=").find(type) == std::string_view::npos) {
       return Fail("unknown reply type byte " + std::to_string(static_cast<unsigned char>(type)));
     }
     ++pos_;
@@ -98,21 +105,48 @@ class RespReplyValidator {
         return line.empty() ? Fail("empty error") : true;
       case ':':
         return ParseInt64(line, &n) ? true : Fail("bad integer '" + std::string(line) + "'");
+      case '_':
+        return line.empty() ? true : Fail("null with a payload");
+      case ',':
+        return ValidDouble(line) ? true : Fail("bad double '" + std::string(line) + "'");
+      case '#':
+        return line == "t" || line == "f" ? true : Fail("bad boolean '" + std::string(line) + "'");
       case '$':
-        if (!ParseInt64(line, &n) || n < -1) return Fail("bad bulk length '" + std::string(line) + "'");
+      case '=': {
+        if (!ParseInt64(line, &n) || n < (type == '$' ? -1 : 4)) {
+          return Fail("bad string length '" + std::string(line) + "'");
+        }
         if (n == -1) return true;
-        if (bytes_.size() - pos_ < static_cast<uint64_t>(n) + 2) return Fail("truncated bulk");
+        if (bytes_.size() - pos_ < static_cast<uint64_t>(n) + 2) return Fail("truncated string");
+        if (type == '=' && bytes_[pos_ + 3] != ':') return Fail("verbatim string without format");
         pos_ += static_cast<size_t>(n);
-        if (bytes_.substr(pos_, 2) != "\r\n") return Fail("bulk not followed by CRLF");
+        if (bytes_.substr(pos_, 2) != "\r\n") return Fail("string not followed by CRLF");
         pos_ += 2;
         return true;
-      default:  // '*'
-        if (!ParseInt64(line, &n) || n < -1) return Fail("bad array length '" + std::string(line) + "'");
+      }
+      default: {  // '*', '%', '~'
+        const int64_t least = type == '*' ? -1 : 0;
+        if (!ParseInt64(line, &n) || n < least) {
+          return Fail("bad aggregate length '" + std::string(line) + "'");
+        }
+        if (type == '%') n *= 2;  // keys and values
         for (int64_t i = 0; i < n; ++i) {
           if (!Reply(depth + 1)) return false;
         }
         return true;
+      }
     }
+  }
+
+  // A RESP3 double: what printf's %.17g can write, or inf/-inf/nan.
+  static bool ValidDouble(std::string_view text) {
+    if (text == "inf" || text == "-inf" || text == "nan" || text == "-nan") return true;
+    if (text.empty() || text.find_first_not_of("0123456789+-.e") != std::string_view::npos) {
+      return false;
+    }
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc() && end == text.data() + text.size();
   }
 
   std::string_view bytes_;

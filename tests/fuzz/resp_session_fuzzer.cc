@@ -5,7 +5,8 @@
 // derived from the input (so parser resumption across reads is exercised),
 // once in a single read. Invariants checked (abort() on violation, which
 // libFuzzer and the replay driver both report as a crash):
-//   1. The output is a sequence of complete, well-formed RESP2 replies
+//   1. The output is a sequence of complete, well-formed RESP2 (or, after
+//      HELLO 3, RESP3) replies
 //      (checked by an independent validator, resp_reply_validator.h).
 //   2. One reply per command: an independent RespParser over the whole input
 //      says which commands are complete; the Session answers exactly those,
@@ -176,7 +177,7 @@ void CheckReplies(const char* run, const Conversation& conversation,
                   const ExpectedConversation& expected) {
   ReplyCheck check = RespReplyValidator::CheckAll(conversation.replies);
   if (!check.ok) {
-    Violation(std::string(run) + ": malformed RESP2 output: " + check.error, conversation.replies);
+    Violation(std::string(run) + ": malformed RESP output: " + check.error, conversation.replies);
   }
   if (check.replies != expected.replies) {
     Violation(std::string(run) + ": " + std::to_string(check.replies) + " replies for " +

@@ -7,7 +7,8 @@
 // sent to a real redis-server and to a Session over each engine. Replies
 // must be identical byte for byte, except where a reply's order is a hash
 // table's (compared as the same elements) or a random pick's (the same
-// shape); each type's stream says which.
+// shape); each type's stream says which. Run twice: in RESP2, and in RESP3
+// after HELLO 3 on both sides (maps, sets, doubles, nulls, score pairs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,10 +26,15 @@
 namespace kvlab::test {
 namespace {
 
-// The elements of an array reply (nullopt-like empty vector with the reply
-// itself when it is not an array).
+// An array, or RESP3's set or map (a map's keys and values in turn).
+bool IsAggregate(std::string_view reply) {
+  return !reply.empty() && (reply[0] == '*' || reply[0] == '~' || reply[0] == '%') &&
+         reply.substr(0, 3) != "*-1";
+}
+
+// The elements of an aggregate reply (the reply itself when it is not one).
 std::vector<std::string> Elements(std::string_view reply) {
-  if (reply.empty() || reply[0] != '*' || reply.substr(0, 3) == "*-1") return {std::string(reply)};
+  if (!IsAggregate(reply)) return {std::string(reply)};
   return SplitReplies(reply.substr(reply.find("\r\n") + 2));
 }
 
@@ -56,7 +62,7 @@ bool RepliesMatch(ReplyMatch match, std::string_view a, std::string_view b) {
   if (match == ReplyMatch::kSameShape && !a.empty() && !b.empty() && a[0] == '$' && b[0] == '$') {
     return (a == "$-1\r\n") == (b == "$-1\r\n");  // a random member, or nil for both
   }
-  if (a.empty() || b.empty() || a[0] != '*' || b[0] != '*') return false;
+  if (!IsAggregate(a) || !IsAggregate(b)) return false;
   switch (match) {
     case ReplyMatch::kExact: return false;
     case ReplyMatch::kUnorderedElements: return SameUnordered(a, b, 1);
@@ -102,14 +108,19 @@ std::vector<std::string> NextKeyspace(StreamSource& s) {
   }
 }
 
-class ContainerDifferentialTest : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(ContainerDifferentialTest, RandomContainerStreamMatchesRedis) {
+void RunContainerStream(const std::string& engine, RespVersion protocol) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
-  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
+  EngineUnderTest kvlab = MakeEngineUnderTest(engine);
   ASSERT_TRUE(kvlab.engine);
   SessionDriver driver(*kvlab.context);
+  if (protocol == RespVersion::kResp3) {
+    // The replies differ only in the client id.
+    const std::string hello = Encode({"HELLO", "3"});
+    for (const std::string& reply : {redis.Exchange(hello, 1), driver.Feed(hello)}) {
+      ASSERT_EQ(reply.substr(0, 4), "%7\r\n") << Escape(reply);
+    }
+  }
 
   const std::vector<ContainerStream> streams = {HashStream(), ListStream(), SetStream(),
                                                 ZSetStream(), SortStream(), BitStream()};
@@ -200,7 +211,8 @@ TEST_P(ContainerDifferentialTest, RandomContainerStreamMatchesRedis) {
       for (const std::string& line : history) context << line << "\n           ";
       for (const auto& a : commands[i]) context << '"' << Escape(a) << "\" ";
       FAIL() << "first divergence at command #" << (sent + i) << " (seed " << seed << ", engine "
-             << GetParam() << ")\n  command: " << context.str()
+             << engine << ", RESP" << static_cast<int>(protocol) << ")\n  command: "
+             << context.str()
              << "\n  redis:   " << Escape(expected[i].substr(0, 400))
              << "\n  kvlab:   " << Escape(got.substr(0, 400));
     }
@@ -212,6 +224,16 @@ TEST_P(ContainerDifferentialTest, RandomContainerStreamMatchesRedis) {
     }
     sent += static_cast<int>(commands.size());
   }
+}
+
+class ContainerDifferentialTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ContainerDifferentialTest, RandomContainerStreamMatchesRedis) {
+  RunContainerStream(GetParam(), RespVersion::kResp2);
+}
+
+TEST_P(ContainerDifferentialTest, RandomContainerStreamAfterHelloThreeMatchesRedis) {
+  RunContainerStream(GetParam(), RespVersion::kResp3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ContainerDifferentialTest, ::testing::ValuesIn(AllEngineKinds()),

@@ -386,14 +386,24 @@ void CompareFreshConnections(const RedisReference& redis, const std::string& kin
   }
 }
 
-class DifferentialTest : public ::testing::TestWithParam<std::string> {};
+// Switches both connections to RESP3 (HELLO 3). The replies differ only in
+// the client id, so each is checked for the RESP3 map of proto 3.
+void SwitchBothToResp3(RedisReference& redis, SessionDriver& driver) {
+  const std::string hello = Encode({"HELLO", "3"});
+  for (const std::string& reply : {redis.Exchange(hello, 1), driver.Feed(hello)}) {
+    EXPECT_EQ(reply.substr(0, 4), "%7\r\n") << Escape(reply);
+    EXPECT_NE(reply.find("$5\r\nproto\r\n:3\r\n"), std::string::npos) << Escape(reply);
+  }
+}
 
-TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
+// The main stream, in RESP2 or (after HELLO 3 on both sides) RESP3.
+void RunRandomStream(const std::string& engine, RespVersion protocol) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
-  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
+  EngineUnderTest kvlab = MakeEngineUnderTest(engine);
   ASSERT_TRUE(kvlab.engine);
   SessionDriver driver(*kvlab.context);
+  if (protocol == RespVersion::kResp3) SwitchBothToResp3(redis, driver);
 
   // KVLAB_DIFFERENTIAL_SEED explores other streams by hand; CI runs this one.
   const char* seed_override = std::getenv("KVLAB_DIFFERENTIAL_SEED");
@@ -432,7 +442,8 @@ TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
       for (const std::string& line : history) command << line << "\n           ";
       for (const auto& a : cmds[i]) command << '"' << Escape(a) << "\" ";
       FAIL() << "first divergence at command #" << (sent + i) << " (seed " << kSeed
-             << ", engine " << GetParam() << ")\n  command: " << command.str()
+             << ", engine " << engine << ", RESP" << static_cast<int>(protocol)
+             << ")\n  command: " << command.str()
              << "\n  redis:   " << Escape(expected[i]) << "\n  kvlab:   " << Escape(got);
     }
     ASSERT_EQ(actual.size(), cmds.size());
@@ -444,6 +455,16 @@ TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
     }
     sent += chunk;
   }
+}
+
+class DifferentialTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
+  RunRandomStream(GetParam(), RespVersion::kResp2);
+}
+
+TEST_P(DifferentialTest, RandomStreamAfterHelloThreeMatchesRedisByteForByte) {
+  RunRandomStream(GetParam(), RespVersion::kResp3);
 }
 
 // The whole-keyspace commands, on the same 300 keys in both servers: KEYS
@@ -566,6 +587,53 @@ TEST_P(DifferentialTest, ProtocolEdgeCasesMatchRedis) {
       std::string("*1\r\n\0abc\r\n", 10), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\nGET k\r\n",
       "QUIT\r\nPING\r\n", "quit\r\n"};
   CompareFreshConnections(redis, GetParam(), {}, inputs);
+}
+
+// HELLO's value of "id" (each server numbers its own clients).
+std::string MaskClientId(std::string reply) {
+  const std::string id_key = "$2\r\nid\r\n:";
+  for (size_t at = reply.find(id_key); at != std::string::npos; at = reply.find(id_key, at + 1)) {
+    const size_t digits = at + id_key.size();
+    reply.replace(digits, reply.find("\r\n", digits) - digits, "ID");
+  }
+  return reply;
+}
+
+// HELLO's own replies and errors, the switch to RESP3 and back, and the
+// replies on either side of it, on one connection to each server.
+TEST_P(DifferentialTest, HelloSwitchesProtocolsAsRedisDoes) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
+  ASSERT_TRUE(kvlab.engine);
+  SessionDriver driver(*kvlab.context);
+  const std::vector<std::vector<std::vector<std::string>>> steps = {
+      {{"SET", "s", "v"}, {"HSET", "h", "f", "1", "g", "2"}, {"ZADD", "z", "1.5", "a", "-inf", "b"},
+       {"SADD", "set", "x"}},
+      {{"HELLO", "4"}, {"HELLO", "1"}, {"HELLO", "0"}, {"HELLO", "-3"}, {"HELLO", "3x"},
+       {"HELLO", "99999999999999999999"}, {"HELLO", "3", "bogus"}, {"HELLO", "3", "AUTH", "default"},
+       {"HELLO", "3", "SETNAME"}, {"HELLO", "3", "SETNAME", "a b"}, {"HELLO", "2", "3"},
+       {"GET", "nokey"}, {"HGETALL", "h"}},
+      {{"HELLO"}, {"HELLO", "2"}},
+      {{"HELLO", "3"}},
+      {{"GET", "nokey"}, {"HGETALL", "h"}, {"HGETALL", "nokey"}, {"ZSCORE", "z", "b"},
+       {"HELLO"}, {"HELLO", "4"}, {"GET", "nokey"}, {"CLIENT", "GETNAME"},
+       {"HELLO", "3", "AUTH", "default", "any", "SETNAME", "named"}, {"CLIENT", "GETNAME"},
+       {"CONFIG", "GET", "maxmemory"}, {"CONFIG", "GET", "nosuchparameter"},
+       {"ZRANGE", "z", "0", "-1", "WITHSCORES"}, {"SMEMBERS", "set"}, {"LPOP", "nokey", "2"}},
+      {{"HELLO", "2"}, {"GET", "nokey"}, {"HGETALL", "h"}, {"ZSCORE", "z", "a"},
+       {"CONFIG", "GET", "maxmemory"}, {"ZRANGE", "z", "0", "-1", "WITHSCORES"}},
+      // A pipeline that switches twice: each reply in its command's protocol.
+      {{"HGETALL", "h"}, {"HELLO", "3"}, {"ZSCORE", "z", "a"}, {"HELLO", "2"}, {"ZSCORE", "z", "a"},
+       {"MULTI"}, {"HGETALL", "h"}, {"HELLO", "3"}, {"HGETALL", "h"}, {"EXEC"}, {"GET", "nokey"}},
+  };
+  for (const auto& step : steps) {
+    std::string bytes;
+    for (const auto& command : step) bytes += Encode(command);
+    const std::string expected = MaskClientId(redis.Exchange(bytes, step.size()));
+    const std::string actual = MaskClientId(driver.Feed(bytes));
+    EXPECT_EQ(Escape(actual), Escape(expected)) << "commands: " << Escape(bytes.substr(0, 200));
+  }
 }
 
 // Before and after AUTH, with a password set on both servers.

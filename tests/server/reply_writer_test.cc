@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cmath>
 
 namespace kvlab {
 namespace {
@@ -25,6 +26,40 @@ TEST(ReplyWriter, WritesEveryRespTwoReplyType) {
   EXPECT_EQ(out, "+OK\r\n+PONG\r\n-ERR syntax error\r\n:0\r\n"
                  ":-9223372036854775808\r\n:9223372036854775807\r\n"
                  "$4\r\na\0\r\n\r\n$0\r\n\r\n$-1\r\n*2\r\n*-1\r\n"s);
+}
+
+TEST(ReplyWriter, TypedRepliesKeepTheirRespTwoForm) {
+  std::string out;
+  ReplyWriter writer(out);
+  writer.MapHeader(2);
+  writer.SetHeader(3);
+  writer.Double(1.5);
+  writer.Double(-HUGE_VAL);
+  writer.Verbatim("a:1\r\n");
+  writer.ArrayOfPairsHeader(2);
+  writer.PairHeader();
+  EXPECT_EQ(out, "*4\r\n*3\r\n$3\r\n1.5\r\n$4\r\n-inf\r\n$5\r\na:1\r\n\r\n*4\r\n");
+}
+
+TEST(ReplyWriter, WritesRespThreeTypesAfterHelloThree) {
+  std::string out;
+  ReplyWriter writer(out, RespVersion::kResp3);
+  writer.Nil();
+  writer.NilArray();
+  writer.MapHeader(2);
+  writer.SetHeader(3);
+  writer.Double(0.1);
+  writer.Double(HUGE_VAL);
+  writer.Double(-HUGE_VAL);
+  writer.Double(-0.0);
+  writer.Double(1e300);
+  writer.Verbatim("a:1\r\n");
+  writer.ArrayOfPairsHeader(2);
+  writer.PairHeader();
+  writer.Bulk("m");
+  writer.Integer(1);
+  EXPECT_EQ(out, "_\r\n_\r\n%2\r\n~3\r\n,0.10000000000000001\r\n,inf\r\n,-inf\r\n,-0\r\n"
+                 ",1.0000000000000001e+300\r\n=9\r\ntxt:a:1\r\n\r\n*2\r\n*2\r\n$1\r\nm\r\n:1\r\n");
 }
 
 TEST(ReplyWriter, ErrorsNeverCarryLineBreaks) {

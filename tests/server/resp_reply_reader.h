@@ -1,5 +1,5 @@
-// Splits a byte stream of RESP2 replies into whole replies, for tests that
-// compare servers reply by reply.
+// Splits a byte stream of RESP2 or RESP3 replies into whole replies, for
+// tests that compare servers reply by reply.
 #pragma once
 
 #include <string>
@@ -15,14 +15,19 @@ inline size_t CompleteReplyLength(std::string_view bytes, size_t pos = 0) {
   if (crlf == std::string_view::npos) return 0;
   char type = bytes[pos];
   size_t after_line = crlf + 2;
-  if (type == '+' || type == '-' || type == ':') return after_line - pos;
+  // One line: RESP2's simple types, RESP3's null, double, boolean, big number.
+  if (type == '+' || type == '-' || type == ':' || type == '_' || type == ',' || type == '#' ||
+      type == '(') {
+    return after_line - pos;
+  }
   long long n = std::stoll(std::string(bytes.substr(pos + 1, crlf - pos - 1)));
-  if (type == '$') {
+  if (type == '$' || type == '=' || type == '!') {  // bulk, verbatim, blob error
     if (n < 0) return after_line - pos;
     if (bytes.size() < after_line + n + 2) return 0;
     return after_line + n + 2 - pos;
   }
-  // '*'
+  if (type == '%' || type == '|') n *= 2;  // a map's (or attribute's) keys and values
+  // '*', '~', '>' (push), '%'
   size_t cursor = after_line;
   for (long long i = 0; i < n; ++i) {
     size_t len = CompleteReplyLength(bytes, cursor);

@@ -203,11 +203,54 @@ TEST_P(SessionTest, ClientAndHelloDescribeTheConnection) {
             "*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n"
             "$5\r\nproto\r\n:2\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n"
             "$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n");
-  EXPECT_EQ(Feed("HELLO 3\r\n"), "-NOPROTO unsupported protocol version\r\n");
+  EXPECT_EQ(Feed("HELLO 4\r\n"), "-NOPROTO unsupported protocol version\r\n");
+  EXPECT_EQ(Feed("HELLO 1\r\n"), "-NOPROTO unsupported protocol version\r\n");
   EXPECT_EQ(Feed("HELLO x\r\n"), "-ERR Protocol version is not an integer or out of range\r\n");
   EXPECT_EQ(Feed("AUTH x\r\n"),
             "-ERR AUTH <password> called without any password configured for the default "
             "user. Are you sure your configuration is correct?\r\n");
+}
+
+TEST_P(SessionTest, HelloThreeSwitchesTheConnectionToResp3AndHelloTwoBack) {
+  const std::string resp3_hello =
+      "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n"
+      "$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n"
+      "$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n";
+  // A refused HELLO changes nothing.
+  EXPECT_EQ(Feed("HELLO 3 bogus\r\nGET nokey\r\n"),
+            "-ERR Syntax error in HELLO option 'bogus'\r\n$-1\r\n");
+  EXPECT_EQ(Feed("HELLO 3\r\n"), resp3_hello);
+  EXPECT_EQ(Feed("HELLO\r\n"), resp3_hello);  // no version: the protocol stays
+  EXPECT_EQ(Feed("GET nokey\r\nCLIENT GETNAME\r\nHGETALL nokey\r\nSMEMBERS nokey\r\n"),
+            "_\r\n_\r\n%0\r\n~0\r\n");
+  EXPECT_EQ(Feed("ZADD z 1.5 a 2 b\r\nZSCORE z a\r\nZRANGE z 0 -1 WITHSCORES\r\n"),
+            ":2\r\n,1.5\r\n*2\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,2\r\n");
+  EXPECT_EQ(Feed("HELLO 4\r\nGET nokey\r\n"), "-NOPROTO unsupported protocol version\r\n_\r\n");
+  // Text for humans is verbatim (addReplyVerbatim): =<length>, then "txt:".
+  const std::string client_info = Feed("CLIENT INFO\r\n");
+  EXPECT_EQ(client_info.substr(0, client_info.find("\r\n") + 11),
+            "=" + std::to_string(client_info.size() - client_info.find("\r\n") - 4) +
+                "\r\ntxt:id=1 ");
+  EXPECT_NE(client_info.find(" resp=3\n\r\n"), std::string::npos);
+  EXPECT_EQ(Feed("INFO server\r\n").substr(0, 1), "=");
+  EXPECT_EQ(Feed("HELLO 2\r\n").substr(0, 5), "*14\r\n");
+  EXPECT_EQ(Feed("GET nokey\r\nZSCORE z a\r\n"), "$-1\r\n$3\r\n1.5\r\n");
+}
+
+// Replies already queued when a pipelined HELLO switches the protocol keep
+// the protocol their command ran under (Redis writes each reply at once).
+TEST_P(SessionTest, PipelinedHelloChangesOnlyTheRepliesAfterIt) {
+  EXPECT_EQ(Feed("HSET h f v\r\n"), ":1\r\n");
+  const std::string replies = Feed("HGETALL h\r\nHELLO 3\r\nHGETALL h\r\nHELLO 2\r\nHGETALL h\r\n");
+  EXPECT_EQ(replies.substr(0, 22), "*2\r\n$1\r\nf\r\n$1\r\nv\r\n%7\r\n");
+  EXPECT_NE(replies.find(":3\r\n$2\r\nid\r\n:1\r\n"), std::string::npos);
+  EXPECT_NE(replies.find("*0\r\n%1\r\n$1\r\nf\r\n$1\r\nv\r\n*14\r\n"), std::string::npos);
+  EXPECT_EQ(replies.substr(replies.size() - 18), "*2\r\n$1\r\nf\r\n$1\r\nv\r\n");
+  // Inside EXEC too: the header and the first HGETALL ran under RESP2.
+  const std::string exec = Feed("MULTI\r\nHGETALL h\r\nHELLO 3\r\nHGETALL h\r\nEXEC\r\n");
+  EXPECT_EQ(exec.substr(0, 58),
+            "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n%7\r\n");
+  EXPECT_EQ(exec.substr(exec.size() - 18), "%1\r\n$1\r\nf\r\n$1\r\nv\r\n");
 }
 
 TEST_P(SessionTest, PasswordGatesCommandsUntilAuth) {
