@@ -25,7 +25,7 @@ int64_t SetPairs(ContainerCall& call, HashValue& hash) {
   return created;
 }
 
-// HRANDFIELD key [count [WITHVALUES]] (hrandfieldCommand(), RESP2): a
+// HRANDFIELD key [count [WITHVALUES]] (hrandfieldCommand()): a
 // negative count picks with repeats, a positive one distinct fields (the
 // whole hash, in its order, when count >= its size). The fields are listed
 // once per call, O(size), which the reply itself costs anyway.
@@ -63,26 +63,28 @@ void HRandField(ContainerCall& call) {
   });
   if (!count) return call.Bulk(fields[SetValue::RandomIndex(fields.size())].first);
   ReplyList& reply = call.List();
-  const size_t per_field = with_values ? 2 : 1;
+  // WITHVALUES: [field, value] pairs in RESP3, flat in RESP2, as Redis.
+  auto header = [&](size_t n) { with_values ? reply.ArrayOfPairs(n) : reply.Array(n); };
   auto add = [&](const std::pair<std::string_view, std::string_view>& field) {
+    if (with_values) reply.Pair();
     reply.Bulk(field.first);
     if (with_values) reply.Bulk(field.second);
   };
   const bool unique = *count > 0;
   const uint64_t wanted = unique ? static_cast<uint64_t>(*count) : static_cast<uint64_t>(-*count);
   if (!unique || wanted == 1) {
-    reply.Array(wanted * per_field);
+    header(wanted);
     for (uint64_t i = 0; i < wanted; ++i) add(fields[SetValue::RandomIndex(fields.size())]);
     return;
   }
   if (wanted >= fields.size()) {
-    reply.Array(fields.size() * per_field);
+    header(fields.size());
     for (const auto& field : fields) add(field);
     return;
   }
   std::vector<size_t> order(fields.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  reply.Array(wanted * per_field);
+  header(wanted);
   for (size_t i = 0; i < wanted; ++i) {
     std::swap(order[i], order[i + SetValue::RandomIndex(fields.size() - i)]);
     add(fields[order[i]]);

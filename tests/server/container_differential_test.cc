@@ -66,7 +66,13 @@ bool RepliesMatch(ReplyMatch match, std::string_view a, std::string_view b) {
   switch (match) {
     case ReplyMatch::kExact: return false;
     case ReplyMatch::kUnorderedElements: return SameUnordered(a, b, 1);
-    case ReplyMatch::kUnorderedPairs: return SameUnordered(a, b, 2);
+    case ReplyMatch::kUnorderedPairs: {
+      // RESP3 nests each pair ([field, value], HRANDFIELD WITHVALUES): a
+      // pair is then one element; a map or a RESP2 array has them flat.
+      const std::vector<std::string> first = Elements(a);
+      const bool nested = !first.empty() && first[0][0] == '*';
+      return SameUnordered(a, b, nested ? 1 : 2);
+    }
     case ReplyMatch::kScanUnordered:
     case ReplyMatch::kScanUnorderedPairs: {
       const size_t group = match == ReplyMatch::kScanUnordered ? 1 : 2;
