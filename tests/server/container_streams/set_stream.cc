@@ -304,10 +304,17 @@ TEST_P(SetScriptTest, IntsetOrdersAndEncodingsMatchRedisExactly) {
       {"SINTERCARD", "1", "str", "LIMIT", "-1"},
       {"MULTI"},
       {"SADD", "m", "3", "1"},
+      // A failed STORE's sources are not the next one's.
+      {"SUNIONSTORE", "mu", "b", "str"},
+      {"SUNIONSTORE", "mi", "m"},
+      {"SMOVE", "m", "str", "3"},
+      {"SMOVE", "m", "mi", "1"},
       {"SUNION", "m", "b"},
       {"SREM", "m", "3", "1"},
       {"SINTER", "m", "b"},
       {"EXEC"},
+      {"SMEMBERS", "mi"},
+      {"EXISTS", "mu"},
   };
   for (const auto& command : script) {
     const std::string bytes = Encode(command);
