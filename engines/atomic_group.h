@@ -15,12 +15,20 @@
 #include <vector>
 
 #include "engines/container.h"
+#include "engines/container_call.h"
 #include "engines/engine.h"
 #include "engines/key_reader.h"
 #include "engines/operation.h"
 #include "engines/string_call.h"
 
 namespace kvlab {
+
+// SMOVE's source step tells its destination step what it found.
+struct SetMove {
+  bool source_exists = false;
+  bool source_has_member = false;
+  bool moved = false;          // the destination took the member
+};
 
 // What one group's operations pass along to each other while it runs.
 struct GroupState {
@@ -29,6 +37,10 @@ struct GroupState {
   std::unique_ptr<Container> container;  // or the carried container
   int64_t expire_at_ms = 0;    // and its expiry
   std::string bit_result;      // BITOP: its sources folded so far
+  // SINTERSTORE, SUNIONSTORE, SDIFFSTORE: the sources' members read so far
+  // (a missing key's: none).
+  std::vector<std::vector<std::string>> set_sources;
+  SetMove set_move;            // SMOVE: what its source step found
 };
 
 // Guards, carries and string-command group steps need a GroupState; so
@@ -36,18 +48,23 @@ struct GroupState {
 // split either). Nothing else does.
 inline bool NeedsGroupState(const Operation& op) {
   if (op.code == OpCode::kString) return (op.string_command->flags & kStringGroupStep) != 0;
+  if (op.code == OpCode::kContainer) {
+    return (op.container_command->flags & kContainerGroupStep) != 0;
+  }
   return op.code == OpCode::kRequireAbsent || op.code == OpCode::kLoadCarry ||
          op.code == OpCode::kStoreCarry || op.code == OpCode::kReadKeys;
 }
 
 // Whether a guard's result says the rest of its command must not run. A
-// string step with a guard span guards with its error (BITOP: a source of
-// another type stops the store).
+// string or container step with a guard span guards with its error (BITOP,
+// SINTERSTORE: a source of another type stops the store).
 inline bool GuardFailed(const Operation& op, const OpResult& result) {
   if (op.code == OpCode::kRequireAbsent) return result.integer != 0;
   if (op.code == OpCode::kLoadCarry) return result.integer == 0;
   if (op.code == OpCode::kReadKeys) return result.kind == OpResult::Kind::kError;
-  if (op.code == OpCode::kString) return result.kind == OpResult::Kind::kError;
+  if (op.code == OpCode::kString || op.code == OpCode::kContainer) {
+    return result.kind == OpResult::Kind::kError;
+  }
   return false;
 }
 

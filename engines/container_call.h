@@ -9,6 +9,10 @@
 // how long. `run` parses its arguments in Redis's order (syntax errors
 // before the type check), then checks the type, then acts.
 //
+// A step of a multi-key command (SINTERSTORE's, SMOVE's) also sees the
+// running AtomicGroup's state, through which the steps pass what they read,
+// and may replace the key's value whole.
+//
 // Not synchronised: a call lives for one operation, with the key held.
 // Commands without kContainerWrite run under shared locks on some engines
 // and must only read.
@@ -27,6 +31,7 @@
 
 namespace kvlab {
 
+struct GroupState;  // atomic_group.h
 class ContainerCall;
 
 enum ContainerCommandFlags : uint8_t {
@@ -36,6 +41,10 @@ enum ContainerCommandFlags : uint8_t {
   // members of this set" for SINTER), never registered under its name. It
   // sees only its own name as arguments.
   kContainerInternal = 4,
+  // An internal step that needs its AtomicGroup's state (GroupState): it
+  // sees its server command's whole arguments. A group holding one always
+  // holds a write step too, so every engine runs it through ApplyToKey().
+  kContainerGroupStep = 8,
 };
 
 struct ContainerCommand {
@@ -52,12 +61,17 @@ inline constexpr std::string_view kWrongTypeError =
 class ContainerCall {
  public:
   ContainerCall(const ContainerCommand& command, std::span<const std::string_view> args,
-                const std::optional<EntryView>& live, int64_t now_ms, OpResult& result)
-      : args(args), now_ms(now_ms), command_(command), live_(live), result_(result) {}
+                const std::optional<EntryView>& live, int64_t now_ms, OpResult& result,
+                GroupState* group = nullptr)
+      : args(args), now_ms(now_ms), group(group), command_(command), live_(live),
+        result_(result) {}
 
-  // The whole command: args[0] its name, args[1] its key.
+  // The whole command: args[0] its name, args[1] its key (a group step's
+  // arguments are its server command's).
   const std::span<const std::string_view> args;
   const int64_t now_ms;
+  // The running AtomicGroup's state; nullptr unless kContainerGroupStep.
+  GroupState* const group;
 
   // Whether the key is missing or holds the command's type; when not,
   // replies WRONGTYPE. Call it after the arguments are parsed.
@@ -86,6 +100,13 @@ class ContainerCall {
   // The command changed the value (WATCH sees it; an emptied value's key
   // is removed).
   void Changed() { changed_ = true; }
+  // Stores `value` in place of whatever the key holds, of any type, as a
+  // plain SET does (the TTL is dropped), or removes the key when `value`
+  // is empty (SINTERSTORE's destination). REQUIRES: a write command.
+  void Replace(std::unique_ptr<Container> value) {
+    replaced_ = true;
+    created_ = std::move(value);
+  }
 
   // Replies.
   void Integer(int64_t value) { result_ = OpResult::Integer(value); }
@@ -98,6 +119,7 @@ class ContainerCall {
 
   // For the keyspace that runs the call (keyspace_ops.h).
   bool changed() const { return changed_; }
+  bool replaced() const { return replaced_; }
   std::unique_ptr<Container> TakeCreated() { return std::move(created_); }
 
  private:
@@ -106,6 +128,7 @@ class ContainerCall {
   OpResult& result_;
   std::unique_ptr<Container> created_;
   bool changed_ = false;
+  bool replaced_ = false;
 };
 
 // Every container command, in one table (engines/containers/).

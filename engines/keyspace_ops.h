@@ -152,11 +152,12 @@ inline constexpr std::string_view kStringTooLongError =
 
 namespace keyspace_detail {
 
-// A read-only container command (REQUIRES: !kContainerWrite).
+// A read-only container command (REQUIRES: !kContainerWrite). `group` is
+// the running AtomicGroup's state, for its steps.
 inline OpResult ReadContainer(const Operation& op, const std::optional<EntryView>& live,
-                              int64_t now_ms) {
+                              int64_t now_ms, GroupState* group = nullptr) {
   OpResult result;
-  ContainerCall call(*op.container_command, op.container_args(), live, now_ms, result);
+  ContainerCall call(*op.container_command, op.container_args(), live, now_ms, result, group);
   op.container_command->run(call);
   return result;
 }
@@ -242,15 +243,23 @@ inline bool ExpireRefused(int64_t conditions, int64_t current, int64_t deadline)
 }
 
 // A container command that may write: runs it, then stores a value it
-// created, or removes the key of a value it emptied (Redis never keeps an
-// empty container).
+// created or replaced the key's with, or removes the key of a value it
+// emptied (Redis never keeps an empty container).
 template <EntryHandle H>
 OpResult WriteContainer(const Operation& op, H& handle, const std::optional<EntryView>& live,
-                        int64_t now_ms) {
+                        int64_t now_ms, GroupState* group) {
   OpResult result;
-  ContainerCall call(*op.container_command, op.container_args(), live, now_ms, result);
+  ContainerCall call(*op.container_command, op.container_args(), live, now_ms, result, group);
   op.container_command->run(call);
-  if (std::unique_ptr<Container> created = call.TakeCreated()) {
+  if (call.replaced()) {
+    std::unique_ptr<Container> value = call.TakeCreated();
+    if (value && value->Size() != 0) {
+      Container* address = value.release();
+      handle.Store(AddressBytes(&address), 0, true);
+    } else if (live) {
+      handle.Erase();
+    }
+  } else if (std::unique_ptr<Container> created = call.TakeCreated()) {
     if (created->Size() != 0) {
       Container* address = created.release();
       handle.Store(AddressBytes(&address), 0, true);
@@ -294,8 +303,8 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
   if (live && live->container != nullptr && ReadsString(op)) return WrongTypeResult(op);
   switch (op.code) {
     case OpCode::kContainer:
-      if (IsReadOnly(op)) return ReadContainer(op, live, now_ms);
-      return WriteContainer(op, handle, live, now_ms);
+      if (IsReadOnly(op)) return ReadContainer(op, live, now_ms, group);
+      return WriteContainer(op, handle, live, now_ms, group);
     case OpCode::kString:
       if (IsReadOnly(op)) return ReadString(op, live, group);
       return WriteString(op, handle, live, group);

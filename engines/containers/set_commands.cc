@@ -1,13 +1,18 @@
 // The set commands (Redis 7.0's t_set.c), written once for every engine.
-// SINTER, SUNION and SDIFF read several keys: the server queues one
-// internal "setmembers" per key in one atomic group and computes the
-// result in its render (server/commands/set_algebra_commands.cc).
+// SINTER, SUNION, SDIFF and SINTERCARD read several keys: the server queues
+// one internal "setmembers" per key in one atomic group and computes the
+// result in its render (server/commands/set_algebra_commands.cc). The
+// commands that write several keys (the STOREs, SMOVE) are group steps
+// (set_value.h names them) that pass what they read through the group's
+// state, so the destination is written in the same atomic step.
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "engines/atomic_group.h"
 #include "engines/containers/command_support.h"
 #include "engines/containers/container_tables.h"
+#include "engines/containers/set_algebra.h"
 #include "engines/containers/set_value.h"
 
 namespace kvlab {
@@ -153,12 +158,73 @@ void SMembers(ContainerCall& call) {
   ReplyMembers<true>(reply, *set);
 }
 
+// A source of SINTERSTORE, SUNIONSTORE or SDIFFSTORE: its members join the
+// group's (a key of another type is WRONGTYPE, which skips the store). The
+// first starts afresh: a transaction's earlier STORE may have stopped
+// before its store step took its sources.
+void StoreSource(ContainerCall& call, bool first) {
+  if (first) call.group->set_sources.clear();
+  if (!call.CheckType()) return;
+  std::vector<std::string>& members = call.group->set_sources.emplace_back();
+  if (const SetValue* set = call.Find<SetValue>()) {
+    members.reserve(set->Size());
+    set->ForEach([&](std::string_view member) { members.emplace_back(member); });
+  }
+  call.Ok();
+}
+
+void StoreFirstSource(ContainerCall& call) { StoreSource(call, true); }
+void StoreNextSource(ContainerCall& call) { StoreSource(call, false); }
+
+// The destination of a STORE: replaced by the result of `kOp` over the
+// sources, whatever it held, or deleted when the result is empty; replies
+// the result's size.
+template <SetOperation kOp>
+void StoreResult(ContainerCall& call) {
+  const std::vector<std::vector<std::string>>& sources = call.group->set_sources;
+  std::vector<SetMembers> sets(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) sets[i].assign(sources[i].begin(), sources[i].end());
+  const SetAlgebraResult result = ComputeSetAlgebra(kOp, sets);
+  call.Replace(SetValue::FromMembers(result.members, result.intset));
+  call.Integer(static_cast<int64_t>(result.members.size()));
+}
+
+// SMOVE source destination member (smoveCommand()), in three steps:
+// the source is read, the destination takes the member, the source gives
+// it up. Only a missing source is answered before the destination's type.
+void MoveSource(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const SetValue* set = call.Find<SetValue>();
+  call.group->set_move = {.source_exists = set != nullptr,
+                          .source_has_member = set != nullptr && set->Contains(call.args[3])};
+  call.Ok();
+}
+
+void MoveDestination(ContainerCall& call) {
+  SetMove& move = call.group->set_move;
+  if (!move.source_exists) return call.Integer(0);
+  if (!call.CheckType()) return;
+  // The same key: nothing moves (Redis answers SISMEMBER).
+  if (call.args[1] == call.args[2] || !move.source_has_member) {
+    return call.Integer(move.source_has_member ? 1 : 0);
+  }
+  if (call.FindOrCreate<SetValue>().Add(call.args[3])) call.Changed();
+  move.moved = true;
+  call.Integer(1);
+}
+
+void MoveRemove(ContainerCall& call) {
+  if (call.group->set_move.moved && call.Find<SetValue>()->Remove(call.args[3])) call.Changed();
+  call.Ok();
+}
+
 void SScan(ContainerCall& call) {
   ScanContainer<SetValue>(call, "intset", [](const SetValue& set, auto& offer) { set.ForEach(offer); });
 }
 
 using namespace command_flags;
 constexpr ValueType kSet = ValueType::kSet;
+constexpr uint8_t kStep = kContainerInternal | kContainerGroupStep;
 
 constexpr ContainerCommand kSetCommands[] = {
     {"sadd", -3, kSet, kGrow, SAdd},
@@ -171,6 +237,14 @@ constexpr ContainerCommand kSetCommands[] = {
     {"smembers", 2, kSet, kRead, SMembers},
     {"sscan", -3, kSet, kRead, SScan},
     {kSetMembersStep, 2, kSet, kContainerInternal, SMembers},
+    {kSetStoreFirstSourceStep, -1, kSet, kRead | kStep, StoreFirstSource},
+    {kSetStoreSourceStep, -1, kSet, kRead | kStep, StoreNextSource},
+    {kSetInterStoreStep, -1, kSet, kGrow | kStep, StoreResult<SetOperation::kInter>},
+    {kSetUnionStoreStep, -1, kSet, kGrow | kStep, StoreResult<SetOperation::kUnion>},
+    {kSetDiffStoreStep, -1, kSet, kGrow | kStep, StoreResult<SetOperation::kDiff>},
+    {kSetMoveSourceStep, -1, kSet, kRead | kStep, MoveSource},
+    {kSetMoveDestinationStep, -1, kSet, kWrite | kStep, MoveDestination},
+    {kSetMoveRemoveStep, -1, kSet, kWrite | kStep, MoveRemove},
 };
 
 }  // namespace

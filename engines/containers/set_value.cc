@@ -120,6 +120,14 @@ std::string SetValue::RemoveAt(size_t index) {
   return member;
 }
 
+std::unique_ptr<SetValue> SetValue::FromMembers(const std::vector<std::string_view>& members,
+                                                 bool as_intset) {
+  auto set = std::make_unique<SetValue>();
+  if (!as_intset) set->ConvertToTable();
+  for (const std::string_view member : members) set->Add(member);
+  return set;
+}
+
 void SetValue::ConvertToTable() {
   auto table = std::make_unique<Table>();
   table->index.reserve(ints_.size());

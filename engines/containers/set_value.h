@@ -2,7 +2,8 @@
 // (a sorted vector of int64) while every member is an integer by Redis's
 // string2ll() rules and there are at most set-max-intset-entries (512)
 // (set-max-intset-entries), else a "hashtable". It never converts back, as
-// Redis's does not (only SPOP's rebuild, FromMembers(), starts afresh).
+// Redis's does not (only a rebuilt set — SPOP's rest, a STORE's result —
+// starts afresh).
 //
 // The hashtable keeps its members in a dense vector beside the index so a
 // random member (SPOP, SRANDMEMBER) costs O(1) and is uniform; removal
@@ -26,15 +27,36 @@
 namespace kvlab {
 
 // The internal container command (kContainerInternal) that answers a set's
-// members (an empty array for a missing key): SINTER, SUNION and SDIFF
-// queue one per key.
+// members (an empty array for a missing key): SINTER, SUNION, SDIFF and
+// SINTERCARD queue one per key.
 inline constexpr std::string_view kSetMembersStep = "setmembers";
+
+// The group steps (kContainerGroupStep) of the commands that write several
+// sets, each queued with its command's arguments:
+//   SINTERSTORE, SUNIONSTORE, SDIFFSTORE: "setstore:first-source" on the
+//   first source key, "setstore:source" on each other one, then the store
+//   step of their operation on the destination;
+//   SMOVE: "smove:source" and "smove:destination", then "smove:remove" on
+//   the source.
+inline constexpr std::string_view kSetStoreFirstSourceStep = "setstore:first-source";
+inline constexpr std::string_view kSetStoreSourceStep = "setstore:source";
+inline constexpr std::string_view kSetInterStoreStep = "setstore:inter";
+inline constexpr std::string_view kSetUnionStoreStep = "setstore:union";
+inline constexpr std::string_view kSetDiffStoreStep = "setstore:diff";
+inline constexpr std::string_view kSetMoveSourceStep = "smove:source";
+inline constexpr std::string_view kSetMoveDestinationStep = "smove:destination";
+inline constexpr std::string_view kSetMoveRemoveStep = "smove:remove";
 
 class SetValue final : public Container {
  public:
   static constexpr ValueType kType = ValueType::kSet;
 
   SetValue() : Container(kType) {}
+  // A set of `members` (distinct) in the encoding Redis leaves a set it
+  // builds: an intset only when `as_intset` (a hashtable from the start
+  // otherwise, though every member may be an integer).
+  static std::unique_ptr<SetValue> FromMembers(const std::vector<std::string_view>& members,
+                                               bool as_intset);
 
   size_t Size() const override { return table_ ? table_->dense.size() : ints_.size(); }
   size_t Bytes() const override;

@@ -1,38 +1,35 @@
-// SINTER, SUNION and SDIFF: the multi-key set commands. Each queues one
-// internal "setmembers" container step per key (engines/containers/
-// set_commands.cc) as one atomic group, so the sets are read as of one
-// instant on every engine, and computes its answer in the render, as
-// Redis 7.0's sinterGenericCommand() and sunionDiffGenericCommand() do —
-// including the order: a result Redis builds as an intset (every member an
-// integer, at most 512) is answered in ascending order, and SINTER walks
-// its smallest set in that set's own order. A key of another type is
-// WRONGTYPE (the Session answers it for any of the operations).
-#include <algorithm>
-#include <cstdint>
-#include <optional>
+// The multi-key set commands. Each queues its per-key steps as one atomic
+// group, so the sets are read (and written) as of one instant on every
+// engine:
+//   SINTER, SUNION, SDIFF, SINTERCARD: one internal "setmembers" container
+//     step per key; the answer is computed in the render
+//     (engines/containers/set_algebra.h holds Redis's orders and encodings);
+//   SINTERSTORE, SUNIONSTORE, SDIFFSTORE: one source step per key, then the
+//     store step on the destination, which computes the result inside the
+//     group and writes it there, so no client sees the destination between
+//     the read and the write;
+//   SMOVE: the source read, the destination's add, the source's removal.
+// A key of another type is WRONGTYPE, checked on the sources before any
+// write (a source step's error skips the steps after it).
+#include <cassert>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "engines/container_call.h"
-#include "engines/containers/encoding_limits.h"
+#include "engines/containers/set_algebra.h"
 #include "engines/containers/set_value.h"
 #include "engines/redis_integer.h"
 #include "server/command_table.h"
+#include "server/commands/arguments.h"
 #include "server/commands/register.h"
 
 namespace kvlab {
 
 namespace {
 
-enum SetAlgebra : int64_t { kInter, kUnion, kDiff };
-
-using Members = std::vector<std::string_view>;
-using MemberSet = std::unordered_set<std::string_view>;
-
 // The members one "setmembers" step answered (views into its reply).
-Members MembersOf(const OpResult& result) {
-  Members members;
+SetMembers MembersOf(const OpResult& result) {
+  SetMembers members;
   if (result.kind != OpResult::Kind::kReply || !result.reply) return members;
   result.reply->ForEach([&](ReplyList::Item item, int64_t number, std::string_view bytes) {
     if (item == ReplyList::Item::kSet) members.reserve(static_cast<size_t>(number));
@@ -41,128 +38,144 @@ Members MembersOf(const OpResult& result) {
   return members;
 }
 
-// Whether Redis would hold `members` in an intset it builds by adding
-// them (createIntsetObject() + setTypeAdd()); if so they are answered in
-// ascending numeric order, and `members` is sorted so.
-bool SortIfIntset(Members& members) {
-  if (members.size() > EncodingLimits::Read(CompactEncodingLimits().set_intset_entries)) {
-    return false;
-  }
-  std::vector<std::pair<int64_t, std::string_view>> numbers;
-  numbers.reserve(members.size());
-  for (const std::string_view member : members) {
-    const std::optional<int64_t> value = ParseRedisInt64(member);
-    if (!value) return false;
-    numbers.emplace_back(*value, member);
-  }
-  std::sort(numbers.begin(), numbers.end());
-  for (size_t i = 0; i < numbers.size(); ++i) members[i] = numbers[i].second;
-  return true;
-}
-
-bool AllIntegers(const Members& members) {
-  return std::all_of(members.begin(), members.end(),
-                     [](std::string_view member) { return ParseRedisInt64(member).has_value(); });
-}
-
-Members Intersection(std::vector<Members>& sets) {
-  for (const Members& set : sets) {
-    if (set.empty()) return {};  // a missing key is an empty set
-  }
-  // Smallest first (qsort by cardinality; ties keep the keys' order).
-  std::vector<size_t> order(sets.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sets[a].size() < sets[b].size(); });
-  std::vector<MemberSet> others;
-  for (size_t i = 1; i < order.size(); ++i) {
-    others.emplace_back(sets[order[i]].begin(), sets[order[i]].end());
-  }
-  Members result;
-  for (const std::string_view member : sets[order[0]]) {
-    if (std::all_of(others.begin(), others.end(),
-                    [&](const MemberSet& other) { return other.count(member) != 0; })) {
-      result.push_back(member);
-    }
-  }
-  return result;
-}
-
-Members Union(const std::vector<Members>& sets) {
-  MemberSet seen;
-  Members result;
-  for (const Members& set : sets) {
-    for (const std::string_view member : set) {
-      if (seen.insert(member).second) result.push_back(member);
-    }
-  }
-  SortIfIntset(result);
-  return result;
-}
-
-Members Difference(const std::vector<Members>& sets) {
-  const Members& first = sets[0];
-  if (first.empty()) return {};
-  MemberSet others;
-  // Redis's choice between its two algorithms decides which intermediate
-  // set it builds, and so the result's encoding and order.
-  int64_t algo_one_work = 0, algo_two_work = 0;
-  for (size_t j = 0; j < sets.size(); ++j) {
-    if (sets[j].empty()) continue;
-    algo_one_work += static_cast<int64_t>(first.size());
-    algo_two_work += static_cast<int64_t>(sets[j].size());
-    if (j > 0) others.insert(sets[j].begin(), sets[j].end());
-  }
-  const bool algo_one = algo_one_work / 2 <= algo_two_work;
-  Members result;
-  for (const std::string_view member : first) {
-    if (others.count(member) == 0) result.push_back(member);
-  }
-  // Algorithm 1 adds only the result; algorithm 2 adds the whole first set
-  // and removes the others' members (an intset only if the first set fits).
-  const size_t intset_entries = EncodingLimits::Read(CompactEncodingLimits().set_intset_entries);
-  if (algo_one || (first.size() <= intset_entries && AllIntegers(first))) {
-    SortIfIntset(result);
-  }
-  return result;
-}
-
-void RenderSetAlgebra(const DeferredReply& deferred, std::span<const OpResult> results,
-                      ReplyWriter& writer, ServerContext&) {
-  std::vector<Members> sets;
+std::vector<SetMembers> SetsOf(std::span<const OpResult> results) {
+  std::vector<SetMembers> sets;
   sets.reserve(results.size());
   for (const OpResult& result : results) sets.push_back(MembersOf(result));
-  Members answer;
-  switch (deferred.flags) {
-    case kInter: answer = Intersection(sets); break;
-    case kUnion: answer = Union(sets); break;
-    default: answer = Difference(sets); break;
+  return sets;
+}
+
+// The first step's error (WRONGTYPE), if any: it skipped every step after it.
+const OpResult* FirstError(std::span<const OpResult> results) {
+  for (const OpResult& result : results) {
+    if (result.kind == OpResult::Kind::kError) return &result;
   }
-  writer.SetHeader(answer.size());
-  for (const std::string_view member : answer) writer.Bulk(member);
+  return nullptr;
+}
+
+// flags: the SetOperation.
+void RenderSetAlgebra(const DeferredReply& deferred, std::span<const OpResult> results,
+                      ReplyWriter& writer, ServerContext&) {
+  const SetAlgebraResult answer =
+      ComputeSetAlgebra(static_cast<SetOperation>(deferred.flags), SetsOf(results));
+  writer.SetHeader(answer.members.size());  // a RESP3 set, as Redis's
+  for (const std::string_view member : answer.members) writer.Bulk(member);
+}
+
+// flags: SINTERCARD's LIMIT (0: none).
+void RenderInterCard(const DeferredReply& deferred, std::span<const OpResult> results,
+                     ReplyWriter& writer, ServerContext&) {
+  writer.Integer(IntersectionCardinality(SetsOf(results), deferred.flags));
+}
+
+// A multi-step write answers its first error, else the step at `flags`.
+void RenderSetWrite(const DeferredReply& deferred, std::span<const OpResult> results,
+                    ReplyWriter& writer, ServerContext&) {
+  const OpResult* error = FirstError(results);
+  RenderContainerResult(error ? *error : results[static_cast<size_t>(deferred.flags)], writer);
+}
+
+const ContainerCommand* Step(std::string_view name) {
+  const ContainerCommand* step = FindContainerCommand(name);
+  assert(step != nullptr);
+  return step;
 }
 
 // The arguments every "setmembers" step sees: its own name.
-const std::vector<std::string_view>& StepArgs() {
+const std::vector<std::string_view>& MembersStepArgs() {
   static const std::vector<std::string_view> args = {kSetMembersStep};
   return args;
 }
 
-template <SetAlgebra kOp>
-void SetAlgebraCommand(CommandCall& call) {
-  static const ContainerCommand* const step = FindContainerCommand(kSetMembersStep);
-  for (size_t i = 1; i < call.args.size(); ++i) {
-    Operation op;
-    op.code = OpCode::kContainer;
-    op.key = call.args[i];
+// One "setmembers" step per key of `keys`.
+void QueueMembersSteps(CommandCall& call, std::span<const std::string_view> keys) {
+  static const ContainerCommand* const step = Step(kSetMembersStep);
+  for (const std::string_view key : keys) {
+    Operation op = MakeOp(OpCode::kContainer, key);
     op.container_command = step;
-    op.arg_pool = &StepArgs();
+    op.arg_pool = &MembersStepArgs();
     op.arg_first = 0;
     op.arg_count = 1;
     call.Add(op);
   }
+}
+
+// A group step on `key`, which sees the command's arguments; `guard_span`:
+// how many steps after it its error skips.
+void QueueGroupStep(CommandCall& call, std::string_view name, std::string_view key,
+                    uint32_t guard_span = 0) {
+  Operation op = MakeOp(OpCode::kContainer, key);
+  op.container_command = Step(name);
+  op.guard_span = guard_span;
+  call.AddWithArgs(op);
+}
+
+template <SetOperation kOp>
+void SetAlgebraCommand(CommandCall& call) {
+  QueueMembersSteps(call, call.args.subspan(1));
   call.Defer(RenderSetAlgebra);
-  call.deferred_reply().flags = kOp;
+  call.deferred_reply().flags = static_cast<int64_t>(kOp);
+  call.GroupQueued();
+}
+
+// SINTERSTORE, SUNIONSTORE, SDIFFSTORE destination key [key ...].
+template <const std::string_view& kStoreStep>
+void SetStoreCommand(CommandCall& call) {
+  const size_t sources = call.args.size() - 2;
+  for (size_t i = 0; i < sources; ++i) {
+    // A source of another type skips the later sources and the store.
+    QueueGroupStep(call, i == 0 ? kSetStoreFirstSourceStep : kSetStoreSourceStep, call.args[2 + i],
+                   static_cast<uint32_t>(sources - i));
+  }
+  QueueGroupStep(call, kStoreStep, call.args[1]);
+  call.Defer(RenderSetWrite);
+  call.deferred_reply().flags = static_cast<int64_t>(sources);
+  call.GroupQueued();
+}
+
+// SINTERCARD numkeys key [key ...] [LIMIT limit] (sinterCardCommand()): the
+// arguments are checked before any key is read.
+void SetInterCardCommand(CommandCall& call) {
+  const std::optional<int64_t> numkeys = ParseRedisInt64(call.args[1]);
+  if (!numkeys || *numkeys <= 0) {
+    call.reply().Error("ERR numkeys should be greater than 0");
+    return;
+  }
+  const size_t after_numkeys = call.args.size() - 2;
+  if (static_cast<uint64_t>(*numkeys) > after_numkeys) {
+    call.reply().Error("ERR Number of keys can't be greater than number of args");
+    return;
+  }
+  const size_t key_end = 2 + static_cast<size_t>(*numkeys);
+  int64_t limit = 0;
+  for (size_t j = key_end; j < call.args.size(); ++j) {
+    if (EqualsIgnoreCase(call.args[j], "limit") && j + 1 < call.args.size()) {
+      const std::optional<int64_t> parsed = ParseRedisInt64(call.args[++j]);
+      if (!parsed || *parsed < 0) {
+        call.reply().Error("ERR LIMIT can't be negative");
+        return;
+      }
+      limit = *parsed;
+    } else {
+      call.reply().Error(kSyntaxError);
+      return;
+    }
+  }
+  QueueMembersSteps(call, call.args.subspan(2, key_end - 2));
+  call.Defer(RenderInterCard);
+  call.deferred_reply().flags = limit;
+  call.GroupQueued();
+}
+
+// SMOVE source destination member: the source step's WRONGTYPE skips both
+// others; the destination's skips the removal. The reply is the
+// destination step's.
+void SetMoveCommand(CommandCall& call) {
+  QueueGroupStep(call, kSetMoveSourceStep, call.args[1], 2);
+  QueueGroupStep(call, kSetMoveDestinationStep, call.args[2], 1);
+  QueueGroupStep(call, kSetMoveRemoveStep, call.args[1]);
+  call.Defer(RenderSetWrite);
+  call.deferred_reply().flags = 1;
   call.GroupQueued();
 }
 
@@ -170,15 +183,32 @@ void SetAlgebraCommand(CommandCall& call) {
 
 void RegisterSetAlgebraCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({.name = "sinter", .arity = -2, .flags = F::kReadOnly, .handler = SetAlgebraCommand<kInter>,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "set",
-             .summary = "Intersect multiple sets"});
-  table.Add({.name = "sunion", .arity = -2, .flags = F::kReadOnly, .handler = SetAlgebraCommand<kUnion>,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "set",
-             .summary = "Add multiple sets"});
-  table.Add({.name = "sdiff", .arity = -2, .flags = F::kReadOnly, .handler = SetAlgebraCommand<kDiff>,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "set",
-             .summary = "Subtract multiple sets"});
+  const KeyPositions all_keys = {.first = 1, .last = -1, .step = 1};
+  table.Add({.name = "sinter", .arity = -2, .flags = F::kReadOnly,
+             .handler = SetAlgebraCommand<SetOperation::kInter>, .keys = all_keys,
+             .group = "set", .summary = "Intersect multiple sets"});
+  table.Add({.name = "sunion", .arity = -2, .flags = F::kReadOnly,
+             .handler = SetAlgebraCommand<SetOperation::kUnion>, .keys = all_keys,
+             .group = "set", .summary = "Add multiple sets"});
+  table.Add({.name = "sdiff", .arity = -2, .flags = F::kReadOnly,
+             .handler = SetAlgebraCommand<SetOperation::kDiff>, .keys = all_keys,
+             .group = "set", .summary = "Subtract multiple sets"});
+  // Its keys follow numkeys: COMMAND INFO's legacy range cannot say where.
+  table.Add({.name = "sintercard", .arity = -3, .flags = F::kReadOnly,
+             .handler = SetInterCardCommand, .group = "set",
+             .summary = "Intersect multiple sets and return the cardinality of the result"});
+  table.Add({.name = "sinterstore", .arity = -3, .flags = F::kWrite | F::kDenyOom,
+             .handler = SetStoreCommand<kSetInterStoreStep>, .keys = all_keys, .group = "set",
+             .summary = "Intersect multiple sets and store the resulting set in a key"});
+  table.Add({.name = "sunionstore", .arity = -3, .flags = F::kWrite | F::kDenyOom,
+             .handler = SetStoreCommand<kSetUnionStoreStep>, .keys = all_keys, .group = "set",
+             .summary = "Add multiple sets and store the resulting set in a key"});
+  table.Add({.name = "sdiffstore", .arity = -3, .flags = F::kWrite | F::kDenyOom,
+             .handler = SetStoreCommand<kSetDiffStoreStep>, .keys = all_keys, .group = "set",
+             .summary = "Subtract multiple sets and store the resulting set in a key"});
+  table.Add({.name = "smove", .arity = 4, .flags = F::kWrite | F::kFast, .handler = SetMoveCommand,
+             .keys = {.first = 1, .last = 2, .step = 1}, .group = "set",
+             .summary = "Move a member from one set to another"});
 }
 
 }  // namespace kvlab

@@ -14,7 +14,8 @@
 //   - SUNION and SINTER never see half of a member's move between two
 //     sets (MULTI SREM/SADD EXEC): every member in exactly one set; nor
 //     do BITOP OR and AND see half of a bit's move between two bitmaps
-//     (MULTI SETBIT 0/SETBIT 1 EXEC).
+//     (MULTI SETBIT 0/SETBIT 1 EXEC); nor do SUNIONSTORE and SINTERSTORE
+//     see half of an SMOVE.
 // Under --multikey split the engines tear multi-key commands on purpose:
 // the checker must see it (so it could catch the tearing it looks for).
 // Also runs under ThreadSanitizer (label `tsan`).
@@ -352,8 +353,9 @@ void ExpectListPushPopExact(const Connector& connect) {
 }
 
 // How a move race (RaceMoves) spells its commands for one kind of value
-// that holds members: sets (SADD/SREM, read by SUNION and SINTER) or
-// bitmaps (a member is a bit: SETBIT, read by BITOP OR/AND and BITCOUNT).
+// that holds members: sets (SADD/SREM, read by SUNION and SINTER), sets
+// moved by SMOVE (read by SUNIONSTORE and SINTERSTORE) or bitmaps (a
+// member is a bit: SETBIT, read by BITOP OR/AND and BITCOUNT).
 struct MoveCommands {
   std::string prefix;  // of the keys moved between
   std::vector<std::string> (*add)(const std::string& key, int member);
@@ -364,20 +366,26 @@ struct MoveCommands {
   long (*count_all)(RedisConnection& client, const std::vector<std::string>& keys, int reader);
   long (*count_both)(RedisConnection& client, const std::string& a, const std::string& b,
                      int reader);
+  // One command that moves a member, answering 1 (nullptr: MULTI, the
+  // remove and the add, EXEC).
+  std::vector<std::string> (*move)(const std::string& from, const std::string& to,
+                                   int member) = nullptr;
 };
 
 long ArraySize(const Reply& reply) {
   return reply.type == REDIS_REPLY_ARRAY ? static_cast<long>(reply.elements.size()) : -1;
 }
 
+std::vector<std::string> SetAdd(const std::string& key, int m) {
+  return {"SADD", key, "m" + std::to_string(m)};
+}
+std::vector<std::string> SetRemove(const std::string& key, int m) {
+  return {"SREM", key, "m" + std::to_string(m)};
+}
+
 const MoveCommands kSetMoves = {
     "sets:",
-    [](const std::string& key, int m) -> std::vector<std::string> {
-      return {"SADD", key, "m" + std::to_string(m)};
-    },
-    [](const std::string& key, int m) -> std::vector<std::string> {
-      return {"SREM", key, "m" + std::to_string(m)};
-    },
+    SetAdd, SetRemove,
     1, 1,
     [](RedisConnection& client, const std::vector<std::string>& keys, int) {
       std::vector<std::string> sunion = {"SUNION"};
@@ -387,6 +395,50 @@ const MoveCommands kSetMoves = {
     [](RedisConnection& client, const std::string& a, const std::string& b, int) {
       return ArraySize(client.Command({"SINTER", a, b}));
     }};
+
+long IntegerOrFailure(const Reply& reply) {
+  return reply.type == REDIS_REPLY_INTEGER ? static_cast<long>(reply.integer) : -1;
+}
+
+// SMOVE moves, counted by storing into the reader's own key: the STOREs
+// answer the size of what they read.
+const MoveCommands kSetMoveStores = {
+    "smoves:",
+    SetAdd, SetRemove,
+    1, 1,
+    [](RedisConnection& client, const std::vector<std::string>& keys, int reader) {
+      std::vector<std::string> store = {"SUNIONSTORE", "smoves-union:" + std::to_string(reader)};
+      store.insert(store.end(), keys.begin(), keys.end());
+      return IntegerOrFailure(client.Command(store));
+    },
+    [](RedisConnection& client, const std::string& a, const std::string& b, int reader) {
+      return IntegerOrFailure(
+          client.Command({"SINTERSTORE", "smoves-inter:" + std::to_string(reader), a, b}));
+    },
+    [](const std::string& from, const std::string& to, int m) -> std::vector<std::string> {
+      return {"SMOVE", from, to, "m" + std::to_string(m)};
+    }};
+
+// Sends one writer round's `commands` (in one MULTI/EXEC when
+// `transaction`) and whether each answered its `expected` integer.
+bool SendMoves(RedisConnection& client, const std::vector<std::vector<std::string>>& commands,
+               const std::vector<long>& expected, bool transaction) {
+  if (transaction) client.Append({"MULTI"});
+  for (const std::vector<std::string>& command : commands) client.Append(command);
+  if (!transaction) {
+    bool applied = true;
+    for (const long reply : expected) applied &= client.GetReply().IsInteger(reply);
+    return applied;
+  }
+  client.Append({"EXEC"});
+  for (size_t i = 0; i < 1 + commands.size(); ++i) client.GetReply();
+  const Reply exec = client.GetReply();
+  bool applied = exec.type == REDIS_REPLY_ARRAY && exec.elements.size() == expected.size();
+  for (size_t i = 0; applied && i < exec.elements.size(); ++i) {
+    applied = exec.elements[i].IsInteger(expected[i]);
+  }
+  return applied;
+}
 
 // BITOP into the reader's own key, then BITCOUNT it: only the reader
 // writes that key, so the count is what the BITOP saw.
@@ -416,8 +468,8 @@ const MoveCommands kBitMoves = {
       return CountBitop(client, "AND", {a, b}, reader);
     }};
 
-// Members move between kSets keys, each move one MULTI/EXEC that removes
-// it from its key and adds it to another (in either order), so every
+// Members move between kSets keys, each move one SMOVE or one MULTI/EXEC
+// that removes it from its key and adds it to another (in either order), so every
 // member is in exactly one key at every instant. Readers count the members
 // of all the keys (one missing: a half-applied remove-first move) and of
 // two of them at once (one in both: a half-applied add-first move). Two
@@ -447,32 +499,26 @@ TornCount RaceMoves(const MoveCommands& spelling, const Connector& connect,
     for (int m = 0; m < kMembers; ++m) where[m] = m % kSets;
     constexpr int kMovesPerExec = 3;  // several keys per EXEC: more of it to tear under split
     for (long round = 0; !race.stop.load(); ++round) {
-      client->Append({"MULTI"});
       std::vector<std::pair<int, int>> moves;  // member, destination
-      std::vector<long> expected;              // EXEC's replies
+      std::vector<std::vector<std::string>> commands;
+      std::vector<long> expected;              // their replies
       for (int k = 0; k < kMovesPerExec; ++k) {
         const int m = id + 2 * static_cast<int>((round + k) % (kMembers / 2));
         const int from = where[m];
         const int to = (from + 1 + static_cast<int>((round + k) % (kSets - 1))) % kSets;
-        if ((round + k) % 2 == 0) {
-          client->Append(spelling.remove(sets[from], m));
-          client->Append(spelling.add(sets[to], m));
+        if (spelling.move) {
+          commands.push_back(spelling.move(sets[from], sets[to], m));
+          expected.push_back(1);
+        } else if ((round + k) % 2 == 0) {
+          commands.insert(commands.end(), {spelling.remove(sets[from], m), spelling.add(sets[to], m)});
           expected.insert(expected.end(), {spelling.removed_reply, spelling.added_reply});
         } else {
-          client->Append(spelling.add(sets[to], m));
-          client->Append(spelling.remove(sets[from], m));
+          commands.insert(commands.end(), {spelling.add(sets[to], m), spelling.remove(sets[from], m)});
           expected.insert(expected.end(), {spelling.added_reply, spelling.removed_reply});
         }
         moves.emplace_back(m, to);
       }
-      client->Append({"EXEC"});
-      for (int i = 0; i < 1 + 2 * kMovesPerExec; ++i) client->GetReply();
-      const Reply exec = client->GetReply();
-      bool applied = exec.type == REDIS_REPLY_ARRAY && exec.elements.size() == expected.size();
-      for (size_t i = 0; applied && i < exec.elements.size(); ++i) {
-        applied = exec.elements[i].IsInteger(expected[i]);
-      }
-      if (!applied) ++race.errors;
+      if (!SendMoves(*client, commands, expected, spelling.move == nullptr)) ++race.errors;
       for (const auto& [m, to] : moves) where[m] = to;
     }
   };
@@ -548,7 +594,7 @@ TEST_P(Atomicity, ListPushAndPopLoseNothing) {
 
 TEST_P(Atomicity, SetAlgebraAndBitopNeverSeeHalfAMove) {
   StartServer(kServerArgs);
-  for (const MoveCommands* spelling : {&kSetMoves, &kBitMoves}) {
+  for (const MoveCommands* spelling : {&kSetMoves, &kSetMoveStores, &kBitMoves}) {
     const TornCount seen = RaceMoves(*spelling, Connect(), kRaceBudget, 0);
     EXPECT_GT(seen.reads, 100);
     EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " reads of "
@@ -558,7 +604,8 @@ TEST_P(Atomicity, SetAlgebraAndBitopNeverSeeHalfAMove) {
 
 // The move checker can fail too: under --multikey split the moves (and
 // SUNION/SINTER) are torn, and it sees it. (BITOP stays whole: its steps
-// depend on one another; the torn EXECs are what it sees.)
+// depend on one another; the torn EXECs are what it sees. So do SMOVE and
+// the set STOREs, and with no EXEC to tear, that race is not run here.)
 TEST_P(Atomicity, SplitModeTearsMoves) {
   std::vector<std::string> args = kServerArgs;
   args.insert(args.end(), {"--multikey", "split"});
@@ -611,6 +658,7 @@ TEST(AtomicityReference, RedisServerPassesTheChecker) {
   ExpectWatchConflictAborts(connect);
   ExpectListPushPopExact(connect);
   EXPECT_EQ(RaceMoves(kSetMoves, connect, kRaceBudget, 0).torn, 0);
+  EXPECT_EQ(RaceMoves(kSetMoveStores, connect, kRaceBudget, 0).torn, 0);
   EXPECT_EQ(RaceMoves(kBitMoves, connect, kRaceBudget, 0).torn, 0);
 }
 

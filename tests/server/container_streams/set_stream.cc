@@ -2,7 +2,8 @@
 // and a fixed script whose replies must match Redis's byte for byte: the
 // orders Redis fixes (an intset's ascending members in SMEMBERS, SSCAN,
 // SRANDMEMBER/SPOP of the whole set, SINTER over an intset, SUNION and
-// SDIFF results that fit an intset) and the encodings at 512 members.
+// SDIFF results that fit an intset) and the encodings at 512 members,
+// also of what SINTERSTORE, SUNIONSTORE, SDIFFSTORE and SMOVE write.
 #include <gtest/gtest.h>
 
 #include "tests/server/container_streams/container_stream.h"
@@ -31,6 +32,24 @@ std::string Member(StreamSource& s) {
 
 void AddMembers(StreamSource& s, std::vector<std::string>& cmd, int low, int high) {
   for (int i = s.Uniform(low, high); i > 0; --i) cmd.push_back(Member(s));
+}
+
+// SINTERCARD numkeys key... [LIMIT n], with numkeys and LIMIT valid or
+// not: zero, negative, not a number, more keys than arguments, a LIMIT
+// without its value, an unknown option.
+std::vector<std::string> NextSinterCard(StreamSource& s, const std::string& k) {
+  std::vector<std::string> cmd = {s.Case("sintercard")};
+  const int keys = s.Uniform(1, 3);
+  static const char* const bad_numkeys[] = {"0", "-1", "x", "4", "9223372036854775808"};
+  cmd.push_back(s.OneIn(6) ? bad_numkeys[s.Uniform(0, 4)] : std::to_string(keys));
+  cmd.push_back(k);
+  for (int i = 1; i < keys; ++i) cmd.push_back(s.Key());
+  if (s.OneIn(2)) {
+    static const char* const limits[] = {"0", "1", "2", "3", "-1", "x", "100"};
+    cmd.push_back(s.OneIn(8) ? "other" : s.Case("limit"));
+    if (!s.OneIn(8)) cmd.push_back(limits[s.Uniform(0, 6)]);
+  }
+  return cmd;
 }
 
 std::vector<std::string> NextSet(StreamSource& s) {
@@ -84,15 +103,26 @@ std::vector<std::string> NextSet(StreamSource& s) {
   if (pick < 74) {
     return s.Scan("sscan", k, "1*", "*");
   }
-  if (pick < 94) {
+  if (pick < 84) {
     static const char* const names[] = {"sinter", "sunion", "sdiff"};
     std::vector<std::string> cmd = {s.Case(names[s.Uniform(0, 2)]), k};
     for (int i = s.Uniform(0, 3); i > 0; --i) cmd.push_back(s.Key());
     return cmd;
   }
+  if (pick < 89) {
+    // The destination is often a source too, or of another type.
+    static const char* const names[] = {"sinterstore", "sunionstore", "sdiffstore"};
+    std::vector<std::string> cmd = {s.Case(names[s.Uniform(0, 2)]), s.Key(), k};
+    for (int i = s.Uniform(0, 3); i > 0; --i) cmd.push_back(s.Key());
+    return cmd;
+  }
+  if (pick < 92) return {s.Case("smove"), k, s.Key(), Member(s)};
+  if (pick < 95) return NextSinterCard(s, k);
   // Wrong arities.
   return s.OneOf({{"sadd", k}, {"srem", k}, {"scard"}, {"sismember", k}, {"smembers", k, "x"},
-                   {"sinter"}, {"spop"}, {"sscan", k}});
+                   {"sinter"}, {"spop"}, {"sscan", k}, {"sinterstore", k}, {"sunionstore"},
+                   {"sdiffstore", k}, {"smove", k, "k2"}, {"smove", k, "k2", "1", "2"},
+                   {"sintercard", "1"}});
 }
 
 bool IsWholeCount(const std::vector<std::string>& command) {
@@ -200,12 +230,91 @@ TEST_P(SetScriptTest, IntsetOrdersAndEncodingsMatchRedisExactly) {
       {"SSCAN", "str", "x"},
       {"SSCAN", "nokey", "0", "COUNT", "0"},
       {"SRANDMEMBER", "nokey", "-5"},
+      // The STOREs: the result's encoding (SDIFFSTORE's algorithm 2 builds
+      // a hashtable from a first set that does not fit an intset), an
+      // empty result deleting the destination, any type overwritten, the
+      // TTL dropped, a WRONGTYPE source leaving the destination alone.
+      {"SADD", "x1", "1", "2", "3", "4"},
+      {"SADD", "x2", "3", "4", "5", "a"},
+      {"SINTERSTORE", "dst", "x1", "x2"},
+      {"OBJECT", "ENCODING", "dst"},
+      {"SMEMBERS", "dst"},
+      {"SUNIONSTORE", "dst", "x1", "x2"},
+      {"OBJECT", "ENCODING", "dst"},
+      {"SCARD", "dst"},
+      {"SDIFFSTORE", "dst", "x1", "x2"},
+      {"OBJECT", "ENCODING", "dst"},
+      {"SMEMBERS", "dst"},
+      {"SDIFFSTORE", "dst", "big", "x1"},
+      {"OBJECT", "ENCODING", "dst"},
+      {"SDIFFSTORE", "dst", "i", "big", "x1", "x2"},
+      {"OBJECT", "ENCODING", "dst"},
+      {"SCARD", "dst"},
+      {"SUNIONSTORE", "dst", "big", "i"},
+      {"OBJECT", "ENCODING", "dst"},
+      {"SINTERSTORE", "dst", "x1", "nokey"},
+      {"EXISTS", "dst"},
+      {"SINTERSTORE", "dst", "x1", "nokey"},
+      {"SET", "dst", "v", "EX", "100"},
+      {"SUNIONSTORE", "dst", "x1"},
+      {"TTL", "dst"},
+      {"TYPE", "dst"},
+      {"SUNIONSTORE", "dst", "x1", "str"},
+      {"SMEMBERS", "dst"},
+      {"SDIFFSTORE", "dst", "str", "nokey"},
+      {"SINTERSTORE", "dst", "nokey", "str"},
+      {"SINTERSTORE", "x1", "x1", "x2"},
+      {"SMEMBERS", "x1"},
+      {"SDIFFSTORE", "x2", "x2", "x2"},
+      {"EXISTS", "x2"},
+      // SMOVE: to a new key (its encoding chosen by the member), between
+      // encodings, the last member taking its key along, the same key,
+      // a missing source before the destination's type.
+      {"SADD", "mv", "1", "2", "z"},
+      {"SMOVE", "mv", "new", "1"},
+      {"OBJECT", "ENCODING", "new"},
+      {"SMOVE", "mv", "new", "z"},
+      {"OBJECT", "ENCODING", "new"},
+      {"SMOVE", "mv", "new", "nope"},
+      {"SMOVE", "mv", "mv", "2"},
+      {"SMOVE", "mv", "mv", "1"},
+      {"SMOVE", "mv", "new", "2"},
+      {"EXISTS", "mv"},
+      {"SMOVE", "new", "new", "1"},
+      {"SMOVE", "new", "str", "1"},
+      {"SMOVE", "str", "new", "1"},
+      {"SMOVE", "nokey", "str", "1"},
+      {"SMOVE", "nokey", "nokey", "1"},
+      {"SMOVE", "new", "new2", "1"},
+      {"SMOVE", "new2", "new", "1"},
+      {"SCARD", "new"},
+      // SINTERCARD: the limit, and every argument error before WRONGTYPE.
+      {"SINTERCARD", "2", "i", "big"},
+      {"SINTERCARD", "2", "i", "big", "LIMIT", "10"},
+      {"SINTERCARD", "2", "i", "big", "limit", "0"},
+      {"SINTERCARD", "1", "nokey"},
+      {"SINTERCARD", "2", "i", "str"},
+      {"SINTERCARD", "0", "i"},
+      {"SINTERCARD", "x", "i"},
+      {"SINTERCARD", "3", "i", "big"},
+      {"SINTERCARD", "1", "i", "LIMIT"},
+      {"SINTERCARD", "1", "i", "LIMIT", "-1"},
+      {"SINTERCARD", "1", "i", "LIMIT", "x"},
+      {"SINTERCARD", "1", "i", "OTHER", "1"},
+      {"SINTERCARD", "1", "str", "LIMIT", "-1"},
       {"MULTI"},
       {"SADD", "m", "3", "1"},
+      // A failed STORE's sources are not the next one's.
+      {"SUNIONSTORE", "mu", "b", "str"},
+      {"SUNIONSTORE", "mi", "m"},
+      {"SMOVE", "m", "str", "3"},
+      {"SMOVE", "m", "mi", "1"},
       {"SUNION", "m", "b"},
       {"SREM", "m", "3", "1"},
       {"SINTER", "m", "b"},
       {"EXEC"},
+      {"SMEMBERS", "mi"},
+      {"EXISTS", "mu"},
   };
   for (const auto& command : script) {
     const std::string bytes = Encode(command);
