@@ -2,8 +2,10 @@
 // test: every option of ZADD (NX XX GT LT CH INCR, in any order, with their
 // conflicts), ZINCRBY, ZREM, ZSCORE, ZMSCORE, ZCARD, ZCOUNT, ZRANK,
 // ZREVRANK, ZRANGE (ranks, BYSCORE, BYLEX, REV, LIMIT, WITHSCORES),
-// ZRANGEBYSCORE, ZREVRANGE, ZPOPMIN, ZPOPMAX and ZSCAN, with valid and
-// invalid scores and bounds, ties, infinities and ZADDs past 128 members.
+// ZRANGEBYSCORE, ZREVRANGE, ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX,
+// ZLEXCOUNT, ZREMRANGEBYSCORE/RANK/LEX, ZRANDMEMBER (by shape), ZPOPMIN,
+// ZPOPMAX and ZSCAN, with valid and invalid scores and bounds, ties,
+// infinities and ZADDs past 128 members.
 //
 // BYLEX is only sent to "zlex", whose members all score 0: on a skiplist of
 // mixed scores Redis's lex search depends on its random node levels.
@@ -124,6 +126,21 @@ std::vector<std::string> NextLex(StreamSource& s) {
   if (pick < 4) return {s.Case("zrem"), k, s.Element(), Numbered(s.Uniform(0, 139))};
   if (pick < 5) return {s.Case(s.OneIn(2) ? "zpopmin" : "zpopmax"), k, "3"};
   if (pick < 6) return {s.Case("zcard"), k};
+  if (pick < 7) {
+    // The lex range commands of their own: ZLEXCOUNT, ZREMRANGEBYLEX (rarely:
+    // it empties "zlex"), ZRANGEBYLEX and ZREVRANGEBYLEX (max first).
+    switch (s.Uniform(0, 5)) {
+      case 0: case 1: return {s.Case("zlexcount"), k, LexBound(s), LexBound(s)};
+      case 2: return {s.Case("zremrangebylex"), k, LexBound(s), LexBound(s)};
+      default: break;
+    }
+    const bool reverse = s.OneIn(2);
+    std::vector<std::string> cmd = {s.Case(reverse ? "zrevrangebylex" : "zrangebylex"), k,
+                                    LexBound(s), LexBound(s)};
+    if (s.OneIn(2)) AddLimit(s, cmd);
+    if (s.OneIn(10)) cmd.push_back(s.Case(s.OneIn(2) ? "withscores" : "bylex"));  // refused
+    return cmd;
+  }
   std::vector<std::string> cmd = {s.Case("zrange"), k, LexBound(s), LexBound(s), s.Case("bylex")};
   if (s.OneIn(2)) cmd.push_back(s.Case("rev"));
   if (s.OneIn(2)) AddLimit(s, cmd);
@@ -140,8 +157,46 @@ std::string ZKey(StreamSource& s) {
   return s.OneIn(3) ? s.Key() : keys[s.Uniform(0, 3)];
 }
 
+// ZREVRANGEBYSCORE, ZREMRANGEBYSCORE, ZREMRANGEBYRANK and ZRANDMEMBER.
+std::vector<std::string> NextRangeWrite(StreamSource& s, const std::string& k) {
+  const int pick = s.Uniform(0, 9);
+  if (pick < 3) {
+    std::vector<std::string> cmd = {s.Case("zrevrangebyscore"), k};
+    AddBounds(s, cmd, true);
+    if (s.OneIn(2)) cmd.push_back(s.Case("withscores"));
+    if (s.OneIn(2)) AddLimit(s, cmd);
+    if (s.OneIn(15)) cmd.push_back(s.Case(s.OneIn(2) ? "rev" : "bylex"));  // not here
+    return cmd;
+  }
+  if (pick < 5) {
+    // Rarely, so that the keys keep growing past 128 members.
+    std::vector<std::string> cmd = {s.Case("zremrangebyscore"), k};
+    AddBounds(s, cmd, false);
+    return cmd;
+  }
+  if (pick < 6) {
+    static const char* const ranks[] = {"0", "-1", "2", "-3", "1", "140", "-200", "x", "1.5"};
+    return {s.Case("zremrangebyrank"), k, ranks[s.Uniform(0, s.OneIn(8) ? 8 : 6)],
+            ranks[s.Uniform(0, s.OneIn(8) ? 8 : 6)]};
+  }
+  // ZRANDMEMBER: compared by shape; the range checks of CVE-2023-25155 and
+  // CVE-2023-22458 exactly.
+  std::vector<std::string> cmd = {s.Case("zrandmember"), k};
+  if (s.OneIn(4)) return cmd;
+  static const char* const counts[] = {"1",  "3",  "-3", "0",   "200", "-5",
+                                       "2",  "x",  "-9223372036854775808",
+                                       "9223372036854775807", "4611686018427387904",
+                                       "-4611686018427387904", "4611686018427387903"};
+  cmd.push_back(counts[s.Uniform(0, s.OneIn(5) ? 12 : 6)]);
+  if (s.OneIn(2)) cmd.push_back(s.Case("withscores"));
+  if (s.OneIn(15)) cmd.push_back(s.OneIn(2) ? "withscores" : "x");  // a syntax error
+  if (s.OneIn(15)) cmd[2 + (cmd.size() > 3 ? 1 : 0)] = "withscore";
+  return cmd;
+}
+
 std::vector<std::string> NextZSet(StreamSource& s) {
   const std::string k = ZKey(s);
+  if (s.OneIn(8)) return NextRangeWrite(s, k);
   if (s.OneIn(12)) {
     // What the keyspace stream asks of the shared keys, for these too: the
     // encoding (the 128-member and 64-byte limits) and emptied keys gone.
@@ -254,6 +309,9 @@ std::vector<std::string> NextZSet(StreamSource& s) {
 // skiplist is Redis's hash table's.
 ReplyMatch MatchZSet(const std::vector<std::string>& command) {
   if (Lower(command[0]) == "zscan") return ReplyMatch::kScanUnorderedPairs;
+  // Random picks; a count of at least the size is the whole set, so shape
+  // alone is compared only where members are drawn.
+  if (Lower(command[0]) == "zrandmember") return ReplyMatch::kSameShape;
   return ReplyMatch::kExact;
 }
 
