@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engines/container.h"
+#include "engines/container_call.h"
 #include "engines/engine.h"
 #include "engines/key_reader.h"
 #include "engines/operation.h"
@@ -29,6 +30,8 @@ struct GroupState {
   std::unique_ptr<Container> container;  // or the carried container
   int64_t expire_at_ms = 0;    // and its expiry
   std::string bit_result;      // BITOP: its sources folded so far
+  // ZUNIONSTORE and its kin: a copy of each source read so far (null: missing)
+  std::vector<std::unique_ptr<Container>> read_values;
 };
 
 // Guards, carries and string-command group steps need a GroupState; so
@@ -36,6 +39,7 @@ struct GroupState {
 // split either). Nothing else does.
 inline bool NeedsGroupState(const Operation& op) {
   if (op.code == OpCode::kString) return (op.string_command->flags & kStringGroupStep) != 0;
+  if (op.code == OpCode::kContainer) return (op.container_command->flags & kContainerGuard) != 0;
   return op.code == OpCode::kRequireAbsent || op.code == OpCode::kLoadCarry ||
          op.code == OpCode::kStoreCarry || op.code == OpCode::kReadKeys;
 }
@@ -48,6 +52,10 @@ inline bool GuardFailed(const Operation& op, const OpResult& result) {
   if (op.code == OpCode::kLoadCarry) return result.integer == 0;
   if (op.code == OpCode::kReadKeys) return result.kind == OpResult::Kind::kError;
   if (op.code == OpCode::kString) return result.kind == OpResult::Kind::kError;
+  if (op.code == OpCode::kContainer) {
+    return (op.container_command->flags & kContainerGuard) != 0 &&
+           result.kind != OpResult::Kind::kNil;
+  }
   return false;
 }
 

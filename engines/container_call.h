@@ -34,8 +34,12 @@ enum ContainerCommandFlags : uint8_t {
   kContainerDenyOom = 2, // refused at the memory limit (Redis's denyoom)
   // Not a command by itself: a step a server command queues (e.g. "the
   // members of this set" for SINTER), never registered under its name. It
-  // sees only its own name as arguments.
+  // sees the arguments its server command gives it (its own name, or the
+  // whole command).
   kContainerInternal = 4,
+  // A guard step inside an AtomicGroup (ZMPOP's per key): any reply but
+  // nil skips the `guard_span` operations after it.
+  kContainerGuard = 8,
 };
 
 struct ContainerCommand {

@@ -16,6 +16,7 @@
 #include "engines/containers/command_support.h"
 #include "engines/containers/container_tables.h"
 #include "engines/containers/set_value.h"
+#include "engines/containers/zset_algebra.h"
 #include "engines/containers/zset_text.h"
 #include "engines/containers/zset_value.h"
 
@@ -628,6 +629,28 @@ void ZPop(ContainerCall& call) {
   call.Changed();
 }
 
+// ZMPOP's step on one of its keys (zset_algebra.h): the arguments are the
+// whole ZMPOP command, which the server validated; a missing key answers
+// nil so that the next key's step runs.
+void ZMPopStep(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  ZSetValue* zset = call.Find<ZSetValue>();
+  if (!zset) return call.Nil();
+  const auto where = static_cast<size_t>(*ParseRedisInt64(call.args[1])) + 2;
+  const bool max = OptionIs(call.args[where], "max");
+  size_t count = 1;  // ... MIN|MAX [COUNT count]
+  if (where + 2 < call.args.size()) count = static_cast<size_t>(*ParseRedisInt64(call.args[where + 2]));
+  const size_t popped = std::min(count, zset->Size());
+  ReplyList& reply = call.List();
+  reply.Array(popped);
+  PopEach(*zset, popped, max, [&](std::string_view member, double score) {
+    reply.Array(2);
+    reply.Bulk(member);
+    reply.Bulk(ZSetScoreText(score));
+  });
+  call.Changed();
+}
+
 void ZScan(ContainerCall& call) {
   ScanContainer<ZSetValue>(call, "listpack", [](const ZSetValue& zset, auto& offer) {
     zset.Walk(0, false, [&](std::string_view member, double score) {
@@ -664,6 +687,7 @@ constexpr ContainerCommand kZSetCommands[] = {
     {"zpopmin", -2, kZSet, kWrite, ZPop<false>},
     {"zpopmax", -2, kZSet, kWrite, ZPop<true>},
     {"zscan", -3, kZSet, kRead, ZScan},
+    {kZMPopStep, 2, kZSet, kWrite | kContainerInternal | kContainerGuard, ZMPopStep},
 };
 
 }  // namespace
