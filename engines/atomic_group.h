@@ -41,6 +41,8 @@ struct GroupState {
   // (a missing key's: none).
   std::vector<std::vector<std::string>> set_sources;
   SetMove set_move;            // SMOVE: what its source step found
+  // ZUNIONSTORE and its kin: a copy of each source read so far (null: missing)
+  std::vector<std::unique_ptr<Container>> read_values;
 };
 
 // Guards, carries and string-command group steps need a GroupState; so
@@ -49,7 +51,7 @@ struct GroupState {
 inline bool NeedsGroupState(const Operation& op) {
   if (op.code == OpCode::kString) return (op.string_command->flags & kStringGroupStep) != 0;
   if (op.code == OpCode::kContainer) {
-    return (op.container_command->flags & kContainerGroupStep) != 0;
+    return (op.container_command->flags & (kContainerGroupStep | kContainerGuard)) != 0;
   }
   return op.code == OpCode::kRequireAbsent || op.code == OpCode::kLoadCarry ||
          op.code == OpCode::kStoreCarry || op.code == OpCode::kReadKeys;
@@ -62,7 +64,13 @@ inline bool GuardFailed(const Operation& op, const OpResult& result) {
   if (op.code == OpCode::kRequireAbsent) return result.integer != 0;
   if (op.code == OpCode::kLoadCarry) return result.integer == 0;
   if (op.code == OpCode::kReadKeys) return result.kind == OpResult::Kind::kError;
-  if (op.code == OpCode::kString || op.code == OpCode::kContainer) {
+  if (op.code == OpCode::kString) return result.kind == OpResult::Kind::kError;
+  if (op.code == OpCode::kContainer) {
+    // A guard step (ZMPOP's) stops at its first answer; any other step
+    // with a guard span at its error (a set STORE's WRONGTYPE source).
+    if ((op.container_command->flags & kContainerGuard) != 0) {
+      return result.kind != OpResult::Kind::kNil;
+    }
     return result.kind == OpResult::Kind::kError;
   }
   return false;

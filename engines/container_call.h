@@ -39,12 +39,16 @@ enum ContainerCommandFlags : uint8_t {
   kContainerDenyOom = 2, // refused at the memory limit (Redis's denyoom)
   // Not a command by itself: a step a server command queues (e.g. "the
   // members of this set" for SINTER), never registered under its name. It
-  // sees only its own name as arguments.
+  // sees the arguments its server command gives it (its own name, or the
+  // whole command).
   kContainerInternal = 4,
   // An internal step that needs its AtomicGroup's state (GroupState): it
   // sees its server command's whole arguments. A group holding one always
   // holds a write step too, so every engine runs it through ApplyToKey().
   kContainerGroupStep = 8,
+  // A guard step inside an AtomicGroup (ZMPOP's per key): any reply but
+  // nil skips the `guard_span` operations after it.
+  kContainerGuard = 16,
 };
 
 struct ContainerCommand {

@@ -84,6 +84,15 @@ class CommandCall {
     batch_.arg_pool.insert(batch_.arg_pool.end(), args.begin(), args.end());
     Add(op);
   }
+  // Queue `op` with the copy of the arguments the previous AddWithArgs()
+  // made (a command's steps share one copy). REQUIRES: the last arguments
+  // added to the pool are that copy.
+  void AddWithSharedArgs(Operation op) {
+    op.arg_pool = &batch_.arg_pool;
+    op.arg_first = static_cast<uint32_t>(batch_.arg_pool.size() - args.size());
+    op.arg_count = static_cast<uint32_t>(args.size());
+    Add(op);
+  }
   // Render the reply from the queued operations' results once they are done.
   void Defer(RenderFn render) {
     if (!deferred_) first_op_ = static_cast<uint32_t>(batch_.ops.size());

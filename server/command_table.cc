@@ -16,6 +16,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterTransactionCommands(*built);
     RegisterContainerCommands(*built);
     RegisterSetAlgebraCommands(*built);
+    RegisterZSetAlgebraCommands(*built);
     RegisterSortCommands(*built);
     RegisterClusterCommands(*built);
     RegisterLifecycleCommands(*built);

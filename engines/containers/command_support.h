@@ -33,6 +33,12 @@ inline constexpr std::string_view kContainerNotIntegerError =
 inline constexpr std::string_view kContainerNotFloatError = "ERR value is not a valid float";
 inline constexpr std::string_view kContainerOverflowError =
     "ERR increment or decrement would overflow";
+// getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)'s error: a random
+// pick's count (SRANDMEMBER, ZRANDMEMBER) of LLONG_MIN has no absolute
+// value (CVE-2023-25155).
+inline constexpr std::string_view kContainerCountRangeError =
+    "ERR value is out of range, value must between -9223372036854775807 and "
+    "9223372036854775807";
 
 // Redis's addReplyErrorArity(): the command's name as its table spells it.
 inline void ReplyArityError(ContainerCall& call, std::string_view name) {

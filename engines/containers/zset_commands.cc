@@ -9,11 +9,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "engines/containers/command_support.h"
 #include "engines/containers/container_tables.h"
+#include "engines/containers/set_value.h"
+#include "engines/containers/zset_algebra.h"
+#include "engines/containers/zset_text.h"
 #include "engines/containers/zset_value.h"
 
 namespace kvlab {
@@ -24,20 +28,6 @@ constexpr std::string_view kNanError = "ERR resulting score is not a number (NaN
 constexpr std::string_view kRangeNotFloatError = "ERR min or max is not a float";
 constexpr std::string_view kLexRangeError = "ERR min or max not valid string range item";
 constexpr std::string_view kNotPositiveError = "ERR value is out of range, must be positive";
-
-// string2d(): strtod over all the bytes, no leading space, no overflow,
-// no underflow to zero, not NaN.
-bool ParseScore(std::string_view arg, double* score) {
-  if (arg.empty() || std::isspace(static_cast<unsigned char>(arg[0]))) return false;
-  const std::string text(arg);
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || std::isnan(value)) return false;
-  if (errno == ERANGE && (value == HUGE_VAL || value == -HUGE_VAL || value == 0)) return false;
-  *score = value;
-  return true;
-}
 
 // One bound of zslParseRange(): a C string (it ends at a NUL), "(" makes it
 // exclusive, then strtod must reach the end and not give NaN.
@@ -138,7 +128,7 @@ void ZAddGeneric(ContainerCall& call, bool incr) {
   }
   std::vector<double> scores(pairs);
   for (size_t i = 0; i < pairs; ++i) {
-    if (!ParseScore(call.args[first + 2 * i], &scores[i])) {
+    if (!ParseZSetScore(call.args[first + 2 * i], &scores[i])) {
       return call.Error(kContainerNotFloatError);
     }
   }
@@ -267,10 +257,13 @@ void RangeByRank(ContainerCall& call, const ZSetValue& zset, int64_t start, int6
   });
 }
 
-void RangeByScore(ContainerCall& call, const ZSetValue& zset, const ScoreRange& range,
-                  int64_t offset, int64_t limit, bool with_scores, bool reverse) {
-  RangeReply reply(call, with_scores);
-  if (offset < 0) return;  // Redis's skip loop runs past the end
+// visit(member, score) -> bool for the members in `range`, ascending
+// (descending when `reverse`), past the first `offset`, at most `limit`
+// (-1: all), until visit returns false.
+template <typename Visit>
+void VisitScoreRange(const ZSetValue& zset, const ScoreRange& range, int64_t offset,
+                     int64_t limit, bool reverse, Visit&& visit) {
+  if (offset < 0 || zset.Size() == 0) return;  // Redis's skip loop runs past the end
   // The first member in range from the walk's side.
   size_t first;
   if (!reverse) {
@@ -288,8 +281,16 @@ void RangeByScore(ContainerCall& call, const ZSetValue& zset, const ScoreRange& 
     }
     if (limit == 0) return false;
     if (!(reverse ? range.AtLeastMin(score) : range.AtMostMax(score))) return false;
-    reply.Add(member, score);
     --limit;
+    return visit(member, score);
+  });
+}
+
+void RangeByScore(ContainerCall& call, const ZSetValue& zset, const ScoreRange& range,
+                  int64_t offset, int64_t limit, bool with_scores, bool reverse) {
+  RangeReply reply(call, with_scores);
+  VisitScoreRange(zset, range, offset, limit, reverse, [&](std::string_view member, double score) {
+    reply.Add(member, score);
     return true;
   });
 }
@@ -298,10 +299,11 @@ void RangeByScore(ContainerCall& call, const ZSetValue& zset, const ScoreRange& 
 // walk's side that passes the near bound, then members while they pass the
 // far one (the same on a skiplist whose members are in lex order, the only
 // case Redis defines; its skiplist search differs otherwise).
-void RangeByLex(ContainerCall& call, const ZSetValue& zset, const LexRange& range,
-                int64_t offset, int64_t limit, bool reverse) {
-  RangeReply reply(call, false);
-  if (offset < 0) return;
+// visit(member, score) -> bool as VisitScoreRange()'s, for a lex range.
+template <typename Visit>
+void VisitLexRange(const ZSetValue& zset, const LexRange& range, int64_t offset, int64_t limit,
+                   bool reverse, Visit&& visit) {
+  if (offset < 0 || zset.Size() == 0) return;
   const int cmp = CompareLex(range.min, range.max);
   if (cmp > 0 || (cmp == 0 && (range.min.exclusive || range.max.exclusive))) return;
   const size_t size = zset.Size();
@@ -342,7 +344,7 @@ void RangeByLex(ContainerCall& call, const ZSetValue& zset, const LexRange& rang
     }
   }
   bool found = false;
-  zset.Walk(start, reverse, [&](std::string_view member, double) {
+  zset.Walk(start, reverse, [&](std::string_view member, double score) {
     if (!found) {
       if (!(reverse ? range.AtMostMax(member) : range.AtLeastMin(member))) return true;
       found = true;
@@ -354,8 +356,16 @@ void RangeByLex(ContainerCall& call, const ZSetValue& zset, const LexRange& rang
     }
     if (limit == 0) return false;
     if (!(reverse ? range.AtLeastMin(member) : range.AtMostMax(member))) return false;
-    reply.Add(member, 0);
     --limit;
+    return visit(member, score);
+  });
+}
+
+void RangeByLex(ContainerCall& call, const ZSetValue& zset, const LexRange& range,
+                int64_t offset, int64_t limit, bool reverse) {
+  RangeReply reply(call, false);
+  VisitLexRange(zset, range, offset, limit, reverse, [&](std::string_view member, double) {
+    reply.Add(member, 0);
     return true;
   });
 }
@@ -441,6 +451,165 @@ void ZRangeByScore(ContainerCall& call) {
 }
 void ZRevRange(ContainerCall& call) { ZRangeGeneric(call, RangeType::kRank, Direction::kReverse); }
 
+void ZRevRangeByScore(ContainerCall& call) {
+  ZRangeGeneric(call, RangeType::kScore, Direction::kReverse);
+}
+void ZRangeByLex(ContainerCall& call) { ZRangeGeneric(call, RangeType::kLex, Direction::kForward); }
+void ZRevRangeByLex(ContainerCall& call) {
+  ZRangeGeneric(call, RangeType::kLex, Direction::kReverse);
+}
+
+bool ParseLexRange(std::string_view min, std::string_view max, LexRange* range) {
+  return ParseLexBound(min, &range->min) && ParseLexBound(max, &range->max);
+}
+
+void ZLexCount(ContainerCall& call) {
+  LexRange range;
+  if (!ParseLexRange(call.args[2], call.args[3], &range)) return call.Error(kLexRangeError);
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  int64_t count = 0;
+  if (zset) {
+    VisitLexRange(*zset, range, 0, -1, false, [&](std::string_view, double) {
+      ++count;
+      return true;
+    });
+  }
+  call.Integer(count);
+}
+
+// Removes `members` (copies: removing invalidates a walk's views) and
+// replies how many went.
+void RemoveMembers(ContainerCall& call, ZSetValue& zset, const std::vector<std::string>& members) {
+  for (const std::string& member : members) zset.Remove(member);
+  if (!members.empty()) call.Changed();
+  call.Integer(static_cast<int64_t>(members.size()));
+}
+
+// zremrangeGenericCommand(): the range is parsed first, then the type is
+// checked; a missing key removes nothing.
+template <RangeType kType>
+void ZRemRange(ContainerCall& call) {
+  int64_t start = 0, end = 0;
+  ScoreRange scores;
+  LexRange lex;
+  if constexpr (kType == RangeType::kRank) {
+    if (!ParseInteger(call, call.args[2], &start) || !ParseInteger(call, call.args[3], &end)) {
+      return;
+    }
+  } else if constexpr (kType == RangeType::kScore) {
+    if (!ParseScoreRange(call.args[2], call.args[3], &scores)) {
+      return call.Error(kRangeNotFloatError);
+    }
+  } else {
+    if (!ParseLexRange(call.args[2], call.args[3], &lex)) return call.Error(kLexRangeError);
+  }
+  if (!call.CheckType()) return;
+  ZSetValue* zset = call.Find<ZSetValue>();
+  if (!zset) return call.Integer(0);
+  std::vector<std::string> doomed;
+  auto collect = [&](std::string_view member, double) {
+    doomed.emplace_back(member);
+    return true;
+  };
+  if constexpr (kType == RangeType::kRank) {
+    const auto size = static_cast<int64_t>(zset->Size());
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    if (start < 0) start = 0;
+    if (start > end || start >= size) return call.Integer(0);
+    if (end >= size) end = size - 1;
+    int64_t left = end - start + 1;
+    zset->Walk(static_cast<size_t>(start), false, [&](std::string_view member, double score) {
+      collect(member, score);
+      return --left > 0;
+    });
+  } else if constexpr (kType == RangeType::kScore) {
+    VisitScoreRange(*zset, scores, 0, -1, false, collect);
+  } else {
+    VisitLexRange(*zset, lex, 0, -1, false, collect);
+  }
+  RemoveMembers(call, *zset, doomed);
+}
+
+// ZRANDMEMBER key [count [WITHSCORES]] (zrandmemberCommand()): a negative
+// count may repeat members, a positive one picks distinct members. Which
+// members, and their order, are random (Redis's are too).
+void ZRandMember(ContainerCall& call) {
+  int64_t count = 0;
+  bool with_scores = false;
+  if (call.args.size() >= 3) {
+    if (!ParseInteger(call, call.args[2], &count)) return;
+    if (count == INT64_MIN) return call.Error(kContainerCountRangeError);
+    if (call.args.size() > 4 || (call.args.size() == 4 && !OptionIs(call.args[3], "withscores"))) {
+      return call.Error(kContainerSyntaxError);
+    }
+    with_scores = call.args.size() == 4;
+    // Twice the count must not overflow the reply's length (CVE-2023-22458).
+    if (with_scores && (count < -INT64_MAX / 2 || count > INT64_MAX / 2)) {
+      return call.Error("ERR value is out of range");
+    }
+  }
+  if (!call.CheckType()) return;
+  const ZSetValue* zset = call.Find<ZSetValue>();
+  if (call.args.size() < 3) {
+    if (!zset) return call.Nil();
+    std::string member;
+    zset->Walk(SetValue::RandomIndex(zset->Size()), false, [&](std::string_view m, double) {
+      member.assign(m);
+      return false;
+    });
+    return call.Bulk(member);
+  }
+  if (!zset || count == 0) return call.List().Array(0);
+  const size_t size = zset->Size();
+  RangeReply reply(call, with_scores);
+  auto add_at = [&](size_t rank) {
+    zset->Walk(rank, false, [&](std::string_view member, double score) {
+      reply.Add(member, score);
+      return false;
+    });
+  };
+  if (count < 0 || count == 1) {
+    // `count` independent picks, repeats allowed.
+    for (uint64_t left = count < 0 ? -static_cast<uint64_t>(count) : 1; left > 0; --left) {
+      add_at(SetValue::RandomIndex(size));
+    }
+    return;
+  }
+  if (static_cast<uint64_t>(count) >= size) {
+    // The whole sorted set, from the highest as Redis's zuiNext() walks.
+    return zset->Walk(size - 1, true, [&](std::string_view member, double score) {
+      reply.Add(member, score);
+      return true;
+    });
+  }
+  // `count` distinct random members (a partial shuffle).
+  std::vector<size_t> order(size);
+  std::iota(order.begin(), order.end(), size_t{0});
+  for (size_t i = 0; i < static_cast<size_t>(count); ++i) {
+    std::swap(order[i], order[i + SetValue::RandomIndex(size - i)]);
+    add_at(order[i]);
+  }
+}
+
+// Removes the `count` lowest members (highest when `max`), handing each to
+// emit(member, score) before it goes.
+template <typename Emit>
+void PopEach(ZSetValue& zset, size_t count, bool max, Emit&& emit) {
+  for (size_t i = 0; i < count; ++i) {
+    std::string member;
+    double score = 0;
+    zset.Walk(max ? zset.Size() - 1 : 0, max, [&](std::string_view m, double s) {
+      member.assign(m);
+      score = s;
+      return false;
+    });
+    emit(member, score);
+    zset.Remove(member);
+  }
+}
+
 // ZPOPMIN and ZPOPMAX: key [count].
 template <bool kMax>
 void ZPop(ContainerCall& call) {
@@ -464,19 +633,33 @@ void ZPop(ContainerCall& call) {
   } else {
     reply.Array(2);
   }
-  for (size_t i = 0; i < popped; ++i) {
-    std::string member;
-    double score = 0;
-    zset->Walk(kMax ? zset->Size() - 1 : 0, kMax, [&](std::string_view m, double s) {
-      member.assign(m);
-      score = s;
-      return false;
-    });
+  PopEach(*zset, popped, kMax, [&](std::string_view member, double score) {
     if (pairs) reply.Pair();
     reply.Bulk(member);
     reply.Double(score);
-    zset->Remove(member);
-  }
+  });
+  call.Changed();
+}
+
+// ZMPOP's step on one of its keys (zset_algebra.h): the arguments are the
+// whole ZMPOP command, which the server validated; a missing key answers
+// nil so that the next key's step runs.
+void ZMPopStep(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  ZSetValue* zset = call.Find<ZSetValue>();
+  if (!zset) return call.Nil();
+  const auto where = static_cast<size_t>(*ParseRedisInt64(call.args[1])) + 2;
+  const bool max = OptionIs(call.args[where], "max");
+  size_t count = 1;  // ... MIN|MAX [COUNT count]
+  if (where + 2 < call.args.size()) count = static_cast<size_t>(*ParseRedisInt64(call.args[where + 2]));
+  const size_t popped = std::min(count, zset->Size());
+  ReplyList& reply = call.List();
+  reply.Array(popped);
+  PopEach(*zset, popped, max, [&](std::string_view member, double score) {
+    reply.Array(2);  // nested in RESP2 too (genericZpopCommand's use_nested_array)
+    reply.Bulk(member);
+    reply.Double(score);
+  });
   call.Changed();
 }
 
@@ -505,9 +688,18 @@ constexpr ContainerCommand kZSetCommands[] = {
     {"zrange", -4, kZSet, kRead, ZRange},
     {"zrangebyscore", -4, kZSet, kRead, ZRangeByScore},
     {"zrevrange", -4, kZSet, kRead, ZRevRange},
+    {"zrevrangebyscore", -4, kZSet, kRead, ZRevRangeByScore},
+    {"zrangebylex", -4, kZSet, kRead, ZRangeByLex},
+    {"zrevrangebylex", -4, kZSet, kRead, ZRevRangeByLex},
+    {"zlexcount", 4, kZSet, kRead, ZLexCount},
+    {"zremrangebyscore", 4, kZSet, kWrite, ZRemRange<RangeType::kScore>},
+    {"zremrangebyrank", 4, kZSet, kWrite, ZRemRange<RangeType::kRank>},
+    {"zremrangebylex", 4, kZSet, kWrite, ZRemRange<RangeType::kLex>},
+    {"zrandmember", -2, kZSet, kRead, ZRandMember},
     {"zpopmin", -2, kZSet, kWrite, ZPop<false>},
     {"zpopmax", -2, kZSet, kWrite, ZPop<true>},
     {"zscan", -3, kZSet, kRead, ZScan},
+    {kZMPopStep, 2, kZSet, kWrite | kContainerInternal | kContainerGuard, ZMPopStep},
 };
 
 }  // namespace

@@ -15,6 +15,8 @@ void RegisterMemoryCommand(CommandTable& table);       // MEMORY
 void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
 void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
 void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
+// ZUNION ZINTER ZDIFF ZINTERCARD ZUNIONSTORE ZINTERSTORE ZDIFFSTORE ZRANGESTORE ZMPOP
+void RegisterZSetAlgebraCommands(CommandTable& table);
 void RegisterSortCommands(CommandTable& table);        // SORT SORT_RO
 void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
 void RegisterLifecycleCommands(CommandTable& table);   // SAVE SHUTDOWN

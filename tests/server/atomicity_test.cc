@@ -15,7 +15,8 @@
 //     sets (MULTI SREM/SADD EXEC): every member in exactly one set; nor
 //     do BITOP OR and AND see half of a bit's move between two bitmaps
 //     (MULTI SETBIT 0/SETBIT 1 EXEC); nor do SUNIONSTORE and SINTERSTORE
-//     see half of an SMOVE.
+//     see half of an SMOVE, nor ZUNIONSTORE and ZINTERCARD half of a
+//     member's move between sorted sets (MULTI ZREM/ZADD EXEC).
 // Under --multikey split the engines tear multi-key commands on purpose:
 // the checker must see it (so it could catch the tearing it looks for).
 // Also runs under ThreadSanitizer (label `tsan`).
@@ -468,6 +469,30 @@ const MoveCommands kBitMoves = {
       return CountBitop(client, "AND", {a, b}, reader);
     }};
 
+// Sorted sets: ZADD/ZREM, read by ZUNIONSTORE into the reader's own key
+// (its reply is the size it stored: the store is in the same atomic step
+// as the reads) and by ZINTERCARD.
+const MoveCommands kZSetMoves = {
+    "zsets:",
+    [](const std::string& key, int m) -> std::vector<std::string> {
+      return {"ZADD", key, std::to_string(m), "m" + std::to_string(m)};
+    },
+    [](const std::string& key, int m) -> std::vector<std::string> {
+      return {"ZREM", key, "m" + std::to_string(m)};
+    },
+    1, 1,
+    [](RedisConnection& client, const std::vector<std::string>& keys, int reader) {
+      std::vector<std::string> zunionstore = {"ZUNIONSTORE", "zunion-result:" + std::to_string(reader),
+                                              std::to_string(keys.size())};
+      zunionstore.insert(zunionstore.end(), keys.begin(), keys.end());
+      const Reply stored = client.Command(zunionstore);
+      return stored.type == REDIS_REPLY_INTEGER ? static_cast<long>(stored.integer) : -1;
+    },
+    [](RedisConnection& client, const std::string& a, const std::string& b, int) {
+      const Reply count = client.Command({"ZINTERCARD", "2", a, b});
+      return count.type == REDIS_REPLY_INTEGER ? static_cast<long>(count.integer) : -1;
+    }};
+
 // Members move between kSets keys, each move one SMOVE or one MULTI/EXEC
 // that removes it from its key and adds it to another (in either order), so every
 // member is in exactly one key at every instant. Readers count the members
@@ -594,7 +619,7 @@ TEST_P(Atomicity, ListPushAndPopLoseNothing) {
 
 TEST_P(Atomicity, SetAlgebraAndBitopNeverSeeHalfAMove) {
   StartServer(kServerArgs);
-  for (const MoveCommands* spelling : {&kSetMoves, &kSetMoveStores, &kBitMoves}) {
+  for (const MoveCommands* spelling : {&kSetMoves, &kSetMoveStores, &kBitMoves, &kZSetMoves}) {
     const TornCount seen = RaceMoves(*spelling, Connect(), kRaceBudget, 0);
     EXPECT_GT(seen.reads, 100);
     EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " reads of "
@@ -610,7 +635,7 @@ TEST_P(Atomicity, SplitModeTearsMoves) {
   std::vector<std::string> args = kServerArgs;
   args.insert(args.end(), {"--multikey", "split"});
   StartServer(args);
-  for (const MoveCommands* spelling : {&kSetMoves, &kBitMoves}) {
+  for (const MoveCommands* spelling : {&kSetMoves, &kBitMoves, &kZSetMoves}) {
     if (GetParam() == "single") {
       EXPECT_EQ(RaceMoves(*spelling, Connect(), kRaceBudget, 0).torn, 0);
       continue;
@@ -660,6 +685,7 @@ TEST(AtomicityReference, RedisServerPassesTheChecker) {
   EXPECT_EQ(RaceMoves(kSetMoves, connect, kRaceBudget, 0).torn, 0);
   EXPECT_EQ(RaceMoves(kSetMoveStores, connect, kRaceBudget, 0).torn, 0);
   EXPECT_EQ(RaceMoves(kBitMoves, connect, kRaceBudget, 0).torn, 0);
+  EXPECT_EQ(RaceMoves(kZSetMoves, connect, kRaceBudget, 0).torn, 0);
 }
 
 }  // namespace

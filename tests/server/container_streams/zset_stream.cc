@@ -2,8 +2,13 @@
 // test: every option of ZADD (NX XX GT LT CH INCR, in any order, with their
 // conflicts), ZINCRBY, ZREM, ZSCORE, ZMSCORE, ZCARD, ZCOUNT, ZRANK,
 // ZREVRANK, ZRANGE (ranks, BYSCORE, BYLEX, REV, LIMIT, WITHSCORES),
-// ZRANGEBYSCORE, ZREVRANGE, ZPOPMIN, ZPOPMAX and ZSCAN, with valid and
-// invalid scores and bounds, ties, infinities and ZADDs past 128 members.
+// ZRANGEBYSCORE, ZREVRANGE, ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX,
+// ZLEXCOUNT, ZREMRANGEBYSCORE/RANK/LEX, ZRANDMEMBER (by shape), ZPOPMIN,
+// ZPOPMAX and ZSCAN, with valid and invalid scores and bounds, ties,
+// infinities and ZADDs past 128 members; and the multi-key commands
+// (ZUNION ZINTER ZDIFF ZINTERCARD, their STORE forms with WEIGHTS and
+// AGGREGATE, ZRANGESTORE, ZMPOP) over sorted sets, sets, strings and
+// missing keys, with their numkeys and option errors.
 //
 // BYLEX is only sent to "zlex", whose members all score 0: on a skiplist of
 // mixed scores Redis's lex search depends on its random node levels.
@@ -124,6 +129,21 @@ std::vector<std::string> NextLex(StreamSource& s) {
   if (pick < 4) return {s.Case("zrem"), k, s.Element(), Numbered(s.Uniform(0, 139))};
   if (pick < 5) return {s.Case(s.OneIn(2) ? "zpopmin" : "zpopmax"), k, "3"};
   if (pick < 6) return {s.Case("zcard"), k};
+  if (pick < 7) {
+    // The lex range commands of their own: ZLEXCOUNT, ZREMRANGEBYLEX (rarely:
+    // it empties "zlex"), ZRANGEBYLEX and ZREVRANGEBYLEX (max first).
+    switch (s.Uniform(0, 5)) {
+      case 0: case 1: return {s.Case("zlexcount"), k, LexBound(s), LexBound(s)};
+      case 2: return {s.Case("zremrangebylex"), k, LexBound(s), LexBound(s)};
+      default: break;
+    }
+    const bool reverse = s.OneIn(2);
+    std::vector<std::string> cmd = {s.Case(reverse ? "zrevrangebylex" : "zrangebylex"), k,
+                                    LexBound(s), LexBound(s)};
+    if (s.OneIn(2)) AddLimit(s, cmd);
+    if (s.OneIn(10)) cmd.push_back(s.Case(s.OneIn(2) ? "withscores" : "bylex"));  // refused
+    return cmd;
+  }
   std::vector<std::string> cmd = {s.Case("zrange"), k, LexBound(s), LexBound(s), s.Case("bylex")};
   if (s.OneIn(2)) cmd.push_back(s.Case("rev"));
   if (s.OneIn(2)) AddLimit(s, cmd);
@@ -140,8 +160,147 @@ std::string ZKey(StreamSource& s) {
   return s.OneIn(3) ? s.Key() : keys[s.Uniform(0, 3)];
 }
 
+// ZREVRANGEBYSCORE, ZREMRANGEBYSCORE, ZREMRANGEBYRANK and ZRANDMEMBER.
+std::vector<std::string> NextRangeWrite(StreamSource& s, const std::string& k) {
+  const int pick = s.Uniform(0, 9);
+  if (pick < 3) {
+    std::vector<std::string> cmd = {s.Case("zrevrangebyscore"), k};
+    AddBounds(s, cmd, true);
+    if (s.OneIn(2)) cmd.push_back(s.Case("withscores"));
+    if (s.OneIn(2)) AddLimit(s, cmd);
+    if (s.OneIn(15)) cmd.push_back(s.Case(s.OneIn(2) ? "rev" : "bylex"));  // not here
+    return cmd;
+  }
+  if (pick < 5) {
+    // Rarely, so that the keys keep growing past 128 members.
+    std::vector<std::string> cmd = {s.Case("zremrangebyscore"), k};
+    AddBounds(s, cmd, false);
+    return cmd;
+  }
+  if (pick < 6) {
+    static const char* const ranks[] = {"0", "-1", "2", "-3", "1", "140", "-200", "x", "1.5"};
+    return {s.Case("zremrangebyrank"), k, ranks[s.Uniform(0, s.OneIn(8) ? 8 : 6)],
+            ranks[s.Uniform(0, s.OneIn(8) ? 8 : 6)]};
+  }
+  // ZRANDMEMBER: compared by shape; the range checks of CVE-2023-25155 and
+  // CVE-2023-22458 exactly.
+  std::vector<std::string> cmd = {s.Case("zrandmember"), k};
+  if (s.OneIn(4)) return cmd;
+  static const char* const counts[] = {"1",  "3",  "-3", "0",   "200", "-5",
+                                       "2",  "x",  "-9223372036854775808",
+                                       "9223372036854775807", "4611686018427387904",
+                                       "-4611686018427387904", "4611686018427387903"};
+  cmd.push_back(counts[s.Uniform(0, s.OneIn(5) ? 12 : 6)]);
+  if (s.OneIn(2)) cmd.push_back(s.Case("withscores"));
+  if (s.OneIn(15)) cmd.push_back(s.OneIn(2) ? "withscores" : "x");  // a syntax error
+  if (s.OneIn(15)) cmd[2 + (cmd.size() > 3 ? 1 : 0)] = "withscore";
+  return cmd;
+}
+
+// A source of the multi-key commands: a sorted set, a set or string of the
+// shared keys (sets score 1; a string is WRONGTYPE), or a missing key.
+std::string SourceKey(StreamSource& s) {
+  static const char* const keys[] = {"z1", "z2", "zbig", "zlex", "zdst", "nokey"};
+  return s.OneIn(4) ? s.Key() : keys[s.Uniform(0, 5)];
+}
+
+// numkeys and the keys, sometimes a numkeys that is not one or too many.
+void AddSources(StreamSource& s, std::vector<std::string>& cmd, int* numkeys) {
+  *numkeys = s.Uniform(1, 3);
+  static const char* const invalid[] = {"0", "-1", "x", "9", "9223372036854775807"};
+  cmd.push_back(s.OneIn(15) ? invalid[s.Uniform(0, 4)] : std::to_string(*numkeys));
+  for (int i = 0; i < *numkeys; ++i) cmd.push_back(SourceKey(s));
+}
+
+std::string Weight(StreamSource& s) {
+  static const char* const weights[] = {"1", "2", "-1", "0", "0.5", "inf", "-inf", "1e300",
+                                        "3", "nan", "x", "", "1e400"};
+  return weights[s.Uniform(0, s.OneIn(10) ? 12 : 8)];  // the last four are not floats
+}
+
+// ZUNION ZINTER ZDIFF ZINTERCARD and their STORE forms, ZRANGESTORE and
+// ZMPOP, then what their destination holds.
+std::vector<std::string> NextMultiKey(StreamSource& s) {
+  const std::string dst = s.OneIn(4) ? SourceKey(s) : "zdst";
+  const int pick = s.Uniform(0, 19);
+  if (pick < 3) {
+    return s.OneOf({{"zrange", "zdst", "0", "-1", "withscores"},
+                    {"object", "encoding", "zdst"},
+                    {"ttl", "zdst"},
+                    {"expire", "zdst", "1000"}});
+  }
+  if (pick < 12) {
+    static const char* const names[] = {"zunionstore", "zinterstore", "zdiffstore", "zunion",
+                                        "zinter",      "zdiff",       "zintercard"};
+    const std::string name = names[s.Uniform(0, 6)];
+    const bool store = name.size() > 6 && name.substr(name.size() - 5) == "store";
+    std::vector<std::string> cmd = {s.Case(name)};
+    if (store) cmd.push_back(dst);
+    int numkeys = 0;
+    AddSources(s, cmd, &numkeys);
+    // Options where they belong and, sometimes, where they do not.
+    const bool algebra = name != "zintercard" && name != "zdiff" && name != "zdiffstore";
+    if ((algebra || s.OneIn(10)) && s.OneIn(3)) {
+      cmd.push_back(s.Case("weights"));
+      const int weights = s.OneIn(10) ? numkeys - 1 : numkeys;
+      for (int i = 0; i < weights; ++i) cmd.push_back(Weight(s));
+    }
+    if ((algebra || s.OneIn(10)) && s.OneIn(3)) {
+      static const char* const aggregates[] = {"sum", "min", "max", "bogus"};
+      cmd.push_back(s.Case("aggregate"));
+      cmd.push_back(s.Case(aggregates[s.Uniform(0, s.OneIn(10) ? 3 : 2)]));
+    }
+    if ((!store || s.OneIn(10)) && s.OneIn(2)) cmd.push_back(s.Case("withscores"));
+    if ((name == "zintercard" || s.OneIn(10)) && s.OneIn(2)) {
+      static const char* const limits[] = {"0", "1", "2", "-1", "x"};
+      cmd.push_back(s.Case("limit"));
+      cmd.push_back(limits[s.Uniform(0, 4)]);
+    }
+    return cmd;
+  }
+  if (pick < 16) {
+    std::vector<std::string> cmd = {s.Case("zrangestore"), dst};
+    const int kind = s.Uniform(0, 2);  // by rank, by score, by lex on "zlex"
+    const bool rev = s.OneIn(3);
+    if (kind == 2) {
+      cmd.push_back("zlex");
+      cmd.push_back(LexBound(s));
+      cmd.push_back(LexBound(s));
+      cmd.push_back(s.Case("bylex"));
+    } else {
+      cmd.push_back(SourceKey(s));
+      if (kind == 1) {
+        AddBounds(s, cmd, rev);
+        cmd.push_back(s.Case("byscore"));
+      } else {
+        static const char* const ranks[] = {"0", "-1", "1", "-3", "130", "x"};
+        cmd.push_back(ranks[s.Uniform(0, s.OneIn(10) ? 5 : 4)]);
+        cmd.push_back(ranks[s.Uniform(0, s.OneIn(10) ? 5 : 4)]);
+      }
+    }
+    if (rev) cmd.push_back(s.Case("rev"));
+    if ((kind != 0 || s.OneIn(8)) && s.OneIn(2)) AddLimit(s, cmd);
+    if (s.OneIn(12)) cmd.push_back(s.Case("withscores"));  // refused
+    return cmd;
+  }
+  std::vector<std::string> cmd = {s.Case("zmpop")};
+  int numkeys = 0;
+  AddSources(s, cmd, &numkeys);
+  static const char* const wheres[] = {"min", "max", "bogus"};
+  if (!s.OneIn(20)) cmd.push_back(s.Case(wheres[s.Uniform(0, s.OneIn(10) ? 2 : 1)]));
+  if (s.OneIn(2)) {
+    static const char* const counts[] = {"1", "3", "200", "0", "-1", "x"};
+    cmd.push_back(s.Case("count"));
+    cmd.push_back(counts[s.Uniform(0, s.OneIn(8) ? 5 : 2)]);
+  }
+  if (s.OneIn(20)) cmd.push_back(s.Case("count"));  // COUNT twice or alone
+  return cmd;
+}
+
 std::vector<std::string> NextZSet(StreamSource& s) {
+  if (s.OneIn(6)) return NextMultiKey(s);
   const std::string k = ZKey(s);
+  if (s.OneIn(8)) return NextRangeWrite(s, k);
   if (s.OneIn(12)) {
     // What the keyspace stream asks of the shared keys, for these too: the
     // encoding (the 128-member and 64-byte limits) and emptied keys gone.
@@ -254,6 +413,9 @@ std::vector<std::string> NextZSet(StreamSource& s) {
 // skiplist is Redis's hash table's.
 ReplyMatch MatchZSet(const std::vector<std::string>& command) {
   if (Lower(command[0]) == "zscan") return ReplyMatch::kScanUnorderedPairs;
+  // Random picks; a count of at least the size is the whole set, so shape
+  // alone is compared only where members are drawn.
+  if (Lower(command[0]) == "zrandmember") return ReplyMatch::kSameShape;
   return ReplyMatch::kExact;
 }
 

@@ -1,0 +1,188 @@
+// The multi-key sorted-set commands: ZUNION ZINTER ZDIFF ZINTERCARD,
+// ZUNIONSTORE ZINTERSTORE ZDIFFSTORE, ZRANGESTORE and ZMPOP. Each checks
+// numkeys at once (Redis answers those errors before reading a key), then
+// queues one atomic group whose steps read every key and compute — and
+// store — the result inside the group (engines/containers/zset_algebra.h),
+// never at render time, so a concurrent writer can never slip between the
+// read and the store on any engine:
+//   ZUNION..ZDIFFSTORE  one read step per source, [kStoreCarry destination]
+//   ZRANGESTORE         the range step on the source, kStoreCarry destination
+//   ZMPOP               one pop step per key; the first that answers stops
+//                       the rest (a guard), as genericZpopCommand()'s loop
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engines/container_call.h"
+#include "engines/containers/zset_algebra.h"
+#include "server/command_table.h"
+#include "server/commands/arguments.h"
+#include "server/commands/register.h"
+
+namespace kvlab {
+
+namespace {
+
+// The first error among the steps (a WRONGTYPE source, a bad option), or
+// the step whose index is `flags` (the computing step).
+void RenderFirstErrorOr(const DeferredReply& deferred, std::span<const OpResult> results,
+                        ReplyWriter& writer, ServerContext&) {
+  for (const OpResult& result : results) {
+    if (result.kind == OpResult::Kind::kError) return RenderContainerResult(result, writer);
+  }
+  RenderContainerResult(results[static_cast<size_t>(deferred.flags)], writer);
+}
+
+// numkeys at args[index], as zunionInterDiffGenericCommand() checks it;
+// nullopt when it answered an error.
+std::optional<size_t> ParseNumKeys(CommandCall& call, size_t index, std::string_view name) {
+  const std::optional<int64_t> numkeys = ParseRedisInt64(call.args[index]);
+  if (!numkeys) {
+    call.reply().Error(kNotIntegerError);
+    return std::nullopt;
+  }
+  if (*numkeys < 1) {
+    std::string lower(name);  // the table's spelling, whatever the client's
+    for (char& c : lower) c = AsciiLower(c);
+    call.reply().Error("ERR at least 1 input key is needed for '" + lower + "' command");
+    return std::nullopt;
+  }
+  if (*numkeys > static_cast<int64_t>(call.args.size() - index - 1)) {
+    call.reply().Error(kSyntaxError);
+    return std::nullopt;
+  }
+  return static_cast<size_t>(*numkeys);
+}
+
+template <ZSetAlgebra kAlgebra, bool kStore>
+void ZSetAlgebraCommand(CommandCall& call) {
+  constexpr size_t kNumKeysIndex = kStore ? 2 : 1;
+  const std::optional<size_t> numkeys = ParseNumKeys(call, kNumKeysIndex, call.args[0]);
+  if (!numkeys) return;
+  Operation read = MakeOp(OpCode::kReadKeys, call.args[kNumKeysIndex + 1], {},
+                          static_cast<int64_t>(kAlgebra));
+  read.integer2 = kNumKeysIndex;
+  read.read_keys = ReadZSetAlgebraSource;
+  const size_t steps = *numkeys + (kStore ? 1 : 0);
+  for (size_t i = 0; i < *numkeys; ++i) {
+    read.key = call.args[kNumKeysIndex + 1 + i];
+    // A WRONGTYPE source, or the last one's error, skips what follows.
+    read.guard_span = static_cast<uint32_t>(steps - i - 1);
+    if (i == 0) {
+      call.AddWithArgs(read);
+    } else {
+      call.AddWithSharedArgs(read);
+    }
+  }
+  if (kStore) call.Add(MakeOp(OpCode::kStoreCarry, call.args[1]));
+  call.Defer(RenderFirstErrorOr);
+  call.deferred_reply().flags = static_cast<int64_t>(*numkeys - 1);
+  call.GroupQueued();
+}
+
+// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count].
+void ZRangeStore(CommandCall& call) {
+  Operation range = MakeOp(OpCode::kReadKeys, call.args[2]);
+  range.read_keys = ReadZRangeStore;
+  range.guard_span = 1;
+  call.AddWithArgs(range);
+  call.Add(MakeOp(OpCode::kStoreCarry, call.args[1]));
+  call.Defer(RenderFirstErrorOr);
+  call.GroupQueued();
+}
+
+// ZMPOP's reply: [key, [[member, score], ...]] from the first step that
+// popped (or its error), nil when every key was missing. The keys are
+// kept for the render.
+void RenderZMPop(const DeferredReply& deferred, std::span<const OpResult> results,
+                 ReplyWriter& writer, ServerContext&) {
+  const auto& keys = *static_cast<const std::vector<std::string>*>(deferred.state);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const OpResult& result = results[i];
+    if (result.kind == OpResult::Kind::kNil) continue;
+    if (result.kind == OpResult::Kind::kError) return RenderContainerResult(result, writer);
+    writer.ArrayHeader(2);
+    writer.Bulk(keys[i]);
+    return RenderContainerResult(result, writer);
+  }
+  writer.NilArray();
+}
+
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] (zmpopGenericCommand()).
+void ZMPop(CommandCall& call) {
+  const std::optional<int64_t> numkeys = ParseRedisInt64(call.args[1]);
+  if (!numkeys || *numkeys < 1) {  // the same error for both, as Redis's
+    call.reply().Error("ERR numkeys should be greater than 0");
+    return;
+  }
+  const size_t where = static_cast<size_t>(*numkeys) + 2;
+  if (*numkeys > static_cast<int64_t>(call.args.size()) || where >= call.args.size() ||
+      !(EqualsIgnoreCase(call.args[where], "min") || EqualsIgnoreCase(call.args[where], "max"))) {
+    call.reply().Error(kSyntaxError);
+    return;
+  }
+  for (size_t j = where + 1; j < call.args.size(); ++j) {
+    if (j == where + 1 && EqualsIgnoreCase(call.args[j], "count") && j + 1 < call.args.size()) {
+      const std::optional<int64_t> count = ParseRedisInt64(call.args[++j]);
+      if (!count || *count < 1) {
+        call.reply().Error("ERR count should be greater than 0");
+        return;
+      }
+    } else {
+      call.reply().Error(kSyntaxError);
+      return;
+    }
+  }
+  static const ContainerCommand* const step = FindContainerCommand(kZMPopStep);
+  auto keys = std::make_shared<std::vector<std::string>>();
+  for (size_t i = 0; i < static_cast<size_t>(*numkeys); ++i) {
+    Operation pop = MakeOp(OpCode::kContainer, call.args[2 + i]);
+    pop.container_command = step;
+    pop.guard_span = static_cast<uint32_t>(*numkeys) - static_cast<uint32_t>(i) - 1;
+    if (i == 0) {
+      call.AddWithArgs(pop);
+    } else {
+      call.AddWithSharedArgs(pop);
+    }
+    keys->emplace_back(call.args[2 + i]);
+  }
+  call.Defer(RenderZMPop);
+  call.KeepForRender(std::move(keys));
+  call.GroupQueued();
+}
+
+}  // namespace
+
+void RegisterZSetAlgebraCommands(CommandTable& table) {
+  using F = CommandSpec;
+  auto add = [&](std::string name, int arity, uint32_t flags, CommandHandler handler,
+                 KeyPositions keys, std::string summary) {
+    table.Add({.name = std::move(name), .arity = arity, .flags = flags, .handler = handler,
+               .keys = keys, .group = "sorted_set", .summary = std::move(summary)});
+  };
+  // Key positions as Redis 7.0's COMMAND INFO gives them (its "movablekeys"
+  // commands: the destination only, or none).
+  const KeyPositions destination = {.first = 1, .last = 1, .step = 1};
+  const F::Flags store = static_cast<F::Flags>(F::kWrite | F::kDenyOom);
+  add("zunion", -3, F::kReadOnly, ZSetAlgebraCommand<ZSetAlgebra::kUnion, false>, {},
+      "Add multiple sorted sets");
+  add("zinter", -3, F::kReadOnly, ZSetAlgebraCommand<ZSetAlgebra::kInter, false>, {},
+      "Intersect multiple sorted sets");
+  add("zdiff", -3, F::kReadOnly, ZSetAlgebraCommand<ZSetAlgebra::kDiff, false>, {},
+      "Subtract multiple sorted sets");
+  add("zintercard", -3, F::kReadOnly, ZSetAlgebraCommand<ZSetAlgebra::kInterCard, false>, {},
+      "Intersect multiple sorted sets and return the cardinality of the result");
+  add("zunionstore", -4, store, ZSetAlgebraCommand<ZSetAlgebra::kUnion, true>, destination,
+      "Add multiple sorted sets and store the resulting sorted set in a new key");
+  add("zinterstore", -4, store, ZSetAlgebraCommand<ZSetAlgebra::kInter, true>, destination,
+      "Intersect multiple sorted sets and store the resulting sorted set in a new key");
+  add("zdiffstore", -4, store, ZSetAlgebraCommand<ZSetAlgebra::kDiff, true>, destination,
+      "Subtract multiple sorted sets and store the resulting sorted set in a new key");
+  add("zrangestore", -5, store, ZRangeStore, {.first = 1, .last = 2, .step = 1},
+      "Store a range of members from sorted set into another key");
+  add("zmpop", -4, F::kWrite, ZMPop, {},
+      "Remove and return members with scores in a sorted set");
+}
+
+}  // namespace kvlab
