@@ -34,6 +34,7 @@ struct SetMove {
 struct GroupState {
   bool carried = false;        // kLoadCarry found its key
   std::string value;           // the carried string
+  ValueForm value_form = ValueForm::kString;  // and its form (COPY keeps it)
   std::unique_ptr<Container> container;  // or the carried container
   int64_t expire_at_ms = 0;    // and its expiry
   std::string bit_result;      // BITOP: its sources folded so far

@@ -105,11 +105,14 @@ class ConcurrentEngine::WriteSlot {
     if (!present_) return std::nullopt;
     return ViewOf(*accessor_);
   }
-  void Store(std::string_view value, int64_t expire_at_ms, bool container) {
+  void Store(std::string_view value, int64_t expire_at_ms, ValueForm form) {
     Claim();
-    Put(value, expire_at_ms, container);
+    Put(value, expire_at_ms, form);
   }
   void Append(std::string_view tail) {
+    // APPEND to a missing key is a SET (Redis's encoding from the bytes);
+    // to a present one, an edit in place ("raw").
+    const ValueForm form = present_ ? ValueForm::kEditedString : ValueForm::kString;
     Claim();
     EntryRecord*& spilled = accessor_->second.record;
     if (spilled != nullptr) {
@@ -120,11 +123,11 @@ class ConcurrentEngine::WriteSlot {
     std::string joined;
     joined.reserve(current.value.size() + tail.size());
     joined.append(current.value).append(tail);
-    Put(joined, current.expire_at_ms);
+    Put(joined, current.expire_at_ms, form);
   }
   void SetExpiry(int64_t expire_at_ms) {
     const EntryView current = ViewOf(*accessor_);
-    Put(current.value, expire_at_ms, current.container != nullptr);
+    Put(current.value, expire_at_ms, current.form);
   }
   void Erase() {
     // Keep the node (and our lock on it) while the operation may still
@@ -148,19 +151,19 @@ class ConcurrentEngine::WriteSlot {
   }
   // Writes the value where it fits: the key's record when it can hold it
   // (freeing any spill), else the spill.
-  void Put(std::string_view value, int64_t expire_at_ms, bool container = false) {
+  void Put(std::string_view value, int64_t expire_at_ms, ValueForm form = ValueForm::kString) {
     const RecordKey& key = accessor_->first;
     EntryRecord*& spilled = accessor_->second.record;
     if (key.CanHold(value.size(), expire_at_ms != 0)) {
-      key.record().Overwrite(value, expire_at_ms, container);
+      key.record().Overwrite(value, expire_at_ms, form);
       if (spilled != nullptr) {
         EntryRecord::Free(spilled);
         spilled = nullptr;
       }
     } else if (spilled != nullptr) {
-      spilled = EntryRecord::Store(spilled, value, expire_at_ms, container);
+      spilled = EntryRecord::Store(spilled, value, expire_at_ms, form);
     } else {
-      spilled = EntryRecord::Make({}, value, expire_at_ms, container);
+      spilled = EntryRecord::Make({}, value, expire_at_ms, form);
     }
   }
 

@@ -17,6 +17,18 @@
 
 namespace kvlab {
 
+// How an entry holds its value, and for a string which encoding Redis would
+// report for it (OBJECT ENCODING). Redis decides a written value's encoding
+// from its bytes (int, embstr, raw) but keeps "raw" for a string APPEND,
+// SETRANGE or a bit command edited in place, and never "int" for
+// INCRBYFLOAT's result; kvlab keeps that one fact with the entry.
+enum class ValueForm : uint8_t {
+  kString = 0,        // the encoding follows from the bytes
+  kEditedString = 1,  // "raw"
+  kFloatString = 2,   // "embstr" up to 44 bytes, else "raw"
+  kContainer = 3,     // the value bytes are a container's address
+};
+
 // A stored entry as operations read it; valid until the entry is changed.
 // A string's value is `value`; a container's (container != nullptr) is the
 // object, and `value` holds its address bytes.
@@ -24,6 +36,7 @@ struct EntryView {
   std::string_view value;
   int64_t expire_at_ms = 0;  // absolute unix ms; 0 = no expiry
   Container* container = nullptr;
+  ValueForm form = ValueForm::kString;
 };
 
 // Redis's keyIsExpired(): a key is gone once the clock has passed its

@@ -9,17 +9,18 @@
 namespace kvlab {
 
 void EntryRecord::CheckSizes(size_t key_size, size_t value_size) {
-  // Redis caps a string at 512 MB; the 31-bit sizes hold up to 2 GB.
-  if (key_size >= (size_t{1} << 31) || value_size >= (size_t{1} << 31)) throw std::bad_alloc();
+  // Redis caps a string at 512 MB; the 31-bit key and 30-bit value sizes
+  // hold up to 2 GB and 1 GB.
+  if (key_size >= (size_t{1} << 31) || value_size >= (size_t{1} << 30)) throw std::bad_alloc();
 }
 
 EntryRecord* EntryRecord::Allocate(size_t key_size, size_t value_size, bool has_expiry,
-                                   bool container) {
+                                   ValueForm form) {
   CheckSizes(key_size, value_size);
   void* memory = std::malloc(SizeFor(key_size, value_size, has_expiry));
   if (memory == nullptr) throw std::bad_alloc();
   return new (memory) EntryRecord(static_cast<uint32_t>(key_size),
-                                  static_cast<uint32_t>(value_size), has_expiry, container);
+                                  static_cast<uint32_t>(value_size), has_expiry, form);
 }
 
 void EntryRecord::CopyIn(std::string_view key, std::string_view value, int64_t expire_at_ms) {
@@ -31,18 +32,18 @@ void EntryRecord::CopyIn(std::string_view key, std::string_view value, int64_t e
 }
 
 EntryRecord* EntryRecord::Make(std::string_view key, std::string_view value,
-                               int64_t expire_at_ms, bool container) {
-  EntryRecord* record = Allocate(key.size(), value.size(), expire_at_ms != 0, container);
+                               int64_t expire_at_ms, ValueForm form) {
+  EntryRecord* record = Allocate(key.size(), value.size(), expire_at_ms != 0, form);
   record->CopyIn(key, value, expire_at_ms);
   return record;
 }
 
 EntryRecord* EntryRecord::MakeAt(void* memory, std::string_view key, std::string_view value,
-                                 int64_t expire_at_ms, bool container) {
+                                 int64_t expire_at_ms, ValueForm form) {
   CheckSizes(key.size(), value.size());
   auto* record =
       new (memory) EntryRecord(static_cast<uint32_t>(key.size()),
-                               static_cast<uint32_t>(value.size()), expire_at_ms != 0, container);
+                               static_cast<uint32_t>(value.size()), expire_at_ms != 0, form);
   record->CopyIn(key, value, expire_at_ms);
   return record;
 }
@@ -66,22 +67,22 @@ bool EntryRecord::Fits(size_t value_size, bool has_expiry) const {
   return has_expiry == static_cast<bool>(has_expiry_) && CanHold(value_size, has_expiry);
 }
 
-void EntryRecord::Overwrite(std::string_view value, int64_t expire_at_ms, bool container) {
+void EntryRecord::Overwrite(std::string_view value, int64_t expire_at_ms, ValueForm form) {
   if (has_expiry_) std::memcpy(ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
   // memmove: `value` may be this record's own bytes.
   if (!value.empty()) std::memmove(Bytes() + key_size_, value.data(), value.size());
   value_size_ = static_cast<uint32_t>(value.size());
-  holds_container_ = container;
+  form_ = static_cast<uint32_t>(form);
 }
 
 EntryRecord* EntryRecord::Store(EntryRecord* record, std::string_view value,
-                                int64_t expire_at_ms, bool container) {
+                                int64_t expire_at_ms, ValueForm form) {
   if (!record->Fits(value.size(), expire_at_ms != 0)) {
-    EntryRecord* replacement = Make(record->key(), value, expire_at_ms, container);
+    EntryRecord* replacement = Make(record->key(), value, expire_at_ms, form);
     Free(record);
     return replacement;
   }
-  record->Overwrite(value, expire_at_ms, container);
+  record->Overwrite(value, expire_at_ms, form);
   return record;
 }
 
@@ -90,7 +91,7 @@ EntryRecord* EntryRecord::Append(EntryRecord* record, std::string_view tail) {
   const bool has_expiry = record->has_expiry_;
   if (!record->Fits(old_size + tail.size(), has_expiry)) {
     EntryRecord* grown =
-        Allocate(record->key_size_, old_size + tail.size(), has_expiry, /*container=*/false);
+        Allocate(record->key_size_, old_size + tail.size(), has_expiry, ValueForm::kEditedString);
     if (has_expiry) std::memcpy(grown->ExpirySlot(), record->ExpirySlot(), sizeof(int64_t));
     std::memcpy(grown->Bytes(), record->Bytes(), record->key_size_ + old_size);
     std::memcpy(grown->Bytes() + record->key_size_ + old_size, tail.data(), tail.size());
@@ -101,6 +102,7 @@ EntryRecord* EntryRecord::Append(EntryRecord* record, std::string_view tail) {
     std::memmove(record->Bytes() + record->key_size_ + old_size, tail.data(), tail.size());
   }
   record->value_size_ = static_cast<uint32_t>(old_size + tail.size());
+  record->form_ = static_cast<uint32_t>(ValueForm::kEditedString);
   return record;
 }
 
@@ -110,7 +112,7 @@ EntryRecord* EntryRecord::SetExpiry(EntryRecord* record, int64_t expire_at_ms) {
     return record;
   }
   EntryRecord* replacement =
-      Make(record->key(), record->value(), expire_at_ms, record->holds_container());
+      Make(record->key(), record->value(), expire_at_ms, record->form());
   Free(record);
   return replacement;
 }

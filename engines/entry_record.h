@@ -30,7 +30,7 @@ class EntryRecord {
  public:
   // A new record. Aborts (std::bad_alloc) when memory is exhausted.
   static EntryRecord* Make(std::string_view key, std::string_view value, int64_t expire_at_ms,
-                           bool container = false);
+                           ValueForm form = ValueForm::kString);
   static void Free(EntryRecord* record);
 
   // A record built in memory its owner provides (the concurrent engine puts
@@ -41,7 +41,7 @@ class EntryRecord {
   // expire_at_ms != 0) bytes and is aligned for EntryRecord.
   // Throws std::bad_alloc for a key or value beyond the sizes a record holds.
   static EntryRecord* MakeAt(void* memory, std::string_view key, std::string_view value,
-                             int64_t expire_at_ms, bool container = false);
+                             int64_t expire_at_ms, ValueForm form = ValueForm::kString);
   // The bytes a record of these sizes takes.
   static constexpr size_t SizeFor(size_t key_size, size_t value_size, bool has_expiry) {
     return sizeof(EntryRecord) + (has_expiry ? sizeof(int64_t) : 0) + key_size + value_size;
@@ -51,9 +51,9 @@ class EntryRecord {
   // allocation and expiry presence is unchanged, else by replacing the
   // record (the key is kept). Returns the record to use from now on.
   static EntryRecord* Store(EntryRecord* record, std::string_view value, int64_t expire_at_ms,
-                            bool container = false);
-  // Appends to the value (keeps the expiry). Returns the record to use.
-  // REQUIRES: !holds_container().
+                            ValueForm form = ValueForm::kString);
+  // Appends to the value (keeps the expiry; the string is then an edited
+  // one). Returns the record to use. REQUIRES: !holds_container().
   static EntryRecord* Append(EntryRecord* record, std::string_view tail);
 
   EntryRecord(const EntryRecord&) = delete;
@@ -62,7 +62,8 @@ class EntryRecord {
   std::string_view key() const { return {Bytes(), key_size_}; }
   std::string_view value() const { return {Bytes() + key_size_, value_size_}; }
   // Whether value() is a container's address (container.h).
-  bool holds_container() const { return holds_container_; }
+  bool holds_container() const { return form() == ValueForm::kContainer; }
+  ValueForm form() const { return static_cast<ValueForm>(form_); }
   // Absolute unix ms; 0 = no expiry.
   int64_t expire_at_ms() const {
     if (!has_expiry_) return 0;
@@ -90,14 +91,15 @@ class EntryRecord {
            SizeFor(key_size_, value_size, has_expiry_) <= memory_bytes();
   }
   // REQUIRES: CanHold(value.size(), expire_at_ms != 0).
-  void Overwrite(std::string_view value, int64_t expire_at_ms, bool container = false);
+  void Overwrite(std::string_view value, int64_t expire_at_ms,
+                 ValueForm form = ValueForm::kString);
 
  private:
-  EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry, bool container)
+  EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry, ValueForm form)
       : key_size_(key_size), has_expiry_(has_expiry), value_size_(value_size),
-        holds_container_(container) {}
+        form_(static_cast<uint32_t>(form)) {}
   static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry,
-                               bool container);
+                               ValueForm form);
   // Throws std::bad_alloc for sizes the header cannot hold.
   static void CheckSizes(size_t key_size, size_t value_size);
   // Copies the expiry (when the record has its slot), key and value in.
@@ -113,15 +115,15 @@ class EntryRecord {
 
   // The key's size and the expiry's presence never change; the value's size
   // and kind are a separate memory location, rewritten in place (see
-  // Overwrite()). A string is at most 512 MB, so 31 bits hold its size.
+  // Overwrite()). A string is at most 512 MB, so 30 bits hold its size.
   uint32_t key_size_ : 31;
   uint32_t has_expiry_ : 1;
   // A zero-width bit-field ends the memory location: adjacent bit-fields
   // are one location in C++'s memory model, and other threads read the
   // key's size while the value's is rewritten (TSan saw the race).
   uint32_t : 0;
-  uint32_t value_size_ : 31;
-  uint32_t holds_container_ : 1;
+  uint32_t value_size_ : 30;
+  uint32_t form_ : 2;  // a ValueForm
 };
 
 static_assert(sizeof(EntryRecord) == 8);
@@ -129,6 +131,7 @@ static_assert(sizeof(EntryRecord) == 8);
 // What an operation reads of a record.
 inline EntryView ViewOfRecord(const EntryRecord& record) {
   EntryView view{record.value(), record.expire_at_ms()};
+  view.form = record.form();
   if (record.holds_container()) view.container = AddressFrom(view.value);
   return view;
 }

@@ -37,17 +37,18 @@ namespace kvlab {
 
 // A handle on the slot for one key in some map.
 //   Find():       the stored entry (possibly expired), or nullopt.
-//   Store(v, t, c): sets the value and expiry (0 = none), creating the entry
-//                 when absent; `c`: v is a container's address bytes.
+//   Store(v, t, f): sets the value and expiry (0 = none), creating the entry
+//                 when absent; `f`: its ValueForm (kContainer: v is a
+//                 container's address bytes).
 //   Append(v):    appends to the value, creating an entry with no expiry
-//                 when absent.
+//                 when absent (a kString then, else a kEditedString).
 //   SetExpiry(t): REQUIRES Find().
 //   Erase():      removes the stored entry. REQUIRES Find().
 // A view returned by Find() is invalid after any of the others.
 template <typename H>
 concept EntryHandle = requires(H handle, std::string_view value, int64_t deadline) {
   { handle.Find() } -> std::same_as<std::optional<EntryView>>;
-  handle.Store(value, deadline, true);
+  handle.Store(value, deadline, ValueForm::kContainer);
   handle.Append(value);
   handle.SetExpiry(deadline);
   handle.Erase();
@@ -125,12 +126,14 @@ inline OpResult WrongTypeResult(const Operation& op) {
   return OpResult::Error(EngineError::kWrongType);
 }
 
-// OBJECT ENCODING of a string, by Redis's tryObjectEncoding() rules: "int"
-// for an integer of at most 20 bytes, "embstr" up to 44 bytes, else "raw".
-// (Redis also reports "raw" for a short string APPEND or SETRANGE changed,
-// and "embstr" for INCRBYFLOAT's result; kvlab decides from the bytes.)
-inline std::string_view StringEncoding(std::string_view value) {
-  if (value.size() <= 20 && ParseRedisInt64(value)) return "int";
+// OBJECT ENCODING of a string: Redis's tryObjectEncoding() rules for a value
+// written whole ("int" for an integer of at most 20 bytes, "embstr" up to
+// 44 bytes, else "raw"), "raw" for one edited in place (APPEND, SETRANGE,
+// the bit commands) and never "int" for INCRBYFLOAT's (ValueForm).
+inline std::string_view StringEncoding(std::string_view value,
+                                       ValueForm form = ValueForm::kString) {
+  if (form == ValueForm::kEditedString) return "raw";
+  if (form == ValueForm::kString && value.size() <= 20 && ParseRedisInt64(value)) return "int";
   return value.size() <= 44 ? "embstr" : "raw";
 }
 
@@ -139,7 +142,7 @@ inline std::string_view StringEncoding(std::string_view value) {
 // noeviction) and reports it as OBJ_SHARED_REFCOUNT; anything else is 1.
 inline int64_t RedisRefcount(const EntryView& entry) {
   constexpr int64_t kSharedRefcount = 2147483647;
-  if (entry.container != nullptr || StringEncoding(entry.value) != "int") return 1;
+  if (entry.container != nullptr || StringEncoding(entry.value, entry.form) != "int") return 1;
   const int64_t value = *ParseRedisInt64(entry.value);
   return value >= 0 && value < 10000 ? kSharedRefcount : 1;
 }
@@ -207,7 +210,7 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
     case OpCode::kObjectEncoding:
       if (!live) return OpResult::Nil();
       return OpResult::Bulk(live->container ? live->container->Encoding()
-                                            : StringEncoding(live->value));
+                                            : StringEncoding(live->value, live->form));
     case OpCode::kGetRange: {
       // getrangeCommand(): a missing key reads as "".
       const std::string_view value = live ? live->value : std::string_view();
@@ -255,14 +258,14 @@ OpResult WriteContainer(const Operation& op, H& handle, const std::optional<Entr
     std::unique_ptr<Container> value = call.TakeCreated();
     if (value && value->Size() != 0) {
       Container* address = value.release();
-      handle.Store(AddressBytes(&address), 0, true);
+      handle.Store(AddressBytes(&address), 0, ValueForm::kContainer);
     } else if (live) {
       handle.Erase();
     }
   } else if (std::unique_ptr<Container> created = call.TakeCreated()) {
     if (created->Size() != 0) {
       Container* address = created.release();
-      handle.Store(AddressBytes(&address), 0, true);
+      handle.Store(AddressBytes(&address), 0, ValueForm::kContainer);
     }
   } else if (call.changed()) {
     if (live && live->container != nullptr && live->container->Size() == 0) {
@@ -287,12 +290,12 @@ OpResult WriteString(const Operation& op, H& handle, const std::optional<EntryVi
   if (!edited) return result;
   if (call.drop_ttl()) {
     if (!edited->empty()) {
-      handle.Store(*edited, 0, false);
+      handle.Store(*edited, 0, ValueForm::kEditedString);
     } else if (live) {
       handle.Erase();
     }
   } else if (!live || *edited != live->value) {
-    handle.Store(*edited, live ? live->expire_at_ms : 0, false);
+    handle.Store(*edited, live ? live->expire_at_ms : 0, ValueForm::kEditedString);
   }
   return result;
 }
@@ -321,14 +324,14 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       const int64_t deadline = op.set.keep_ttl && op.set.expire_at_ms == 0 && live
                                    ? live->expire_at_ms
                                    : op.set.expire_at_ms;
-      handle.Store(op.value, deadline, false);
+      handle.Store(op.value, deadline, ValueForm::kString);
       // SET ... PXAT <past>: the key is born expired; reclaim it at once.
       if (IsExpired(deadline, now_ms)) handle.Erase();
       return reply;
     }
     case OpCode::kGetSet: {
       OpResult reply = live ? OpResult::Bulk(live->value) : OpResult::Nil();
-      handle.Store(op.value, 0, false);  // GETSET is a plain SET: it drops the TTL
+      handle.Store(op.value, 0, ValueForm::kString);  // GETSET is a plain SET: it drops the TTL
       return reply;
     }
     case OpCode::kDel:
@@ -344,7 +347,8 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       }
       const std::optional<int64_t> next = CheckedAdd(current, op.integer);
       if (!next) return OpResult::Error(EngineError::kOverflow);
-      handle.Store(std::to_string(*next), live ? live->expire_at_ms : 0, false);  // keeps any TTL
+      // Keeps any TTL; Redis makes an integer object ("int") whatever the old one.
+      handle.Store(std::to_string(*next), live ? live->expire_at_ms : 0, ValueForm::kString);
       return OpResult::Integer(*next);
     }
     case OpCode::kAppend: {
@@ -404,7 +408,8 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       const long double next = current + *increment;
       if (std::isnan(next) || std::isinf(next)) return OpResult::Error(EngineError::kNanOrInfinity);
       const std::string text = FormatRedisLongDouble(next);
-      handle.Store(text, live ? live->expire_at_ms : 0, false);  // keeps any TTL, as Redis
+      // Keeps any TTL, as Redis; its object is never "int" (an embstr/raw).
+      handle.Store(text, live ? live->expire_at_ms : 0, ValueForm::kFloatString);
       return OpResult::Bulk(text);
     }
     case OpCode::kSetRange: {
@@ -414,7 +419,8 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       std::string next(live ? live->value : std::string_view());
       if (next.size() < offset + op.value.size()) next.resize(offset + op.value.size(), '\0');
       next.replace(offset, op.value.size(), op.value);
-      handle.Store(next, live ? live->expire_at_ms : 0, false);
+      // Redis edits the string in place: "raw" from now on.
+      handle.Store(next, live ? live->expire_at_ms : 0, ValueForm::kEditedString);
       return OpResult::Integer(static_cast<int64_t>(next.size()));
     }
     case OpCode::kVisit:
@@ -443,6 +449,7 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
         }
       } else {
         group->value.assign(live->value);
+        group->value_form = live->form;  // COPY keeps the encoding (dupStringObject())
       }
       if (op.integer == 1) handle.Erase();
       return OpResult::Integer(1);
@@ -456,9 +463,9 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       }
       if (group->container) {
         Container* address = group->container.release();
-        handle.Store(AddressBytes(&address), group->expire_at_ms, true);
+        handle.Store(AddressBytes(&address), group->expire_at_ms, ValueForm::kContainer);
       } else {
-        handle.Store(group->value, group->expire_at_ms, false);
+        handle.Store(group->value, group->expire_at_ms, group->value_form);
       }
       if (IsExpired(group->expire_at_ms, now_ms)) handle.Erase();
       return OpResult::Ok();
@@ -479,12 +486,12 @@ class ChangeTracking {
  public:
   ChangeTracking(H& inner, Container* held) : inner_(inner), held_(held) {}
   std::optional<EntryView> Find() { return inner_.Find(); }
-  void Store(std::string_view value, int64_t deadline, bool container) {
+  void Store(std::string_view value, int64_t deadline, ValueForm form) {
     changed_ = true;
-    Container* next = container ? AddressFrom(value) : nullptr;
+    Container* next = form == ValueForm::kContainer ? AddressFrom(value) : nullptr;
     if (held_ != next) ReleaseContainer(held_);
     held_ = next;
-    inner_.Store(value, deadline, container);
+    inner_.Store(value, deadline, form);
   }
   void Append(std::string_view tail) { changed_ = true; inner_.Append(tail); }
   void SetExpiry(int64_t deadline) { changed_ = true; inner_.SetExpiry(deadline); }

@@ -15,12 +15,12 @@ class PlainKeyspace::Slot {
     if (at_ == RecordTable::kAbsent) return std::nullopt;
     return ViewOfRecord(*table_.RecordAt(at_));
   }
-  void Store(std::string_view value, int64_t expire_at_ms, bool container) {
+  void Store(std::string_view value, int64_t expire_at_ms, ValueForm form) {
     if (at_ == RecordTable::kAbsent) {
-      Insert(EntryRecord::Make(key_, value, expire_at_ms, container));
+      Insert(EntryRecord::Make(key_, value, expire_at_ms, form));
     } else {
       table_.ReplaceAt(at_,
-                       EntryRecord::Store(table_.RecordAt(at_), value, expire_at_ms, container));
+                       EntryRecord::Store(table_.RecordAt(at_), value, expire_at_ms, form));
     }
   }
   void Append(std::string_view tail) {

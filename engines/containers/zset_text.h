@@ -1,6 +1,6 @@
-// How Redis 7.0 reads and writes a sorted set's score: parsed with
-// string2d()'s rules (a score, a weight), answered as a bulk string in
-// "%.17g" ("inf", "-inf").
+// How Redis 7.0 reads a sorted set's score: string2d()'s rules (a score, a
+// weight). Replies write scores with ReplyList::Double (Redis's
+// addReplyDouble), a bulk string in RESP2 and a double in RESP3.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>

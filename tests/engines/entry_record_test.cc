@@ -78,5 +78,26 @@ TEST(EntryRecord, OverwriteInPlaceKeepsKeyAndTheExpirySlot) {
   EXPECT_FALSE(plain.record->CanHold(1, true)) << "no slot for an expiry";
 }
 
+// The value's form lives with its size: Store sets it, Append makes an
+// edited string of a present record, SetExpiry keeps it, whether the
+// record is rewritten in place or replaced.
+TEST(EntryRecord, ValueFormIsKeptAndChangedByTheRightCalls) {
+  Owned owned{EntryRecord::Make("k", "12", 0)};
+  EXPECT_EQ(owned.record->form(), ValueForm::kString);
+  owned.record = EntryRecord::Append(owned.record, "3");  // in place
+  EXPECT_EQ(owned.record->form(), ValueForm::kEditedString);
+  owned.record = EntryRecord::SetExpiry(owned.record, 77);  // replaced: a slot appears
+  EXPECT_EQ(owned.record->form(), ValueForm::kEditedString);
+  EXPECT_EQ(owned.record->value(), "123");
+  owned.record = EntryRecord::Store(owned.record, "1.5", 77, ValueForm::kFloatString);
+  EXPECT_EQ(owned.record->form(), ValueForm::kFloatString);
+  owned.record = EntryRecord::Append(owned.record, std::string(500, 'x'));  // grows: replaced
+  EXPECT_EQ(owned.record->form(), ValueForm::kEditedString);
+  EXPECT_EQ(owned.record->value().size(), 503u);
+  owned.record = EntryRecord::Store(owned.record, "v", 0);
+  EXPECT_EQ(owned.record->form(), ValueForm::kString);
+  EXPECT_FALSE(owned.record->holds_container());
+}
+
 }  // namespace
 }  // namespace kvlab

@@ -166,6 +166,33 @@ TEST_P(SessionTest, ObjectAndMemoryDescribeAKey) {
   EXPECT_GE(std::stoll(large.substr(1)) - std::stoll(small.substr(1)), 997);
 }
 
+// OBJECT ENCODING of strings as redis-server 7.0.15 answered these: from
+// the bytes for a value written whole, "raw" once edited in place (APPEND
+// to a present key, SETRANGE, SETBIT, BITOP's destination), never "int"
+// for INCRBYFLOAT's result; COPY and RENAME keep it, INCR and SET reset it.
+TEST_P(SessionTest, StringEncodingsFollowHowTheValueWasWritten) {
+  const std::vector<std::pair<std::string, std::string>> steps = {
+      {"SET m 1234", "+OK"},          {"OBJECT ENCODING m", "$3\r\nint"},
+      {"SETRANGE m 0 2", ":4"},       {"OBJECT ENCODING m", "$3\r\nraw"},
+      {"SET m 1234", "+OK"},          {"SETRANGE m 0 \"\"", ":4"},
+      {"OBJECT ENCODING m", "$3\r\nint"},
+      {"APPEND m 5", ":5"},           {"OBJECT ENCODING m", "$3\r\nraw"},
+      {"APPEND new 12", ":2"},        {"OBJECT ENCODING new", "$3\r\nint"},
+      {"INCRBYFLOAT f 3", "$1\r\n3"}, {"OBJECT ENCODING f", "$6\r\nembstr"},
+      {"SETBIT b 1 1", ":0"},         {"OBJECT ENCODING b", "$3\r\nraw"},
+      {"BITOP OR d b", ":1"},         {"OBJECT ENCODING d", "$3\r\nraw"},
+      {"COPY m m2", ":1"},            {"OBJECT ENCODING m2", "$3\r\nraw"},
+      {"RENAME m2 m3", "+OK"},        {"OBJECT ENCODING m3", "$3\r\nraw"},
+      {"INCR m3", ":12346"},          {"OBJECT ENCODING m3", "$3\r\nint"},
+      {"SET e 5 EX 100", "+OK"},      {"SETRANGE e 0 7", ":1"},
+      {"OBJECT ENCODING e", "$3\r\nraw"}, {"TTL e", ":100"},
+      {"OBJECT REFCOUNT e", ":1"},
+  };
+  for (const auto& [command, reply] : steps) {
+    EXPECT_EQ(Feed(command + "\r\n"), reply + "\r\n") << command;
+  }
+}
+
 TEST_P(SessionTest, CommandDescribesTheTable) {
   size_t count = CommandTable::Instance().commands().size();
   EXPECT_EQ(Feed("COMMAND COUNT\r\n"), ":" + std::to_string(count) + "\r\n");
