@@ -30,6 +30,15 @@ struct SetMove {
   bool moved = false;          // the destination took the member
 };
 
+// LMOVE's (RPOPLPUSH's) source step tells its destination step what it
+// would pop: the element is copied, since the source is popped only after
+// the destination's type check has passed.
+struct ListMove {
+  bool source_exists = false;
+  std::string element;
+  bool moved = false;          // the destination took the element
+};
+
 // What one group's operations pass along to each other while it runs.
 struct GroupState {
   bool carried = false;        // kLoadCarry found its key
@@ -42,6 +51,7 @@ struct GroupState {
   // (a missing key's: none).
   std::vector<std::vector<std::string>> set_sources;
   SetMove set_move;            // SMOVE: what its source step found
+  ListMove list_move;          // LMOVE, RPOPLPUSH: what their source step found
   // ZUNIONSTORE and its kin: a copy of each source read so far (null: missing)
   std::vector<std::unique_ptr<Container>> read_values;
 };

@@ -17,6 +17,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterContainerCommands(*built);
     RegisterSetAlgebraCommands(*built);
     RegisterZSetAlgebraCommands(*built);
+    RegisterListMoveCommands(*built);
     RegisterSortCommands(*built);
     RegisterClusterCommands(*built);
     RegisterLifecycleCommands(*built);

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "engines/atomic_group.h"
 #include "engines/containers/command_support.h"
 #include "engines/containers/container_tables.h"
 #include "engines/containers/list_value.h"
@@ -261,8 +262,86 @@ void LPos(ContainerCall& call) {
   call.Nil();
 }
 
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT, and RPOPLPUSH source
+// destination (its RIGHT LEFT), as lmoveGenericCommand() in three steps:
+// the source is read, the destination takes the element, the source gives
+// it up. A missing source answers nil before the destination's type is
+// checked; a destination of another type pops nothing. The server
+// validated LEFT|RIGHT.
+bool FromLeft(const ContainerCall& call) {
+  return call.args.size() > 3 && OptionIs(call.args[3], "left");
+}
+bool ToLeft(const ContainerCall& call) {
+  return call.args.size() <= 3 || OptionIs(call.args[4], "left");
+}
+
+void MoveSource(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  const ListValue* list = call.Find<ListValue>();
+  ListMove& move = call.group->list_move;
+  move.source_exists = list != nullptr;
+  if (list) move.element = list->At(FromLeft(call) ? 0 : list->Size() - 1);
+  call.Ok();
+}
+
+void MoveDestination(ContainerCall& call) {
+  ListMove& move = call.group->list_move;
+  if (!move.source_exists) return call.Nil();
+  if (!call.CheckType()) return;
+  ListValue& list = call.FindOrCreate<ListValue>();
+  if (call.args[1] == call.args[2]) {
+    // The same list rotates: pop first, then push, as Redis does (pushing
+    // first would briefly hold one element more).
+    const std::string element = FromLeft(call) ? list.PopFront() : list.PopBack();
+    if (ToLeft(call)) {
+      list.PushFront(element);
+    } else {
+      list.PushBack(element);
+    }
+  } else {
+    if (ToLeft(call)) {
+      list.PushFront(move.element);
+    } else {
+      list.PushBack(move.element);
+    }
+    move.moved = true;
+  }
+  call.Changed();
+  call.Bulk(move.element);
+}
+
+void MoveRemove(ContainerCall& call) {
+  if (!call.group->list_move.moved) return call.Ok();
+  ListValue* list = call.Find<ListValue>();
+  if (FromLeft(call)) {
+    list->PopFront();
+  } else {
+    list->PopBack();
+  }
+  call.Changed();
+  call.Ok();
+}
+
+// LMPOP's step on one of its keys (list_value.h): the arguments are the
+// whole LMPOP command, which the server validated.
+void LMPopStep(ContainerCall& call) {
+  if (!call.CheckType()) return;
+  ListValue* list = call.Find<ListValue>();
+  if (!list) return call.Nil();
+  const auto where = static_cast<size_t>(*ParseRedisInt64(call.args[1])) + 2;
+  const bool front = OptionIs(call.args[where], "left");
+  uint64_t count = 1;  // ... LEFT|RIGHT [COUNT count]
+  if (where + 2 < call.args.size()) count = static_cast<uint64_t>(*ParseRedisInt64(call.args[where + 2]));
+  const size_t take = static_cast<size_t>(std::min<uint64_t>(count, list->Size()));
+  ReplyList& reply = call.List();
+  reply.Array(take);
+  for (size_t i = 0; i < take; ++i) reply.Bulk(front ? list->PopFront() : list->PopBack());
+  call.Changed();
+}
+
 using namespace command_flags;
 constexpr ValueType kList = ValueType::kList;
+constexpr uint8_t kStep = kContainerInternal | kContainerGroupStep;
 
 constexpr ContainerCommand kListCommands[] = {
     {"lpush", -3, kList, kGrow, Push<true, false>},
@@ -279,6 +358,10 @@ constexpr ContainerCommand kListCommands[] = {
     {"ltrim", 4, kList, kWrite, LTrim},
     {"linsert", 5, kList, kGrow, LInsert},
     {"lpos", -3, kList, kRead, LPos},
+    {kListMoveSourceStep, -1, kList, kRead | kStep, MoveSource},
+    {kListMoveDestinationStep, -1, kList, kGrow | kStep, MoveDestination},
+    {kListMoveRemoveStep, -1, kList, kWrite | kStep, MoveRemove},
+    {kListMPopStep, 2, kList, kWrite | kContainerInternal | kContainerGuard, LMPopStep},
 };
 
 }  // namespace

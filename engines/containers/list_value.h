@@ -23,6 +23,17 @@
 
 namespace kvlab {
 
+// The group steps (kContainerGroupStep) of LMOVE and RPOPLPUSH, each queued
+// with its command's arguments: "lmove:source" and "lmove:destination",
+// then "lmove:remove" on the source.
+inline constexpr std::string_view kListMoveSourceStep = "lmove:source";
+inline constexpr std::string_view kListMoveDestinationStep = "lmove:destination";
+inline constexpr std::string_view kListMoveRemoveStep = "lmove:remove";
+// LMPOP's per-key step (kContainerGuard), as ZMPOP's (zset_algebra.h):
+// pops from its key as LMPOP's arguments say, answering nil when the key
+// is missing (the next key's step runs) or the popped elements.
+inline constexpr std::string_view kListMPopStep = "lmpop-step";
+
 class ListValue final : public Container {
  public:
   static constexpr ValueType kType = ValueType::kList;

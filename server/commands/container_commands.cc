@@ -61,6 +61,14 @@ void RenderContainerResult(const OpResult& result, ReplyWriter& writer) {
   }
 }
 
+void RenderFirstErrorOr(const DeferredReply& deferred, std::span<const OpResult> results,
+                        ReplyWriter& writer, ServerContext&) {
+  for (const OpResult& result : results) {
+    if (result.kind == OpResult::Kind::kError) return RenderContainerResult(result, writer);
+  }
+  RenderContainerResult(results[static_cast<size_t>(deferred.flags)], writer);
+}
+
 namespace {
 
 void RenderContainer(const DeferredReply&, std::span<const OpResult> results,

@@ -17,6 +17,7 @@ void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, s
 void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
 // ZUNION ZINTER ZDIFF ZINTERCARD ZUNIONSTORE ZINTERSTORE ZDIFFSTORE ZRANGESTORE ZMPOP
 void RegisterZSetAlgebraCommands(CommandTable& table);
+void RegisterListMoveCommands(CommandTable& table);    // LMOVE RPOPLPUSH LMPOP
 void RegisterSortCommands(CommandTable& table);        // SORT SORT_RO
 void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
 void RegisterLifecycleCommands(CommandTable& table);   // SAVE SHUTDOWN
@@ -25,5 +26,17 @@ void RegisterBitCommands(CommandTable& table);         // SETBIT GETBIT BITCOUNT
 // The reply of one container or string-command operation, whatever its
 // kind (container_commands.cc).
 void RenderContainerResult(const OpResult& result, ReplyWriter& writer);
+
+// The reply of a group of steps that write (SMOVE, LMOVE, the STOREs): the
+// first error among them (a WRONGTYPE key, a bad option), else the step
+// whose index is the deferred reply's `flags` (container_commands.cc).
+void RenderFirstErrorOr(const DeferredReply& deferred, std::span<const OpResult> results,
+                        ReplyWriter& writer, ServerContext&);
+
+// ZMPOP and LMPOP: numkeys key [key ...] `first_end`|`second_end` [COUNT
+// count], checked as zmpopGenericCommand() and lmpopGenericCommand() do,
+// then one guard step `step` per key (multi_pop.cc).
+void QueueMultiPop(CommandCall& call, std::string_view step, std::string_view first_end,
+                   std::string_view second_end);
 
 }  // namespace kvlab

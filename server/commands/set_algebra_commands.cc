@@ -45,14 +45,6 @@ std::vector<SetMembers> SetsOf(std::span<const OpResult> results) {
   return sets;
 }
 
-// The first step's error (WRONGTYPE), if any: it skipped every step after it.
-const OpResult* FirstError(std::span<const OpResult> results) {
-  for (const OpResult& result : results) {
-    if (result.kind == OpResult::Kind::kError) return &result;
-  }
-  return nullptr;
-}
-
 // flags: the SetOperation.
 void RenderSetAlgebra(const DeferredReply& deferred, std::span<const OpResult> results,
                       ReplyWriter& writer, ServerContext&) {
@@ -66,13 +58,6 @@ void RenderSetAlgebra(const DeferredReply& deferred, std::span<const OpResult> r
 void RenderInterCard(const DeferredReply& deferred, std::span<const OpResult> results,
                      ReplyWriter& writer, ServerContext&) {
   writer.Integer(IntersectionCardinality(SetsOf(results), deferred.flags));
-}
-
-// A multi-step write answers its first error, else the step at `flags`.
-void RenderSetWrite(const DeferredReply& deferred, std::span<const OpResult> results,
-                    ReplyWriter& writer, ServerContext&) {
-  const OpResult* error = FirstError(results);
-  RenderContainerResult(error ? *error : results[static_cast<size_t>(deferred.flags)], writer);
 }
 
 const ContainerCommand* Step(std::string_view name) {
@@ -128,7 +113,7 @@ void SetStoreCommand(CommandCall& call) {
                    static_cast<uint32_t>(sources - i));
   }
   QueueGroupStep(call, kStoreStep, call.args[1]);
-  call.Defer(RenderSetWrite);
+  call.Defer(RenderFirstErrorOr);
   call.deferred_reply().flags = static_cast<int64_t>(sources);
   call.GroupQueued();
 }
@@ -174,7 +159,7 @@ void SetMoveCommand(CommandCall& call) {
   QueueGroupStep(call, kSetMoveSourceStep, call.args[1], 2);
   QueueGroupStep(call, kSetMoveDestinationStep, call.args[2], 1);
   QueueGroupStep(call, kSetMoveRemoveStep, call.args[1]);
-  call.Defer(RenderSetWrite);
+  call.Defer(RenderFirstErrorOr);
   call.deferred_reply().flags = 1;
   call.GroupQueued();
 }

@@ -24,16 +24,6 @@ namespace kvlab {
 
 namespace {
 
-// The first error among the steps (a WRONGTYPE source, a bad option), or
-// the step whose index is `flags` (the computing step).
-void RenderFirstErrorOr(const DeferredReply& deferred, std::span<const OpResult> results,
-                        ReplyWriter& writer, ServerContext&) {
-  for (const OpResult& result : results) {
-    if (result.kind == OpResult::Kind::kError) return RenderContainerResult(result, writer);
-  }
-  RenderContainerResult(results[static_cast<size_t>(deferred.flags)], writer);
-}
-
 // numkeys at args[index], as zunionInterDiffGenericCommand() checks it;
 // nullopt when it answered an error.
 std::optional<size_t> ParseNumKeys(CommandCall& call, size_t index, std::string_view name) {
@@ -92,65 +82,8 @@ void ZRangeStore(CommandCall& call) {
   call.GroupQueued();
 }
 
-// ZMPOP's reply: [key, [[member, score], ...]] from the first step that
-// popped (or its error), nil when every key was missing. The keys are
-// kept for the render.
-void RenderZMPop(const DeferredReply& deferred, std::span<const OpResult> results,
-                 ReplyWriter& writer, ServerContext&) {
-  const auto& keys = *static_cast<const std::vector<std::string>*>(deferred.state);
-  for (size_t i = 0; i < results.size(); ++i) {
-    const OpResult& result = results[i];
-    if (result.kind == OpResult::Kind::kNil) continue;
-    if (result.kind == OpResult::Kind::kError) return RenderContainerResult(result, writer);
-    writer.ArrayHeader(2);
-    writer.Bulk(keys[i]);
-    return RenderContainerResult(result, writer);
-  }
-  writer.NilArray();
-}
-
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] (zmpopGenericCommand()).
-void ZMPop(CommandCall& call) {
-  const std::optional<int64_t> numkeys = ParseRedisInt64(call.args[1]);
-  if (!numkeys || *numkeys < 1) {  // the same error for both, as Redis's
-    call.reply().Error("ERR numkeys should be greater than 0");
-    return;
-  }
-  const size_t where = static_cast<size_t>(*numkeys) + 2;
-  if (*numkeys > static_cast<int64_t>(call.args.size()) || where >= call.args.size() ||
-      !(EqualsIgnoreCase(call.args[where], "min") || EqualsIgnoreCase(call.args[where], "max"))) {
-    call.reply().Error(kSyntaxError);
-    return;
-  }
-  for (size_t j = where + 1; j < call.args.size(); ++j) {
-    if (j == where + 1 && EqualsIgnoreCase(call.args[j], "count") && j + 1 < call.args.size()) {
-      const std::optional<int64_t> count = ParseRedisInt64(call.args[++j]);
-      if (!count || *count < 1) {
-        call.reply().Error("ERR count should be greater than 0");
-        return;
-      }
-    } else {
-      call.reply().Error(kSyntaxError);
-      return;
-    }
-  }
-  static const ContainerCommand* const step = FindContainerCommand(kZMPopStep);
-  auto keys = std::make_shared<std::vector<std::string>>();
-  for (size_t i = 0; i < static_cast<size_t>(*numkeys); ++i) {
-    Operation pop = MakeOp(OpCode::kContainer, call.args[2 + i]);
-    pop.container_command = step;
-    pop.guard_span = static_cast<uint32_t>(*numkeys) - static_cast<uint32_t>(i) - 1;
-    if (i == 0) {
-      call.AddWithArgs(pop);
-    } else {
-      call.AddWithSharedArgs(pop);
-    }
-    keys->emplace_back(call.args[2 + i]);
-  }
-  call.Defer(RenderZMPop);
-  call.KeepForRender(std::move(keys));
-  call.GroupQueued();
-}
+void ZMPop(CommandCall& call) { QueueMultiPop(call, kZMPopStep, "min", "max"); }
 
 }  // namespace
 

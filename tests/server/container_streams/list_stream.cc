@@ -23,7 +23,50 @@ std::string Count(StreamSource& s) {
   return counts[s.Uniform(0, 10)];
 }
 
+// LEFT or RIGHT in any case, now and then neither (a syntax error) or
+// with a NUL (strcasecmp stops there, so "left\0x" is LEFT to Redis).
+std::string End(StreamSource& s) {
+  const int pick = s.Uniform(0, 19);
+  if (pick == 0) return "middle";
+  if (pick == 1) return std::string("left\0x", 6);
+  return s.Case(pick % 2 == 0 ? "left" : "right");
+}
+
+// LMOVE, RPOPLPUSH and LMPOP over the shared keys: source and destination
+// often the same key (the rotation), often another type's (WRONGTYPE on
+// either side) or missing.
+std::vector<std::string> NextMultiKey(StreamSource& s) {
+  const int pick = s.Uniform(0, 9);
+  const std::string source = s.Key();
+  const std::string destination = s.OneIn(4) ? source : s.Key();
+  if (pick < 4) {
+    std::vector<std::string> cmd = {s.Case("lmove"), source, destination, End(s), End(s)};
+    if (s.OneIn(25)) cmd.pop_back();  // arity
+    return cmd;
+  }
+  if (pick < 6) {
+    std::vector<std::string> cmd = {s.Case("rpoplpush"), source, destination};
+    if (s.OneIn(25)) cmd.push_back("left");  // arity
+    return cmd;
+  }
+  std::vector<std::string> cmd = {s.Case("lmpop")};
+  static const char* const numkeys[] = {"0", "-1", "x", "9223372036854775807", "5"};
+  const int keys = s.Uniform(1, 3);
+  cmd.push_back(s.OneIn(12) ? numkeys[s.Uniform(0, 4)] : std::to_string(keys));
+  for (int i = 0; i < keys; ++i) cmd.push_back(s.Key());
+  if (!s.OneIn(20)) cmd.push_back(End(s));
+  if (s.OneIn(2)) {
+    static const char* const counts[] = {"1", "2", "3", "200", "0", "-1", "x",
+                                         "9223372036854775807"};
+    cmd.push_back(s.Case("count"));
+    cmd.push_back(counts[s.Uniform(0, s.OneIn(6) ? 7 : 3)]);
+  }
+  if (s.OneIn(20)) cmd.push_back(s.Case(s.OneIn(2) ? "count" : "bogus"));  // twice, alone
+  return cmd;
+}
+
 std::vector<std::string> NextList(StreamSource& s) {
+  if (s.OneIn(7)) return NextMultiKey(s);
   const std::string k = s.Key();
   const int pick = s.Uniform(0, 99);
   if (pick < 20) {
@@ -83,7 +126,8 @@ std::vector<std::string> NextList(StreamSource& s) {
   // Wrong arities.
   return s.OneOf({{"lpush", k}, {"rpushx", k}, {"lpop"}, {"llen", k, "x"}, {"lrange", k, "0"},
                    {"lindex", k}, {"lset", k, "0"}, {"lrem", k, "0"},
-                   {"linsert", k, "before", "x"}, {"lpos", k}});
+                   {"linsert", k, "before", "x"}, {"lpos", k}, {"lmove", k, k, "left"},
+                   {"rpoplpush", k}, {"lmpop", "1", k}});
 }
 
 ReplyMatch MatchList(const std::vector<std::string>&) { return ReplyMatch::kExact; }
