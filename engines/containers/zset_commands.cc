@@ -281,7 +281,7 @@ void VisitScoreRange(const ZSetValue& zset, const ScoreRange& range, int64_t off
     }
     if (limit == 0) return false;
     if (!(reverse ? range.AtLeastMin(score) : range.AtMostMax(score))) return false;
-    --limit;
+    if (limit > 0) --limit;  // negative: no limit (and LLONG_MIN must not wrap)
     return visit(member, score);
   });
 }
@@ -356,7 +356,7 @@ void VisitLexRange(const ZSetValue& zset, const LexRange& range, int64_t offset,
     }
     if (limit == 0) return false;
     if (!(reverse ? range.AtLeastMin(member) : range.AtMostMax(member))) return false;
-    --limit;
+    if (limit > 0) --limit;  // negative: no limit (and LLONG_MIN must not wrap)
     return visit(member, score);
   });
 }

@@ -31,11 +31,18 @@ void RenderSum(const DeferredReply&, std::span<const OpResult> results, ReplyWri
   writer.Integer(sum);
 }
 
-// TTL rounds the milliseconds left to the nearest second, as ttlGenericCommand.
+// ttlGenericCommand()'s rounding to the nearest second, (ms + 500) / 1000.
+// Redis writes it in a signed long long, where a deadline within 500 ms of
+// LLONG_MAX overflows; its build answers the exact quotient there
+// (9223372036854776 for LLONG_MAX), so that is computed without overflow.
+int64_t RoundToSeconds(int64_t ms) {
+  if (ms < 0) return ms;
+  return ms / 1000 + (ms % 1000 + 500) / 1000;
+}
+
 void RenderTtlSeconds(const DeferredReply&, std::span<const OpResult> results,
                       ReplyWriter& writer, ServerContext&) {
-  int64_t ms = results[0].integer;
-  writer.Integer(ms < 0 ? ms : (ms + 500) / 1000);
+  writer.Integer(RoundToSeconds(results[0].integer));
 }
 
 void AddPerKey(CommandCall& call, OpCode code) {
@@ -114,8 +121,7 @@ void PexpireAt(CommandCall& call) { ExpireGeneric(call, false, false, "pexpireat
 // EXPIRETIME rounds to the nearest second, as ttlGenericCommand().
 void RenderExpireTimeSeconds(const DeferredReply&, std::span<const OpResult> results,
                              ReplyWriter& writer, ServerContext&) {
-  const int64_t ms = results[0].integer;
-  writer.Integer(ms < 0 ? ms : (ms + 500) / 1000);
+  writer.Integer(RoundToSeconds(results[0].integer));
 }
 
 constexpr CommandHandler ExpireTime = KeyCommand<OpCode::kExpireTime, RenderExpireTimeSeconds>;
