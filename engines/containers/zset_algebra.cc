@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engines/container_call.h"
+#include "engines/entry.h"
 #include "engines/containers/command_support.h"
 #include "engines/containers/encoding_limits.h"
 #include "engines/containers/set_value.h"
@@ -145,19 +146,22 @@ Scored Intersection(const std::vector<Source>& sources, Aggregate aggregate, int
 
 // SET_OP_UNION: each member's weighted scores aggregated in the sources'
 // order (smallest first), as Redis's accumulator does.
+// The index owns its keys: an intset's members are views of a buffer that
+// the next member overwrites (SetValue::ForEach), so a view kept past the
+// visit would alias every later member.
 Scored Union(const std::vector<Source>& sources, Aggregate aggregate) {
-  std::unordered_map<std::string_view, size_t> index;
+  std::unordered_map<std::string, size_t, KeyHash, KeyEqual> index;
   Scored result;
   for (const Source& source : sources) {
     source.ForEach([&](std::string_view member, double value) {
       double score = source.weight * value;
       if (std::isnan(score)) score = 0;
-      const auto [at, added] = index.emplace(member, result.size());
-      if (added) {
-        result.emplace_back(member, score);
-      } else {
+      if (const auto at = index.find(member); at != index.end()) {
         AggregateInto(&result[at->second].second, score, aggregate);
+        return;
       }
+      index.emplace(std::string(member), result.size());
+      result.emplace_back(member, score);
     });
   }
   return result;
@@ -267,12 +271,15 @@ OpResult ReadZSetAlgebraSource(const Operation& op, KeyReader& keys, GroupState&
                                               live->container->type() != ValueType::kSet))) {
     return OpResult::Error(EngineError::kWrongType);
   }
+  const ZSetAlgebraStep step = ZSetAlgebraStep::Decode(op.integer2);
+  if (step.first_source) group.read_values.clear();
   group.read_values.push_back(live ? live->container->Clone() : nullptr);
   const std::span<const std::string_view> args = op.container_args();
-  const auto numkeys_index = static_cast<size_t>(op.integer2);
-  const auto numkeys = static_cast<size_t>(ParseRedisInt64(args[numkeys_index]).value_or(0));
+  const auto numkeys = static_cast<size_t>(ParseRedisInt64(args[step.numkeys_index]).value_or(0));
   if (group.read_values.size() < numkeys) return OpResult::Ok();
-  return Compute(args, numkeys_index, static_cast<ZSetAlgebra>(op.integer), group);
+  OpResult result = Compute(args, step.numkeys_index, static_cast<ZSetAlgebra>(op.integer), group);
+  group.read_values.clear();
+  return result;
 }
 
 OpResult ReadZRangeStore(const Operation& op, KeyReader& keys, GroupState& group) {

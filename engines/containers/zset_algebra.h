@@ -29,11 +29,32 @@ namespace kvlab {
 // Operation::integer of a ReadZSetAlgebraSource step: what it computes.
 enum class ZSetAlgebra : int64_t { kUnion, kInter, kDiff, kInterCard };
 
+// Operation::integer2 of a ReadZSetAlgebraSource step: where numkeys is
+// (1, or 2 for the STORE forms), and whether the step reads the first
+// source. The first starts the group's copies afresh: a transaction is one
+// group, and an earlier command's sources (or those of one that a
+// WRONGTYPE source stopped) must not count as this one's.
+struct ZSetAlgebraStep {
+  size_t numkeys_index = 1;
+  bool first_source = false;
+
+  int64_t Encode() const {
+    return static_cast<int64_t>(numkeys_index) | (first_source ? kFirstSourceBit : 0);
+  }
+  static ZSetAlgebraStep Decode(int64_t integer2) {
+    return {.numkeys_index = static_cast<size_t>(integer2 & ~kFirstSourceBit),
+            .first_source = (integer2 & kFirstSourceBit) != 0};
+  }
+
+ private:
+  static constexpr int64_t kFirstSourceBit = int64_t{1} << 32;
+};
+
 // Operation::read_keys for one source of ZUNION..ZDIFFSTORE.
 // op.arg_pool[arg_first, +arg_count) is the whole command, whose numkeys
-// (at op.integer2: 1, or 2 for the STORE forms) the server validated;
-// op.integer is a ZSetAlgebra. REQUIRES: the command's sources are read in
-// order by one step each, in one group.
+// the server validated; op.integer2 is a ZSetAlgebraStep, op.integer a
+// ZSetAlgebra. REQUIRES: the command's sources are read in order by one
+// step each, in one group.
 OpResult ReadZSetAlgebraSource(const Operation& op, KeyReader& keys, GroupState& group);
 
 // Operation::read_keys for ZRANGESTORE dst src min max [BYSCORE|BYLEX]

@@ -52,11 +52,11 @@ void ZSetAlgebraCommand(CommandCall& call) {
   if (!numkeys) return;
   Operation read = MakeOp(OpCode::kReadKeys, call.args[kNumKeysIndex + 1], {},
                           static_cast<int64_t>(kAlgebra));
-  read.integer2 = kNumKeysIndex;
   read.read_keys = ReadZSetAlgebraSource;
   const size_t steps = *numkeys + (kStore ? 1 : 0);
   for (size_t i = 0; i < *numkeys; ++i) {
     read.key = call.args[kNumKeysIndex + 1 + i];
+    read.integer2 = ZSetAlgebraStep{.numkeys_index = kNumKeysIndex, .first_source = i == 0}.Encode();
     // A WRONGTYPE source, or the last one's error, skips what follows.
     read.guard_span = static_cast<uint32_t>(steps - i - 1);
     if (i == 0) {

@@ -267,6 +267,17 @@ TEST_P(SetScriptTest, IntsetOrdersAndEncodingsMatchRedisExactly) {
       {"SMEMBERS", "x1"},
       {"SDIFFSTORE", "x2", "x2", "x2"},
       {"EXISTS", "x2"},
+      // An intset as a sorted-set source: its members are rendered one at
+      // a time, and each must stay a member of its own (seed 2 of the
+      // container differential found 8 and 9 of {-1, 8, 9} merged).
+      {"SADD", "ints", "-1", "9", "8"},
+      {"ZUNIONSTORE", "zu", "1", "ints"},
+      {"ZRANGE", "zu", "0", "-1", "WITHSCORES"},
+      {"ZUNIONSTORE", "zu", "2", "nokey", "ints", "WEIGHTS", "0", "inf"},
+      {"ZRANGE", "zu", "0", "-1", "WITHSCORES"},
+      {"ZUNION", "2", "ints", "ints", "WITHSCORES"},
+      {"ZINTER", "2", "ints", "ints", "WITHSCORES"},
+      {"ZDIFF", "2", "ints", "nokey", "WITHSCORES"},
       // SMOVE: to a new key (its encoding chosen by the member), between
       // encodings, the last member taking its key along, the same key,
       // a missing source before the destination's type.
@@ -315,6 +326,16 @@ TEST_P(SetScriptTest, IntsetOrdersAndEncodingsMatchRedisExactly) {
       {"EXEC"},
       {"SMEMBERS", "mi"},
       {"EXISTS", "mu"},
+      // The same for the sorted-set algebra (seed 6 of the container
+      // differential: ZDIFF's three sources were counted as ZINTER's, whose
+      // WEIGHTS then read as a syntax error).
+      {"MULTI"},
+      {"ZDIFF", "3", "zlex", "ints", "ints", "WITHSCORES"},
+      {"ZINTER", "2", "ints", "nokey", "WEIGHTS", "3", "1e300"},
+      {"ZUNIONSTORE", "zs", "2", "ints", "str"},
+      {"ZUNION", "1", "ints", "WEIGHTS", "2", "WITHSCORES"},
+      {"ZINTERCARD", "2", "ints", "ints"},
+      {"EXEC"},
   };
   for (const auto& command : script) {
     const std::string bytes = Encode(command);
