@@ -191,7 +191,7 @@ TEST_P(ServerIntegration, RedisBenchmarkCompletesAtP1AndP16) {
 }
 
 // redis-benchmark's whole default list (`redis-benchmark -q`, no -t), as the
-// README says: every test completes without an error reply, on every engine.
+// docs/server.md says: every test completes without an error reply, on every engine.
 TEST_P(ServerIntegration, RedisBenchmarkDefaultSuiteRunsWithoutErrors) {
   StartServer();
   std::string output;

@@ -13,7 +13,7 @@ This is the notebook's API, for quick answers while exploring: one server start,
 back-to-back windows, closed loop (latency is measured from each request's send, so
 its percentiles are closed-loop ones). Figures to publish come from `python3 -m kvlab
 run`, which measures with kvlab-load in rounds from fresh servers in shuffled order and
-checks the CPUs for interference (README.md, "Experiments, reports and analysis").
+checks the CPUs for interference (docs/experiments.md, docs/methodology.md).
 """
 
 from __future__ import annotations

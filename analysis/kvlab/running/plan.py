@@ -32,7 +32,8 @@ from . import kinds
 from .experiment import AUTO, Experiment, Point, ServerSpec, point_fill
 
 # Seconds a measurement costs beyond its window: starting kvlab-load or redis-benchmark,
-# opening connections, the runner's bookkeeping (checked against real runs: see README).
+# opening connections, the runner's bookkeeping (checked against real runs: see
+# docs/experiments.md, "Where it runs").
 MEASUREMENT_OVERHEAD_S = 0.3
 # Seconds to start a server, wait for it and stop it.
 SERVER_START_S = 0.5
