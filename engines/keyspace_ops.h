@@ -278,8 +278,11 @@ OpResult WriteContainer(const Operation& op, H& handle, const std::optional<Entr
 }
 
 // A string command that may write: its new bytes are stored keeping the
-// TTL (unless unchanged), or as a plain SET stores them (Replace()), an
-// empty replacement removing the key.
+// TTL, or as a plain SET stores them (Replace()), an empty replacement
+// removing the key. A bit write that changes no bit still leaves the value
+// edited in place (Redis's lookupStringForBitCommand() unshares it, so
+// OBJECT ENCODING says raw) but is no modification: redis-server 7.0.15
+// lets a WATCH on the key pass after SETBIT or BITFIELD SET of the same bit.
 template <EntryHandle H>
 OpResult WriteString(const Operation& op, H& handle, const std::optional<EntryView>& live,
                      GroupState* group) {
@@ -296,6 +299,8 @@ OpResult WriteString(const Operation& op, H& handle, const std::optional<EntryVi
     }
   } else if (!live || *edited != live->value) {
     handle.Store(*edited, live ? live->expire_at_ms : 0, ValueForm::kEditedString);
+  } else if (live->form != ValueForm::kEditedString) {
+    handle.StoreUnchanged(*edited, live->expire_at_ms, ValueForm::kEditedString);
   }
   return result;
 }
@@ -491,6 +496,11 @@ class ChangeTracking {
     Container* next = form == ValueForm::kContainer ? AddressFrom(value) : nullptr;
     if (held_ != next) ReleaseContainer(held_);
     held_ = next;
+    inner_.Store(value, deadline, form);
+  }
+  // The same bytes in another form (a bit write that changed no bit): not
+  // a change, so the feed (WATCH) never hears of it.
+  void StoreUnchanged(std::string_view value, int64_t deadline, ValueForm form) {
     inner_.Store(value, deadline, form);
   }
   void Append(std::string_view tail) { changed_ = true; inner_.Append(tail); }

@@ -187,6 +187,17 @@ TEST_P(SessionTest, StringEncodingsFollowHowTheValueWasWritten) {
       {"SET e 5 EX 100", "+OK"},      {"SETRANGE e 0 7", ":1"},
       {"OBJECT ENCODING e", "$3\r\nraw"}, {"TTL e", ":100"},
       {"OBJECT REFCOUNT e", ":1"},
+      // A bit write that changes no bit still edits in place (raw) but is
+      // no modification (WATCH passes); BITFIELD GET only reads.
+      {"SET n 1234", "+OK"},          {"SETBIT n 2 1", ":1"},
+      {"OBJECT ENCODING n", "$3\r\nraw"},
+      {"SET n 1234", "+OK"},          {"BITFIELD n SET u1 2 1", "*1\r\n:1"},
+      {"OBJECT ENCODING n", "$3\r\nraw"},
+      {"SET n 1234", "+OK"},          {"BITFIELD n GET u1 2", "*1\r\n:1"},
+      {"OBJECT ENCODING n", "$3\r\nint"},
+      {"WATCH n", "+OK"},             {"SETBIT n 2 1", ":1"},
+      {"MULTI", "+OK"},               {"PING", "+QUEUED"},
+      {"EXEC", "*1\r\n+PONG"},
   };
   for (const auto& [command, reply] : steps) {
     EXPECT_EQ(Feed(command + "\r\n"), reply + "\r\n") << command;
