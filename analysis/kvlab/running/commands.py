@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import re
 import shlex
 import shutil
@@ -85,10 +86,12 @@ def fill(template: str, values: dict[str, object]) -> list[str]:
 
 def binary_path(argv: list[str], binary: str | None = None) -> str:
     """The binary that identifies the server: `binary` (the row's), else the command's
-    first word, found on PATH; its resolved path (or the word itself when not found)."""
+    first word, found on PATH; its absolute path, links not followed (Debian's
+    /usr/bin/redis-server is a link to redis-check-rdb: the name says more), or the word
+    itself when not found. Its SHA-256 is the content's, through any link."""
     word = binary or argv[0]
     found = shutil.which(word) if "/" not in word else word
-    return str(Path(found).resolve()) if found and Path(found).exists() else word
+    return os.path.abspath(found) if found and Path(found).exists() else word
 
 
 def sha256_of(path: str) -> str | None:
