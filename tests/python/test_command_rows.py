@@ -392,3 +392,35 @@ def test_one_label_is_one_line_across_builds(tmp_path):
                                       started="2026-01-02T00:00:00+00:00"))
     assert set(series_of(first)) == set(series_of(second))
     assert any(k.name == "mine/redis (mine[main] / redis) get s" for k in series_of(first))
+
+
+# ---- a cluster of any server ------------------------------------------------------------
+
+def test_a_command_cluster_is_joined_and_driven_by_slots(build_dir, tmp_path):
+    """Two redis-server nodes from a template: every slot assigned once, the cluster ok, a
+    routed prefill puts keys on both nodes with no error, and the stop ends every node."""
+    kvlab_binaries_or_fail(build_dir)
+    text = head("cluster") + server(
+        "nodes", "command-cluster", nodes=2,
+        command=REDIS_TEMPLATE + " --cluster-enabled yes --cluster-config-file "
+                                 "{cluster_config}") + SWEEP.replace('"incrby"', '"get"')
+    spec = resolve(parse_experiment_text(text, Path("c.toml")),
+                   Topology.of(range(4))).experiment.servers[0]
+    process = server_process(spec, build_dir, tmp_path, tmp_path / "nodes.log", None)
+    process.start()
+    try:
+        assert process.cluster_ok() and len(process.pids) == 2
+        process.check_point("get")  # a -MOVED to the probe's key counts as known
+        done = subprocess.run(
+            [str(build_dir / "kvlab-load"), "--target", process.target("tcp"), "--route",
+             "slots", "--command", "get", "--keys", "200", "--prefill", "--duration", "0.1",
+             "--warmup", "0", "--repeat", "1", "--quiet"],
+            capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        keys = [info_unix(path, "keyspace") for path in process.sockets]
+        assert all(k.get("db0", "").startswith("keys=") for k in keys)
+        assert process.memory()[2] == 200
+        pids = process.pids
+    finally:
+        process.stop()
+    assert process_tree(pids) == []
