@@ -24,6 +24,7 @@
 
 #include "harness/clients/client_strategy.h"
 #include "harness/measurement/latency_histogram.h"
+#include "harness/measurement/process_readings.h"
 #include "harness/sweep.h"
 #include "harness/clients/target.h"
 #include "harness/workloads/workload.h"
@@ -165,4 +166,11 @@ PYBIND11_MODULE(_harness, module) {
       py::arg("prefill") = false, py::arg("on_repetition") = py::none(),
       "Runs one sweep (one point per value of `threads`) and returns a SweepOutcome. "
       "`on_repetition(threads, repetition)` is called after each measured window.");
+
+  module.def("process_tree", &ProcessTreeOf, py::arg("roots"),
+             "The processes `roots` and their live descendants, roots first "
+             "(harness/measurement/process_readings.h; kvlab-load --server-pids reads these).");
+  module.def("process_tree_cpu_seconds", &ProcessTreeCpuSeconds, py::arg("roots"),
+             "CPU seconds used so far by process_tree(roots), threads included; < 0 when "
+             "no root can be read: the server CPU kvlab-load --server-pids measures.");
 }

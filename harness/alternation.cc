@@ -192,6 +192,17 @@ double ServerCpuClockSeconds(pid_t pid) {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
+namespace {
+
+// A side's server CPU so far: its --server-pids' process trees, else its
+// process's CPU clock.
+double SideServerCpuSeconds(const LoadConfig& config, pid_t server_pid) {
+  if (!config.server_pids.empty()) return ProcessTreeCpuSeconds(config.server_pids);
+  return ServerCpuClockSeconds(server_pid);
+}
+
+}  // namespace
+
 Status ValidateAlternation(const AlternationConfig& config) {
   for (const LoadConfig* side : {&config.a, &config.b}) {
     Status valid = ValidateConfig(*side);
@@ -233,7 +244,8 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
     const ConnectionOptions options{true, load.connect_timeout_s, load.reply_timeout_s};
     Status opened = ServerControl::Open(load.target, options, &controls[side]);
     if (!opened.ok()) return opened.WithContext(SideName(side));
-    out->sides[side].server_pid = LocalServerPid(*controls[side]);
+    out->sides[side].server_pid =
+        load.server_pids.empty() ? LocalServerPid(*controls[side]) : load.server_pids.front();
     Status prepared = PrepareTarget(load, *controls[side]);
     if (!prepared.ok()) return prepared.WithContext(SideName(side));
   }
@@ -248,6 +260,12 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
   WatchOptions watch_options = config.a.watch;
   if (!one_target && out->sides[1].server_pid > 0) {
     watch_options.own_pids.push_back(out->sides[1].server_pid);
+  }
+  // A side of several processes: every one of them, and their children, are ours.
+  for (const LoadConfig* side : configs) {
+    watch_options.own_pids.insert(watch_options.own_pids.end(), side->server_pids.begin(),
+                                  side->server_pids.end());
+    watch_options.trees = watch_options.trees || side->watch.trees;
   }
   const WindowWatch watch(watch_options, out->sides[0].server_pid);
   out->usable_cores = UsableCoreCount(config.a.cpus);
@@ -279,13 +297,13 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
     uint64_t start_ns = 0;
     const ThreadCounters ramp = run.TakeAll(&start_ns);
     const double client_cpu_start = ProcessCpuSeconds();
-    const double server_cpu_start = ServerCpuClockSeconds(server_pid);
+    const double server_cpu_start = SideServerCpuSeconds(*configs[side], server_pid);
     const WatchMark slice_start = measured ? watch.Mark() : WatchMark();
     SleepUntilNs(begin_ns + slice_ns);
     uint64_t end_ns = 0;
     ThreadCounters counters = run.TakeAll(&end_ns);
     double client_cpu_end = ProcessCpuSeconds();
-    double server_cpu_end = ServerCpuClockSeconds(server_pid);
+    double server_cpu_end = SideServerCpuSeconds(*configs[side], server_pid);
     const WatchMark slice_end = measured ? watch.Mark() : WatchMark();
     const bool drained = run.Deactivate(end_ns);
     ThreadCounters drain = run.TakeAll(nullptr);
@@ -296,7 +314,7 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
       counters.Merge(drain);
       drain = ThreadCounters();
       client_cpu_end = ProcessCpuSeconds();
-      server_cpu_end = ServerCpuClockSeconds(server_pid);
+      server_cpu_end = SideServerCpuSeconds(*configs[side], server_pid);
     }
     if (!drained) {
       failure = run.FirstFailure();

@@ -14,6 +14,7 @@
 
 #include "harness/measurement/cpu_usage.h"
 #include "harness/measurement/load_clock.h"
+#include "harness/measurement/process_readings.h"
 #include "harness/clients/server_control.h"
 #include "harness/clients/slot_map.h"
 
@@ -126,7 +127,8 @@ class RedisBenchmarkRunner {
     const ConnectionOptions options{true, config_.connect_timeout_s, config_.reply_timeout_s};
     Status opened = ServerControl::Open(config_.target, options, &control_);
     if (!opened.ok()) return opened;
-    const pid_t server_pid = LocalServerPid(*control_);
+    const pid_t server_pid =
+        config_.server_pids.empty() ? LocalServerPid(*control_) : config_.server_pids.front();
     for (size_t index = 0; index < config_.threads.size(); ++index) {
       const int threads = config_.threads[index];
       out->push_back(PointResult{});
@@ -143,6 +145,11 @@ class RedisBenchmarkRunner {
   }
 
  private:
+  // --server-pids: their process trees' CPU (/proc); else INFO cpu.
+  double ServerCpuSeconds() {
+    if (!config_.server_pids.empty()) return ProcessTreeCpuSeconds(config_.server_pids);
+    return control_->CpuSeconds();
+  }
   bool Cancelled() const { return callbacks_.cancel != nullptr && callbacks_.cancel->load(); }
 
   Status Measure(int threads, uint64_t requests, RedisBenchmarkFigures* figures) {
@@ -177,12 +184,12 @@ class RedisBenchmarkRunner {
       if (Cancelled()) return Status::Cancelled("cancelled before repetition " + std::to_string(repetition));
       const WatchMark watch_start = watch.Mark();
       const ChildUsage child_start = ChildrenUsage();
-      const double server_start = control_->CpuSeconds();
+      const double server_start = ServerCpuSeconds();
       const uint64_t start_ns = NowNs();
       RedisBenchmarkFigures figures;
       Status measured = Measure(point->threads, requests, &figures);
       const uint64_t end_ns = NowNs();
-      const double server_end = control_->CpuSeconds();
+      const double server_end = ServerCpuSeconds();
       const ChildUsage child_end = ChildrenUsage();
       const WatchMark watch_end = watch.Mark();
       if (!measured.ok()) return measured.WithContext("repetition " + std::to_string(repetition));

@@ -8,6 +8,7 @@
 #include "harness/clients/server_control.h"
 #include "harness/measurement/cpu_usage.h"
 #include "harness/measurement/load_clock.h"
+#include "harness/measurement/process_readings.h"
 #include "harness/measurement/thread_recorder.h"
 #include "harness/window_marks.h"
 
@@ -84,7 +85,10 @@ class PointRun final : public WindowSources {
   void PeekAll(LatencyHistogram* latency, uint64_t* ops) {
     for (auto& recorder : recorders_) recorder->Peek(latency, ops);
   }
-  double ServerCpuSeconds() override { return control_.CpuSeconds(); }
+  double ServerCpuSeconds() override {
+    if (!config_.server_pids.empty()) return ProcessTreeCpuSeconds(config_.server_pids);
+    return control_.CpuSeconds();
+  }
   int64_t LoopWakeups() const override { return strategy_->loop_wakeups(); }
   int64_t Moved() const override { return strategy_->moved(); }
   int64_t IncrbySum() const {
@@ -159,7 +163,7 @@ class SweepRunner {
       Status routed = control_->RouteBySlots(config_.target, control_options);
       if (!routed.ok()) return routed;
     }
-    server_pid_ = LocalServerPid(*control_);
+    server_pid_ = config_.server_pids.empty() ? LocalServerPid(*control_) : config_.server_pids.front();
     const int point_count = static_cast<int>(config_.threads.size());
     for (int index = 0; index < point_count; ++index) {
       if (Cancelled()) return Status::Cancelled("cancelled before " + PointName(config_, config_.threads[index]));

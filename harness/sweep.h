@@ -57,6 +57,9 @@ struct LoadConfig {
   bool flush = false;     // FLUSHALL before each point (then prefill again)
   double connect_timeout_s = kDefaultConnectTimeoutS;
   double reply_timeout_s = kDefaultReplyTimeoutS;  // a connection waiting longer for a reply fails the point
+  // --server-pids: the server's processes here; its CPU is their process trees'
+  // (/proc), not INFO cpu's. Empty: INFO cpu, and the pid INFO server names.
+  std::vector<pid_t> server_pids;
   WatchOptions watch;  // interference on the measured CPUs, the server's own costs
 };
 

@@ -79,6 +79,7 @@ po::options_description Describe() {
     ("schema", po::bool_switch(), "print the measured columns of the CSV (name, kind, meaning) as JSON and exit")
     ("kinds", po::bool_switch(), "print the client strategies, what applies to each, and the commands and ranges kvlab-load accepts as JSON and exit")
     ("measured-cpus", text(), "CPUs watched for interference: others' CPU time on them and steal, e.g. 0-3")
+    ("server-pids", text(), "the server's processes on this machine (a server of several: every one): its CPU is read from /proc over their process trees (threads and children) instead of INFO cpu, and counts as ours: 12,34 (none: INFO cpu)")
     ("own-pids", text(), "processes whose CPU on the measured CPUs is ours, not others' (a link forwarder): 12,34")
     ("disturbed-above", text(), ("a window whose foreign or steal CPU exceeds this many cores is disturbed (default " + Seconds(kDefaultDisturbedAboveCores) + ")").c_str())
     ("json", text(), "JSON file: config, machine, server INFO, histograms")
@@ -388,6 +389,11 @@ Status ParseWatchAndOutputOptions(const po::variables_map& values, CommandLineOp
   if (status.ok() && values.count("measured-cpus")) {
     status = ParseCpuList(TextOf(values, "measured-cpus"), &config.watch.measured_cpus);
   }
+  // "none": no processes (side B of an alternation whose side A names some).
+  if (status.ok() && values.count("server-pids") && TextOf(values, "server-pids") != "none") {
+    status = ParseIntegerList<pid_t>(TextOf(values, "server-pids"), "server-pids", 1, std::numeric_limits<pid_t>::max(), "process ids like 12,34", &config.server_pids);
+  }
+  if (status.ok()) config.watch.trees = !config.server_pids.empty();
   if (status.ok() && values.count("own-pids")) status = ParseIntegerList<pid_t>(TextOf(values, "own-pids"), "own-pids", 1, std::numeric_limits<pid_t>::max(), "process ids like 12,34", &config.watch.own_pids);
   if (status.ok()) {
     status = ParseNumberOption(values, "disturbed-above", 0.0, 4096.0, &config.watch.disturbed_above_cores);

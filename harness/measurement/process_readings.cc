@@ -1,10 +1,13 @@
 #include "harness/measurement/process_readings.h"
 
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -94,6 +97,61 @@ double ProcessAgeSeconds(pid_t pid) {
   std::istringstream(ReadTextFile("/proc/uptime")) >> uptime;
   if (uptime < 0) return -1;
   return uptime - static_cast<double>(start_ticks) / ProcTicksPerSecond();
+}
+
+pid_t ParseProcessParent(std::string_view text) {
+  const std::vector<std::string_view> fields = StatFieldsAfterName(text);
+  uint64_t parent = 0;
+  if (fields.size() < 2 || !ParseUnsigned(fields[1], &parent)) return -1;
+  return static_cast<pid_t>(parent);
+}
+
+std::vector<pid_t> ProcessTreeOf(const std::vector<pid_t>& roots) {
+  std::vector<pid_t> tree;
+  for (pid_t root : roots) {
+    if (root > 0 && std::find(tree.begin(), tree.end(), root) == tree.end() &&
+        std::filesystem::exists("/proc/" + std::to_string(root))) {
+      tree.push_back(root);
+    }
+  }
+  if (tree.empty()) return tree;
+  std::multimap<pid_t, pid_t> children;  // parent -> child
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    uint64_t pid = 0;
+    if (!ParseUnsigned(entry.path().filename().string(), &pid)) continue;
+    const pid_t parent = ParseProcessParent(ReadTextFile(entry.path().string() + "/stat"));
+    if (parent > 0) children.emplace(parent, static_cast<pid_t>(pid));
+  }
+  for (size_t i = 0; i < tree.size(); ++i) {  // breadth first; `tree` grows as it goes
+    const auto [first, last] = children.equal_range(tree[i]);
+    for (auto it = first; it != last; ++it) {
+      if (std::find(tree.begin(), tree.end(), it->second) == tree.end()) tree.push_back(it->second);
+    }
+  }
+  return tree;
+}
+
+double ProcessClockSecondsOf(pid_t pid) {
+  if (pid <= 0) return -1;
+  clockid_t clock;
+  timespec now{};
+  if (::clock_getcpuclockid(pid, &clock) == 0 && ::clock_gettime(clock, &now) == 0) {
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+  }
+  return ProcessCpuSecondsOf(pid);
+}
+
+double ProcessTreeCpuSeconds(const std::vector<pid_t>& roots) {
+  double total = 0;
+  bool any = false;
+  for (pid_t pid : ProcessTreeOf(roots)) {
+    const double seconds = ProcessClockSecondsOf(pid);
+    if (seconds < 0) continue;  // ended since the tree was read
+    total += seconds;
+    any = true;
+  }
+  return any ? total : -1;
 }
 
 int64_t ParseTaskContextSwitches(std::string_view text) {

@@ -42,6 +42,22 @@ double ProcessCpuSecondsOf(pid_t pid);
 // the system's uptime); < 0 when it cannot be read.
 double ProcessAgeSeconds(pid_t pid);
 
+// The parent's pid from the text of /proc/PID/stat; < 0 when it is not such a line.
+pid_t ParseProcessParent(std::string_view proc_pid_stat_text);
+// `roots` and every live descendant of theirs (children, grandchildren, ...),
+// each once, roots first: a server started through a wrapper or one that
+// forks workers is its whole tree. Found by one pass over /proc/*/stat (the
+// kernel here has no /proc/PID/task/TID/children). A root that is gone is
+// left out.
+std::vector<pid_t> ProcessTreeOf(const std::vector<pid_t>& roots);
+// CPU seconds of a live process over all its threads, from its CPU clock
+// (nanoseconds; /proc's ticks as a fallback); < 0 when it cannot be read.
+double ProcessClockSecondsOf(pid_t pid);
+// CPU seconds of ProcessTreeOf(roots), summed: what a server of several
+// processes used so far (exited children are not counted: a server's
+// workers live as long as it does). < 0 when no root can be read.
+double ProcessTreeCpuSeconds(const std::vector<pid_t>& roots);
+
 // voluntary_ctxt_switches + nonvoluntary_ctxt_switches of one
 // /proc/PID/task/TID/status text; < 0 when neither line is there.
 int64_t ParseTaskContextSwitches(std::string_view task_status_text);

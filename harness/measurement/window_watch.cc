@@ -48,6 +48,10 @@ WatchMark WindowWatch::Mark() const {
     std::set<pid_t> ours(options_.own_pids.begin(), options_.own_pids.end());
     if (server_pid_ > 0) ours.insert(server_pid_);
     ours.erase(::getpid());  // ProcessCpuSeconds() above counts this process
+    if (options_.trees) {
+      const std::vector<pid_t> tree = ProcessTreeOf({ours.begin(), ours.end()});
+      ours = std::set<pid_t>(tree.begin(), tree.end());
+    }
     for (pid_t pid : ours) mark.own_seconds += std::max(0.0, ProcessCpuSecondsOf(pid));
   }
   if (server_pid_ > 0) mark.server_switches = ProcessContextSwitchesOf(server_pid_);

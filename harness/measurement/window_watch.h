@@ -33,6 +33,9 @@ struct WatchOptions {
   std::vector<int> measured_cpus;  // --measured-cpus; empty: interference not measured
   std::vector<pid_t> own_pids;     // --own-pids: helpers whose CPU is ours (a link forwarder)
   double disturbed_above_cores = kDefaultDisturbedAboveCores;  // --disturbed-above
+  // --server-pids given: the children of ours (the server's, the own pids')
+  // are ours too (a server of several processes; ProcessTreeOf).
+  bool trees = false;
 };
 
 // The readings at one window edge.

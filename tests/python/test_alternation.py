@@ -246,15 +246,19 @@ def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monk
 
     class Process:
         pid = None
+        pids = []
+        spec = ServerSpec("r", "redis")
         def start(self): pass
         def stop(self): pass
         def target(self, transport): return "tcp://127.0.0.1:1"
+        def check_point(self, command, value_shape): pass
 
     runner = types.SimpleNamespace(
         experiment=types.SimpleNamespace(server=lambda name: ServerSpec(name, "redis"),
                                          disturbance_cores=0.05, alternation_s=0.8,
                                          slice_s=0.1),
         _server_process=lambda spec, work, bind: Process(), _prefill=lambda *a: None,
+        identify=lambda process: None,
         problems=[], say=lambda text: None, helper_pids=[], measured_cpus=[0, 1],
         build_dir=tmp_path, harness_cpus=None, run_dir=tmp_path, interrupted=False)
     monkeypatch.setattr(alternating.subprocess, "run", fake_run)

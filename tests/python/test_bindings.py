@@ -136,3 +136,30 @@ def test_a_missing_server_binary_is_named(tmp_path):
     with pytest.raises(ServerError, match="kvlab-server not found"):
         with inprocess.local_server("concurrent", build=tmp_path):
             pass
+
+
+def test_a_process_tree_and_its_cpu_include_the_children():
+    """process_tree / process_tree_cpu_seconds (what kvlab-load --server-pids reads): a
+    shell that stays the parent of a busy child is the shell and the child, and the tree's
+    CPU is the child's, which the shell alone does not show."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    busy = ("import time\nstart = time.process_time()\n"
+            "while time.process_time() - start < 0.3: pass\nprint('done', flush=True)\n"
+            "time.sleep(30)\n")
+    shell = subprocess.Popen(["sh", "-c", f'{sys.executable} -c "$0"; true', busy],
+                             stdout=subprocess.PIPE, text=True, process_group=0)
+    try:
+        assert shell.stdout.readline().strip() == "done"
+        tree = harness.process_tree([shell.pid])
+        assert tree[0] == shell.pid and len(tree) == 2
+        assert harness.process_tree_cpu_seconds([shell.pid]) >= 0.3
+        assert harness.process_tree_cpu_seconds([shell.pid]) - \
+            harness.process_tree_cpu_seconds([tree[1]]) < 0.1  # the shell: next to nothing
+    finally:
+        os.killpg(shell.pid, signal.SIGTERM)
+        shell.wait(timeout=10)
+    assert harness.process_tree([shell.pid]) == []
+    assert harness.process_tree_cpu_seconds([shell.pid]) < 0

@@ -143,8 +143,18 @@ def machine_header(meta: dict) -> str:
         f"- started {meta.get('started_utc', '?')}, finished {meta.get('finished_utc', '?')}",
     ]
     for name, server in server_specs(meta).items():
-        lines.append(f"- server `{name}`: {server.get('describe', '')}")
+        lines.append(f"- server `{name}`: {server.get('describe', '')}"
+                     + identity_text(server.get("identity")))
     return "\n".join(lines)
+
+
+def identity_text(identity: dict | None) -> str:
+    """"; build: VERSION (from SOURCE), BINARY, sha256 DIGEST", or "" when not known."""
+    if not identity:
+        return ""
+    return (f"; build: version {identity.get('version') or 'unknown'} (from "
+            f"{identity.get('version_source', '?')}), `{identity.get('path', '?')}`, sha256 "
+            f"`{identity.get('sha256') or 'unknown'}`")
 
 
 def problems_section(points: pd.DataFrame) -> str:

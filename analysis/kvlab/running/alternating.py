@@ -233,6 +233,9 @@ class AlternatingPhase:
         try:
             for process in processes:
                 process.start()
+                runner.identify(process)
+            for process, point in zip(processes, (pair.point_a, pair.point_b)):
+                process.check_point(point.command, point.value_shape)
             targets = [processes[0].target(pair.point_a.transport),
                        processes[-1].target(pair.point_b.transport)]
             if point_fill(pair.point_a):
@@ -259,8 +262,11 @@ class AlternatingPhase:
                    processes: list[ServerProcess | RedisClusterProcess]) -> str | None:
         runner = self.runner
         experiment = runner.experiment
-        own = tuple([pid for p in processes for pid in getattr(p, "pids", [p.pid]) if pid]
+        own = tuple([pid for p in processes for pid in p.pids]
                     + runner.helper_pids + [os.getpid()])
+        # A command row's CPU is its process tree's (/proc): kvlab-load --server-pids.
+        server_pids = (processes[0].pids if processes[0].spec.is_command else None,
+                       processes[-1].pids if processes[-1].spec.is_command else None)
         watch = Watch(tuple(runner.measured_cpus), own, experiment.disturbance_cores)
         with tempfile.TemporaryDirectory(prefix="kvlab-alternation-") as folder:
             json_path = Path(folder) / "alternation.json"
@@ -268,7 +274,7 @@ class AlternatingPhase:
                 pair.point_a, targets[0], pair.point_b, targets[1], runner.build_dir,
                 runner.harness_cpus, self.netns, json_path, experiment.alternation_s,
                 experiment.slice_s, watch, prefill=pair.point_a.command == "incrby",
-                rate=pair.spec.rate or 0)
+                rate=pair.spec.rate or 0, server_pids=server_pids)
             budget = experiment.alternation_s + pair.point_a.warmup + 60
             try:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=budget)

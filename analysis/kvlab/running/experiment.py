@@ -53,15 +53,29 @@ ExperimentError naming the file, the key and what is allowed.
     kind = "kvlab"                   # kvlab | redis (Debian's redis-server) | redis-cluster
                                      # (N redis-servers with cluster-enabled, one pinned per
                                      # server CPU, the 16384 slots split evenly; driven with
-                                     # kvlab-load --route slots, tcp only)
+                                     # kvlab-load --route slots, tcp only) | command (any
+                                     # RESP server, from `command`) | command-cluster (N of
+                                     # them in cluster mode, as redis-cluster)
+    command = "valkey-server --port {port} --unixsocket {unix} --save ''"
+                                     # command, command-cluster: the command line, a template
+                                     # (placeholders: running/commands.py; docs/servers.md)
+    version = "8.0.1"                # command*, optional: the build's label (else INFO
+                                     # server's version, else --version); history series
+                                     # of one label are one line (docs/servers.md)
+    binary = "/opt/valkey/bin/valkey-server"  # command*, optional: the file that identifies
+                                     # the build (default: the command's first word)
+    start_timeout = 15               # command*, optional: seconds to answer PING
     engine = "sharded"               # kvlab only: single | sharded | concurrent | striped | owner
     shards = "auto"                  # sharded only; "auto" = the server's CPU count
     hop = "command"                  # sharded only: command | batch
     stripes = 64                     # striped only
     route = "slots"                  # owner only: none (default: the server hops for keys of
                                      # other threads) | slots (--shard-ports; kvlab-load reads
-                                     # CLUSTER SLOTS and sends each key to its owner's port)
-    nodes = "auto"                   # redis-cluster only: processes; "auto" = the server's CPUs
+                                     # CLUSTER SLOTS and sends each key to its owner's port);
+                                     # command: slots when the server answers CLUSTER SLOTS
+                                     # itself (Dragonfly's emulated cluster)
+    nodes = "auto"                   # redis-cluster, command-cluster: processes; "auto" =
+                                     # the server's CPUs
     io_threads = "auto"              # kvlab: I/O threads; redis: Redis 7 io-threads (a second
                                      # reference row, dropped where the server has one CPU);
                                      # "auto" = the server's CPU count
@@ -121,12 +135,15 @@ from typing import Any, Callable
 
 from ..measures.alternation import LATENCY_QUANTILES
 from .hosts import parse_hosts
-from . import kinds
+from . import commands, kinds
 from .toml_checker import (AUTO, Checker, ExperimentError, at_least_two, non_negative,
                            positive, positive_or_auto, valid_name)
 
 SEEDS = ("ember-pr50", "lettuce-threads")
-SERVER_KINDS = ("kvlab", "redis", "redis-cluster")
+SERVER_KINDS = ("kvlab", "redis", "redis-cluster", "command", "command-cluster")
+COMMAND_KINDS = ("command", "command-cluster")
+CLUSTER_KINDS = ("redis-cluster", "command-cluster")
+DEFAULT_START_TIMEOUT_S = 15.0
 TRANSPORTS = ("unix", "tcp", "remote")
 # kvlab-load's commands (its --kinds: commands) are a single-key NAME, a multi-key
 # NAME:N, ycsb:W (YCSB's load phase and workloads) or rb:TEST (redis-benchmark's own).
@@ -147,7 +164,7 @@ POINT_VARIABLES = ("sweep", "server", "loadgen", "transport", "client", "io", "c
 @dataclasses.dataclass(frozen=True)
 class ServerSpec:
     name: str
-    kind: str                      # "kvlab", "redis" or "redis-cluster"
+    kind: str                      # one of SERVER_KINDS
     engine: str | None = None
     shards: int | str | None = None      # an int, or AUTO until the plan resolves it
     hop: str | None = None
@@ -156,16 +173,30 @@ class ServerSpec:
     seed_engine: str | None = None
     multikey: str | None = None    # kvlab only: atomic (the default) | split
     route: str | None = None       # kvlab owner only: none (the default) | slots
-    nodes: int | str | None = None  # redis-cluster: processes, or AUTO until the plan resolves it
+    nodes: int | str | None = None  # *-cluster: processes, or AUTO until the plan resolves it
+    command: str | None = None     # command*: the command line template (commands.py)
+    version: str | None = None     # command*: the build's label
+    binary: str | None = None      # command*: the file that identifies the build
+    start_timeout: float = DEFAULT_START_TIMEOUT_S  # command*: seconds to answer PING
 
     @property
     def routes_by_slots(self) -> bool:
         """Whether kvlab-load drives it with --route slots (a cluster's every key to its owner)."""
-        return self.kind == "redis-cluster" or self.route == "slots"
+        return self.kind in CLUSTER_KINDS or self.route == "slots"
+
+    @property
+    def is_command(self) -> bool:
+        """A server given by a command line (kind command or command-cluster)."""
+        return self.kind in COMMAND_KINDS
 
     def describe(self) -> str:
         if self.kind == "redis-cluster":
             return f"Redis Cluster of {self.nodes} redis-server (Debian) nodes, one per CPU"
+        if self.kind == "command-cluster":
+            return f"cluster of {self.nodes} nodes, one per CPU: {self.command}"
+        if self.kind == "command":
+            return f"command: {self.command}" + (" (route slots)" if self.route == "slots"
+                                                 else "")
         if self.kind == "redis":
             threads = f" io-threads={self.io_threads}" if self.io_threads else ""
             return f"redis-server (Debian){threads}"
@@ -440,6 +471,8 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
     name = c.get("name", str, required=True, check=valid_name)
     kind = c.get("kind", str, required=True, allowed=SERVER_KINDS)
     seed_engine = c.get("seed_engine", str, allowed=("sharded", "concurrent", "redis"))
+    if kind in COMMAND_KINDS:
+        return _parse_command_server(c, name, kind, seed_engine)
     if kind == "redis-cluster":
         nodes = c.get("nodes", (int, str), AUTO, check=positive_or_auto)
         c.finish()
@@ -464,6 +497,51 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
     return ServerSpec(name=name, kind=kind, engine=engine, shards=shards, hop=hop,
                       stripes=stripes, io_threads=io_threads, seed_engine=seed_engine,
                       multikey=multikey, route=route)
+
+
+def _parse_command_server(c: Checker, name: str, kind: str,
+                          seed_engine: str | None) -> ServerSpec:
+    cluster = kind == "command-cluster"
+
+    def template(value: str) -> str | None:
+        problem = commands.template_problem(value, cluster)
+        return f"(server {name!r}) {problem}" if problem else None
+    command = c.get("command", str, required=True, check=template)
+    version = c.get("version", str, check=lambda v: None if v.strip() else "must not be empty")
+    binary = c.get("binary", str)
+    start_timeout = float(c.get("start_timeout", (int, float), DEFAULT_START_TIMEOUT_S,
+                                check=positive))
+    io_threads = c.get("io_threads", (int, str), check=positive_or_auto)
+    nodes = route = None
+    if cluster:
+        nodes = c.get("nodes", (int, str), AUTO, check=positive_or_auto)
+    else:
+        route = c.get("route", str, allowed=kinds.routes())
+    c.finish()
+    if cluster and "unix" not in commands.placeholders_of(command):
+        c.fail(c.key("command"), f"(server {name!r}) a command-cluster node is joined and "
+               "given its slots over its Unix socket: put {unix} in the command")
+    if io_threads is None and "io_threads" in commands.placeholders_of(command):
+        io_threads = AUTO
+    return ServerSpec(name=name, kind=kind, command=command, version=version, binary=binary,
+                      start_timeout=start_timeout, io_threads=io_threads, nodes=nodes,
+                      route=route, seed_engine=seed_engine)
+
+
+def _check_command_transports(path: Path, servers: tuple[ServerSpec, ...],
+                              sweeps: tuple[SweepSpec, ...]) -> None:
+    """A command row without {unix} has no Unix socket: a sweep that measures it over
+    transport unix is refused, naming both."""
+    for index, server in enumerate(servers):
+        if not server.is_command or "unix" in commands.placeholders_of(server.command):
+            continue
+        for sweep in sweeps:
+            if server.name in sweep.servers and "unix" in sweep.values["transport"]:
+                raise ExperimentError(
+                    f"{path}: server[{index}].command: server {server.name!r} has no {{unix}} "
+                    f"in its command, and sweep {sweep.name!r} measures it over transport "
+                    "unix: add --unixsocket {unix} (or the server's own option), or leave "
+                    "unix out of that sweep")
 
 
 def _parse_sweep(path: Path, index: int, table: Any, server_names: tuple[str, ...]) -> SweepSpec:
@@ -639,6 +717,7 @@ def _parse_experiment(data: dict, text: str, path: Path) -> Experiment:
     duplicate = next((n for n in sweep_names if sweep_names.count(n) > 1), None)
     if duplicate:
         raise ExperimentError(f"{path}: sweep.name: {duplicate!r} is used by two sweeps")
+    _check_command_transports(path, servers, sweeps)
     hosts, placement = parse_hosts(path, data, sweeps)
     compare_tables = data.get("compare", [])
     if not isinstance(compare_tables, list):

@@ -13,6 +13,10 @@ server's costs per operation, and says `disturbed` in the row's status.
   point's duration, also the warm-up) and measures around it alike; p90, p99.9,
   errors and the histogram stay blank: nothing is made up.
 
+A server given by a command line (a `command` row) is measured from /proc: its
+processes are passed as `--server-pids`, and kvlab-load reads their process trees' CPU
+(threads and children) instead of INFO cpu, which such a server may not report.
+
 A run returns the rows keyed by their header (strings, "" for unknown) and an
 error message when it failed (the rows that completed are still returned).
 """
@@ -135,18 +139,28 @@ def _options(arguments: list[str]) -> dict[str, str]:
     return dict(zip(arguments[0::2], arguments[1::2]))
 
 
-NEUTRAL_OPTIONS = {"--pipeline": "1", "--connections": "1", "--io": "direct", "--route": "none"}
+NEUTRAL_OPTIONS = {"--pipeline": "1", "--connections": "1", "--io": "direct", "--route": "none",
+                   "--server-pids": "none"}
+
+
+def server_pid_arguments(pids: Iterable[int] | None) -> list[str]:
+    """--server-pids for a server measured from /proc (a command row); [] for the others."""
+    pids = [p for p in (pids or ()) if p]
+    return ["--server-pids", ",".join(str(p) for p in pids)] if pids else []
 
 
 def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b: str,
                         build_dir: Path, cpus: str | None, netns: str | None, json_path: Path,
                         seconds: float, slice_s: float, watch: Watch = Watch(),
-                        prefill: bool = False, rate: float = 0) -> list[str]:
+                        prefill: bool = False, rate: float = 0,
+                        server_pids: tuple[list[int] | None, list[int] | None] = (None, None)
+                        ) -> list[str]:
     """kvlab-load alternating between two points (harness/alternation.h): side A is
     point_a against target_a; side B states only the options where point_b differs.
-    rate > 0: open loop, both sides offered that many ops/s."""
-    a = load_arguments(point_a, target_a)
-    b = _options(load_arguments(point_b, target_b))
+    rate > 0: open loop, both sides offered that many ops/s. server_pids: each side's
+    --server-pids (a command row's processes), or None."""
+    a = load_arguments(point_a, target_a) + server_pid_arguments(server_pids[0])
+    b = _options(load_arguments(point_b, target_b) + server_pid_arguments(server_pids[1]))
     a_options = _options(a)
     differs = [word for name, value in b.items() if a_options.get(name) != value
                for word in (name, value)]
@@ -200,11 +214,14 @@ def read_kvlab_load_rows(csv_text: str) -> list[dict[str, str]]:
 def kvlab_load_command(point: Point, binary: Path, target: str, cpus: str | None,
                        netns: str | None, csv_path: Path, json_path: Path, prefill: bool,
                        rate: float = 0, arrival: str = "uniform", labels: dict | None = None,
-                       watch: Watch = Watch(), requests: int = 0) -> list[str]:
+                       watch: Watch = Watch(), requests: int = 0,
+                       server_pids: list[int] | None = None) -> list[str]:
     """The kvlab-load command line of a point; rate > 0: open loop at that many ops/s;
-    requests > 0 (redis-benchmark): that many requests per repetition."""
+    requests > 0 (redis-benchmark): that many requests per repetition; server_pids: the
+    server's processes, its CPU read from /proc (server_pid_arguments)."""
     command = launch_prefix(cpus, netns) + [str(binary)] + kvlab_load_arguments(
-        point, target, csv_path, json_path, labels) + watch.arguments()
+        point, target, csv_path, json_path, labels) + watch.arguments() \
+        + server_pid_arguments(server_pids)
     if requests:
         command += ["--requests", str(requests)]
     if prefill:
@@ -218,14 +235,15 @@ def run_kvlab_load(point: Point, build_dir: Path, target: str, cpus: str | None,
                    netns: str | None, csv_path: Path, json_path: Path,
                    prefill: bool, rate: float = 0, arrival: str = "uniform",
                    labels: dict | None = None, watch: Watch = Watch(),
-                   cwd: Path | None = None, requests: int = 0) -> LoadResult:
+                   cwd: Path | None = None, requests: int = 0,
+                   server_pids: list[int] | None = None) -> LoadResult:
     """Runs kvlab-load in `cwd` (relative csv/json paths are relative to it; the rows
     name the JSON file as given)."""
     binary = Path(build_dir).resolve() / "kvlab-load"
     if not binary.exists():
         return LoadResult([], f"{binary} not found (build it: make build)")
     command = kvlab_load_command(point, binary, target, cpus, netns, csv_path, json_path,
-                                 prefill, rate, arrival, labels, watch, requests)
+                                 prefill, rate, arrival, labels, watch, requests, server_pids)
     csv_file = Path(cwd or ".") / csv_path
     budget = point.repetitions * point.duration + point.warmup + 120
     try:

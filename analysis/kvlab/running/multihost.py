@@ -41,7 +41,7 @@ from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host
                     stop_multiplexing)
 from .loadgens import (cell_formats, format_cell, kvlab_load_arguments, point_schema,
                        read_kvlab_load_rows)
-from .servers import HOST_START_TIMEOUT_S, ServerError, ServerProcess
+from .servers import HOST_START_TIMEOUT_S, CommandServerProcess, ServerError, ServerProcess
 
 MERGED = "merged"
 # Seconds between starting the client hosts and the common start instant: three times the
@@ -273,10 +273,16 @@ class MultiHostMeasurement:
     def _measure_server(self, spec: ServerSpec, points: list[Point],
                         write: Callable[[list[dict]], None],
                         done: Callable[[Point, str], None]) -> None:
-        server = ServerProcess(
-            spec, self.build_dir, self.run_dir, cpus=self.experiment.server_cpus,
-            log_path=self.run_dir / "logs" / f"{spec.name}-{self.server_host.name}.log",
-            host=self.server_host, port=self.experiment.placement.server_port)
+        log_path = self.run_dir / "logs" / f"{spec.name}-{self.server_host.name}.log"
+        if spec.kind == "command":  # its command line, run on the server host
+            server = CommandServerProcess(
+                spec, self.run_dir, log_path, cpus=self.experiment.server_cpus,
+                host=self.server_host, port=self.experiment.placement.server_port)
+        else:
+            server = ServerProcess(
+                spec, self.build_dir, self.run_dir, cpus=self.experiment.server_cpus,
+                log_path=log_path, host=self.server_host,
+                port=self.experiment.placement.server_port)
         try:
             server.start()
             self._wait_until_answering(server)

@@ -9,7 +9,8 @@ every "auto" of the experiment with a number:
   set's CPU count; that row exists only where the server has more than one CPU
   (with one CPU it would be the plain redis row again) and is otherwise dropped
   with a note;
-- `nodes = "auto"` on a redis-cluster server: one redis-server per server CPU;
+- `nodes = "auto"` on a redis-cluster or command-cluster server: one process per server CPU;
+- `io_threads = "auto"` on a command server: the server set's CPU count (its {io_threads});
 - `threads = "auto"`: 1, 2, 4, ... up to twice the harness set's CPUs, with the
   seed's 8 whenever the harness has at least 4 CPUs (cpus.thread_counts).
 
@@ -29,7 +30,7 @@ import json
 
 from .cpus import Allocation, Topology, allocate, format_cpu_list, thread_counts
 from . import kinds
-from .experiment import AUTO, Experiment, Point, ServerSpec, point_fill
+from .experiment import AUTO, CLUSTER_KINDS, Experiment, Point, ServerSpec, point_fill
 
 # Seconds a measurement costs beyond its window: starting kvlab-load or redis-benchmark,
 # opening connections, the runner's bookkeeping (checked against real runs: see
@@ -71,7 +72,7 @@ class Plan:
                          "shards": s.shards if s.engine and "shards" in kinds.engine_options(s.engine)
                          else None,
                          "io_threads": _io_threads(s),
-                         "nodes": s.nodes if s.kind == "redis-cluster" else None,
+                         "nodes": s.nodes if s.kind in CLUSTER_KINDS else None,
                          "route": "slots" if s.routes_by_slots else None}
                         for s in self.experiment.servers],
             "harness": {"cpus": self.allocation.harness_list, "threads": self.harness_threads()},
@@ -117,9 +118,9 @@ class Plan:
 
 
 def _io_threads(server: ServerSpec) -> int | None:
-    if server.kind == "redis-cluster":
+    if server.kind in CLUSTER_KINDS:
         return None
-    if server.kind == "redis":
+    if server.kind in ("redis", "command"):
         return server.io_threads
     return 1 if server.engine in kinds.single_threaded_engines() else server.io_threads
 
@@ -127,8 +128,11 @@ def _io_threads(server: ServerSpec) -> int | None:
 def _resolve_server(server: ServerSpec, cpus: int) -> ServerSpec | None:
     def value(v: int | str | None) -> int | str | None:
         return cpus if v == AUTO else v
-    if server.kind == "redis-cluster":
-        return dataclasses.replace(server, nodes=value(server.nodes))
+    if server.kind in CLUSTER_KINDS:
+        return dataclasses.replace(server, nodes=value(server.nodes),
+                                   io_threads=value(server.io_threads))
+    if server.kind == "command":
+        return dataclasses.replace(server, io_threads=value(server.io_threads))
     if server.kind == "redis":
         threads = value(server.io_threads)
         if server.io_threads == AUTO and threads <= 1:

@@ -30,7 +30,12 @@ measure only the points of unresolved ratios. Local points come first, then
 the remote ones (the link's forwarder exists only while they run). Each
 completed measurement is appended to points.csv before the next one starts.
 A server that fails to start or dies is reported and its points in that round
-recorded as failed; the run goes on.
+recorded as failed; the run goes on. So is a `command` row that refuses a command a
+point needs (servers.check_point probes each once before its first point).
+
+Every server's build (commands.Identity: binary path, SHA-256, version) is asked of it
+at its first start; meta.json keeps it under servers.NAME.identity and machine.servers,
+and each points.csv row names it in `server_build`.
 """
 
 
@@ -69,9 +74,12 @@ SYSCALL_REQUESTS = 50_000
 # A disturbed measurement is run again at most this many times.
 MAX_RETRIES = 2
 # memory.csv: what each prefill cost each server, per key; `shape` is what each key held
-# (string, or a container such as hash:10 of value_size-byte elements).
+# (string, or a container such as hash:10 of value_size-byte elements); pss_per_key: a
+# command row's /proc PSS (its used_memory_per_key is blank where INFO reports none).
 MEMORY_COLUMNS = ("server", "transport", "round", "keys", "value_size", "used_memory_per_key",
-                  "rss_per_key", "shape")
+                  "rss_per_key", "shape", "pss_per_key")
+# The points.csv column that names the build of the row's server (commands.Identity.build).
+BUILD_COLUMN = "server_build"
 
 
 def _clock(seconds: float) -> str:
@@ -265,6 +273,7 @@ class Runner:
         self.rounds_spent_s = 0.0
         self.started = time.monotonic()
         self._histogram_count = 0
+        self.identities: dict[str, dict] = {}  # server name -> commands.Identity.as_json()
 
     def say(self, text: str) -> None:
         self.stream.write(text + "\n")
@@ -282,7 +291,8 @@ class Runner:
                  f"server CPUs {self.server_cpus or 'any'}, harness CPUs "
                  f"{self.harness_cpus or 'any'} -> {self.run_dir}")
         progress = Progress(points, self.stream)
-        labels = list(POINT_VARIABLES) + (["host"] if self.experiment.placement else [])
+        labels = list(POINT_VARIABLES) + [BUILD_COLUMN] + (
+            ["host"] if self.experiment.placement else [])
         writer = PointsWriter(self.run_dir / "points.csv",
                               loadgens.row_columns(self.schema, labels))
         try:
@@ -319,6 +329,10 @@ class Runner:
             if self.pairs:
                 meta["alternation"] = self._alternation_meta()
                 alternating.write_latency_pairs(self.run_dir / "latency_pairs.csv", self.pairs)
+            for name, identity in self.identities.items():
+                meta["servers"][name]["identity"] = identity
+            meta["machine"]["servers"] = {name: identity["build"]
+                                          for name, identity in self.identities.items()}
             meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
             meta["load_average_end"] = os.getloadavg()
             meta["problems"] = self.problems
@@ -510,6 +524,20 @@ class Runner:
         point's rounds), from a fresh server per server; rows go to latency.csv."""
         self._each_server_fresh(points, work, bind, self._latency_curve)
 
+    def identify(self, process: ServerProcess | RedisClusterProcess) -> None:
+        """Asks a just-started server its build, once per server of the experiment (an A/A
+        copy is its original's build)."""
+        name = process.spec.name
+        if name in self.identities or name not in {s.name for s in self.experiment.servers}:
+            return
+        identity = process.identify()
+        self.identities[name] = identity.as_json()
+        self.say(f"server {name}: {identity.path}, version {identity.version or 'unknown'} "
+                 f"({identity.version_source}), sha256 {identity.sha256 or 'unknown'}")
+
+    def build_of(self, server: str) -> str:
+        return self.identities.get(server.removesuffix("-copy"), {}).get("build", "")
+
     def _server_process(self, server: ServerSpec, work: Path,
                         bind: str | None) -> ServerProcess | RedisClusterProcess:
         """A fresh server pinned to the server CPUs; inside the link's namespace when bound
@@ -535,6 +563,7 @@ class Runner:
             except ServerError as error:
                 self.problems.append(f"server {server.name} failed to start: {error}")
                 continue
+            self.identify(process)
             netns = CLIENT_NAMESPACE if remote else None
             try:
                 for point in mine:
@@ -580,6 +609,7 @@ class Runner:
                 try:
                     process.start()
                     processes[server.name] = process
+                    self.identify(process)
                 except ServerError as error:
                     self._give_up([p for p in points if p.server == server.name], round_no,
                                   "failed", f"server {server.name} failed to start: {error}",
@@ -643,7 +673,8 @@ class Runner:
             self.say(problem)
             self.problems.append(problem)
         for point in points:
-            self._write(writer, [_unmeasured_row(point, round_no, status, problem)])
+            self._write(writer, [{**_unmeasured_row(point, round_no, status, problem),
+                                  BUILD_COLUMN: self.build_of(point.server)}])
             progress.point_done(point, status)
 
     def _write(self, writer: PointsWriter, rows: list[dict]) -> None:
@@ -658,7 +689,12 @@ class Runner:
                        prefilled: set, writer: PointsWriter, progress: Progress,
                        netns: str | None) -> None:
         first = group[0]
-        target = process.target(first.transport)
+        try:
+            target = process.target(first.transport)
+            process.check_point(first.command, first.value_shape)
+        except ServerError as error:
+            self._give_up(group, round_no, "failed", str(error), writer, progress)
+            return
         fill = (point_fill(first), first.keys, first.value_size)
         if first.loadgen == "kvlab-load" and fill[0] and fill not in prefilled:
             # An empty key space first (another size or a SET point may have filled it), so
@@ -676,13 +712,14 @@ class Runner:
                                 first_fill=not process.filled)
             process.filled = True
         # Ours on the measured CPUs: the other resident servers, the link's forwarder, us.
-        own_pids = tuple([pid for p in processes.values()
-                          for pid in getattr(p, "pids", [p.pid]) if pid] + self.helper_pids
-                         + [os.getpid()])
+        own_pids = tuple([pid for p in processes.values() for pid in p.pids]
+                         + self.helper_pids + [os.getpid()])
         watch = loadgens.Watch(tuple(self.measured_cpus), own_pids,
                                self.experiment.disturbance_cores)
         for attempt in range(MAX_RETRIES + 1):
-            results = [self._load(point, round_no, target, netns, watch) for point in group]
+            server_pids = process.pids if process.spec.is_command else None
+            results = [self._load(point, round_no, target, netns, watch, server_pids)
+                       for point in group]
             disturbed = any(r.get("status") == "disturbed" for result in results
                             for r in result.rows)
             last = attempt == MAX_RETRIES or not disturbed
@@ -702,14 +739,19 @@ class Runner:
             if not disturbed or any(r.error for r in results):
                 return
 
-    def _record_memory(self, point: Point, round_no: int, before: tuple[int, int, int] | None,
-                       after: tuple[int, int, int] | None, first_fill: bool) -> None:
+    def _record_memory(self, point: Point, round_no: int, before: tuple | None,
+                       after: tuple | None, first_fill: bool) -> None:
         """Bytes per key of the filled key space over the empty server: INFO used_memory
-        (allocator level, as Redis counts it) and RSS as a cross-check. RSS is only meaningful
-        for a process's first fill (freed pages are not returned), so later fills leave it
-        blank."""
+        (allocator level, as Redis counts it; blank for a command row whose server reports
+        none) and RSS as a cross-check, and a command row's PSS. RSS and PSS are only
+        meaningful for a process's first fill (freed pages are not returned), so later fills
+        leave them blank."""
         if before is None or after is None or after[2] <= 0:
             return
+        used = "" if before[0] is None or after[0] is None else \
+            f"{(after[0] - before[0]) / after[2]:.1f}"
+        pss = f"{(after[3] - before[3]) / after[2]:.1f}" if first_fill and len(after) > 3 \
+            and after[3] is not None and before[3] is not None else ""
         added = after[2]
         path = self.run_dir / "memory.csv"
         new = not path.exists()
@@ -717,9 +759,9 @@ class Runner:
             if new:
                 handle.write(",".join(MEMORY_COLUMNS) + "\n")
             handle.write(f"{point.server},{point.transport},{round_no},{added},"
-                         f"{point.value_size},{(after[0] - before[0]) / added:.1f},"
+                         f"{point.value_size},{used},"
                          + (f"{(after[1] - before[1]) / added:.1f}" if first_fill else "")
-                         + f",{point.value_shape}\n")
+                         + f",{point.value_shape},{pss}\n")
 
     def _prefill(self, point: Point, target: str, netns: str | None) -> str | None:
         """SETs every key once (or loads a YCSB workload's records: what it measures for a
@@ -738,7 +780,8 @@ class Runner:
         return result.error
 
     def _load(self, point: Point, round_no: int, target: str, netns: str | None,
-              watch: loadgens.Watch) -> loadgens.LoadResult:
+              watch: loadgens.Watch, server_pids: list[int] | None = None
+              ) -> loadgens.LoadResult:
         """One kvlab-load run of one round of `point`; its rows are the points.csv rows."""
         self._histogram_count += 1
         slug = (f"{self._histogram_count:04d}-{point.server}-{point.sweep}-{point.transport}-"
@@ -749,7 +792,8 @@ class Runner:
         result = loadgens.run_kvlab_load(
             single, self.build_dir, target, self.harness_cpus, netns, csv_path,
             Path("histograms") / f"{slug}.json", prefill=point.command == "incrby",
-            labels={"repetition": str(round_no)}, watch=watch, cwd=self.run_dir)
+            labels={"repetition": str(round_no), BUILD_COLUMN: self.build_of(point.server)},
+            watch=watch, cwd=self.run_dir, server_pids=server_pids)
         (self.run_dir / csv_path).unlink(missing_ok=True)
         return result
 
@@ -767,7 +811,10 @@ class Runner:
             "remote_rtt_us": self.experiment.remote_rtt_us,
             "servers": {s.name: {"describe": s.describe(), "kind": s.kind, "engine": s.engine,
                                  "shards": s.shards, "hop": s.hop, "stripes": s.stripes,
-                                 "io_threads": s.io_threads, "seed_engine": s.seed_engine}
+                                 "io_threads": s.io_threads, "seed_engine": s.seed_engine,
+                                 **({"command": s.command, "version": s.version,
+                                     "nodes": s.nodes, "route": s.route}
+                                    if s.is_command else {})}
                         for s in self.experiment.servers},
             "sweeps": {s.name: {"seed": s.seed, "duration": s.duration, "warmup": s.warmup,
                                 "repetitions": s.repetitions}

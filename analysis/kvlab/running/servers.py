@@ -1,5 +1,6 @@
-"""Starting and stopping the server under test: kvlab-server, Debian's redis-server, or a
-Redis Cluster of redis-servers.
+"""Starting and stopping the server under test: kvlab-server, Debian's redis-server, a
+Redis Cluster of redis-servers, or any RESP server given by a command line (a `command`
+row; a `command-cluster` row is N of them in cluster mode).
 
 A ServerProcess owns one child process: it is started pinned to the experiment's
 server CPUs (taskset), optionally inside the emulated link's server namespace,
@@ -8,12 +9,19 @@ socket), and always stopped by the caller (use it as a context manager). Given a
 hosts.Host it runs the same server on that host instead (multi-host runs: multihost.py).
 A RedisClusterProcess does the same for N redis-servers with cluster-enabled,
 each pinned to one server CPU, the 16384 slots split evenly among them as the
-owner engine splits them (base/hash_slot.h). `server_process()` picks the class.
+owner engine splits them (base/hash_slot.h). A CommandServerProcess and a
+CommandClusterProcess do the same for a command row (running/commands.py): started in a
+process group of its own, which SIGTERM and then SIGKILL end; ready when it answers PING
+over TCP (an error reply, an exit or a timeout is a ServerError naming the row, with the
+tail of its output); its CPU is its process tree's (kvlab-load --server-pids) and its
+memory /proc's RSS and PSS beside INFO used_memory where it reports one.
+`server_process()` picks the class.
 Not thread-safe: one runner thread drives it.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import shlex
 import shutil
@@ -25,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
+from . import commands
+from .cpus import format_cpu_list
 from .experiment import ServerSpec
 from .hosts import Host, HostError
 
@@ -158,14 +168,26 @@ def launch_prefix(cpus: str | None, netns: str | None) -> list[str]:
     return prefix
 
 
-def call_unix(path: str, *args: str, timeout: float = 30.0) -> str | None:
-    """One command over the Unix socket at `path`; a status or bulk reply as text, None when
-    the server does not answer or replies with an error. Any RESP server speaks it."""
+def connect(address: str | tuple[str, int], timeout: float) -> socket.socket:
+    """A connected socket to a Unix socket path or a (host, port); OSError when refused."""
+    family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+    connection = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        connection.settimeout(timeout)
+        connection.connect(address)
+    except OSError:
+        connection.close()
+        raise
+    return connection
+
+
+def call_unix(path: str | tuple[str, int], *args: str, timeout: float = 30.0) -> str | None:
+    """One command over the Unix socket at `path` (or a (host, port)); a status or bulk reply
+    as text, None when the server does not answer or replies with an error. Any RESP server
+    speaks it."""
     request = f"*{len(args)}\r\n" + "".join(f"${len(a)}\r\n{a}\r\n" for a in args)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(timeout)
-            connection.connect(path)
+        with connect(path, timeout) as connection:
             connection.sendall(request.encode())
             data = b""
             while b"\r\n" not in data:
@@ -187,6 +209,67 @@ def call_unix(path: str, *args: str, timeout: float = 30.0) -> str | None:
             return body[:length].decode(errors="replace")
     except (OSError, ValueError):
         return None
+
+
+def requests(address: str | tuple[str, int], batch: list[list[str]],
+             timeout: float = 5.0) -> list[object]:
+    """Sends `batch` on one connection, one request after another, and returns the replies
+    as commands.read_reply reads them (an error reply is a commands.RespError); OSError or
+    EOFError when the server does not answer."""
+    with connect(address, timeout) as connection, connection.makefile("rb") as stream:
+        replies = []
+        for args in batch:
+            connection.sendall(commands.encode(args))
+            replies.append(commands.read_reply(stream))
+        return replies
+
+
+def ping_reply(address: str | tuple[str, int], timeout: float = 0.5) -> object:
+    """The reply to PING ("PONG", or a commands.RespError), None when nothing answers."""
+    try:
+        return requests(address, [["PING"]], timeout)[0]
+    except (OSError, EOFError, ValueError):
+        return None
+
+
+def process_tree(roots: list[int]) -> list[int]:
+    """`roots` (those alive) and their live descendants, from /proc/*/stat: the processes
+    of a server started through a wrapper or one that forks."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2:].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    tree = [pid for pid in dict.fromkeys(roots) if pid and Path(f"/proc/{pid}").exists()]
+    for pid in tree:  # grows as it goes: breadth first
+        tree += [child for child in children.get(pid, []) if child not in tree]
+    return tree
+
+
+def tree_memory(roots: list[int]) -> tuple[int, int] | None:
+    """(RSS, PSS) in bytes summed over the process tree (/proc/PID/smaps_rollup); None when
+    the root cannot be read. PSS shares each page among the processes that map it, so a
+    server of several processes is not counted twice."""
+    rss = pss = 0
+    read = False
+    for pid in process_tree(roots):
+        try:
+            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            name, _, value = line.partition(":")
+            if name in ("Rss", "Pss"):
+                kib = int(value.split()[0]) * 1024
+                rss, pss = (rss + kib, pss) if name == "Rss" else (rss, pss + kib)
+        read = True
+    return (rss, pss) if read else None
 
 
 def info_unix(path: str, section: str) -> dict[str, str]:
@@ -223,6 +306,56 @@ class _Server:
         if transport == "unix":
             return f"unix://{self.unix_socket}"
         return f"tcp://{self.bind}:{self.port}"
+
+    @property
+    def control(self) -> str | tuple[str, int]:
+        """Where the runner's own requests (INFO, FLUSHALL, probes) go: the Unix socket."""
+        return self.unix_socket
+
+    @property
+    def pids(self) -> list[int]:
+        """The server's processes on this machine (every node's; a command row's whole
+        tree)."""
+        return [self.pid] if self.pid else []
+
+    def identify(self) -> commands.Identity:
+        """The build this row runs (commands.identify): asked of the running server."""
+        argv = self.program if hasattr(self, "program") else self.programs[0]
+        info = info_unix(self.control, "server")
+        if getattr(self, "host", None) is not None:
+            found = commands.version_from_info(info)
+            label = self.spec.version
+            return commands.Identity(
+                path=f"{self.host.name}:{argv[0]}", sha256=None,
+                version=label or (found[0] if found else None),
+                version_source="label" if label else f"INFO {found[1]}" if found else "unknown",
+                label=label)
+        return commands.identify(argv, info, self.spec.version, self.spec.binary)
+
+    def check_point(self, command: str, value_shape: str = "string") -> None:
+        """A command row: sends the server each RESP command the point needs once (first
+        time only) and raises ServerError naming the row when it refuses one; other rows
+        pass (their commands are known)."""
+        if not self.spec.is_command:
+            return
+        checked = self.__dict__.setdefault("_checked", set())
+        needed = [c for c in commands.needed_commands(command, value_shape) if c not in checked]
+        if not needed:
+            return
+        batch = commands.probe_requests(needed) + [commands.cleanup_request()]
+        try:
+            replies = requests(self.control, batch, timeout=10.0)
+        except (OSError, EOFError, ValueError) as error:
+            raise ServerError(f"server {self.spec.name} did not answer the probe of "
+                              f"{', '.join(needed)} (for {command}): {error}; "
+                              f"log {self.log_path}: {self.log_tail()}") from None
+        for name, reply in zip(needed, replies):
+            refusal = commands.refused(reply)
+            if refusal is not None:
+                raise ServerError(f"server {self.spec.name} answered -{refusal} to {name}, "
+                                  f"which {command} points need: this row cannot measure "
+                                  "them")
+        checked.update(needed)
 
     def log_tail(self, lines: int = 3) -> str:
         try:
@@ -273,13 +406,7 @@ class ServerProcess(_Server):
     def __init__(self, spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
                  cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1",
                  host: "Host | None" = None, port: int | None = None) -> None:
-        self.spec = spec
-        self.cpus = cpus
-        self.netns = netns
-        self.host = host
-        self.bind = host.address if host else bind
-        self.port = port or free_tcp_port()
-        self.log_path = log_path
+        self._place(spec, log_path, cpus, netns, bind, host, port)
         if host is None:
             self.unix_socket = str(work_dir / f"{spec.name}.sock")
             # owner with route = "slots": thread i also on BASE + i, as CLUSTER SLOTS says.
@@ -300,10 +427,25 @@ class ServerProcess(_Server):
             self.shell_command = (f"echo {PID_MARK} $$; exec " + " ".join(
                 shlex.quote(w) for w in launch_prefix(cpus, None) + self.program))
             self.command = host.command(self.shell_command)
+        self._fresh()
+
+    def _place(self, spec: ServerSpec, log_path: Path, cpus: str | None, netns: str | None,
+               bind: str, host: "Host | None", port: int | None) -> None:
+        """Where the server runs: its spec, CPUs, namespace, address, host and log."""
+        self.spec = spec
+        self.cpus = cpus
+        self.netns = netns
+        self.host = host
+        self.bind = host.address if host else bind
+        self.port = port or free_tcp_port()
+        self.log_path = log_path
+
+    def _fresh(self) -> None:
+        """The state of a server not started yet."""
         self._process: subprocess.Popen | None = None
         self._ready = threading.Event()
         self._remote_pid: int | None = None
-        self.empty_memory: tuple[int, int, int] | None = None  # memory() once started
+        self.empty_memory: tuple | None = None  # memory() once started
         self.filled = False  # set by the runner after the first prefill (memory.csv's RSS)
         self._reader: threading.Thread | None = None
 
@@ -320,16 +462,7 @@ class ServerProcess(_Server):
         log.write(f"$ on {self.host.name}: {self.shell_command}\n" if self.host
                   else "$ " + " ".join(self.command) + "\n")
         log.flush()
-        try:
-            self._process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                             text=True, bufsize=1)
-        except OSError as error:
-            log.close()
-            raise ServerError(f"{self._where()}cannot start {self.command[0]}: "
-                              f"{error.strerror}") from None
-        self._reader = threading.Thread(target=self._copy_output, args=(log,), daemon=True)
-        self._reader.start()
+        self._launch(log, f"{self._where()}cannot start {self.command[0]}")
         timeout = HOST_START_TIMEOUT_S if self.host else START_TIMEOUT_S
         deadline = time.monotonic() + timeout
         if self.spec.kind == "kvlab" or self.host:
@@ -344,6 +477,19 @@ class ServerProcess(_Server):
         self.empty_memory = self.memory()
         self.filled = False
 
+    def _launch(self, log: TextIO, failure: str, **options) -> None:
+        """Starts self.command, its output copied into `log` by a thread of its own; an
+        OSError becomes ServerError("FAILURE: why"). `options`: Popen's, besides these."""
+        try:
+            self._process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                             text=True, bufsize=1, **options)
+        except OSError as error:
+            log.close()
+            raise ServerError(f"{failure}: {error.strerror}") from None
+        self._reader = threading.Thread(target=self._copy_output, args=(log,), daemon=True)
+        self._reader.start()
+
     def _copy_output(self, log: TextIO) -> None:
         assert self._process is not None and self._process.stdout is not None
         with log:
@@ -354,8 +500,8 @@ class ServerProcess(_Server):
                 if self.host and len(words) == 2 and words[0] == PID_MARK \
                         and words[1].isdigit():
                     self._remote_pid = int(words[1])
-                    if self.spec.kind == "redis":
-                        self._ready.set()  # redis has no ready line; the PONG probe waits
+                    if self.spec.kind != "kvlab":
+                        self._ready.set()  # no ready line but kvlab's: the PONG probe waits
                 elif line.startswith(READY_LINE):
                     self._ready.set()
 
@@ -390,7 +536,7 @@ class ServerProcess(_Server):
             return None
 
     def flush(self) -> bool:
-        return call_unix(self.unix_socket, "FLUSHALL") == "OK"
+        return call_unix(self.control, "FLUSHALL") == "OK"
 
     def stop(self) -> None:
         if self._process is None:
@@ -476,16 +622,28 @@ class RedisClusterProcess(_Server):
                 self.ports.append(port)
         self.sockets = [str(work_dir / f"{spec.name}-{i}.sock") for i in range(count)]
         self.config_files = [str(work_dir / f"{spec.name}-{i}.nodes.conf") for i in range(count)]
-        self.commands = [
-            launch_prefix(pinned[i % len(pinned)] if pinned else None, netns)
-            + cluster_node_command(self.ports[i], bind, self.sockets[i], self.config_files[i])
-            for i in range(count)]
+        self.node_cpus = [pinned[i % len(pinned)] if pinned else None for i in range(count)]
+        self.programs = [self._node_program(i, work_dir) for i in range(count)]
+        self.commands = [launch_prefix(self.node_cpus[i], netns) + self.programs[i]
+                         for i in range(count)]
         self.port = self.ports[0]
         self.unix_socket = self.sockets[0]
         self._processes: list[subprocess.Popen] = []
         self._log = None
         self.empty_memory: tuple[int, int, int] | None = None
         self.filled = False
+
+    def _node_program(self, index: int, work_dir: Path) -> list[str]:
+        return cluster_node_command(self.ports[index], self.bind, self.sockets[index],
+                                    self.config_files[index])
+
+    def _spawn(self, command: list[str]) -> subprocess.Popen:
+        return subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def _wait_for_nodes(self, deadline: float) -> None:
+        for path in self.sockets:
+            self._wait_until(lambda: ping_unix(path, timeout=0.5), deadline,
+                             f"no PONG on {path} within {CLUSTER_TIMEOUT_S:.0f} s")
 
     def start(self) -> None:
         for path in self.sockets + self.config_files:
@@ -495,15 +653,13 @@ class RedisClusterProcess(_Server):
             self._log.write("$ " + " ".join(command) + "\n")
             self._log.flush()
             try:
-                self._processes.append(subprocess.Popen(command, stdout=self._log,
-                                                        stderr=subprocess.STDOUT))
+                self._processes.append(self._spawn(command))
             except OSError as error:
                 self.stop()
-                raise ServerError(f"cannot start {command[0]}: {error.strerror}") from None
+                raise ServerError(f"{self.spec.name}: cannot start {command[0]}: "
+                                  f"{error.strerror}") from None
         deadline = time.monotonic() + CLUSTER_TIMEOUT_S
-        for path in self.sockets:
-            self._wait_until(lambda: ping_unix(path, timeout=0.5), deadline,
-                             f"no PONG on {path} within {CLUSTER_TIMEOUT_S:.0f} s")
+        self._wait_for_nodes(deadline)
         count = len(self.ports)
         for i, path in enumerate(self.sockets):
             last = first_slot(i + 1, count) - 1
@@ -581,6 +737,10 @@ class RedisClusterProcess(_Server):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        self._forget()
+
+    def _forget(self) -> None:
+        """After the nodes ended: closes the log, removes their sockets and state files."""
         self._processes = []
         if self._log is not None:
             self._log.close()
@@ -589,10 +749,253 @@ class RedisClusterProcess(_Server):
             Path(path).unlink(missing_ok=True)
 
 
+def _all_cpus(cpus: str | None) -> str:
+    """The server's CPU list: the pinned one, else every CPU this process may use."""
+    return cpus or format_cpu_list(sorted(os.sched_getaffinity(0)))
+
+
+# A command row's processes get a process group of their own (process_group=0), so a stop
+# reaches a wrapper's children too, but never a session of their own: with the kernel's
+# autogroup scheduling (sched_autogroup_enabled) a new session is a scheduling group of
+# its own, which gets a fair share against everything else on a busy machine, while a
+# native row shares the runner's. Started so, redis-server as a command row ran 1.17x,
+# kvlab-server single 1.47x their native rows alternated beside them (machine loaded 5.5).
+
+
+def _signal_group(pgid: int, signal_number: int) -> bool:
+    """Sends a signal to a process group; False when no process of it is left."""
+    try:
+        os.killpg(pgid, signal_number)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _end_group(process: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """SIGTERM to the process group that `process` leads (its children included), SIGKILL
+    to what is left after `grace_s`; reaps `process`."""
+    pgid = process.pid
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+    # Children that outlive the leader (a wrapper's) get the rest of the grace time.
+    while time.monotonic() < deadline and _signal_group(pgid, 0):
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+    process.wait()
+
+
+def _command_values(spec: ServerSpec, port: int, bind: str, unix_socket: str, cpus: str | None,
+                    folder: Path | str) -> dict[str, object]:
+    cpu_list = _all_cpus(cpus)
+    count = len(_cpu_list(cpu_list))
+    return {"port": port, "bind": bind, "unix": unix_socket, "cpus": cpu_list,
+            "cpu_count": count, "io_threads": spec.io_threads or count, "dir": folder}
+
+
+def _start_answer(name: str, address: str | tuple[str, int], process: subprocess.Popen,
+                  log_path: Path, tail: Callable[[], str], timeout: float,
+                  before_tail: Callable[[], None]) -> None:
+    """Waits until the server answers PING with PONG. Raises ServerError naming the row when
+    it exits first, answers an error (other than -LOADING: still starting), or stays silent
+    for `timeout` seconds; the message ends with the tail of its output."""
+    where = f"Unix socket {address}" if isinstance(address, str) else \
+        f"{address[0]}:{address[1]}"
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            before_tail()
+            raise ServerError(f"server {name} exited with status {process.returncode} at "
+                              f"start (log: {log_path}): {tail()}")
+        reply = ping_reply(address)
+        if reply == "PONG":
+            return
+        if isinstance(reply, commands.RespError) and not reply.startswith("LOADING"):
+            raise ServerError(f"server {name} answered PING with -{reply} on {where}: kvlab "
+                              f"needs +PONG (log: {log_path}): {tail()}")
+        if time.monotonic() > deadline:
+            before_tail()
+            raise ServerError(f"server {name} did not answer PING on {where} within "
+                              f"{timeout:g} s (log: {log_path}): {tail()}")
+        time.sleep(0.05)
+
+
+class CommandServerProcess(ServerProcess):
+    """A `command` row: its template filled (commands.fill) and run, here in a process group
+    of its own pinned to the server CPUs, or on a host through its command channel. start()
+    waits for PONG over TCP ({unix} is optional); stop() ends the whole group with SIGTERM,
+    then SIGKILL."""
+
+    def __init__(self, spec: ServerSpec, work_dir: Path, log_path: Path, cpus: str | None,
+                 netns: str | None = None, bind: str = "127.0.0.1",
+                 host: "Host | None" = None, port: int | None = None) -> None:
+        self._place(spec, log_path, cpus, netns, bind, host, port)
+        if host is None:
+            self.unix_socket = str(work_dir / f"{spec.name}.sock")
+            self.folder = work_dir / f"{spec.name}.d"
+        else:
+            self.unix_socket = f"/tmp/kvlab-server-{self.port}.sock"
+            self.folder = Path(f"/tmp/kvlab-server-{self.port}.d")
+        self.has_unix = "unix" in commands.placeholders_of(spec.command)
+        self.program = commands.fill(spec.command, _command_values(
+            spec, self.port, self.bind, self.unix_socket, cpus, self.folder))
+        if host is None:
+            self.command = launch_prefix(cpus, netns) + self.program
+        else:
+            self.shell_command = (f"mkdir -p {shlex.quote(str(self.folder))}; "
+                                  f"echo {PID_MARK} $$; exec " + " ".join(
+                                      shlex.quote(w) for w in launch_prefix(cpus, None)
+                                      + self.program))
+            self.command = host.command(self.shell_command)
+        self._fresh()
+
+    @property
+    def control(self) -> str | tuple[str, int]:
+        return self.unix_socket if self.has_unix and self.host is None else (self.bind, self.port)
+
+    def target(self, transport: str = "tcp") -> str:
+        if transport == "unix" and not self.has_unix:
+            raise ServerError(f"server {self.spec.name} has no {{unix}} in its command")
+        return super().target(transport)
+
+    @property
+    def pids(self) -> list[int]:
+        if self.host is not None:
+            return [self._remote_pid] if self._remote_pid else []
+        return process_tree([self._process.pid]) if self.alive() else []
+
+    def start(self) -> None:
+        if self.host is not None:
+            super().start()
+            return
+        program = self.program[0]
+        if shutil.which(program) is None:
+            raise ServerError(f"server {self.spec.name}: {program} not found (is it built, "
+                              "and on PATH or given by its path?)")
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder.mkdir(parents=True)
+        Path(self.unix_socket).unlink(missing_ok=True)
+        log = self.log_path.open("a")
+        log.write("$ " + " ".join(shlex.quote(w) for w in self.command) + "\n")
+        log.flush()
+        self._launch(log, f"server {self.spec.name}: cannot start {program}",
+                     process_group=0, errors="replace")
+        try:
+            _start_answer(self.spec.name, self.control, self._process, self.log_path,
+                          self.log_tail, self.spec.start_timeout, self._settle_output)
+        except ServerError:
+            self.stop()
+            raise
+        self.empty_memory = self.memory()
+        self.filled = False
+
+    def _settle_output(self) -> None:
+        """Lets the output copier catch up, so the message's tail is the server's last word."""
+        if self._process is not None and self._process.poll() is None:
+            _end_group(self._process, grace_s=1.0)
+        if self._reader is not None:
+            self._reader.join(timeout=2)
+
+    def memory(self) -> tuple[int | None, int, int, int] | None:
+        """(used_memory from INFO or None, RSS and PSS of the process tree from /proc, keys)
+        in the order the runner reads: (used_memory, rss, keys, pss); None when /proc
+        cannot be read (a server on another host: INFO's figures, if any)."""
+        info = info_unix(self.control, "memory")
+        used = int(info["used_memory"]) if info.get("used_memory", "").isdigit() else None
+        keys = keyspace_keys(info_unix(self.control, "keyspace"))
+        if self.host is not None or not self.alive():
+            rss = info.get("used_memory_rss", "")
+            return (used, int(rss), keys, None) if used is not None and rss.isdigit() else None
+        figures = tree_memory([self._process.pid])
+        if figures is None:
+            return None
+        return (used, figures[0], keys, figures[1])
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        if self.host is not None:
+            super().stop()
+            return
+        _end_group(self._process)
+        if self._reader is not None:
+            self._reader.join(timeout=2)
+        Path(self.unix_socket).unlink(missing_ok=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class CommandClusterProcess(RedisClusterProcess):
+    """A `command-cluster` row: N processes of the template, node i with its own port, Unix
+    socket, CPU, folder and cluster state file, joined and given their slots as
+    RedisClusterProcess joins redis-servers (the server must speak Redis Cluster's
+    CLUSTER ADDSLOTSRANGE, MEET and INFO). Each node leads a process group of its own."""
+
+    def _node_program(self, index: int, work_dir: Path) -> list[str]:
+        folder = work_dir / f"{self.spec.name}-{index}.d"
+        values = _command_values(self.spec, self.ports[index], self.bind, self.sockets[index],
+                                 self.node_cpus[index], folder)
+        values.update(node=index, nodes=len(self.ports),
+                      cluster_config=self.config_files[index])
+        return commands.fill(self.spec.command, values)
+
+    def _spawn(self, command: list[str]) -> subprocess.Popen:
+        program = self.programs[len(self._processes)][0]
+        if shutil.which(program) is None:
+            raise OSError(2, f"{program} not found")
+        folder = Path(self.sockets[len(self._processes)]).with_suffix(".d")
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log,
+                                stderr=subprocess.STDOUT, process_group=0)
+
+    def _wait_for_nodes(self, deadline: float) -> None:
+        for index, (path, process) in enumerate(zip(self.sockets, self._processes)):
+            try:
+                _start_answer(f"{self.spec.name} node {index}", path, process, self.log_path,
+                              self.log_tail, self.spec.start_timeout, lambda: None)
+            except ServerError:
+                self.stop()
+                raise
+
+    @property
+    def pids(self) -> list[int]:
+        return process_tree([p.pid for p in self._processes if p.poll() is None])
+
+    def memory(self) -> tuple[int | None, int, int, int] | None:
+        """As CommandServerProcess.memory, summed over the nodes."""
+        used, keys = 0, 0
+        for path in self.sockets:
+            info = info_unix(path, "memory")
+            keys += keyspace_keys(info_unix(path, "keyspace"))
+            if used is not None and info.get("used_memory", "").isdigit():
+                used += int(info["used_memory"])
+            else:
+                used = None
+        figures = tree_memory([p.pid for p in self._processes if p.poll() is None])
+        return None if figures is None else (used, figures[0], keys, figures[1])
+
+    def stop(self) -> None:
+        for process in self._processes:
+            _signal_group(process.pid, signal.SIGTERM)
+        for process in self._processes:
+            _end_group(process)
+        self._forget()
+        for path in self.sockets:
+            shutil.rmtree(Path(path).with_suffix(".d"), ignore_errors=True)
+
+
 def server_process(spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
                    cpus: str | None, netns: str | None = None,
                    bind: str = "127.0.0.1") -> ServerProcess | RedisClusterProcess:
-    """The process object that runs `spec`: a RedisClusterProcess or a ServerProcess."""
+    """The process object that runs `spec`: a (Command)ClusterProcess or a
+    (Command)ServerProcess."""
+    if spec.kind == "command-cluster":
+        return CommandClusterProcess(spec, work_dir, log_path, cpus, netns=netns, bind=bind)
+    if spec.kind == "command":
+        return CommandServerProcess(spec, work_dir, log_path, cpus, netns=netns, bind=bind)
     if spec.kind == "redis-cluster":
         return RedisClusterProcess(spec, work_dir, log_path, cpus, netns=netns, bind=bind)
     return ServerProcess(spec, build_dir, work_dir, log_path, cpus, netns=netns, bind=bind)

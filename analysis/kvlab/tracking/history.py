@@ -13,7 +13,17 @@ and nothing else (not the raw repetitions):
                  "rounds", "status"}],                                  # ratios.csv as is
      "points": [{"point": "<label>", "n", "median", "low", "high",     # ops/s
                  "status", "client_bound", "errors", "disturbed",
-                 "costs": {"<cost column>": {"median", "low", "high"}}}]}
+                 "costs": {"<cost column>": {"median", "low", "high"}}}],
+     "servers": {"<name>": {"path", "sha256", "version", "version_source", "label",
+                            "build"}}}                                  # when known
+
+A server given by a command line (a `command` row) is a build of the user's: its
+series are kept apart per build. Its name in every point label and in the name of every
+ratio it takes part in carries its tag (commands.Identity.series_tag: the row's
+`version` label when given, else its version and SHA-256), e.g. "valkey[8.0.1
+sha256:1a2b3c4d5e6f] get ...": two builds never share a line, while the runs of one
+build (or of one label) do. kvlab's own rows and Debian's redis-server need no tag:
+kvlab's build is the record's commit, redis-server's version is the machine's package.
 
 A point's ops/s and costs are summarised over its `ok` rows with kvlab.measures.stats.summarize
 (median; 95% interval of the mean, null with one row). Numbers that are missing or
@@ -180,16 +190,54 @@ def record_from_run(run_dir: str | Path) -> dict:
         raise HistoryError(f"{run_dir / 'meta.json'}: not JSON ({error})") from None
     machine = meta.get("machine") or {}
     git = machine.get("git") or {}
+    tags = build_tags(meta)
     by_point: dict[str, list[dict]] = {}
     for row in _read_csv(points_path):
-        by_point.setdefault(point_label(row), []).append(row)
+        tagged = {**row, "server": tagged_name(row.get("server", ""), tags)}
+        by_point.setdefault(point_label(tagged), []).append(row)
     started = run_started(run_dir, meta)
-    return {"schema": SCHEMA, "fingerprint": fingerprint(machine),
-            "commit": git.get("commit") or "", "dirty": bool(git.get("dirty")),
-            "experiment": str(meta.get("experiment") or run_dir.name),
-            "started_utc": started, "run": run_dir.name,
-            "ratios": _read_ratios(run_dir / "ratios.csv"),
-            "points": [_summarise_point(label, rows) for label, rows in by_point.items()]}
+    record = {"schema": SCHEMA, "fingerprint": fingerprint(machine),
+              "commit": git.get("commit") or "", "dirty": bool(git.get("dirty")),
+              "experiment": str(meta.get("experiment") or run_dir.name),
+              "started_utc": started, "run": run_dir.name,
+              "ratios": _tag_ratios(_read_ratios(run_dir / "ratios.csv"), meta, tags),
+              "points": [_summarise_point(label, rows) for label, rows in by_point.items()]}
+    identities = {name: spec["identity"] for name, spec in (meta.get("servers") or {}).items()
+                  if isinstance(spec, dict) and spec.get("identity")}
+    if identities:
+        record["servers"] = identities
+    return record
+
+
+COMMAND_KINDS = ("command", "command-cluster")
+
+
+def build_tags(meta: dict) -> dict[str, str]:
+    """server name -> its series tag, for the command rows whose build is known."""
+    tags = {}
+    for name, spec in (meta.get("servers") or {}).items():
+        identity = spec.get("identity") if isinstance(spec, dict) else None
+        if spec.get("kind") in COMMAND_KINDS and identity:
+            tags[name] = identity.get("label") or identity.get("build") or ""
+    return {name: tag for name, tag in tags.items() if tag}
+
+
+def tagged_name(server: str, tags: dict[str, str]) -> str:
+    """A server's name as its series carry it: "name[tag]" for a tagged build."""
+    return f"{server}[{tags[server]}]" if server in tags else server
+
+
+def _tag_ratios(ratios: list[dict], meta: dict, tags: dict[str, str]) -> list[dict]:
+    """Ratios along the server whose sides include a tagged build: the comparison's name
+    gets "(a[tag] / b[tag])", so another build's ratio is another series."""
+    sides = {c.get("name"): (c.get("a"), c.get("b")) for c in meta.get("comparisons") or []
+             if c.get("by", "server") == "server"}
+    for ratio in ratios:
+        a, b = sides.get(ratio["comparison"], (None, None))
+        if a in tags or b in tags:
+            ratio["comparison"] = (f"{ratio['comparison']} ({tagged_name(a, tags)} / "
+                                   f"{tagged_name(b, tags)})")
+    return ratios
 
 
 def run_started(run_dir: str | Path, meta: dict | None = None) -> str:

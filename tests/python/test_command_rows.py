@@ -1,0 +1,426 @@
+"""Servers given by a command line (`kind = "command"`, running/commands.py): the template's
+placeholders and its checks, the start (PONG, or a clear error naming the row: an exit,
+silence, an error reply), the stop of the whole process group, the probe of the commands
+a point needs, the process tree's CPU against redis-server's own INFO figures, the
+build's identity in meta.json, points.csv, the report and the history, and command rows
+against their native kinds in an A/A-style alternation."""
+
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import BUILD_DIR, kvlab_binaries_or_fail, python_env, run_experiment
+from kvlab.running import commands, loadgens
+from kvlab.running.cpus import Topology
+from kvlab.running.experiment import ExperimentError, parse_experiment_text
+from kvlab.running.plan import resolve
+from kvlab.running.servers import (CommandServerProcess, ServerError, info_unix,
+                                   process_tree, server_process)
+
+REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
+REDIS_TEMPLATE = (f"{REDIS} --port {{port}} --bind {{bind}} --unixsocket {{unix}} "
+                  "--unixsocketperm 700 --save '' --appendonly no --protected-mode no "
+                  "--daemonize no --loglevel warning --dir {dir}")
+KVLAB_TEMPLATE = (f"{BUILD_DIR / 'kvlab-server'} --engine single --port {{port}} "
+                  "--bind {bind} --unixsocket {unix}")
+
+
+def head(name: str, **settings) -> str:
+    settings = {"disturbance_cores": 64, **settings}
+    return "[experiment]\n" + f"name = {json.dumps(name)}\n" + "".join(
+        f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
+
+
+def server(name: str, kind: str = "command", **keys) -> str:
+    return "[[server]]\n" + f"name = {json.dumps(name)}\nkind = {json.dumps(kind)}\n" + "".join(
+        f"{key} = {json.dumps(value)}\n" for key, value in keys.items())
+
+
+SWEEP = """
+[[sweep]]
+name = "s"
+transport = "tcp"
+command = ["set", "incrby"]
+keys = 100
+threads = 1
+connections = 1
+duration = 0.1
+warmup = 0.02
+repetitions = 1
+"""
+
+
+# ---- the template -------------------------------------------------------------------
+
+def test_an_unknown_placeholder_is_refused_naming_the_row_and_what_is_allowed():
+    text = head("bad") + server("redis", "redis") + server(
+        "mine", command="my-server --port {port} --threads {worker_threads}") + SWEEP
+    with pytest.raises(ExperimentError) as raised:
+        parse_experiment_text(text, Path("bad.toml"))
+    message = str(raised.value)
+    assert "bad.toml: server[1].command" in message and "'mine'" in message
+    assert "unknown placeholder {worker_threads}" in message and "{io_threads}" in message
+
+
+def test_the_command_line_refuses_an_unknown_placeholder_before_anything_runs(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(head("bad") + server("mine", command="x --port {port} {nope}") + SWEEP)
+    done = subprocess.run(["/usr/bin/python3", "-m", "kvlab", "run", str(path), "--out",
+                           str(tmp_path / "runs"), "--build", str(BUILD_DIR)],
+                          capture_output=True, text=True, env=python_env(), timeout=60)
+    assert done.returncode != 0
+    assert "server[0].command" in done.stderr and "{nope}" in done.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+@pytest.mark.parametrize("template, problem", [
+    ("my-server --threads 4", "needs {port}"),
+    ("my-server --port {port} {", "not a valid command template"),
+    ("my-server --port {port!r}", "not a valid command template"),
+    ("", "is empty"),
+])
+def test_bad_templates(template, problem):
+    assert problem in commands.template_problem(template, cluster=False)
+
+
+def test_cluster_placeholders_belong_to_command_cluster_rows():
+    template = "s --port {port} --unixsocket {unix} --cluster-config-file {cluster_config}"
+    assert commands.template_problem(template, cluster=True) is None
+    assert "{cluster_config}" in commands.template_problem(template, cluster=False)
+
+
+def test_fill_keeps_each_value_one_word_and_braces_literal():
+    argv = commands.fill("srv --port {port} --dir {dir} --save '' --json '{{}}'",
+                         {"port": 7000, "dir": "/tmp/a folder"})
+    assert argv == ["srv", "--port", "7000", "--dir", "/tmp/a folder", "--save", "",
+                    "--json", "{}"]
+
+
+def test_a_row_without_unix_cannot_be_measured_over_unix():
+    text = head("nounix") + server("mine", command="srv --port {port}") + SWEEP.replace(
+        'transport = "tcp"', 'transport = ["tcp", "unix"]')
+    with pytest.raises(ExperimentError, match=r"'mine' has no \{unix\}.*sweep 's'"):
+        parse_experiment_text(text, Path("nounix.toml"))
+
+
+def test_the_plan_fills_io_threads_and_nodes():
+    text = head("plan") + server("threads", command="srv --port {port} --io-threads "
+                                 "{io_threads}") + server(
+        "cluster", "command-cluster", command="srv --port {port} --unixsocket {unix}") + """
+[[sweep]]
+name = "s"
+"""
+    plan = resolve(parse_experiment_text(text, Path("plan.toml")), Topology.of(range(8)))
+    threads, cluster = plan.experiment.servers
+    assert threads.io_threads == plan.server_cpu_count == cluster.nodes
+    assert all(p.route == "slots" for p in plan.points if p.server == "cluster")
+    assert all(p.route == "none" for p in plan.points if p.server == "threads")
+
+
+def test_version_preference_and_needed_commands():
+    info = {"redis_version": "7.2.4", "valkey_version": "8.0.1", "gcc_version": "12"}
+    assert commands.version_from_info(info) == ("8.0.1", "valkey_version")
+    assert commands.version_from_info({"redis_version": "7.0.15"}) == ("7.0.15",
+                                                                       "redis_version")
+    assert commands.version_from_info({"gcc_version": "12"}) is None
+    assert commands.needed_commands("get") == ["SET", "GET"]
+    assert commands.needed_commands("multi-incr:4") == ["MULTI", "INCRBY", "EXEC"]
+    assert commands.needed_commands("ping", "hash:10") == ["PING", "HSET"]
+    assert commands.refused(commands.RespError("MOVED 12 127.0.0.1:7001")) is None
+    assert commands.refused(commands.RespError("ERR unknown command 'MGET'")) is not None
+
+
+def test_alternation_gives_each_side_its_own_server_pids():
+    text = head("alt") + server("mine", command="srv --port {port}") + SWEEP
+    point = next(p for p in resolve(parse_experiment_text(text, Path("a.toml")),
+                                    Topology.of(range(4))).points if p.command == "set")
+    command = loadgens.alternation_command(point, "tcp://127.0.0.1:1", point,
+                                           "tcp://127.0.0.1:2", BUILD_DIR, None, None,
+                                           Path("x.json"), 1.0, 0.1,
+                                           server_pids=([11, 12], None))
+    assert command[command.index("--server-pids") + 1] == "11,12"
+    side_b = command[command.index("--alternate-with") + 1]
+    assert "--server-pids none" in side_b and "--target tcp://127.0.0.1:2" in side_b
+
+
+# ---- starting, stopping, probing ----------------------------------------------------
+
+def spec_of(template: str, name: str = "row", **keys):
+    text = head("one") + server(name, command=template, **keys) + SWEEP
+    return resolve(parse_experiment_text(text, Path("one.toml")),
+                   Topology.of(range(4))).experiment.servers[0]
+
+
+def test_a_wrapped_server_is_its_process_tree_and_stops_with_its_group(tmp_path):
+    # sh stays the parent (a command follows the server's): the server is its child.
+    spec = spec_of(f"sh -c '{REDIS_TEMPLATE.replace(chr(39) * 2, chr(34) * 2)}; true'")
+    process = server_process(spec, BUILD_DIR, tmp_path, tmp_path / "row.log", None)
+    process.start()
+    try:
+        root = process.pid
+        redis_pid = int(info_unix(process.control, "server")["process_id"])
+        tree = process.pids
+        assert tree[0] == root and redis_pid in tree and redis_pid != root
+        # A group of its own (the stop reaches the child), but the runner's session: a
+        # session is a scheduling group of its own under autogroup (servers.py).
+        assert os.getpgid(root) == root and os.getsid(root) == os.getsid(0)
+    finally:
+        process.stop()
+    assert process_tree([root, redis_pid]) == []  # SIGTERM to the group ended both
+
+
+def test_a_server_that_exits_at_once_is_named_with_its_last_words(tmp_path):
+    spec = spec_of("sh -c 'echo no such option --port $0 >&2; exit 3' {port}")
+    process = CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None)
+    with pytest.raises(ServerError, match=r"server row exited with status 3 at start.*"
+                                          r"no such option --port \d+"):
+        process.start()
+
+
+def test_a_server_that_never_answers_times_out_and_is_stopped(tmp_path):
+    spec = spec_of("sh -c 'echo listening on $0; exec sleep 60' {port}", start_timeout=0.5)
+    process = CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None)
+    with pytest.raises(ServerError, match=r"server row did not answer PING on 127.0.0.1:\d+ "
+                                          r"within 0.5 s .*listening on \d+"):
+        process.start()
+    assert process._process.poll() is not None  # SIGTERM ended the sleep
+
+
+def test_an_error_reply_to_ping_is_named(tmp_path):
+    spec = spec_of(REDIS_TEMPLATE + " --requirepass secret")
+    process = CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None)
+    with pytest.raises(ServerError, match=r"server row answered PING with -NOAUTH"):
+        process.start()
+    assert process._process.poll() is not None
+
+
+def test_a_refused_command_is_named_before_its_point_is_measured(tmp_path):
+    spec = spec_of(REDIS_TEMPLATE + " --rename-command INCRBY ''")
+    with server_process(spec, BUILD_DIR, tmp_path, tmp_path / "row.log", None) as process:
+        process.check_point("set")
+        with pytest.raises(ServerError, match=r"server row answered -ERR unknown command "
+                                              r"'INCRBY'.* to INCRBY, which incrby points need"):
+            process.check_point("incrby")
+        assert info_unix(process.control, "keyspace") == {}  # the probe cleaned up
+
+
+# ---- a run: failures are rows' own, the rest is measured -----------------------------
+
+FAILING = head("failing") + server("redis", "redis") + server(
+    "exits", command="sh -c 'echo bad flag $0 >&2; exit 3' {port}") + server(
+    "silent", command="sh -c 'exec sleep 60' {port}", start_timeout=0.5) + server(
+    "noauth", command=REDIS_TEMPLATE + " --requirepass secret") + server(
+    "no-incrby", command=REDIS_TEMPLATE + " --rename-command INCRBY ''") + SWEEP
+
+
+def test_failing_rows_are_named_and_the_others_measured(build_dir, tmp_path):
+    kvlab_binaries_or_fail(build_dir)
+    run_dir, said = run_experiment(FAILING, tmp_path, build_dir)
+    with (run_dir / "points.csv").open() as handle:
+        rows = {(r["server"], r["command"]): r for r in csv.DictReader(handle)}
+    assert len(rows) == 10
+    for command in ("set", "incrby"):
+        assert rows[("redis", command)]["status"] == "ok", said
+        assert float(rows[("redis", command)]["ops_per_s"]) > 0
+    assert rows[("no-incrby", "set")]["status"] == "ok", said
+    assert "server no-incrby answered -ERR unknown command 'INCRBY'" in \
+        rows[("no-incrby", "incrby")]["note"]
+    assert "server exits exited with status 3 at start" in rows[("exits", "set")]["note"]
+    assert "bad flag" in rows[("exits", "set")]["note"]
+    assert "server silent did not answer PING" in rows[("silent", "incrby")]["note"]
+    assert "server noauth answered PING with -NOAUTH" in rows[("noauth", "set")]["note"]
+    assert all(rows[(name, c)]["status"] == "failed" for name in ("exits", "silent", "noauth")
+               for c in ("set", "incrby"))
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert any("server silent" in p for p in meta["problems"])
+    identity = meta["servers"]["no-incrby"]["identity"]
+    assert identity["path"] == REDIS  # as named: Debian's is a link to redis-check-rdb
+    assert identity["sha256"] == commands.sha256_of(str(Path(REDIS).resolve()))
+    assert identity["version_source"] == "INFO redis_version"
+    assert rows[("no-incrby", "set")]["server_build"] == identity["build"]
+
+
+# ---- CPU from /proc ------------------------------------------------------------------
+
+def test_process_tree_cpu_agrees_with_redis_info_within_two_percent(build_dir, tmp_path):
+    """Redis's INFO used_cpu_user + used_cpu_sys is getrusage(RUSAGE_SELF): every thread of
+    its process. Started under a shell that stays its parent, the tree (shell + server)
+    read by the harness (kvlab-load --server-pids) must agree with it: the shell costs
+    next to nothing. The load runs until the server has used at least 2 s of CPU, so 2%
+    (40 ms) is well above both clocks' resolution."""
+    kvlab_binaries_or_fail(build_dir)
+    from kvlab import _harness
+    spec = spec_of(f"sh -c '{REDIS_TEMPLATE.replace(chr(39) * 2, chr(34) * 2)}; true'")
+    with server_process(spec, build_dir, tmp_path, tmp_path / "row.log", None) as process:
+        def info_cpu() -> float:
+            fields = info_unix(process.control, "cpu")
+            return float(fields["used_cpu_user"]) + float(fields["used_cpu_sys"])
+        for _ in range(40):
+            if info_cpu() >= 2.0:
+                break
+            done = subprocess.run(
+                [str(build_dir / "kvlab-load"), "--target", process.target("unix"),
+                 "--command", "set", "--keys", "1000", "--pipeline", "32", "--connections", "4",
+                 "--duration", "1", "--warmup", "0", "--repeat", "1", "--quiet"],
+                capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+        reported = info_cpu()
+        tree = _harness.process_tree_cpu_seconds([process.pid])
+        server_pid = int(info_unix(process.control, "server")["process_id"])
+        alone = _harness.process_tree_cpu_seconds([server_pid])
+    assert reported >= 2.0
+    assert abs(tree - reported) <= 0.02 * reported, (tree, reported)
+    assert tree >= alone > 0
+
+
+# ---- A/A: a command row against its native kind ---------------------------------------
+
+AGAINST_NATIVE = head("against-native", precision=0.5, max_rounds=4, alternation_s=0.8,
+                      slice_s=0.05) + server("redis", "redis") + server(
+    "redis-command", command=REDIS_TEMPLATE) + server(
+    "single", "kvlab", engine="single") + server("single-command", command=KVLAB_TEMPLATE) + """
+[[sweep]]
+name = "s"
+transport = "unix"
+command = "set"
+keys = 1000
+pipeline = 4
+connections = 4
+threads = 1
+duration = 0.2
+warmup = 0.05
+repetitions = 1
+
+[[compare]]
+a = "redis-command"
+b = "redis"
+
+[[compare]]
+a = "single-command"
+b = "single"
+"""
+
+
+def test_command_rows_measure_as_their_native_kinds(build_dir, tmp_path):
+    """The same binary started as a command row and as its own kind: alternated, the ratio's
+    interval covers 1.0 (judged, as the A/A calibration is, at 99.9%: the machine is
+    shared), and both sides' server CPU was measured (the command side from /proc)."""
+    kvlab_binaries_or_fail(build_dir)
+    from kvlab.rendering.report import render_report
+    run_dir, said = run_experiment(AGAINST_NATIVE, tmp_path, build_dir)
+    with (run_dir / "ratios.csv").open() as handle:
+        ratios = {r["comparison"]: r for r in csv.DictReader(handle)}
+    assert set(ratios) == {"redis-command/redis", "single-command/single"}, said
+    for name, ratio in ratios.items():
+        assert int(ratio["rounds"]) == 4, said
+        centre = math.log(float(ratio["ratio"]))
+        widened = (math.log(float(ratio["high"])) - centre) * 3.29 / 1.96
+        assert abs(centre) <= widened, f"{name}: {ratio['ratio']} [{ratio['low']}, {ratio['high']}]"
+    with (run_dir / "alternation.csv").open() as handle:
+        slices = list(csv.DictReader(handle))
+    # Every slice's server CPU was read (< 0: unreadable); a slice of a server that got no
+    # CPU on a busy machine may read 0, but no side's total does.
+    assert slices and all(float(s["server_cpu_s"]) >= 0 for s in slices)
+    for comparison in {s["comparison"] for s in slices}:
+        for side in "ab":
+            assert sum(float(s["server_cpu_s"]) for s in slices
+                       if s["comparison"] == comparison and s["side"] == side) > 0
+    with (run_dir / "points.csv").open() as handle:
+        points = {r["server"]: r for r in csv.DictReader(handle)}
+    assert all(float(points[name]["server_cpu"]) > 0 for name in points), points
+    meta = json.loads((run_dir / "meta.json").read_text())
+    identity = meta["servers"]["single-command"]["identity"]
+    assert identity["path"] == os.path.abspath(build_dir / "kvlab-server")
+    assert identity["sha256"] == commands.sha256_of(str(build_dir / "kvlab-server"))
+    assert meta["machine"]["servers"]["redis-command"] == \
+        meta["servers"]["redis-command"]["identity"]["build"]
+    report = render_report(run_dir)
+    assert f"sha256 `{identity['sha256']}`" in report
+
+
+# ---- the history ----------------------------------------------------------------------
+
+def fake_run(folder: Path, version: str | None, sha: str, label: str | None = None,
+             started: str = "2026-01-01T00:00:00+00:00") -> Path:
+    folder.mkdir(parents=True)
+    identity = commands.Identity("/opt/mine/bin/server", sha, version, "INFO redis_version",
+                                 label).as_json()
+    meta = {"experiment": "mine", "started_utc": started,
+            "machine": {"cpu_model": "cpu", "cores": 2, "git": {"commit": "abc"}},
+            "servers": {"mine": {"kind": "command", "identity": identity},
+                        "redis": {"kind": "redis"}},
+            "comparisons": [{"name": "mine/redis", "by": "server", "a": "mine", "b": "redis"}]}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    (folder / "points.csv").write_text(
+        "sweep,server,command,status,ops_per_s\n"
+        "s,mine,get,ok,100\ns,redis,get,ok,90\n")
+    (folder / "ratios.csv").write_text(
+        "comparison,test,point,ratio,low,high,rounds,status\n"
+        "mine/redis,get,s,1.1,1.0,1.2,4,resolved\n")
+    return folder
+
+
+def test_the_history_keeps_two_builds_of_one_server_apart(tmp_path):
+    from kvlab.tracking.history import group_records, record_from_run, series_of
+    old = record_from_run(fake_run(tmp_path / "a", "7.0.15", "1" * 64))
+    new = record_from_run(fake_run(tmp_path / "b", "7.2.4", "2" * 64,
+                                   started="2026-01-02T00:00:00+00:00"))
+    rebuilt = record_from_run(fake_run(tmp_path / "c", "7.2.4", "3" * 64,
+                                       started="2026-01-03T00:00:00+00:00"))
+    assert len(group_records([old, new, rebuilt])) == 1  # one machine, one experiment
+    keys = [set(series_of(r)) for r in (old, new, rebuilt)]
+    mine = [{k for k in s if "mine[" in k.name} for s in keys]
+    # every series of `mine` (its ops/s, the ratio it takes part in) is its build's own
+    assert all(len(m) == 2 for m in mine) and not (mine[0] & mine[1]) and not (mine[1] & mine[2])
+    assert any(k.name.startswith("mine[7.2.4 sha256:222222222222] get") for k in mine[1])
+    # redis's series is one line through all three
+    assert all({k for k in s if k.name.startswith("redis")} == {k for k in keys[0]
+               if k.name.startswith("redis")} for s in keys)
+    assert new["servers"]["mine"]["sha256"] == "2" * 64
+
+
+def test_one_label_is_one_line_across_builds(tmp_path):
+    from kvlab.tracking.history import record_from_run, series_of
+    first = record_from_run(fake_run(tmp_path / "a", "7.2.4", "1" * 64, label="main"))
+    second = record_from_run(fake_run(tmp_path / "b", "7.2.4", "2" * 64, label="main",
+                                      started="2026-01-02T00:00:00+00:00"))
+    assert set(series_of(first)) == set(series_of(second))
+    assert any(k.name == "mine/redis (mine[main] / redis) get s" for k in series_of(first))
+
+
+# ---- a cluster of any server ------------------------------------------------------------
+
+def test_a_command_cluster_is_joined_and_driven_by_slots(build_dir, tmp_path):
+    """Two redis-server nodes from a template: every slot assigned once, the cluster ok, a
+    routed prefill puts keys on both nodes with no error, and the stop ends every node."""
+    kvlab_binaries_or_fail(build_dir)
+    text = head("cluster") + server(
+        "nodes", "command-cluster", nodes=2,
+        command=REDIS_TEMPLATE + " --cluster-enabled yes --cluster-config-file "
+                                 "{cluster_config}") + SWEEP.replace('"incrby"', '"get"')
+    spec = resolve(parse_experiment_text(text, Path("c.toml")),
+                   Topology.of(range(4))).experiment.servers[0]
+    process = server_process(spec, build_dir, tmp_path, tmp_path / "nodes.log", None)
+    process.start()
+    try:
+        assert process.cluster_ok() and len(process.pids) == 2
+        process.check_point("get")  # a -MOVED to the probe's key counts as known
+        done = subprocess.run(
+            [str(build_dir / "kvlab-load"), "--target", process.target("tcp"), "--route",
+             "slots", "--command", "get", "--keys", "200", "--prefill", "--duration", "0.1",
+             "--warmup", "0", "--repeat", "1", "--quiet"],
+            capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        keys = [info_unix(path, "keyspace") for path in process.sockets]
+        assert all(k.get("db0", "").startswith("keys=") for k in keys)
+        assert process.memory()[2] == 200
+        pids = process.pids
+    finally:
+        process.stop()
+    assert process_tree(pids) == []
