@@ -45,11 +45,10 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
-from .stats import RatioSummary, ratio_interval
+from .stats import DEFAULT_PRECISION, RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
                  "metric", "client_bound", "method", "pairs", "seconds")
-DEFAULT_PRECISION = 0.05
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
 

@@ -96,6 +96,10 @@ def ratio_interval(ratios: Iterable[float | None]) -> RatioSummary:
                         math.exp(centre + half))
 
 
+# A declared ratio's target half-width when the experiment sets no `precision`; also the
+# margin within which a seed's size counts as reproduced (ratio_verdicts.decide).
+DEFAULT_PRECISION = 0.05
+
 # Alternation (harness/alternation.h): pairs of adjacent slices.
 # A batch holds whole ABBA cycles (an even number of pairs), so a drift that is
 # linear over a cycle cancels inside every batch.

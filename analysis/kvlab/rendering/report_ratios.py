@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..measures import alternation
-from ..measures.ratio_verdicts import decide, lower_is_better
+from ..measures.ratio_verdicts import decide_row
 from ..measures.stats import paired_interval
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK
@@ -198,8 +198,7 @@ def verdict_sections(run_dir: Path, meta: dict) -> str:
         spec = specs.get(row["comparison"], {})
         seed = spec.get("seed_ratio")
         a, b = spec.get("a", "A"), spec.get("b", "B")
-        verdict = decide(row["low"], row["high"], seed, a, b,
-                         lower_is_better(row.get("metric"))).text()
+        verdict = decide_row(row, seed, a, b, meta.get("precision")).text()
         if _per_cpu(row):
             verdict += f"; {PER_CPU_NOTE}"
         claim = f"{row['comparison']} {str(row['test']).upper()} ({row['point']})"
