@@ -3,6 +3,7 @@ and AR(1) noise, pairs of slices, calibration figures, the budget's choice, and 
 of kvlab-load against two identical real servers."""
 
 import csv
+import dataclasses
 import json
 import math
 import statistics
@@ -53,8 +54,9 @@ def test_paired_interval_covers_under_drift_and_ar1(rounds, slices, round_sd):
     true = math.log(1.2)
     trials, covered = 400, 0
     for _ in range(trials):
+        # one round: the batches alone (with more, the rounds' spread is part of it)
         summary = paired_interval([synthetic_round(rng, slices, true, round_sd)
-                                   for _ in range(rounds)])
+                                   for _ in range(rounds)], between_rounds=rounds > 1)
         covered += summary.low <= 1.2 <= summary.high
     assert covered / trials >= 0.93, f"covered {covered} of {trials}"
 
@@ -77,8 +79,31 @@ def test_round_means_are_kept_when_fresh_processes_differ_more_than_slices():
     summary = paired_interval(rounds)
     assert summary.method == "round means"
     assert summary.low < math.exp(0.0) < math.exp(0.10) < summary.high
-    one = paired_interval([rounds[0]])
-    assert one.method == "batch means" and one.half_width < 0.01
+    # One or two starts: their batches agree to 0.1%, but the rounds differ by 10%, which
+    # two rounds cannot estimate: no interval, and no verdict.
+    for few in ([rounds[0]], rounds[:2]):
+        summary = paired_interval(few)
+        assert summary.method == "too few starts" and summary.half_width == math.inf
+        assert math.isnan(summary.low) and math.isnan(summary.high)
+    # what the slices' own noise allows is still there for the calibration figures
+    assert paired_interval([rounds[0]], between_rounds=False).half_width < 0.01
+
+
+def test_an_alternated_ratio_over_two_starts_is_undecided_in_ratios_csv():
+    from kvlab.running import alternating
+    from kvlab.running.experiment import CompareSpec, Point
+    point = Point("s", "c", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    pair = alternating.Pair(CompareSpec("c/s", "server", "c", "s"), "set", "p", point,
+                            dataclasses.replace(point, server="s"))
+    # A is 20% faster in every pair of both rounds, to 0.1%
+    pair.rounds = [_slices([1200.0 + i % 2 for i in range(20)], [1000.0] * 20)
+                   for _ in range(2)]
+    row = alternating.pair_result(pair, 0.02, 2, 1.0).row()
+    assert row["verdict"] == "undecided (too few starts)"
+    assert row["low"] == "" and row["method"] == "alternation: too few starts"
+    pair.rounds.append(pair.rounds[0])
+    assert alternating.pair_result(pair, 0.02, 2, 1.0).row()["verdict"] == "c ahead"
 
 
 def _slices(values_a, values_b):

@@ -75,6 +75,17 @@ def test_a_declared_comparison_pairs_points_inside_each_round():
     assert result.row()["point"] == "s: tcp dedicated P16 T1 keys=10"
 
 
+def test_a_ratio_over_two_rounds_is_undecided_in_its_row():
+    # a is 10% ahead in both rounds to 0.1%, but two starts of the processes decide nothing
+    frame = pd.DataFrame(_rows("a", [1100, 1101]) + _rows("b", [1000, 1000]))
+    (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")], precision=0.02,
+                        min_rounds=2)
+    assert result.row()["verdict"] == "undecided (too few starts)"
+    frame = pd.DataFrame(_rows("a", [1100, 1101, 1099]) + _rows("b", [1000] * 3))
+    (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")], precision=0.02)
+    assert result.row()["verdict"] == "a ahead"
+
+
 def test_noise_leaves_a_ratio_inconclusive_and_disturbance_is_said():
     noisy = pd.DataFrame(_rows("a", [100, 150, 90]) + _rows("b", [100, 100, 100]))
     (result,) = compute(noisy, [CompareSpec("a/b", "server", "a", "b")], precision=0.02)
@@ -159,7 +170,7 @@ def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkey
     runner, points, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.01)
     assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
                                     "rounds", "status", "metric", "client_bound", "method",
-                                    "pairs", "seconds"]
+                                    "pairs", "seconds", "verdict"]
     (row,) = ratios.itertuples()
     assert row.status == "resolved" and row.ratio == pytest.approx(1.2, rel=0.02)
     # never before min_rounds (10), however tight the first rounds look

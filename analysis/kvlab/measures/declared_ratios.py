@@ -45,10 +45,11 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
+from .ratio_verdicts import RatioVerdict, decide, lower_is_better
 from .stats import DEFAULT_PRECISION, RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
-                 "metric", "client_bound", "method", "pairs", "seconds")
+                 "metric", "client_bound", "method", "pairs", "seconds", "verdict")
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
 
@@ -77,7 +78,14 @@ class RatioResult:
                 "rounds": s.n, "status": self.status, "metric": self.spec.metric,
                 "client_bound": "true" if self.client_bound else "false",
                 "method": self.method, "pairs": self.pairs or "",
-                "seconds": "" if math.isnan(self.seconds) else f"{self.seconds:.1f}"}
+                "seconds": "" if math.isnan(self.seconds) else f"{self.seconds:.1f}",
+                "verdict": self.verdict().direction}
+
+    def verdict(self) -> RatioVerdict:
+        """What the interval decides (ratio_verdicts.decide), without a seed."""
+        s = self.summary
+        return decide(s.low, s.high, None, self.spec.a, self.spec.b,
+                      lower_is_better(self.spec.metric), starts=s.n)
 
 
 def _fmt(value: float) -> str:
