@@ -286,13 +286,14 @@ def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monk
     pair = alternating.Pair(CompareSpec("A/A r", "server", "r", "r"), "set", "p", point, point,
                             calibration=True)
     phase = alternating.AlternatingPhase(runner, [pair], tmp_path)
-    why = phase.run(math.inf, 0.02, 10, alternating.ALTERNATION_MIN_ROUNDS)
-    assert len(calls) == alternating.ALTERNATION_MIN_ROUNDS + 1
-    assert pair.disturbed == 1 and len(pair.rounds) == alternating.ALTERNATION_MIN_ROUNDS
-    assert pair.summary().pairs == 4 * alternating.ALTERNATION_MIN_ROUNDS
+    minimum = 4
+    why = phase.run(math.inf, 0.02, 10, minimum)
+    assert len(calls) == minimum + 1
+    assert pair.disturbed == 1 and len(pair.rounds) == minimum
+    assert pair.summary().pairs == 4 * minimum
     with (tmp_path / "alternation.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 8 * (alternating.ALTERNATION_MIN_ROUNDS + 1)
+    assert len(rows) == 8 * (minimum + 1)
     assert [r["disturbed"] for r in rows] == ["true"] * 8 + ["false"] * (len(rows) - 8)
     assert "every declared ratio met" in why
     assert alternating.pair_result(pair, 0.02, 4, 1.0).status == "resolved"

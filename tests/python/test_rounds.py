@@ -253,24 +253,58 @@ def test_a_ratio_resolves_only_over_min_rounds():
     assert allowed.status == "resolved"
 
 
-def test_stopping_at_the_first_narrow_interval_after_min_rounds_keeps_coverage():
-    # Sequential stopping as the runner does it: add a round, stop once meets_target.
-    # Synthetic log-normal rounds (7% noise, true ratio 1.0) need about 50 rounds for
-    # ±2%; with min_rounds 10 no run stops on a lucky early spread and coverage holds.
+def _sequential_runs(noise, min_rounds, trials=2000, seed=20261203):
+    """Runs that add a round and stop once meets_target (the runner's rule), on synthetic
+    log-normal rounds of a true ratio 1.0: (coverage of 1.0 at the stop, median stop)."""
     from kvlab.measures.declared_ratios import meets_target
-    generator = random.Random(20261201)
-    covered, early, trials = 0, 0, 300
+    generator = random.Random(seed)
+    covered, stops = 0, []
     for _ in range(trials):
         ratios = []
         while True:
-            ratios.append(math.exp(generator.gauss(0, 0.07)))
+            ratios.append(math.exp(generator.gauss(0, noise)))
             summary = ratio_interval(ratios)
-            if meets_target(summary, 0.02, 10) or len(ratios) >= 120:
+            if meets_target(summary, 0.02, min_rounds) or len(ratios) >= 200:
                 break
         covered += summary.low <= 1.0 <= summary.high
-        early += len(ratios) < 10
-    assert early == 0
-    assert covered / trials >= 0.91
+        stops.append(len(ratios))
+    return covered / trials, sorted(stops)[trials // 2], min(stops)
+
+
+def test_the_stopping_rule_keeps_coverage_where_it_stops_near_the_minimum():
+    # 3.5% noise per round against a ±2% target: the interval reaches the target near
+    # the minimum of 10 rounds (a t interval over n rounds is about 2.2 * 3.5% / sqrt(n)
+    # wide at n = 10..15), so early stops on a lucky spread are common, and coverage at
+    # the stop is what the rule is worth. Over 2,000 runs chance moves it by about 0.5%.
+    from kvlab.running.experiment import DEFAULT_MIN_ROUNDS
+    coverage, median_stop, first_stop = _sequential_runs(0.035, DEFAULT_MIN_ROUNDS)
+    assert first_stop == DEFAULT_MIN_ROUNDS and median_stop <= 16
+    assert coverage >= 0.92, coverage
+    # The test can fail: stopping from round 4 on, as alternation did, covers less.
+    early, _, _ = _sequential_runs(0.035, 4)
+    assert early < 0.92, early
+
+
+def test_alternation_resolves_by_the_experiments_min_rounds():
+    # One rule for both designs: the runner judges an alternated pair by the
+    # experiment's min_rounds, not by a minimum of its own.
+    from types import SimpleNamespace
+    from kvlab.running import alternating
+    from kvlab.running.experiment import Point
+    from kvlab.running.runner import Runner
+    from kvlab.measures.alternation import Slice
+    point = Point("s", "c", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    pair = alternating.Pair(CompareSpec("c/s", "server", "c", "s"), "set", "p", point, point)
+    # 4 rounds in which A is 20% faster in every pair, to 0.1%
+    pair.rounds = [[Slice(0 if i % 4 in (0, 3) else 1, 0.1 * i, 0.1,
+                          1200 + (i % 3) if i % 4 in (0, 3) else 1000, 0.05, 0.03, 1.0, 2.0)
+                    for i in range(40)] for _ in range(4)]
+    runner = SimpleNamespace(experiment=SimpleNamespace(precision=0.02, min_rounds=10),
+                             alternation_spent_by_pair={})
+    assert Runner._pair_result(runner, pair).status == "inconclusive"
+    runner.experiment.min_rounds = 4
+    assert Runner._pair_result(runner, pair).status == "resolved"
 
 
 CLIENT_PAIRS = """

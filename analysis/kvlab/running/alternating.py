@@ -17,9 +17,11 @@ VM with builds beside it, the ratios of disturbed rounds moved with the machine'
 undisturbed rounds agreed to within that noise.
 
 Where the rounds go (kvlab.measures.alternation.next_to_measure): every pair (the A/A one
-included) gets `ALTERNATION_MIN_ROUNDS` rounds first, then each further round goes to
-the declared comparison furthest from its precision target per second of its round,
-until every one is within it, its pair reached max_rounds, or the phase's deadline.
+included) gets the experiment's `min_rounds` rounds first (the one stopping rule of
+declared_ratios.py, default 10), then each further round goes to the declared
+comparison furthest from its precision target per second of its round, until every one
+is within it over at least min_rounds, its pair reached max_rounds, or the phase's
+deadline.
 
 A pair whose sides were client-bound in most rounds (kvlab-load saturated its cores) is
 judged on ops per second of server CPU instead of ops/s, and says so.
@@ -52,9 +54,6 @@ from .servers import RedisClusterProcess, ServerError, ServerProcess
 if TYPE_CHECKING:
     from .runner import Runner
 
-# Rounds every pair gets before the budget is shared out (>= 3: the spread between fresh
-# processes needs three to be estimated; stats.MIN_ROUNDS_FOR_SPREAD).
-ALTERNATION_MIN_ROUNDS = 4
 # Seconds a round costs beyond its measured alternation: starting the servers, prefills,
 # kvlab-load's connections (measured as the run goes; this is the first guess).
 ROUND_OVERHEAD_S = 1.5
