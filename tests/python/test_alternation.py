@@ -428,3 +428,49 @@ def test_clean_round_leaves_out_the_cycles_a_burst_landed_in_and_their_neighbour
     # no figures (NaN): nothing to judge by here
     unread = _watched_round([math.nan] * 8)
     assert alternation.clean_round(unread, 0.05) == (unread, 0)
+
+
+# ---- stalls: a side that served nothing in its slice counts against that side ----
+
+def test_a_stalled_slice_counts_against_its_side_in_its_place():
+    slices = _slices([2000.0] * 4, [1000.0] * 4)
+    # the third pair (slices 4 and 5: A then B); B's slice serves nothing
+    stalled = slices[5]
+    assert stalled.side == 1
+    slices[5] = Slice(1, stalled.start_s, 0.1, 0, 0.05, 0.03, 0.0, 0.0)
+    ratios = alternation.pair_log_ratios(slices)
+    assert len(ratios) == 4, "the stalled pair was dropped"
+    # A served 200 ops in 0.1 s, B half an operation in 0.1 s: log(2000 / 5)
+    assert ratios[2] == pytest.approx(math.log(2000 / 5))
+    assert [r for i, r in enumerate(ratios) if i != 2] == pytest.approx([math.log(2)] * 3)
+    assert alternation.stalls(slices) == (0, 1)
+    # the same stall on A's side pulls the ratio below 1
+    slices = _slices([2000.0] * 4, [1000.0] * 4)
+    slices[0] = Slice(0, 0.0, 0.1, 0, 0.05, 0.03, 0.0, 0.0)
+    ratios = alternation.pair_log_ratios(slices)
+    assert ratios[0] == pytest.approx(math.log(5 / 1000)) and alternation.stalls(slices) == (1, 0)
+    per_cpu = alternation.pair_log_ratios(slices, "ops_per_server_cpu_s")
+    assert per_cpu[0] == pytest.approx(math.log((0.5 / 0.05) / (100 / 0.05)))
+
+
+def test_a_stalled_latency_slice_counts_its_requests_as_waiting_the_whole_slice():
+    fast = np.full(1000, 100e3)
+    slow = np.full(1000, 300e3)
+    sides = [0, 1, 1, 0, 0, 1, 1, 0]
+    slices = [Slice(side, i * 0.1, 0.1, 1000, -1.0, 0.0, 0.0, 0.0,
+                    _histogram(fast if side == 0 else slow)) for i, side in enumerate(sides)]
+    slices[1] = Slice(1, 0.1, 0.1, 0, -1.0, 0.0, 0.0, 0.0, None)   # B answers nothing
+    # B: 3,000 requests at 300 µs and the stalled slice's 1,000 (what A answered beside
+    # it) at no less than 0.1 s: B's p50 is 300 µs, its p99 0.1 s; A's are 100 µs.
+    p50 = alternation.latency_interval([slices], "p50_us")
+    p99 = alternation.latency_interval([slices], "p99_us")
+    assert p50.ratio == pytest.approx(100e3 / 300e3, rel=0.03)
+    assert p99.ratio == pytest.approx(100e3 / 0.1e9, rel=0.03)
+
+
+def test_the_report_says_how_many_slices_stalled():
+    from kvlab.rendering.report_ratios import time_section
+    meta = {"alternation": {"spent_s": {"local": 10}, "pairs": [
+        {"comparison": "c/s", "test": "set", "rounds": 3, "spent_s": 10,
+         "stalled_slices": [0, 2]}]}}
+    assert "stalled slices: 0 of a, 2 of b, counted against their side" in time_section(meta)

@@ -234,6 +234,9 @@ def time_section(meta: dict) -> str:
         extra = []
         if pair.get("cycles_left_out"):
             extra.append(f"{pair['cycles_left_out']} disturbed ABBA cycles left out of them")
+        if any(pair.get("stalled_slices") or ()):
+            a, b = pair["stalled_slices"]
+            extra.append(f"stalled slices: {a} of a, {b} of b, counted against their side")
         if pair.get("disturbed"):
             extra.append(f"{pair['disturbed']} more disturbed, left out")
         if pair.get("failed"):

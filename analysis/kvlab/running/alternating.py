@@ -77,6 +77,8 @@ class Pair:
     disturbed: int = 0      # rounds with foreign CPU above the threshold (left out)
     failed: int = 0
     cycles_left_out: int = 0  # disturbed ABBA cycles left out of kept rounds
+    # slices of kept rounds in which side a / b served nothing (counted against that side)
+    stalled: list[int] = dataclasses.field(default_factory=lambda: [0, 0])
 
     @property
     def attempts(self) -> int:
@@ -287,12 +289,14 @@ class AlternatingPhase:
         else:  # no figures per slice: the round's own decides
             kept, left_out = (None if document.get("disturbed") else slices), 0
         disturbed = kept is None
+        stalled = alternation.stalls(kept) if kept else (0, 0)
         if disturbed:
             pair.disturbed += 1
         else:
             pair.rounds.append(kept)
             pair.bound += bound
             pair.cycles_left_out += left_out
+            pair.stalled = [n + m for n, m in zip(pair.stalled, stalled)]
         self._write(pair, round_no, slices, document, bound, set(map(id, kept or [])))
         summary = pair.summary()
         runner.say(f"alternation {pair.name} {pair.test} {pair.label} round {round_no}: "
@@ -302,6 +306,8 @@ class AlternatingPhase:
                    + (" (client-bound: judged per server CPU)" if pair.client_bound else "")
                    + (f", {left_out} disturbed cycles left out" if left_out and not disturbed
                       else "")
+                   + (f", stalled slices: {stalled[0]} of a, {stalled[1]} of b, counted "
+                      "against their side" if any(stalled) else "")
                    + (" DISTURBED: left out, measured again" if disturbed else ""))
         return None
 

@@ -406,6 +406,7 @@ class Runner:
                            "calibration": p.calibration, "rounds": len(p.rounds),
                            "failed": p.failed, "disturbed": p.disturbed,
                            "cycles_left_out": p.cycles_left_out,
+                           "stalled_slices": p.stalled,
                            "client_bound": p.client_bound, "metric": p.metric,
                            "spent_s": round(self.alternation_spent_by_pair.get(p.key, 0.0), 1)}
                           for p in self.pairs]}
