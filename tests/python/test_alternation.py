@@ -17,7 +17,7 @@ from kvlab.measures import alternation
 from kvlab.measures.alternation import Slice
 from kvlab.measures.stats import paired_interval, t_quantile_975
 
-from conftest import experiment_head, run_experiment
+from conftest import check_coverage, experiment_head, run_experiment
 
 
 def _ar1(rng, n, phi, sigma):
@@ -51,14 +51,22 @@ def synthetic_round(rng, slices, log_ratio, round_sd=0.0):
 @pytest.mark.parametrize("rounds,slices,round_sd", [(1, 600, 0.0), (6, 60, 0.0), (6, 60, 0.02)])
 def test_paired_interval_covers_under_drift_and_ar1(rounds, slices, round_sd):
     rng = np.random.default_rng(24)
-    true = math.log(1.2)
-    trials, covered = 400, 0
-    for _ in range(trials):
+    summaries = []
+    for _ in range(1000):
         # one round: the batches alone (with more, the rounds' spread is part of it)
-        summary = paired_interval([synthetic_round(rng, slices, true, round_sd)
-                                   for _ in range(rounds)], between_rounds=rounds > 1)
-        covered += summary.low <= 1.2 <= summary.high
-    assert covered / trials >= 0.93, f"covered {covered} of {trials}"
+        summaries.append(paired_interval([synthetic_round(rng, slices, math.log(1.2), round_sd)
+                                          for _ in range(rounds)], between_rounds=rounds > 1))
+    check_coverage([s.low for s in summaries], [s.high for s in summaries],
+                   [s.ratio for s in summaries], 1.2)
+
+
+def test_the_coverage_check_fails_an_interval_too_wide_to_miss():
+    centres = np.exp(np.random.default_rng(1).normal(0.0, 0.01, 1000))
+    with pytest.raises(AssertionError, match="covered"):
+        check_coverage(centres * 0, centres * math.inf, centres, 1.0)
+    with pytest.raises(AssertionError, match="half-width"):   # covers 95%, far too wide
+        check_coverage(centres / 1.5, centres * np.where(np.arange(1000) < 950, 1.5, 0.5),
+                       centres, 1.0)
 
 
 def test_an_interval_that_ignores_correlation_misses_on_the_same_data():
@@ -151,6 +159,13 @@ def test_budget_goes_to_the_widest_ratio_per_second_after_the_minimum():
     assert alternation.seconds_for(0.04, 10, 0.02) == pytest.approx(40)
 
 
+# Student's t quantiles by degrees of freedom (tables, e.g. NIST/SEMATECH 1.3.6.7.2).
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+         9: 2.262, 10: 2.228, 11: 2.201}
+T_9995 = {1: 636.619, 2: 31.599, 3: 12.924, 4: 8.610, 5: 6.869, 6: 5.959, 7: 5.408,
+          8: 5.041, 9: 4.781, 10: 4.587, 11: 4.437}
+
+
 def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path):
     # Two redis-servers, the load alternating between them: the ratio's interval must
     # contain 1.0. Checked at 99.9% rather than 95%, so the suite fails one run in a
@@ -182,9 +197,17 @@ def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path
         rounds.append(alternation.pair_log_ratios(slices))
     summary = paired_interval(rounds)
     assert summary.pairs == 24
+    said = f"A/A {summary.ratio:.3f} [{summary.low:.3f}, {summary.high:.3f}] ({summary.method})"
+    # The 95% interval is Student's t over the batch means or the 3 rounds' means; at
+    # 99.9% it is t(0.9995, df) / t(0.975, df) times as wide, for its own degrees of
+    # freedom (a normal factor, 3.29 / 1.96, is far too narrow at 2-5 of them).
+    df = (summary.batches if summary.method == "batch means" else summary.n) - 1
     centre = math.log(summary.ratio)
-    widened = (math.log(summary.high) - centre) * 3.29 / 1.96
-    assert abs(centre) <= widened, f"A/A {summary.ratio:.3f} [{summary.low:.3f}, {summary.high:.3f}]"
+    widened = (math.log(summary.high) - centre) * T_9995[df] / T_975[df]
+    assert abs(centre) <= widened, said
+    # and it must say something: an A/A interval wider than ±10% could not tell apart
+    # the seed's 11-13% effect (on a quiet machine these rounds give about ±1%)
+    assert summary.half_width <= 0.10, said
 
 
 ALTERNATING = experiment_head("alternating", precision=0.5, max_rounds=4, alternation_s=0.4,
@@ -305,8 +328,11 @@ LOG_BUCKETS = np.exp(np.linspace(math.log(1e3), math.log(1e9), 1200))  # 1.2% wi
 
 
 def _histogram(latencies_ns):
-    counts, edges = np.histogram(latencies_ns, bins=LOG_BUCKETS)
-    buckets = [[int(edges[i]), int(edges[i + 1]), int(c)] for i, c in enumerate(counts) if c]
+    counts, _ = np.histogram(latencies_ns, bins=LOG_BUCKETS)
+    filled = np.flatnonzero(counts)
+    buckets = [list(b) for b in zip(LOG_BUCKETS[filled].astype(int).tolist(),
+                                    LOG_BUCKETS[filled + 1].astype(int).tolist(),
+                                    counts[filled].tolist())]
     return {"count": int(counts.sum()), "min": int(latencies_ns.min()),
             "max": int(latencies_ns.max()), "buckets": buckets}
 
@@ -329,17 +355,20 @@ def synthetic_latency_round(rng, slices, ratio, requests=400):
     return out
 
 
-@pytest.mark.parametrize("metric", ["p50_us", "p99_us"])
-def test_latency_interval_covers_a_known_ratio_under_drift(metric):
+@pytest.fixture(scope="module")
+def latency_trials():
     rng = np.random.default_rng(5)
-    trials, covered = 150, 0
-    for _ in range(trials):
-        rounds = [synthetic_latency_round(rng, 20, 0.8) for _ in range(5)]
-        summary = alternation.latency_interval(rounds, metric)
-        assert summary.pairs == 50 and summary.n == 5
-        covered += summary.low <= 0.8 <= summary.high
-    # 95% nominal; 150 trials put chance alone near 92% one time in twenty.
-    assert covered / trials >= 0.90, f"covered {covered} of {trials}"
+    return [[synthetic_latency_round(rng, 20, 0.8) for _ in range(5)] for _ in range(1000)]
+
+
+@pytest.mark.parametrize("metric", ["p50_us", "p99_us"])
+def test_latency_interval_covers_a_known_ratio_under_drift(metric, latency_trials):
+    summaries = [alternation.latency_interval(rounds, metric) for rounds in latency_trials]
+    assert all(s.pairs == 50 and s.n == 5 for s in summaries)
+    # The wider of the batches' and the rounds' intervals is conservative here (98-99%),
+    # so the band's upper end is 0.995 and its width at most 1.7 times the centres' need.
+    check_coverage([s.low for s in summaries], [s.high for s in summaries],
+                   [s.ratio for s in summaries], 0.8, band=(0.93, 0.995), width=1.7)
 
 
 def test_latency_ratio_is_a_over_b_of_the_merged_percentile():
