@@ -104,3 +104,35 @@ def test_a_latency_ratio_below_one_puts_a_ahead():
     assert verdict.seed_direction_agrees is True
     assert decide(1.1, 1.3, a="owner", b="redis", lower_better=True).direction == "redis ahead"
     assert decide(0.9, 1.1, lower_better=True).direction == "undecided"
+
+
+def test_the_report_and_the_forest_plot_say_what_few_starts_and_wide_intervals_decide(tmp_path):
+    # Two declared ratios with the seed's 1.13 inside: one over 2 rounds and narrow, one
+    # over 6 rounds and ±100% wide. Neither may claim a side nor the seed's size.
+    import csv
+    import json
+    import matplotlib
+    matplotlib.use("Agg")
+    from kvlab.rendering.plots_verdicts import verdicts_figure
+    from kvlab.rendering.report_ratios import verdict_sections
+    meta = {"experiment": "few", "precision": 0.02,
+            "comparisons": [{"name": "c/s", "by": "server", "a": "concurrent", "b": "sharded",
+                             "seed_ratio": 1.13, "sweep": "p16"}]}
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    rows = [{"comparison": "c/s", "test": "set", "point": "p16: tcp T1", "ratio": "1.12",
+             "low": "1.11", "high": "1.14", "rounds": "2", "status": "inconclusive",
+             "metric": "ops_per_s"},
+            {"comparison": "c/s", "test": "set", "point": "p16: tcp T2", "ratio": "1.0",
+             "low": "0.5", "high": "2.0", "rounds": "6", "status": "inconclusive",
+             "metric": "ops_per_s"}]
+    with (tmp_path / "ratios.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    report = verdict_sections(tmp_path, meta)
+    assert "| undecided (too few starts) |" in report
+    assert "| undecided; seed not tested (interval ±100.0% wider than ±2.0%) |" in report
+    assert "seed inside" not in report and "concurrent ahead" not in report
+    texts = [t.get_text() for t in verdicts_figure(tmp_path, meta).axes[0].texts]
+    assert any(t.startswith("undecided (too few starts)  (") for t in texts), texts
+    assert any(t.startswith("undecided; seed not tested") for t in texts), texts
