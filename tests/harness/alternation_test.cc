@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -109,6 +110,12 @@ TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
       std::sqrt(squares / static_cast<double>(logs.size() - 1)) / std::sqrt(static_cast<double>(logs.size()));
   EXPECT_NEAR(mean, std::log(2.0), 3.3 * standard_error + 0.01)
       << "ratio " << std::exp(mean) << ", standard error of its log " << standard_error;
+  // The tolerance grows with the pairs' spread, so the spread is capped: pairs of
+  // known depths whose ratios scatter so much that their mean's standard error
+  // passes 3% are no known answer, and the cap keeps the tolerance under 11%
+  // (a ratio of 1.8 or 2.2 fails). Measured here: 1-2% quiet, 4.8% with a
+  // container test on both cores beside it.
+  EXPECT_LE(standard_error, 0.03) << "the pairs' ratios scatter too much to test the ratio";
 }
 
 TEST(AlternationTest, OpenLoopSlicesHoldTheirScheduledRequestsAndKnownDelays) {
@@ -154,16 +161,15 @@ TEST(AlternationTest, OpenLoopSlicesHoldTheirScheduledRequestsAndKnownDelays) {
       << "p50 " << fast_p50 / 1e6 << " ms against " << slow_p50 / 1e6 << " ms";
 }
 
-TEST(AlternationTest, EachSliceSaysHowMuchOtherWorkRanOnTheMeasuredCpus) {
-  const int cpu = testing::FirstAllowedCpu();
-  const pid_t burner = testing::StartBurner(cpu);
-  ASSERT_GT(burner, 0);
-  DelayServer first(1'000'000), second(1'000'000);
-  ASSERT_TRUE(first.started() && second.started());
+// The slices' foreign CPU on `cpu` in cores, averaged over a 1.6 s alternation, with
+// `own` counted as ours; *burned: the burner's CPU seconds over its wall seconds.
+double ForeignCores(int cpu, const DelayServer& first, const DelayServer& second, pid_t burner,
+                    std::vector<pid_t> own, double* burner_cores) {
   AlternationConfig config;
   config.a = PipelinedPings(first.unix_target(), 1);
   config.b = PipelinedPings(second.unix_target(), 1);
   config.a.watch.measured_cpus = {cpu};
+  config.a.watch.own_pids = std::move(own);
   config.duration_s = 1.6;
   config.warmup_s = 0.2;
   const double burned_before = ProcessCpuSecondsOf(burner);
@@ -171,21 +177,41 @@ TEST(AlternationTest, EachSliceSaysHowMuchOtherWorkRanOnTheMeasuredCpus) {
   AlternationResult result;
   const Status ran = RunAlternation(config, nullptr, &result);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const double burned = ProcessCpuSecondsOf(burner) - burned_before;
-  kill(burner, SIGKILL);
-  waitpid(burner, nullptr, 0);
-  ASSERT_TRUE(ran.ok()) << ran.message();
-  ASSERT_TRUE(result.measured_cpus);
+  *burner_cores = (ProcessCpuSecondsOf(burner) - burned_before) / wall;
+  EXPECT_TRUE(ran.ok()) << ran.message();
+  EXPECT_TRUE(result.measured_cpus);
   double foreign = 0, seconds = 0;
   for (const AlternatingSlice& slice : result.slices) {
     foreign += slice.foreign_cores * slice.seconds;
     seconds += slice.seconds;
   }
-  // The loop's share over the run, against the slices' mean; other work there only
-  // adds to the slices' figure, and /proc's ticks cost a few hundredths.
-  const double burner_cores = burned / wall;
+  return seconds > 0 ? foreign / seconds : -1;
+}
+
+TEST(AlternationTest, EachSliceSaysHowMuchOtherWorkRanOnTheMeasuredCpus) {
+  const int cpu = testing::FirstAllowedCpu();
+  const pid_t burner = testing::StartBurner(cpu);
+  ASSERT_GT(burner, 0);
+  DelayServer first(1'000'000), second(1'000'000);
+  ASSERT_TRUE(first.started() && second.started());
+  double burner_cores = 0, control_burner_cores = 0;
+  const double foreign = ForeignCores(cpu, first, second, burner, {}, &burner_cores);
+  // The quiet control: the same alternation, the loop still burning but named ours
+  // (--own-pids), must read the loop as zero: only other work on this CPU is left,
+  // which a busy machine puts in both runs alike (a control without the loop read
+  // 0.84 cores here with a container test beside it, so an absolute zero is not
+  // this machine's to promise).
+  const double control = ForeignCores(cpu, first, second, burner, {burner}, &control_burner_cores);
+  kill(burner, SIGKILL);
+  waitpid(burner, nullptr, 0);
+  // The loop's share over the run, against the slices' mean; /proc's ticks cost a few
+  // hundredths, and other work may move between the two runs by a little more.
   ASSERT_GT(burner_cores, 0.1);
-  EXPECT_GE(foreign / seconds, burner_cores - 0.15) << "the loop used " << burner_cores << " cores";
+  ASSERT_GT(control_burner_cores, 0.1);
+  EXPECT_GE(foreign, burner_cores - 0.15) << "the loop used " << burner_cores << " cores";
+  EXPECT_NEAR(foreign - control, (burner_cores + control_burner_cores) / 2, 0.25)
+      << "with the loop " << foreign << " cores, with it named ours " << control << "; the loop used "
+      << burner_cores << " and " << control_burner_cores;
 }
 
 TEST(AlternationTest, BothSidesAreOfferedTheSameRate) {

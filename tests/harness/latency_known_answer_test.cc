@@ -32,6 +32,11 @@ using testing::TestServer;
 // measured at run time against a server without delay; this is how much it
 // may vary between that run and the delayed one on a shared 2-core machine.
 constexpr double kStackUs = 200;
+// ... and the most the stack itself may cost, whatever the harness measures:
+// the tolerance must not grow with a stack cost the same harness reports
+// (110-300 us measured on the 2-core VM with a build beside it). A median
+// above this says the machine, or the harness, is broken.
+constexpr double kMaxStackUs = 1000;
 
 uint64_t CountAtOrAbove(const LatencyHistogram& histogram, uint64_t threshold_ns) {
   uint64_t count = 0;
@@ -109,8 +114,10 @@ TEST(KnownDelayTest, OpenLoopMedianIsTheReplyDelayForEveryStrategy) {
       EXPECT_GE(requests, static_cast<uint64_t>(c.rate * config.duration_s * 3 * 0.6));  // Poisson counts vary
       // Never below the delay (0.5%: the histogram's bucket error) ...
       EXPECT_GE(p50_us, delay_us * 0.995);
-      // ... and within 5% plus the stack, as measured just before, above it.
-      EXPECT_LE(p50_us, delay_us * 1.05 + stack_us + kStackUs);
+      // ... and within 5% plus the stack, as measured just before (capped), above it.
+      EXPECT_GT(stack_us, 0);
+      EXPECT_LE(stack_us, kMaxStackUs);
+      EXPECT_LE(p50_us, delay_us * 1.05 + std::min(stack_us, kMaxStackUs) + kStackUs);
       EXPECT_LE(behind, 1);
     }
   }

@@ -5,11 +5,13 @@ python/kvlab/_harness*.so); run by hand, the tests fall back to <repo>/build.
 """
 
 import json
+import math
 import os
 import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,3 +102,19 @@ def load_only_build(tmp_path) -> Path:
     folder.mkdir()
     (folder / "kvlab-load").symlink_to(BUILD_DIR / "kvlab-load")
     return folder
+
+
+def check_coverage(lows, highs, centres, truth, band=(0.93, 0.975), width=1.4):
+    """Coverage of `truth` by intervals [low, high] around `centres` (logs), two-sided: at
+    1,000 trials chance moves a 95% coverage by about 0.7%, so the band is about 3 standard
+    deviations either side, and an interval too wide to miss (an infinite one) fails the
+    upper bound. The mean half-width must also be at most `width` times what the centres'
+    own spread across trials calls for (1.96 of their standard deviation): a method may be
+    conservative, not uninformative."""
+    lows, highs, centres = (np.log(np.asarray(v, dtype=float)) for v in (lows, highs, centres))
+    covered = float(np.mean((lows <= math.log(truth)) & (math.log(truth) <= highs)))
+    assert band[0] <= covered <= band[1], f"covered {covered:.3f}"
+    half = float(np.mean((highs - lows) / 2))
+    needed = 1.96 * float(np.std(centres, ddof=1))
+    assert half <= width * needed, f"mean half-width {half:.4f}, the centres call for {needed:.4f}"
+    return covered, half / needed

@@ -119,7 +119,8 @@ def _cluster_slots(port: int) -> list[tuple[int, int, int]]:
 @pytest.fixture
 def cluster(tmp_path):
     if shutil.which("redis-server") is None:
-        pytest.skip("redis-server not installed")
+        # scripts/install-deps (make test's prerequisites) installs it: fail, never skip
+        pytest.fail("redis-server not installed: run scripts/install-deps")
     spec = next(s for s in resolve(rows(), Topology.of(range(4))).experiment.servers
                 if s.kind == "redis-cluster")
     process = RedisClusterProcess(spec, tmp_path, tmp_path / "cluster.log", cpus=None)

@@ -18,7 +18,7 @@ from kvlab.running.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMea
                                      merged_row, start_skew_note)
 from kvlab.running.loadgens import cell_formats, point_schema
 from kvlab.running.results import load_points
-from namespace_hosts import NamespaceHosts, why_not_possible
+from namespace_hosts import NamespaceHosts, missing_programs, why_not_possible
 
 BASE = """
 [experiment]
@@ -203,8 +203,22 @@ def test_a_run_whose_host_is_unreachable_records_every_point_as_failed(tmp_path)
 # --- real ssh between namespaces ----------------------------------------------------------
 
 NOT_POSSIBLE = why_not_possible()
-needs_namespaces = pytest.mark.skipif(NOT_POSSIBLE is not None,
-                                      reason=f"namespace hosts: {NOT_POSSIBLE}")
+
+
+@pytest.fixture
+def namespace_programs():
+    """Fails (never skips) without what `make test`'s scripts/install-deps installs."""
+    missing = missing_programs()
+    if missing:
+        pytest.fail(f"namespace hosts: {missing}: run scripts/install-deps")
+
+
+def needs_namespaces(test):
+    """Skips (visibly: CTest shows the file as Skipped) where this machine cannot build
+    namespaces; fails where it could but a program is missing."""
+    test = pytest.mark.usefixtures("namespace_programs")(test)
+    return pytest.mark.skipif(NOT_POSSIBLE is not None,
+                              reason=f"namespace hosts: {NOT_POSSIBLE}")(test)
 
 
 def experiment_file(folder: Path, hosts: NamespaceHosts, sweeps: str,

@@ -54,6 +54,23 @@ def counted(tmp_path_factory):
     return tmp, runs
 
 
+def test_the_default_engines_are_the_servers_own_list():
+    # kvlab-server --kinds is the one list of engines: an engine added there (owner was
+    # missing from the gate's pinned list) is counted without editing the gate.
+    from kvlab.tracking.regress import default_engines
+    table = json.loads(subprocess.run([str(BUILD_DIR / "kvlab-server"), "--kinds"],
+                                      capture_output=True, text=True, check=True).stdout)
+    listed = [engine["name"] for engine in table["engines"]]
+    assert "owner" in listed
+    assert default_engines(BUILD_DIR).split(",") == listed + ["shell"]
+    # and it is what a run without --engines counts (the parser leaves it unset)
+    import argparse
+    from kvlab.tracking.regress import add_arguments
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args([]).engines is None
+
+
 def _per_op(run):
     return {(c["engine"], c["op"]): c["instructions_per_op"] for c in run["cases"]}
 

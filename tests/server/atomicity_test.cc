@@ -85,14 +85,53 @@ class Race {
   const long stop_at_torn_;
 };
 
-// A reply of kKeys values that are all nil or all the same string.
-bool Consistent(const Reply& reply) {
-  if (reply.type != REDIS_REPLY_ARRAY || reply.elements.size() != kKeys) return false;
+// What one multi-key read saw: every key the same (one writer's value, or all
+// nil), torn (a well-formed reply of kKeys values holding at least two
+// distinct ones: nil counts as one), or not a read at all (an error, a lost
+// connection, a short array, an element that is neither a string nor nil),
+// which is an error and never counts as torn.
+enum class ReadSeen { kWhole, kTorn, kMalformed };
+
+ReadSeen Classify(const Reply& reply) {
+  if (!reply.ok || reply.type != REDIS_REPLY_ARRAY || reply.elements.size() != kKeys) {
+    return ReadSeen::kMalformed;
+  }
+  for (const Reply& element : reply.elements) {
+    if (element.type != REDIS_REPLY_STRING && element.type != REDIS_REPLY_NIL) return ReadSeen::kMalformed;
+  }
   const Reply& first = reply.elements[0];
   for (const Reply& element : reply.elements) {
-    if (element.type != first.type || element.text != first.text) return false;
+    if (element.type != first.type || element.text != first.text) return ReadSeen::kTorn;
   }
-  return true;
+  return ReadSeen::kWhole;
+}
+
+Reply Bulk(const std::string& text) { return Reply{REDIS_REPLY_STRING, text, 0, {}, true}; }
+Reply Nil() { return Reply{REDIS_REPLY_NIL, "", 0, {}, true}; }
+Reply Array(std::vector<Reply> elements) {
+  return Reply{REDIS_REPLY_ARRAY, "", 0, std::move(elements), true};
+}
+
+// The negative control below counts torn reads: only well-formed replies with two
+// values may count, or a server that fails under --multikey split would pass it.
+TEST(AtomicityChecker, OnlyAWellFormedReplyWithTwoValuesIsTorn) {
+  const std::vector<Reply> same(kKeys, Bulk("1:7"));
+  EXPECT_EQ(Classify(Array(same)), ReadSeen::kWhole);
+  EXPECT_EQ(Classify(Array(std::vector<Reply>(kKeys, Nil()))), ReadSeen::kWhole);
+  std::vector<Reply> mixed = same;
+  mixed[3] = Bulk("2:7");
+  EXPECT_EQ(Classify(Array(mixed)), ReadSeen::kTorn);
+  mixed[3] = Nil();  // half a DEL
+  EXPECT_EQ(Classify(Array(mixed)), ReadSeen::kTorn);
+  EXPECT_EQ(Classify(Reply{REDIS_REPLY_ERROR, "ERR split", 0, {}, true}), ReadSeen::kMalformed);
+  EXPECT_EQ(Classify(Reply{REDIS_REPLY_NIL, "", 0, {}, true}), ReadSeen::kMalformed);  // aborted EXEC
+  EXPECT_EQ(Classify(Array(std::vector<Reply>(same.begin(), same.end() - 1))), ReadSeen::kMalformed);
+  std::vector<Reply> with_error = same;
+  with_error[0] = Reply{REDIS_REPLY_ERROR, "ERR", 0, {}, true};
+  EXPECT_EQ(Classify(Array(with_error)), ReadSeen::kMalformed);
+  Reply lost = Array(same);
+  lost.ok = false;
+  EXPECT_EQ(Classify(lost), ReadSeen::kMalformed);
 }
 
 // One writer MSETs (or DELs) every key to one value, readers MGET them.
@@ -140,8 +179,10 @@ TornCount RaceMultiKeyWritesAndReads(const Connector& connect, bool transaction,
         values = client->GetReply();
       }
       ++race.reads;
-      if (!Consistent(values)) {
-        race.Torn();
+      switch (Classify(values)) {
+        case ReadSeen::kWhole: break;
+        case ReadSeen::kTorn: race.Torn(); break;
+        case ReadSeen::kMalformed: ++race.errors; break;  // Run() requires none
       }
     }
   };
@@ -178,7 +219,7 @@ void ExpectMsetNxAllOrNothing(const Connector& connect) {
     std::vector<std::string> mget = {"MGET"};
     mget.insert(mget.end(), keys.begin(), keys.end());
     const Reply values = clients[0]->Command(mget);
-    EXPECT_TRUE(Consistent(values) && values.elements[0].type == REDIS_REPLY_STRING)
+    EXPECT_TRUE(Classify(values) == ReadSeen::kWhole && values.elements[0].type == REDIS_REPLY_STRING)
         << "round " << round;
   }
 }

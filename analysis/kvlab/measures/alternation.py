@@ -19,6 +19,13 @@ round) merge into one histogram per side, and each batch gives log(pA/pB); the r
 merged histograms give its own; stats.batched_interval turns those into the interval
 (`latency_interval`).
 
+A stall (a slice in which its side served no operation) is not left out: dropping the
+pair would favour the side that stalls and shift the ABBA order of every later pair.
+It counts against its side: as STALL_OPS (half an operation) over the slice's seconds
+or server CPU, and in a latency batch as many requests as the other side's slice of
+the pair answered, each waiting the whole slice (a lower bound: none was answered in
+it). `stalls` counts them per side, and the run says so.
+
 Calibration figures of an A/A run (a server against a copy of itself):
 - slice CV: the standard deviation of log ops/s between slices of one side;
 - drift: the same side's throughput from the first to the last fifth of a round, as
@@ -64,6 +71,8 @@ LATENCY_QUANTILES = {"p50_us": 0.50, "p99_us": 0.99}
 CYCLE_DISTURBED_CORES = 0.2
 CYCLE_DISTURBED_FACTOR = 4
 SLICES_PER_CYCLE = 4
+# What a slice that served nothing counts as: half an operation (see the docstring).
+STALL_OPS = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,10 +90,16 @@ class Slice:
     foreign_cores: float = math.nan  # others' CPU on the measured CPUs; NaN: not read
     steal_cores: float = math.nan
 
+    @property
+    def stalled(self) -> bool:
+        """Its side served no operation in a slice that ran."""
+        return self.ops == 0 and self.seconds > 0
+
     def value(self, metric: str) -> float:
+        ops = STALL_OPS if self.stalled else self.ops
         if metric == "ops_per_server_cpu_s":
-            return self.ops / self.server_cpu_s if self.server_cpu_s > 0 else math.nan
-        return self.ops / self.seconds if self.seconds > 0 else math.nan
+            return ops / self.server_cpu_s if self.server_cpu_s > 0 else math.nan
+        return ops / self.seconds if self.seconds > 0 else math.nan
 
 
 def read_alternation(path: Path) -> tuple[dict, list[Slice]]:
@@ -106,8 +121,8 @@ def _number(value: float | None) -> float:
 
 
 def pair_log_ratios(slices: list[Slice], metric: str = "ops_per_s") -> list[float]:
-    """log(A/B) of every adjacent pair of slices, in time order; a pair missing the metric
-    (no server CPU, an empty slice) is left out."""
+    """log(A/B) of every adjacent pair of slices, in time order; a stalled side counts as
+    STALL_OPS; a pair missing the metric (no server CPU read, no seconds) is left out."""
     ratios = []
     for first, second in zip(slices[0::2], slices[1::2]):
         if {first.side, second.side} != {0, 1}:
@@ -148,6 +163,19 @@ def clean_round(slices: list[Slice], disturbance_cores: float,
     return kept, left_out
 
 
+def stalls(slices: list[Slice]) -> tuple[int, int]:
+    """How many slices of side A and of side B served no operation."""
+    return (sum(s.stalled for s in slices if s.side == 0),
+            sum(s.stalled for s in slices if s.side == 1))
+
+
+def _stall_histogram(stalled: Slice, partner: Slice) -> dict:
+    """A stalled open-loop slice's requests: as many as its partner answered in the same
+    length of time, each waiting at least the whole slice."""
+    wait = max(1, int(stalled.seconds * 1e9))
+    return {"count": partner.ops, "min": wait, "max": wait, "buckets": [[wait, wait, partner.ops]]}
+
+
 def _merged(slices: list[Slice]) -> Histogram:
     merged = Histogram()
     for s in slices:
@@ -157,9 +185,14 @@ def _merged(slices: list[Slice]) -> Histogram:
 
 
 def _quantile_log_ratio(slices: list[Slice], quantile: float) -> float:
-    """log(A's quantile / B's) over these slices' merged histograms; NaN when a side is empty."""
-    a = _merged([s for s in slices if s.side == 0]).value_at_quantile(quantile)
-    b = _merged([s for s in slices if s.side == 1]).value_at_quantile(quantile)
+    """log(A's quantile / B's) over these slices' merged histograms, stalled slices counted
+    against their side; NaN when a side is empty."""
+    sides = [_merged([s for s in slices if s.side == side]) for side in (0, 1)]
+    for first, second in zip(slices[0::2], slices[1::2]):
+        for stalled, partner in ((first, second), (second, first)):
+            if stalled.stalled and partner.ops > 0:
+                sides[stalled.side].add(_stall_histogram(stalled, partner))
+    a, b = (h.value_at_quantile(quantile) for h in sides)
     return math.log(a / b) if a > 0 and b > 0 else math.nan
 
 

@@ -4,14 +4,27 @@ A ratio A/B with a 95% interval [low, high] decides a direction only when the
 interval leaves 1.0 out: `A ahead` when low > 1, `B ahead` when high < 1,
 otherwise `undecided` (the data cannot tell the two sides apart at this
 precision). Where a seed document publishes a ratio for the same claim, the
-interval also says whether the seed's size was reproduced (`seed inside`: the
-seed's ratio lies in [low, high]; `seed outside`: it does not) and whether the
-seed's direction agrees with ours (both above 1, both below, or undecided
-when ours is).
+interval also says whether the seed's size was reproduced and whether the seed's
+direction agrees with ours (both above 1, both below, or undecided when ours is):
+
+- `seed outside`: the seed's ratio lies outside [low, high]: its size was not
+  reproduced, however wide the interval;
+- `seed inside`: it lies inside an interval narrow enough to have excluded another
+  size: the interval's half-width (sqrt(high/low) - 1, the larger side of a log-
+  symmetric interval) is at most the experiment's precision (`margin`, default
+  DEFAULT_PRECISION, ±5%). Only this verdict claims reproduction;
+- `seed not tested`: it lies inside a wider interval. A ±63% interval holds every
+  seed from 0.37 to 1.6, so containing the seed says nothing about its size; the
+  cell says how wide the interval was against the margin.
 
 For a ratio of latencies (lower is better: `lower_is_better`), the side ahead
 is the one with the smaller figure: `A ahead` when high < 1, `B ahead` when
 low > 1.
+
+A ratio measured over fewer than MIN_ROUNDS_FOR_SPREAD fresh starts of its
+processes (`starts`) is `undecided (too few starts)` whatever its interval: the
+spread between starts is the variance that decides a comparison (one binary's
+speed can move 45% from one start to the next), and two starts cannot estimate it.
 
 The one owner of this rule: the report's verdict tables and the forest plot
 call decide(); neither writes its own comparison against 1.0.
@@ -24,23 +37,28 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD
+
 UNDECIDED = "undecided"
+TOO_FEW_STARTS = "undecided (too few starts)"
 SEED_INSIDE = "seed inside"
 SEED_OUTSIDE = "seed outside"
+SEED_NOT_TESTED = "seed not tested"
 
 
 @dataclasses.dataclass(frozen=True)
 class RatioVerdict:
     direction: str                  # "<a> ahead", "<b> ahead" or "undecided"
     ahead: str | None               # "a", "b" or None (undecided)
-    seed: str | None                # SEED_INSIDE, SEED_OUTSIDE, or None without a seed
+    seed: str | None                # SEED_INSIDE, SEED_OUTSIDE, SEED_NOT_TESTED; None without a seed
     seed_direction_agrees: bool | None  # None without a seed or when ours is undecided
+    why: str = ""                   # why the seed was not tested ("interval ±41% > ±5%")
 
     def text(self) -> str:
         """One cell: 'concurrent ahead; seed outside, direction agrees'."""
         parts = [self.direction]
         if self.seed is not None:
-            seed = self.seed
+            seed = self.seed + (f" ({self.why})" if self.why else "")
             if self.seed_direction_agrees is True:
                 seed += ", direction agrees"
             elif self.seed_direction_agrees is False:
@@ -58,14 +76,27 @@ def lower_is_better(metric: str | None) -> bool:
     return str(metric or "").endswith("_us")
 
 
-def decide(low: float, high: float, seed: float | None = None,
-           a: str = "A", b: str = "B", lower_better: bool = False) -> RatioVerdict:
-    """The verdict of a ratio a/b whose interval is [low, high]; lower_better for a
-    ratio of latencies.
+def half_width(low: float, high: float) -> float:
+    """The larger side of a log-symmetric interval [low, high] as a fraction of its centre."""
+    return math.sqrt(high / low) - 1 if low > 0 else math.inf
 
-    A missing interval (NaN: fewer than two rounds) is undecided and says
-    nothing about the seed. REQUIRES low <= high when both are finite.
+
+def decide(low: float, high: float, seed: float | None = None,
+           a: str = "A", b: str = "B", lower_better: bool = False,
+           margin: float | None = None, starts: int | None = None) -> RatioVerdict:
+    """The verdict of a ratio a/b whose interval is [low, high]; lower_better for a
+    ratio of latencies; `margin`: the half-width within which a seed inside the
+    interval counts as reproduced (the experiment's precision; default
+    DEFAULT_PRECISION); `starts`: the fresh starts (rounds) behind the ratio, where
+    known.
+
+    A missing interval (NaN) is undecided and says nothing about the seed; so is
+    a ratio over fewer than MIN_ROUNDS_FOR_SPREAD starts. REQUIRES low <= high
+    when both are finite.
     """
+    if starts is not None and _finite(starts) and starts < MIN_ROUNDS_FOR_SPREAD:
+        return RatioVerdict(direction=TOO_FEW_STARTS, ahead=None, seed=None,
+                            seed_direction_agrees=None)
     if not (_finite(low) and _finite(high)):
         return RatioVerdict(direction=UNDECIDED, ahead=None, seed=None,
                             seed_direction_agrees=None)
@@ -82,9 +113,34 @@ def decide(low: float, high: float, seed: float | None = None,
     direction = f"{names[ahead]} ahead" if ahead else UNDECIDED
     if not _finite(seed):
         return RatioVerdict(direction, ahead, None, None)
-    seed_verdict = SEED_INSIDE if low <= seed <= high else SEED_OUTSIDE
+    margin = DEFAULT_PRECISION if margin is None or not _finite(margin) else margin
+    why = ""
+    if not low <= seed <= high:
+        seed_verdict = SEED_OUTSIDE
+    elif half_width(low, high) <= margin:
+        seed_verdict = SEED_INSIDE
+    else:
+        seed_verdict = SEED_NOT_TESTED
+        why = f"interval ±{half_width(low, high):.1%} wider than ±{margin:.1%}"
     if ahead is None or seed == 1.0:
         agrees = None
     else:
         agrees = (seed > 1.0) == (ahead == above)
-    return RatioVerdict(direction, ahead, seed_verdict, agrees)
+    return RatioVerdict(direction, ahead, seed_verdict, agrees, why)
+
+
+def _float(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def decide_row(row, seed: float | None, a: str, b: str,
+               margin: float | None = None) -> RatioVerdict:
+    """decide() for one row of ratios.csv (a dict or a pandas row: low, high, metric,
+    rounds), the way the report's tables and the forest plot read it."""
+    rounds = _float(row.get("rounds"))
+    return decide(_float(row.get("low")), _float(row.get("high")), seed, a, b,
+                  lower_is_better(row.get("metric")), margin,
+                  int(rounds) if math.isfinite(rounds) else None)

@@ -96,6 +96,10 @@ def ratio_interval(ratios: Iterable[float | None]) -> RatioSummary:
                         math.exp(centre + half))
 
 
+# A declared ratio's target half-width when the experiment sets no `precision`; also the
+# margin within which a seed's size counts as reproduced (ratio_verdicts.decide).
+DEFAULT_PRECISION = 0.05
+
 # Alternation (harness/alternation.h): pairs of adjacent slices.
 # A batch holds whole ABBA cycles (an even number of pairs), so a drift that is
 # linear over a cycle cancels inside every batch.
@@ -114,7 +118,8 @@ class PairedSummary:
     low: float        # NaN: too few batches
     high: float
     batches: int
-    method: str       # "batch means" or "round means" (the wider, see paired_interval)
+    method: str       # "batch means", "round means" (the wider, see paired_interval) or
+                      # "too few starts" (no interval)
 
     @property
     def half_width(self) -> float:
@@ -145,12 +150,15 @@ def paired_interval(rounds: Iterable[Iterable[float | None]],
     mean), batches never cross rounds, and Student's t runs over the batch means. Pairs
     next to each other are correlated (the machine's slow noise, and ABBA's alternating
     AB/BA sign of a linear drift); means of long enough batches are nearly independent.
-    Batches inside one round share that round's processes, so with at least
-    MIN_ROUNDS_FOR_SPREAD rounds the t interval over the rounds' means is computed too
-    and the wider of the two is kept (`method` says which): each alone is valid under its
-    own assumption, and the wider one covers at least as often as either
-    (between_rounds=False: batch means alone, what the slices' own noise allows). Coverage is
-    tested on synthetic drift + AR(1) data (tests/python/test_alternation.py)."""
+    Batches inside one round share that round's processes, so the t interval over the
+    rounds' means is computed too and the wider of the two is kept (`method` says
+    which): each alone is valid under its own assumption, and the wider one covers at
+    least as often as either. With fewer than MIN_ROUNDS_FOR_SPREAD rounds the spread
+    between starts cannot be estimated, and there is no interval (NaN, method "too few
+    starts"): batches of one or two starts would hide it. between_rounds=False: batch
+    means alone, what the slices' own noise allows (a calibration figure, never a
+    verdict). Coverage is tested on synthetic drift + AR(1) data
+    (tests/python/test_alternation.py)."""
     rounds = [[float(v) for v in r if v is not None and math.isfinite(v)] for r in rounds]
     rounds = [r for r in rounds if r]
     pairs = sum(len(r) for r in rounds)
@@ -171,12 +179,15 @@ def batched_interval(centre: float, batch_values: list[float], round_values: lis
     """The interval of paired_interval from its parts, for a log ratio that is not a mean
     of per-pair values (a latency percentile's: alternation.latency_interval): `centre`
     the log ratio over everything, `batch_values` one log ratio per batch (batches never
-    cross rounds), `round_values` one per round. Student's t over the batches; with at
-    least MIN_ROUNDS_FOR_SPREAD rounds over the rounds too, and the wider is kept."""
+    cross rounds), `round_values` one per round. Student's t over the batches and over
+    the rounds, and the wider is kept; no interval from fewer than
+    MIN_ROUNDS_FOR_SPREAD rounds unless between_rounds is False."""
     half, method = math.nan, "batch means"
     if len(batch_values) >= 2:
         half = _t_half(batch_values)
-    if between_rounds and len(round_values) >= MIN_ROUNDS_FOR_SPREAD:
+    if between_rounds and len(round_values) < MIN_ROUNDS_FOR_SPREAD:
+        half, method = math.nan, "too few starts"
+    elif between_rounds:
         by_round = _t_half(round_values)
         if math.isnan(half) or by_round > half:
             half, method = by_round, "round means"

@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 
 from . import palette
 from .report_seeds import SEED_TRANSPORT, load_reference
-from ..measures.ratio_verdicts import decide, lower_is_better
+from ..measures.ratio_verdicts import decide_row
 from ..running.results import load_table
 
 SEED_NAMES = {"ember-pr50": "seed 1, ember PR #50", "lettuce-threads": "seed 2, Lettuce"}
@@ -132,7 +132,7 @@ def verdicts_figure(run_dir: Path, meta: dict) -> Figure | None:
             continue
         row, comparison, seed, client_bound = payload
         a, b = comparison.get("a", "A"), comparison.get("b", "B")
-        verdict = decide(row["low"], row["high"], seed, a, b, lower_is_better(row.get("metric")))
+        verdict = decide_row(row, seed, a, b, meta.get("precision"))
         side = {"a": a, "b": b}.get(verdict.ahead)
         style = palette.style(_kind(comparison), side) if side else \
             palette.Style(palette.NEUTRAL, "o")

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..measures.ratio_verdicts import decide, lower_is_better
+from ..measures.ratio_verdicts import decide_row
 from ..measures.latency_curves import latency_capped_throughput, load_curve_rows
 from .markdown import markdown_table
 
@@ -93,7 +93,7 @@ def paired_latency_section(run_dir: Path, meta: dict) -> str:
         ratio = ratios.get((pair["comparison"], pair["test"], pair["point"]), {})
         metric = ratio.get("metric") or specs.get(pair["comparison"], {}).get("metric", "")
         low, high, value = (_number(ratio.get(k)) for k in ("low", "high", "ratio"))
-        verdict = decide(low, high, None, pair["a"], pair["b"], lower_is_better(metric))
+        verdict = decide_row(dict(ratio, metric=metric), None, pair["a"], pair["b"])
         interval = "–" if math.isnan(value) else (
             f"{value:.3f}" + ("" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]"))
         rows.append([pair["comparison"], pair["test"].upper(), f"{float(pair['rate']):,.0f}",

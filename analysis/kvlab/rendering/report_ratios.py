@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..measures import alternation
-from ..measures.ratio_verdicts import decide, lower_is_better
+from ..measures.ratio_verdicts import decide_row
 from ..measures.stats import paired_interval
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK
@@ -198,8 +198,7 @@ def verdict_sections(run_dir: Path, meta: dict) -> str:
         spec = specs.get(row["comparison"], {})
         seed = spec.get("seed_ratio")
         a, b = spec.get("a", "A"), spec.get("b", "B")
-        verdict = decide(row["low"], row["high"], seed, a, b,
-                         lower_is_better(row.get("metric"))).text()
+        verdict = decide_row(row, seed, a, b, meta.get("precision")).text()
         if _per_cpu(row):
             verdict += f"; {PER_CPU_NOTE}"
         claim = f"{row['comparison']} {str(row['test']).upper()} ({row['point']})"
@@ -235,6 +234,9 @@ def time_section(meta: dict) -> str:
         extra = []
         if pair.get("cycles_left_out"):
             extra.append(f"{pair['cycles_left_out']} disturbed ABBA cycles left out of them")
+        if any(pair.get("stalled_slices") or ()):
+            a, b = pair["stalled_slices"]
+            extra.append(f"stalled slices: {a} of a, {b} of b, counted against their side")
         if pair.get("disturbed"):
             extra.append(f"{pair['disturbed']} more disturbed, left out")
         if pair.get("failed"):

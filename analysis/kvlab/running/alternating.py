@@ -17,9 +17,11 @@ VM with builds beside it, the ratios of disturbed rounds moved with the machine'
 undisturbed rounds agreed to within that noise.
 
 Where the rounds go (kvlab.measures.alternation.next_to_measure): every pair (the A/A one
-included) gets `ALTERNATION_MIN_ROUNDS` rounds first, then each further round goes to
-the declared comparison furthest from its precision target per second of its round,
-until every one is within it, its pair reached max_rounds, or the phase's deadline.
+included) gets the experiment's `min_rounds` rounds first (the one stopping rule of
+declared_ratios.py, default 10), then each further round goes to the declared
+comparison furthest from its precision target per second of its round, until every one
+is within it over at least min_rounds, its pair reached max_rounds, or the phase's
+deadline.
 
 A pair whose sides were client-bound in most rounds (kvlab-load saturated its cores) is
 judged on ops per second of server CPU instead of ops/s, and says so.
@@ -52,9 +54,6 @@ from .servers import RedisClusterProcess, ServerError, ServerProcess
 if TYPE_CHECKING:
     from .runner import Runner
 
-# Rounds every pair gets before the budget is shared out (>= 3: the spread between fresh
-# processes needs three to be estimated; stats.MIN_ROUNDS_FOR_SPREAD).
-ALTERNATION_MIN_ROUNDS = 4
 # Seconds a round costs beyond its measured alternation: starting the servers, prefills,
 # kvlab-load's connections (measured as the run goes; this is the first guess).
 ROUND_OVERHEAD_S = 1.5
@@ -78,6 +77,8 @@ class Pair:
     disturbed: int = 0      # rounds with foreign CPU above the threshold (left out)
     failed: int = 0
     cycles_left_out: int = 0  # disturbed ABBA cycles left out of kept rounds
+    # slices of kept rounds in which side a / b served nothing (counted against that side)
+    stalled: list[int] = dataclasses.field(default_factory=lambda: [0, 0])
 
     @property
     def attempts(self) -> int:
@@ -294,12 +295,14 @@ class AlternatingPhase:
         else:  # no figures per slice: the round's own decides
             kept, left_out = (None if document.get("disturbed") else slices), 0
         disturbed = kept is None
+        stalled = alternation.stalls(kept) if kept else (0, 0)
         if disturbed:
             pair.disturbed += 1
         else:
             pair.rounds.append(kept)
             pair.bound += bound
             pair.cycles_left_out += left_out
+            pair.stalled = [n + m for n, m in zip(pair.stalled, stalled)]
         self._write(pair, round_no, slices, document, bound, set(map(id, kept or [])))
         summary = pair.summary()
         runner.say(f"alternation {pair.name} {pair.test} {pair.label} round {round_no}: "
@@ -309,6 +312,8 @@ class AlternatingPhase:
                    + (" (client-bound: judged per server CPU)" if pair.client_bound else "")
                    + (f", {left_out} disturbed cycles left out" if left_out and not disturbed
                       else "")
+                   + (f", stalled slices: {stalled[0]} of a, {stalled[1]} of b, counted "
+                      "against their side" if any(stalled) else "")
                    + (" DISTURBED: left out, measured again" if disturbed else ""))
         return None
 

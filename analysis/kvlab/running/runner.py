@@ -382,7 +382,7 @@ class Runner:
             self.pairs.insert(0, self.calibration)
 
     def _alternation_reserve(self, pairs: list[alternating.Pair]) -> float:
-        return sum(alternating.ALTERNATION_MIN_ROUNDS
+        return sum(self.experiment.min_rounds
                    * (self.experiment.alternation_s + p.round_seconds()) for p in pairs)
 
     def _alternate(self, phase: str, work: Path, bind: str | None = None,
@@ -401,25 +401,26 @@ class Runner:
         started = time.monotonic()
         why = self._alternation_phase.run(
             deadline, self.experiment.precision or DEFAULT_PRECISION,
-            self.experiment.max_rounds, alternating.ALTERNATION_MIN_ROUNDS)
+            self.experiment.max_rounds, self.experiment.min_rounds)
         self.stops[f"{phase} alternation"] = why
         self.alternation_spent[phase] = time.monotonic() - started
         self.alternation_spent_by_pair.update(self._alternation_phase.spent_s)
 
     def _pair_result(self, pair: alternating.Pair) -> RatioResult:
         return alternating.pair_result(pair, self.experiment.precision or DEFAULT_PRECISION,
-                                       alternating.ALTERNATION_MIN_ROUNDS,
+                                       self.experiment.min_rounds,
                                        self.alternation_spent_by_pair.get(pair.key, 0.0))
 
     def _alternation_meta(self) -> dict:
         return {"slice_s": self.experiment.slice_s, "alternation_s": self.experiment.alternation_s,
-                "min_rounds": alternating.ALTERNATION_MIN_ROUNDS,
+                "min_rounds": self.experiment.min_rounds,
                 "spent_s": {phase: round(s, 1) for phase, s in self.alternation_spent.items()},
                 "rounds_spent_s": round(self.rounds_spent_s, 1),
                 "pairs": [{"comparison": p.name, "test": p.test, "point": p.label,
                            "calibration": p.calibration, "rounds": len(p.rounds),
                            "failed": p.failed, "disturbed": p.disturbed,
                            "cycles_left_out": p.cycles_left_out,
+                           "stalled_slices": p.stalled,
                            "client_bound": p.client_bound, "metric": p.metric,
                            "spent_s": round(self.alternation_spent_by_pair.get(p.key, 0.0), 1)}
                           for p in self.pairs]}

@@ -78,9 +78,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="allowed growth in percent before a case fails (default 5)")
     p.add_argument("--ops", type=int, default=1000,
                    help="operations per counted region (default 1000)")
-    p.add_argument("--engines", default="single,sharded,concurrent,striped,shell",
+    p.add_argument("--engines", default=None,
                    help="comma-separated engines to count, `shell` being the network shell "
-                        "in front of `single` (default: all four and the shell)")
+                        "in front of `single` (default: every engine the build's "
+                        "`kvlab-server --kinds` lists, and the shell)")
     p.add_argument("--multikey", choices=("atomic", "split"), default="atomic",
                    help="count engines built with --multikey split: MSET8 and EXEC4 then show "
                         "what atomicity costs against the atomic baseline (do not --update)")
@@ -138,6 +139,17 @@ def check_counted_functions(engine: str, profile: str) -> None:
             raise RegressError(f"{engine}: {name} does not appear in the callgrind profile: it "
                                "was renamed or inlined; update COUNTED_FUNCTIONS in "
                                "analysis/kvlab/tracking/regress.py")
+
+
+def default_engines(build: Path) -> str:
+    """Every engine this build's kvlab-server has (`--kinds`, the one list of them), then
+    the shell: an engine added to the server is counted without editing this file."""
+    from ..running import kinds
+    kinds.use_build(build)
+    try:
+        return ",".join([*kinds.engines(), SHELL])
+    except kinds.KindsUnavailable as error:
+        raise RegressError(f"the engine list: {error}") from None
 
 
 def measure(build: Path, ops: int, engines: str, multikey: str = "atomic") -> list[dict]:
@@ -274,7 +286,8 @@ def _gate(args: argparse.Namespace) -> int:
         raise RegressError("--ops must be at least 1")
     if args.update and args.multikey != "atomic":
         raise RegressError("--update writes the baseline, which counts the atomic engines")
-    run = record(measure(args.build, args.ops, args.engines, args.multikey), args.ops, args.build)
+    engines = args.engines or default_engines(args.build)
+    run = record(measure(args.build, args.ops, engines, args.multikey), args.ops, args.build)
     run["multikey"] = args.multikey
 
     if args.update:

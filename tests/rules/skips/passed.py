@@ -1,0 +1,6 @@
+def test_passes():
+    pass
+
+
+def test_passes_too():
+    pass
