@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 
 from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD
 
@@ -129,14 +130,14 @@ def decide(low: float, high: float, seed: float | None = None,
     return RatioVerdict(direction, ahead, seed_verdict, agrees, why)
 
 
-def _float(value) -> float:
+def _float(value: object) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
         return math.nan
 
 
-def decide_row(row, seed: float | None, a: str, b: str,
+def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
                margin: float | None = None) -> RatioVerdict:
     """decide() for one row of ratios.csv (a dict or a pandas row: low, high, metric,
     rounds), the way the report's tables and the forest plot read it."""

@@ -36,6 +36,7 @@ import shutil
 import string
 import subprocess
 from pathlib import Path
+from typing import BinaryIO
 
 PLACEHOLDERS = ("port", "bind", "unix", "cpus", "cpu_count", "io_threads", "dir")
 CLUSTER_PLACEHOLDERS = ("node", "nodes", "cluster_config")
@@ -91,7 +92,7 @@ def binary_path(argv: list[str], binary: str | None = None) -> str:
     itself when not found. Its SHA-256 is the content's, through any link."""
     word = binary or argv[0]
     found = shutil.which(word) if "/" not in word else word
-    return os.path.abspath(found) if found and Path(found).exists() else word
+    return str(Path(found).absolute()) if found and Path(found).exists() else word
 
 
 def sha256_of(path: str) -> str | None:
@@ -237,7 +238,7 @@ class RespError(str):
     """A RESP error reply's text (without the leading '-')."""
 
 
-def read_reply(stream) -> object:
+def read_reply(stream: BinaryIO) -> object:
     """One RESP2/RESP3 reply from a binary file-like `stream`: str for simple strings,
     bytes for bulk strings, int, list, None, or RespError. EOFError when it ends early."""
     line = stream.readline()

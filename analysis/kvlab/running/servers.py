@@ -477,7 +477,7 @@ class ServerProcess(_Server):
         self.empty_memory = self.memory()
         self.filled = False
 
-    def _launch(self, log: TextIO, failure: str, **options) -> None:
+    def _launch(self, log: TextIO, failure: str, **options: object) -> None:
         """Starts self.command, its output copied into `log` by a thread of its own; an
         OSError becomes ServerError("FAILURE: why"). `options`: Popen's, besides these."""
         try:
