@@ -2,7 +2,9 @@
 latency histograms, clock offsets, `kvlab hosts check|deploy`, and real runs over real ssh
 between network namespaces (namespace_hosts.py): a server host and two client hosts."""
 
+import hashlib
 import json
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -97,6 +99,17 @@ def test_placement_refuses_sweeps_it_cannot_run():
         parse(BASE + 'transport = ["tcp", "unix"]\n' + HOSTS)
     with pytest.raises(ExperimentError, match=r"sweep\[0\]\.loadgen: .* allowed: kvlab-load"):
         parse(BASE + 'loadgen = "redis-benchmark"\n' + HOSTS)
+
+
+@pytest.mark.parametrize("cluster", [
+    'kind = "redis-cluster"\nnodes = 2\n',
+    'kind = "command-cluster"\nnodes = 2\ncommand = "redis-server --port {port} '
+    '--unixsocket {unix} --cluster-enabled yes --cluster-config-file {cluster_config}"\n'])
+def test_placement_refuses_cluster_rows(cluster):
+    text = BASE.replace('kind = "kvlab"\nengine = "single"\n', cluster) + HOSTS
+    with pytest.raises(ExperimentError, match=r"server\[0\]\.kind: .* cannot be placed on "
+                                              r"hosts"):
+        parse(text)
 
 
 def test_merged_row_sums_and_flags_bound_hosts():
@@ -223,8 +236,8 @@ def needs_namespaces(test):
 
 def experiment_file(folder: Path, hosts: NamespaceHosts, sweeps: str,
                     servers: tuple[str, ...] = ("single",), checkouts: dict | None = None,
-                    name: str = "namespaces.toml") -> Path:
-    text = '[experiment]\nname = "namespaces"\n'
+                    name: str = "namespaces.toml", server_text: str = "") -> Path:
+    text = '[experiment]\nname = "namespaces"\n' + server_text
     for server in servers:
         text += (f'[[server]]\nname = "{server}"\nkind = "redis"\n' if server == "redis" else
                  f'[[server]]\nname = "{server}"\nkind = "kvlab"\nengine = "{server}"\n')
@@ -373,6 +386,33 @@ def test_two_client_hosts_over_ssh_merge_exactly(tmp_path):
         # One machine, one clock: the true offset, 0, lies inside the estimate's bounds
         # (+1 µs: bash reads its clock in whole microseconds).
         assert abs(host["clock_offset_ns"]) <= host["clock_uncertainty_ns"] + 1000, name
+
+
+@needs_namespaces
+def test_a_command_row_runs_on_the_server_host_and_names_its_build(tmp_path):
+    """A kind = "command" row placed on another host: started there through the host's
+    command channel, measured by both client hosts, and identified there (path as the
+    host's shell finds it, SHA-256, --version) in meta.json and every row."""
+    kvlab_binaries_or_fail(BUILD_DIR)
+    redis = shutil.which("redis-server")
+    assert redis, "redis-server is missing: scripts/install-deps installs it"
+    command_row = ('[[server]]\nname = "theirs"\nkind = "command"\n'
+                   'command = "redis-server --port {port} --bind {bind} --save \'\' '
+                   '--appendonly no --protected-mode no"\n')
+    with NamespaceHosts(["srv", "c1", "c2"]) as hosts:
+        experiment = experiment_file(tmp_path, hosts, SET_SWEEP, servers=(),
+                                     server_text=command_row)
+        out = tmp_path / "runs"
+        finish(start_run(hosts, experiment, out))
+    run_dir = next(out.glob("*-namespaces"))
+    points = load_points(run_dir)
+    assert set(points["host"]) == {"c1", "c2", "merged"}
+    assert (points["status"] == "ok").all(), points["note"].tolist()
+    identity = json.loads((run_dir / "meta.json").read_text())["servers"]["theirs"]["identity"]
+    assert identity["path"] == f"srv:{redis}"
+    assert identity["sha256"] == hashlib.sha256(Path(redis).read_bytes()).hexdigest()
+    assert identity["version_source"] == "--version" and "7." in identity["version"]
+    assert set(points["server_build"]) == {identity["build"]}
 
 
 def load_pid_in(hosts: NamespaceHosts, host: str, duration: str):

@@ -127,6 +127,10 @@ def version_from_binary(path: str) -> str | None:
     return lines[0].strip()[:200] if done.returncode == 0 and lines else None
 
 
+# The points.csv column naming each row's build (Identity.build).
+BUILD_COLUMN = "server_build"
+
+
 @dataclasses.dataclass(frozen=True)
 class Identity:
     """What build a row ran: path, SHA-256, version and where the version came from

@@ -719,6 +719,11 @@ def _parse_experiment(data: dict, text: str, path: Path) -> Experiment:
         raise ExperimentError(f"{path}: sweep.name: {duplicate!r} is used by two sweeps")
     _check_command_transports(path, servers, sweeps)
     hosts, placement = parse_hosts(path, data, sweeps)
+    clustered = next((i for i, spec in enumerate(servers) if spec.kind in CLUSTER_KINDS), None)
+    if placement is not None and clustered is not None:
+        raise ExperimentError(f"{path}: server[{clustered}].kind: {servers[clustered].kind!r} "
+                              "cannot be placed on hosts (one process per node here only); "
+                              "allowed with [placement]: kvlab, redis, command")
     compare_tables = data.get("compare", [])
     if not isinstance(compare_tables, list):
         raise ExperimentError(f"{path}: compare: must be [[compare]] tables")

@@ -41,6 +41,7 @@ from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host
                     stop_multiplexing)
 from .loadgens import (cell_formats, format_cell, kvlab_load_arguments, point_schema,
                        read_kvlab_load_rows)
+from .commands import BUILD_COLUMN
 from .servers import HOST_START_TIMEOUT_S, CommandServerProcess, ServerError, ServerProcess
 
 MERGED = "merged"
@@ -174,8 +175,13 @@ class MultiHostMeasurement:
     progress call per point. `say` prints a line; problems collects what went wrong."""
 
     def __init__(self, experiment: Experiment, repo: Path, build_dir: Path, run_dir: Path,
-                 say: Callable[[str], None], problems: list[str]) -> None:
+                 say: Callable[[str], None], problems: list[str],
+                 identify: Callable[[ServerProcess], None] = lambda server: None,
+                 build_of: Callable[[str], str] = lambda server: "") -> None:
         self.experiment = experiment
+        # The runner's: records a started server's build, and names it for a row.
+        self.identify = identify
+        self.build_of = build_of
         self.repo = repo
         self.build_dir = build_dir
         self.cell_formats = cell_formats(point_schema(build_dir))
@@ -191,6 +197,7 @@ class MultiHostMeasurement:
     # The runner's callbacks: write(rows) and done(point, summary).
     def measure(self, points: list[Point], write: Callable[[list[dict]], None],
                 done: Callable[[Point, str], None]) -> None:
+        write = self._with_builds(write)
         # Only the experiment's own CPU lists apply on other hosts (this machine's defaults
         # say nothing about theirs).
         self.say(f"on the hosts: server {self.server_host.name} CPUs "
@@ -213,6 +220,12 @@ class MultiHostMeasurement:
                 for host in self.hosts:
                     stop_multiplexing(host)
                 self._use(plain)
+
+    def _with_builds(self, write: Callable[[list[dict]], None]) -> Callable[[list[dict]], None]:
+        """`write` with each row's server build filled in, as the runner's own rows have."""
+        def write_with_builds(rows: list[dict]) -> None:
+            write([{**row, BUILD_COLUMN: self.build_of(row["server"])} for row in rows])
+        return write_with_builds
 
     def _use(self, hosts: list[Host]) -> None:
         """Hosts in placement order (server first), each once."""
@@ -292,6 +305,7 @@ class MultiHostMeasurement:
             return
         self.say(f"{spec.name} runs on {self.server_host.name} (pid {server.pid}) at "
                  f"{server.target()}")
+        self.identify(server)
         prefilled: set[tuple[str | None, int, int]] = set()
         try:
             for point in points:

@@ -59,6 +59,7 @@ from ..tracking import machine
 from . import alternating, latency, loadgens, syscalls
 from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, RatioResult, compute,
                                         point_label, unresolved_points, write_ratios)
+from .commands import BUILD_COLUMN
 from .experiment import POINT_VARIABLES, CompareSpec, Point, ServerSpec, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
 from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
@@ -79,7 +80,6 @@ MAX_RETRIES = 2
 MEMORY_COLUMNS = ("server", "transport", "round", "keys", "value_size", "used_memory_per_key",
                   "rss_per_key", "shape", "pss_per_key")
 # The points.csv column that names the build of the row's server (commands.Identity.build).
-BUILD_COLUMN = "server_build"
 
 
 def _clock(seconds: float) -> str:
@@ -299,7 +299,8 @@ class Runner:
             if self.experiment.placement is not None:
                 from .multihost import MultiHostMeasurement
                 MultiHostMeasurement(self.experiment, self.repo, self.build_dir, self.run_dir,
-                                     self.say, self.problems).measure(
+                                     self.say, self.problems, self.identify,
+                                     self.build_of).measure(
                     points, writer.write, progress.point_done)
                 return self.run_dir
             with tempfile.TemporaryDirectory(prefix="kvlab-run-") as work:

@@ -232,6 +232,31 @@ def ping_reply(address: str | tuple[str, int], timeout: float = 0.5) -> object:
         return None
 
 
+def identify_on_host(host: Host, argv: list[str], label: str | None,
+                     binary: str | None = None) -> commands.Identity:
+    """commands.identify for a server on another host, asked over the host's command
+    channel (the runner may not reach the server itself): the binary as the host's shell
+    finds it, its SHA-256 (sha256sum) and the first line of its --version. A host that
+    does not answer leaves them unknown; the row is still measured."""
+    word = shlex.quote(binary or argv[0])
+    script = (f"p=$(command -v {word}) || p={word}; echo \"$p\"; "
+              "sha256sum \"$p\" 2>/dev/null | cut -d' ' -f1; "
+              "\"$p\" --version </dev/null 2>/dev/null | head -n 1")
+    try:
+        lines = host.run(script).splitlines() + ["", "", ""]
+    except HostError:
+        lines = [binary or argv[0], "", ""]
+    path, digest, version_line = (line.strip() for line in lines[:3])
+    if label:
+        version, source = label, "label"
+    elif version_line:
+        version, source = version_line[:200], "--version"
+    else:
+        version, source = None, "unknown"
+    return commands.Identity(path=f"{host.name}:{path}", sha256=digest or None,
+                             version=version, version_source=source, label=label)
+
+
 def process_tree(roots: list[int]) -> list[int]:
     """`roots` (those alive) and their live descendants, from /proc/*/stat: the processes
     of a server started through a wrapper or one that forks."""
@@ -321,15 +346,9 @@ class _Server:
     def identify(self) -> commands.Identity:
         """The build this row runs (commands.identify): asked of the running server."""
         argv = self.program if hasattr(self, "program") else self.programs[0]
-        info = info_unix(self.control, "server")
         if getattr(self, "host", None) is not None:
-            found = commands.version_from_info(info)
-            label = self.spec.version
-            return commands.Identity(
-                path=f"{self.host.name}:{argv[0]}", sha256=None,
-                version=label or (found[0] if found else None),
-                version_source="label" if label else f"INFO {found[1]}" if found else "unknown",
-                label=label)
+            return identify_on_host(self.host, argv, self.spec.version, self.spec.binary)
+        info = info_unix(self.control, "server")
         return commands.identify(argv, info, self.spec.version, self.spec.binary)
 
     def check_point(self, command: str, value_shape: str = "string") -> None:
