@@ -35,8 +35,22 @@ constexpr double kStackUs = 200;
 // ... and the most the stack itself may cost, whatever the harness measures:
 // the tolerance must not grow with a stack cost the same harness reports
 // (110-300 us measured on the 2-core VM with a build beside it). A median
-// above this says the machine, or the harness, is broken.
-constexpr double kMaxStackUs = 1000;
+// above this says the machine, or the harness, is broken. ThreadSanitizer
+// (`make test` runs this test under it) slows every wake-up several times:
+// there the shared strategy's stack measured 460-1280 us on the same VM
+// with other builds beside it, so its cap is 4 ms, still a fixed figure.
+#if defined(__SANITIZE_THREAD__)  // GCC's; clang says so through __has_feature
+constexpr bool kUnderThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kUnderThreadSanitizer = true;
+#else
+constexpr bool kUnderThreadSanitizer = false;
+#endif
+#else
+constexpr bool kUnderThreadSanitizer = false;
+#endif
+constexpr double kMaxStackUs = kUnderThreadSanitizer ? 4000 : 1000;
 
 uint64_t CountAtOrAbove(const LatencyHistogram& histogram, uint64_t threshold_ns) {
   uint64_t count = 0;
