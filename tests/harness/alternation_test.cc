@@ -112,10 +112,11 @@ TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
       << "ratio " << std::exp(mean) << ", standard error of its log " << standard_error;
   // The tolerance grows with the pairs' spread, so the spread is capped: pairs of
   // known depths whose ratios scatter so much that their mean's standard error
-  // passes 3% are no known answer, and the cap keeps the tolerance under 11%
-  // (a ratio of 1.8 or 2.2 fails). Measured here: 1-2% quiet, 4.8% with a
-  // container test on both cores beside it.
-  EXPECT_LE(standard_error, 0.03) << "the pairs' ratios scatter too much to test the ratio";
+  // passes 6% are no known answer, and the cap keeps the tolerance within
+  // 3.3 x 6% + 1% of log 2 (a ratio of 1.6 or 2.5 fails). Measured here:
+  // 1-2% quiet, 3.0-4.8% with other tests on both cores beside it, as
+  // `make test` runs it (ctest -j, and under ThreadSanitizer).
+  EXPECT_LE(standard_error, 0.06) << "the pairs' ratios scatter too much to test the ratio";
 }
 
 TEST(AlternationTest, OpenLoopSlicesHoldTheirScheduledRequestsAndKnownDelays) {
