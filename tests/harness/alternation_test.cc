@@ -60,8 +60,9 @@ LoadConfig PipelinedPings(const Target& target, int pipeline) {
 // flight per connection, side B 4. Each side's throughput is its requests in flight
 // over the reply time, and whatever the machine adds to that time (a busy machine
 // delays the client's refills) it adds to both sides alike, because they run
-// milliseconds apart: the known ratio is 2.
-TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
+// milliseconds apart: the known ratio is 2. One alternation of them, fresh servers
+// each time: the mean log of the pairs' ratios and its standard error.
+void MeasureKnownDepths(double* mean_log, double* standard_error_log) {
   DelayServer deep(2'000'000), shallow(2'000'000);
   ASSERT_TRUE(deep.started() && shallow.started());
   AlternationConfig config;
@@ -89,10 +90,8 @@ TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
   // a server answered is in one of its side's slices.
   EXPECT_EQ(sent[0], deep.pings());
   EXPECT_EQ(sent[1], shallow.pings());
-  // The ratio of each pair of adjacent slices, A over B: their mean log is log 2 within
-  // 3.3 standard errors (99.9%) and 1% for what the pipelines' refills may differ by.
-  // On a quiet machine that is a few percent; a loaded one (other tests beside this
-  // one) widens the pairs' spread and with it the tolerance, not the expected value.
+  // The ratio of each pair of adjacent slices, A over B. A loaded machine (other
+  // tests beside this one) widens the pairs' spread, not their expected value.
   std::vector<double> logs;
   for (size_t i = 0; i + 1 < result.slices.size(); i += 2) {
     const AlternatingSlice& first = result.slices[i];
@@ -106,17 +105,34 @@ TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
   double mean = 0, squares = 0;
   for (double value : logs) mean += value / static_cast<double>(logs.size());
   for (double value : logs) squares += (value - mean) * (value - mean);
-  const double standard_error =
+  *mean_log = mean;
+  *standard_error_log =
       std::sqrt(squares / static_cast<double>(logs.size() - 1)) / std::sqrt(static_cast<double>(logs.size()));
-  EXPECT_NEAR(mean, std::log(2.0), 3.3 * standard_error + 0.01)
-      << "ratio " << std::exp(mean) << ", standard error of its log " << standard_error;
+}
+
+TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
   // The tolerance grows with the pairs' spread, so the spread is capped: pairs of
   // known depths whose ratios scatter so much that their mean's standard error
   // passes 6% are no known answer, and the cap keeps the tolerance within
   // 3.3 x 6% + 1% of log 2 (a ratio of 1.6 or 2.5 fails). Measured here:
-  // 1-2% quiet, 3.0-4.8% with other tests on both cores beside it, as
-  // `make test` runs it (ctest -j, and under ThreadSanitizer).
-  EXPECT_LE(standard_error, 0.06) << "the pairs' ratios scatter too much to test the ratio";
+  // 1-2% quiet, 3.0-4.8% with other tests on both cores beside it (as `make
+  // test` runs it), 7.7-8.6% with a load average of 7 on the 2 cores: such an
+  // alternation is measured again, up to three times; a harness that
+  // misattributes replies moves the mean on every attempt alike.
+  constexpr double kMaxStandardError = 0.06;
+  double mean = 0, standard_error = 0;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    ASSERT_NO_FATAL_FAILURE(MeasureKnownDepths(&mean, &standard_error));
+    std::printf("attempt %d: ratio %.3f, standard error of its log %.4f\n", attempt,
+                std::exp(mean), standard_error);
+    if (standard_error <= kMaxStandardError) break;
+  }
+  // Their mean log is log 2 within 3.3 standard errors (99.9%) and 1% for what
+  // the pipelines' refills may differ by.
+  EXPECT_NEAR(mean, std::log(2.0), 3.3 * standard_error + 0.01)
+      << "ratio " << std::exp(mean) << ", standard error of its log " << standard_error;
+  EXPECT_LE(standard_error, kMaxStandardError)
+      << "the pairs' ratios scatter too much to test the ratio";
 }
 
 TEST(AlternationTest, OpenLoopSlicesHoldTheirScheduledRequestsAndKnownDelays) {
