@@ -51,7 +51,8 @@ from .ratio_verdicts import RatioVerdict, decide, lower_is_better
 from .stats import DEFAULT_PRECISION, RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
-                 "metric", "client_bound", "method", "pairs", "seconds", "verdict")
+                 "metric", "client_bound", "method", "pairs", "seconds", "verdict",
+                 "modes_a", "modes_b", "modes_between")
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
 
@@ -67,11 +68,16 @@ class RatioResult:
     client_bound: bool            # most rounds had the load generator saturated (either side)
     key_a: tuple                  # the two points' variables, in POINT_VARIABLES order
     key_b: tuple
-    # "rounds" (each side in its own window, one after the other), or "alternation: batch
-    # means" / "alternation: round means" (running/alternating.py; stats.paired_interval)
+    # "rounds" (each side in its own window, one after the other), or "alternation:
+    # two-level" (starts, then slices: running/alternating.py; stats.two_level_interval)
     method: str = "rounds"
     pairs: int = 0                # alternation: pairs of slices behind the interval
     seconds: float = math.nan     # wall time spent measuring the ratio, where known
+    # modes across starts (kvlab.measures.modes; alternation only): each side's, as text,
+    # and the largest distance between modes (a side's or the per-start ratio's), 1.0 none
+    modes_a: str = ""
+    modes_b: str = ""
+    modes_between: float = math.nan
 
     def row(self) -> dict:
         s = self.summary
@@ -81,13 +87,17 @@ class RatioResult:
                 "client_bound": "true" if self.client_bound else "false",
                 "method": self.method, "pairs": self.pairs or "",
                 "seconds": "" if math.isnan(self.seconds) else f"{self.seconds:.1f}",
-                "verdict": self.verdict().direction}
+                "verdict": self.verdict().direction, "modes_a": self.modes_a,
+                "modes_b": self.modes_b,
+                "modes_between": "" if math.isnan(self.modes_between)
+                else f"{self.modes_between:.4f}"}
 
     def verdict(self) -> RatioVerdict:
         """What the interval decides (ratio_verdicts.decide), without a seed."""
         s = self.summary
         return decide(s.low, s.high, None, self.spec.a, self.spec.b,
-                      lower_is_better(self.spec.metric), starts=s.n)
+                      lower_is_better(self.spec.metric), starts=s.n,
+                      modes_between=self.modes_between)
 
 
 def _fmt(value: float) -> str:

@@ -185,6 +185,16 @@ def _seed_of(comparison: dict, meta: dict) -> str | None:
     return "ember-pr50" if comparison.get("by", "server") == "server" else "lettuce-threads"
 
 
+def _modes_note(row: pd.Series, a: str, b: str) -> str:
+    """'; a's starts: 2 modes: 88% at 720k, 12% at 1.1M' for each side with modes."""
+    notes = []
+    for side, name in (("modes_a", a), ("modes_b", b)):
+        text = row.get(side)
+        if isinstance(text, str) and "modes:" in text:
+            notes.append(f"{name}'s starts: {text}")
+    return "".join(f"; {n}" for n in notes)
+
+
 def verdict_sections(run_dir: Path, meta: dict) -> str:
     """One table per seed with a claim here (claim, our ratio [interval], verdict), then
     the declared ratios without a seed's figure."""
@@ -199,6 +209,7 @@ def verdict_sections(run_dir: Path, meta: dict) -> str:
         seed = spec.get("seed_ratio")
         a, b = spec.get("a", "A"), spec.get("b", "B")
         verdict = decide_row(row, seed, a, b, meta.get("precision")).text()
+        verdict += _modes_note(row, a, b)
         if _per_cpu(row):
             verdict += f"; {PER_CPU_NOTE}"
         claim = f"{row['comparison']} {str(row['test']).upper()} ({row['point']})"
