@@ -1,0 +1,198 @@
+"""`python3 -m kvlab starts`: how much one configuration's throughput depends on its
+process start, against redis-server as the machine's control.
+
+N rounds; in each, every named server is started afresh (in a shuffled order, so the
+servers' starts interleave and a drift of the machine hits all of them alike), with
+its layout randomized (layout.py: ASLR, a random environment padding), pinned to one
+CPU, and loaded by kvlab-load on the other CPUs for a short window (P16 SET of one key
+over the Unix socket, by default: the sharded engine's bimodal case). Each start
+records its rate and its layout's fingerprint. Then, per server: the sorted per-start
+rates, the largest gap between neighbours over the median, the slowest-to-fastest
+spread, the modes found (measures/modes.py), and whether the engine's starts are as
+steady as redis-server's: no gap above 5% of the median or above redis-server's own
+largest gap plus 2 points, and a spread at most 5 points above redis-server's (the
+issue's bar for "fast in every layout").
+
+`--no-aslr` starts every process under `setarch -R` (no randomization) and `--pad N`
+fixes the padding, to tell apart what moves a start's mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..measures import modes
+from .experiment import ServerSpec
+from .layout import fingerprint, maps_bases
+from .servers import ServerError, ServerProcess, info_unix
+
+REFERENCE = "redis"
+# name -> the server's spec (one I/O thread, one shard: the whole server on one CPU)
+SERVERS = {
+    "sharded-hop-command": ServerSpec("sharded-hop-command", "kvlab", "sharded", shards=1,
+                                      hop="command", io_threads=1),
+    "sharded-hop-batch": ServerSpec("sharded-hop-batch", "kvlab", "sharded", shards=1,
+                                    hop="batch", io_threads=1),
+    "single": ServerSpec("single", "kvlab", "single"),
+    "concurrent": ServerSpec("concurrent", "kvlab", "concurrent", io_threads=1),
+    "striped": ServerSpec("striped", "kvlab", "striped", io_threads=1),
+    "owner": ServerSpec("owner", "kvlab", "owner", io_threads=1),
+    REFERENCE: ServerSpec(REFERENCE, "redis"),
+}
+DEFAULT_SERVERS = ("sharded-hop-command", "single", "concurrent", "striped", "owner")
+# The issue's bar: a gap between neighbouring starts and the slowest-to-fastest spread.
+GAP_LIMIT = 0.05
+GAP_ALLOWANCE = 0.02
+SPREAD_ALLOWANCE = 0.05
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--servers", default=",".join(DEFAULT_SERVERS),
+                        help=f"comma-separated, of {', '.join(SERVERS)} (redis-server, the "
+                             "control, is always added)")
+    parser.add_argument("--starts", type=int, default=16, help="fresh starts per server")
+    parser.add_argument("--seconds", type=float, default=1.0, help="measured per start")
+    parser.add_argument("--warmup", type=float, default=0.3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--pipeline", type=int, default=16)
+    parser.add_argument("--command", default="set")
+    parser.add_argument("--keys", type=int, default=1)
+    parser.add_argument("--server-cpu", default=None,
+                        help="the server's CPU (default: the last this process may use)")
+    parser.add_argument("--client-cpus", default=None,
+                        help="kvlab-load's CPUs (default: the others)")
+    parser.add_argument("--no-aslr", action="store_true",
+                        help="start servers under `setarch -R` (no address randomization)")
+    parser.add_argument("--pad", type=int, default=None,
+                        help="a fixed environment padding in bytes (default: random per start)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="write every start's rate and fingerprint here")
+    parser.add_argument("--seed", type=int, default=None, help="the order's random seed")
+    parser.add_argument("--build", type=Path, default=None,
+                        help="kvlab's build folder (default: $KVLAB_BUILD_DIR, else build)")
+
+
+def _cpus(args: argparse.Namespace) -> tuple[str, str]:
+    allowed = sorted(os.sched_getaffinity(0))
+    server = args.server_cpu or str(allowed[-1])
+    client = args.client_cpus or ",".join(str(c) for c in allowed if str(c) != server) or server
+    return server, client
+
+
+def measure_start(spec: ServerSpec, build: Path, work: Path, args: argparse.Namespace,
+                  server_cpu: str, client_cpus: str, index: int) -> dict:
+    """One fresh start of `spec`: its rate (ops/s) and its fingerprint."""
+    log = work / f"{spec.name}.log"
+    server = ServerProcess(spec, build, work, log, server_cpu)
+    if args.no_aslr:
+        server.command = ["setarch", platform.machine(), "-R"] + server.command
+    server.fixed_pad = args.pad
+    server.start()
+    try:
+        info = info_unix(server.control, "kvlab") if spec.kind == "kvlab" else {}
+        record = {"server": spec.name, "start": index, "pad": server.env_pad,
+                  **fingerprint(server.pid, info), "bases": maps_bases(server.pid)}
+        csv_path = work / f"{spec.name}-{index}.csv"
+        command = ["taskset", "-c", client_cpus, str(build / "kvlab-load"),
+                   "--target", f"unix://{server.unix_socket}", "--client", "dedicated",
+                   "--threads", str(args.threads), "--connections", str(args.connections),
+                   "--pipeline", str(args.pipeline), "--command", args.command,
+                   "--keys", str(args.keys), "--duration", f"{args.seconds:g}",
+                   "--warmup", f"{args.warmup:g}", "--repeat", "1", "--csv", str(csv_path),
+                   "--json", str(work / f"{spec.name}-{index}.json")]
+        done = subprocess.run(command, capture_output=True, text=True,
+                              timeout=args.seconds + args.warmup + 60)
+        if done.returncode != 0:
+            raise ServerError(f"kvlab-load against {spec.name} exited with status "
+                              f"{done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}")
+        lines = csv_path.read_text().splitlines()
+        row = dict(zip(lines[0].split(","), lines[1].split(",")))
+        record["ops_per_s"] = float(row["ops_per_s"])
+        return record
+    finally:
+        server.stop()
+
+
+def summary(rates: list[float]) -> dict:
+    """Sorted rates, median, largest gap over the median, spread, and the modes."""
+    found = modes.find_modes(rates)
+    return {"rates": sorted(rates), "median": statistics.median(rates),
+            "largest_gap": modes.largest_gap(rates), "spread": modes.spread(rates),
+            "modes": found.text()}
+
+
+def steady(engine: dict, reference: dict) -> tuple[bool, str]:
+    """The issue's bar for an engine's starts against redis-server's."""
+    gap_bar = max(GAP_LIMIT, reference["largest_gap"] + GAP_ALLOWANCE)
+    spread_bar = reference["spread"] + SPREAD_ALLOWANCE
+    ok = engine["largest_gap"] <= gap_bar and engine["spread"] <= spread_bar
+    return ok, (f"largest gap {engine['largest_gap']:.1%} (bar {gap_bar:.1%}), spread "
+                f"{engine['spread']:.1%} (bar {spread_bar:.1%})")
+
+
+def _short(rate: float) -> str:
+    return f"{rate / 1e6:.3f}M" if rate >= 1e6 else f"{rate / 1e3:.0f}k"
+
+
+def main(args: argparse.Namespace) -> int:
+    build = Path(args.build or os.environ.get("KVLAB_BUILD_DIR") or "build").resolve()
+    names = [n.strip() for n in args.servers.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SERVERS]
+    if unknown:
+        print(f"kvlab starts: unknown server(s) {', '.join(unknown)}; known: "
+              f"{', '.join(SERVERS)}", file=sys.stderr)
+        return 2
+    if REFERENCE not in names:
+        names.append(REFERENCE)
+    server_cpu, client_cpus = _cpus(args)
+    order = random.Random(args.seed)
+    records: list[dict] = []
+    began = time.monotonic()
+    print(f"{args.starts} starts each of {', '.join(names)}: server on CPU {server_cpu}, "
+          f"kvlab-load on {client_cpus}, {args.command.upper()} P{args.pipeline} keys="
+          f"{args.keys}, {args.seconds:g} s after {args.warmup:g} s; "
+          f"{'ASLR off (setarch -R)' if args.no_aslr else 'ASLR on'}, padding "
+          f"{args.pad if args.pad is not None else 'random'}; load average "
+          f"{os.getloadavg()[0]:.2f}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="kvlab-starts-") as folder:
+        for index in range(args.starts):
+            for name in order.sample(names, len(names)):
+                try:
+                    records.append(measure_start(SERVERS[name], build, Path(folder), args,
+                                                 server_cpu, client_cpus, index))
+                except (ServerError, OSError, subprocess.TimeoutExpired) as error:
+                    print(f"kvlab starts: {name} start {index}: {error}", file=sys.stderr)
+                    return 1
+    results = {name: summary([r["ops_per_s"] for r in records if r["server"] == name])
+               for name in names}
+    for name in names:
+        s = results[name]
+        print(f"\n{name}: median {_short(s['median'])}, largest gap {s['largest_gap']:.1%} "
+              f"of the median, spread {s['spread']:.1%}, {s['modes']}")
+        print("  sorted: " + " ".join(_short(r) for r in s["rates"]))
+    print()
+    failed = False
+    for name in names:
+        if name == REFERENCE:
+            continue
+        ok, text = steady(results[name], results[REFERENCE])
+        failed = failed or not ok
+        print(f"{name}: {'steady' if ok else 'NOT steady'} against {REFERENCE}: {text}")
+    print(f"\n{len(records)} starts in {time.monotonic() - began:.0f} s; load average "
+          f"{os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps({"arguments": {k: str(v) for k, v in vars(args).items()},
+                                         "starts": records, "summary": results}, indent=1))
+    return 1 if failed else 0
