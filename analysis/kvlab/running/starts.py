@@ -6,7 +6,9 @@ servers' starts interleave and a drift of the machine hits all of them alike), w
 its layout randomized (layout.py: ASLR, a random environment padding), pinned to one
 CPU, and loaded by kvlab-load on the other CPUs for a short window (P16 SET of one key
 over the Unix socket, by default: the sharded engine's bimodal case). Each start
-records its rate and its layout's fingerprint. Then, per server: the sorted per-start
+records its rate, what an operation cost the server (CPU µs, context switches) and its
+layout's fingerprint. Then, per server (for ops/s, and for ops per second of server
+CPU, which a busy machine moves less): the sorted per-start
 rates, the largest gap between neighbours over the median, the slowest-to-fastest
 spread, the modes found (measures/modes.py), and whether the engine's starts are as
 steady as redis-server's: no gap above 5% of the median or above redis-server's own
@@ -34,7 +36,9 @@ from pathlib import Path
 
 from ..measures import modes
 from .experiment import ServerSpec
+from .cpus import parse_cpu_list
 from .layout import fingerprint, maps_bases
+from .loadgens import Watch
 from .servers import ServerError, ServerProcess, info_unix
 
 REFERENCE = "redis"
@@ -64,8 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--starts", type=int, default=16, help="fresh starts per server")
     parser.add_argument("--seconds", type=float, default=1.0, help="measured per start")
     parser.add_argument("--warmup", type=float, default=0.3)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--connections", type=int, default=50, help="in all (the seed's 50)")
     parser.add_argument("--pipeline", type=int, default=16)
     parser.add_argument("--command", default="set")
     parser.add_argument("--keys", type=int, default=1)
@@ -77,6 +81,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="start servers under `setarch -R` (no address randomization)")
     parser.add_argument("--pad", type=int, default=None,
                         help="a fixed environment padding in bytes (default: random per start)")
+    parser.add_argument("--disturbed-above", type=float, default=0.1,
+                        help="a start whose measured CPUs others used more than this many "
+                             "cores of is measured again")
+    parser.add_argument("--retries", type=int, default=2,
+                        help="how often a disturbed start is measured again")
     parser.add_argument("--json", type=Path, default=None,
                         help="write every start's rate and fingerprint here")
     parser.add_argument("--seed", type=int, default=None, help="the order's random seed")
@@ -111,7 +120,9 @@ def measure_start(spec: ServerSpec, build: Path, work: Path, args: argparse.Name
                    "--pipeline", str(args.pipeline), "--command", args.command,
                    "--keys", str(args.keys), "--duration", f"{args.seconds:g}",
                    "--warmup", f"{args.warmup:g}", "--repeat", "1", "--csv", str(csv_path),
-                   "--json", str(work / f"{spec.name}-{index}.json")]
+                   "--json", str(work / f"{spec.name}-{index}.json")] + Watch(
+                       measured_cpus=tuple(parse_cpu_list(f"{server_cpu},{client_cpus}")),
+                       own_pids=tuple(server.pids)).arguments()
         done = subprocess.run(command, capture_output=True, text=True,
                               timeout=args.seconds + args.warmup + 60)
         if done.returncode != 0:
@@ -120,9 +131,22 @@ def measure_start(spec: ServerSpec, build: Path, work: Path, args: argparse.Name
         lines = csv_path.read_text().splitlines()
         row = dict(zip(lines[0].split(","), lines[1].split(",")))
         record["ops_per_s"] = float(row["ops_per_s"])
+        for name in ("server_cpu_us_per_op", "server_ctx_switches_per_op", "foreign_cpu"):
+            record[name] = _number(row.get(name))
+        # what an operation costs the server: moves less than ops/s with other work
+        # competing for the CPU (a busy machine takes time, not cycles per operation)
+        cost = record["server_cpu_us_per_op"]
+        record["ops_per_server_cpu_s"] = 1e6 / cost if cost > 0 else math.nan
         return record
     finally:
         server.stop()
+
+
+def _number(text: str | None) -> float:
+    try:
+        return float(text) if text not in (None, "", "n/a") else math.nan
+    except ValueError:
+        return math.nan
 
 
 def summary(rates: list[float]) -> dict:
@@ -159,6 +183,7 @@ def main(args: argparse.Namespace) -> int:
     server_cpu, client_cpus = _cpus(args)
     order = random.Random(args.seed)
     records: list[dict] = []
+    disturbed = 0   # starts measured again because others used the measured CPUs
     began = time.monotonic()
     print(f"{args.starts} starts each of {', '.join(names)}: server on CPU {server_cpu}, "
           f"kvlab-load on {client_cpus}, {args.command.upper()} P{args.pipeline} keys="
@@ -169,19 +194,34 @@ def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="kvlab-starts-") as folder:
         for index in range(args.starts):
             for name in order.sample(names, len(names)):
-                try:
-                    records.append(measure_start(SERVERS[name], build, Path(folder), args,
-                                                 server_cpu, client_cpus, index))
-                except (ServerError, OSError, subprocess.TimeoutExpired) as error:
-                    print(f"kvlab starts: {name} start {index}: {error}", file=sys.stderr)
-                    return 1
+                for attempt in range(args.retries + 1):
+                    try:
+                        record = measure_start(SERVERS[name], build, Path(folder), args,
+                                               server_cpu, client_cpus, index)
+                    except (ServerError, OSError, subprocess.TimeoutExpired) as error:
+                        print(f"kvlab starts: {name} start {index}: {error}", file=sys.stderr)
+                        return 1
+                    record["disturbed"] = not record["foreign_cpu"] <= args.disturbed_above
+                    if not record["disturbed"]:
+                        break
+                    disturbed += 1
+                records.append(record)
     results = {name: summary([r["ops_per_s"] for r in records if r["server"] == name])
                for name in names}
+    per_cpu = {}
     for name in names:
-        s = results[name]
-        print(f"\n{name}: median {_short(s['median'])}, largest gap {s['largest_gap']:.1%} "
-              f"of the median, spread {s['spread']:.1%}, {s['modes']}")
-        print("  sorted: " + " ".join(_short(r) for r in s["rates"]))
+        costs = [r["ops_per_server_cpu_s"] for r in records if r["server"] == name]
+        if costs and all(math.isfinite(c) for c in costs):
+            per_cpu[name] = summary(costs)
+    for name in names:
+        for title, table in (("ops/s", results), ("ops per server CPU second", per_cpu)):
+            if name not in table:
+                continue
+            s = table[name]
+            print(f"\n{name}, {title}: median {_short(s['median'])}, largest gap "
+                  f"{s['largest_gap']:.1%} of the median, spread {s['spread']:.1%}, "
+                  f"{s['modes']}")
+            print("  sorted: " + " ".join(_short(r) for r in s["rates"]))
     print()
     failed = False
     for name in names:
@@ -190,9 +230,15 @@ def main(args: argparse.Namespace) -> int:
         ok, text = steady(results[name], results[REFERENCE])
         failed = failed or not ok
         print(f"{name}: {'steady' if ok else 'NOT steady'} against {REFERENCE}: {text}")
+    kept_disturbed = sum(r["disturbed"] for r in records)
+    foreign = statistics.median([r["foreign_cpu"] for r in records
+                                 if math.isfinite(r["foreign_cpu"])] or [math.nan])
     print(f"\n{len(records)} starts in {time.monotonic() - began:.0f} s; load average "
-          f"{os.getloadavg()[0]:.2f}")
+          f"{os.getloadavg()[0]:.2f}; others used a median {foreign:.2f} cores of the measured "
+          f"CPUs; {disturbed} starts measured again for it, {kept_disturbed} still above "
+          f"{args.disturbed_above:g} cores after {args.retries} retries (kept, counted)")
     if args.json:
         args.json.write_text(json.dumps({"arguments": {k: str(v) for k, v in vars(args).items()},
-                                         "starts": records, "summary": results}, indent=1))
+                                         "starts": records, "summary": results,
+                                         "summary_per_server_cpu": per_cpu}, indent=1))
     return 1 if failed else 0
