@@ -3,6 +3,7 @@ environment padding really differs between starts (read back from /proc/PID/envi
 a start's fingerprint, and the starts script's summary against redis-server."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -86,3 +87,25 @@ def test_the_starts_command_runs_and_prints_the_sorted_starts(build_dir, tmp_pat
     # redis-server writes its process title over its environment: kvlab's starts only
     assert all(r["env_pad"] == r["pad"] for r in record["starts"] if r["server"] == "single")
     assert all(r["cache_line"] in (None, 32, 64, 128) for r in record["starts"])
+
+
+def test_the_mmap_shift_moves_the_libraries_by_whole_pages_and_nothing_else(tmp_path):
+    # Without randomization, a start with the mmap base moved by 5 pages has libc 5 pages
+    # lower and the executable where it was.
+    def bases(shift):
+        command = starts.with_levers(["sleep", "5"], True, shift)
+        process = subprocess.Popen(command)
+        try:
+            sleep = os.path.realpath(shutil.which("sleep"))
+            for _ in range(100):   # until setarch and prlimit have exec'd sleep
+                found = layout.maps_bases(process.pid)
+                if os.path.realpath(f"/proc/{process.pid}/exe") == sleep and "libc" in found:
+                    return found
+                subprocess.run(["sleep", "0.02"])
+            raise AssertionError(f"no libc in /proc/{process.pid}/maps")
+        finally:
+            process.kill()
+            process.wait()
+    plain, moved = bases(0), bases(5)
+    assert int(plain["libc"], 16) - int(moved["libc"], 16) == 5 * 4096
+    assert plain["executable"] == moved["executable"]

@@ -15,8 +15,10 @@ steady as redis-server's: no gap above 5% of the median or above redis-server's 
 largest gap plus 2 points, and a spread at most 5 points above redis-server's (the
 issue's bar for "fast in every layout").
 
-`--no-aslr` starts every process under `setarch -R` (no randomization) and `--pad N`
-fixes the padding, to tell apart what moves a start's mode.
+`--no-aslr` starts every process under `setarch -R` (no randomization), `--pad N`
+fixes the padding and `--mmap-shift-pages N` moves the libraries, thread stacks and
+malloc arenas (the mmap base) by a random number of pages, to tell apart what moves a
+start's mode.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ SERVERS = {
 }
 DEFAULT_SERVERS = ("sharded-hop-command", "single", "concurrent", "striped", "owner")
 # The issue's bar: a gap between neighbouring starts and the slowest-to-fastest spread.
+# The kernel's least gap between the stack's top and the mmap base (mm/util.c MIN_GAP).
+MMAP_GAP_MIN_BYTES = 128 * 1024 * 1024
 GAP_LIMIT = 0.05
 GAP_ALLOWANCE = 0.02
 SPREAD_ALLOWANCE = 0.05
@@ -86,6 +90,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "cores of is measured again")
     parser.add_argument("--retries", type=int, default=2,
                         help="how often a disturbed start is measured again")
+    parser.add_argument("--mmap-shift-pages", type=int, default=0,
+                        help="move the mmap base (libraries, thread stacks, arenas) by a "
+                             "random 0..N pages per start, through the stack limit (with "
+                             "--no-aslr: that placement alone varies)")
     parser.add_argument("--json", type=Path, default=None,
                         help="write every start's rate and fingerprint here")
     parser.add_argument("--seed", type=int, default=None, help="the order's random seed")
@@ -100,18 +108,32 @@ def _cpus(args: argparse.Namespace) -> tuple[str, str]:
     return server, client
 
 
+def with_levers(command: list[str], no_aslr: bool, mmap_shift_pages: int | None) -> list[str]:
+    """`command` under the layout levers: without address randomization (setarch -R),
+    and with the mmap base (libraries, thread stacks, malloc's thread arenas) moved down
+    by whole pages. The kernel puts the mmap base a stack limit below the stack's top,
+    at least MMAP_GAP_MIN_BYTES: a limit above that moves it, and nothing else."""
+    if mmap_shift_pages is not None:
+        limit = MMAP_GAP_MIN_BYTES + mmap_shift_pages * 4096
+        command = ["prlimit", f"--stack={limit}:{limit}"] + command
+    if no_aslr:
+        command = ["setarch", platform.machine(), "-R"] + command
+    return command
+
+
 def measure_start(spec: ServerSpec, build: Path, work: Path, args: argparse.Namespace,
                   server_cpu: str, client_cpus: str, index: int) -> dict:
     """One fresh start of `spec`: its rate (ops/s) and its fingerprint."""
     log = work / f"{spec.name}.log"
     server = ServerProcess(spec, build, work, log, server_cpu)
-    if args.no_aslr:
-        server.command = ["setarch", platform.machine(), "-R"] + server.command
+    shift = random.randrange(args.mmap_shift_pages + 1) if args.mmap_shift_pages else None
+    server.command = with_levers(server.command, args.no_aslr, shift)
     server.fixed_pad = args.pad
     server.start()
     try:
         info = info_unix(server.control, "kvlab") if spec.kind == "kvlab" else {}
         record = {"server": spec.name, "start": index, "pad": server.env_pad,
+                  "mmap_shift_pages": shift,
                   **fingerprint(server.pid, info), "bases": maps_bases(server.pid)}
         csv_path = work / f"{spec.name}-{index}.csv"
         command = ["taskset", "-c", client_cpus, str(build / "kvlab-load"),
