@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from kvlab.measures.stats import paired_interval, two_level_interval
+from kvlab.measures.stats import best_start_seconds, paired_interval, two_level_interval
 
 from conftest import check_coverage
 
@@ -110,3 +110,36 @@ def test_two_starts_give_no_interval_and_the_longer_start_weighs_more():
     assert math.log(s.ratio) == pytest.approx(0.2, abs=0.01)
     # and the interval is Student's t over the five start means (2.776 * 0.158 / sqrt 5)
     assert math.log(s.high / s.ratio) == pytest.approx(0.196, abs=0.005)
+
+
+def test_the_variance_components_and_the_best_start_length():
+    rng = np.random.default_rng(9)
+    # 40 starts, start effect sd 0.03, independent pair noise sd 0.05 (20 pairs a start)
+    starts = [list(rng.normal(0.0, 0.03) + rng.normal(0.0, 0.05, 20)) for _ in range(40)]
+    s = two_level_interval(starts)
+    assert math.sqrt(s.between_var) == pytest.approx(0.03, rel=0.3)
+    assert math.sqrt(s.pair_var) == pytest.approx(0.05, rel=0.2)
+    # a start costing 1.5 s, 5 pairs a second (0.1 s slices): the slices' variance over
+    # one second is 0.05^2 / 5, so t = sqrt(1.5 * 0.0005 / 0.0009) = 0.91 s
+    assert best_start_seconds(0.03 ** 2, 0.05 ** 2, 5.0, 1.5) == pytest.approx(0.913, abs=0.001)
+    # starts that do not differ: as few and as long as the interval allows
+    assert best_start_seconds(0.0, 0.05 ** 2, 5.0, 1.5) == math.inf
+    # starts that differ much: short ones
+    assert best_start_seconds(0.3 ** 2, 0.05 ** 2, 5.0, 1.5) < 0.1
+
+
+def test_the_report_says_what_a_start_costs_and_its_best_length():
+    from kvlab.rendering.report_ratios import _start_length_line
+    rng = np.random.default_rng(4)
+    rounds = [list(rng.normal(0.0, 0.03) + rng.normal(0.0, 0.05, 10)) for _ in range(30)]
+    meta = {"alternation": {"slice_s": 0.1, "alternation_s": 2.0, "pairs": [
+        {"calibration": True, "rounds": 30, "failed": 0, "disturbed": 0, "spent_s": 105.0}]}}
+    line = _start_length_line(rounds, meta)
+    summary = two_level_interval(rounds)
+    best = best_start_seconds(summary.between_var, summary.pair_var, 5.0, 1.5)
+    assert "costs 1.5 s beyond its 2 s of alternating" in line
+    assert f"{best:.1f} s of alternating per start" in line
+    # no spread between starts (every start the same slices): fewer, longer starts
+    still = [list(rng.normal(0.0, 0.05, 10))] * 30
+    assert two_level_interval(still).between_var == 0
+    assert "fewer and longer starts" in _start_length_line(still, meta)

@@ -118,8 +118,12 @@ class PairedSummary:
     low: float        # NaN: too few batches
     high: float
     batches: int
-    method: str       # "batch means", "round means" (the wider, see paired_interval) or
-                      # "too few starts" (no interval)
+    method: str       # "two-level" (two_level_interval), "batch means" (the slices alone:
+                      # between_rounds=False) or "too few starts" (no interval)
+    # two_level_interval's variance components of the log ratio: between starts, and
+    # of one pair of slices as batch means see it (NaN where not estimated)
+    between_var: float = math.nan
+    pair_var: float = math.nan
 
     @property
     def half_width(self) -> float:
@@ -207,6 +211,7 @@ def two_level_interval(starts: list[list[float]]) -> PairedSummary:
     squares = sum(batch_size(len(s)) * sum((m - statistics.fmean(b)) ** 2 for m in b)
                   for s, b in zip(starts, batches) if len(b) > 1)
     df = sum(len(b) - 1 for b in batches if len(b) > 1)
+    between = per_pair = math.nan
     if df > 0:
         per_pair = squares / df    # a pair's variance, as far as batch means see it
         within = [per_pair / len(s) for s in starts]
@@ -220,7 +225,27 @@ def two_level_interval(starts: list[list[float]]) -> PairedSummary:
     variance = n / (n - 1) * sum((w * (m - centre)) ** 2 for w, m in zip(weights, means))
     low, high = _skew_corrected(centre, variance, weights, means)
     return PairedSummary(n, pairs, math.exp(centre), math.exp(low), math.exp(high),
-                         n_batches, "two-level")
+                         n_batches, "two-level", between, per_pair)
+
+
+def best_start_seconds(between_var: float, pair_var: float, pairs_per_s: float,
+                       overhead_s: float) -> float:
+    """The seconds of alternating per start that buy the narrowest two-level interval
+    for the time spent. A start costs overhead_s (processes, prefill, connections)
+    plus t seconds of alternating, and its mean carries between_var + w / t, where
+    w = pair_var / pairs_per_s is the slices' variance over one second; over a budget
+    B there are B / (overhead_s + t) starts, so the interval's variance is
+    (between_var + w / t)(overhead_s + t) / B, least at t = sqrt(overhead_s * w /
+    between_var): short starts where starts differ, long ones where slices are the
+    noise. inf when no between-start variance was seen (then the fewest starts the
+    interval allows, MIN_ROUNDS_FOR_SPREAD, of the longest length); NaN when the
+    components are unknown."""
+    if not (pair_var >= 0 and pairs_per_s > 0 and overhead_s >= 0 and between_var >= 0):
+        return math.nan
+    within = pair_var / pairs_per_s
+    if between_var == 0:
+        return math.inf
+    return math.sqrt(overhead_s * within / between_var)
 
 
 # Fewer start means than this estimate their skewness too loosely to correct for it

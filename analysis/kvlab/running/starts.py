@@ -56,6 +56,8 @@ SERVERS = {
     "owner": ServerSpec("owner", "kvlab", "owner", io_threads=1),
     REFERENCE: ServerSpec(REFERENCE, "redis"),
 }
+# A server name with this suffix starts under setarch -R: both in one run, interleaved.
+NO_ASLR = "@R"
 DEFAULT_SERVERS = ("sharded-hop-command", "single", "concurrent", "striped", "owner")
 # The issue's bar: a gap between neighbouring starts and the slowest-to-fastest spread.
 # The kernel's least gap between the stack's top and the mmap base (mm/util.c MIN_GAP).
@@ -68,7 +70,8 @@ SPREAD_ALLOWANCE = 0.05
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--servers", default=",".join(DEFAULT_SERVERS),
                         help=f"comma-separated, of {', '.join(SERVERS)} (redis-server, the "
-                             "control, is always added)")
+                             f"control, is always added); NAME{NO_ASLR}: NAME under setarch -R, "
+                             "interleaved with the others")
     parser.add_argument("--starts", type=int, default=16, help="fresh starts per server")
     parser.add_argument("--seconds", type=float, default=1.0, help="measured per start")
     parser.add_argument("--warmup", type=float, default=0.3)
@@ -121,18 +124,21 @@ def with_levers(command: list[str], no_aslr: bool, mmap_shift_pages: int | None)
     return command
 
 
-def measure_start(spec: ServerSpec, build: Path, work: Path, args: argparse.Namespace,
+def measure_start(name: str, build: Path, work: Path, args: argparse.Namespace,
                   server_cpu: str, client_cpus: str, index: int) -> dict:
-    """One fresh start of `spec`: its rate (ops/s) and its fingerprint."""
+    """One fresh start of server `name` (with NO_ASLR: under setarch -R): its rate
+    (ops/s), its cost per operation and its fingerprint."""
+    spec = SERVERS[name.removesuffix(NO_ASLR)]
     log = work / f"{spec.name}.log"
     server = ServerProcess(spec, build, work, log, server_cpu)
     shift = random.randrange(args.mmap_shift_pages + 1) if args.mmap_shift_pages else None
-    server.command = with_levers(server.command, args.no_aslr, shift)
+    server.command = with_levers(server.command, args.no_aslr or name.endswith(NO_ASLR),
+                                 shift)
     server.fixed_pad = args.pad
     server.start()
     try:
         info = info_unix(server.control, "kvlab") if spec.kind == "kvlab" else {}
-        record = {"server": spec.name, "start": index, "pad": server.env_pad,
+        record = {"server": name, "start": index, "pad": server.env_pad,
                   "mmap_shift_pages": shift,
                   **fingerprint(server.pid, info), "bases": maps_bases(server.pid)}
         csv_path = work / f"{spec.name}-{index}.csv"
@@ -195,7 +201,7 @@ def _short(rate: float) -> str:
 def main(args: argparse.Namespace) -> int:
     build = Path(args.build or os.environ.get("KVLAB_BUILD_DIR") or "build").resolve()
     names = [n.strip() for n in args.servers.split(",") if n.strip()]
-    unknown = [n for n in names if n not in SERVERS]
+    unknown = [n for n in names if n.removesuffix(NO_ASLR) not in SERVERS]
     if unknown:
         print(f"kvlab starts: unknown server(s) {', '.join(unknown)}; known: "
               f"{', '.join(SERVERS)}", file=sys.stderr)
@@ -218,7 +224,7 @@ def main(args: argparse.Namespace) -> int:
             for name in order.sample(names, len(names)):
                 for attempt in range(args.retries + 1):
                     try:
-                        record = measure_start(SERVERS[name], build, Path(folder), args,
+                        record = measure_start(name, build, Path(folder), args,
                                                server_cpu, client_cpus, index)
                     except (ServerError, OSError, subprocess.TimeoutExpired) as error:
                         print(f"kvlab starts: {name} start {index}: {error}", file=sys.stderr)
@@ -247,7 +253,7 @@ def main(args: argparse.Namespace) -> int:
     print()
     failed = False
     for name in names:
-        if name == REFERENCE:
+        if name.removesuffix(NO_ASLR) == REFERENCE:
             continue
         ok, text = steady(results[name], results[REFERENCE])
         failed = failed or not ok
