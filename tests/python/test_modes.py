@@ -82,3 +82,37 @@ def test_a_difference_within_the_modes_is_layout_sensitive():
     assert decide(0.50, 0.55, a="a", b="b", modes_between=1.45).direction == "b ahead"
     # without modes, the interval alone
     assert decide(1.04, 1.06, a="a", b="b", modes_between=1.0).direction == "a ahead"
+
+
+def test_modes_the_machine_gives_both_sides_do_not_make_a_ratio_layout_sensitive():
+    # every start of both sides in a slow or a fast moment of the machine (1.5x), A 10%
+    # ahead in each: each side has two modes, the per-start ratios have none
+    machine = [1.0] * 8 + [1.5] * 8
+    a = [1.10e6 * m * (1 + 0.002 * (i % 3)) for i, m in enumerate(machine)]
+    b = [1.00e6 * m * (1 + 0.002 * (i % 2)) for i, m in enumerate(machine)]
+    side_a, side_b, between = modes.ratio_modes(a, b, [x / y for x, y in zip(a, b)])
+    assert side_a.multimodal and side_b.multimodal and between == 1.0
+    # A alone has a fast layout in a quarter of its starts: the ratios have it too
+    layout = [1.45 if i % 4 == 0 else 1.0 for i in range(16)]
+    a = [x * f for x, f in zip(a, layout)]
+    _, _, between = modes.ratio_modes(a, b, [x / y for x, y in zip(a, b)])
+    assert between == pytest.approx(1.45, rel=0.02)
+
+
+def test_a_ratio_measured_in_rounds_is_layout_sensitive_too():
+    import pandas as pd
+    from kvlab.measures.declared_ratios import compute
+    from kvlab.running.experiment import CompareSpec
+    base = {"sweep": "s", "loadgen": "kvlab-load", "transport": "unix", "client": "dedicated",
+            "io": "direct", "command": "set", "ratio": "", "keys": 1, "key_dist": "uniform",
+            "value_size": 64, "pipeline": 16, "connections": 50, "nodelay": "on", "threads": 1}
+    # a: 0.72M in 12 rounds, 1.10M in 4 (its layouts); b: 0.80M in every round
+    a = [0.72e6 + 1e3 * (r % 5) for r in range(12)] + [1.10e6 + 1e3 * r for r in range(4)]
+    rows = [dict(base, server="a", repetition=r, ops_per_s=v, status="ok") for r, v in enumerate(a)]
+    rows += [dict(base, server="b", repetition=r, ops_per_s=0.80e6 + 2e3 * (r % 3), status="ok")
+             for r in range(16)]
+    (result,) = compute(pd.DataFrame(rows), [CompareSpec("a/b", "server", "a", "b")])
+    row = result.row()
+    assert row["verdict"] == LAYOUT_SENSITIVE
+    assert row["modes_a"].startswith("2 modes: 75% at 722k, 25% at 1.1")
+    assert row["modes_b"] == "one mode"

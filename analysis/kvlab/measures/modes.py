@@ -22,7 +22,8 @@ mixtures: modes 25% apart with 3% spread inside each are found in 98% (50/50) an
 (70/30) of 16-start samples; a mode of 1 start in 8, 45% above the rest, in about 60%
 (it shows in at least two of 16 starts only 61% of the time, and is found in nearly
 all of those). A single start away from the rest is not a mode (it may be a
-disturbance): a mode has at least MIN_MODE_STARTS starts. Where a split is found, each
+disturbance): a mode has at least MIN_MODE_STARTS starts, and a gap under
+MIN_MODE_DISTANCE (2%) separates no modes. Where a split is found, each
 group is tested again (a third mode), at the same level.
 
 Chosen over Hartigan's dip test because at 8-16 starts the dip has little power for
@@ -43,6 +44,10 @@ import numpy as np
 
 ALPHA = 0.05
 MIN_MODE_STARTS = 2
+# Groups closer than this (their gap over the lower one's top) are not modes: below any
+# precision a comparison asks for, and noise-free values (whole ops in a synthetic test,
+# a counter's steps) would otherwise split at every step.
+MIN_MODE_DISTANCE = 0.02
 NULL_DRAWS = 20000
 # Fewer starts than this cannot hold two modes of MIN_MODE_STARTS and be tested.
 MIN_STARTS_TO_TEST = 2 * MIN_MODE_STARTS + 1
@@ -131,9 +136,9 @@ def _split(data: list[float], alpha: float) -> tuple[float, float, list[list[flo
     critical = critical_value(len(data), alpha)
     best = int(np.argmax(scores))
     statistic = float(scores[best])
-    if not statistic > critical:
-        return statistic, critical, [data]
     cut = best + MIN_MODE_STARTS
+    if not statistic > critical or logs[cut] - logs[cut - 1] < math.log1p(MIN_MODE_DISTANCE):
+        return statistic, critical, [data]
     groups = []
     for part in (data[:cut], data[cut:]):
         groups += _split(part, alpha)[2] if len(part) >= MIN_STARTS_TO_TEST else [part]
@@ -143,6 +148,18 @@ def _split(data: list[float], alpha: float) -> tuple[float, float, list[list[flo
 def _mode(group: list[float], total: int) -> Mode:
     return Mode(len(group), len(group) / total, statistics.median(group), min(group),
                 max(group))
+
+
+def ratio_modes(a: Iterable[float], b: Iterable[float],
+                ratios: Iterable[float]) -> tuple[Modes, Modes, float]:
+    """A declared ratio's modes: each side's per-start values (which side has them), and
+    the distance between the modes of the per-start ratios (1.0: none found), the
+    `modes_between` of ratio_verdicts.decide. Only the ratios decide: a side's rates
+    also move with the machine between starts (on the shared VM every server's rate
+    fell into the same two groups, minutes apart), which the ratio of two sides
+    measured together cancels, while a side's layout modes stay in it."""
+    side_a, side_b, of_ratios = (find_modes(values) for values in (a, b, ratios))
+    return side_a, side_b, of_ratios.between if of_ratios.multimodal else 1.0
 
 
 def largest_gap(values: Iterable[float]) -> float:

@@ -26,9 +26,9 @@ processes (`starts`) is `undecided (too few starts)` whatever its interval: the
 spread between starts is the variance that decides a comparison (one binary's
 speed can move 45% from one start to the next), and two starts cannot estimate it.
 
-A ratio one of whose sides fell into modes across its starts (kvlab.measures.modes:
-its per-start rates, or the per-start ratios themselves, in groups with a gap between
-them) is `layout-sensitive` when the ratio lies within the distance between the modes
+A ratio whose per-start values fell into modes (kvlab.measures.modes: groups with a
+gap between them; each side's own rates say which side has them) is
+`layout-sensitive` when the ratio lies within the distance between the modes
 (`modes_between`, the highest mode's median over the lowest's): |log ratio| <=
 log(modes_between). Which side is ahead then depends on where each process's code and
 data landed, not on the architecture; the report gives each mode's share and median
@@ -100,8 +100,8 @@ def decide(low: float, high: float, seed: float | None = None,
     ratio of latencies; `margin`: the half-width within which a seed inside the
     interval counts as reproduced (the experiment's precision; default
     DEFAULT_PRECISION); `starts`: the fresh starts (rounds) behind the ratio, where
-    known; `modes_between`: where a side (or the per-start ratio) has modes across its
-    starts, the highest mode's median over the lowest's (1.0 or None: no modes).
+    known; `modes_between`: where the per-start ratios have modes, the highest mode's
+    median over the lowest's (1.0 or None: no modes).
 
     A missing interval (NaN) is undecided and says nothing about the seed; so is
     a ratio over fewer than MIN_ROUNDS_FOR_SPREAD starts. REQUIRES low <= high

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..measures import alternation
 from ..measures.declared_ratios import RatioResult
-from ..measures.modes import Modes, find_modes
+from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
 from .experiment import POINT_VARIABLES, CompareSpec, Point, point_fill
 from .loadgens import Watch, alternation_command
@@ -136,12 +136,9 @@ class Pair:
         return a, b, ratios
 
     def modes(self) -> tuple[Modes, Modes, float]:
-        """The modes of each side's per-start rates, and the largest distance between
-        modes of either side or of the per-start ratios (1.0: none found)."""
-        a, b, ratios = self.start_values()
-        found = [find_modes(v) for v in (a, b, ratios)]
-        between = max([m.between for m in found if m.multimodal] or [1.0])
-        return found[0], found[1], between
+        """The modes of each side's per-start rates, and the distance between the modes
+        of the per-start ratios (1.0: none found): measures.modes.ratio_modes."""
+        return ratio_modes(*self.start_values())
 
     def round_seconds(self) -> float:
         if self.seconds:
