@@ -89,9 +89,10 @@ def test_the_starts_command_runs_and_prints_the_sorted_starts(build_dir, tmp_pat
     assert all(r["cache_line"] in (None, 32, 64, 128) for r in record["starts"])
 
 
-def test_the_mmap_shift_moves_the_libraries_by_whole_pages_and_nothing_else(tmp_path):
-    # Without randomization, a start with the mmap base moved by 5 pages has libc 5 pages
-    # lower and the executable where it was.
+def test_the_mmap_shift_moves_the_mmap_base_by_whole_pages_and_nothing_else(tmp_path):
+    # Without randomization, a start with the mmap base moved by 5 pages has libc (sleep's
+    # only library, under 2 MiB: not snapped to a 2 MiB boundary) 5 pages lower and the
+    # executable where it was.
     def bases(shift):
         command = starts.with_levers(["sleep", "5"], True, shift)
         process = subprocess.Popen(command)

@@ -16,9 +16,11 @@ largest gap plus 2 points, and a spread at most 5 points above redis-server's (t
 issue's bar for "fast in every layout").
 
 `--no-aslr` starts every process under `setarch -R` (no randomization), `--pad N`
-fixes the padding and `--mmap-shift-pages N` moves the libraries, thread stacks and
-malloc arenas (the mmap base) by a random number of pages, to tell apart what moves a
-start's mode.
+fixes the padding and `--mmap-shift-pages N` moves the mmap base (libraries, thread
+stacks, malloc arenas) by a random number of pages, to tell apart what moves a start's
+mode. (Linux 6.x places mappings of 2 MiB or more at 2 MiB boundaries: libstdc++, the
+thread stacks and the arenas then move in 2 MiB steps, and the small libraries with
+them.)
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def _cpus(args: argparse.Namespace) -> tuple[str, str]:
 def with_levers(command: list[str], no_aslr: bool, mmap_shift_pages: int | None) -> list[str]:
     """`command` under the layout levers: without address randomization (setarch -R),
     and with the mmap base (libraries, thread stacks, malloc's thread arenas) moved down
-    by whole pages. The kernel puts the mmap base a stack limit below the stack's top,
+    by whole pages (mappings of 2 MiB or more snap to 2 MiB boundaries below it). The kernel puts the mmap base a stack limit below the stack's top,
     at least MMAP_GAP_MIN_BYTES: a limit above that moves it, and nothing else."""
     if mmap_shift_pages is not None:
         limit = MMAP_GAP_MIN_BYTES + mmap_shift_pages * 4096
