@@ -13,7 +13,8 @@ rates, the largest gap between neighbours over the median, the slowest-to-fastes
 spread, the modes found (measures/modes.py), and whether the engine's starts are as
 steady as redis-server's: no gap above 5% of the median or above redis-server's own
 largest gap plus 2 points, and a spread at most 5 points above redis-server's (the
-issue's bar for "fast in every layout").
+issue's bar for "fast in every layout"; the exit status follows ops/s, and the same bar
+is printed for ops per server CPU second).
 
 `--no-aslr` starts every process under `setarch -R` (no randomization), `--pad N`
 fixes the padding and `--mmap-shift-pages N` moves the mmap base (libraries, thread
@@ -260,6 +261,10 @@ def main(args: argparse.Namespace) -> int:
         ok, text = steady(results[name], results[REFERENCE])
         failed = failed or not ok
         print(f"{name}: {'steady' if ok else 'NOT steady'} against {REFERENCE}: {text}")
+        if name in per_cpu and REFERENCE in per_cpu:
+            cpu_ok, cpu_text = steady(per_cpu[name], per_cpu[REFERENCE])
+            print(f"  per server CPU second: {'steady' if cpu_ok else 'NOT steady'}: "
+                  f"{cpu_text}")
     kept_disturbed = sum(r["disturbed"] for r in records)
     foreign = statistics.median([r["foreign_cpu"] for r in records
                                  if math.isfinite(r["foreign_cpu"])] or [math.nan])
