@@ -1,6 +1,7 @@
 #include "engines/sharded_engine.h"
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -22,6 +23,13 @@ namespace {
 std::atomic<uint64_t> next_instance_id{1};
 
 thread_local DeferredWakeups deferred_wakeups;  // partitioned_batch.h
+
+// "0x9c0": an address modulo 4096, for INFO's layout fields.
+std::string PageOffset(const void* address) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const auto offset = reinterpret_cast<uintptr_t>(address) & 0xfffu;
+  return {'0', 'x', kDigits[offset >> 8], kDigits[(offset >> 4) & 0xf], kDigits[offset & 0xf]};
+}
 
 }  // namespace
 
@@ -126,9 +134,16 @@ EngineInfo ShardedEngine::Info() const {
                      {"multi_shard_groups",
                       std::to_string(multi_shard_groups_.load(std::memory_order_relaxed))},
                      {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
+  // Where the hot structures landed, modulo 4096 (a start's layout fingerprint:
+  // docs/methodology.md, "Starts"): addresses equal modulo 4096 alias in the
+  // store buffer and fall in the same L1 sets.
+  info.emplace_back("layout_engine", PageOffset(this));
   for (size_t s = 0; s < shards_.size(); ++s) {
     const Shard& shard = *shards_[s];
     const std::string prefix = "shard" + std::to_string(s) + "_";
+    info.emplace_back("layout_" + prefix + "inbox", PageOffset(&shard.inbox));
+    info.emplace_back("layout_" + prefix + "operations", PageOffset(&shard.operations));
+    info.emplace_back("layout_" + prefix + "keys", PageOffset(&shard.keys));
     info.emplace_back(prefix + "ops", std::to_string(shard.operations.load(std::memory_order_relaxed)));
     info.emplace_back(prefix + "queue_depth", std::to_string(shard.inbox.Depth()));
     info.emplace_back(prefix + "queue_max_depth", std::to_string(shard.inbox.MaxDepth()));

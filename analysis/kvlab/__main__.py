@@ -13,6 +13,7 @@ from pathlib import Path
 from .rendering import dashboard as _dashboard  # light: matplotlib loads only when it renders
 from .tracking import micro as _micro
 from .tracking import regress as _regress
+from .running import starts as _starts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -229,6 +230,9 @@ SUBCOMMANDS = {
                   _dashboard.add_arguments, _dashboard.run),
     "micro": ("print the sharded hop's cost from a `make micro` JSON file (kvlab.tracking.micro)",
               _micro.add_arguments, _micro.main),
+    "starts": ("fresh starts of each engine against redis-server: how much a start's "
+               "layout moves its throughput (kvlab.running.starts)", _starts.add_arguments,
+               _starts.main),
     "regress": ("count instructions per operation under callgrind against "
                 "results/baseline/opcost.json (`make regress`)", _regress.add_arguments,
                 _regress.main),

@@ -81,11 +81,11 @@ def test_an_interval_that_ignores_correlation_misses_on_the_same_data():
     assert covered / trials < 0.90
 
 
-def test_round_means_are_kept_when_fresh_processes_differ_more_than_slices():
+def test_the_starts_carry_the_interval_when_fresh_processes_differ_more_than_slices():
     rounds = [[0.10 + 0.001 * (i % 3) for i in range(40)], [0.0 + 0.001 * (i % 3) for i in range(40)],
               [0.05 + 0.001 * (i % 3) for i in range(40)]]
     summary = paired_interval(rounds)
-    assert summary.method == "round means"
+    assert summary.method == "two-level"
     assert summary.low < math.exp(0.0) < math.exp(0.10) < summary.high
     # One or two starts: their batches agree to 0.1%, but the rounds differ by 10%, which
     # two rounds cannot estimate: no interval, and no verdict.
@@ -198,10 +198,10 @@ def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path
     summary = paired_interval(rounds)
     assert summary.pairs == 40
     said = f"A/A {summary.ratio:.3f} [{summary.low:.3f}, {summary.high:.3f}] ({summary.method})"
-    # The 95% interval is Student's t over the batch means or the 5 rounds' means; at
+    # The 95% interval is Student's t over the 5 starts' means (two-level); at
     # 99.9% it is t(0.9995, df) / t(0.975, df) times as wide, for its own degrees of
     # freedom (a normal factor, 3.29 / 1.96, is far too narrow at 2-5 of them).
-    df = (summary.batches if summary.method == "batch means" else summary.n) - 1
+    df = summary.n - 1
     centre = math.log(summary.ratio)
     widened = (math.log(summary.high) - centre) * T_9995[df] / T_975[df]
     assert abs(centre) <= widened, said
@@ -510,3 +510,26 @@ def test_the_report_says_how_many_slices_stalled():
         {"comparison": "c/s", "test": "set", "rounds": 3, "spent_s": 10,
          "stalled_slices": [0, 2]}]}}
     assert "stalled slices: 0 of a, 2 of b, counted against their side" in time_section(meta)
+
+
+def test_a_side_whose_starts_fall_in_modes_makes_its_ratio_layout_sensitive():
+    from kvlab.running import alternating
+    from kvlab.running.experiment import CompareSpec, Point
+    point = Point("s", "c", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    pair = alternating.Pair(CompareSpec("c/s", "server", "c", "s"), "set", "p", point,
+                            dataclasses.replace(point, server="s"))
+    # A serves about 1,050/s in 12 starts and 1,500/s in 4 (layouts); B 1,000/s always:
+    # the pooled ratio (about 1.15) is within A's modes, 43% apart
+    rates = [1040.0, 1045.0, 1050.0, 1055.0, 1060.0, 1048.0] * 2 + [1490.0, 1500.0, 1505.0,
+                                                                    1510.0]
+    pair.rounds = [_slices([rate + i % 2 for i in range(20)], [1000.0] * 20) for rate in rates]
+    row = alternating.pair_result(pair, 0.02, 2, 1.0).row()
+    assert row["verdict"] == "layout-sensitive"
+    assert row["modes_a"] == "2 modes: 75% at 1.04k, 25% at 1.5k"   # whole ops per slice
+    assert row["modes_b"] == "one mode"
+    assert float(row["modes_between"]) == pytest.approx(1502.5 / 1049.0, rel=0.01)
+    # the same starts without the fast mode decide
+    pair.rounds = pair.rounds[:12]
+    row = alternating.pair_result(pair, 0.02, 2, 1.0).row()
+    assert row["verdict"] == "c ahead" and row["modes_a"] == "one mode"

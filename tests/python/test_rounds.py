@@ -175,7 +175,8 @@ def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkey
     runner, points, ratios = _adaptive_run(tmp_path, load_only_build, monkeypatch, noise=0.01)
     assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
                                     "rounds", "status", "metric", "client_bound", "method",
-                                    "pairs", "seconds", "verdict"]
+                                    "pairs", "seconds", "verdict", "modes_a", "modes_b",
+                                    "modes_between"]
     (row,) = ratios.itertuples()
     assert row.status == "resolved" and row.ratio == pytest.approx(1.2, rel=0.02)
     # never before min_rounds (10), however tight the first rounds look

@@ -47,11 +47,13 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
+from .modes import ratio_modes
 from .ratio_verdicts import RatioVerdict, decide, lower_is_better
 from .stats import DEFAULT_PRECISION, RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
-                 "metric", "client_bound", "method", "pairs", "seconds", "verdict")
+                 "metric", "client_bound", "method", "pairs", "seconds", "verdict",
+                 "modes_a", "modes_b", "modes_between")
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
 
@@ -67,11 +69,16 @@ class RatioResult:
     client_bound: bool            # most rounds had the load generator saturated (either side)
     key_a: tuple                  # the two points' variables, in POINT_VARIABLES order
     key_b: tuple
-    # "rounds" (each side in its own window, one after the other), or "alternation: batch
-    # means" / "alternation: round means" (running/alternating.py; stats.paired_interval)
+    # "rounds" (each side in its own window, one after the other), or "alternation:
+    # two-level" (starts, then slices: running/alternating.py; stats.two_level_interval)
     method: str = "rounds"
     pairs: int = 0                # alternation: pairs of slices behind the interval
     seconds: float = math.nan     # wall time spent measuring the ratio, where known
+    # modes across starts (kvlab.measures.modes.ratio_modes): each side's, as text, and
+    # the distance between the per-start ratios' modes (1.0: none)
+    modes_a: str = ""
+    modes_b: str = ""
+    modes_between: float = math.nan
 
     def row(self) -> dict:
         s = self.summary
@@ -81,13 +88,17 @@ class RatioResult:
                 "client_bound": "true" if self.client_bound else "false",
                 "method": self.method, "pairs": self.pairs or "",
                 "seconds": "" if math.isnan(self.seconds) else f"{self.seconds:.1f}",
-                "verdict": self.verdict().direction}
+                "verdict": self.verdict().direction, "modes_a": self.modes_a,
+                "modes_b": self.modes_b,
+                "modes_between": "" if math.isnan(self.modes_between)
+                else f"{self.modes_between:.4f}"}
 
     def verdict(self) -> RatioVerdict:
         """What the interval decides (ratio_verdicts.decide), without a seed."""
         s = self.summary
         return decide(s.low, s.high, None, self.spec.a, self.spec.b,
-                      lower_is_better(self.spec.metric), starts=s.n)
+                      lower_is_better(self.spec.metric), starts=s.n,
+                      modes_between=self.modes_between)
 
 
 def _fmt(value: float) -> str:
@@ -193,7 +204,7 @@ def compute(frame: pd.DataFrame, comparisons: Sequence[CompareSpec],
             if partner_key(key_a) not in partners:
                 continue
             key_b, rounds_b = partners[partner_key(key_a)]
-            ratios, lost, bound = [], 0, 0
+            ratios, lost, bound, values_a, values_b = [], 0, 0, [], []
             for round_no in sorted(set(rounds_a) | set(rounds_b)):
                 a, b = rounds_a.get(round_no), rounds_b.get(round_no)
                 if a is None or b is None:
@@ -202,6 +213,8 @@ def compute(frame: pd.DataFrame, comparisons: Sequence[CompareSpec],
                     lost += 1
                 elif a[1] > 0 and b[1] > 0:  # NaN (not measured) compares False: skipped
                     ratios.append(a[1] / b[1])
+                    values_a.append(a[1])
+                    values_b.append(b[1])
                     bound += a[2] or b[2]
             summary = ratio_interval(ratios)
             if meets_target(summary, target, min_rounds):
@@ -211,9 +224,14 @@ def compute(frame: pd.DataFrame, comparisons: Sequence[CompareSpec],
             else:
                 status = "inconclusive"
             client_bound = spec.metric == "ops_per_s" and bound * 2 > len(ratios)
+            # every round starts both sides afresh: their rounds are starts
+            modes_a, modes_b, between = ratio_modes(values_a, values_b, ratios)
             results.append(RatioResult(spec, variables["command"],
                                        point_label(variables, spec.by), summary, lost, status,
-                                       client_bound, key_a, key_b))
+                                       client_bound, key_a, key_b,
+                                       modes_a=modes_a.text() if modes_a.modes else "",
+                                       modes_b=modes_b.text() if modes_b.modes else "",
+                                       modes_between=between))
     return results
 
 

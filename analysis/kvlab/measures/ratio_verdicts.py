@@ -26,6 +26,15 @@ processes (`starts`) is `undecided (too few starts)` whatever its interval: the
 spread between starts is the variance that decides a comparison (one binary's
 speed can move 45% from one start to the next), and two starts cannot estimate it.
 
+A ratio whose per-start values fell into modes (kvlab.measures.modes: groups with a
+gap between them; each side's own rates say which side has them) is
+`layout-sensitive` when the ratio lies within the distance between the modes
+(`modes_between`, the highest mode's median over the lowest's): |log ratio| <=
+log(modes_between). Which side is ahead then depends on where each process's code and
+data landed, not on the architecture; the report gives each mode's share and median
+instead of a verdict from the pooled mean. A difference larger than the modes'
+distance still decides on its interval.
+
 The one owner of this rule: the report's verdict tables and the forest plot
 call decide(); neither writes its own comparison against 1.0.
 
@@ -42,6 +51,7 @@ from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD
 
 UNDECIDED = "undecided"
 TOO_FEW_STARTS = "undecided (too few starts)"
+LAYOUT_SENSITIVE = "layout-sensitive"
 SEED_INSIDE = "seed inside"
 SEED_OUTSIDE = "seed outside"
 SEED_NOT_TESTED = "seed not tested"
@@ -84,12 +94,14 @@ def half_width(low: float, high: float) -> float:
 
 def decide(low: float, high: float, seed: float | None = None,
            a: str = "A", b: str = "B", lower_better: bool = False,
-           margin: float | None = None, starts: int | None = None) -> RatioVerdict:
+           margin: float | None = None, starts: int | None = None,
+           modes_between: float | None = None) -> RatioVerdict:
     """The verdict of a ratio a/b whose interval is [low, high]; lower_better for a
     ratio of latencies; `margin`: the half-width within which a seed inside the
     interval counts as reproduced (the experiment's precision; default
     DEFAULT_PRECISION); `starts`: the fresh starts (rounds) behind the ratio, where
-    known.
+    known; `modes_between`: where the per-start ratios have modes, the highest mode's
+    median over the lowest's (1.0 or None: no modes).
 
     A missing interval (NaN) is undecided and says nothing about the seed; so is
     a ratio over fewer than MIN_ROUNDS_FOR_SPREAD starts. REQUIRES low <= high
@@ -97,6 +109,10 @@ def decide(low: float, high: float, seed: float | None = None,
     """
     if starts is not None and _finite(starts) and starts < MIN_ROUNDS_FOR_SPREAD:
         return RatioVerdict(direction=TOO_FEW_STARTS, ahead=None, seed=None,
+                            seed_direction_agrees=None)
+    if (_finite(modes_between) and modes_between > 1.0 and _finite(low) and _finite(high)
+            and low > 0 and abs(math.log(low * high) / 2) <= math.log(modes_between)):
+        return RatioVerdict(direction=LAYOUT_SENSITIVE, ahead=None, seed=None,
                             seed_direction_agrees=None)
     if not (_finite(low) and _finite(high)):
         return RatioVerdict(direction=UNDECIDED, ahead=None, seed=None,
@@ -140,8 +156,9 @@ def _float(value: object) -> float:
 def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
                margin: float | None = None) -> RatioVerdict:
     """decide() for one row of ratios.csv (a dict or a pandas row: low, high, metric,
-    rounds), the way the report's tables and the forest plot read it."""
+    rounds, modes_between), the way the report's tables and the forest plot read it."""
     rounds = _float(row.get("rounds"))
     return decide(_float(row.get("low")), _float(row.get("high")), seed, a, b,
                   lower_is_better(row.get("metric")), margin,
-                  int(rounds) if math.isfinite(rounds) else None)
+                  int(rounds) if math.isfinite(rounds) else None,
+                  _float(row.get("modes_between")))

@@ -118,8 +118,12 @@ class PairedSummary:
     low: float        # NaN: too few batches
     high: float
     batches: int
-    method: str       # "batch means", "round means" (the wider, see paired_interval) or
-                      # "too few starts" (no interval)
+    method: str       # "two-level" (two_level_interval), "batch means" (the slices alone:
+                      # between_rounds=False) or "too few starts" (no interval)
+    # two_level_interval's variance components of the log ratio: between starts, and
+    # of one pair of slices as batch means see it (NaN where not estimated)
+    between_var: float = math.nan
+    pair_var: float = math.nan
 
     @property
     def half_width(self) -> float:
@@ -142,36 +146,137 @@ def _t_half(values: list[float]) -> float:
 
 def paired_interval(rounds: Iterable[Iterable[float | None]],
                     between_rounds: bool = True) -> PairedSummary:
-    """Per round, the log ratios of its pairs in time order -> the geometric mean ratio and
-    a 95% interval that allows for correlation between neighbouring pairs.
+    """Per round (a fresh start of both sides' processes), the log ratios of its pairs in
+    time order -> the geometric mean ratio and a 95% interval with two levels of
+    variance: between starts, and between slices within a start (two_level_interval).
 
-    Batch means: each round's pairs are cut into batches of consecutive pairs
-    (batch_size; a tail shorter than a batch is left out of the interval, not of the
-    mean), batches never cross rounds, and Student's t runs over the batch means. Pairs
-    next to each other are correlated (the machine's slow noise, and ABBA's alternating
-    AB/BA sign of a linear drift); means of long enough batches are nearly independent.
-    Batches inside one round share that round's processes, so the t interval over the
-    rounds' means is computed too and the wider of the two is kept (`method` says
-    which): each alone is valid under its own assumption, and the wider one covers at
-    least as often as either. With fewer than MIN_ROUNDS_FOR_SPREAD rounds the spread
-    between starts cannot be estimated, and there is no interval (NaN, method "too few
-    starts"): batches of one or two starts would hide it. between_rounds=False: batch
-    means alone, what the slices' own noise allows (a calibration figure, never a
-    verdict). Coverage is tested on synthetic drift + AR(1) data
-    (tests/python/test_alternation.py)."""
+    between_rounds=False: batch means alone (each round's pairs cut into batches of
+    consecutive pairs, batch_size; Student's t over the batch means), what the slices'
+    own noise allows: a calibration figure, never a verdict. With fewer than
+    MIN_ROUNDS_FOR_SPREAD rounds the spread between starts cannot be estimated and there
+    is no interval (NaN, method "too few starts"). Coverage is tested on synthetic drift
+    + AR(1) data with unimodal and bimodal start effects
+    (tests/python/test_alternation.py, test_two_level.py)."""
     rounds = [[float(v) for v in r if v is not None and math.isfinite(v)] for r in rounds]
     rounds = [r for r in rounds if r]
     pairs = sum(len(r) for r in rounds)
     if not pairs:
         return PairedSummary(0, 0, math.nan, math.nan, math.nan, 0, "none")
+    if between_rounds:
+        return two_level_interval(rounds)
     centre = statistics.fmean([v for r in rounds for v in r])
-    batch_means = []
-    for values in rounds:
-        size = batch_size(len(values))
-        batch_means += [statistics.fmean(values[i:i + size])
-                        for i in range(0, len(values) - size + 1, size)]
+    batch_means = [m for values in rounds for m in _batch_means(values)]
     return batched_interval(centre, batch_means, [statistics.fmean(r) for r in rounds], pairs,
-                            between_rounds)
+                            between_rounds=False)
+
+
+def _batch_means(values: list[float]) -> list[float]:
+    size = batch_size(len(values))
+    return [statistics.fmean(values[i:i + size])
+            for i in range(0, len(values) - size + 1, size)]
+
+
+def two_level_interval(starts: list[list[float]]) -> PairedSummary:
+    """The two-level interval of a log ratio: starts (fresh processes), then slices within
+    a start. The model is the one-way random-effects (mixed) model
+    y_ij = mu + u_i + e_ij, u_i the start's effect (any distribution: a layout's mode is
+    one), e_ij the slices' noise, correlated in time within a start.
+
+    - Each start's mean, and the variance of that mean from its slices alone: batch means
+      (whole ABBA cycles, batch_size) pooled over starts, so AR(1) noise and drift within
+      a start are allowed for.
+    - The between-start variance sigma_b^2 by moments: the start means' variance less the
+      mean within-start part (at least 0).
+    - mu is the start means weighted by 1 / (sigma_b^2 + within_i): equal weights when
+      starts are alike in length or the start effect dominates; the longer start counts
+      more when it is mostly slice noise (a start that lost disturbed cycles is shorter).
+    - Its variance is the weighted start means' own spread (a sandwich estimate: it is
+      right whatever the shape of the start effect), with Student's t on n - 1 degrees of
+      freedom. With equal weights this is the t interval over start means, which for
+      balanced starts is the mixed model's REML interval for mu.
+
+    The starts, not the slices, are the unit: a thousand slices from three starts give
+    2 degrees of freedom. Fewer than MIN_ROUNDS_FOR_SPREAD starts: no interval."""
+    starts = [list(s) for s in starts if s]
+    n = len(starts)
+    pairs = sum(len(s) for s in starts)
+    means = [statistics.fmean(s) for s in starts]
+    batches = [_batch_means(s) for s in starts]
+    n_batches = sum(len(b) for b in batches)
+    if n < MIN_ROUNDS_FOR_SPREAD:
+        centre = statistics.fmean([v for s in starts for v in s])
+        return PairedSummary(n, pairs, math.exp(centre), math.nan, math.nan, n_batches,
+                             "too few starts")
+    # pooled within-start variance of one batch mean, then of each start's mean
+    squares = sum(batch_size(len(s)) * sum((m - statistics.fmean(b)) ** 2 for m in b)
+                  for s, b in zip(starts, batches) if len(b) > 1)
+    df = sum(len(b) - 1 for b in batches if len(b) > 1)
+    between = per_pair = math.nan
+    if df > 0:
+        per_pair = squares / df    # a pair's variance, as far as batch means see it
+        within = [per_pair / len(s) for s in starts]
+        between = max(0.0, statistics.variance(means) - statistics.fmean(within))
+        raw = [1.0 / (between + w) if between + w > 0 else 1.0 for w in within]
+    else:
+        raw = [1.0] * n
+    total = sum(raw)
+    weights = [w / total for w in raw]
+    centre = sum(w * m for w, m in zip(weights, means))
+    variance = n / (n - 1) * sum((w * (m - centre)) ** 2 for w, m in zip(weights, means))
+    low, high = _skew_corrected(centre, variance, weights, means)
+    return PairedSummary(n, pairs, math.exp(centre), math.exp(low), math.exp(high),
+                         n_batches, "two-level", between, per_pair)
+
+
+def best_start_seconds(between_var: float, pair_var: float, pairs_per_s: float,
+                       overhead_s: float) -> float:
+    """The seconds of alternating per start that buy the narrowest two-level interval
+    for the time spent. A start costs overhead_s (processes, prefill, connections)
+    plus t seconds of alternating, and its mean carries between_var + w / t, where
+    w = pair_var / pairs_per_s is the slices' variance over one second; over a budget
+    B there are B / (overhead_s + t) starts, so the interval's variance is
+    (between_var + w / t)(overhead_s + t) / B, least at t = sqrt(overhead_s * w /
+    between_var): short starts where starts differ, long ones where slices are the
+    noise. inf when no between-start variance was seen (then the fewest starts the
+    interval allows, MIN_ROUNDS_FOR_SPREAD, of the longest length); NaN when the
+    components are unknown."""
+    if not (pair_var >= 0 and pairs_per_s > 0 and overhead_s >= 0 and between_var >= 0):
+        return math.nan
+    within = pair_var / pairs_per_s
+    if between_var == 0:
+        return math.inf
+    return math.sqrt(overhead_s * within / between_var)
+
+
+# Fewer start means than this estimate their skewness too loosely to correct for it
+# (with 6 starts and none, the correction's own noise took coverage to 93%).
+MIN_STARTS_FOR_SKEW = 10
+
+
+def _skew_corrected(centre: float, variance: float, weights: list[float],
+                    means: list[float]) -> tuple[float, float]:
+    """centre +- t * sqrt(variance), with Johnson's (1978) correction for the skewness of
+    the start means: a start effect with two modes of unequal shares is skewed, and a
+    plain t interval over 10-16 such starts is too short on the minority mode's side
+    (92-94% on the synthetic bimodal starts of test_two_level.py, 94-96% with the
+    correction). Johnson's modified t, T = (d + b + a d^2) / se with d = mean - mu,
+    a = mu3 / (3 s^4), b = mu3 / (6 s^2 n), is solved for mu at T = -t and T = +t."""
+    n = len(means)
+    t = t_quantile_975(n - 1)
+    se = math.sqrt(variance)
+    if se == 0 or n < MIN_STARTS_FOR_SKEW:
+        return centre - t * se, centre + t * se
+    s2 = variance * n
+    mu3 = n * n / ((n - 1) * (n - 2)) * sum(w * (m - centre) ** 3 for w, m in zip(weights, means))
+    a, b = mu3 / (3 * s2 * s2), mu3 / (6 * s2 * n)
+    bounds = []
+    for c in (-t * se, t * se):
+        d = c - b
+        disc = 1 - 4 * a * (b - c)
+        if abs(a) > 1e-300 and disc >= 0:
+            d = (-1 + math.sqrt(disc)) / (2 * a)
+        bounds.append(centre - d)
+    return min(bounds), max(bounds)
 
 
 def batched_interval(centre: float, batch_values: list[float], round_values: list[float],

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..measures import alternation
 from ..measures.ratio_verdicts import decide_row
-from ..measures.stats import paired_interval
+from ..measures.stats import MIN_ROUNDS_FOR_SPREAD, best_start_seconds, paired_interval
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK
 from ..running.results import load_table
@@ -174,7 +174,38 @@ def calibration_section(run_dir: Path, meta: dict) -> str:
                  f"±{half:.1%} from {seconds:.0f} s of alternating; at this noise a ratio "
                  f"needs about {needed:.0f} s of alternating (processes' starts not counted) "
                  f"for ±{precision:.1%}{buys}. Differences between rounds come on top.")
+    start = _start_length_line(pair_rounds, meta)
+    if start:
+        lines.append(start)
     return "\n".join(lines)
+
+
+def _start_length_line(pair_rounds: list[list[float]], meta: dict) -> str:
+    """What a start costs against what it buys, from the A/A: its two-level variance
+    components and the seconds a round cost beyond its alternation."""
+    spent = meta.get("alternation", {})
+    aa = [p for p in spent.get("pairs", []) if p.get("calibration")]
+    slice_s = float(spent.get("slice_s", 0.1))
+    length = float(spent.get("alternation_s", 2.0))
+    if not aa or not pair_rounds:
+        return ""
+    attempts = aa[0].get("rounds", 0) + aa[0].get("failed", 0) + aa[0].get("disturbed", 0)
+    if not attempts or not aa[0].get("spent_s"):
+        return ""
+    overhead = max(0.0, float(aa[0]["spent_s"]) / attempts - length)
+    summary = paired_interval(pair_rounds)
+    best = best_start_seconds(summary.between_var, summary.pair_var, 1 / (2 * slice_s),
+                              overhead)
+    if math.isnan(best):
+        return ""
+    between = f"±{math.sqrt(summary.between_var):.1%}" if summary.between_var > 0 else "none seen"
+    advice = (f"{best:.1f} s of alternating per start buys the narrowest interval per "
+              f"second spent" if math.isfinite(best) else
+              "with no spread between starts, fewer and longer starts cost least (at least "
+              f"{MIN_ROUNDS_FOR_SPREAD})")
+    return (f"- a start: costs {overhead:.1f} s beyond its {length:g} s of alternating; between "
+            f"starts the A/A moved {between} (SD), its slices ±"
+            f"{math.sqrt(summary.pair_var * 2 * slice_s):.1%} over one second: {advice}.")
 
 
 def _seed_of(comparison: dict, meta: dict) -> str | None:
@@ -183,6 +214,16 @@ def _seed_of(comparison: dict, meta: dict) -> str | None:
     if seed:
         return seed
     return "ember-pr50" if comparison.get("by", "server") == "server" else "lettuce-threads"
+
+
+def _modes_note(row: pd.Series, a: str, b: str) -> str:
+    """'; a's starts: 2 modes: 88% at 720k, 12% at 1.1M' for each side with modes."""
+    notes = []
+    for side, name in (("modes_a", a), ("modes_b", b)):
+        text = row.get(side)
+        if isinstance(text, str) and "modes:" in text:
+            notes.append(f"{name}'s starts: {text}")
+    return "".join(f"; {n}" for n in notes)
 
 
 def verdict_sections(run_dir: Path, meta: dict) -> str:
@@ -199,6 +240,7 @@ def verdict_sections(run_dir: Path, meta: dict) -> str:
         seed = spec.get("seed_ratio")
         a, b = spec.get("a", "A"), spec.get("b", "B")
         verdict = decide_row(row, seed, a, b, meta.get("precision")).text()
+        verdict += _modes_note(row, a, b)
         if _per_cpu(row):
             verdict += f"; {PER_CPU_NOTE}"
         claim = f"{row['comparison']} {str(row['test']).upper()} ({row['point']})"

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..measures import alternation
 from ..measures.declared_ratios import RatioResult
+from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
 from .experiment import POINT_VARIABLES, CompareSpec, Point, point_fill
 from .loadgens import Watch, alternation_command
@@ -111,6 +112,34 @@ class Pair:
             return alternation.latency_interval(self.rounds, metric)
         return paired_interval([alternation.pair_log_ratios(r, metric) for r in self.rounds])
 
+    def start_values(self, metric: str | None = None) -> tuple[list[float], list[float],
+                                                                 list[float]]:
+        """Per start (round): side A's rate, side B's, and the start's ratio (geometric
+        mean of its pairs); a rate is its side's ops over its slices' seconds (or server
+        CPU seconds, for ops_per_server_cpu_s). Latency metrics: ratios only."""
+        metric = metric or self.metric
+        a, b, ratios = [], [], []
+        for slices in self.rounds:
+            logs = alternation.pair_log_ratios(slices, metric) \
+                if metric not in alternation.LATENCY_QUANTILES else []
+            if logs:
+                ratios.append(math.exp(sum(logs) / len(logs)))
+            if metric in alternation.LATENCY_QUANTILES:
+                continue
+            for side, out in ((0, a), (1, b)):
+                mine = [s for s in slices if s.side == side]
+                ops = sum(s.ops for s in mine)
+                time_s = sum(s.server_cpu_s if metric == "ops_per_server_cpu_s" else s.seconds
+                             for s in mine)
+                if time_s > 0:
+                    out.append(ops / time_s)
+        return a, b, ratios
+
+    def modes(self) -> tuple[Modes, Modes, float]:
+        """The modes of each side's per-start rates, and the distance between the modes
+        of the per-start ratios (1.0: none found): measures.modes.ratio_modes."""
+        return ratio_modes(*self.start_values())
+
     def round_seconds(self) -> float:
         if self.seconds:
             return sorted(self.seconds)[len(self.seconds) // 2]
@@ -128,10 +157,13 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> R
     else:
         status = "inconclusive"
     spec = dataclasses.replace(pair.spec, metric=pair.metric)
+    modes_a, modes_b, between = pair.modes()
     return RatioResult(spec, pair.test, pair.label, summary, pair.disturbed, status,
                        pair.client_bound, point_key(pair.point_a), point_key(pair.point_b),
                        method=f"alternation: {summary.method}", pairs=summary.pairs,
-                       seconds=spent_s)
+                       seconds=spent_s, modes_a=modes_a.text() if modes_a.modes else "",
+                       modes_b=modes_b.text() if modes_b.modes else "",
+                       modes_between=between)
 
 
 def calibration_pair(pairs: list[Pair],

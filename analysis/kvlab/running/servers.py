@@ -5,7 +5,8 @@ row; a `command-cluster` row is N of them in cluster mode).
 A ServerProcess owns one child process: it is started pinned to the experiment's
 server CPUs (taskset), optionally inside the emulated link's server namespace,
 waited for (kvlab-server's ready line, then a PING answered over its Unix
-socket), and always stopped by the caller (use it as a context manager). Given a
+socket), and always stopped by the caller (use it as a context manager). Every local
+start gets a layout of its own: ASLR on and a random environment padding (layout.py). Given a
 hosts.Host it runs the same server on that host instead (multi-host runs: multihost.py).
 A RedisClusterProcess does the same for N redis-servers with cluster-enabled,
 each pinned to one server CPU, the 16384 slots split evenly among them as the
@@ -37,6 +38,7 @@ from . import commands
 from .cpus import format_cpu_list
 from .experiment import ServerSpec
 from .hosts import Host, HostError
+from .layout import layout_env
 
 READY_LINE = "kvlab-server ready"
 START_TIMEOUT_S = 15.0
@@ -459,6 +461,11 @@ class ServerProcess(_Server):
         self.port = port or free_tcp_port()
         self.log_path = log_path
 
+    # The environment padding of every start (None: random per start; layout.py), and
+    # the last start's.
+    fixed_pad: int | None = None
+    env_pad: int | None = None
+
     def _fresh(self) -> None:
         """The state of a server not started yet."""
         self._process: subprocess.Popen | None = None
@@ -499,6 +506,10 @@ class ServerProcess(_Server):
     def _launch(self, log: TextIO, failure: str, **options: object) -> None:
         """Starts self.command, its output copied into `log` by a thread of its own; an
         OSError becomes ServerError("FAILURE: why"). `options`: Popen's, besides these."""
+        if self.host is None:
+            # a layout of its own: ASLR, and a random environment padding (layout.py)
+            env, self.env_pad = layout_env(pad=self.fixed_pad)
+            options.setdefault("env", env)
         try:
             self._process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
                                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -657,7 +668,8 @@ class RedisClusterProcess(_Server):
                                     self.config_files[index])
 
     def _spawn(self, command: list[str]) -> subprocess.Popen:
-        return subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
+                                env=layout_env()[0])
 
     def _wait_for_nodes(self, deadline: float) -> None:
         for path in self.sockets:
@@ -968,7 +980,8 @@ class CommandClusterProcess(RedisClusterProcess):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log,
-                                stderr=subprocess.STDOUT, process_group=0)
+                                stderr=subprocess.STDOUT, process_group=0,
+                                env=layout_env()[0])
 
     def _wait_for_nodes(self, deadline: float) -> None:
         for index, (path, process) in enumerate(zip(self.sockets, self._processes)):
