@@ -279,6 +279,9 @@ void MoveSource(ContainerCall& call) {
   if (!call.CheckType()) return;
   const ListValue* list = call.Find<ListValue>();
   ListMove& move = call.group->list_move;
+  // A fresh start: an earlier LMOVE of the same EXEC shares the group's
+  // state, and its `moved` must not pop this source.
+  move = ListMove{};
   move.source_exists = list != nullptr;
   if (list) move.element = list->At(FromLeft(call) ? 0 : list->Size() - 1);
   call.Ok();

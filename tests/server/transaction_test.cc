@@ -99,6 +99,15 @@ TEST_P(TransactionTest, ShutdownOptionsAreParsedAsRedisDoes) {
   EXPECT_EQ(client_->Feed("SHUTDOWN\r\n"), "-ERR Errors trying to SHUTDOWN. Check logs.\r\n");
 }
 
+// Two moves in one EXEC share the group's state: the second, from a list
+// the first emptied, pops nothing (it once popped a missing list: a crash).
+TEST_P(TransactionTest, SecondMoveFromAnEmptiedListInExecPopsNothing) {
+  EXPECT_EQ(client_->Feed("RPUSH src a\r\nMULTI\r\nRPOPLPUSH src dst\r\n"
+                          "LMOVE src dst LEFT LEFT\r\nLRANGE dst 0 -1\r\nEXEC\r\n"),
+            ":1\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n"
+            "*3\r\n$1\r\na\r\n$-1\r\n*1\r\n$1\r\na\r\n");
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, TransactionTest, ::testing::ValuesIn(AllEngineKinds()),
                          EngineTestName);
 
