@@ -162,7 +162,10 @@ TEST_P(SweepTest, WindowsEndAtTheirCountersSoASlowCallbackDoesNotInflateThroughp
   ASSERT_TRUE(RunSweep(config, callbacks, &points).ok());
   for (const RepetitionResult& r : points[0].repetitions) {
     SCOPED_TRACE(r.repetition);
-    EXPECT_LE(r.ops_per_s, config.rate * 1.15);
+    // 1.5x: an open loop that fell behind in a starved moment catches up
+    // inside the window (2308 ops/s read at a load average of 10), far
+    // from the 2.5x of the defect.
+    EXPECT_LE(r.ops_per_s, config.rate * 1.5);
     EXPECT_GE(r.seconds, config.duration_s);
     // The 100 ms slices tile the window: their ops and lengths add up.
     uint64_t slice_ops = 0;
