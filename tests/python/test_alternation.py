@@ -308,7 +308,8 @@ def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monk
         experiment=types.SimpleNamespace(server=lambda name: ServerSpec(name, "redis"),
                                          disturbance_cores=0.05, alternation_s=0.8,
                                          slice_s=0.1),
-        _server_process=lambda spec, work, bind: Process(), _prefill=lambda *a: None,
+        starter=types.SimpleNamespace(process=lambda spec, work, bind: Process(),
+                                      prefill=lambda *a: None),
         identify=lambda process: None,
         problems=[], say=lambda text: None, helper_pids=[], measured_cpus=[0, 1],
         build_dir=tmp_path, harness_cpus=None, run_dir=tmp_path, interrupted=False)

@@ -42,18 +42,17 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 from ..measures import alternation
 from ..measures.declared_ratios import RatioResult
 from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
-from .experiment import POINT_VARIABLES, CompareSpec, Point, point_fill
+from .experiment import POINT_VARIABLES, CompareSpec, Experiment, Point, point_fill
 from .loadgens import Watch, alternation_command
+from .server_starter import ServerStarter
 from .servers import RedisClusterProcess, ServerError, ServerProcess
 
-if TYPE_CHECKING:
-    from .runner import Runner
 
 # Seconds a round costs beyond its measured alternation: starting the servers, prefills,
 # kvlab-load's connections (measured as the run goes; this is the first guess).
@@ -207,11 +206,31 @@ def declared_pairs(points: list[Point], comparisons: Sequence[CompareSpec],
     return pairs
 
 
+class AlternationHost(Protocol):
+    """What alternation needs of the run that hosts it (runner.Runner is one): its
+    experiment, folder and CPUs, the starter of its servers, and where problems and
+    messages go. A protocol, so that this module need not import the runner that
+    imports it."""
+    experiment: Experiment
+    run_dir: Path
+    build_dir: Path
+    harness_cpus: str | None
+    measured_cpus: list[int]
+    helper_pids: list[int]
+    problems: list[str]
+    interrupted: bool
+    starter: ServerStarter
+
+    def identify(self, process: ServerProcess | RedisClusterProcess) -> None: ...
+
+    def say(self, text: str) -> None: ...
+
+
 class AlternatingPhase:
     """Measures pairs by alternation; `runner` provides the run's folder, CPUs, servers'
-    processes, prefills, the watch and the messages (runner.Runner)."""
+    starter, the watch and the messages."""
 
-    def __init__(self, runner: Runner, pairs: list[Pair], work: Path, bind: str | None = None,
+    def __init__(self, runner: AlternationHost, pairs: list[Pair], work: Path, bind: str | None = None,
                  netns: str | None = None) -> None:
         self.runner = runner
         self.pairs = pairs
@@ -261,7 +280,7 @@ class AlternatingPhase:
             if pair.calibration:
                 second = dataclasses.replace(second, name=f"{second.name}-copy")
             specs.append(second)
-        processes = [runner._server_process(spec, self.work, self.bind) for spec in specs]
+        processes = [runner.starter.process(spec, self.work, self.bind) for spec in specs]
         problem = None
         try:
             for process in processes:
@@ -273,7 +292,7 @@ class AlternatingPhase:
                        processes[-1].target(pair.point_b.transport)]
             if point_fill(pair.point_a):
                 for process, point, target in zip(processes, (pair.point_a, pair.point_b), targets):
-                    problem = runner._prefill(point, target, self.netns)
+                    problem = runner.starter.prefill(point, target, self.netns)
                     if problem:
                         break
             if problem is None:

@@ -60,11 +60,12 @@ from . import alternating, latency, loadgens, syscalls
 from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, RatioResult, compute,
                                         point_label, unresolved_points, write_ratios)
 from .commands import BUILD_COLUMN
-from .experiment import POINT_VARIABLES, CompareSpec, Point, ServerSpec, point_fill
+from .experiment import POINT_VARIABLES, CompareSpec, Point, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
-from .remote import CLIENT_NAMESPACE, SERVER_NAMESPACE, LinkUnavailable, RemoteLink
+from .remote import CLIENT_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
-from .servers import RedisClusterProcess, ServerError, ServerProcess, server_process
+from .server_starter import ServerStarter
+from .servers import RedisClusterProcess, ServerError, ServerProcess
 
 # GET/mix need their keys to exist, YCSB's workloads their records: prefilled once per
 # fill (experiment.fill_of), key count and value size while a server runs. INCRBY needs
@@ -253,6 +254,8 @@ class Runner:
         shared = plan.allocation.shared
         self.server_cpus = None if shared else plan.allocation.server_list
         self.harness_cpus = None if shared else plan.allocation.harness_list
+        self.starter = ServerStarter(build_dir, self.run_dir / "logs", self.server_cpus,
+                                     self.harness_cpus)
         self.measured_cpus = sorted(set(plan.allocation.server) | set(plan.allocation.harness))
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2 ** 32)
         self.random = random.Random(self.seed)
@@ -484,7 +487,7 @@ class Runner:
         syscalls.py). The counter is recorded in the row."""
         target = process.target(point.transport)
         if point_fill(point) and point.loadgen == "kvlab-load":
-            error = self._prefill(point, target, netns)
+            error = self.starter.prefill(point, target, netns)
             if error:
                 self.problems.append(f"syscalls {point.server}/{point.sweep}: prefill: {error}")
                 return
@@ -540,16 +543,6 @@ class Runner:
     def build_of(self, server: str) -> str:
         return self.identities.get(server.removesuffix("-copy"), {}).get("build", "")
 
-    def _server_process(self, server: ServerSpec, work: Path,
-                        bind: str | None) -> ServerProcess | RedisClusterProcess:
-        """A fresh server pinned to the server CPUs; inside the link's namespace when bound
-        to its address. Its log is appended to across rounds."""
-        remote = bind is not None
-        log = self.run_dir / "logs" / f"{server.name}{'-remote' if remote else ''}.log"
-        return server_process(server, self.build_dir, work, log, self.server_cpus,
-                              netns=SERVER_NAMESPACE if remote else None,
-                              bind=bind or "127.0.0.1")
-
     def _each_server_fresh(self, points: list[Point], work: Path, bind: str | None,
                            measure: Callable[[Point, ServerProcess | RedisClusterProcess,
                                               str | None], None]) -> None:
@@ -559,7 +552,7 @@ class Runner:
             mine = [p for p in points if p.server == server.name]
             if not mine:
                 continue
-            process = self._server_process(server, work, bind)
+            process = self.starter.process(server, work, bind)
             try:
                 process.start()
             except ServerError as error:
@@ -585,7 +578,7 @@ class Runner:
             return
         target = process.target(point.transport)
         if point_fill(point):
-            error = self._prefill(point, target, netns)
+            error = self.starter.prefill(point, target, netns)
             if error:
                 self.problems.append(f"latency curve {point.server}/{point.sweep}: prefill: {error}")
                 return
@@ -607,7 +600,7 @@ class Runner:
             for server in self.experiment.servers:
                 if server.name not in names:
                     continue
-                process = self._server_process(server, work, bind)
+                process = self.starter.process(server, work, bind)
                 try:
                     process.start()
                     processes[server.name] = process
@@ -705,7 +698,7 @@ class Runner:
             if current is not None and current[2] > 0:
                 process.flush()
                 prefilled.clear()
-            error = self._prefill(first, target, netns)
+            error = self.starter.prefill(first, target, netns)
             if error:
                 self._give_up(group, round_no, "failed", f"prefill: {error}", writer, progress)
                 return
@@ -764,22 +757,6 @@ class Runner:
                          f"{point.value_size},{used},"
                          + (f"{(after[1] - before[1]) / added:.1f}" if first_fill else "")
                          + f",{point.value_shape},{pss}\n")
-
-    def _prefill(self, point: Point, target: str, netns: str | None) -> str | None:
-        """SETs every key once (or loads a YCSB workload's records: what it measures for a
-        millisecond after is read-only), in a load run of its own (its cost is in no
-        measurement)."""
-        fill = point_fill(point)
-        # A container fill is kvlab-load's prefill alone (its short load: PINGs).
-        command = {"ycsb": "ycsb:C"}.get(fill, "set" if point.value_shape == "string" else "ping")
-        filling = dataclasses.replace(point, command=command, duration=0.001, warmup=0.0,
-                                      repetitions=1, pipeline=max(point.pipeline, 16),
-                                      client="dedicated")
-        with tempfile.TemporaryDirectory(prefix="kvlab-prefill-") as folder:
-            result = loadgens.run_kvlab_load(
-                filling, self.build_dir, target, self.harness_cpus, netns,
-                Path(folder) / "p.csv", Path(folder) / "p.json", prefill=True)
-        return result.error
 
     def _load(self, point: Point, round_no: int, target: str, netns: str | None,
               watch: loadgens.Watch, server_pids: list[int] | None = None
