@@ -4,6 +4,10 @@ BUILD      ?= build
 GENERATOR  ?= Ninja
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
+# CTest's parallel level in `make test`: most tests wait on sockets and
+# timeouts, so twice the cores; the tests that time something claim all but
+# one slot each (tests/CMakeLists.txt), so they keep the load of -j $(JOBS).
+TEST_JOBS  ?= $(shell echo $$(( 2 * $(JOBS) )))
 
 .PHONY: all deps build test test-tsan-core test-tsan test-asan check-thread-safety clean
 
@@ -28,7 +32,7 @@ test: build
 	$(MAKE) --no-print-directory check-thread-safety
 	@# server.redis_suite_subset needs Redis's suite; offline, that test fails and says why.
 	-scripts/redis-suite-fetch build-redis-suite >/dev/null
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(TEST_JOBS)
 
 build-tsan/build.ninja:
 	cmake -S . -B build-tsan -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVLAB_SANITIZE=thread
@@ -39,7 +43,7 @@ TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 # `tsan` — engines, server sessions and connections, client strategies.
 test-tsan-core: deps build-tsan/build.ninja
 	cmake --build build-tsan -j $(JOBS) --target tsan-tests
-	$(TSAN_ENV) ctest --test-dir build-tsan -L tsan --output-on-failure -j $(JOBS)
+	$(TSAN_ENV) ctest --test-dir build-tsan -L tsan --output-on-failure -j $(TEST_JOBS)
 
 # The whole suite under ThreadSanitizer.
 test-tsan: deps build-tsan/build.ninja
