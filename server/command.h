@@ -39,6 +39,7 @@ struct ClientState {
 
 struct DeferredReply;
 class CommandCall;
+struct BlockingCommand;  // server/blocking_command.h
 // Renders a deferred reply from the results of the operations it queued.
 using RenderFn = void (*)(const DeferredReply& deferred, std::span<const OpResult> results,
                           ReplyWriter& writer, ServerContext& server);
@@ -126,6 +127,23 @@ class CommandCall {
 
   bool deferred() const { return deferred_; }
   DeferredReply& deferred_reply() { return deferred_reply_; }
+  // Whether the command runs inside EXEC (a blocking command may not block).
+  bool in_exec() const { return in_exec_; }
+
+  // A call with other arguments that queues into this one's batch and
+  // answers into its reply: a blocking command runs its non-blocking twin
+  // through it, then Adopt()s what that queued.
+  CommandCall WithArgs(std::span<const std::string_view> other) {
+    return CommandCall(other, server, client, batch_, immediate_, render_state_, in_exec_);
+  }
+  void Adopt(const CommandCall& other) {
+    deferred_ = other.deferred_;
+    first_op_ = other.first_op_;
+    deferred_reply_ = other.deferred_reply_;
+  }
+  // Set by a blocking command that may wait for its keys (not inside EXEC):
+  // the Session blocks the client if its first attempt finds nothing.
+  std::shared_ptr<BlockingCommand> block;
 
   const std::span<const std::string_view> args;
   ServerContext& server;

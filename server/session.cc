@@ -53,6 +53,7 @@ Session::Session(ServerContext& ctx, ClientInfo info)
 
 // The registry holds a pointer to this session's watcher.
 Session::~Session() {
+  CancelBlocking();
   ctx_.watches.UnwatchAll(client_.transaction.watcher());
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);
 }
@@ -65,7 +66,7 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
     // results with a release store that this acquire load pairs with.
     awaiting_ = false;
     phase_.load(std::memory_order_acquire);
-    RenderSlots(out);
+    FinishBatch(out);
   }
   resume_ = std::move(resume);
   input_exhausted_ = false;
@@ -75,11 +76,18 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
         awaiting_ = true;
         return Progress::kPending;
       }
-      RenderSlots(out);
+      FinishBatch(out);
       continue;
     }
     if (!slots_.empty()) {  // deferred replies that needed no engine work
       RenderSlots(out);
+      continue;
+    }
+    if (block_) [[unlikely]] {
+      if (!ResumeBlocked(out)) {
+        resume_ = nullptr;
+        return Progress::kBlocked;
+      }
       continue;
     }
     if (over_limit_ || out.size() > out_limit_) {
@@ -114,7 +122,8 @@ void Session::ParseAndDispatch(std::string& out) {
     }
     holding_command_ = false;
     const CommandSpec* spec = table_.Find(args_[0]);
-    if (spec != nullptr && (spec->flags & CommandSpec::kAfterQueued) && !batch_.ops.empty()) {
+    if (spec != nullptr && (spec->flags & (CommandSpec::kAfterQueued | CommandSpec::kBlocking)) &&
+        !batch_.ops.empty()) {
       holding_command_ = true;  // run what is queued first
       return;
     }
@@ -125,6 +134,7 @@ void Session::ParseAndDispatch(std::string& out) {
       return;
     }
     Dispatch(spec, out);
+    if (block_) return;  // its look runs alone; later commands wait for its answer
     if (out.size() > out_limit_) {
       over_limit_ = true;
       return;
@@ -187,6 +197,12 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     spec->handler(call);
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
+    }
+    if (call.block && wake_) [[unlikely]] {
+      // Registered before its first look at the keys (blocking_registry.h).
+      block_ = std::move(call.block);
+      block_retry_ = false;
+      waiter_ = ctx_.blocking.Block(client_.info.id, block_->keys, block_->deadline, wake_);
     }
     if (call.deferred()) {
       ReplySlot& slot = slots_.emplace_back();
@@ -295,6 +311,71 @@ void Session::OnBatchDone() {
   std::function<void()> resume = std::move(resume_);
   phase_.store(Phase::kIdle, std::memory_order_release);
   resume();
+}
+
+void Session::FinishBatch(std::string& out) {
+  if (block_ && !BlockingLookAnswers()) [[unlikely]] return;
+  RenderSlots(out);
+}
+
+bool Session::BlockingLookAnswers() {
+  const DeferredReply& look = slots_.back().deferred;
+  std::span<const OpResult> results =
+      std::span<const OpResult>(batch_.results).subspan(look.first_op, look.op_count);
+  if (AttemptAnswers(*block_, results, block_retry_)) {
+    EndBlocking();  // keeps the command for the reply's render
+    return true;
+  }
+  slots_.clear();
+  batch_.Clear();
+  render_state_.clear();
+  return false;
+}
+
+bool Session::ResumeBlocked(std::string& out) {
+  if (retry_keys_.empty()) {
+    BlockingRegistry::Wake wake = ctx_.blocking.Arm(*waiter_);
+    ReplyWriter writer(out, client_.protocol);
+    switch (wake.event) {
+      case BlockingRegistry::Event::kNone:
+        return false;
+      case BlockingRegistry::Event::kReady:
+        retry_keys_ = std::move(wake.keys);
+        break;
+      case BlockingRegistry::Event::kTimeout:
+      case BlockingRegistry::Event::kUnblockTimeout:
+        WriteBlockingTimeout(*block_, writer);
+        EndBlocking();
+        return true;
+      case BlockingRegistry::Event::kUnblockError:
+        writer.Error(kUnblockedError);
+        EndBlocking();
+        return true;
+    }
+  }
+  // One key per look, in the order the keys got data, as Redis serves them.
+  const std::string key = std::move(retry_keys_.front());
+  retry_keys_.erase(retry_keys_.begin());
+  CommandCall call({}, ctx_, client_, batch_, scratch_, render_state_);
+  QueueBlockingAttempt(call, *block_, std::span<const std::string>(&key, 1));
+  ReplySlot& slot = slots_.emplace_back();
+  slot.deferred = call.deferred_reply();
+  slot.protocol = client_.protocol;
+  block_retry_ = true;
+  return true;
+}
+
+void Session::EndBlocking() {
+  if (waiter_) ctx_.blocking.Unblock(*waiter_);
+  waiter_.reset();
+  // A render, or a look still in the engine, may read it: it lives until
+  // the next batch is rendered.
+  render_state_.push_back(std::move(block_));
+  retry_keys_.clear();
+}
+
+void Session::CancelBlocking() {
+  if (block_) EndBlocking();
 }
 
 void Session::RenderSlots(std::string& out) {
