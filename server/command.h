@@ -27,6 +27,8 @@
 
 namespace kvlab {
 
+struct BlockingCommand;  // server/blocking_command.h
+
 // Per-connection state commands read and change.
 struct ClientState {
   ClientInfo info;
@@ -35,11 +37,14 @@ struct ClientState {
   std::string name;                // CLIENT SETNAME
   RespVersion protocol = RespVersion::kResp2;  // HELLO 2 | HELLO 3
   Transaction transaction;         // MULTI ... EXEC, WATCH
+  // Set by a blocking command (CommandSpec::kBlocking) that may wait for
+  // its keys, outside EXEC: the Session blocks the client if its first
+  // look finds nothing, and takes it back.
+  std::shared_ptr<BlockingCommand> may_block;
 };
 
 struct DeferredReply;
 class CommandCall;
-struct BlockingCommand;  // server/blocking_command.h
 // Renders a deferred reply from the results of the operations it queued.
 using RenderFn = void (*)(const DeferredReply& deferred, std::span<const OpResult> results,
                           ReplyWriter& writer, ServerContext& server);
@@ -141,9 +146,6 @@ class CommandCall {
     first_op_ = other.first_op_;
     deferred_reply_ = other.deferred_reply_;
   }
-  // Set by a blocking command that may wait for its keys (not inside EXEC):
-  // the Session blocks the client if its first attempt finds nothing.
-  std::shared_ptr<BlockingCommand> block;
 
   const std::span<const std::string_view> args;
   ServerContext& server;

@@ -61,15 +61,19 @@ Session::~Session() {
 Session::Progress Session::Process(std::string& out, std::function<void()> resume,
                                  size_t out_limit) {
   out_limit_ = out_limit;
+  input_exhausted_ = false;
   if (awaiting_) {
-    // The engine finished on some thread; its completion published the
-    // results with a release store that this acquire load pairs with.
     awaiting_ = false;
-    phase_.load(std::memory_order_acquire);
-    FinishBatch(out);
+    if (block_ && batch_.ops.empty()) [[unlikely]] {
+      input_exhausted_ = true;  // woken while blocked: parse nothing yet
+    } else {
+      // The engine finished on some thread; its completion published the
+      // results with a release store that this acquire load pairs with.
+      phase_.load(std::memory_order_acquire);
+      FinishBatch(out);
+    }
   }
   resume_ = std::move(resume);
-  input_exhausted_ = false;
   while (true) {
     if (!batch_.ops.empty()) {
       if (!ExecuteBatch()) {
@@ -83,19 +87,21 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
       RenderSlots(out);
       continue;
     }
-    if (block_) [[unlikely]] {
-      if (!ResumeBlocked(out)) {
-        resume_ = nullptr;
-        return Progress::kBlocked;
-      }
-      continue;
-    }
     if (over_limit_ || out.size() > out_limit_) {
       over_limit_ = true;
       resume_ = nullptr;
       return Progress::kOutputLimit;
     }
-    if (client_.close_after_reply || protocol_error_ || input_exhausted_) break;
+    if (client_.close_after_reply || protocol_error_ || input_exhausted_) {
+      // A blocked client parses nothing more (input_exhausted_ stays set).
+      if (!block_) [[likely]] break;
+      if (!ResumeBlocked(out)) {
+        resume_ = nullptr;
+        awaiting_ = true;  // the next Process() is a wake-up
+        return Progress::kBlocked;
+      }
+      continue;
+    }
     ParseAndDispatch(out);
   }
   parser_.Compact(input_);
@@ -134,7 +140,6 @@ void Session::ParseAndDispatch(std::string& out) {
       return;
     }
     Dispatch(spec, out);
-    if (block_) return;  // its look runs alone; later commands wait for its answer
     if (out.size() > out_limit_) {
       over_limit_ = true;
       return;
@@ -198,12 +203,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
-    if (call.block && wake_) [[unlikely]] {
-      // Registered before its first look at the keys (blocking_registry.h).
-      block_ = std::move(call.block);
-      block_retry_ = false;
-      waiter_ = ctx_.blocking.Block(client_.info.id, block_->keys, block_->deadline, wake_);
-    }
+    if (spec->flags & CommandSpec::kBlocking) [[unlikely]] StartBlocking();
     if (call.deferred()) {
       ReplySlot& slot = slots_.emplace_back();
       slot.deferred = call.deferred_reply();
@@ -313,6 +313,22 @@ void Session::OnBatchDone() {
   resume();
 }
 
+void Session::StartBlocking() {
+  std::shared_ptr<BlockingCommand> command = std::move(client_.may_block);
+  if (!command || !wake_) return;  // it answered, or it runs as inside EXEC
+  // Registered before its first look at the keys (blocking_registry.h).
+  block_ = std::move(command);
+  block_retry_ = false;
+  waiter_ = ctx_.blocking.Block(client_.info.id, block_->keys, block_->deadline, wake_);
+  // Its look runs alone and the client's later commands wait for its
+  // answer: ParseAndDispatch() returns after it as after any command of a
+  // per-command engine (per_read_batches_ is restored by EndBlocking()),
+  // and Process() parses nothing more while block_ is set. Nothing on the
+  // path of other commands checks for blocking.
+  per_read_batches_ = false;
+  input_exhausted_ = true;
+}
+
 void Session::FinishBatch(std::string& out) {
   if (block_ && !BlockingLookAnswers()) [[unlikely]] return;
   RenderSlots(out);
@@ -329,6 +345,7 @@ bool Session::BlockingLookAnswers() {
   slots_.clear();
   batch_.Clear();
   render_state_.clear();
+  input_exhausted_ = true;  // the client waits: nothing more is parsed
   return false;
 }
 
@@ -366,6 +383,8 @@ bool Session::ResumeBlocked(std::string& out) {
 }
 
 void Session::EndBlocking() {
+  per_read_batches_ = ctx_.engine.Traits().batch_per_read;
+  input_exhausted_ = false;  // the commands after it may be parsed now
   if (waiter_) ctx_.blocking.Unblock(*waiter_);
   waiter_.reset();
   // A render, or a look still in the engine, may read it: it lives until

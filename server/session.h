@@ -119,6 +119,9 @@ class Session {
   bool ExecuteBatch();
   void OnBatchDone();
   void RenderSlots(std::string& out);
+  // After a blocking command's handler: registers the client if its look
+  // may leave it waiting.
+  void StartBlocking();
   // After a batch: renders its replies, unless it was a blocking command's
   // look that found nothing (the client then waits).
   void FinishBatch(std::string& out);
@@ -140,7 +143,7 @@ class Session {
   bool protocol_error_ = false;
   bool input_exhausted_ = false;
   bool holding_command_ = false;   // args_ holds a parsed command not yet dispatched
-  bool awaiting_ = false;          // Process() returned kPending
+  bool awaiting_ = false;          // Process() returned kPending or kBlocked
   size_t out_limit_ = std::numeric_limits<size_t>::max();  // of this Process() call
   bool over_limit_ = false;        // `out` passed out_limit_: stop and report it
   std::string scratch_;            // an immediate reply that must wait its turn

@@ -93,7 +93,7 @@ bool ParseTimeout(CommandCall& call, std::string_view arg,
 // nothing, except inside EXEC (CLIENT_DENY_BLOCKING).
 void Start(CommandCall& call, std::shared_ptr<BlockingCommand> command) {
   QueueBlockingAttempt(call, *command, command->keys);
-  if (!call.in_exec()) call.block = command;
+  if (!call.in_exec()) call.client.may_block = command;
   call.KeepForRender(std::move(command));
 }
 
