@@ -34,6 +34,7 @@ struct BlockingCommand {
   std::string destination;        // BLMOVE's
   std::string to;                 // BLMOVE's destination end
   std::optional<BlockingRegistry::Clock::time_point> deadline;  // nullopt: forever
+  bool in_exec = false;  // may not block: answers nothing as LMOVE would
 
   // The look being run: the twin's arguments, and the keys it looks at.
   std::vector<std::string> attempt;

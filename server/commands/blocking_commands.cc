@@ -42,7 +42,10 @@ void RenderBlocking(const DeferredReply& deferred, std::span<const OpResult> res
   }
   if (command.kind == Kind::kMove) {
     if (results[1].kind == OpResult::Kind::kBulk) return writer.Bulk(results[1].bulk);
-    return writer.Nil();  // inside EXEC: lmove's nil (blmoveGenericCommand())
+    // Inside EXEC: lmove's nil (blmoveGenericCommand()); a Session that
+    // cannot block (no connection) answers as on a timeout.
+    if (command.in_exec) return writer.Nil();
+    return WriteBlockingTimeout(command, writer);
   }
   for (size_t i = 0; i < results.size(); ++i) {
     const OpResult& result = results[i];
@@ -93,7 +96,8 @@ bool ParseTimeout(CommandCall& call, std::string_view arg,
 // nothing, except inside EXEC (CLIENT_DENY_BLOCKING).
 void Start(CommandCall& call, std::shared_ptr<BlockingCommand> command) {
   QueueBlockingAttempt(call, *command, command->keys);
-  if (!call.in_exec()) call.client.may_block = command;
+  command->in_exec = call.in_exec();
+  if (!command->in_exec) call.client.may_block = command;
   call.KeepForRender(std::move(command));
 }
 
