@@ -494,6 +494,7 @@ class ChangeTracking {
   void Store(std::string_view value, int64_t deadline, ValueForm form) {
     changed_ = true;
     Container* next = form == ValueForm::kContainer ? AddressFrom(value) : nullptr;
+    created_container_ = held_ == nullptr && next != nullptr;
     if (held_ != next) ReleaseContainer(held_);
     held_ = next;
     inner_.Store(value, deadline, form);
@@ -516,11 +517,15 @@ class ChangeTracking {
   // A container changed in place.
   void MarkChanged() { changed_ = true; }
   bool changed() const { return changed_; }
+  // The last store put a container where the key held none (blocked
+  // clients may be served).
+  bool created_container() const { return created_container_; }
 
  private:
   H& inner_;
   Container* held_;
   bool changed_ = false;
+  bool created_container_ = false;
 };
 
 }  // namespace keyspace_detail
@@ -553,7 +558,10 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
 
   const std::optional<EntryView> after = handle.Find();
   meter.Add((after ? Footprint(op.key, *after) : 0) - bytes_before);
-  if (tracked.changed()) feed.Report(op.key);
+  if (tracked.changed()) {
+    feed.Report(op.key);
+    if (tracked.created_container()) feed.ReportReady(op.key);
+  }
   return result;
 }
 

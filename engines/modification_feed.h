@@ -24,6 +24,15 @@ class KeyObserver {
   virtual void KeyExpired(std::string_view key, int64_t deadline) = 0;
 };
 
+// Who hears that a key now holds a list or sorted set where it held none
+// (Redis's signalKeyAsReady() from dbAdd()): the server's blocked clients.
+class ReadyObserver {
+ public:
+  virtual ~ReadyObserver() = default;
+  // Called by whichever thread created the value, with the key still held.
+  virtual void KeyReady(std::string_view key) = 0;
+};
+
 class ModificationFeed {
  public:
   // seq_cst with Report()'s load: a write that finds no observer is ordered
@@ -41,8 +50,19 @@ class ModificationFeed {
     }
   }
 
+  // Set only while some client is blocked on a key (blocking_registry.h), so
+  // a write that creates a container pays one load otherwise. A blocker
+  // sets it before its first look at the keys; the key's owner orders that
+  // look against the write, so the write either is seen by the look or sees
+  // the observer.
+  void SetReady(ReadyObserver* observer) { ready_.store(observer, std::memory_order_release); }
+  void ReportReady(std::string_view key) const {
+    if (ReadyObserver* observer = ready_.load(std::memory_order_acquire)) observer->KeyReady(key);
+  }
+
  private:
   std::atomic<KeyObserver*> observer_{nullptr};
+  std::atomic<ReadyObserver*> ready_{nullptr};
 };
 
 }  // namespace kvlab

@@ -27,6 +27,8 @@
 
 namespace kvlab {
 
+struct BlockingCommand;  // server/blocking_command.h
+
 // Per-connection state commands read and change.
 struct ClientState {
   ClientInfo info;
@@ -35,6 +37,10 @@ struct ClientState {
   std::string name;                // CLIENT SETNAME
   RespVersion protocol = RespVersion::kResp2;  // HELLO 2 | HELLO 3
   Transaction transaction;         // MULTI ... EXEC, WATCH
+  // Set by a blocking command (CommandSpec::kBlocking) that may wait for
+  // its keys, outside EXEC: the Session blocks the client if its first
+  // look finds nothing, and takes it back.
+  std::shared_ptr<BlockingCommand> may_block;
 };
 
 struct DeferredReply;
@@ -126,6 +132,20 @@ class CommandCall {
 
   bool deferred() const { return deferred_; }
   DeferredReply& deferred_reply() { return deferred_reply_; }
+  // Whether the command runs inside EXEC (a blocking command may not block).
+  bool in_exec() const { return in_exec_; }
+
+  // A call with other arguments that queues into this one's batch and
+  // answers into its reply: a blocking command runs its non-blocking twin
+  // through it, then Adopt()s what that queued.
+  CommandCall WithArgs(std::span<const std::string_view> other) {
+    return CommandCall(other, server, client, batch_, immediate_, render_state_, in_exec_);
+  }
+  void Adopt(const CommandCall& other) {
+    deferred_ = other.deferred_;
+    first_op_ = other.first_op_;
+    deferred_reply_ = other.deferred_reply_;
+  }
 
   const std::span<const std::string_view> args;
   ServerContext& server;

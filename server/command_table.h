@@ -47,6 +47,10 @@ struct CommandSpec {
     kAfterQueued = 1u << 7,
     // Refused inside MULTI, dooming the EXEC (Redis's no-multi: SAVE, SHUTDOWN).
     kRefusedInMulti = 1u << 8,
+    // May block the client (BLPOP, BZPOPMIN, ...): dispatched once the
+    // queued batch has run, and the last command of its batch, so that the
+    // client's later commands wait while it is blocked, as in Redis.
+    kBlocking = 1u << 9,
   };
   std::string name;       // lower case, as Redis reports it
   int arity = 0;

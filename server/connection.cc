@@ -52,6 +52,11 @@ void Connection::Unregister() {
 
 void Connection::Start() {
   engine_.DeferWakeupsOnThisThread();  // this thread calls WakeDeferred(): see Drive()
+  session_.SetBlockingWake([weak = weak_from_this(), loop = &loop_] {
+    loop->Post([weak] {
+      if (std::shared_ptr<Connection> self = weak.lock()) self->OnBlockWake();
+    });
+  });
   if (!loop_.Watch(fd_, shared_from_this(), WantedEvents())) CloseNow();
 }
 
@@ -61,8 +66,9 @@ void Connection::Start() {
 // socket buffer). Writability is wanted only while replies wait for room.
 uint32_t Connection::WantedEvents() const {
   uint32_t wanted = 0;
-  const bool input_wanted = !session_done_ && !peer_done_ &&
-                            !(pending_batch_ && staged_input_.size() >= kStagedInputHighWater);
+  const bool input_wanted =
+      !session_done_ && !peer_done_ &&
+      !((pending_batch_ || blocked_) && staged_input_.size() >= kStagedInputHighWater);
   if (input_wanted) wanted |= EPOLLIN;
   if (write_blocked_) wanted |= EPOLLOUT;
   return wanted;
@@ -102,8 +108,9 @@ void Connection::Read() {
   }
   if (session_done_) return;  // after QUIT or a protocol error, input is ignored
   stats_.total_net_input_bytes.fetch_add(static_cast<uint64_t>(bytes), std::memory_order_relaxed);
-  // Bytes go to the session unless a pending batch still points into its input.
-  (pending_batch_ ? staged_input_ : session_.input())
+  // Bytes go to the session unless a pending batch still points into its
+  // input, or the client is blocked (its later commands wait, as in Redis).
+  (pending_batch_ || blocked_ ? staged_input_ : session_.input())
       .append(read_buffer_.data(), static_cast<size_t>(bytes));
   if (UnparsedBytes() > limits_.query_buffer_bytes) {
     CloseNow();  // Redis: "closing client that reached max query buffer length"
@@ -112,8 +119,20 @@ void Connection::Read() {
   Drive();
 }
 
+void Connection::OnBlockWake() {
+  if (closed_ || !blocked_) return;
+  blocked_ = false;
+  Drive();
+  UpdateInterest();
+}
+
 void Connection::Drive() {
   if (closed_ || pending_batch_) return;
+  if (blocked_) {
+    // A client that went away stops waiting (Redis frees it).
+    if (peer_done_) CloseNow();
+    return;
+  }
   if (session_done_) {
     Flush();
     return;
@@ -148,6 +167,9 @@ void Connection::Drive() {
     case Session::Progress::kOutputLimit:
       CloseNow();  // Redis: "scheduled to be closed ASAP for overcoming of output buffer limits"
       return;
+    case Session::Progress::kBlocked:
+      blocked_ = true;
+      break;
     case Session::Progress::kNeedInput:
       break;
   }
@@ -206,7 +228,7 @@ void Connection::Flush() {
   out_sent_ = 0;
   // A burst of large replies should not pin its buffer for the connection's life.
   if (out_.capacity() > kRetainedOutputCapacity) std::string().swap(out_);
-  if ((session_done_ || peer_done_) && !pending_batch_) CloseNow();
+  if ((session_done_ || peer_done_) && !pending_batch_ && !blocked_) CloseNow();
 }
 
 void Connection::CloseNow() {
@@ -222,6 +244,7 @@ void Connection::CloseNow() {
   out_sent_ = 0;
   staged_input_.clear();
   staged_input_.shrink_to_fit();
+  session_.CancelBlocking();  // what it was offered goes to the next waiter
   Unregister();  // the slot counts against --maxclients no longer
 }
 

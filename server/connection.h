@@ -63,6 +63,8 @@ class Connection final : public EventLoop::Watcher,
   void CloseNow();
 
   void OnReady(uint32_t events) override;
+  // A blocked client's registry woke it (posted to this loop).
+  void OnBlockWake();
 
  private:
   void Read();
@@ -97,6 +99,7 @@ class Connection final : public EventLoop::Watcher,
   bool closed_ = false;
   bool unregistered_ = false;
   bool pending_batch_ = false;  // an engine batch is running (held as the loop's work)
+  bool blocked_ = false;        // the client waits in BLPOP or its kin (Session kBlocked)
   // Keeps this connection alive while a batch is pending: the resume
   // callback holds only `this`, so the std::function that carries it fits
   // its small buffer and costs no allocation per read.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engines/engine.h"
+#include "server/blocking_registry.h"
 #include "server/config_parameters.h"
 #include "server/server_settings.h"
 #include "server/watch_registry.h"
@@ -40,6 +41,7 @@ struct ServerContext {
       : engine(engine_ref),
         settings(std::move(settings_value)),
         watches(engine_ref.modifications()),
+        blocking(engine_ref.modifications()),
         config(engine_ref, settings) {}
   ServerContext(const ServerContext&) = delete;
   ServerContext& operator=(const ServerContext&) = delete;
@@ -56,6 +58,7 @@ struct ServerContext {
   ServerSettings settings;
   ServerStats stats;
   WatchRegistry watches;  // WATCH across every connection; observes the engine
+  BlockingRegistry blocking;  // clients blocked in BLPOP and its kin; observes the engine
   ConfigParameters config;  // CONFIG GET/SET; reads `settings`, changes engine limits
   // What SHUTDOWN does: kvlab-server's main sets it to stop the process as
   // SIGTERM does. Unset (a Session in a test or a fuzzer), SHUTDOWN answers

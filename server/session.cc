@@ -53,6 +53,7 @@ Session::Session(ServerContext& ctx, ClientInfo info)
 
 // The registry holds a pointer to this session's watcher.
 Session::~Session() {
+  CancelBlocking();
   ctx_.watches.UnwatchAll(client_.transaction.watcher());
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);
 }
@@ -60,22 +61,26 @@ Session::~Session() {
 Session::Progress Session::Process(std::string& out, std::function<void()> resume,
                                  size_t out_limit) {
   out_limit_ = out_limit;
+  input_exhausted_ = false;
   if (awaiting_) {
-    // The engine finished on some thread; its completion published the
-    // results with a release store that this acquire load pairs with.
     awaiting_ = false;
-    phase_.load(std::memory_order_acquire);
-    RenderSlots(out);
+    if (block_ && batch_.ops.empty()) [[unlikely]] {
+      input_exhausted_ = true;  // woken while blocked: parse nothing yet
+    } else {
+      // The engine finished on some thread; its completion published the
+      // results with a release store that this acquire load pairs with.
+      phase_.load(std::memory_order_acquire);
+      FinishBatch(out);
+    }
   }
   resume_ = std::move(resume);
-  input_exhausted_ = false;
   while (true) {
     if (!batch_.ops.empty()) {
       if (!ExecuteBatch()) {
         awaiting_ = true;
         return Progress::kPending;
       }
-      RenderSlots(out);
+      FinishBatch(out);
       continue;
     }
     if (!slots_.empty()) {  // deferred replies that needed no engine work
@@ -87,7 +92,16 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
       resume_ = nullptr;
       return Progress::kOutputLimit;
     }
-    if (client_.close_after_reply || protocol_error_ || input_exhausted_) break;
+    if (client_.close_after_reply || protocol_error_ || input_exhausted_) {
+      // A blocked client parses nothing more (input_exhausted_ stays set).
+      if (!block_) [[likely]] break;
+      if (!ResumeBlocked(out)) {
+        resume_ = nullptr;
+        awaiting_ = true;  // the next Process() is a wake-up
+        return Progress::kBlocked;
+      }
+      continue;
+    }
     ParseAndDispatch(out);
   }
   parser_.Compact(input_);
@@ -114,7 +128,8 @@ void Session::ParseAndDispatch(std::string& out) {
     }
     holding_command_ = false;
     const CommandSpec* spec = table_.Find(args_[0]);
-    if (spec != nullptr && (spec->flags & CommandSpec::kAfterQueued) && !batch_.ops.empty()) {
+    if (spec != nullptr && (spec->flags & (CommandSpec::kAfterQueued | CommandSpec::kBlocking)) &&
+        !batch_.ops.empty()) {
       holding_command_ = true;  // run what is queued first
       return;
     }
@@ -188,6 +203,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
+    if (spec->flags & CommandSpec::kBlocking) [[unlikely]] StartBlocking();
     if (call.deferred()) {
       ReplySlot& slot = slots_.emplace_back();
       slot.deferred = call.deferred_reply();
@@ -295,6 +311,90 @@ void Session::OnBatchDone() {
   std::function<void()> resume = std::move(resume_);
   phase_.store(Phase::kIdle, std::memory_order_release);
   resume();
+}
+
+void Session::StartBlocking() {
+  std::shared_ptr<BlockingCommand> command = std::move(client_.may_block);
+  if (!command || !wake_) return;  // it answered, or it runs as inside EXEC
+  // Registered before its first look at the keys (blocking_registry.h).
+  block_ = std::move(command);
+  block_retry_ = false;
+  waiter_ = ctx_.blocking.Block(client_.info.id, block_->keys, block_->deadline, wake_);
+  // Its look runs alone and the client's later commands wait for its
+  // answer: ParseAndDispatch() returns after it as after any command of a
+  // per-command engine (per_read_batches_ is restored by EndBlocking()),
+  // and Process() parses nothing more while block_ is set. Nothing on the
+  // path of other commands checks for blocking.
+  per_read_batches_ = false;
+  input_exhausted_ = true;
+}
+
+void Session::FinishBatch(std::string& out) {
+  if (block_ && !BlockingLookAnswers()) [[unlikely]] return;
+  RenderSlots(out);
+}
+
+bool Session::BlockingLookAnswers() {
+  const DeferredReply& look = slots_.back().deferred;
+  std::span<const OpResult> results =
+      std::span<const OpResult>(batch_.results).subspan(look.first_op, look.op_count);
+  if (AttemptAnswers(*block_, results, block_retry_)) {
+    EndBlocking();  // keeps the command for the reply's render
+    return true;
+  }
+  slots_.clear();
+  batch_.Clear();
+  render_state_.clear();
+  input_exhausted_ = true;  // the client waits: nothing more is parsed
+  return false;
+}
+
+bool Session::ResumeBlocked(std::string& out) {
+  if (retry_keys_.empty()) {
+    BlockingRegistry::Wake wake = ctx_.blocking.Arm(*waiter_);
+    ReplyWriter writer(out, client_.protocol);
+    switch (wake.event) {
+      case BlockingRegistry::Event::kNone:
+        return false;
+      case BlockingRegistry::Event::kReady:
+        retry_keys_ = std::move(wake.keys);
+        break;
+      case BlockingRegistry::Event::kTimeout:
+      case BlockingRegistry::Event::kUnblockTimeout:
+        WriteBlockingTimeout(*block_, writer);
+        EndBlocking();
+        return true;
+      case BlockingRegistry::Event::kUnblockError:
+        writer.Error(kUnblockedError);
+        EndBlocking();
+        return true;
+    }
+  }
+  // One key per look, in the order the keys got data, as Redis serves them.
+  const std::string key = std::move(retry_keys_.front());
+  retry_keys_.erase(retry_keys_.begin());
+  CommandCall call({}, ctx_, client_, batch_, scratch_, render_state_);
+  QueueBlockingAttempt(call, *block_, std::span<const std::string>(&key, 1));
+  ReplySlot& slot = slots_.emplace_back();
+  slot.deferred = call.deferred_reply();
+  slot.protocol = client_.protocol;
+  block_retry_ = true;
+  return true;
+}
+
+void Session::EndBlocking() {
+  per_read_batches_ = ctx_.engine.Traits().batch_per_read;
+  input_exhausted_ = false;  // the commands after it may be parsed now
+  if (waiter_) ctx_.blocking.Unblock(*waiter_);
+  waiter_.reset();
+  // A render, or a look still in the engine, may read it: it lives until
+  // the next batch is rendered.
+  render_state_.push_back(std::move(block_));
+  retry_keys_.clear();
+}
+
+void Session::CancelBlocking() {
+  if (block_) EndBlocking();
 }
 
 void Session::RenderSlots(std::string& out) {

@@ -19,6 +19,12 @@
 //                   may be written and cleared (the Session only appends).
 //      kClose     — write `out`, then close (QUIT, or a protocol error whose
 //                   reply is in `out`).
+//      kBlocked   — the client waits in a blocking command (BLPOP, ...): call
+//                   Process() again only once the function given to
+//                   SetBlockingWake() has been called (from any thread:
+//                   post it to the connection's thread). Meanwhile keep
+//                   received bytes aside, not in input(), and call
+//                   CancelBlocking() if the client goes away.
 //      kOutputLimit — `out` grew past the `out_limit` given to Process(): the
 //                   Session stopped rendering at the reply that crossed it
 //                   and dispatches nothing more (commands of the same read
@@ -39,6 +45,7 @@
 #include <vector>
 
 #include "engines/engine.h"
+#include "server/blocking_command.h"
 #include "server/client_info.h"
 #include "server/command.h"
 #include "server/resp_parser.h"
@@ -51,7 +58,7 @@ struct CommandSpec;
 
 class Session {
  public:
-  enum class Progress { kNeedInput, kPending, kClose, kOutputLimit };
+  enum class Progress { kNeedInput, kPending, kClose, kOutputLimit, kBlocked };
 
   Session(ServerContext& ctx, ClientInfo info);
   // REQUIRES: no batch pending (Process() did not last return kPending).
@@ -70,6 +77,14 @@ class Session {
                  size_t out_limit = std::numeric_limits<size_t>::max());
 
   const ClientState& client() const { return client_; }
+
+  // How a blocked client is woken (see kBlocked): called with the
+  // registry's lock held, so it must only post. Without one (a Session
+  // driven in a test), blocking commands answer at once as inside EXEC.
+  void SetBlockingWake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // The client went away while blocked: it stops waiting, and what it was
+  // offered goes to the next waiter. Safe to call when not blocked.
+  void CancelBlocking();
 
  private:
   enum class Phase : int { kIdle, kExecuting, kCompleted, kReturned };
@@ -104,6 +119,19 @@ class Session {
   bool ExecuteBatch();
   void OnBatchDone();
   void RenderSlots(std::string& out);
+  // After a blocking command's handler: registers the client if its look
+  // may leave it waiting.
+  void StartBlocking();
+  // After a batch: renders its replies, unless it was a blocking command's
+  // look that found nothing (the client then waits).
+  void FinishBatch(std::string& out);
+  // A blocking command's look just ran alone in the batch: whether it
+  // answers the client (else it is forgotten and the client waits).
+  bool BlockingLookAnswers();
+  // The client waits: queues the next look, or answers a timeout or
+  // CLIENT UNBLOCK. False when it must sleep until woken.
+  bool ResumeBlocked(std::string& out);
+  void EndBlocking();
 
   ServerContext& ctx_;
   const CommandTable& table_;
@@ -115,7 +143,7 @@ class Session {
   bool protocol_error_ = false;
   bool input_exhausted_ = false;
   bool holding_command_ = false;   // args_ holds a parsed command not yet dispatched
-  bool awaiting_ = false;          // Process() returned kPending
+  bool awaiting_ = false;          // Process() returned kPending or kBlocked
   size_t out_limit_ = std::numeric_limits<size_t>::max();  // of this Process() call
   bool over_limit_ = false;        // `out` passed out_limit_: stop and report it
   std::string scratch_;            // an immediate reply that must wait its turn
@@ -130,6 +158,15 @@ class Session {
   std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};
   std::function<void()> resume_;
+
+  // A blocking command in progress (null otherwise): what it is, its
+  // registration, the keys it was handed and has not looked at yet, and
+  // whether the running look is a retry.
+  std::shared_ptr<BlockingCommand> block_;
+  std::shared_ptr<BlockingRegistry::Waiter> waiter_;
+  std::vector<std::string> retry_keys_;
+  bool block_retry_ = false;
+  std::function<void()> wake_;
 };
 
 }  // namespace kvlab

@@ -169,7 +169,33 @@ std::string ClientInfoLine(const ClientState& client) {
          " user=default resp=" + std::to_string(static_cast<int>(client.protocol)) + "\n";
 }
 
-// CLIENT ID | GETNAME | SETNAME name | INFO | LIST
+// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 when client `id` was blocked (it
+// answers as on a timeout, or the UNBLOCKED error), else 0.
+void ClientUnblock(CommandCall& call) {
+  const auto& args = call.args;
+  if (args.size() != 3 && args.size() != 4) {
+    call.reply().Error(WrongArityError("client|unblock"));
+    return;
+  }
+  bool error = false;
+  if (args.size() == 4) {
+    if (EqualsIgnoreCase(args[3], "error")) {
+      error = true;
+    } else if (!EqualsIgnoreCase(args[3], "timeout")) {
+      call.reply().Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      return;
+    }
+  }
+  const std::optional<int64_t> id = ParseRedisInt64(args[2]);
+  if (!id) {
+    call.reply().Error(kNotIntegerError);
+    return;
+  }
+  const bool unblocked = *id > 0 && call.server.blocking.UnblockClient(static_cast<uint64_t>(*id), error);
+  call.reply().Integer(unblocked ? 1 : 0);
+}
+
+// CLIENT ID | GETNAME | SETNAME name | INFO | LIST | UNBLOCK
 void Client(CommandCall& call) {
   const auto& args = call.args;
   std::string_view sub = args[1];
@@ -201,6 +227,8 @@ void Client(CommandCall& call) {
     // Only this connection is known to its Session; other clients live on
     // other threads.
     call.reply().Verbatim(ClientInfoLine(call.client));
+  } else if (EqualsIgnoreCase(sub, "unblock")) {
+    ClientUnblock(call);
   } else {
     call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
                        "'. Try CLIENT HELP.");

@@ -27,9 +27,11 @@ void QueueMoveStep(CommandCall& call, std::string_view name, std::string_view ke
   call.AddWithArgs(op);
 }
 
+}  // namespace
+
 // The source step's WRONGTYPE skips both others, the destination's the
 // pop; the reply is the destination step's (the element, or nil).
-void QueueMove(CommandCall& call) {
+void QueueListMove(CommandCall& call) {
   QueueMoveStep(call, kListMoveSourceStep, call.args[1], 2);
   QueueMoveStep(call, kListMoveDestinationStep, call.args[2], 1);
   QueueMoveStep(call, kListMoveRemoveStep, call.args[1], 0);
@@ -42,6 +44,8 @@ bool IsListEnd(std::string_view arg) {
   return EqualsIgnoreCase(arg, "left") || EqualsIgnoreCase(arg, "right");
 }
 
+namespace {
+
 // LMOVE source destination LEFT|RIGHT LEFT|RIGHT: both ends are checked
 // before any key is looked at (lmoveCommand()).
 void LMove(CommandCall& call) {
@@ -49,7 +53,7 @@ void LMove(CommandCall& call) {
     call.reply().Error(kSyntaxError);
     return;
   }
-  QueueMove(call);
+  QueueListMove(call);
 }
 
 // LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] (lmpopGenericCommand()).
@@ -64,7 +68,7 @@ void RegisterListMoveCommands(CommandTable& table) {
              .keys = source_and_destination, .group = "list",
              .summary = "Pop an element from a list, push it to another list and return it"});
   table.Add({.name = "rpoplpush", .arity = 3, .flags = F::kWrite | F::kDenyOom,
-             .handler = QueueMove, .keys = source_and_destination, .group = "list",
+             .handler = QueueListMove, .keys = source_and_destination, .group = "list",
              .summary = "Remove the last element in a list, prepend it to another list and "
                         "return it"});
   // Its keys follow numkeys: COMMAND INFO's legacy range cannot say where.

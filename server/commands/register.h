@@ -2,6 +2,8 @@
 // through these functions (called once, while CommandTable is built).
 #pragma once
 
+#include <optional>
+
 #include "server/command_table.h"
 
 namespace kvlab {
@@ -22,6 +24,8 @@ void RegisterSortCommands(CommandTable& table);        // SORT SORT_RO
 void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
 void RegisterLifecycleCommands(CommandTable& table);   // SAVE SHUTDOWN
 void RegisterBitCommands(CommandTable& table);         // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
+// BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX BZMPOP
+void RegisterBlockingCommands(CommandTable& table);
 
 // The reply of one container or string-command operation, whatever its
 // kind (container_commands.cc).
@@ -38,5 +42,16 @@ void RenderFirstErrorOr(const DeferredReply& deferred, std::span<const OpResult>
 // then one guard step `step` per key (multi_pop.cc).
 void QueueMultiPop(CommandCall& call, std::string_view step, std::string_view first_end,
                    std::string_view second_end);
+// Its two halves: the check (numkeys, or nullopt after replying the error)
+// and the steps, as one group, on args[2 .. 2 + numkeys) (the caller defers
+// the reply).
+std::optional<size_t> ParseMultiPop(CommandCall& call, std::string_view first_end,
+                                    std::string_view second_end);
+void QueueMultiPopSteps(CommandCall& call, std::string_view step, size_t numkeys);
+// LMOVE's and RPOPLPUSH's group on args[1] (source) and args[2]
+// (destination), ends in args[3] and args[4] (list_move_commands.cc).
+void QueueListMove(CommandCall& call);
+// LEFT or RIGHT, in any case.
+bool IsListEnd(std::string_view arg);
 
 }  // namespace kvlab

@@ -87,7 +87,7 @@ Fields ServerSection(const ServerContext& server) {
 Fields ClientsSection(const ServerContext& server) {
   return {{"connected_clients", std::to_string(server.stats.connected_clients.load())},
           {"maxclients", std::to_string(server.settings.max_clients)},
-          {"blocked_clients", "0"}};
+          {"blocked_clients", std::to_string(server.blocking.blocked_clients())}};
 }
 
 Fields MemorySection(const ServerContext& server, const EngineInfo& engine) {
@@ -252,6 +252,7 @@ std::vector<std::string> CommandFlags(const CommandSpec& spec) {
   if (spec.flags & CommandSpec::kWrite) flags.push_back("write");
   if (spec.flags & CommandSpec::kReadOnly) flags.push_back("readonly");
   if (spec.flags & CommandSpec::kDenyOom) flags.push_back("denyoom");
+  if (spec.flags & CommandSpec::kBlocking) flags.push_back("blocking");
   if (spec.flags & CommandSpec::kNoAuth) flags.push_back("no_auth");
   if (spec.flags & CommandSpec::kFast) flags.push_back("fast");
   return flags;

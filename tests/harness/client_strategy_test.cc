@@ -100,8 +100,7 @@ TEST_P(StrategyTest, PoolUnderContentionStaysWithinItsSizeAndNeverMixesReplies) 
   EXPECT_EQ(testing::ConnectedClientsSettlingAt(server_->unix_target(), 4), 4);
 }
 
-// Needs a caller blocked in BLPOP, which only redis-server has: instantiated
-// for it alone (below), so no kvlab server shows up as a skip.
+// Needs a caller blocked in BLPOP: every server has it.
 class BlockingStrategyTest : public StrategyTest {};
 
 TEST_P(BlockingStrategyTest, InterruptUnblocksWaitingCallersWithAnError) {
@@ -131,7 +130,7 @@ TEST_P(StrategyTest, DedicatedThreadsPipelineAndCountEveryReply) {
 
 INSTANTIATE_TEST_SUITE_P(Servers, StrategyTest, ::testing::ValuesIn(AvailableServers()),
                          [](const auto& info) { return info.param.name; });
-INSTANTIATE_TEST_SUITE_P(Servers, BlockingStrategyTest, ::testing::Values(RedisServer()),
+INSTANTIATE_TEST_SUITE_P(Servers, BlockingStrategyTest, ::testing::ValuesIn(AvailableServers()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

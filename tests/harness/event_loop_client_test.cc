@@ -108,8 +108,7 @@ TEST_P(EventLoopClientTest, CallersWakeTheLoopOnlyWhenItIsIdle) {
   EXPECT_LE(client->loop_wakeups(), kCalls);
 }
 
-// Needs a caller blocked in BLPOP, which only redis-server has: instantiated
-// for it alone (below), so no kvlab server shows up as a skip.
+// Needs a caller blocked in BLPOP: every server has it.
 class BlockingEventLoopClientTest : public EventLoopClientTest {};
 
 TEST_P(BlockingEventLoopClientTest, InterruptUnblocksWaitingCallersWithAnError) {
@@ -138,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(
     LoopCaseName);
 INSTANTIATE_TEST_SUITE_P(
     EventLoop, BlockingEventLoopClientTest,
-    ::testing::Combine(::testing::Values(RedisServer()), ::testing::ValuesIn(LoopCases())),
+    ::testing::Combine(::testing::ValuesIn(AvailableServers()), ::testing::ValuesIn(LoopCases())),
     LoopCaseName);
 
 }  // namespace

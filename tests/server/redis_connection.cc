@@ -61,6 +61,14 @@ void RedisConnection::Append(const std::vector<std::string>& args) {
   redisAppendCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data());
 }
 
+bool RedisConnection::Flush() {
+  int done = 0;
+  while (done == 0) {
+    if (redisBufferWrite(context_, &done) != REDIS_OK) return false;
+  }
+  return true;
+}
+
 Reply RedisConnection::GetReply() {
   void* raw = nullptr;
   if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {

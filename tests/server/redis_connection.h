@@ -46,6 +46,9 @@ class RedisConnection {
   Reply Command(const std::vector<std::string>& args);
   // Queues commands without waiting; GetReply() collects them in order.
   void Append(const std::vector<std::string>& args);
+  // Sends what Append() queued without waiting for replies (a client that
+  // blocks). False when the connection failed.
+  bool Flush();
   Reply GetReply();
 
  private:

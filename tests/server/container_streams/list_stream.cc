@@ -1,5 +1,7 @@
 // The list commands' random stream for the container differential test.
 // Every list reply is ordered, so every reply is compared byte for byte.
+#include <cctype>
+
 #include "tests/server/container_streams/container_stream.h"
 
 namespace kvlab::test {
@@ -32,10 +34,38 @@ std::string End(StreamSource& s) {
   return s.Case(pick % 2 == 0 ? "left" : "right");
 }
 
+// A blocking command's timeout: 1 ms mostly (an empty key answers nil
+// after it on both servers), now and then one Redis refuses.
+std::string Timeout(StreamSource& s) {
+  static const char* const timeouts[] = {"0.001", "0.0001", "-1", "x", "-0.5", "inf"};
+  return timeouts[s.OneIn(8) ? s.Uniform(2, 5) : s.Uniform(0, 1)];
+}
+
+// The blocking twin of an LMOVE, RPOPLPUSH or LMPOP (BLMOVE, BRPOPLPUSH,
+// BLMPOP), or BLPOP/BRPOP on its keys; a client that would wait times out.
+std::vector<std::string> Blocking(StreamSource& s, std::vector<std::string> cmd) {
+  std::string name = cmd[0];
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name == "lmove" || name == "rpoplpush") {
+    cmd[0] = s.Case("b" + name);
+    cmd.push_back(Timeout(s));
+  } else if (s.OneIn(2)) {  // lmpop
+    cmd[0] = s.Case("blmpop");
+    cmd.insert(cmd.begin() + 1, Timeout(s));
+  } else {
+    std::vector<std::string> pop = {s.Case(s.OneIn(2) ? "blpop" : "brpop")};
+    const int keys = s.Uniform(1, 3);
+    for (int i = 0; i < keys; ++i) pop.push_back(s.Key());
+    if (!s.OneIn(25)) pop.push_back(Timeout(s));  // arity, now and then
+    return pop;
+  }
+  return cmd;
+}
+
 // LMOVE, RPOPLPUSH and LMPOP over the shared keys: source and destination
 // often the same key (the rotation), often another type's (WRONGTYPE on
 // either side) or missing.
-std::vector<std::string> NextMultiKey(StreamSource& s) {
+std::vector<std::string> NextNonBlocking(StreamSource& s) {
   const int pick = s.Uniform(0, 9);
   const std::string source = s.Key();
   const std::string destination = s.OneIn(4) ? source : s.Key();
@@ -63,6 +93,12 @@ std::vector<std::string> NextMultiKey(StreamSource& s) {
   }
   if (s.OneIn(20)) cmd.push_back(s.Case(s.OneIn(2) ? "count" : "bogus"));  // twice, alone
   return cmd;
+}
+
+// One in five multi-key list commands is a blocking one.
+std::vector<std::string> NextMultiKey(StreamSource& s) {
+  std::vector<std::string> cmd = NextNonBlocking(s);
+  return s.OneIn(5) ? Blocking(s, std::move(cmd)) : cmd;
 }
 
 std::vector<std::string> NextList(StreamSource& s) {
