@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <utility>
+#include <vector>
 
 #include "server/connection_registry.h"
+#include "server/server_context.h"
 
 namespace kvlab {
 namespace {
@@ -23,6 +25,10 @@ constexpr size_t kRetainedOutputCapacity = 64 * 1024;
 // Whether this I/O thread has asked for its engine wake-up this round.
 thread_local bool engine_wake_requested = false;
 
+// --appendfsync always: this I/O thread's connections whose replies wait for
+// the round's one fsync (ReleaseWhenDurable()).
+thread_local std::vector<std::shared_ptr<Connection>> awaiting_durability;
+
 }  // namespace
 
 Connection::Connection(EventLoop& loop, int socket_fd, ServerContext& context, ClientInfo info,
@@ -34,7 +40,11 @@ Connection::Connection(EventLoop& loop, int socket_fd, ServerContext& context, C
       limits_(limits),
       registry_(registry),
       stats_(context.stats),
-      engine_(context.engine) {
+      engine_(context.engine),
+      durable_log_(context.append_log != nullptr &&
+                           context.append_log->policy() == AppendFsync::kAlways
+                       ? context.append_log
+                       : nullptr) {
   stats_.connected_clients.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -115,7 +125,7 @@ void Connection::Read() {
 void Connection::Drive() {
   if (closed_ || pending_batch_) return;
   if (session_done_) {
-    Flush();
+    ReleaseWhenDurable();
     return;
   }
   if (!staged_input_.empty()) {
@@ -159,7 +169,31 @@ void Connection::Drive() {
     CloseNow();
     return;
   }
-  Flush();
+  ReleaseWhenDurable();
+}
+
+// Under --appendfsync always no reply leaves before every write it may show
+// is on disk, as Redis's beforeSleep() fsyncs before it writes to clients:
+// the replies of the round wait for one WaitDurable() after the round, which
+// covers every record appended so far (this thread's and any other's whose
+// effect a reply here could have read), so one fsync serves the whole round.
+void Connection::ReleaseWhenDurable() {
+  if (durable_log_ == nullptr || UnsentBytes() == 0) {
+    Flush();
+    return;
+  }
+  const bool first = awaiting_durability.empty();
+  awaiting_durability.push_back(shared_from_this());
+  if (!first) return;
+  loop_.AfterRound([log = durable_log_] {
+    log->WaitDurable(log->appended());
+    std::vector<std::shared_ptr<Connection>> ready;
+    ready.swap(awaiting_durability);
+    for (const std::shared_ptr<Connection>& connection : ready) {
+      connection->durable_bytes_ = connection->out_.size();
+      connection->Flush();
+    }
+  });
 }
 
 uint64_t Connection::OutputLimit() const {
@@ -185,8 +219,10 @@ void Connection::WakeEngineAfterThisRound() {
 // writability (UpdateInterest()).
 void Connection::Flush() {
   if (closed_ || write_blocked_) return;
-  while (out_sent_ < out_.size()) {
-    const ssize_t sent = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_,
+  // Under appendfsync always, only the replies already made durable.
+  const size_t sendable = durable_log_ == nullptr ? out_.size() : durable_bytes_;
+  while (out_sent_ < sendable) {
+    const ssize_t sent = ::send(fd_, out_.data() + out_sent_, sendable - out_sent_,
                                 MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EINTR) continue;
@@ -202,8 +238,10 @@ void Connection::Flush() {
                                             std::memory_order_relaxed);
     out_sent_ += static_cast<size_t>(sent);
   }
+  if (out_sent_ < out_.size()) return;  // the rest waits for its fsync
   out_.clear();
   out_sent_ = 0;
+  durable_bytes_ = 0;
   // A burst of large replies should not pin its buffer for the connection's life.
   if (out_.capacity() > kRetainedOutputCapacity) std::string().swap(out_);
   if ((session_done_ || peer_done_) && !pending_batch_) CloseNow();

@@ -68,6 +68,7 @@ class Connection final : public EventLoop::Watcher,
   void Read();
   void Drive();
   void Flush();
+  void ReleaseWhenDurable();
   uint32_t WantedEvents() const;
   void UpdateInterest();
   uint64_t UnsentBytes() const { return out_.size() - out_sent_; }
@@ -85,6 +86,9 @@ class Connection final : public EventLoop::Watcher,
   ConnectionRegistry& registry_;
   ServerStats& stats_;
   Engine& engine_;
+  // --appendfsync always: the log whose fsync replies wait for; else null.
+  AppendLog* const durable_log_;
+  size_t durable_bytes_ = 0;  // of out_, the prefix whose writes are on disk
 
   std::array<char, 16 * 1024> read_buffer_;
   std::string staged_input_;  // received while a batch is pending

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engines/keyspace_ops.h"
 #include "server/cluster_routing.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
@@ -183,10 +184,15 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   } else {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
     const size_t first_op = batch_.ops.size();
+    const size_t first_group = batch_.groups.size();
     CommandCall call(args_, ctx_, client_, batch_, immediate, render_state_);
     spec->handler(call);
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
+    }
+    if (ctx_.append_log != nullptr && (spec->flags & CommandSpec::kWrite) &&
+        batch_.ops.size() > first_op) {
+      LogCommand(static_cast<uint32_t>(first_op), first_group);
     }
     if (call.deferred()) {
       ReplySlot& slot = slots_.emplace_back();
@@ -254,7 +260,9 @@ void Session::RunExec(std::string& immediate) {
   // this connection's earlier writes to them.
   for (const std::string& key : watcher.keys) batch_.Add(MakeOp(OpCode::kWatchedKey, key));
   std::vector<std::string_view> args;
+  std::vector<uint32_t> first_ops;  // each command's first operation
   for (const std::vector<std::string>& command : commands) {
+    first_ops.push_back(static_cast<uint32_t>(batch_.ops.size()));
     args.assign(command.begin(), command.end());
     const CommandSpec* spec = table_.Find(args[0]);  // found and checked when queued
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
@@ -272,7 +280,49 @@ void Session::RunExec(std::string& immediate) {
   if (batch_.ops.size() > first_op) {
     batch_.GroupFrom(first_op, watcher.keys.empty() ? nullptr : &watcher.touched);
     slots_[header].exec_group = static_cast<int32_t>(batch_.groups.size() - 1);
+    if (ctx_.append_log != nullptr) LogTransaction(commands, first_ops, batch_.groups.back());
   }
+}
+
+void Session::LogCommand(uint32_t first_op, size_t first_group) {
+  const uint32_t count = static_cast<uint32_t>(batch_.ops.size()) - first_op;
+  Operation& op = batch_.ops[first_op];
+  const bool grouped = batch_.groups.size() > first_group;
+  // A lone operation that cannot change anything runs as a read: no record.
+  if (!grouped && count == 1 && !IsKeyless(op.code) && IsReadOnly(op)) return;
+  auto record = std::make_unique<AofRecord>(ctx_.append_log);
+  record->AddCommand(args_, std::span<const Operation>(batch_.ops).subspan(first_op, count), 0);
+  if (record->empty()) return;
+  if (grouped) {
+    batch_.groups.back().log = record.get();
+  } else if (count == 1 && !IsKeyless(op.code)) {
+    op.log = record.get();
+  } else {
+    // FLUSHALL: as a group it holds every key at once, so that its one
+    // record has one place among the writes of every shard.
+    batch_.GroupFrom(first_op);
+    batch_.groups.back().log = record.get();
+  }
+  log_records_.push_back(std::move(record));
+}
+
+void Session::LogTransaction(const std::vector<std::vector<std::string>>& commands,
+                             const std::vector<uint32_t>& first_ops, AtomicGroup& group) {
+  auto record = std::make_unique<AofRecord>(ctx_.append_log);
+  std::vector<std::string_view> args;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const CommandSpec* spec = table_.Find(commands[i][0]);
+    const uint32_t end = i + 1 < commands.size() ? first_ops[i + 1] : group.first + group.count;
+    if (!(spec->flags & CommandSpec::kWrite) || end == first_ops[i]) continue;
+    args.assign(commands[i].begin(), commands[i].end());
+    record->AddCommand(args, std::span<const Operation>(batch_.ops).subspan(first_ops[i],
+                                                                           end - first_ops[i]),
+                       first_ops[i] - group.first);
+  }
+  if (record->empty()) return;
+  record->WrapInTransaction();
+  group.log = record.get();
+  log_records_.push_back(std::move(record));
 }
 
 bool Session::ExecuteBatch() {
@@ -339,6 +389,7 @@ void Session::RenderSlots(std::string& out) {
   slots.clear();
   batch_.Clear();
   if (!render_state_.empty()) render_state_.clear();
+  if (!log_records_.empty()) log_records_.clear();
   exec_storage_.clear();
   // EXECs forget their WATCHes once they have run (Redis: unwatchAllKeys).
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);

@@ -41,6 +41,7 @@
 #include "engines/engine.h"
 #include "server/client_info.h"
 #include "server/command.h"
+#include "server/aof_record.h"
 #include "server/resp_parser.h"
 #include "server/server_context.h"
 
@@ -102,6 +103,13 @@ class Session {
   bool DecidesMemory(const CommandSpec& spec) const;
   // Runs the queued batch. True when it completed synchronously.
   bool ExecuteBatch();
+  // --appendonly: hangs the record of the write command that queued ops
+  // [first_op, end) (groups from `first_group` on are its) on its operation
+  // or group, for the engine to append as it runs (write_log.h).
+  void LogCommand(uint32_t first_op, size_t first_group);
+  // EXEC's record: MULTI, the writes among `commands`, EXEC, on group `group`.
+  void LogTransaction(const std::vector<std::vector<std::string>>& commands,
+                      const std::vector<uint32_t>& first_ops, AtomicGroup& group);
   void OnBatchDone();
   void RenderSlots(std::string& out);
 
@@ -126,6 +134,7 @@ class Session {
   // Their WATCHes, registered until the batch has run (transaction.h).
   std::vector<std::unique_ptr<WatchRegistry::Watcher>> exec_watchers_;
   std::vector<std::shared_ptr<const void>> render_state_;  // CommandCall::KeepForRender()
+  std::vector<std::unique_ptr<AofRecord>> log_records_;  // the batch's, until it has run
   std::vector<ReplySlot> slots_;   // non-empty only while a batch is queued
   std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};
