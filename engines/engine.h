@@ -59,6 +59,8 @@ struct AtomicGroup {
   bool needs_state = false;
   // The group's record in the server's append-only log, appended once every
   // operation has run, with every key still held (write_log.h). Null: none.
+  // Every logged write is a group (one of one operation too), so that an
+  // unlogged operation pays nothing for the log.
   const LogEntry* log = nullptr;
 };
 

@@ -554,7 +554,6 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
   const std::optional<EntryView> after = handle.Find();
   meter.Add((after ? Footprint(op.key, *after) : 0) - bytes_before);
   if (tracked.changed()) feed.Report(op.key);
-  if (op.log != nullptr) op.log->AppendWith({&result, 1});
   return result;
 }
 

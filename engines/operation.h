@@ -33,7 +33,6 @@ struct ContainerCommand;  // container_call.h
 struct EntryView;         // entry.h
 struct GroupState;        // atomic_group.h
 class KeyReader;          // key_reader.h
-struct LogEntry;          // write_log.h
 struct StringCommand;     // string_call.h
 
 enum class OpCode : uint8_t {
@@ -161,10 +160,6 @@ struct Operation {
   // command (Redis decides once per command, so MSET is refused whole or
   // runs whole); the engine does not refuse it again.
   bool memory_admitted = false;
-  // The server's append-only log record of this operation's command, when
-  // the command is one write of one operation outside any group: appended
-  // by ApplyToKey() with the key still held (write_log.h). Null otherwise.
-  const LogEntry* log = nullptr;
 
   // REQUIRES: code == kContainer or kString.
   std::span<const std::string_view> container_args() const {

@@ -2,9 +2,9 @@
 // server's append-only log at the moment the write takes effect.
 //
 // The server prepares one LogEntry per logged write command before the batch
-// runs and hangs it on the command's operation (Operation::log) or on its
-// AtomicGroup (AtomicGroup::log). The engine calls Append() once the
-// operation (or the whole group) has run, while it still holds every key the
+// runs and hangs it on the command's AtomicGroup (AtomicGroup::log; a logged
+// command of one operation is made a group of one). RunGroupOps() calls
+// Append() once the group has run, while the engine still holds every key the
 // write touched: a later write to one of those keys can only take effect,
 // and so only be appended, after it. The log's order therefore agrees with
 // the order of the effects on every key, which is all a replay needs (writes
@@ -24,8 +24,7 @@ struct LogEntry;
 class WriteLog {
  public:
   virtual ~WriteLog() = default;
-  // `results` are those of the entry's operations (one, or the group's),
-  // for a record that depends on them (SPOP's popped members).
+  // `results` are those of the group's operations, for a record that depends on them (SPOP's popped members).
   virtual void Append(const LogEntry& entry, std::span<const OpResult> results) = 0;
 };
 

@@ -69,10 +69,11 @@ uint64_t AppendLog::appended() const {
   return counters_.appended_bytes;
 }
 
-void AppendLog::WaitDurable(uint64_t offset) {
+void AppendLog::WaitReleasable(uint64_t offset) {
   MutexLock lock(mu_);
-  lock.Wait(durable_cv_, [&]() REQUIRES(mu_) {
-    return counters_.durable_bytes >= offset;
+  lock.Wait(released_cv_, [&]() REQUIRES(mu_) {
+    return (policy_ == AppendFsync::kAlways ? counters_.durable_bytes
+                                            : counters_.written_bytes) >= offset;
   });
 }
 
@@ -142,8 +143,8 @@ void AppendLog::WriterLoop() {
     if (synced) {
       ++counters_.fsyncs;
       counters_.durable_bytes = counters_.written_bytes;
-      durable_cv_.notify_all();
     }
+    if (wrote) released_cv_.notify_all();
     if (stopping && pending_.empty()) return;
     if (!wrote) {
       lock.Unlock();

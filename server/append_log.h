@@ -8,10 +8,14 @@
 // per policy, fsyncs (fdatasync):
 //   always   — after every write: one fsync covers every record appended while
 //              the previous one ran, from every connection and engine thread
-//              (group commit). Replies wait for WaitDurable() (connection.h).
-//   everysec — at most a second after the data was written; a crash loses at
-//              most about the last second or two of acknowledged writes.
+//              (group commit). Replies wait for that fsync.
+//   everysec — at most a second after the data was written; a power loss
+//              loses at most about the last second or two of writes.
 //   no       — never; the kernel writes back when it likes.
+// Under every policy a reply waits until the writes it may show are at least
+// written to the kernel (WaitReleasable(), connection.h), as Redis's
+// beforeSleep() writes the AOF buffer before it replies: a killed process
+// loses no acknowledged write, only a crashed machine may.
 // A failed write is retried (everysec, no) with aof_last_write_status:err;
 // under always the server exits, as Redis does, since it cannot acknowledge.
 //
@@ -58,10 +62,11 @@ class AppendLog final : public WriteLog {
 
   AppendFsync policy() const { return policy_; }
   // Bytes appended so far: a reply that may show any write appended before
-  // it waits for WaitDurable(appended()).
+  // it waits for WaitReleasable(appended()).
   uint64_t appended() const;
-  // Blocks until the first `offset` appended bytes are written and fsynced.
-  void WaitDurable(uint64_t offset);
+  // Blocks until the first `offset` appended bytes are fsynced (always) or
+  // written to the kernel (everysec, no).
+  void WaitReleasable(uint64_t offset);
   Counters counters() const;
 
  private:
@@ -73,7 +78,7 @@ class AppendLog final : public WriteLog {
   const AppendFsync policy_;
   mutable Mutex mu_;
   std::condition_variable work_cv_;     // the writer waits for appends
-  std::condition_variable durable_cv_;  // WaitDurable() waits for fsyncs
+  std::condition_variable released_cv_;  // WaitReleasable() waits for writes, fsyncs
   std::string pending_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
   Counters counters_ GUARDED_BY(mu_);

@@ -46,7 +46,7 @@ EngineError SharedError(std::span<const OpResult> results) {
 }  // namespace
 
 Session::Session(ServerContext& ctx, ClientInfo info)
-    : ctx_(ctx), table_(CommandTable::Instance()) {
+    : ctx_(ctx), table_(CommandTable::Instance()), append_log_(ctx.append_log) {
   client_.info = std::move(info);
   client_.authenticated = ctx_.settings.requirepass.empty();
   per_read_batches_ = ctx_.engine.Traits().batch_per_read;
@@ -184,15 +184,14 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   } else {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
     const size_t first_op = batch_.ops.size();
-    const size_t first_group = batch_.groups.size();
     CommandCall call(args_, ctx_, client_, batch_, immediate, render_state_);
     spec->handler(call);
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
-    if (ctx_.append_log != nullptr && (spec->flags & CommandSpec::kWrite) &&
+    if (append_log_ != nullptr && (spec->flags & CommandSpec::kWrite) &&
         batch_.ops.size() > first_op) {
-      LogCommand(static_cast<uint32_t>(first_op), first_group);
+      LogCommand(static_cast<uint32_t>(first_op));
     }
     if (call.deferred()) {
       ReplySlot& slot = slots_.emplace_back();
@@ -260,9 +259,9 @@ void Session::RunExec(std::string& immediate) {
   // this connection's earlier writes to them.
   for (const std::string& key : watcher.keys) batch_.Add(MakeOp(OpCode::kWatchedKey, key));
   std::vector<std::string_view> args;
-  std::vector<uint32_t> first_ops;  // each command's first operation
+  std::vector<uint32_t> first_ops;  // each command's first operation, when logging
   for (const std::vector<std::string>& command : commands) {
-    first_ops.push_back(static_cast<uint32_t>(batch_.ops.size()));
+    if (append_log_ != nullptr) first_ops.push_back(static_cast<uint32_t>(batch_.ops.size()));
     args.assign(command.begin(), command.end());
     const CommandSpec* spec = table_.Find(args[0]);  // found and checked when queued
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
@@ -280,35 +279,31 @@ void Session::RunExec(std::string& immediate) {
   if (batch_.ops.size() > first_op) {
     batch_.GroupFrom(first_op, watcher.keys.empty() ? nullptr : &watcher.touched);
     slots_[header].exec_group = static_cast<int32_t>(batch_.groups.size() - 1);
-    if (ctx_.append_log != nullptr) LogTransaction(commands, first_ops, batch_.groups.back());
+    if (append_log_ != nullptr) LogTransaction(commands, first_ops, batch_.groups.back());
   }
 }
 
-void Session::LogCommand(uint32_t first_op, size_t first_group) {
+void Session::LogCommand(uint32_t first_op) {
   const uint32_t count = static_cast<uint32_t>(batch_.ops.size()) - first_op;
-  Operation& op = batch_.ops[first_op];
-  const bool grouped = batch_.groups.size() > first_group;
+  const Operation& op = batch_.ops[first_op];
+  // GroupQueued() made a command of several operations a group starting here.
+  const bool grouped = !batch_.groups.empty() && batch_.groups.back().first == first_op;
   // A lone operation that cannot change anything runs as a read: no record.
   if (!grouped && count == 1 && !IsKeyless(op.code) && IsReadOnly(op)) return;
-  auto record = std::make_unique<AofRecord>(ctx_.append_log);
+  auto record = std::make_shared<AofRecord>(append_log_);
   record->AddCommand(args_, std::span<const Operation>(batch_.ops).subspan(first_op, count), 0);
   if (record->empty()) return;
-  if (grouped) {
-    batch_.groups.back().log = record.get();
-  } else if (count == 1 && !IsKeyless(op.code)) {
-    op.log = record.get();
-  } else {
-    // FLUSHALL: as a group it holds every key at once, so that its one
-    // record has one place among the writes of every shard.
-    batch_.GroupFrom(first_op);
-    batch_.groups.back().log = record.get();
-  }
-  log_records_.push_back(std::move(record));
+  // A group of one operation is appended with its key held like any other;
+  // FLUSHALL's holds every key at once, so that its record has one place
+  // among the writes of every shard.
+  if (!grouped) batch_.GroupFrom(first_op);
+  batch_.groups.back().log = record.get();
+  render_state_.push_back(std::move(record));
 }
 
 void Session::LogTransaction(const std::vector<std::vector<std::string>>& commands,
                              const std::vector<uint32_t>& first_ops, AtomicGroup& group) {
-  auto record = std::make_unique<AofRecord>(ctx_.append_log);
+  auto record = std::make_shared<AofRecord>(append_log_);
   std::vector<std::string_view> args;
   for (size_t i = 0; i < commands.size(); ++i) {
     const CommandSpec* spec = table_.Find(commands[i][0]);
@@ -322,7 +317,7 @@ void Session::LogTransaction(const std::vector<std::vector<std::string>>& comman
   if (record->empty()) return;
   record->WrapInTransaction();
   group.log = record.get();
-  log_records_.push_back(std::move(record));
+  render_state_.push_back(std::move(record));
 }
 
 bool Session::ExecuteBatch() {
@@ -389,7 +384,6 @@ void Session::RenderSlots(std::string& out) {
   slots.clear();
   batch_.Clear();
   if (!render_state_.empty()) render_state_.clear();
-  if (!log_records_.empty()) log_records_.clear();
   exec_storage_.clear();
   // EXECs forget their WATCHes once they have run (Redis: unwatchAllKeys).
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);

@@ -104,9 +104,9 @@ class Session {
   // Runs the queued batch. True when it completed synchronously.
   bool ExecuteBatch();
   // --appendonly: hangs the record of the write command that queued ops
-  // [first_op, end) (groups from `first_group` on are its) on its operation
-  // or group, for the engine to append as it runs (write_log.h).
-  void LogCommand(uint32_t first_op, size_t first_group);
+  // [first_op, end) on its group (made one if it has none), for the engine
+  // to append as it runs (write_log.h).
+  void LogCommand(uint32_t first_op);
   // EXEC's record: MULTI, the writes among `commands`, EXEC, on group `group`.
   void LogTransaction(const std::vector<std::vector<std::string>>& commands,
                       const std::vector<uint32_t>& first_ops, AtomicGroup& group);
@@ -133,12 +133,17 @@ class Session {
   std::vector<std::vector<std::vector<std::string>>> exec_storage_;
   // Their WATCHes, registered until the batch has run (transaction.h).
   std::vector<std::unique_ptr<WatchRegistry::Watcher>> exec_watchers_;
-  std::vector<std::shared_ptr<const void>> render_state_;  // CommandCall::KeepForRender()
-  std::vector<std::unique_ptr<AofRecord>> log_records_;  // the batch's, until it has run
+  // CommandCall::KeepForRender(), and the batch's log records (AofRecord):
+  // both live until the batch has run and its replies are rendered.
+  std::vector<std::shared_ptr<const void>> render_state_;
   std::vector<ReplySlot> slots_;   // non-empty only while a batch is queued
   std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};
   std::function<void()> resume_;
+  // Last, so that the members above keep their offsets. The append-only
+  // file, or null (also while the file is replayed: the replaying Session
+  // exists before the log does).
+  AppendLog* const append_log_;
 };
 
 }  // namespace kvlab

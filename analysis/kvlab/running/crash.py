@@ -318,13 +318,11 @@ def run_cycles(server: Server, folder: Path, cycles: int, connections: int = 4,
 
 
 def describe_disk(folder: Path) -> str:
-    """The device and filesystem type of `folder` (df, stat -f)."""
+    """The device and filesystem type of `folder` (findmnt), e.g. "/dev/vda (ext4)"."""
     folder.mkdir(parents=True, exist_ok=True)
-    device = subprocess.run(["df", "--output=source", str(folder)], capture_output=True,
-                            text=True).stdout.split()[-1:]
-    fstype = subprocess.run(["stat", "-f", "-c", "%T", str(folder)], capture_output=True,
-                            text=True).stdout.strip()
-    return f"{device[0] if device else '?'} ({fstype or '?'})"
+    found = subprocess.run(["findmnt", "-no", "SOURCE,FSTYPE", "-T", str(folder)],
+                           capture_output=True, text=True).stdout.split()
+    return f"{found[0]} ({found[1]})" if len(found) >= 2 else "unknown device"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
