@@ -189,14 +189,16 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
-    if (append_log_ != nullptr && (spec->flags & CommandSpec::kWrite) &&
-        batch_.ops.size() > first_op) {
-      LogCommand(static_cast<uint32_t>(first_op));
-    }
     if (call.deferred()) {
       ReplySlot& slot = slots_.emplace_back();
       slot.deferred = call.deferred_reply();
       slot.protocol = client_.protocol;
+      // A command that queued operations deferred its reply: only such a
+      // write has something to log.
+      if (append_log_ != nullptr && (spec->flags & CommandSpec::kWrite) &&
+          slot.deferred.op_count != 0) {
+        LogCommand(slot.deferred.first_op);
+      }
       return;
     }
   }
@@ -259,9 +261,7 @@ void Session::RunExec(std::string& immediate) {
   // this connection's earlier writes to them.
   for (const std::string& key : watcher.keys) batch_.Add(MakeOp(OpCode::kWatchedKey, key));
   std::vector<std::string_view> args;
-  std::vector<uint32_t> first_ops;  // each command's first operation, when logging
   for (const std::vector<std::string>& command : commands) {
-    if (append_log_ != nullptr) first_ops.push_back(static_cast<uint32_t>(batch_.ops.size()));
     args.assign(command.begin(), command.end());
     const CommandSpec* spec = table_.Find(args[0]);  // found and checked when queued
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
@@ -279,7 +279,7 @@ void Session::RunExec(std::string& immediate) {
   if (batch_.ops.size() > first_op) {
     batch_.GroupFrom(first_op, watcher.keys.empty() ? nullptr : &watcher.touched);
     slots_[header].exec_group = static_cast<int32_t>(batch_.groups.size() - 1);
-    if (append_log_ != nullptr) LogTransaction(commands, first_ops, batch_.groups.back());
+    if (append_log_ != nullptr) LogTransaction(commands, header, batch_.groups.back());
   }
 }
 
@@ -302,17 +302,18 @@ void Session::LogCommand(uint32_t first_op) {
 }
 
 void Session::LogTransaction(const std::vector<std::vector<std::string>>& commands,
-                             const std::vector<uint32_t>& first_ops, AtomicGroup& group) {
+                             size_t header, AtomicGroup& group) {
   auto record = std::make_shared<AofRecord>(append_log_);
   std::vector<std::string_view> args;
   for (size_t i = 0; i < commands.size(); ++i) {
+    // The member slots after the header say which operations each queued.
+    const DeferredReply& queued = slots_[header + 1 + i].deferred;
     const CommandSpec* spec = table_.Find(commands[i][0]);
-    const uint32_t end = i + 1 < commands.size() ? first_ops[i + 1] : group.first + group.count;
-    if (!(spec->flags & CommandSpec::kWrite) || end == first_ops[i]) continue;
+    if (!(spec->flags & CommandSpec::kWrite) || queued.op_count == 0) continue;
     args.assign(commands[i].begin(), commands[i].end());
-    record->AddCommand(args, std::span<const Operation>(batch_.ops).subspan(first_ops[i],
-                                                                           end - first_ops[i]),
-                       first_ops[i] - group.first);
+    record->AddCommand(args, std::span<const Operation>(batch_.ops).subspan(queued.first_op,
+                                                                           queued.op_count),
+                       queued.first_op - group.first);
   }
   if (record->empty()) return;
   record->WrapInTransaction();

@@ -107,9 +107,10 @@ class Session {
   // [first_op, end) on its group (made one if it has none), for the engine
   // to append as it runs (write_log.h).
   void LogCommand(uint32_t first_op);
-  // EXEC's record: MULTI, the writes among `commands`, EXEC, on group `group`.
-  void LogTransaction(const std::vector<std::vector<std::string>>& commands,
-                      const std::vector<uint32_t>& first_ops, AtomicGroup& group);
+  // EXEC's record: MULTI, the writes among `commands` (whose reply slots
+  // follow slots_[header]), EXEC, on group `group`.
+  void LogTransaction(const std::vector<std::vector<std::string>>& commands, size_t header,
+                      AtomicGroup& group);
   void OnBatchDone();
   void RenderSlots(std::string& out);
 
