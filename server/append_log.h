@@ -16,8 +16,9 @@
 // written to the kernel (WaitReleasable(), connection.h), as Redis's
 // beforeSleep() writes the AOF buffer before it replies: a killed process
 // loses no acknowledged write, only a crashed machine may.
-// A failed write is retried (everysec, no) with aof_last_write_status:err;
-// under always the server exits, as Redis does, since it cannot acknowledge.
+// A failed write is retried every second (everysec, no) with
+// aof_last_write_status:err, the replies waiting meanwhile; under always
+// the server exits, as Redis does, since it cannot acknowledge.
 //
 // Thread-safe.
 #pragma once
