@@ -24,7 +24,8 @@ struct LogEntry;
 class WriteLog {
  public:
   virtual ~WriteLog() = default;
-  // `results` are those of the group's operations, for a record that depends on them (SPOP's popped members).
+  // `results` are those of the group's operations, for a record that
+  // depends on them (SPOP's popped members).
   virtual void Append(const LogEntry& entry, std::span<const OpResult> results) = 0;
 };
 

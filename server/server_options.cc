@@ -30,7 +30,9 @@ constexpr Choice<MultiKey> kMultiKeys[] = {{"atomic", MultiKey::kAtomic},
                                            {"split", MultiKey::kSplit}};
 constexpr Choice<bool> kYesNo[] = {{"yes", true}, {"no", false}};
 constexpr Choice<AppendFsync> kAppendFsyncs[] = {
-    {"always", AppendFsync::kAlways}, {"everysec", AppendFsync::kEverySec}, {"no", AppendFsync::kNo}};
+    {"always", AppendFsync::kAlways},
+    {"everysec", AppendFsync::kEverySec},
+    {"no", AppendFsync::kNo}};
 
 template <typename Value, size_t N>
 std::string ChoiceNames(const Choice<Value> (&choices)[N], std::string_view separator) {

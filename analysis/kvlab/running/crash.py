@@ -137,7 +137,8 @@ class Server:
 
 
 def kvlab_server(build: Path, engine: str, fsync: str) -> Server:
-    return Server(engine, [str(build / "kvlab-server"), "--engine", engine, "--port", "0",
+    binary = str(build.resolve() / "kvlab-server")  # the server runs in the folder
+    return Server(engine, [binary, "--engine", engine, "--port", "0",
                            "--unixsocket", "{sock}", "--appendonly", "yes",
                            "--appendfsync", fsync, "--dir", "{dir}"])
 
@@ -274,6 +275,7 @@ class Totals:
 def run_cycles(server: Server, folder: Path, cycles: int, connections: int = 4,
                min_run_s: float = 0.2, max_run_s: float = 1.0, seed: int = 1) -> Totals:
     """`cycles` kill-and-restart cycles of `server` on `folder` (emptied first)."""
+    folder = folder.resolve()
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     rng = random.Random(seed)
