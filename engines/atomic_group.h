@@ -148,6 +148,9 @@ void RunGroupOps(Batch& batch, AtomicGroup& group, RunKeyed&& run_keyed,
     }
     if (GuardFailed(op, batch.results[i])) skip_until = i + 1 + op.guard_span;
   }
+  if (group.log != nullptr) {
+    group.log->AppendWith(std::span<const OpResult>(batch.results).subspan(group.first, group.count));
+  }
 }
 
 // Whether an engine built with `multikey` must hold the group's keys at once.

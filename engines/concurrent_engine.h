@@ -20,6 +20,14 @@
 // in-flight keyed operations, run alone, and so see or produce one
 // consistent moment of the whole keyspace. Under MultiKey::kSplit a group
 // whose parts are independent runs op by op.
+//
+// Append-only log (write_log.h): a write appends its record while it still
+// holds its key's accessor (a group: every accessor, taken in key order), so
+// two writes to one key append in the order they took effect, and a reader,
+// which needs the accessor too, can only see a write already in the log.
+// Writes to different keys may append in either order: they commute, so the
+// replay reaches the same state. The log's buffer mutex is the one point
+// every writing thread shares.
 #pragma once
 
 #include <cstdint>

@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "engines/modification_feed.h"
 #include "engines/operation.h"
+#include "engines/write_log.h"
 
 namespace kvlab {
 
@@ -56,6 +57,11 @@ struct AtomicGroup {
   // Parts depend on one another (guards, carries, abort_if): such a group
   // stays atomic even under MultiKey::kSplit, which cannot tear it apart.
   bool needs_state = false;
+  // The group's record in the server's append-only log, appended once every
+  // operation has run, with every key still held (write_log.h). Null: none.
+  // Every logged write is a group (one of one operation too), so that an
+  // unlogged operation pays nothing for the log.
+  const LogEntry* log = nullptr;
 };
 
 // A batch of operations from one connection. REQUIRES: results.size() ==

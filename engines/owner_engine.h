@@ -42,6 +42,12 @@
 // one owner in batch order, each held AtomicGroup. Destruction: REQUIRES no
 // Execute() in progress and no work in flight (HasWorkInFlight()); the
 // server's loops have stopped.
+//
+// Append-only log (write_log.h): as for `sharded`, one log shared by the
+// owners: an owner appends a local write's record as it runs it, a hopped
+// write's record is appended by its owner's loop, and a multi-owner group's
+// record once, by whichever loop runs it with every owner it touches held,
+// so it is one contiguous record replayed atomically.
 #pragma once
 
 #include <atomic>

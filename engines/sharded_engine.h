@@ -47,6 +47,15 @@
 // like any other operations.
 // Destruction stops the shard threads after they have finished every batch
 // already sent, so no completion is lost; REQUIRES: no Execute() in progress.
+//
+// Append-only log (write_log.h): one log, one order, shared by the shards. A
+// shard appends a single-key write's record right after running it, still
+// the key's sole owner; a group's record is appended by the thread that runs
+// the group while every shard it touches is held at its point of the global
+// order, so a cross-shard MSET or EXEC is one contiguous record, replayed
+// all or nothing, and any write to one of its keys lies wholly before or
+// after it in the log as in the keyspace. Shards serialise on the log's
+// buffer mutex only, never on a write() or an fsync (the log's own thread).
 #pragma once
 
 #include <sys/types.h>

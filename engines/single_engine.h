@@ -7,6 +7,9 @@
 //
 // Not thread-safe by design: Traits().single_threaded tells the server to
 // drive it from exactly one thread. Info() must be called on that thread too.
+//
+// Append-only log (write_log.h): one thread runs every command, so records
+// are appended in command order, each as its command (or group) finishes.
 #pragma once
 
 #include "engines/inline_engine.h"

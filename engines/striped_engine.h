@@ -18,6 +18,12 @@
 // consistent moment of the whole keyspace. Every holder of several stripes
 // takes them in ascending order, so this cannot deadlock. Under
 // MultiKey::kSplit a group whose parts are independent runs op by op.
+//
+// Append-only log (write_log.h): a write appends its record while it holds
+// its stripe exclusively (a group: every stripe it touches, in stripe
+// order), so writes to one key append in the order they took effect and a
+// reader (shared stripe lock) only sees writes already appended; writes to
+// different keys commute, whichever order they append in.
 #pragma once
 
 #include <cstddef>

@@ -66,10 +66,6 @@ std::function<void(ConfigParameters&, unsigned long long)> WriteLimit(
 std::string NoSnapshots(std::string_view value) {
   return value.empty() ? std::string() : "kvlab-server keeps no snapshots (no RDB persistence)";
 }
-std::string NoAppendOnlyFile(std::string_view value) {
-  return value == "yes" ? "kvlab-server has no append-only file (no AOF persistence)"
-                        : std::string();
-}
 std::string OnlyNoEviction(std::string_view value) {
   return value == "noeviction" ? std::string()
                                : "kvlab-server evicts nothing: only noeviction is implemented";
@@ -86,12 +82,22 @@ const std::vector<Parameter>& Parameters() {
        .fixed = [](const ConfigParameters&) { return std::string("appendonlydir"); },
        .immutable_in_redis = true},
       {.name = "appendfilename", .effect = Effect::kFixed, .kind = ValueKind::kText,
-       .fixed = [](const ConfigParameters&) { return std::string("appendonly.aof"); },
+       .fixed = [](const ConfigParameters& c) { return c.settings().append_filename; },
        .immutable_in_redis = true},
-      {.name = "appendfsync", .effect = Effect::kRecorded, .kind = ValueKind::kEnum,
-       .choices = {"always", "everysec", "no"}, .initial = "everysec"},
-      {.name = "appendonly", .effect = Effect::kRecorded, .kind = ValueKind::kBool,
-       .initial = "no", .refuse = NoAppendOnlyFile},
+      {.name = "appendfsync", .effect = Effect::kFixed, .kind = ValueKind::kEnum,
+       .choices = {"always", "everysec", "no"},
+       .fixed = [](const ConfigParameters& c) {
+         switch (c.settings().append_fsync) {
+           case AppendFsync::kAlways: return std::string("always");
+           case AppendFsync::kEverySec: return std::string("everysec");
+           case AppendFsync::kNo: break;
+         }
+         return std::string("no");
+       }},
+      {.name = "appendonly", .effect = Effect::kFixed, .kind = ValueKind::kBool,
+       .fixed = [](const ConfigParameters& c) {
+         return std::string(c.settings().append_only ? "yes" : "no");
+       }},
       {.name = "bind", .effect = Effect::kFixed, .kind = ValueKind::kText,
        .fixed = [](const ConfigParameters& c) { return c.settings().bind; }},
       {.name = "busy-reply-threshold", .alias = "lua-time-limit", .effect = Effect::kRecorded,
@@ -107,10 +113,7 @@ const std::vector<Parameter>& Parameters() {
        .fixed = [](const ConfigParameters&) { return std::string("1"); },
        .immutable_in_redis = true},
       {.name = "dir", .effect = Effect::kFixed, .kind = ValueKind::kText,
-       .fixed = [](const ConfigParameters&) {
-         std::error_code error;
-         return std::filesystem::current_path(error).string();
-       }},
+       .fixed = [](const ConfigParameters& c) { return c.settings().dir; }},
       {.name = "hash-max-listpack-entries", .alias = "hash-max-ziplist-entries",
        .effect = Effect::kApplied, .kind = ValueKind::kInteger, .min = 0, .max = kLongMax,
        .read = ReadLimit(&EncodingLimits::hash_entries),

@@ -15,7 +15,10 @@
 // posted back to this connection's loop; bytes that arrive meanwhile are
 // staged, because the pending batch points into the session's input. The
 // engine's threads are woken once per round of this I/O thread, not once per
-// batch (Engine::WakeDeferred(), run after the round).
+// batch (Engine::WakeDeferred(), run after the round). With --appendonly yes
+// the replies of a round are held until one write (and under appendfsync
+// always one fsync) after the round covers every write they may show
+// (HoldUntilDurable()).
 //
 // Thread-safety: every member runs on the connection's EventLoop thread;
 // only the resume callback is invoked elsewhere, and it only posts.
@@ -70,6 +73,10 @@ class Connection final : public EventLoop::Watcher,
   void Read();
   void Drive();
   void Flush();
+  // Flush(), or with the log on HoldUntilDurable() first.
+  void FlushOrHold();
+  void HoldUntilDurable();
+  void ReleaseHeld();  // the held replies join out_
   uint32_t WantedEvents() const;
   void UpdateInterest();
   uint64_t UnsentBytes() const { return out_.size() - out_sent_; }
@@ -104,6 +111,12 @@ class Connection final : public EventLoop::Watcher,
   // callback holds only `this`, so the std::function that carries it fits
   // its small buffer and costs no allocation per read.
   std::shared_ptr<Connection> keep_alive_;
+  // Last, so that the members above keep their offsets (read_buffer_'s
+  // alignment sets the cost of every copy out of it, counted by `make regress`).
+  // --appendonly yes: the log whose write (fsync under always) replies
+  // wait for; else null.
+  AppendLog* const durable_log_;
+  std::string held_;  // with the log: replies waiting for the round's write
 };
 
 }  // namespace kvlab

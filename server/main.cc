@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -26,6 +27,8 @@
 #include <boost/asio/post.hpp>
 
 #include "engines/engine.h"
+#include "server/aof_loader.h"
+#include "server/append_log.h"
 #include "server/connection_registry.h"
 #include "server/io_thread_pool.h"
 #include "server/listener.h"
@@ -113,6 +116,34 @@ int main(int argc, char** argv) {
   io_threads.Start();
   // Written before the first Session exists, as ServerContext requires.
   server_context.settings.io_thread_ids = io_threads.ThreadIds();
+  std::unique_ptr<kvlab::AppendLog> append_log;
+  if (running.append_only) {
+    // Loaded on an I/O thread (the owner engine's shards are those threads)
+    // before a single client is accepted; then the log opens for appending.
+    const std::string path = running.dir + "/" + running.append_filename;
+    server_context.loading.store(true);
+    kvlab::AppendLogLoad& load = server_context.append_log_load;
+    if (const kvlab::Status loaded =
+            kvlab::ReplayAppendLog(path, server_context, io_threads.loop(0), &load);
+        !loaded.ok()) {
+      std::cerr << "kvlab-server: " << loaded.message() << "\n";
+      std::_Exit(1);
+    }
+    server_context.loading.store(false);
+    std::cerr << "kvlab-server: loaded " << load.commands << " commands (" << load.loaded_bytes
+              << " bytes) from " << path << " in " << load.seconds << " s\n";
+    if (load.dropped_bytes != 0) {
+      std::cerr << "kvlab-server: warning: the append-only file ended in a truncated record: "
+                << load.dropped_bytes << " bytes dropped (aof-load-truncated)\n";
+    }
+    if (const kvlab::Status opened = kvlab::AppendLog::Open(path, load.loaded_bytes,
+                                                            running.append_fsync, &append_log);
+        !opened.ok()) {
+      std::cerr << "kvlab-server: " << opened.message() << "\n";
+      std::_Exit(1);
+    }
+    server_context.append_log = append_log.get();
+  }
   auto keep_accepting = boost::asio::make_work_guard(accept_context);
   listener->StartAccepting();
   std::thread accept_thread([&accept_context] { accept_context.run(); });

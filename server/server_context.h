@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "engines/engine.h"
+#include "server/aof_load_report.h"
+#include "server/append_log.h"
 #include "server/blocking_registry.h"
 #include "server/config_parameters.h"
 #include "server/server_settings.h"
@@ -65,6 +67,11 @@ struct ServerContext {
   // an error instead of ending the process it runs in. Set once, before the
   // first Session exists.
   std::function<void()> shutdown;
+  // The append-only file (--appendonly yes), set once it is loaded and open,
+  // before the first client is accepted; null otherwise. Its load, for INFO.
+  AppendLog* append_log = nullptr;
+  std::atomic<bool> loading{false};
+  AppendLogLoad append_log_load;
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

@@ -1,6 +1,7 @@
 #include "server/server_options.h"
 
 #include <charconv>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -27,6 +28,11 @@ struct Choice {
 constexpr Choice<HopMode> kHops[] = {{"command", HopMode::kCommand}, {"batch", HopMode::kBatch}};
 constexpr Choice<MultiKey> kMultiKeys[] = {{"atomic", MultiKey::kAtomic},
                                            {"split", MultiKey::kSplit}};
+constexpr Choice<bool> kYesNo[] = {{"yes", true}, {"no", false}};
+constexpr Choice<AppendFsync> kAppendFsyncs[] = {
+    {"always", AppendFsync::kAlways},
+    {"everysec", AppendFsync::kEverySec},
+    {"no", AppendFsync::kNo}};
 
 template <typename Value, size_t N>
 std::string ChoiceNames(const Choice<Value> (&choices)[N], std::string_view separator) {
@@ -134,8 +140,27 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
   out.port = static_cast<uint16_t>(port);
 
   for (const Status& parsed : {ParseChoice(vm, "hop", kHops, &out.engine.hop),
-                               ParseChoice(vm, "multikey", kMultiKeys, &out.engine.multikey)}) {
+                               ParseChoice(vm, "multikey", kMultiKeys, &out.engine.multikey),
+                               ParseChoice(vm, "appendonly", kYesNo, &out.append_only),
+                               ParseChoice(vm, "appendfsync", kAppendFsyncs, &out.append_fsync)}) {
     if (!parsed.ok()) return parsed;
+  }
+  if (out.append_only && out.engine.multikey == MultiKey::kSplit) {
+    // A torn multi-key command has no one place in the log's order.
+    return Status::InvalidArgument("--appendonly yes needs --multikey atomic");
+  }
+  std::error_code cwd_error;
+  out.dir = vm.count("dir") ? vm["dir"].as<std::string>()
+                            : std::filesystem::current_path(cwd_error).string();
+  out.dir = std::filesystem::absolute(out.dir, cwd_error).lexically_normal().string();
+  if (out.dir.size() > 1 && out.dir.back() == '/') out.dir.pop_back();
+  if (out.append_only && !std::filesystem::is_directory(out.dir, cwd_error)) {
+    return Status::InvalidArgument("--dir '" + out.dir + "' is not a directory");
+  }
+  out.append_filename = vm["appendfilename"].as<std::string>();
+  if (out.append_filename.empty() || out.append_filename.find('/') != std::string::npos) {
+    return Status::InvalidArgument("--appendfilename '" + out.append_filename +
+                                   "' must be a file name, without a directory");
   }
 
   const std::string protected_mode = AsciiLowercase(vm["protected-mode"].as<std::string>());
@@ -261,6 +286,14 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
        "refuse writes with -OOM past this many bytes (100mb, 1gb; 0 = unlimited)")
       ("protected-mode", po::value<std::string>()->default_value("yes"),
        "yes: without --requirepass, refuse non-loopback clients")
+      ("appendonly", po::value<std::string>()->default_value("no"),
+       "yes: log every write to DIR/APPENDFILENAME and replay it at start")
+      ("appendfsync", po::value<std::string>()->default_value("everysec"),
+       ("when the log is fsynced: " + ChoiceNames(kAppendFsyncs, "|") +
+        " (always: a write is acknowledged only once on disk)").c_str())
+      ("dir", po::value<std::string>(), "folder of the append-only file (default: working folder)")
+      ("appendfilename", po::value<std::string>()->default_value("appendonly.aof"),
+       "the append-only file's name in --dir")
       ("client-output-buffer-limit",
        po::value<std::string>()->default_value(MemorySizeText(kDefaultClientOutputBufferLimit)),
        "disconnect a client whose unsent replies exceed this")

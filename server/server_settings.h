@@ -28,6 +28,9 @@ inline constexpr unsigned kMaxIoThreads = 1024;           // --io-threads' cap
 inline constexpr uint64_t kDefaultClientOutputBufferLimit = 64ull << 20;
 inline constexpr uint64_t kDefaultClientQueryBufferLimit = 1ull << 30;
 
+// --appendfsync: when the append-only file is fsynced (append_log.h).
+enum class AppendFsync : uint8_t { kAlways, kEverySec, kNo };
+
 struct ServerSettings {
   EngineConfig engine;              // kind, shards, stripes, hop, max_memory_bytes
   unsigned io_threads = 1;          // resolved: >= 1; 1 whenever the engine is single-threaded
@@ -42,6 +45,11 @@ struct ServerSettings {
   bool protected_mode = true;
   uint64_t client_output_buffer_limit = kDefaultClientOutputBufferLimit;  // bytes of unsent replies
   uint64_t client_query_buffer_limit = kDefaultClientQueryBufferLimit;  // bytes of unparsed input
+  // Redis's persistence options: the append-only file is dir/append_filename.
+  bool append_only = false;
+  AppendFsync append_fsync = AppendFsync::kEverySec;
+  std::string dir;                  // absolute; the working directory unless --dir
+  std::string append_filename = "appendonly.aof";
 
   // Known once the server runs (main()).
   std::string executable;           // argv[0], for INFO server

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engines/keyspace_ops.h"
 #include "server/cluster_routing.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
@@ -45,7 +46,7 @@ EngineError SharedError(std::span<const OpResult> results) {
 }  // namespace
 
 Session::Session(ServerContext& ctx, ClientInfo info)
-    : ctx_(ctx), table_(CommandTable::Instance()) {
+    : ctx_(ctx), table_(CommandTable::Instance()), append_log_(ctx.append_log) {
   client_.info = std::move(info);
   client_.authenticated = ctx_.settings.requirepass.empty();
   per_read_batches_ = ctx_.engine.Traits().batch_per_read;
@@ -208,6 +209,16 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
       ReplySlot& slot = slots_.emplace_back();
       slot.deferred = call.deferred_reply();
       slot.protocol = client_.protocol;
+      // A command that queued operations deferred its reply: only such a
+      // write has something to log.
+      if (append_log_ != nullptr && (spec->flags & CommandSpec::kWrite) &&
+          slot.deferred.op_count != 0) {
+        if (spec->flags & CommandSpec::kBlocking) [[unlikely]] {
+          LogBlockingAttempt(slot.deferred.first_op);
+        } else {
+          LogCommand(slot.deferred.first_op, args_);
+        }
+      }
       return;
     }
   }
@@ -288,7 +299,54 @@ void Session::RunExec(std::string& immediate) {
   if (batch_.ops.size() > first_op) {
     batch_.GroupFrom(first_op, watcher.keys.empty() ? nullptr : &watcher.touched);
     slots_[header].exec_group = static_cast<int32_t>(batch_.groups.size() - 1);
+    if (append_log_ != nullptr) LogTransaction(commands, header, batch_.groups.back());
   }
+}
+
+void Session::LogBlockingAttempt(uint32_t first_op) {
+  // StartBlocking() took the command (outside MULTI; inside, EXEC's record
+  // holds the command itself, which replays in EXEC and so never blocks).
+  if (!block_) return;
+  const std::vector<std::string_view> twin(block_->attempt.begin(), block_->attempt.end());
+  LogCommand(first_op, twin);
+}
+
+void Session::LogCommand(uint32_t first_op, std::span<const std::string_view> args) {
+  const uint32_t count = static_cast<uint32_t>(batch_.ops.size()) - first_op;
+  const Operation& op = batch_.ops[first_op];
+  // GroupQueued() made a command of several operations a group starting here.
+  const bool grouped = !batch_.groups.empty() && batch_.groups.back().first == first_op;
+  // A lone operation that cannot change anything runs as a read: no record.
+  if (!grouped && count == 1 && !IsKeyless(op.code) && IsReadOnly(op)) return;
+  auto record = std::make_shared<AofRecord>(append_log_);
+  record->AddCommand(args, std::span<const Operation>(batch_.ops).subspan(first_op, count), 0);
+  if (record->empty()) return;
+  // A group of one operation is appended with its key held like any other;
+  // FLUSHALL's holds every key at once, so that its record has one place
+  // among the writes of every shard.
+  if (!grouped) batch_.GroupFrom(first_op);
+  batch_.groups.back().log = record.get();
+  render_state_.push_back(std::move(record));
+}
+
+void Session::LogTransaction(const std::vector<std::vector<std::string>>& commands,
+                             size_t header, AtomicGroup& group) {
+  auto record = std::make_shared<AofRecord>(append_log_);
+  std::vector<std::string_view> args;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    // The member slots after the header say which operations each queued.
+    const DeferredReply& queued = slots_[header + 1 + i].deferred;
+    const CommandSpec* spec = table_.Find(commands[i][0]);
+    if (!(spec->flags & CommandSpec::kWrite) || queued.op_count == 0) continue;
+    args.assign(commands[i].begin(), commands[i].end());
+    record->AddCommand(args, std::span<const Operation>(batch_.ops).subspan(queued.first_op,
+                                                                           queued.op_count),
+                       queued.first_op - group.first);
+  }
+  if (record->empty()) return;
+  record->WrapInTransaction();
+  group.log = record.get();
+  render_state_.push_back(std::move(record));
 }
 
 bool Session::ExecuteBatch() {
@@ -378,6 +436,9 @@ bool Session::ResumeBlocked(std::string& out) {
   ReplySlot& slot = slots_.emplace_back();
   slot.deferred = call.deferred_reply();
   slot.protocol = client_.protocol;
+  if (append_log_ != nullptr && slot.deferred.op_count != 0) {
+    LogBlockingAttempt(slot.deferred.first_op);
+  }
   block_retry_ = true;
   return true;
 }

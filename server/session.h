@@ -48,6 +48,7 @@
 #include "server/blocking_command.h"
 #include "server/client_info.h"
 #include "server/command.h"
+#include "server/aof_record.h"
 #include "server/resp_parser.h"
 #include "server/server_context.h"
 
@@ -117,6 +118,18 @@ class Session {
   bool DecidesMemory(const CommandSpec& spec) const;
   // Runs the queued batch. True when it completed synchronously.
   bool ExecuteBatch();
+  // --appendonly: hangs the record of the write command that queued ops
+  // [first_op, end) on its group (made one if it has none), for the engine
+  // to append as it runs (write_log.h).
+  void LogCommand(uint32_t first_op, std::span<const std::string_view> args);
+  // A blocking command's look is logged as the twin it ran (LMPOP, LMOVE,
+  // ZMPOP): replayed, it pops what the look popped, or nothing, and never
+  // blocks the start.
+  void LogBlockingAttempt(uint32_t first_op);
+  // EXEC's record: MULTI, the writes among `commands` (whose reply slots
+  // follow slots_[header]), EXEC, on group `group`.
+  void LogTransaction(const std::vector<std::vector<std::string>>& commands, size_t header,
+                      AtomicGroup& group);
   void OnBatchDone();
   void RenderSlots(std::string& out);
   // After a blocking command's handler: registers the client if its look
@@ -153,7 +166,9 @@ class Session {
   std::vector<std::vector<std::vector<std::string>>> exec_storage_;
   // Their WATCHes, registered until the batch has run (transaction.h).
   std::vector<std::unique_ptr<WatchRegistry::Watcher>> exec_watchers_;
-  std::vector<std::shared_ptr<const void>> render_state_;  // CommandCall::KeepForRender()
+  // CommandCall::KeepForRender(), and the batch's log records (AofRecord):
+  // both live until the batch has run and its replies are rendered.
+  std::vector<std::shared_ptr<const void>> render_state_;
   std::vector<ReplySlot> slots_;   // non-empty only while a batch is queued
   std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};
@@ -167,6 +182,10 @@ class Session {
   std::vector<std::string> retry_keys_;
   bool block_retry_ = false;
   std::function<void()> wake_;
+  // Last, so that the members above keep their offsets. The append-only
+  // file, or null (also while the file is replayed: the replaying Session
+  // exists before the log does).
+  AppendLog* const append_log_;
 };
 
 }  // namespace kvlab

@@ -13,6 +13,7 @@ from pathlib import Path
 from .rendering import dashboard as _dashboard  # light: matplotlib loads only when it renders
 from .tracking import micro as _micro
 from .tracking import regress as _regress
+from .running import crash as _crash
 from .running import starts as _starts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -233,6 +234,8 @@ SUBCOMMANDS = {
     "starts": ("fresh starts of each engine against redis-server: how much a start's "
                "layout moves its throughput (kvlab.running.starts)", _starts.add_arguments,
                _starts.main),
+    "crash": ("SIGKILL a server under writes and count the acknowledged writes its "
+              "append-only file lost (kvlab.running.crash)", _crash.add_arguments, _crash.main),
     "regress": ("count instructions per operation under callgrind against "
                 "results/baseline/opcost.json (`make regress`)", _regress.add_arguments,
                 _regress.main),

@@ -107,8 +107,28 @@ Fields MemorySection(const ServerContext& server, const EngineInfo& engine) {
           {"maxmemory_policy", "noeviction"}};
 }
 
-Fields PersistenceSection() {
-  return {{"loading", "0"}, {"rdb_bgsave_in_progress", "0"}, {"aof_enabled", "0"}};
+// Redis's names; the aof_* counters come from the append-only file's writer.
+Fields PersistenceSection(const ServerContext& server) {
+  Fields fields = {{"loading", server.loading.load() ? "1" : "0"},
+                   {"rdb_bgsave_in_progress", "0"},
+                   {"aof_enabled", server.settings.append_only ? "1" : "0"},
+                   {"aof_rewrite_in_progress", "0"}};
+  if (server.append_log == nullptr) return fields;
+  const AppendLog::Counters log = server.append_log->counters();
+  const AppendLogLoad& load = server.append_log_load;
+  fields.insert(fields.end(),
+                {{"aof_last_write_status", log.last_write_ok ? "ok" : "err"},
+                 {"aof_current_size", std::to_string(load.loaded_bytes + log.written_bytes)},
+                 {"aof_base_size", std::to_string(load.loaded_bytes)},
+                 {"aof_buffer_length",
+                  std::to_string(log.appended_bytes - log.written_bytes)},
+                 {"aof_pending_fsync", log.durable_bytes < log.written_bytes ? "1" : "0"},
+                 {"aof_fsyncs", std::to_string(log.fsyncs)},
+                 {"aof_write_errors", std::to_string(log.write_errors)},
+                 {"aof_loaded_commands", std::to_string(load.commands)},
+                 {"aof_loaded_truncated_bytes", std::to_string(load.dropped_bytes)},
+                 {"aof_load_seconds", std::to_string(load.seconds)}});
+  return fields;
 }
 
 Fields StatsSection(const ServerContext& server) {
@@ -207,7 +227,7 @@ void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results
     if (name == "server") fields = ServerSection(server);
     else if (name == "clients") fields = ClientsSection(server);
     else if (name == "memory") fields = MemorySection(server, engine);
-    else if (name == "persistence") fields = PersistenceSection();
+    else if (name == "persistence") fields = PersistenceSection(server);
     else if (name == "stats") fields = StatsSection(server);
     else if (name == "replication") fields = ReplicationSection();
     else if (name == "cpu") fields = CpuSection();

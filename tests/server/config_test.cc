@@ -75,14 +75,14 @@ TEST_P(ConfigTest, MaxmemoryRefusesWritesAtOnceAndZeroLiftsIt) {
 
 TEST_P(ConfigTest, RecordedParametersAreReportedBack) {
   EXPECT_EQ(Feed("CONFIG SET list-max-ziplist-size 1 list-compress-depth 2 save \"\" "
-                 "lua-time-limit 10 replica-read-only YES appendfsync ALWAYS "
+                 "lua-time-limit 10 replica-read-only YES "
                  "stream-node-max-bytes 1kb\r\n"
                  "CONFIG GET list-max-listpack-size\r\nCONFIG GET LIST-COMPRESS-DEPTH\r\n"
                  "CONFIG GET busy-reply-threshold\r\nCONFIG GET replica-read-only\r\n"
-                 "CONFIG GET appendfsync\r\nCONFIG GET stream-node-max-bytes\r\n"),
+                 "CONFIG GET stream-node-max-bytes\r\n"),
             "+OK\r\n" + Pair("list-max-listpack-size", "1") + Pair("LIST-COMPRESS-DEPTH", "2") +
                 Pair("busy-reply-threshold", "10") + Pair("replica-read-only", "yes") +
-                Pair("appendfsync", "always") + Pair("stream-node-max-bytes", "1024"));
+                Pair("stream-node-max-bytes", "1024"));
 }
 
 TEST_P(ConfigTest, GetMatchesNamesAndAliasesAndHidesHiddenFromGlobs) {
@@ -105,8 +105,8 @@ TEST_P(ConfigTest, SetErrorsAreRedisesAndChangeNothing) {
   EXPECT_EQ(Feed("CONFIG SET list-max-listpack-size 2147483648\r\n"),
             Failed("list-max-listpack-size",
                    "argument must be between -2147483648 and 2147483647 inclusive"));
-  EXPECT_EQ(Feed("CONFIG SET appendonly maybe\r\n"),
-            Failed("appendonly", "argument must be 'yes' or 'no'"));
+  EXPECT_EQ(Feed("CONFIG SET activerehashing maybe\r\n"),
+            Failed("activerehashing", "argument must be 'yes' or 'no'"));
   EXPECT_EQ(Feed("CONFIG SET save 100\r\n"), Failed("save", "Invalid save parameters"));
   EXPECT_EQ(Feed("CONFIG SET hz 5 hz 6\r\n"), Failed("hz", "duplicate parameter"));
   EXPECT_EQ(Feed("CONFIG SET databases 3\r\n"), Failed("databases", "can't set immutable config"));
@@ -119,7 +119,7 @@ TEST_P(ConfigTest, SetErrorsAreRedisesAndChangeNothing) {
             Failed("maxmemory", "argument must be a memory value") + Pair("hz", "10"));
   // What kvlab cannot do is refused, saying why.
   EXPECT_EQ(Feed("CONFIG SET appendonly yes\r\n"),
-            Failed("appendonly", "kvlab-server has no append-only file (no AOF persistence)"));
+            Failed("appendonly", "kvlab-server sets it at start only (a command-line option)"));
   EXPECT_EQ(Feed("CONFIG SET save \"3600 1\"\r\n"),
             Failed("save", "kvlab-server keeps no snapshots (no RDB persistence)"));
   EXPECT_EQ(Feed("CONFIG SET maxmemory-policy allkeys-lru\r\n"),

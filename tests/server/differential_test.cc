@@ -13,12 +13,16 @@
 // and the close must match Redis.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <deque>
+#include <filesystem>
 #include <random>
 #include <sstream>
 
 #include "engines/redis_integer.h"
+#include "server/append_log.h"
 #include "tests/server/redis_reference.h"
 #include "tests/server/resp_reply_reader.h"
 #include "tests/server/resp_text.h"
@@ -396,12 +400,24 @@ void SwitchBothToResp3(RedisReference& redis, SessionDriver& driver) {
   }
 }
 
-// The main stream, in RESP2 or (after HELLO 3 on both sides) RESP3.
-void RunRandomStream(const std::string& engine, RespVersion protocol) {
+// The main stream, in RESP2 or (after HELLO 3 on both sides) RESP3; with
+// `logged`, kvlab appends every write to an append-only file meanwhile
+// (appendfsync always), which must not change a byte of a reply.
+void RunRandomStream(const std::string& engine, RespVersion protocol, bool logged = false) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
   EngineUnderTest kvlab = MakeEngineUnderTest(engine);
   ASSERT_TRUE(kvlab.engine);
+  std::unique_ptr<AppendLog> log;
+  if (logged) {
+    const std::filesystem::path folder = std::filesystem::current_path() / "differential-aof" /
+                                         (engine + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(folder);
+    std::filesystem::create_directories(folder);
+    ASSERT_TRUE(AppendLog::Open((folder / "appendonly.aof").string(), 0, AppendFsync::kAlways,
+                                &log).ok());
+    kvlab.context->append_log = log.get();
+  }
   SessionDriver driver(*kvlab.context);
   if (protocol == RespVersion::kResp3) SwitchBothToResp3(redis, driver);
 
@@ -465,6 +481,10 @@ TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
 
 TEST_P(DifferentialTest, RandomStreamAfterHelloThreeMatchesRedisByteForByte) {
   RunRandomStream(GetParam(), RespVersion::kResp3);
+}
+
+TEST_P(DifferentialTest, RandomStreamWithTheAppendOnlyFileMatchesRedisByteForByte) {
+  RunRandomStream(GetParam(), RespVersion::kResp2, /*logged=*/true);
 }
 
 // The whole-keyspace commands, on the same 300 keys in both servers: KEYS

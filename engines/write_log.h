@@ -1,0 +1,37 @@
+// WriteLog and LogEntry: how an engine hands a write's record to the
+// server's append-only log at the moment the write takes effect.
+//
+// The server prepares one LogEntry per logged write command before the batch
+// runs and hangs it on the command's AtomicGroup (AtomicGroup::log; a logged
+// command of one operation is made a group of one). RunGroupOps() calls
+// Append() once the group has run, while the engine still holds every key the
+// write touched: a later write to one of those keys can only take effect,
+// and so only be appended, after it. The log's order therefore agrees with
+// the order of the effects on every key, which is all a replay needs (writes
+// to disjoint keys commute). A WATCH-aborted group appends nothing.
+//
+// The entry's bytes are opaque to the engine: it neither builds nor reads
+// them. Thread-safe: Append() is called from any engine thread at once.
+#pragma once
+
+#include <span>
+
+namespace kvlab {
+
+struct OpResult;
+struct LogEntry;
+
+class WriteLog {
+ public:
+  virtual ~WriteLog() = default;
+  // `results` are those of the group's operations, for a record that
+  // depends on them (SPOP's popped members).
+  virtual void Append(const LogEntry& entry, std::span<const OpResult> results) = 0;
+};
+
+struct LogEntry {
+  WriteLog* log = nullptr;
+  void AppendWith(std::span<const OpResult> results) const { log->Append(*this, results); }
+};
+
+}  // namespace kvlab

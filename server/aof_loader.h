@@ -1,0 +1,43 @@
+// Loading the append-only file at start: ScanAppendLog() checks its framing
+// (and finds where a replay may stop), ReplayAppendLog() runs its commands
+// through a Session on an I/O thread before any client is accepted.
+//
+// What a log may end with, as Redis's aof-load-truncated yes treats it: a
+// last record cut short by a crash, or a MULTI whose EXEC never reached the
+// disk, is dropped (the replay loads everything before it, reports how many
+// bytes it dropped, and AppendLog::Open cuts them off). Anything else that is
+// not a well-formed RESP command array is corruption: the server refuses to
+// start, with the byte offset, rather than load a log it cannot trust.
+//
+// Not thread-safe; ReplayAppendLog blocks its caller until the replay ends.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "server/aof_load_report.h"
+#include "server/event_loop.h"
+#include "server/server_context.h"
+
+namespace kvlab {
+
+struct AppendLogScan {
+  uint64_t valid_bytes = 0;    // the prefix of whole units (commands, MULTI ... EXEC)
+  uint64_t dropped_bytes = 0;  // the truncated tail after it
+  uint64_t commands = 0;       // commands in the valid prefix
+  std::vector<uint64_t> unit_ends;  // the end of each whole unit, ascending
+  std::string corruption;      // non-empty: what is wrong, and where
+};
+
+AppendLogScan ScanAppendLog(std::string_view bytes);
+
+// Reads `path` (a missing file is an empty log), replays its valid prefix
+// through a Session run on `loop` (which must be running), and says what it
+// loaded. InvalidArgument on corruption or an unreadable file.
+Status ReplayAppendLog(const std::string& path, ServerContext& server, EventLoop& loop,
+                       AppendLogLoad* load);
+
+}  // namespace kvlab

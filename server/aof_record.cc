@@ -1,0 +1,115 @@
+#include "server/aof_record.h"
+
+#include <string>
+
+#include "engines/container_call.h"
+#include "server/commands/arguments.h"
+
+namespace kvlab {
+namespace {
+
+// The EXPIRE condition flags of kExpireAt's integer2, as arguments.
+void AddExpireConditions(int64_t bits, std::vector<std::string>& words) {
+  if (bits & kExpireIfNoExpiry) words.push_back("NX");
+  if (bits & kExpireIfHasExpiry) words.push_back("XX");
+  if (bits & kExpireIfGreater) words.push_back("GT");
+  if (bits & kExpireIfLess) words.push_back("LT");
+}
+
+// The effect of a one-operation command whose arguments hold a relative
+// time, as absolute-time arguments; empty when the arguments can stand.
+// Returns false when the command has no effect to log at all.
+bool AbsoluteForm(const Operation& op, std::vector<std::string>& words) {
+  switch (op.code) {
+    case OpCode::kExpireAt:
+      words = {"PEXPIREAT", std::string(op.key), std::to_string(op.integer)};
+      AddExpireConditions(op.integer2, words);
+      return true;
+    case OpCode::kGetEx:
+      if (op.integer == 0) return false;  // GETEX without options: a read
+      if (op.integer == kPersistDeadline) {
+        words = {"PERSIST", std::string(op.key)};
+      } else {
+        words = {"PEXPIREAT", std::string(op.key), std::to_string(op.integer)};
+      }
+      return true;
+    case OpCode::kSet:
+      words = {"SET", std::string(op.key), std::string(op.value)};
+      if (op.set.expire_at_ms != 0) {
+        words.push_back("PXAT");
+        words.push_back(std::to_string(op.set.expire_at_ms));
+      } else if (op.set.keep_ttl) {
+        words.push_back("KEEPTTL");
+      }
+      if (op.set.condition == SetOptions::Condition::kIfAbsent) words.push_back("NX");
+      if (op.set.condition == SetOptions::Condition::kIfPresent) words.push_back("XX");
+      return true;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+void AppendRespCommand(std::span<const std::string_view> args, std::string& out) {
+  out += '*';
+  out += std::to_string(args.size());
+  out += "\r\n";
+  for (std::string_view arg : args) {
+    out += '$';
+    out += std::to_string(arg.size());
+    out += "\r\n";
+    out.append(arg);
+    out += "\r\n";
+  }
+}
+
+void AofRecord::AddCommand(std::span<const std::string_view> args,
+                           std::span<const Operation> ops, uint32_t first_result) {
+  Piece piece;
+  if (ops.size() == 1 && ops[0].code == OpCode::kContainer && EqualsIgnoreCase(args[0], "spop")) {
+    piece.spop_key = std::string(ops[0].key);
+    piece.spop_result = first_result;
+    pieces_.push_back(std::move(piece));
+    return;
+  }
+  std::vector<std::string> words;
+  if (ops.size() == 1 && !AbsoluteForm(ops[0], words)) return;
+  if (words.empty()) {
+    AppendRespCommand(args, piece.bytes);
+  } else {
+    std::vector<std::string_view> views(words.begin(), words.end());
+    AppendRespCommand(views, piece.bytes);
+  }
+  pieces_.push_back(std::move(piece));
+}
+
+void AofRecord::WrapInTransaction() {
+  if (pieces_.empty()) return;
+  Piece multi, exec;
+  multi.bytes = "*1\r\n$5\r\nMULTI\r\n";
+  exec.bytes = "*1\r\n$4\r\nEXEC\r\n";
+  pieces_.insert(pieces_.begin(), std::move(multi));
+  pieces_.push_back(std::move(exec));
+}
+
+void AofRecord::RenderInto(std::span<const OpResult> results, std::string& out) const {
+  for (const Piece& piece : pieces_) {
+    if (piece.spop_key.empty()) {
+      out.append(piece.bytes);
+      continue;
+    }
+    const OpResult& popped = results[piece.spop_result];
+    std::vector<std::string_view> words = {"SREM", piece.spop_key};
+    if (popped.kind == OpResult::Kind::kBulk) {
+      words.push_back(popped.bulk.view());
+    } else if (popped.kind == OpResult::Kind::kReply) {
+      popped.reply->ForEach([&](ReplyList::Item item, int64_t, std::string_view bytes) {
+        if (item == ReplyList::Item::kBulk) words.push_back(bytes);
+      });
+    }
+    if (words.size() > 2) AppendRespCommand(words, out);
+  }
+}
+
+}  // namespace kvlab

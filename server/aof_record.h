@@ -1,0 +1,59 @@
+// AofRecord: one write command's record in the append-only log, in RESP —
+// what Redis's AOF holds: the command's effect, replayable at any later
+// time with the same result.
+//
+// Built by the Session before the batch runs, from the command's arguments
+// and the Operations its handler queued (which hold the absolute deadlines
+// the handler computed), so relative times never reach the log: EXPIRE,
+// PEXPIRE, EXPIREAT and GETEX EX/PX become PEXPIREAT, GETEX PERSIST becomes
+// PERSIST, SET EX/PX/EXAT, SETEX and PSETEX become SET ... PXAT. SPOP, the one
+// random write, is completed when it is appended: SREM of the members the
+// engine actually popped (as Redis propagates it). A transaction is one record
+// MULTI, its writes, EXEC; a multi-key command is one command; both are
+// appended whole by the engine (write_log.h), so a replay runs all or none.
+//
+// Not synchronised: built on the connection's thread, then only read
+// (RenderInto) by the engine thread that appends it, before the batch
+// completes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engines/operation.h"
+#include "engines/write_log.h"
+
+namespace kvlab {
+
+class AofRecord : public LogEntry {
+ public:
+  explicit AofRecord(WriteLog* target) { log = target; }
+
+  // Adds one command: `args` as received, `ops` the operations it queued,
+  // the first of which is the `first_result`-th result Append() will get.
+  void AddCommand(std::span<const std::string_view> args, std::span<const Operation> ops,
+                  uint32_t first_result);
+  // Encloses the commands added so far in MULTI ... EXEC.
+  void WrapInTransaction();
+  bool empty() const { return pieces_.empty(); }
+
+  // Appends the record's bytes to `out`, given the results of its operations.
+  void RenderInto(std::span<const OpResult> results, std::string& out) const;
+
+ private:
+  // Fixed bytes, or an SPOP whose members are only known once it has run.
+  struct Piece {
+    std::string bytes;
+    std::string spop_key;       // non-empty: render SREM spop_key <popped>
+    uint32_t spop_result = 0;
+  };
+  std::vector<Piece> pieces_;
+};
+
+// The RESP array of `args` (*N, then $len bulks), appended to `out`.
+void AppendRespCommand(std::span<const std::string_view> args, std::string& out);
+
+}  // namespace kvlab

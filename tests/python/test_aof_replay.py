@@ -1,0 +1,126 @@
+"""kvlab-server loading its append-only file at start: a truncated last record is
+dropped (the rest loads, INFO says how much was dropped, the file is cut there), and
+a corrupt record in the middle stops the start with a clear error and exit status 1."""
+
+import subprocess
+import zlib
+
+import pytest
+
+from kvlab.running import crash
+
+
+def resp(*args: str) -> bytes:
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        out += b"$%d\r\n%s\r\n" % (len(a), a.encode())
+    return out
+
+
+def start(build_dir, folder, engine="sharded"):
+    return crash.kvlab_server(build_dir, engine, "always").start(folder)
+
+
+@pytest.fixture
+def folder(build_dir, request):
+    # Short: the Unix socket's path must fit in 108 bytes.
+    path = build_dir / "aofr" / f"{zlib.crc32(request.node.name.encode()):08x}"
+    subprocess.run(["rm", "-rf", str(path)], check=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def info_fields(conn) -> dict:
+    text = conn.call("INFO", "persistence").decode()
+    return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+
+@pytest.mark.parametrize("engine", ["single", "sharded", "concurrent", "striped", "owner"])
+def test_a_truncated_last_record_is_dropped_and_the_rest_loads(build_dir, folder, engine):
+    whole = resp("SET", "a", "1") + resp("MULTI") + resp("INCR", "a") + resp("EXEC")
+    cut = resp("LPUSH", "l", "x")[:-3]
+    (folder / "appendonly.aof").write_bytes(whole + cut)
+    process = start(build_dir, folder, engine)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        assert conn.call("GET", "a") == b"2"
+        assert conn.call("EXISTS", "l") == 0
+        fields = info_fields(conn)
+        assert fields["aof_enabled"] == "1"
+        assert fields["loading"] == "0"
+        assert fields["aof_loaded_truncated_bytes"] == str(len(cut))
+        assert fields["aof_last_write_status"] == "ok"
+        conn.call("SET", "b", "after")  # appended after the cut, not after half a record
+    finally:
+        process.kill()
+        process.wait()
+    assert (folder / "appendonly.aof").read_bytes() == whole + resp("SET", "b", "after")
+
+
+def test_a_corrupt_record_in_the_middle_refuses_the_start(build_dir, folder):
+    good = resp("SET", "a", "1")
+    (folder / "appendonly.aof").write_bytes(good + b"?garbage\r\n" + resp("SET", "b", "2"))
+    result = subprocess.run([str(build_dir / "kvlab-server"), "--port", "0", "--unixsocket",
+                             str(folder / "s.sock"), "--appendonly", "yes", "--dir",
+                             str(folder)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "corrupt" in result.stderr and f"at byte {len(good)}" in result.stderr
+
+
+def test_writes_survive_a_clean_restart_and_config_reports_the_options(build_dir, folder):
+    process = start(build_dir, folder)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        conn.call("SET", "k", "v", "EX", "1000")
+        conn.call("HSET", "h", "f", "1")
+        assert conn.call("CONFIG", "GET", "appendfsync") == [b"appendfsync", b"always"]
+        assert conn.call("CONFIG", "GET", "dir") == [b"dir", str(folder).encode()]
+        assert conn.call("CONFIG", "GET", "appendonly") == [b"appendonly", b"yes"]
+    finally:
+        process.terminate()
+        process.wait()
+    process = start(build_dir, folder)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        assert conn.call("GET", "k") == b"v"
+        assert 990 <= conn.call("TTL", "k") <= 1000
+        assert conn.call("HGET", "h", "f") == b"1"
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize("engine", ["single", "sharded", "concurrent", "striped", "owner"])
+def test_blocking_pops_replay_as_what_they_popped(build_dir, folder, engine):
+    """A blocking command is logged as the look it ran (LMPOP, LMOVE, ZMPOP), at its
+    first look and at the retry that served it: replayed, what was popped stays popped,
+    and a look that found nothing replays as nothing (it never blocks the start)."""
+    process = start(build_dir, folder, engine)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        conn.call("RPUSH", "k", "a", "b")
+        assert conn.call("BLPOP", "k", "0") == [b"k", b"a"]        # served at once
+        waiter = crash.Connection(str(folder / "s.sock"))
+        waiter.send(["BLPOP", "empty", "k2", "0"])                  # blocks: nothing there
+        while conn.call("INFO", "clients").find(b"blocked_clients:1") < 0:
+            pass
+        conn.call("RPUSH", "k2", "x", "y")
+        assert waiter.reply() == [b"k2", b"x"]                      # served by a retry
+        assert conn.call("BLMOVE", "k", "k3", "LEFT", "RIGHT", "0") == b"b"
+        conn.call("ZADD", "z", "1", "m", "2", "n")
+        assert conn.call("BZPOPMIN", "z", "0") == [b"z", b"m", b"1"]
+    finally:
+        process.kill()   # SIGKILL: under `always` every acknowledged write is on disk
+        process.wait()
+    log = (folder / "appendonly.aof").read_bytes().lower()
+    assert b"blpop" not in log and b"blmove" not in log and b"bzpopmin" not in log
+    process = start(build_dir, folder, engine)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        assert conn.call("LRANGE", "k", "0", "-1") == []
+        assert conn.call("LRANGE", "k2", "0", "-1") == [b"y"]
+        assert conn.call("LRANGE", "k3", "0", "-1") == [b"b"]
+        assert conn.call("ZRANGE", "z", "0", "-1") == [b"n"]
+    finally:
+        process.kill()
+        process.wait()
