@@ -10,6 +10,8 @@ InlineEngine::InlineEngine(const EngineConfig& config)
     : traits_(TraitsOf(config)), multikey_(config.multikey) {}
 
 void InlineEngine::Execute(Batch& batch, Completion done) {
+  // Runs on the caller's thread: picked up where it was handed over (no hop).
+  if (batch.stage_marks != nullptr) NoteStagePickedUp(*batch.stage_marks, /*hop=*/false);
   // One clock reading per batch, like Redis's per-command time snapshot.
   const int64_t now_ms = UnixNowMs();
   // The whole-keyspace hooks under the names batch_in_order.h uses.
@@ -24,6 +26,7 @@ void InlineEngine::Execute(Batch& batch, Completion done) {
   RunBatchInOrder(batch, multikey_, now_ms, hooks, [this](Batch& b, AtomicGroup& group, int64_t now) {
     ExecuteGroup(b, group, now);
   });
+  if (batch.stage_marks != nullptr) NoteStageExecuted(*batch.stage_marks);
   done();
 }
 

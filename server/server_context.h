@@ -21,6 +21,7 @@
 #include "engines/engine.h"
 #include "server/config_parameters.h"
 #include "server/server_settings.h"
+#include "server/stage_stats.h"
 #include "server/watch_registry.h"
 
 namespace kvlab {
@@ -40,7 +41,11 @@ struct ServerContext {
       : engine(engine_ref),
         settings(std::move(settings_value)),
         watches(engine_ref.modifications()),
-        config(engine_ref, settings) {}
+        config(engine_ref, settings, stages) {
+    stages.spin_parse_ns = settings.stage_spin_parse_us * 1000;
+    stages.spin_execute_ns = settings.stage_spin_execute_us * 1000;
+    stages.SetSampleEvery(settings.stage_sample, engine_ref);
+  }
   ServerContext(const ServerContext&) = delete;
   ServerContext& operator=(const ServerContext&) = delete;
 
@@ -56,12 +61,16 @@ struct ServerContext {
   ServerSettings settings;
   ServerStats stats;
   WatchRegistry watches;  // WATCH across every connection; observes the engine
+  StageStats stages;      // INFO stages; declared before `config`, which sets its rate
   ConfigParameters config;  // CONFIG GET/SET; reads `settings`, changes engine limits
   // What SHUTDOWN does: kvlab-server's main sets it to stop the process as
   // SIGTERM does. Unset (a Session in a test or a fuzzer), SHUTDOWN answers
   // an error instead of ending the process it runs in. Set once, before the
   // first Session exists.
   std::function<void()> shutdown;
+  // Each I/O thread's busy versus waiting time (INFO stages' thread_io<i>),
+  // in loop order; set by main() with io_thread_ids, before the first Session.
+  std::vector<BusyWaitMeter*> io_thread_meters;
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/stage_clock.h"
 #include "server/cluster_routing.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
@@ -65,6 +66,7 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
     // results with a release store that this acquire load pairs with.
     awaiting_ = false;
     phase_.load(std::memory_order_acquire);
+    if (sample_ != nullptr) [[unlikely]] sample_->resumed = StageClockNs();
     RenderSlots(out);
   }
   resume_ = std::move(resume);
@@ -92,6 +94,7 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
   }
   parser_.Compact(input_);
   resume_ = nullptr;
+  if (sample_ != nullptr) [[unlikely]] FinishSample();
   return (client_.close_after_reply || protocol_error_) ? Progress::kClose : Progress::kNeedInput;
 }
 
@@ -111,6 +114,7 @@ void Session::ParseAndDispatch(std::string& out) {
         return;
       }
       if (args_.empty()) continue;  // "*0", "*-1" or a blank inline line
+      if (sample_ != nullptr && sample_->parsed == 0) [[unlikely]] NoteParsed();
     }
     holding_command_ = false;
     const CommandSpec* spec = table_.Find(args_[0]);
@@ -275,7 +279,24 @@ void Session::RunExec(std::string& immediate) {
   }
 }
 
+// The sampled request's first command is parsed (after the test-only spin).
+void Session::NoteParsed() {
+  if (sample_->spin_parse_ns != 0) SpinStageClock(sample_->spin_parse_ns);
+  sample_->parsed = StageClockNs();
+}
+
+// Its replies are queued (or, without a complete command, it had none).
+void Session::FinishSample() {
+  if (sample_->parsed != 0) sample_->queued = StageClockNs();
+  batch_.stage_marks = nullptr;
+  sample_ = nullptr;
+}
+
 bool Session::ExecuteBatch() {
+  if (sample_ != nullptr && sample_->handed == 0) [[unlikely]] {
+    sample_->handed = StageClockNs();
+    batch_.stage_marks = &sample_->engine;
+  }
   phase_.store(Phase::kExecuting, std::memory_order_relaxed);
   ctx_.engine.Execute(batch_, [this] { OnBatchDone(); });
   Phase expected = Phase::kExecuting;
@@ -338,6 +359,8 @@ void Session::RenderSlots(std::string& out) {
   }
   slots.clear();
   batch_.Clear();
+  // The sampled batch's replies are queued: later batches of the read are not sampled.
+  if (sample_ != nullptr && sample_->handed != 0) [[unlikely]] FinishSample();
   if (!render_state_.empty()) render_state_.clear();
   exec_storage_.clear();
   // EXECs forget their WATCHes once they have run (Redis: unwatchAllKeys).

@@ -43,6 +43,7 @@
 #include "server/command.h"
 #include "server/resp_parser.h"
 #include "server/server_context.h"
+#include "server/stage_sample.h"
 
 namespace kvlab {
 
@@ -70,6 +71,14 @@ class Session {
                  size_t out_limit = std::numeric_limits<size_t>::max());
 
   const ClientState& client() const { return client_; }
+
+  // The next Process() call is a sampled request's (stage_sample.h): it
+  // notes when the first command is parsed, when its batch is handed to the
+  // engine (pointing the batch at sample->engine), when the result comes
+  // back after a hop and when the batch's replies are queued, then forgets
+  // `sample`. A read without a complete command leaves `queued` 0.
+  // REQUIRES: no batch pending; `sample` outlives the Session's use of it.
+  void SampleNextRequest(StageSample* sample) { sample_ = sample; }
 
  private:
   enum class Phase : int { kIdle, kExecuting, kCompleted, kReturned };
@@ -104,6 +113,8 @@ class Session {
   bool ExecuteBatch();
   void OnBatchDone();
   void RenderSlots(std::string& out);
+  void NoteParsed();
+  void FinishSample();
 
   ServerContext& ctx_;
   const CommandTable& table_;
@@ -130,6 +141,7 @@ class Session {
   std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};
   std::function<void()> resume_;
+  StageSample* sample_ = nullptr;  // SampleNextRequest(); null for all but sampled requests
 };
 
 }  // namespace kvlab
