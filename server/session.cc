@@ -58,30 +58,42 @@ Session::~Session() {
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);
 }
 
+// Sampling costs a request that is not sampled one branch, here: the loop
+// and its helpers are compiled twice, and only the sampled copy notes times.
 Session::Progress Session::Process(std::string& out, std::function<void()> resume,
                                  size_t out_limit) {
+  if (sample_ != nullptr) [[unlikely]] return ProcessWith<true>(out, resume, out_limit);
+  return ProcessWith<false>(out, resume, out_limit);
+}
+
+// `resume` by reference: one move, into resume_, as before the two copies.
+template <bool kSampled>
+Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& resume,
+                                       size_t out_limit) {
   out_limit_ = out_limit;
   if (awaiting_) {
     // The engine finished on some thread; its completion published the
     // results with a release store that this acquire load pairs with.
     awaiting_ = false;
     phase_.load(std::memory_order_acquire);
-    if (sample_ != nullptr) [[unlikely]] sample_->resumed = StageClockNs();
-    RenderSlots(out);
+    if constexpr (kSampled) {
+      if (sample_ != nullptr) sample_->resumed = StageClockNs();
+    }
+    RenderSlots<kSampled>(out);
   }
   resume_ = std::move(resume);
   input_exhausted_ = false;
   while (true) {
     if (!batch_.ops.empty()) {
-      if (!ExecuteBatch()) {
+      if (!ExecuteBatch<kSampled>()) {
         awaiting_ = true;
         return Progress::kPending;
       }
-      RenderSlots(out);
+      RenderSlots<kSampled>(out);
       continue;
     }
     if (!slots_.empty()) {  // deferred replies that needed no engine work
-      RenderSlots(out);
+      RenderSlots<kSampled>(out);
       continue;
     }
     if (over_limit_ || out.size() > out_limit_) {
@@ -90,14 +102,17 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
       return Progress::kOutputLimit;
     }
     if (client_.close_after_reply || protocol_error_ || input_exhausted_) break;
-    ParseAndDispatch(out);
+    ParseAndDispatch<kSampled>(out);
   }
   parser_.Compact(input_);
   resume_ = nullptr;
-  if (sample_ != nullptr) [[unlikely]] FinishSample();
+  if constexpr (kSampled) {
+    if (sample_ != nullptr) FinishSample();
+  }
   return (client_.close_after_reply || protocol_error_) ? Progress::kClose : Progress::kNeedInput;
 }
 
+template <bool kSampled>
 void Session::ParseAndDispatch(std::string& out) {
   while (true) {
     if (!holding_command_) {
@@ -114,7 +129,9 @@ void Session::ParseAndDispatch(std::string& out) {
         return;
       }
       if (args_.empty()) continue;  // "*0", "*-1" or a blank inline line
-      if (sample_ != nullptr && sample_->parsed == 0) [[unlikely]] NoteParsed();
+      if constexpr (kSampled) {
+        if (sample_ != nullptr && sample_->parsed == 0) NoteParsed();
+      }
     }
     holding_command_ = false;
     const CommandSpec* spec = table_.Find(args_[0]);
@@ -292,10 +309,13 @@ void Session::FinishSample() {
   sample_ = nullptr;
 }
 
+template <bool kSampled>
 bool Session::ExecuteBatch() {
-  if (sample_ != nullptr && sample_->handed == 0) [[unlikely]] {
-    sample_->handed = StageClockNs();
-    batch_.stage_marks = &sample_->engine;
+  if constexpr (kSampled) {
+    if (sample_ != nullptr && sample_->handed == 0) {
+      sample_->handed = StageClockNs();
+      batch_.stage_marks = &sample_->engine;
+    }
   }
   phase_.store(Phase::kExecuting, std::memory_order_relaxed);
   ctx_.engine.Execute(batch_, [this] { OnBatchDone(); });
@@ -318,6 +338,7 @@ void Session::OnBatchDone() {
   resume();
 }
 
+template <bool kSampled>
 void Session::RenderSlots(std::string& out) {
   std::span<const OpResult> all(batch_.results);
   // Swap rather than move so both vectors keep their capacity across reads.
@@ -360,7 +381,9 @@ void Session::RenderSlots(std::string& out) {
   slots.clear();
   batch_.Clear();
   // The sampled batch's replies are queued: later batches of the read are not sampled.
-  if (sample_ != nullptr && sample_->handed != 0) [[unlikely]] FinishSample();
+  if constexpr (kSampled) {
+    if (sample_ != nullptr && sample_->handed != 0) FinishSample();
+  }
   if (!render_state_.empty()) render_state_.clear();
   exec_storage_.clear();
   // EXECs forget their WATCHes once they have run (Redis: unwatchAllKeys).

@@ -98,8 +98,13 @@ class Session {
   };
 
 
+  // Process() for a request that is sampled (kSampled: notes its stage
+  // times) or not; the helpers below come in the same two copies.
+  template <bool kSampled>
+  Progress ProcessWith(std::string& out, std::function<void()>& resume, size_t out_limit);
   // Parses and dispatches commands until the input is exhausted, the client
   // must close, or (per-command dispatch) one engine command is queued.
+  template <bool kSampled>
   void ParseAndDispatch(std::string& out);
   void Dispatch(const CommandSpec* spec, std::string& out);
   // EXEC: the queued commands into the batch as one AtomicGroup.
@@ -110,8 +115,10 @@ class Session {
   // run, so each one is decided on the memory its predecessors left.
   bool DecidesMemory(const CommandSpec& spec) const;
   // Runs the queued batch. True when it completed synchronously.
+  template <bool kSampled>
   bool ExecuteBatch();
   void OnBatchDone();
+  template <bool kSampled>
   void RenderSlots(std::string& out);
   void NoteParsed();
   void FinishSample();
