@@ -25,10 +25,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/busy_wait_meter.h"
 #include "base/status.h"
 #include "engines/modification_feed.h"
 #include "engines/operation.h"
 #include "engines/write_log.h"
+#include "engines/stage_marks.h"
 
 namespace kvlab {
 
@@ -75,6 +77,10 @@ struct Batch {
   // The arguments of the batch's container commands (Operation::arg_pool).
   std::vector<std::string_view> arg_pool;
   std::unique_ptr<BatchScratch> engine_scratch;  // see BatchScratch
+  // A sampled batch's engine-side stage times (stage_marks.h); nullptr for
+  // every batch not sampled. Set by the server before Execute(), alive
+  // until `done` has run.
+  EngineStageMarks* stage_marks = nullptr;
 
   void Clear() {
     ops.clear();
@@ -141,6 +147,14 @@ class Engine {
   // True while a batch's work is queued for, or running on, an I/O thread
   // other than its caller's: until then no I/O loop may stop. Thread-safe.
   virtual bool HasWorkInFlight() const { return false; }
+  // Busy versus waiting time of the engine's own threads (the sharded
+  // engine's shard threads), timed while `on` (stage sampling, set by the
+  // server at start and by CONFIG SET). ThreadTimes() names each thread
+  // ("shard0", ...); ResetThreadTimes() is CONFIG RESETSTAT. Thread-safe.
+  // Engines without threads of their own have none.
+  virtual void TimeThreads(bool on) { (void)on; }
+  virtual std::vector<std::pair<std::string, BusyWaitTotals>> ThreadTimes() const { return {}; }
+  virtual void ResetThreadTimes() {}
   // Redis's maxmemory rule: true once the engine's keys use at least the
   // configured limit, so commands that may grow the dataset are refused
   // whole before they run. A gauge: thread-safe, not a synchronisation point.

@@ -9,7 +9,20 @@ namespace kvlab {
 InlineEngine::InlineEngine(const EngineConfig& config)
     : traits_(TraitsOf(config)), multikey_(config.multikey) {}
 
+// A sampled batch (stage_marks.h) costs every other batch one branch.
 void InlineEngine::Execute(Batch& batch, Completion done) {
+  if (batch.stage_marks != nullptr) [[unlikely]] {
+    // Runs on the caller's thread: picked up where it was handed over (no hop).
+    NoteStagePickedUp(*batch.stage_marks, /*hop=*/false);
+    RunInOrder(batch);
+    NoteStageExecuted(*batch.stage_marks);
+  } else {
+    RunInOrder(batch);
+  }
+  done();
+}
+
+void InlineEngine::RunInOrder(Batch& batch) {
   // One clock reading per batch, like Redis's per-command time snapshot.
   const int64_t now_ms = UnixNowMs();
   // The whole-keyspace hooks under the names batch_in_order.h uses.
@@ -24,7 +37,6 @@ void InlineEngine::Execute(Batch& batch, Completion done) {
   RunBatchInOrder(batch, multikey_, now_ms, hooks, [this](Batch& b, AtomicGroup& group, int64_t now) {
     ExecuteGroup(b, group, now);
   });
-  done();
 }
 
 }  // namespace kvlab

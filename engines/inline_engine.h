@@ -46,6 +46,9 @@ class InlineEngine : public Engine {
   MultiKey multikey() const { return multikey_; }
 
  private:
+  // The batch in order on this thread (Execute() without its stage marks).
+  [[gnu::always_inline]] inline void RunInOrder(Batch& batch);
+
   const EngineTraits traits_;
   const MultiKey multikey_;
 };

@@ -112,7 +112,9 @@ void OwnerEngine::Execute(Batch& batch, Completion done) {
       }
     }
     if (all_mine) {
+      if (batch.stage_marks != nullptr) NoteStagePickedUp(*batch.stage_marks, /*hop=*/false);
       RunAllOn(me, batch, UnixNowMs());
+      if (batch.stage_marks != nullptr) NoteStageExecuted(*batch.stage_marks);
       Bump(owners_[me]->local_ops, batch.ops.size());
       done();
       return;
@@ -214,12 +216,16 @@ void OwnerEngine::Drain(unsigned owner) {
 void OwnerEngine::RunShare(unsigned owner, PendingBatch& pending, int64_t now_ms) {
   Owner& self = *owners_[owner];
   Batch& batch = *pending.batch;
+  // Read before the share: once every share is finished the caller may reuse the batch.
+  EngineStageMarks* const marks = batch.stage_marks;
+  if (marks != nullptr) NoteStagePickedUp(*marks, /*hop=*/pending.origin != owner);
   uint64_t group_ops = 0;  // a multi-owner group's are counted in multi_owner_groups_
   const uint64_t ops_run = kvlab::RunShare(pending, owner, self.keys, now_ms, [&](uint32_t g) {
     if (pending.barriers[g]->participants == 1) group_ops += batch.groups[g].count;
     ReachGroup(pending, g, multi_owner_groups_, [&] { RunGroup(batch, batch.groups[g], now_ms); });
   });
   Bump(pending.origin == owner ? self.local_ops : self.remote_ops, ops_run + group_ops);
+  if (marks != nullptr) NoteStageExecuted(*marks);
 }
 
 // REQUIRES: every owner the group touches is this thread or waits at its barrier.

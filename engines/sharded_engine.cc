@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "base/stage_clock.h"
 #include "engines/atomic_group.h"
 #include "engines/clock.h"
 #include "engines/engine_kind.h"
@@ -104,7 +105,16 @@ void ShardedEngine::RunShard(unsigned shard_index) {
   shard.thread_id.store(CurrentThreadId(), std::memory_order_release);
   shard.thread_id.notify_all();
   std::vector<PendingBatch*> received;
-  while (shard.inbox.ReceiveAll(&received)) {
+  for (;;) {
+    // Busy versus waiting: timed around the receive while stage sampling is on.
+    const bool timed = time_threads_.load(std::memory_order_relaxed);
+    if (timed) shard.busy_wait.WaitBegins(StageClockNs());
+    if (!shard.inbox.ReceiveAll(&received)) break;
+    if (timed) {
+      shard.busy_wait.WaitEnds(StageClockNs());
+    } else {
+      shard.busy_wait.Pause();
+    }
     const int64_t now_ms = UnixNowMs();  // one clock reading per wakeup
     for (PendingBatch* pending : received) RunShareOfBatch(shard_index, *pending, now_ms);
   }
@@ -113,9 +123,13 @@ void ShardedEngine::RunShard(unsigned shard_index) {
 void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending, int64_t now_ms) {
   Shard& shard = *shards_[shard_index];
   Batch& batch = *pending.batch;
+  // Read before the share: once it is finished the caller may reuse the batch.
+  EngineStageMarks* const marks = batch.stage_marks;
+  if (marks != nullptr) NoteStagePickedUp(*marks, /*hop=*/true);
   RunShare(pending, shard_index, shard.keys, now_ms, [&](uint32_t g) {
     ReachGroup(pending, g, multi_shard_groups_, [&] { RunGroup(batch, batch.groups[g], now_ms); });
   });
+  if (marks != nullptr) NoteStageExecuted(*marks);
   shard.operations.fetch_add(pending.first[shard_index + 1] - pending.first[shard_index],
                              std::memory_order_relaxed);
   FinishShare(&pending, [] {});
@@ -125,6 +139,20 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
 // thread or waiting at the group's barrier.
 void ShardedEngine::RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
   RunGroupOver(batch, group, shards_, [this](std::string_view key) { return ShardOf(key); }, now_ms);
+}
+
+void ShardedEngine::TimeThreads(bool on) { time_threads_.store(on, std::memory_order_relaxed); }
+
+std::vector<std::pair<std::string, BusyWaitTotals>> ShardedEngine::ThreadTimes() const {
+  std::vector<std::pair<std::string, BusyWaitTotals>> times;
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    times.emplace_back("shard" + std::to_string(s), shards_[s]->busy_wait.Totals());
+  }
+  return times;
+}
+
+void ShardedEngine::ResetThreadTimes() {
+  for (auto& shard : shards_) shard->busy_wait.Reset();
 }
 
 EngineInfo ShardedEngine::Info() const {

@@ -88,6 +88,9 @@ class ShardedEngine final : public Engine {
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }
   uint64_t MemoryLimit() const override { return meter_.Limit(); }
   void SetMemoryLimit(uint64_t bytes) override { meter_.SetLimit(bytes); }
+  void TimeThreads(bool on) override;
+  std::vector<std::pair<std::string, BusyWaitTotals>> ThreadTimes() const override;
+  void ResetThreadTimes() override;
 
  private:
   struct PendingBatch;  // one Execute() in flight: its per-shard work and completion
@@ -98,6 +101,7 @@ class ShardedEngine final : public Engine {
     PlainKeyspace keys;                // touched only by `thread`
     std::atomic<uint64_t> operations{0};
     std::atomic<pid_t> thread_id{0};   // set by `thread` when it starts (INFO's CPU figures)
+    BusyWaitMeter busy_wait;           // written by `thread`
     std::thread thread;
   };
 
@@ -117,6 +121,7 @@ class ShardedEngine final : public Engine {
   // Held while a batch with a multi-shard group is sent: the global order.
   std::mutex multi_shard_order_;
   std::atomic<uint64_t> multi_shard_groups_{0};
+  std::atomic<bool> time_threads_{false};  // TimeThreads()
 };
 
 }  // namespace kvlab

@@ -89,6 +89,12 @@ class PointRun final : public WindowSources {
     if (!config_.server_pids.empty()) return ProcessTreeCpuSeconds(config_.server_pids);
     return control_.CpuSeconds();
   }
+  // The entry node's INFO stages (of a cluster: that node's only).
+  StageTotals ServerStages() override {
+    std::string text;
+    if (!control_.Info("stages", &text).ok()) return {};
+    return ParseStageTotals(text);
+  }
   int64_t LoopWakeups() const override { return strategy_->loop_wakeups(); }
   int64_t Moved() const override { return strategy_->moved(); }
   int64_t IncrbySum() const {

@@ -27,6 +27,7 @@
 #include "harness/clients/client_strategy.h"
 #include "harness/clients/connection.h"
 #include "harness/measurement/latency_histogram.h"
+#include "harness/measurement/server_stages.h"
 #include "harness/status.h"
 #include "harness/clients/target.h"
 #include "harness/measurement/window_watch.h"
@@ -132,6 +133,7 @@ struct RepetitionResult {
   double loop_wakeups_per_op = -1;   // event loops woken per op; < 0: no event loop
   int64_t moved = -1;                // --route slots: -MOVED replies followed; < 0: not routed
   WindowFigures watched;  // interference and the server's costs (window_watch.h)
+  StageFigures stages;    // the server's INFO stages over the window (server_stages.h)
   LatencyHistogram latency;
   std::vector<ThroughputSlice> slices;
 };

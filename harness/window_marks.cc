@@ -19,6 +19,7 @@ WindowMark WindowMarks::Take() {
   if (rate_ > 0) mark.backlog = sources_.Backlog(mark.at_ns);
   mark.server_cpu_s = sources_.ServerCpuSeconds();
   mark.server_cpu_at_ns = NowNs();
+  mark.stages = sources_.ServerStages();
   return mark;
 }
 
@@ -34,6 +35,7 @@ RepetitionResult WindowMarks::Between(const WindowMark& start, WindowMark& end) 
   if (rate_ > 0) SetOpenLoop(start, end, &r);
   SetCosts(start, end, &r);
   r.watched = watch_.Between(start.watch, end.watch);
+  r.stages = StagesBetween(start.stages, end.stages);
   r.latency = std::move(end.counters.latency);
   return r;
 }

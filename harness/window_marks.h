@@ -2,7 +2,8 @@
 // boundaries — the threads' counters and the boundary's instant, the open
 // loop's backlog, the harness's CPU (process and per thread) and context
 // switches, the watched CPUs (window_watch.h), the server's CPU from INFO,
-// the event loops' wake-ups and the routed client's -MOVED count — taken
+// the event loops' wake-ups, the routed client's -MOVED count and the
+// server's per-stage time of sampled requests (INFO stages) — taken
 // together by Take() and turned into one repetition's figures by Between().
 // The sweep takes a mark after the warm-up and one at the end of every
 // window; each end is the next window's start.
@@ -32,6 +33,8 @@ class WindowSources {
   virtual double ServerCpuSeconds() = 0;
   virtual int64_t LoopWakeups() const = 0;  // < 0: no event loop
   virtual int64_t Moved() const = 0;        // < 0: not routed
+  // The server's INFO stages totals; not reported when it has none.
+  virtual StageTotals ServerStages() = 0;
 };
 
 // The readings at one window boundary.
@@ -47,6 +50,7 @@ struct WindowMark {
   uint64_t context_switches = 0;
   int64_t loop_wakeups = -1;
   int64_t moved = -1;
+  StageTotals stages;
 };
 
 class WindowMarks {

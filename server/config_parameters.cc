@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -122,6 +123,14 @@ const std::vector<Parameter>& Parameters() {
        .effect = Effect::kApplied, .kind = ValueKind::kMemory, .min = 0, .max = kLongMax,
        .read = ReadLimit(&EncodingLimits::hash_value_bytes),
        .apply = WriteLimit(&EncodingLimits::hash_value_bytes)},
+      {.name = "stage-sample", .effect = Effect::kApplied, .kind = ValueKind::kInteger,
+       .min = 0, .max = UINT32_MAX,
+       .read = [](ConfigParameters& c) {
+         return std::to_string(c.stages().sample_every.load(std::memory_order_relaxed));
+       },
+       .apply = [](ConfigParameters& c, unsigned long long value) {
+         c.stages().SetSampleEvery(static_cast<uint32_t>(value), c.engine());
+       }},
       {.name = "hz", .effect = Effect::kRecorded, .kind = ValueKind::kInteger, .min = 0,
        .max = kIntMax, .initial = "10"},
       {.name = "io-threads", .effect = Effect::kFixed, .kind = ValueKind::kInteger,
@@ -348,8 +357,9 @@ bool HasGlobBytes(std::string_view pattern) {
 
 }  // namespace
 
-ConfigParameters::ConfigParameters(Engine& engine, const ServerSettings& settings)
-    : engine_(engine), settings_(settings) {
+ConfigParameters::ConfigParameters(Engine& engine, const ServerSettings& settings,
+                                   StageStats& stages)
+    : engine_(engine), settings_(settings), stages_(stages) {
   MutexLock lock(mutex_);
   for (const Parameter& parameter : Parameters()) {
     if (parameter.effect == Effect::kRecorded) {

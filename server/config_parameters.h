@@ -1,7 +1,8 @@
 // ConfigParameters: what CONFIG GET and CONFIG SET know — Redis 7.0's
 // parameter names and aliases, kvlab's values, and what a SET does. Each
 // parameter has one of three effects:
-//   - applied: kvlab acts on it at once — maxmemory (the engine's limit) and
+//   - applied: kvlab acts on it at once — maxmemory (the engine's limit),
+//     stage-sample (kvlab's own: INFO stages' sampling rate) and
 //     the compact-encoding limits of hashes, sets and sorted sets
 //     (encoding_limits.h);
 //   - recorded: a Redis knob for a feature kvlab has differently or not at
@@ -31,6 +32,7 @@
 #include "base/mutex.h"
 #include "engines/engine.h"
 #include "server/server_settings.h"
+#include "server/stage_stats.h"
 
 namespace kvlab {
 
@@ -38,7 +40,7 @@ class ConfigParameters {
  public:
   enum class Effect { kApplied, kRecorded, kFixed };
 
-  ConfigParameters(Engine& engine, const ServerSettings& settings);
+  ConfigParameters(Engine& engine, const ServerSettings& settings, StageStats& stages);
   ConfigParameters(const ConfigParameters&) = delete;
   ConfigParameters& operator=(const ConfigParameters&) = delete;
 
@@ -59,6 +61,7 @@ class ConfigParameters {
   // What the parameters read and change.
   Engine& engine() { return engine_; }
   const ServerSettings& settings() const { return settings_; }
+  StageStats& stages() { return stages_; }
 
   struct Parameter;  // config_parameters.cc
 
@@ -67,6 +70,7 @@ class ConfigParameters {
 
   Engine& engine_;
   const ServerSettings& settings_;
+  StageStats& stages_;
   mutable Mutex mutex_;
   std::map<std::string, std::string, std::less<>> recorded_ GUARDED_BY(mutex_);
 };

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/stage_clock.h"
 #include "server/connection_registry.h"
 #include "server/server_context.h"
 
@@ -29,6 +30,8 @@ thread_local bool engine_wake_requested = false;
 // --appendonly: this I/O thread's connections whose replies wait for the
 // round's writes to reach the log (HoldUntilDurable()).
 thread_local std::vector<std::shared_ptr<Connection>> awaiting_durability;
+// Reads of this I/O thread left until the next sampled one (INFO stages).
+thread_local uint32_t reads_until_sample = 1;
 
 }  // namespace
 
@@ -41,6 +44,7 @@ Connection::Connection(EventLoop& loop, int socket_fd, ServerContext& context, C
       limits_(limits),
       registry_(registry),
       stats_(context.stats),
+      stages_(context.stages),
       engine_(context.engine),
       durable_log_(context.append_log) {
   stats_.connected_clients.fetch_add(1, std::memory_order_relaxed);
@@ -115,6 +119,10 @@ void Connection::Read() {
     return;
   }
   if (session_done_) return;  // after QUIT or a protocol error, input is ignored
+  if (const uint32_t every = stages_.sample_every.load(std::memory_order_relaxed); every != 0)
+      [[unlikely]] {
+    MaybeSampleThisRead(every, StageClockNs());
+  }
   stats_.total_net_input_bytes.fetch_add(static_cast<uint64_t>(bytes), std::memory_order_relaxed);
   // Bytes go to the session unless a pending batch still points into its
   // input, or the client is blocked (its later commands wait, as in Redis).
@@ -132,6 +140,35 @@ void Connection::OnBlockWake() {
   blocked_ = false;
   Drive();
   UpdateInterest();
+}
+
+// Counts the read; every `every`-th one on this thread becomes a sampled
+// request unless this connection cannot time it from its wake-up to its
+// send (one in flight already, a pending batch, a round not timed).
+void Connection::MaybeSampleThisRead(uint32_t every, int64_t received_ns) {
+  if (reads_until_sample > every) reads_until_sample = every;  // the rate was lowered
+  if (--reads_until_sample != 0) return;
+  reads_until_sample = every;
+  const int64_t wake = loop_.RoundWokeNs();
+  if (sampling_ || pending_batch_ || wake == 0) return;
+  sampling_ = true;
+  sample_.spin_parse_ns = stages_.spin_parse_ns;
+  sample_.engine.spin_ns = stages_.spin_execute_ns;
+  sample_.Start(wake, received_ns);
+  session_.SampleNextRequest(&sample_);
+}
+
+// After a Flush() that emptied the output: the sampled reply is sent, or
+// the read held no complete command (nothing was queued) and the sample is
+// dropped.
+void Connection::FinishSample() {
+  if (sample_.queued != 0) {
+    sample_.sent = StageClockNs();
+    stages_.Record(sample_);
+    sampling_ = false;
+  } else if (!pending_batch_) {
+    sampling_ = false;
+  }
 }
 
 void Connection::Drive() {
@@ -274,6 +311,7 @@ void Connection::Flush() {
                                             std::memory_order_relaxed);
     out_sent_ += static_cast<size_t>(sent);
   }
+  if (sampling_) [[unlikely]] FinishSample();
   out_.clear();
   out_sent_ = 0;
   // A burst of large replies should not pin its buffer for the connection's life.

@@ -20,6 +20,11 @@
 // always one fsync) after the round covers every write they may show
 // (HoldUntilDurable()).
 //
+// INFO stages: every Nth read of the I/O thread (StageStats::sample_every)
+// starts a sampled request, timed from the loop's wake-up to the send that
+// carries its reply; one at a time per connection, none while a batch is
+// pending (its bytes would belong to a later request).
+//
 // Thread-safety: every member runs on the connection's EventLoop thread;
 // only the resume callback is invoked elsewhere, and it only posts.
 #pragma once
@@ -32,6 +37,8 @@
 #include "server/event_loop.h"
 #include "server/server_settings.h"
 #include "server/session.h"
+#include "server/stage_sample.h"
+#include "server/stage_stats.h"
 
 namespace kvlab {
 
@@ -85,6 +92,9 @@ class Connection final : public EventLoop::Watcher,
   void Unregister();
   void WakeEngineAfterThisRound();
   uint64_t UnparsedBytes() { return session_.input().size() + staged_input_.size(); }
+  // INFO stages: whether this read starts a sampled request, and its end.
+  void MaybeSampleThisRead(uint32_t every, int64_t received_ns);
+  void FinishSample();
 
   EventLoop& loop_;
   int fd_;  // -1 once closed
@@ -93,6 +103,7 @@ class Connection final : public EventLoop::Watcher,
   const ConnectionLimits limits_;
   ConnectionRegistry& registry_;
   ServerStats& stats_;
+  StageStats& stages_;
   Engine& engine_;
 
   std::array<char, 16 * 1024> read_buffer_;
@@ -117,6 +128,9 @@ class Connection final : public EventLoop::Watcher,
   // wait for; else null.
   AppendLog* const durable_log_;
   std::string held_;  // with the log: replies waiting for the round's write
+  // The sampled request in flight (stage_sample.h), while `sampling_`.
+  StageSample sample_;
+  bool sampling_ = false;
 };
 
 }  // namespace kvlab

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include "base/stage_clock.h"
+
 namespace kvlab {
 namespace {
 
@@ -165,7 +167,19 @@ void EventLoop::Run() {
         timeout_ms = 0;  // posted while the after-round callbacks ran
       }
     }
+    const bool timed =
+        timing_switch_ != nullptr && timing_switch_->load(std::memory_order_relaxed) != 0;
+    if (timed) {
+      busy_wait_.WaitBegins(StageClockNs());
+    } else {
+      busy_wait_.Pause();
+      round_woke_ns_ = 0;
+    }
     const int ready = ::epoll_wait(epoll_fd_, events, kMaxEventsPerRound, timeout_ms);
+    if (timed) {
+      round_woke_ns_ = StageClockNs();
+      busy_wait_.WaitEnds(round_woke_ns_);
+    }
     {
       MutexLock lock(mutex_);
       sleeping_ = false;

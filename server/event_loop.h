@@ -22,11 +22,13 @@
 
 #include <sys/epoll.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "base/busy_wait_meter.h"
 #include "base/mutex.h"
 
 namespace kvlab {
@@ -91,6 +93,15 @@ class EventLoop {
   // True on the thread running this loop's Run().
   bool OnLoopThread() const;
 
+  // Round timing for INFO stages: while *switch_on is non-zero the loop
+  // reads the stage clock when epoll_wait returns (RoundWokeNs(), a sampled
+  // request's first timestamp) and adds its busy and waiting time to
+  // busy_wait(). Before Run(); `switch_on` outlives the loop.
+  void TimeRoundsWhile(const std::atomic<uint32_t>* switch_on) { timing_switch_ = switch_on; }
+  // Loop thread: when this round's epoll_wait returned; 0 when not timed.
+  int64_t RoundWokeNs() const { return round_woke_ns_; }
+  BusyWaitMeter& busy_wait() { return busy_wait_; }
+
  private:
   struct Slot {
     std::shared_ptr<Watcher> watcher;
@@ -109,6 +120,9 @@ class EventLoop {
   int64_t held_work_ = 0;
   std::vector<std::shared_ptr<Watcher>> retired_;  // forgotten this round, released after it
   std::vector<std::function<void()>> after_round_;
+  const std::atomic<uint32_t>* timing_switch_ = nullptr;  // TimeRoundsWhile()
+  int64_t round_woke_ns_ = 0;
+  BusyWaitMeter busy_wait_;
 
   Mutex mutex_;
   std::vector<std::function<void()>> posted_ GUARDED_BY(mutex_);

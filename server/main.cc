@@ -113,6 +113,12 @@ int main(int argc, char** argv) {
       });
     }
   }
+  // Each loop times its rounds while stage sampling is on (INFO stages).
+  for (size_t i = 0; i < io_threads.size(); ++i) {
+    kvlab::EventLoop& loop = io_threads.loop(i);
+    loop.TimeRoundsWhile(&server_context.stages.sample_every);
+    server_context.io_thread_meters.push_back(&loop.busy_wait());
+  }
   io_threads.Start();
   // Written before the first Session exists, as ServerContext requires.
   server_context.settings.io_thread_ids = io_threads.ThreadIds();

@@ -24,6 +24,7 @@
 #include "server/blocking_registry.h"
 #include "server/config_parameters.h"
 #include "server/server_settings.h"
+#include "server/stage_stats.h"
 #include "server/watch_registry.h"
 
 namespace kvlab {
@@ -44,7 +45,11 @@ struct ServerContext {
         settings(std::move(settings_value)),
         watches(engine_ref.modifications()),
         blocking(engine_ref.modifications()),
-        config(engine_ref, settings) {}
+                config(engine_ref, settings, stages) {
+    stages.spin_parse_ns = settings.stage_spin_parse_us * 1000;
+    stages.spin_execute_ns = settings.stage_spin_execute_us * 1000;
+    stages.SetSampleEvery(settings.stage_sample, engine_ref);
+  }
   ServerContext(const ServerContext&) = delete;
   ServerContext& operator=(const ServerContext&) = delete;
 
@@ -61,6 +66,7 @@ struct ServerContext {
   ServerStats stats;
   WatchRegistry watches;  // WATCH across every connection; observes the engine
   BlockingRegistry blocking;  // clients blocked in BLPOP and its kin; observes the engine
+  StageStats stages;      // INFO stages; declared before `config`, which sets its rate
   ConfigParameters config;  // CONFIG GET/SET; reads `settings`, changes engine limits
   // What SHUTDOWN does: kvlab-server's main sets it to stop the process as
   // SIGTERM does. Unset (a Session in a test or a fuzzer), SHUTDOWN answers
@@ -72,6 +78,9 @@ struct ServerContext {
   AppendLog* append_log = nullptr;
   std::atomic<bool> loading{false};
   AppendLogLoad append_log_load;
+  // Each I/O thread's busy versus waiting time (INFO stages' thread_io<i>),
+  // in loop order; set by main() with io_thread_ids, before the first Session.
+  std::vector<BusyWaitMeter*> io_thread_meters;
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

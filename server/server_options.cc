@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <filesystem>
+#include <cstdint>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -10,6 +11,7 @@
 
 #include "base/ascii_case.h"
 #include "engines/engine_kind.h"
+#include "server/stage_stats.h"
 #include "server/version.h"
 
 namespace kvlab {
@@ -131,6 +133,24 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
         bytes("client-output-buffer-limit", out.client_output_buffer_limit),
         bytes("client-query-buffer-limit", out.client_query_buffer_limit)}) {
     if (!parsed.ok()) return parsed;
+  }
+  uint64_t stage_sample = 0;
+  if (Status parsed = count("stage-sample", 0, UINT32_MAX, stage_sample); !parsed.ok()) return parsed;
+  out.stage_sample = static_cast<uint32_t>(stage_sample);
+  if (vm.count("stage-spin")) {
+    for (const std::string& spin : vm["stage-spin"].as<std::vector<std::string>>()) {
+      const size_t equals = spin.find('=');
+      const std::string stage = spin.substr(0, equals);
+      const auto usec = equals == std::string::npos ? std::nullopt
+                                                    : ParseUnsigned(std::string_view(spin).substr(equals + 1));
+      constexpr uint64_t kMaxSpinUsec = 1'000'000;
+      if (!usec || *usec > kMaxSpinUsec || (stage != "parse" && stage != "execute")) {
+        return Status::InvalidArgument("--stage-spin '" + spin +
+                                       "' must be parse=USEC or execute=USEC, USEC <= 1000000");
+      }
+      (stage == "parse" ? out.stage_spin_parse_us : out.stage_spin_execute_us) =
+          static_cast<int64_t>(*usec);
+    }
   }
   if (out.client_query_buffer_limit == 0) {
     return Status::InvalidArgument("--client-query-buffer-limit must be > 0");
@@ -299,7 +319,12 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
        "disconnect a client whose unsent replies exceed this")
       ("client-query-buffer-limit",
        po::value<std::string>()->default_value(MemorySizeText(kDefaultClientQueryBufferLimit)),
-       "disconnect a client whose unparsed input exceeds this");
+       "disconnect a client whose unparsed input exceeds this")
+      ("stage-sample", po::value<std::string>()->default_value(std::to_string(kDefaultStageSample)),
+       "time every Nth read of each I/O thread stage by stage (INFO stages; 0 = off)")
+      ("stage-spin", po::value<std::vector<std::string>>()->composing(),
+       "test-only known answer: STAGE=USEC (parse or execute) spins that long inside the "
+       "stage of every sampled request");
 
   po::variables_map vm;
   try {

@@ -50,6 +50,14 @@ struct ServerSettings {
   AppendFsync append_fsync = AppendFsync::kEverySec;
   std::string dir;                  // absolute; the working directory unless --dir
   std::string append_filename = "appendonly.aof";
+  // --stage-sample N: every Nth read of each I/O thread is timed stage by
+  // stage (server/stage_stats.h); 0 = off. The command line's default is
+  // kDefaultStageSample; a ServerContext built in a test samples nothing.
+  uint32_t stage_sample = 0;
+  // --stage-spin STAGE=USEC, test-only known answers: microseconds spun
+  // inside the parse or execute stage of every sampled request.
+  int64_t stage_spin_parse_us = 0;
+  int64_t stage_spin_execute_us = 0;
 
   // Known once the server runs (main()).
   std::string executable;           // argv[0], for INFO server

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/stage_clock.h"
 #include "engines/keyspace_ops.h"
 #include "server/cluster_routing.h"
 #include "server/command_table.h"
@@ -59,8 +60,18 @@ Session::~Session() {
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);
 }
 
+// Sampling costs a request that is not sampled one branch, here: the loop
+// and its helpers are compiled twice, and only the sampled copy notes times.
 Session::Progress Session::Process(std::string& out, std::function<void()> resume,
                                  size_t out_limit) {
+  if (sample_ != nullptr) [[unlikely]] return ProcessWith<true>(out, resume, out_limit);
+  return ProcessWith<false>(out, resume, out_limit);
+}
+
+// `resume` by reference: one move, into resume_, as before the two copies.
+template <bool kSampled>
+Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& resume,
+                                       size_t out_limit) {
   out_limit_ = out_limit;
   input_exhausted_ = false;
   if (awaiting_) {
@@ -71,21 +82,24 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
       // The engine finished on some thread; its completion published the
       // results with a release store that this acquire load pairs with.
       phase_.load(std::memory_order_acquire);
-      FinishBatch(out);
+      if constexpr (kSampled) {
+        if (sample_ != nullptr) sample_->resumed = StageClockNs();
+      }
+      FinishBatch<kSampled>(out);
     }
   }
   resume_ = std::move(resume);
   while (true) {
     if (!batch_.ops.empty()) {
-      if (!ExecuteBatch()) {
+      if (!ExecuteBatch<kSampled>()) {
         awaiting_ = true;
         return Progress::kPending;
       }
-      FinishBatch(out);
+      FinishBatch<kSampled>(out);
       continue;
     }
     if (!slots_.empty()) {  // deferred replies that needed no engine work
-      RenderSlots(out);
+      RenderSlots<kSampled>(out);
       continue;
     }
     if (over_limit_ || out.size() > out_limit_) {
@@ -103,13 +117,17 @@ Session::Progress Session::Process(std::string& out, std::function<void()> resum
       }
       continue;
     }
-    ParseAndDispatch(out);
+    ParseAndDispatch<kSampled>(out);
   }
   parser_.Compact(input_);
   resume_ = nullptr;
+  if constexpr (kSampled) {
+    if (sample_ != nullptr) FinishSample();
+  }
   return (client_.close_after_reply || protocol_error_) ? Progress::kClose : Progress::kNeedInput;
 }
 
+template <bool kSampled>
 void Session::ParseAndDispatch(std::string& out) {
   while (true) {
     if (!holding_command_) {
@@ -126,6 +144,9 @@ void Session::ParseAndDispatch(std::string& out) {
         return;
       }
       if (args_.empty()) continue;  // "*0", "*-1" or a blank inline line
+      if constexpr (kSampled) {
+        if (sample_ != nullptr && sample_->parsed == 0) NoteParsed();
+      }
     }
     holding_command_ = false;
     const CommandSpec* spec = table_.Find(args_[0]);
@@ -349,7 +370,27 @@ void Session::LogTransaction(const std::vector<std::vector<std::string>>& comman
   render_state_.push_back(std::move(record));
 }
 
+// The sampled request's first command is parsed (after the test-only spin).
+void Session::NoteParsed() {
+  if (sample_->spin_parse_ns != 0) SpinStageClock(sample_->spin_parse_ns);
+  sample_->parsed = StageClockNs();
+}
+
+// Its replies are queued (or, without a complete command, it had none).
+void Session::FinishSample() {
+  if (sample_->parsed != 0) sample_->queued = StageClockNs();
+  batch_.stage_marks = nullptr;
+  sample_ = nullptr;
+}
+
+template <bool kSampled>
 bool Session::ExecuteBatch() {
+  if constexpr (kSampled) {
+    if (sample_ != nullptr && sample_->handed == 0) {
+      sample_->handed = StageClockNs();
+      batch_.stage_marks = &sample_->engine;
+    }
+  }
   phase_.store(Phase::kExecuting, std::memory_order_relaxed);
   ctx_.engine.Execute(batch_, [this] { OnBatchDone(); });
   Phase expected = Phase::kExecuting;
@@ -387,9 +428,10 @@ void Session::StartBlocking() {
   input_exhausted_ = true;
 }
 
+template <bool kSampled>
 void Session::FinishBatch(std::string& out) {
   if (block_ && !BlockingLookAnswers()) [[unlikely]] return;
-  RenderSlots(out);
+  RenderSlots<kSampled>(out);
 }
 
 bool Session::BlockingLookAnswers() {
@@ -458,6 +500,7 @@ void Session::CancelBlocking() {
   if (block_) EndBlocking();
 }
 
+template <bool kSampled>
 void Session::RenderSlots(std::string& out) {
   std::span<const OpResult> all(batch_.results);
   // Swap rather than move so both vectors keep their capacity across reads.
@@ -499,6 +542,10 @@ void Session::RenderSlots(std::string& out) {
   }
   slots.clear();
   batch_.Clear();
+  // The sampled batch's replies are queued: later batches of the read are not sampled.
+  if constexpr (kSampled) {
+    if (sample_ != nullptr && sample_->handed != 0) FinishSample();
+  }
   if (!render_state_.empty()) render_state_.clear();
   exec_storage_.clear();
   // EXECs forget their WATCHes once they have run (Redis: unwatchAllKeys).

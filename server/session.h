@@ -51,6 +51,7 @@
 #include "server/aof_record.h"
 #include "server/resp_parser.h"
 #include "server/server_context.h"
+#include "server/stage_sample.h"
 
 namespace kvlab {
 
@@ -86,6 +87,13 @@ class Session {
   // The client went away while blocked: it stops waiting, and what it was
   // offered goes to the next waiter. Safe to call when not blocked.
   void CancelBlocking();
+  // The next Process() call is a sampled request's (stage_sample.h): it
+  // notes when the first command is parsed, when its batch is handed to the
+  // engine (pointing the batch at sample->engine), when the result comes
+  // back after a hop and when the batch's replies are queued, then forgets
+  // `sample`. A read without a complete command leaves `queued` 0.
+  // REQUIRES: no batch pending; `sample` outlives the Session's use of it.
+  void SampleNextRequest(StageSample* sample) { sample_ = sample; }
 
  private:
   enum class Phase : int { kIdle, kExecuting, kCompleted, kReturned };
@@ -105,8 +113,13 @@ class Session {
   };
 
 
+  // Process() for a request that is sampled (kSampled: notes its stage
+  // times) or not; the helpers below come in the same two copies.
+  template <bool kSampled>
+  Progress ProcessWith(std::string& out, std::function<void()>& resume, size_t out_limit);
   // Parses and dispatches commands until the input is exhausted, the client
   // must close, or (per-command dispatch) one engine command is queued.
+  template <bool kSampled>
   void ParseAndDispatch(std::string& out);
   void Dispatch(const CommandSpec* spec, std::string& out);
   // EXEC: the queued commands into the batch as one AtomicGroup.
@@ -117,6 +130,7 @@ class Session {
   // run, so each one is decided on the memory its predecessors left.
   bool DecidesMemory(const CommandSpec& spec) const;
   // Runs the queued batch. True when it completed synchronously.
+  template <bool kSampled>
   bool ExecuteBatch();
   // --appendonly: hangs the record of the write command that queued ops
   // [first_op, end) on its group (made one if it has none), for the engine
@@ -131,12 +145,14 @@ class Session {
   void LogTransaction(const std::vector<std::vector<std::string>>& commands, size_t header,
                       AtomicGroup& group);
   void OnBatchDone();
+  template <bool kSampled>
   void RenderSlots(std::string& out);
   // After a blocking command's handler: registers the client if its look
   // may leave it waiting.
   void StartBlocking();
   // After a batch: renders its replies, unless it was a blocking command's
   // look that found nothing (the client then waits).
+  template <bool kSampled>
   void FinishBatch(std::string& out);
   // A blocking command's look just ran alone in the batch: whether it
   // answers the client (else it is forgotten and the client waits).
@@ -145,6 +161,8 @@ class Session {
   // CLIENT UNBLOCK. False when it must sleep until woken.
   bool ResumeBlocked(std::string& out);
   void EndBlocking();
+  void NoteParsed();
+  void FinishSample();
 
   ServerContext& ctx_;
   const CommandTable& table_;
@@ -186,6 +204,7 @@ class Session {
   // file, or null (also while the file is replayed: the replaying Session
   // exists before the log does).
   AppendLog* const append_log_;
+  StageSample* sample_ = nullptr;  // SampleNextRequest(); null for all but sampled requests
 };
 
 }  // namespace kvlab

@@ -43,6 +43,17 @@ std::string PerOp(const char* format, double total, const RepetitionResult& r) {
   if (total < 0 || r.ops == 0) return "n/a";
   return CellOf(format, total / static_cast<double>(r.ops));
 }
+// INFO stages' stage `I` (ServerStageNames()): microseconds per sampled
+// request in the window; blank where the server did not record it.
+template <size_t I>
+std::string StageCell(const RowSource& s, const char* format) {
+  return CellOf(format, s.repetition.stages.us_per_request[I]);
+}
+#define KVLAB_STAGE_COLUMN(I, NAME, MEANING)                                                      \
+  {"stage_" NAME "_us", K::kNumber,                                                               \
+   "INFO stages: " MEANING ", microseconds per sampled request; empty: not recorded", "%.3f", \
+   StageCell<I>}
+
 std::string Cores(const char* format, double cores) { return cores < 0 ? "n/a" : CellOf(format, cores); }
 
 // The JSON file, when the window has a histogram to be read there.
@@ -179,6 +190,20 @@ const std::vector<PointColumn> kColumns = {
    [](const RowSource& s, const char* f) {
      return s.repetition.moved < 0 ? std::string() : CellOf(f, s.repetition.moved);
    }},
+  {"stage_samples", K::kNumber, "INFO stages: requests the server timed stage by stage in the window (kvlab-server --stage-sample); empty: none", "count",
+   [](const RowSource& s, const char* f) {
+     return s.repetition.stages.samples == 0 ? std::string() : CellOf(f, s.repetition.stages.samples);
+   }},
+  // In ServerStageNames()' order; what each stage spans: docs/server.md.
+  KVLAB_STAGE_COLUMN(0, "read", "loop wake-up to recv()"),
+  KVLAB_STAGE_COLUMN(1, "parse", "recv() to the first command parsed"),
+  KVLAB_STAGE_COLUMN(2, "dispatch", "parsed to handed to the engine"),
+  KVLAB_STAGE_COLUMN(3, "queue", "handed to picked up by another thread (a hop)"),
+  KVLAB_STAGE_COLUMN(4, "execute", "picked up to executed"),
+  KVLAB_STAGE_COLUMN(5, "return", "executed to back on the connection's thread (a hop)"),
+  KVLAB_STAGE_COLUMN(6, "render", "executed or returned to the reply queued"),
+  KVLAB_STAGE_COLUMN(7, "write", "reply queued to the send() that carried it"),
+  KVLAB_STAGE_COLUMN(8, "total", "loop wake-up to send(), the sum of the stages"),
   {"histogram", K::kText, "the JSON file holding the window's latency histogram (--json)", "",
    [](const RowSource& s, const char*) { return HistogramFile(s); }},
   {"status", K::kText, "ok | disturbed (--disturbed-above); a runner adds failed | skipped", "",

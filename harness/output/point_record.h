@@ -23,7 +23,7 @@
 namespace kvlab::harness {
 
 // Changes whenever a column is added, removed, renamed or changes meaning.
-inline constexpr const char* kPointSchema = "kvlab-points/1";
+inline constexpr const char* kPointSchema = "kvlab-points/2";
 
 // The event loop's settings as a row states them: 0 and "" for direct I/O.
 int LoopThreadsOf(const LoadConfig& config);

@@ -181,13 +181,25 @@ Fields KeyspaceSection(int64_t keys) {
   return {{"db0", "keys=" + std::to_string(keys) + ",expires=0,avg_ttl=0"}};
 }
 
+// kvlab's per-stage time of sampled requests (server/stage_stats.h), then
+// each thread's busy and waiting time: the I/O threads (io<i>; on `owner`
+// they are the owners too) and the engine's own threads (shard<i>).
+Fields StagesSection(const ServerContext& server) {
+  std::vector<std::pair<std::string, BusyWaitTotals>> threads;
+  for (size_t i = 0; i < server.io_thread_meters.size(); ++i) {
+    threads.emplace_back("io" + std::to_string(i), server.io_thread_meters[i]->Totals());
+  }
+  for (auto& thread : server.engine.ThreadTimes()) threads.push_back(std::move(thread));
+  return server.stages.InfoFields(threads);
+}
+
 // INFO's sections in Redis's order; `in_default` marks those INFO prints
 // without arguments.
 struct SectionName {
   const char* name;
   bool in_default;
 };
-constexpr std::array<SectionName, 9> kSections = {{{"server", true},
+constexpr std::array<SectionName, 10> kSections = {{{"server", true},
                                                    {"clients", true},
                                                    {"memory", true},
                                                    {"persistence", true},
@@ -195,7 +207,8 @@ constexpr std::array<SectionName, 9> kSections = {{{"server", true},
                                                    {"replication", true},
                                                    {"cpu", true},
                                                    {"keyspace", true},
-                                                   {"kvlab", true}}};
+                                                   {"kvlab", true},
+                                                   {"stages", false}}};
 
 // deferred.state: a std::string of the requested section names, lower case,
 // separated by spaces; empty means "default".
@@ -232,6 +245,7 @@ void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results
     else if (name == "replication") fields = ReplicationSection();
     else if (name == "cpu") fields = CpuSection();
     else if (name == "keyspace") fields = KeyspaceSection(keys);
+    else if (name == "stages") fields = StagesSection(server);
     else fields = KvlabSection(server, engine);
     if (printed++) body += "\r\n";
     std::string title(name);

@@ -125,7 +125,7 @@ TEST_F(KvlabLoadCliTest, SchemaNeedsNoTargetAndListsTheCsvColumns) {
   EXPECT_EQ(PythonOnJson(directory_ + "/schema.json",
                          "d['format'], [c['name'] for c in d['columns']][:2], "
                          "'status' in [c['name'] for c in d['columns']]"),
-            "kvlab-points/1 ['threads', 'client'] True\n");
+            "kvlab-points/2 ['threads', 'client'] True\n");
 }
 
 TEST_F(KvlabLoadCliTest, RowsCarryTheLabelsAndTheLocalServersCosts) {

@@ -1,10 +1,13 @@
 // WindowMarks (harness/window_marks.h): a mark takes every source's reading
 // at one boundary, and Between() turns two marks into a repetition's
 // figures — checked against a fake point whose counts, backlog, server CPU,
-// wake-ups and -MOVED replies are known.
+// wake-ups, -MOVED replies and INFO stages are known.
 #include "harness/window_marks.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
 
 namespace kvlab::harness {
 namespace {
@@ -25,6 +28,7 @@ class FakeSources final : public WindowSources {
   double ServerCpuSeconds() override { return server_cpu_s; }
   int64_t LoopWakeups() const override { return wakeups; }
   int64_t Moved() const override { return moved; }
+  StageTotals ServerStages() override { return ParseStageTotals(stages_info); }
 
   uint64_t at_ns_ = 0;
   ThreadCounters counters;
@@ -33,6 +37,7 @@ class FakeSources final : public WindowSources {
   double server_cpu_s = -1;
   int64_t wakeups = -1;
   int64_t moved = -1;
+  std::string stages_info;  // INFO stages' text
 };
 
 class WindowMarksTest : public testing::Test {
@@ -114,6 +119,60 @@ TEST_F(WindowMarksTest, OpenLoopBacklogDecidesBehind) {
   r = marks.Between(start, end);
   EXPECT_FALSE(r.behind);
   EXPECT_EQ(r.backlog, 50u);
+}
+
+// INFO stages at both edges: microseconds per request timed in the window,
+// stage by stage, adding up to the total's; a stage the window did not
+// record (queue: the server's engine has no hop) stays absent.
+TEST_F(WindowMarksTest, ServerStagesAreWindowDeltasPerSampledRequest) {
+  WindowMarks marks(sources_, watch_, /*rate=*/0, 1, 1.0);
+  sources_.stages_info =
+      "# Stages\r\nstage_sample:10\r\nstage_samples:100\r\n"
+      "stage_read:calls=100,usec=200.000,usec_per_call=2.000,p50=1.9,p99=3,p99.9=4\r\n"
+      "stage_execute:calls=100,usec=100.000,usec_per_call=1.000,p50=1,p99=1,p99.9=1\r\n"
+      "stage_queue:calls=7,usec=70.000,usec_per_call=10.000,p50=10,p99=10,p99.9=10\r\n"
+      "stage_total:calls=100,usec=370.000,usec_per_call=3.700,p50=3,p99=4,p99.9=5\r\n"
+      "thread_io0:busy_usec=1.000,wait_usec=2.000\r\n";
+  WindowMark start = marks.Take();
+  sources_.at_ns_ = 1'000'000'000;
+  sources_.stages_info =
+      "stage_read:calls=150,usec=300.000,usec_per_call=2.000,p50=2,p99=3,p99.9=4\r\n"
+      "stage_execute:calls=150,usec=250.000,usec_per_call=1.667,p50=1,p99=5,p99.9=5\r\n"
+      "stage_queue:calls=7,usec=70.000,usec_per_call=10.000,p50=10,p99=10,p99.9=10\r\n"
+      "stage_total:calls=150,usec=620.000,usec_per_call=4.133,p50=3,p99=6,p99.9=7\r\n";
+  WindowMark end = marks.Take();
+  const RepetitionResult r = marks.Between(start, end);
+  EXPECT_EQ(r.stages.samples, 50u);
+  const auto& names = ServerStageNames();
+  auto figure = [&](std::string_view name) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) return r.stages.us_per_request[i];
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(figure("read"), 2.0);
+  EXPECT_DOUBLE_EQ(figure("execute"), 3.0);
+  EXPECT_DOUBLE_EQ(figure("total"), 5.0);
+  EXPECT_TRUE(std::isnan(figure("queue")));  // no call in the window
+  EXPECT_TRUE(std::isnan(figure("parse")));  // never reported
+}
+
+// A server without INFO stages (redis-server), or totals that went back
+// (CONFIG RESETSTAT inside the window): no figure at all.
+TEST_F(WindowMarksTest, ServerStagesAbsentOrResetGiveNothing) {
+  WindowMarks marks(sources_, watch_, /*rate=*/0, 1, 1.0);
+  WindowMark start = marks.Take();
+  sources_.at_ns_ = 1'000'000'000;
+  WindowMark end = marks.Take();
+  RepetitionResult r = marks.Between(start, end);
+  EXPECT_EQ(r.stages.samples, 0u);
+  EXPECT_TRUE(std::isnan(r.stages.us_per_request[0]));
+  sources_.stages_info = "stage_total:calls=90,usec=9.0\r\n";
+  start = marks.Take();
+  sources_.stages_info = "stage_total:calls=3,usec=1.0\r\n";
+  end = marks.Take();
+  r = marks.Between(start, end);
+  EXPECT_EQ(r.stages.samples, 0u);
 }
 
 }  // namespace

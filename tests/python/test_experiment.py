@@ -74,6 +74,17 @@ def test_multi_key_commands_and_split_atomicity_reach_the_programs(tmp_path):
                                               "127.0.0.1", str(tmp_path / "s.sock"))
 
 
+def test_stage_sample_reaches_the_server_command(tmp_path):
+    from kvlab.running.servers import server_command
+    spec = parse(GOOD.replace('hop = "batch"', 'hop = "batch"\nstage_sample = 0')).server("sharded")
+    assert spec.stage_sample == 0 and "stage_sample=0" in spec.describe()
+    command = server_command(spec, tmp_path, 7000, "127.0.0.1", str(tmp_path / "s.sock"))
+    assert command[command.index("--stage-sample") + 1] == "0"
+    # Unset: the server's own default rate, no option passed.
+    assert "--stage-sample" not in server_command(parse(GOOD).server("sharded"), tmp_path, 7000,
+                                                  "127.0.0.1", str(tmp_path / "s.sock"))
+
+
 def test_sweep_servers_restrict_the_points():
     text = GOOD.replace('name = "s"\n', 'name = "s"\nservers = ["redis"]\n')
     assert {p.server for p in parse(text).points()} == {"redis"}

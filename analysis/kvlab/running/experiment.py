@@ -83,6 +83,8 @@ ExperimentError naming the file, the key and what is allowed.
     multikey = "atomic"              # kvlab only: atomic (default, as Redis) | split (multi-key
                                      # commands torn into single-key operations: the price of
                                      # the promise, measured)
+    stage_sample = 1000              # kvlab only: --stage-sample, every Nth read timed stage
+                                     # by stage (INFO stages); 0 = off; default: the server's
 
     [[sweep]]
     name = "p16"                     # required, unique
@@ -173,6 +175,7 @@ class ServerSpec:
     seed_engine: str | None = None
     multikey: str | None = None    # kvlab only: atomic (the default) | split
     route: str | None = None       # kvlab owner only: none (the default) | slots
+    stage_sample: int | None = None  # kvlab only: --stage-sample N (0 = off); None: the default
     nodes: int | str | None = None  # *-cluster: processes, or AUTO until the plan resolves it
     command: str | None = None     # command*: the command line template (commands.py)
     version: str | None = None     # command*: the build's label
@@ -201,7 +204,8 @@ class ServerSpec:
             threads = f" io-threads={self.io_threads}" if self.io_threads else ""
             return f"redis-server (Debian){threads}"
         parts = [f"engine={self.engine}"]
-        for field in ("shards", "hop", "stripes", "io_threads", "multikey", "route"):
+        for field in ("shards", "hop", "stripes", "io_threads", "multikey", "route",
+                      "stage_sample"):
             value = getattr(self, field)
             if value is not None:
                 parts.append(f"{field}={value}")
@@ -493,10 +497,11 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
     if "route" in options:
         route = c.get("route", str, allowed=kinds.routes())
     multikey = c.get("multikey", str, allowed=kinds.multikey_modes())
+    stage_sample = c.get("stage_sample", int, check=non_negative)
     c.finish()
     return ServerSpec(name=name, kind=kind, engine=engine, shards=shards, hop=hop,
                       stripes=stripes, io_threads=io_threads, seed_engine=seed_engine,
-                      multikey=multikey, route=route)
+                      multikey=multikey, route=route, stage_sample=stage_sample)
 
 
 def _parse_command_server(c: Checker, name: str, kind: str,

@@ -791,6 +791,7 @@ class Runner:
             "servers": {s.name: {"describe": s.describe(), "kind": s.kind, "engine": s.engine,
                                  "shards": s.shards, "hop": s.hop, "stripes": s.stripes,
                                  "io_threads": s.io_threads, "seed_engine": s.seed_engine,
+                                 "stage_sample": s.stage_sample,
                                  **({"command": s.command, "version": s.version,
                                      "nodes": s.nodes, "route": s.route}
                                     if s.is_command else {})}

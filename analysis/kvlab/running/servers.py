@@ -148,6 +148,8 @@ def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
         command += ["--stripes", str(spec.stripes)]
     if spec.multikey is not None:
         command += ["--multikey", spec.multikey]
+    if spec.stage_sample is not None:
+        command += ["--stage-sample", str(spec.stage_sample)]
     if spec.io_threads is not None:
         command += ["--io-threads", str(spec.io_threads)]
     if shard_ports is not None:
