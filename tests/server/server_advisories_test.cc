@@ -5,8 +5,6 @@
 // test is named after its advisory's CVE id.
 //
 // Advisories that do not apply to kvlab, and why:
-//   CVE-2023-22458, and the HRANDFIELD/ZRANDMEMBER half of CVE-2023-25155:
-//     kvlab has no HRANDFIELD or ZRANDMEMBER (SRANDMEMBER is tested below).
 //   CVE-2023-36824 (COMMAND GETKEYS key extraction): kvlab has no GETKEYS.
 //   ZRANGESTORE LIMIT overflow: kvlab has no ZRANGESTORE (ZRANGE LIMIT is
 //     tested below).
@@ -206,6 +204,28 @@ TEST_P(ServerAdvisories, Cve2023_25155_SrandmemberLongMinCount) {
   ExpectSameUnordered({"SRANDMEMBER", "words", std::to_string(1ll << 32)});
   ExpectSameUnordered({"SPOP", "words", kLongMax});
   ExpectSame({{"EXISTS", "words"}});
+  ExpectHealthy();
+}
+
+// CVE-2023-22458 and the other half of CVE-2023-25155: HRANDFIELD and
+// ZRANDMEMBER with a huge negative count (WITHVALUES/WITHSCORES doubled it
+// into an overflow, or asked for billions of random picks).
+TEST_P(ServerAdvisories, Cve2023_22458_HrandfieldZrandmemberHugeCounts) {
+  ASSERT_NO_FATAL_FAILURE(StartBoth());
+  ExpectSame({{"HSET", "h", "f1", "v1", "f2", "v2"},
+              {"ZADD", "z", "1", "m1", "2", "m2"},
+              {"HRANDFIELD", "h", kLongMin},
+              {"HRANDFIELD", "h", kLongMin, "WITHVALUES"},
+              {"HRANDFIELD", "h", "-4611686018427387904", "WITHVALUES"},
+              {"HRANDFIELD", "missing", kLongMin, "WITHVALUES"},
+              {"ZRANDMEMBER", "z", kLongMin},
+              {"ZRANDMEMBER", "z", kLongMin, "WITHSCORES"},
+              {"ZRANDMEMBER", "z", "-4611686018427387904", "WITHSCORES"},
+              {"ZRANDMEMBER", "missing", kLongMin, "WITHSCORES"},
+              {"HRANDFIELD", "h", "9223372036854775808"},
+              {"ZRANDMEMBER", "z", "-9223372036854775809"}});
+  ExpectSameUnordered({"HRANDFIELD", "h", kLongMax, "WITHVALUES"});
+  ExpectSameUnordered({"ZRANDMEMBER", "z", kLongMax, "WITHSCORES"});
   ExpectHealthy();
 }
 
