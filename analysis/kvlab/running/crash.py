@@ -37,9 +37,14 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Union
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
+
+
+# A RESP2 reply as read: status text, integer, bulk bytes or nil, or an array of them.
+Reply = Union[str, int, bytes, None, list]
 
 
 class RespError(Exception):
@@ -49,7 +54,7 @@ class RespError(Exception):
 class Connection:
     """A minimal blocking RESP2 client over a Unix socket."""
 
-    def __init__(self, path: str, timeout: float = 10.0):
+    def __init__(self, path: str, timeout: float = 10.0) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(path)
@@ -76,7 +81,7 @@ class Connection:
         line, self.buf = self.buf.split(b"\r\n", 1)
         return line
 
-    def reply(self):
+    def reply(self) -> Reply:
         line = self._line()
         kind, rest = line[:1], line[1:]
         if kind == b"+":
@@ -101,7 +106,7 @@ class Connection:
             return None if n < 0 else [self.reply() for _ in range(n)]
         raise ConnectionError(f"bad reply {line!r}")
 
-    def call(self, *args):
+    def call(self, *args: str | bytes | int) -> Reply:
         self.send(list(args))
         return self.reply()
 
@@ -211,7 +216,7 @@ def _writer(path: str, w: int, expected: Expected, stop: threading.Event,
         conn.close()
 
 
-def _number(value) -> int:
+def _number(value: Reply) -> int:
     return 0 if value is None else int(value)
 
 
