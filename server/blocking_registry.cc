@@ -17,6 +17,7 @@ class BlockingRegistry::Waiter {
   bool armed = false;      // sleeping: the next event calls `wake`
   bool counted = false;    // has slept once: a blocked client
   bool timed_out = false;
+  uint64_t service_ticket = 0;  // in service (a key handed, retry not run yet); 0: not
   Event unblock = Event::kNone;
   std::vector<std::string> ready;   // handed since the last Arm(), in order
   std::vector<std::string> handed;  // every key handed since Block()
@@ -32,6 +33,9 @@ BlockingRegistry::~BlockingRegistry() {
   timers_changed_.notify_all();
   if (timers.joinable()) timers.join();
   feed_.SetReady(nullptr);
+  MutexLock lock(mutex_);
+  for (ServedWait& wait : served_waits_) wait.served();  // nobody is left to serve
+  served_waits_.clear();
 }
 
 std::shared_ptr<BlockingRegistry::Waiter> BlockingRegistry::Block(
@@ -81,6 +85,7 @@ BlockingRegistry::Wake BlockingRegistry::Arm(Waiter& waiter) {
     wake.event = Event::kTimeout;
   } else {
     waiter.armed = true;
+    LeaveServiceLocked(waiter);  // its retry found nothing: it sleeps again
   }
   return wake;
 }
@@ -100,8 +105,10 @@ void BlockingRegistry::Unblock(Waiter& waiter) {
   if (client != clients_.end() && client->second == &waiter) clients_.erase(client);
   if (waiter.deadline) deadlines_.erase(waiter.deadline_at);
   if (waiter.counted) --sleeping_;
-  // What it was handed may still be there: the next waiter looks.
+  // What it was handed may still be there: the next waiter looks (and is
+  // in service before this one leaves it: the next link of a chain).
   for (const std::string& key : waiter.handed) OfferLocked(key);
+  LeaveServiceLocked(waiter);
   if (queues_.empty()) feed_.SetReady(nullptr);
 }
 
@@ -135,7 +142,54 @@ void BlockingRegistry::OfferLocked(std::string_view key) {
   if (std::find(first.handed.begin(), first.handed.end(), key) == first.handed.end()) {
     first.handed.emplace_back(key);
   }
+  EnterServiceLocked(first);
   FireLocked(first);
+}
+
+void BlockingRegistry::EnterServiceLocked(Waiter& waiter) {
+  if (waiter.service_ticket != 0) return;
+  waiter.service_ticket = next_ticket_++;
+  in_service_.insert(waiter.service_ticket);
+  any_in_service_.store(true, std::memory_order_relaxed);
+}
+
+void BlockingRegistry::LeaveServiceLocked(Waiter& waiter) {
+  if (waiter.service_ticket == 0) return;
+  in_service_.erase(waiter.service_ticket);
+  waiter.service_ticket = 0;
+  if (in_service_.empty()) any_in_service_.store(false, std::memory_order_relaxed);
+  AnswerServedLocked();
+}
+
+bool BlockingRegistry::AwaitServed(std::function<void()>& served) {
+  // Relaxed is enough: a waiter the batch's own writes put in service did
+  // so before the engine published the batch's completion to this thread.
+  if (!any_in_service_.load(std::memory_order_relaxed)) return false;
+  MutexLock lock(mutex_);
+  if (in_service_.empty()) return false;
+  served_waits_.push_back(ServedWait{next_ticket_ - 1, 1, std::move(served)});
+  return true;
+}
+
+void BlockingRegistry::AnswerServedLocked() {
+  for (size_t i = 0; i < served_waits_.size();) {
+    ServedWait& wait = served_waits_[i];
+    if (!in_service_.empty() && *in_service_.begin() <= wait.upto) {
+      ++i;  // one it waits for is still in service
+      continue;
+    }
+    if (!in_service_.empty() && wait.links < kMaxChain) {
+      // Those it waited for are served; the ones in service now entered
+      // before that, perhaps woken by them: the chain's next link.
+      wait.upto = next_ticket_ - 1;
+      ++wait.links;
+      ++i;
+      continue;
+    }
+    wait.served();
+    served_waits_[i] = std::move(served_waits_.back());
+    served_waits_.pop_back();
+  }
 }
 
 void BlockingRegistry::FireLocked(Waiter& waiter) {

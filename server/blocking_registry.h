@@ -18,12 +18,25 @@
 // registered: a write that creates a container pays one atomic load
 // otherwise, and no other command pays anything.
 //
+// Redis serves the clients a write woke before it runs the next command
+// (handleClientsBlockedOnKeys() after every call), so the writer's next
+// command sees what they took, however their moves chain (a BLMOVE whose
+// push wakes another waiter). Here a waiter is served on its own thread:
+// a key handed to it puts it "in service" until its retry has run (it
+// sleeps again, or is done), and a Session whose batch finished while any
+// waiter is in service holds its replies back until AwaitServed() says
+// they are all served, following a chain up to kMaxChain links; only
+// then can the writer's client (or anyone its reply reached) send its
+// next command. Commands that run meanwhile on other connections are
+// concurrent with the write, as on any multi-threaded server.
+//
 // Thread-safe: the engine's threads report keys, a timer thread ends
 // timeouts, and Sessions block and unblock from their connections' threads.
 // A client's `wake` is called with the registry's lock held, at most once
 // per Arm(), and must only post work to the client's own thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -31,6 +44,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -88,12 +102,40 @@ class BlockingRegistry final : public ReadyObserver {
   // Clients that sleep in a blocking command now (INFO's blocked_clients).
   uint64_t blocked_clients() const;
 
+  // How many links of a chain of waiters (one's move waking the next)
+  // AwaitServed() follows before it answers anyway, so that a writer is
+  // never held back for good by a stream of other clients' services.
+  static constexpr int kMaxChain = 16;
+  // A batch just finished. False when no waiter is in service: go on
+  // (`served` is left as it was). True when some are: `served` is taken
+  // and will be called once (from any thread, with the registry's lock
+  // held, so it must only post) when every waiter in service now, and the
+  // ones in service by the time those are served (the chain's next link,
+  // up to kMaxChain links), have been served. One relaxed atomic load
+  // when no waiter is in service.
+  bool AwaitServed(std::function<void()>& served);
+
   // ReadyObserver.
   void KeyReady(std::string_view key) override;
 
  private:
   void OfferLocked(std::string_view key) REQUIRES(mutex_);
   void FireLocked(Waiter& waiter) REQUIRES(mutex_);
+  // A key was handed to `waiter`: it is in service until LeaveServiceLocked().
+  void EnterServiceLocked(Waiter& waiter) REQUIRES(mutex_);
+  // `waiter`'s retry has run (it sleeps again, or is done waiting).
+  void LeaveServiceLocked(Waiter& waiter) REQUIRES(mutex_);
+  // Calls the AwaitServed() callbacks whose waiters are all served.
+  void AnswerServedLocked() REQUIRES(mutex_);
+
+  // A writer waiting in AwaitServed(): it waits for the waiters whose
+  // service tickets are at most `upto`; when those are served and others
+  // are in service, they are the next link of the chain.
+  struct ServedWait {
+    uint64_t upto = 0;
+    int links = 1;
+    std::function<void()> served;
+  };
   void RunTimers();
 
   ModificationFeed& feed_;
@@ -104,6 +146,11 @@ class BlockingRegistry final : public ReadyObserver {
   std::unordered_map<uint64_t, Waiter*> clients_ GUARDED_BY(mutex_);
   std::multimap<Clock::time_point, Waiter*> deadlines_ GUARDED_BY(mutex_);
   uint64_t sleeping_ GUARDED_BY(mutex_) = 0;
+  // Service tickets of the waiters in service, in the order they entered.
+  std::set<uint64_t> in_service_ GUARDED_BY(mutex_);
+  uint64_t next_ticket_ GUARDED_BY(mutex_) = 1;
+  std::atomic<bool> any_in_service_{false};  // !in_service_.empty(), for the fast path
+  std::vector<ServedWait> served_waits_ GUARDED_BY(mutex_);
   bool stopping_ GUARDED_BY(mutex_) = false;
   uint64_t timer_changes_ GUARDED_BY(mutex_) = 0;  // a new earliest deadline
   std::condition_variable timers_changed_;

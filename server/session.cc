@@ -76,7 +76,10 @@ Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& 
   input_exhausted_ = false;
   if (awaiting_) {
     awaiting_ = false;
-    if (block_ && batch_.ops.empty()) [[unlikely]] {
+    if (awaiting_served_) [[unlikely]] {
+      awaiting_served_ = false;  // the waiters the batch woke are served
+      FinishBatch<kSampled>(out);
+    } else if (block_ && batch_.ops.empty()) [[unlikely]] {
       input_exhausted_ = true;  // woken while blocked: parse nothing yet
     } else {
       // The engine finished on some thread; its completion published the
@@ -85,6 +88,7 @@ Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& 
       if constexpr (kSampled) {
         if (sample_ != nullptr) sample_->resumed = StageClockNs();
       }
+      if (AwaitWaitersServed(resume)) [[unlikely]] return Progress::kPending;
       FinishBatch<kSampled>(out);
     }
   }
@@ -95,6 +99,7 @@ Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& 
         awaiting_ = true;
         return Progress::kPending;
       }
+      if (AwaitWaitersServed(resume_)) [[unlikely]] return Progress::kPending;
       FinishBatch<kSampled>(out);
       continue;
     }
@@ -410,6 +415,14 @@ void Session::OnBatchDone() {
   std::function<void()> resume = std::move(resume_);
   phase_.store(Phase::kIdle, std::memory_order_release);
   resume();
+}
+
+bool Session::AwaitWaitersServed(std::function<void()>& resume) {
+  // A blocked client's own look is a waiter's service: it never waits.
+  if (block_ || !ctx_.blocking.AwaitServed(resume)) [[likely]] return false;
+  awaiting_ = true;
+  awaiting_served_ = true;
+  return true;
 }
 
 void Session::StartBlocking() {

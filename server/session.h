@@ -12,7 +12,9 @@
 //   1. append received bytes to input();
 //   2. call Process(out, resume) and act on the Progress it returns:
 //      kNeedInput — every buffered command is answered; write `out`, read more.
-//      kPending   — an engine batch is running asynchronously. `resume` will be
+//      kPending   — an engine batch is running asynchronously, or its replies
+//                   wait until the blocked clients it woke are served
+//                   (AwaitWaitersServed()). `resume` will be
 //                   called exactly once, from any thread; post it to the
 //                   connection's thread and call Process() again from there.
 //                   Until then do not touch input() or call Process(); `out`
@@ -150,6 +152,12 @@ class Session {
   // After a blocking command's handler: registers the client if its look
   // may leave it waiting.
   void StartBlocking();
+  // A batch finished while some blocked client is being served (a waiter
+  // this batch, or another, woke): true when its replies must wait until
+  // those are served, as Redis serves them before the next command
+  // (blocking_registry.h); `resume` is then taken, and called once they
+  // are, and Process() must return kPending.
+  bool AwaitWaitersServed(std::function<void()>& resume);
   // After a batch: renders its replies, unless it was a blocking command's
   // look that found nothing (the client then waits).
   template <bool kSampled>
@@ -175,6 +183,7 @@ class Session {
   bool input_exhausted_ = false;
   bool holding_command_ = false;   // args_ holds a parsed command not yet dispatched
   bool awaiting_ = false;          // Process() returned kPending or kBlocked
+  bool awaiting_served_ = false;   // ... kPending for AwaitWaitersServed()
   size_t out_limit_ = std::numeric_limits<size_t>::max();  // of this Process() call
   bool over_limit_ = false;        // `out` passed out_limit_: stop and report it
   std::string scratch_;            // an immediate reply that must wait its turn
