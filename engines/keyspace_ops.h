@@ -25,6 +25,7 @@
 #include "engines/container.h"
 #include "engines/container_call.h"
 #include "engines/containers/zset_value.h"
+#include "engines/dump_payload.h"
 #include "engines/entry.h"
 #include "engines/memory_meter.h"
 #include "engines/modification_feed.h"
@@ -69,6 +70,7 @@ inline bool IsReadOnly(const Operation& op) {
     case OpCode::kGet: case OpCode::kExists: case OpCode::kStrlen: case OpCode::kPttl:
     case OpCode::kGetRange: case OpCode::kType: case OpCode::kObjectEncoding:
     case OpCode::kObjectRefcount: case OpCode::kMemoryUsage: case OpCode::kExpireTime:
+    case OpCode::kDump:
       return true;
     case OpCode::kVisit:
       return op.integer == 0;
@@ -87,6 +89,7 @@ inline bool MayGrowMemory(const Operation& op) {
   switch (op.code) {
     case OpCode::kSet: case OpCode::kGetSet: case OpCode::kIncrBy: case OpCode::kAppend:
     case OpCode::kIncrByFloat: case OpCode::kSetRange: case OpCode::kStoreCarry:
+    case OpCode::kRestore:
       return true;
     case OpCode::kContainer:
       return (op.container_command->flags & kContainerDenyOom) != 0;
@@ -207,6 +210,8 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
       return live ? OpResult::Integer(RedisRefcount(*live)) : OpResult::Nil();
     case OpCode::kMemoryUsage:
       return live ? OpResult::Integer(Footprint(op.key, *live)) : OpResult::Nil();
+    case OpCode::kDump:
+      return live ? OpResult::Bulk(DumpPayload(*live)) : OpResult::Nil();
     case OpCode::kObjectEncoding:
       if (!live) return OpResult::Nil();
       return OpResult::Bulk(live->container ? live->container->Encoding()
@@ -343,6 +348,26 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
       if (!live) return OpResult::Integer(0);
       handle.Erase();
       return OpResult::Integer(1);
+    case OpCode::kRestore: {
+      // restoreCommand(): an existing key is BUSYKEY unless REPLACE; a
+      // deadline already passed (checkAlreadyExpired()) only removes it.
+      if (live && op.integer2 == 0) return OpResult::Integer(1);
+      if (op.integer != 0 && op.integer <= now_ms) {
+        if (live) handle.Erase();
+        return OpResult::Ok();
+      }
+      RestoredValue value;
+      if (ReadPayload(op.value, &value) != PayloadStatus::kOk) {
+        return OpResult::ErrorText("ERR Bad data format");  // the server checked it first
+      }
+      if (value.container) {
+        Container* address = value.container.release();
+        handle.Store(AddressBytes(&address), op.integer, ValueForm::kContainer);
+      } else {
+        handle.Store(value.string_value, op.integer, ValueForm::kString);
+      }
+      return OpResult::Ok();
+    }
     case OpCode::kIncrBy: {
       int64_t current = 0;  // a missing key counts as 0
       if (live) {

@@ -66,6 +66,11 @@ enum class OpCode : uint8_t {
   kMemoryUsage, // -> kInteger the entry's Footprint() bytes (the maxmemory
              //    estimate), or kNil when missing
   kExpireTime, // -> kInteger absolute deadline in unix ms, -1 none, -2 missing
+  kDump,     // -> kBulk DUMP's payload of the entry (dump_payload.h), or kNil when missing
+  kRestore,  // `value`: a payload ReadPayload() accepts; `integer`: deadline in unix
+             //    ms (0 none; one already passed only removes the key); `integer2`
+             //    1 = REPLACE -> kInteger 1 when the key exists without REPLACE
+             //    (BUSYKEY: nothing changes), else kOk
   // Guards and carries: only inside an AtomicGroup (the server adds them).
   kRequireAbsent, // -> kInteger 1 if the key exists (the guard fails), else 0
   kLoadCarry,  // copies value and expiry into the group's carry; `integer` 1 also

@@ -44,6 +44,12 @@ bool AbsoluteForm(const Operation& op, std::vector<std::string>& words) {
       if (op.set.condition == SetOptions::Condition::kIfAbsent) words.push_back("NX");
       if (op.set.condition == SetOptions::Condition::kIfPresent) words.push_back("XX");
       return true;
+    case OpCode::kRestore:
+      // As Redis propagates it: the TTL as an absolute deadline.
+      words = {"RESTORE", std::string(op.key), std::to_string(op.integer), std::string(op.value)};
+      if (op.integer != 0) words.push_back("ABSTTL");
+      if (op.integer2 != 0) words.push_back("REPLACE");
+      return true;
     default:
       return true;
   }

@@ -6,7 +6,8 @@
 // and the Operations its handler queued (which hold the absolute deadlines
 // the handler computed), so relative times never reach the log: EXPIRE,
 // PEXPIRE, EXPIREAT and GETEX EX/PX become PEXPIREAT, GETEX PERSIST becomes
-// PERSIST, SET EX/PX/EXAT, SETEX and PSETEX become SET ... PXAT. SPOP, the one
+// PERSIST, SET EX/PX/EXAT, SETEX and PSETEX become SET ... PXAT, RESTORE with a
+// TTL becomes RESTORE ... ABSTTL. SPOP, the one
 // random write, is completed when it is appended: SREM of the members the
 // engine actually popped (as Redis propagates it). A transaction is one record
 // MULTI, its writes, EXEC; a multi-key command is one command; both are

@@ -22,6 +22,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterClusterCommands(*built);
     RegisterLifecycleCommands(*built);
     RegisterBitCommands(*built);
+    RegisterDumpRestoreCommands(*built);
     RegisterBlockingCommands(*built);
     return built;
   }();

@@ -24,6 +24,7 @@ void RegisterSortCommands(CommandTable& table);        // SORT SORT_RO
 void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
 void RegisterLifecycleCommands(CommandTable& table);   // SAVE SHUTDOWN
 void RegisterBitCommands(CommandTable& table);         // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
+void RegisterDumpRestoreCommands(CommandTable& table); // DUMP RESTORE
 // BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX BZMPOP
 void RegisterBlockingCommands(CommandTable& table);
 

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <thread>
 
+#include "engines/dump_payload.h"
 #include "server/aof_loader.h"
 #include "tests/server/session_driver.h"
 
@@ -117,6 +118,21 @@ TEST_P(AppendLogEngineTest, RecordsAreTheEffectsInAbsoluteForm) {
   EXPECT_NE(bytes.find(Command({"MULTI"}) + Command({"INCR", "n"}) + Command({"EXEC"})),
             std::string::npos) << bytes;
   EXPECT_NE(bytes.find(Command({"PERSIST", "k"})), std::string::npos) << bytes;
+  EXPECT_TRUE(ScanAppendLog(bytes).corruption.empty());
+}
+
+// RESTORE's relative TTL is logged as the deadline it set (ABSTTL), as
+// Redis propagates it; one without a TTL as it came.
+TEST_P(AppendLogEngineTest, RestoreIsLoggedWithItsDeadline) {
+  ASSERT_NO_FATAL_FAILURE(OpenLogged("restore", AppendFsync::kAlways));
+  SessionDriver driver(*kvlab_.context);
+  const std::string payload = DumpPayload(EntryView{.value = "v"});
+  driver.Feed(Command({"RESTORE", "r", "100000", payload}) + Command({"RESTORE", "p", "0", payload}));
+  log_.reset();
+  const std::string bytes = ReadFile(path_);
+  EXPECT_NE(bytes.find("$6\r\nABSTTL\r\n"), std::string::npos) << bytes;
+  EXPECT_EQ(bytes.find("$6\r\n100000\r\n"), std::string::npos) << bytes;
+  EXPECT_NE(bytes.find(Command({"RESTORE", "p", "0", payload})), std::string::npos) << bytes;
   EXPECT_TRUE(ScanAppendLog(bytes).corruption.empty());
 }
 

@@ -15,26 +15,17 @@
 #include <vector>
 
 #include "tests/server/redis_connection.h"
-#include "tests/server/redis_reference.h"
-#include "tests/server/server_process.h"
+#include "tests/server/engine_or_redis.h"
 
 namespace kvlab::test {
 namespace {
 
-constexpr char kRedis[] = "redis";
-
 class BlockingTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (GetParam() == kRedis) {
-      redis_ = std::make_unique<RedisReference>();
-      ASSERT_TRUE(redis_->available()) << "redis-server is not installed";
-      unix_path_ = redis_->socket_path();
-    } else {
-      const Status started = ServerProcess::Start(GetParam(), {}, &server_);
-      ASSERT_TRUE(started.ok()) << started.message();
-      unix_path_ = server_->unix_path();
-    }
+    const Status started = target_.Start(GetParam());
+    ASSERT_TRUE(started.ok()) << started.message();
+    unix_path_ = target_.unix_path();
     main_ = Connect();
     ASSERT_NE(main_, nullptr);
   }
@@ -67,8 +58,7 @@ class BlockingTest : public ::testing::TestWithParam<std::string> {
   }
   using Strings = std::vector<std::string>;
 
-  std::unique_ptr<RedisReference> redis_;
-  std::unique_ptr<ServerProcess> server_;
+  EngineOrRedis target_;
   std::string unix_path_;
   std::unique_ptr<RedisConnection> main_;
 };
@@ -319,13 +309,7 @@ TEST_P(BlockingTest, RacingWritersAndBlockersLoseNothing) {
   EXPECT_TRUE(main_->Command({"EXISTS", "q1", "q2"}).IsInteger(0));
 }
 
-std::vector<std::string> Targets() {
-  std::vector<std::string> targets = ServerEngineKinds();
-  targets.push_back(kRedis);
-  return targets;
-}
-
-INSTANTIATE_TEST_SUITE_P(Targets, BlockingTest, ::testing::ValuesIn(Targets()),
+INSTANTIATE_TEST_SUITE_P(Targets, BlockingTest, ::testing::ValuesIn(EnginesAndRedis()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
