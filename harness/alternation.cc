@@ -241,7 +241,7 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
       out->sides[1].server_pid = out->sides[0].server_pid;
       break;
     }
-    const ConnectionOptions options{true, load.connect_timeout_s, load.reply_timeout_s};
+    const ConnectionOptions options = ConnectionOptionsOf(load, /*control=*/true);
     Status opened = ServerControl::Open(load.target, options, &controls[side]);
     if (!opened.ok()) return opened.WithContext(SideName(side));
     out->sides[side].server_pid =

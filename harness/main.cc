@@ -45,7 +45,7 @@ void InstallInterruptHandler() {
 // INFO server of the target, for the JSON metadata; empty if unavailable.
 std::map<std::string, std::string> FetchServerInfo(const LoadConfig& config, Status* status) {
   std::unique_ptr<ServerControl> control;
-  const ConnectionOptions options{true, config.connect_timeout_s, config.reply_timeout_s};
+  const ConnectionOptions options = ConnectionOptionsOf(config, /*control=*/true);
   *status = ServerControl::Open(config.target, options, &control);
   if (!status->ok()) return {};
   std::string text;
@@ -62,7 +62,7 @@ class FrontEnd {
     if (options_.alternate) return RunAlternationMode();
     const LoadConfig& config = options_.config;
     Status reachable;
-    RunDescription description{args_, config, CollectMachineInfo(), FetchServerInfo(config, &reachable)};
+    RunDescription description{RedactedArguments(args_), config, CollectMachineInfo(), FetchServerInfo(config, &reachable)};
     if (!options_.json_path.empty()) {
       json_ = std::make_unique<JsonResultFile>(options_.json_path, description);
     }

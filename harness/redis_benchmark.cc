@@ -124,7 +124,7 @@ class RedisBenchmarkRunner {
       : config_(config), fixed_requests_(requests), callbacks_(callbacks) {}
 
   Status Run(std::vector<PointResult>* out) {
-    const ConnectionOptions options{true, config_.connect_timeout_s, config_.reply_timeout_s};
+    const ConnectionOptions options = ConnectionOptionsOf(config_, /*control=*/true);
     Status opened = ServerControl::Open(config_.target, options, &control_);
     if (!opened.ok()) return opened;
     const pid_t server_pid =
@@ -265,6 +265,11 @@ std::vector<std::string> RedisBenchmarkArguments(const LoadConfig& config, int t
   args.insert(args.end(), rest.begin(), rest.end());
   // --route slots: redis-benchmark's own cluster mode (it tags each node's keys).
   if (config.route_slots) args.push_back("--cluster");
+  // Its AUTH on every connection (redis-benchmark's --user needs -a).
+  if (!config.password.empty()) {
+    args.insert(args.end(), {"-a", config.password});
+    if (!config.user.empty()) args.insert(args.end(), {"--user", config.user});
+  }
   // Without -r every request uses the one literal key "key:__rand_int__".
   if (config.workload.keys > 1) {
     args.push_back("-r");
@@ -326,7 +331,7 @@ Status RunRedisBenchmarkSweep(const LoadConfig& config, uint64_t requests, const
   LoadConfig routed = config;
   if (config.route_slots) {
     std::unique_ptr<SlotMap> slots;
-    const ConnectionOptions options{true, config.connect_timeout_s, config.reply_timeout_s};
+    const ConnectionOptions options = ConnectionOptionsOf(config, /*control=*/true);
     Status fetched = SlotMap::Fetch(config.target, options, &slots);
     if (!fetched.ok()) return fetched.WithContext("--route slots");
     if (slots->nodes().size() == 1) routed.route_slots = false;

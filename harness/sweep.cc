@@ -162,7 +162,7 @@ class SweepRunner {
       : config_(config), callbacks_(callbacks) {}
 
   Status Run(std::vector<PointResult>* out) {
-    const ConnectionOptions control_options{true, config_.connect_timeout_s, config_.reply_timeout_s};
+    const ConnectionOptions control_options = ConnectionOptionsOf(config_, /*control=*/true);
     Status opened = ServerControl::Open(config_.target, control_options, &control_);
     if (!opened.ok()) return opened;
     if (config_.route_slots) {
@@ -403,10 +403,20 @@ LatencyHistogram MergedLatency(const PointResult& point) {
   return merged;
 }
 
+ConnectionOptions ConnectionOptionsOf(const LoadConfig& config, bool control) {
+  ConnectionOptions options;
+  options.tcp_nodelay = control || config.tcp_nodelay;
+  options.connect_timeout_s = config.connect_timeout_s;
+  options.reply_timeout_s = config.reply_timeout_s;
+  options.user = config.user;
+  options.password = config.password;
+  return options;
+}
+
 StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads) {
   StrategyOptions options;
   options.target = config.target;
-  options.connection = {config.tcp_nodelay, config.connect_timeout_s, config.reply_timeout_s};
+  options.connection = ConnectionOptionsOf(config);
   options.threads = threads;
   options.connections = EffectiveConnections(config, threads);
   options.pipeline = config.pipeline;

@@ -58,6 +58,10 @@ struct LoadConfig {
   bool flush = false;     // FLUSHALL before each point (then prefill again)
   double connect_timeout_s = kDefaultConnectTimeoutS;
   double reply_timeout_s = kDefaultReplyTimeoutS;  // a connection waiting longer for a reply fails the point
+  // --user, --password: AUTH on every connection (measured, control, prefill,
+  // cluster nodes) and redis-benchmark's --user/-a. Never written to a record.
+  std::string user;
+  std::string password;
   // --server-pids: the server's processes here; its CPU is their process trees'
   // (/proc), not INFO cpu's. Empty: INFO cpu, and the pid INFO server names.
   std::vector<pid_t> server_pids;
@@ -75,6 +79,9 @@ Status ValidateCommonConfig(const LoadConfig& config, bool redis_benchmark = fal
 int EffectiveConnections(const LoadConfig& config, int threads);
 // What `config` asks of its client kind, for CheckClientOptions (client_kind.h).
 ClientOptionUse ClientOptionUseOf(const LoadConfig& config);
+// How every connection of `config` is made: its timeouts and AUTH; a control
+// connection (INFO, CONFIG, prefill, slot map) always with TCP_NODELAY.
+ConnectionOptions ConnectionOptionsOf(const LoadConfig& config, bool control = false);
 // What the client strategy of a point with `threads` threads is made with.
 StrategyOptions StrategyOptionsOf(const LoadConfig& config, int threads);
 // The load of application thread `index` of `threads` under `config`,

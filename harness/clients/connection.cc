@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "harness/clients/resp_encoding.h"
+
 namespace kvlab::harness {
 namespace {
 
@@ -51,7 +53,34 @@ Status Connection::Open(const Target& target, const ConnectionOptions& options,
     redisFree(context);
     return Status::ConnectionFailed("cannot allocate a hiredis reader");
   }
-  out->reset(new Connection(context, reader, options.reply_timeout_s));
+  std::unique_ptr<Connection> connection(new Connection(context, reader, options.reply_timeout_s));
+  if (!options.password.empty()) {
+    Status authenticated = connection->Authenticate(options.user, options.password);
+    if (!authenticated.ok()) return authenticated.WithContext(target.ToUrl());
+  }
+  *out = std::move(connection);
+  return Status::Ok();
+}
+
+Status Connection::Authenticate(const std::string& user, const std::string& password) {
+  std::string request;
+  if (user.empty()) {
+    AppendCommand(&request, {"AUTH", password});
+  } else {
+    AppendCommand(&request, {"AUTH", user, password});
+  }
+  ReplyPtr reply;
+  Status called = Call(request, &reply);
+  if (!called.ok()) return Status::ConnectionFailed("AUTH got no answer: " + called.message());
+  if (reply->type == REDIS_REPLY_ERROR) {
+    // The server's text never echoes the password (Redis: -WRONGPASS ..., or
+    // -ERR AUTH <password> called without any password configured ...).
+    return Status::ConnectionFailed("AUTH refused: " + std::string(reply->str, reply->len) +
+                                    " (check --password" + (user.empty() ? "" : " and --user") + ")");
+  }
+  if (reply->type != REDIS_REPLY_STATUS) {
+    return Status::ConnectionFailed("AUTH answered something other than +OK");
+  }
   return Status::Ok();
 }
 

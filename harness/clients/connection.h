@@ -35,6 +35,10 @@ struct ConnectionOptions {
   bool tcp_nodelay = true;  // TCP only: disable Nagle's algorithm
   double connect_timeout_s = kDefaultConnectTimeoutS;  // connect() gives up after this long
   double reply_timeout_s = kDefaultReplyTimeoutS;      // a read waiting this long for a reply fails
+  // Non-empty: every connection sends AUTH [user] password right after it
+  // connects, and fails (naming AUTH) unless the server answers +OK.
+  std::string user;
+  std::string password;
 };
 
 class Connection {
@@ -73,6 +77,10 @@ class Connection {
   int fd() const { return context_->fd; }
 
  private:
+  // AUTH [user] password as the first request; ConnectionFailed naming AUTH
+  // unless the server answers +OK.
+  Status Authenticate(const std::string& user, const std::string& password);
+
   Connection(redisContext* context, redisReader* reader, double reply_timeout_s);
 
   redisContext* context_;  // owns the socket

@@ -30,6 +30,20 @@ Status ServerControl::Open(const Target& target, const ConnectionOptions& option
   std::unique_ptr<Connection> connection;
   Status opened = Connection::Open(target, options, &connection);
   if (!opened.ok()) return opened;
+  // A server that wants a password answers -NOAUTH to everything but AUTH,
+  // HELLO and QUIT: say so now, not as failed requests once the load runs.
+  // ECHO, not PING: the known-answer test servers count (and delay) PINGs.
+  std::string echo;
+  AppendCommand(&echo, {"ECHO", "kvlab"});
+  ReplyPtr reply;
+  Status echoed = connection->Call(echo, &reply);
+  if (!echoed.ok()) return echoed.WithContext("ECHO");  // unanswered: the connection is spent
+  if (reply->type == REDIS_REPLY_ERROR &&
+      std::string_view(reply->str, reply->len).starts_with("NOAUTH")) {
+    return Status::ConnectionFailed(target.ToUrl() + " requires AUTH (it answered ECHO with -" +
+                                    std::string(reply->str, reply->len) +
+                                    "): give its password with --password");
+  }
   out->reset(new ServerControl(std::move(connection)));
   return Status::Ok();
 }

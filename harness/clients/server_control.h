@@ -24,6 +24,8 @@ std::map<std::string, std::string> ParseInfo(std::string_view text);
 
 class ServerControl {
  public:
+  // Connects (with AUTH when `options` has a password) and sends ECHO:
+  // ConnectionFailed naming AUTH when the server answers -NOAUTH.
   static Status Open(const Target& target, const ConnectionOptions& options,
                      std::unique_ptr<ServerControl>* out);
 

@@ -83,6 +83,8 @@ po::options_description Describe() {
     ("own-pids", text(), "processes whose CPU on the measured CPUs is ours, not others' (a link forwarder): 12,34")
     ("disturbed-above", text(), ("a window whose foreign or steal CPU exceeds this many cores is disturbed (default " + Seconds(kDefaultDisturbedAboveCores) + ")").c_str())
     ("json", text(), "JSON file: config, machine, server INFO, histograms")
+    ("password", text(), "AUTH with this password on every connection right after it connects (redis-benchmark: -a); a refusal fails the run (status 1); never written to --json or --csv")
+    ("user", text(), "AUTH as this ACL user (needs --password; default: the default user)")
     ("connect-timeout", text(), ("seconds (default " + Seconds(kDefaultConnectTimeoutS) + ")").c_str())
     ("timeout", text(), ("seconds to wait for a reply before failing (default " + Seconds(kDefaultReplyTimeoutS) + ")").c_str())
     ("quiet", po::bool_switch(), "no live line per second")
@@ -164,6 +166,9 @@ Status SideBArguments(const std::vector<std::string>& args, const std::string& o
       return Status::InvalidArgument("--alternate-with cannot set --" + name);
     }
     if (!name.empty()) replaced.push_back(name);
+    // Credentials belong to a server: side B of another --target has its own
+    // (or none), never side A's.
+    if (name == "target") replaced.insert(replaced.end(), {"password", "user"});
   }
   out->assign(args.begin(), args.begin() + (args.empty() ? 0 : 1));
   for (size_t i = args.empty() ? 0 : 1; i < args.size(); ++i) {
@@ -183,6 +188,33 @@ Status SideBArguments(const std::vector<std::string>& args, const std::string& o
 }
 
 }  // namespace
+
+std::vector<std::string> RedactedArguments(const std::vector<std::string>& args) {
+  std::vector<std::string> redacted;
+  bool value_next = false;
+  for (const std::string& arg : args) {
+    if (value_next) {
+      redacted.push_back(kRedacted);
+      value_next = false;
+      continue;
+    }
+    std::vector<std::string> words = Words(arg);
+    if (words.size() > 1 && arg.find("--password") != std::string::npos) {  // --alternate-with's
+      std::string joined;
+      for (const std::string& word : RedactedArguments(words)) joined += (joined.empty() ? "" : " ") + word;
+      redacted.push_back(joined);
+      continue;
+    }
+    if (arg == "--password") {
+      value_next = true;
+    } else if (arg.rfind("--password=", 0) == 0) {
+      redacted.push_back("--password=" + std::string(kRedacted));
+      continue;
+    }
+    redacted.push_back(arg);
+  }
+  return redacted;
+}
 
 std::string UsageText() {
   std::ostringstream text;
@@ -383,6 +415,14 @@ Status ParseWatchAndOutputOptions(const po::variables_map& values, CommandLineOp
     status = ParseNumberOption(values, "connect-timeout", 0.001, 3600.0, &config.connect_timeout_s);
   }
   if (status.ok()) status = ParseNumberOption(values, "timeout", 0.001, 3600.0, &config.reply_timeout_s);
+  if (status.ok() && values.count("password")) config.password = TextOf(values, "password");
+  if (status.ok() && values.count("user")) config.user = TextOf(values, "user");
+  if (status.ok() && values.count("password") && config.password.empty()) {
+    status = Status::InvalidArgument("--password is empty (leave it out for a server without one)");
+  }
+  if (status.ok() && !config.user.empty() && config.password.empty()) {
+    status = Status::InvalidArgument("--user needs --password (AUTH user password)");
+  }
   if (status.ok()) {
     status = ParseNumberOption<uint64_t>(values, "start-at", 1, UINT64_MAX, &options.start_at_ns);
   }

@@ -52,6 +52,13 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
 
 std::string UsageText();
 
+// What stands for a password in anything kvlab-load writes.
+constexpr const char* kRedacted = "(redacted)";
+// `args` with every --password's value (alone, as --password=..., or inside
+// --alternate-with's one argument) replaced by kRedacted: the command line
+// that --json records.
+std::vector<std::string> RedactedArguments(const std::vector<std::string>& args);
+
 // `kvlab-load --kinds`: the client-kind table (client_kind.h, whose header
 // gives the schema) and the grammar of the options and commands that Python
 // checks experiments against.

@@ -188,5 +188,36 @@ TEST(SummaryStatisticsTest, MedianAndConfidenceInterval) {
   EXPECT_NEAR(ConfidenceHalfWidth95({1, 2, 3}), 4.303 / std::sqrt(3.0), 1e-9);
 }
 
+TEST(PasswordTest, GoesWithItsTargetAndNeverIntoTheRecordedCommandLine) {
+  CommandLineOptions options;
+  ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--password", "pw1", "--user", "bench"}, &options).ok());
+  EXPECT_EQ(options.config.password, "pw1");
+  EXPECT_EQ(options.config.user, "bench");
+  EXPECT_EQ(ConnectionOptionsOf(options.config).password, "pw1");
+  EXPECT_EQ(ConnectionOptionsOf(options.config, /*control=*/true).user, "bench");
+  // Side B of the same server keeps side A's password; another --target has its own or none.
+  ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--password", "pw1", "--alternate-with", "--client pooled"},
+                    &options).ok());
+  EXPECT_EQ(options.alternation.b.password, "pw1");
+  ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--password", "pw1", "--alternate-with",
+                     "--target tcp://127.0.0.1:2"},
+                    &options).ok());
+  EXPECT_EQ(options.alternation.b.password, "");
+  ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--alternate-with",
+                     "--target tcp://127.0.0.1:2 --password pw2"},
+                    &options).ok());
+  EXPECT_EQ(options.alternation.a.password, "");
+  EXPECT_EQ(options.alternation.b.password, "pw2");
+  // An empty password and a user without one are usage errors.
+  EXPECT_FALSE(Parse({"--target", "tcp://127.0.0.1:1", "--password", ""}, &options).ok());
+  EXPECT_FALSE(Parse({"--target", "tcp://127.0.0.1:1", "--user", "bench"}, &options).ok());
+  EXPECT_EQ(RedactedArguments({"kvlab-load", "--password", "pw1", "--password=pw2", "--alternate-with",
+                               "--target tcp://h:2 --password pw3", "--label", "a=pw"}),
+            (std::vector<std::string>{"kvlab-load", "--password", kRedacted,
+                                      std::string("--password=") + kRedacted, "--alternate-with",
+                                      std::string("--target tcp://h:2 --password ") + kRedacted,
+                                      "--label", "a=pw"}));
+}
+
 }  // namespace
 }  // namespace kvlab::harness

@@ -233,5 +233,57 @@ TEST_F(KvlabLoadCliTest, InterruptExits130AndKeepsCompletedRepetitions) {
             "cancelled " + std::to_string(rows) + "\n");
 }
 
+// A server with a password: every connection of every client kind (and the
+// prefill's, the flush's, redis-benchmark's) authenticates; a wrong or missing
+// password fails the run with status 1 and a message naming AUTH; the password
+// is in no file kvlab-load writes.
+TEST_F(KvlabLoadCliTest, PasswordAuthenticatesEveryConnectionAndARefusalExitsOne) {
+  const std::string password = "kvlab-test-pass-7f3a";
+  testing::ServerKind kind = RedisServer();
+  kind.argv.insert(kind.argv.end(), {"--requirepass", password});
+  TestServer server(kind);
+  ASSERT_TRUE(server.started()) << server.start_error();
+  const std::string target = server.tcp_target().ToUrl();
+  const std::vector<std::string> timing = {"--duration", "0.1", "--warmup", "0.02", "--repeat", "1", "--quiet"};
+  const std::vector<std::vector<std::string>> clients = {
+      {"--client", "dedicated", "--threads", "2", "--pipeline", "4", "--prefill", "--flush", "--keys", "50"},
+      {"--client", "pooled", "--threads", "2", "--connections", "2"},
+      {"--client", "pooled", "--threads", "2", "--io", "event-loop", "--loop-threads", "1"},
+      {"--client", "shared", "--threads", "2"},
+      {"--client", "shared", "--threads", "2", "--io", "event-loop", "--loop-threads", "1"},
+      {"--loadgen", "redis-benchmark", "--command", "set", "--requests", "2000"},
+  };
+  int index = 0;
+  for (const auto& client : clients) {
+    const std::string csv = directory_ + "/ok" + std::to_string(index) + ".csv";
+    const std::string json = directory_ + "/ok" + std::to_string(index++) + ".json";
+    std::vector<std::string> args = {"--target", target, "--password", password, "--csv", csv, "--json", json};
+    args.insert(args.end(), client.begin(), client.end());
+    args.insert(args.end(), timing.begin(), timing.end());
+    std::string output;
+    ASSERT_EQ(RunProcess(Load(args), &output), 0) << client[1] << ": " << output;
+    EXPECT_EQ(CountLines(csv), 2) << client[1];
+    EXPECT_EQ(PythonOnJson(json, "d['status'], '(redacted)' in d['command_line']"), "complete True\n");
+    EXPECT_EQ(ReadFile(csv).find(password), std::string::npos) << csv;
+    EXPECT_EQ(ReadFile(json).find(password), std::string::npos) << json;
+    EXPECT_EQ(output.find(password), std::string::npos) << output;
+  }
+  std::string output;
+  EXPECT_EQ(RunProcess(Load({"--target", target, "--password", "not-it", "--duration", "0.1", "--repeat", "1"}),
+                       &output),
+            1);
+  EXPECT_NE(output.find("AUTH refused: WRONGPASS"), std::string::npos) << output;
+  EXPECT_NE(output.find("--password"), std::string::npos) << output;
+  EXPECT_EQ(RunProcess(Load({"--target", server.unix_target().ToUrl(), "--duration", "0.1", "--repeat", "1"}),
+                       &output),
+            1);
+  EXPECT_NE(output.find("requires AUTH"), std::string::npos) << output;
+  EXPECT_EQ(RunProcess(Load({"--target", target, "--loadgen", "redis-benchmark", "--command", "set",
+                             "--requests", "100", "--repeat", "1"}),
+                       &output),
+            1);
+  EXPECT_NE(output.find("requires AUTH"), std::string::npos) << output;
+}
+
 }  // namespace
 }  // namespace kvlab::harness

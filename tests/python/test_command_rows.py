@@ -20,7 +20,7 @@ from kvlab.running import commands, loadgens
 from kvlab.running.cpus import Topology
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.plan import resolve
-from kvlab.running.servers import (CommandServerProcess, ServerError, info_unix,
+from kvlab.running.servers import (CommandServerProcess, ServerError, info_unix, ping_reply,
                                    process_tree, server_process)
 
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -342,6 +342,142 @@ def test_command_rows_measure_as_their_native_kinds(build_dir, tmp_path):
         meta["servers"]["redis-command"]["identity"]["build"]
     report = render_report(run_dir)
     assert f"sha256 `{identity['sha256']}`" in report
+
+
+# ---- {password} ------------------------------------------------------------------------
+
+PASSWORD_TEMPLATE = REDIS_TEMPLATE + " --requirepass {password}"
+
+
+def test_password_is_a_command_rows_placeholder_not_a_clusters():
+    assert commands.template_problem(PASSWORD_TEMPLATE, cluster=False) is None
+    problem = commands.template_problem(
+        "s --port {port} --cluster-config-file {cluster_config} --requirepass {password}",
+        cluster=True)
+    assert "cannot use {password}" in problem
+    first, second = commands.new_password(), commands.new_password()
+    assert first != second and len(first) == 32 and commands.fill("s {password}", {
+        "password": first}) == ["s", first]
+    assert commands.redact(f"x {first} y", first) == f"x {commands.REDACTED} y"
+
+
+def test_a_password_row_authenticates_every_probe_and_logs_no_password(tmp_path):
+    spec = spec_of(PASSWORD_TEMPLATE)
+    point = resolve(parse_experiment_text(head("one") + server("row", command=PASSWORD_TEMPLATE)
+                                          + SWEEP, Path("one.toml")),
+                    Topology.of(range(4))).points[0]
+    process = CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None)
+    passwords = []
+    for _ in range(2):  # a fresh password per start
+        with process:
+            passwords.append(process.password)
+            # without AUTH the server refuses; the runner's own requests authenticate
+            assert str(ping_reply(process.control, authenticate=False)).startswith("NOAUTH")
+            assert ping_reply(process.control) == "PONG"
+            assert process.identify().version_source == "INFO redis_version"
+            process.check_point("incrby")
+            assert process.flush()
+            assert process.memory()[0] > 0  # INFO memory's used_memory
+            for transport in ("tcp", "unix"):
+                arguments = loadgens.load_arguments(point, process.target(transport))
+                assert arguments[2:4] == ["--password", process.password]
+            # alternated with a server of no password: side B does not say one
+            command = loadgens.alternation_command(point, process.target("tcp"), point,
+                                                   "tcp://127.0.0.1:1", BUILD_DIR, None, None,
+                                                   tmp_path / "a.json", 1.0, 0.1)
+            assert command[command.index("--alternate-with") + 1] == \
+                "--target tcp://127.0.0.1:1"
+        assert "--password" not in loadgens.load_arguments(point, process.target("tcp"))
+    assert passwords[0] != passwords[1]
+    log = (tmp_path / "row.log").read_text()
+    assert f"--requirepass {commands.REDACTED}" in log
+    assert all(password not in log for password in passwords)
+
+
+def test_kvlab_server_takes_a_password_as_redis_does(build_dir, tmp_path):
+    kvlab_binaries_or_fail(build_dir)
+    spec = spec_of(KVLAB_TEMPLATE + " --requirepass {password}")
+    with CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None) as process:
+        assert str(ping_reply(process.control, authenticate=False)).startswith("NOAUTH")
+        process.check_point("incrby")
+        assert process.identify().version_source == "INFO kvlab_version"
+
+
+def test_a_server_that_refuses_the_password_is_named(tmp_path):
+    # The password goes somewhere else than requirepass: the server has none, AUTH fails.
+    spec = spec_of(REDIS_TEMPLATE + " --masterauth {password}")
+    process = CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None)
+    with pytest.raises(ServerError, match=r"server row refused AUTH with this start's "
+                                          r"\{password\} .*-ERR AUTH <password> called "
+                                          r"without any password configured") as raised:
+        process.start()
+    assert process.password not in str(raised.value)
+    assert process._process.poll() is not None
+
+
+PASSWORD_RUN = head("password", precision=0.5, max_rounds=2, min_rounds=2, alternation_s=0.4,
+                    slice_s=0.05) + server("redis", "redis") + server(
+    "redis-pw", command=PASSWORD_TEMPLATE) + """
+[[sweep]]
+name = "s"
+transport = ["tcp", "unix"]
+command = ["set", "incrby"]
+keys = 100
+pipeline = 4
+connections = 2
+threads = 1
+duration = 0.1
+warmup = 0.02
+repetitions = 1
+
+[[sweep]]
+name = "rb"
+loadgen = "redis-benchmark"
+command = "set"
+keys = 100
+connections = 2
+threads = 1
+duration = 0.1
+repetitions = 1
+
+[[compare]]
+a = "redis-pw"
+b = "redis"
+"""
+
+
+def test_a_password_run_measures_and_writes_the_password_nowhere(build_dir, tmp_path,
+                                                                 monkeypatch):
+    """redis-server --requirepass {password} as a row: every point (kvlab-load's client,
+    its prefill, redis-benchmark, the alternation of the declared ratio) is measured, and
+    no file of the run folder, nor what the runner said, holds any start's password."""
+    kvlab_binaries_or_fail(build_dir)
+    drawn = []
+
+    def recording() -> str:
+        drawn.append(original())
+        return drawn[-1]
+    original = commands.new_password
+    monkeypatch.setattr(commands, "new_password", recording)
+    run_dir, said = run_experiment(PASSWORD_RUN, tmp_path, build_dir)
+    with (run_dir / "points.csv").open() as handle:
+        rows = [r for r in csv.DictReader(handle) if r["server"] == "redis-pw"]
+    assert len(rows) == 4 + 1, said  # 2 transports x 2 commands, and redis-benchmark
+    assert all(r["status"] in ("ok", "disturbed") and float(r["ops_per_s"]) > 0
+               for r in rows), [(r["status"], r["note"]) for r in rows]
+    with (run_dir / "ratios.csv").open() as handle:
+        assert any(r["comparison"] == "redis-pw/redis" and float(r["ratio"]) > 0
+                   for r in csv.DictReader(handle)), said
+    assert len(drawn) >= 3 and len(set(drawn)) == len(drawn)
+    files = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert any(path.suffix == ".log" for path in files)
+    for path in files:
+        data = path.read_bytes()
+        for password in drawn:
+            assert password.encode() not in data, f"{path} holds a password"
+    assert not any(password in said for password in drawn)
+    logs = "".join(p.read_text() for p in files if p.name.startswith("redis-pw"))
+    assert commands.REDACTED in logs
 
 
 # ---- the history ----------------------------------------------------------------------

@@ -11,13 +11,30 @@ group words; write `sh -c '...'` to get one):
     {cpu_count}   how many they are
     {io_threads}  the row's io_threads ("auto": the server CPU count)
     {dir}         an empty folder of this start's own (working files, a config file)
+    {password}    command rows: a fresh random password of this start (32 hex digits),
+                  for the server to demand (redis-server/valkey-server --requirepass
+                  {password}); see "Passwords" below
     {node}        command-cluster: this node's index, from 0
     {nodes}       command-cluster: how many nodes
     {cluster_config}  command-cluster: a path for the node's cluster state file
     {{ and }}     a literal brace
 
-Each value is one word (quoted where it would split). There is no {password}:
-kvlab-load connects without AUTH, so a server that demands one cannot be measured.
+Each value is one word (quoted where it would split).
+
+Passwords: a row whose template uses {password} gets a new one at every start (never
+one the TOML states, so there is none to leak from the experiment file). Every
+connection to it then authenticates first: kvlab-load's (--password, each connection of
+every client kind, its prefill and INFO connections, redis-benchmark's -a) and the
+runner's own (the PING that waits for the start, INFO, the probes of check_point,
+FLUSHALL: servers.connect). The start also checks that the password is in use: a server
+that answers PING without AUTH is refused ("its command has {password} but it does not
+demand it"), one that refuses AUTH is named with its answer. The password is written
+nowhere: the server's log shows REDACTED in its place (its command line and every line
+of its output), kvlab-load's --json records its command line redacted, and meta.json,
+points.csv and the report hold the template, not its values. A command-cluster row
+cannot use {password} (its nodes' output goes straight to the log). Without {password}
+nothing authenticates: a server that demands a password of its own fails its start with
+-NOAUTH named.
 
 What identifies a build (`identity`): the binary's resolved path and SHA-256, and its
 version: the row's `version` label when given, else what INFO server says
@@ -31,6 +48,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import secrets
 import shlex
 import shutil
 import string
@@ -38,7 +56,9 @@ import subprocess
 from pathlib import Path
 from typing import BinaryIO
 
-PLACEHOLDERS = ("port", "bind", "unix", "cpus", "cpu_count", "io_threads", "dir")
+PLACEHOLDERS = ("port", "bind", "unix", "cpus", "cpu_count", "io_threads", "dir", "password")
+# What stands for a password wherever text is written (kvlab-load's kRedacted too).
+REDACTED = "(redacted)"
 CLUSTER_PLACEHOLDERS = ("node", "nodes", "cluster_config")
 # INFO server fields naming a server's version, most specific first (a fork keeps
 # redis_version for its clients' sake and says its own in another field).
@@ -76,7 +96,19 @@ def template_problem(template: str, cluster: bool) -> str | None:
                 + ", ".join(f"{{{n}}}" for n in allowed))
     if "port" not in names:
         return "needs {port}: kvlab tells the server which TCP port to listen on"
+    if cluster and "password" in names:
+        return "cannot use {password}: only a command row's start makes one (not a cluster's)"
     return None
+
+
+def new_password() -> str:
+    """A fresh random password for one start: 32 hex digits (one word, no quoting)."""
+    return secrets.token_hex(16)
+
+
+def redact(text: str, password: str | None) -> str:
+    """`text` with every occurrence of `password` replaced by REDACTED."""
+    return text.replace(password, REDACTED) if password else text
 
 
 def fill(template: str, values: dict[str, object]) -> list[str]:

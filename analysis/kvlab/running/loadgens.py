@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .experiment import Point
-from .servers import launch_prefix
+from .servers import launch_prefix, password_arguments
 
 
 
@@ -110,9 +110,10 @@ def kvlab_load_arguments(point: Point, target: str, csv_path: Path | str,
 
 
 def load_arguments(point: Point, target: str) -> list[str]:
-    """The options that say what load `point` offers `target` (no timing, no files)."""
+    """The options that say what load `point` offers `target` (no timing, no files), with
+    its server's --password when it has one."""
     arguments = [
-        "--target", target, "--client", point.client,
+        "--target", target, *password_arguments(target), "--client", point.client,
         "--threads", str(point.threads), "--command", point.command,
         "--keys", str(point.keys), "--key-dist", point.key_dist,
         "--value-size", str(point.value_size), "--nodelay", point.nodelay]
@@ -167,6 +168,8 @@ def alternation_command(point_a: Point, target_a: str, point_b: Point, target_b:
     # An option of A that B's client has no use for (a shared client's connections, a
     # pooled one's pipeline) goes back to the value that means "not used".
     for name in a_options:
+        if name == "--password" and b["--target"] != a_options["--target"]:
+            continue  # kvlab-load: side B of another target never inherits A's password
         if name not in b:
             if name not in NEUTRAL_OPTIONS:
                 raise ValueError(f"side B cannot leave out {name} of side A")

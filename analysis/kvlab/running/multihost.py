@@ -42,7 +42,8 @@ from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host
 from .loadgens import (cell_formats, format_cell, kvlab_load_arguments, point_schema,
                        read_kvlab_load_rows)
 from .commands import BUILD_COLUMN
-from .servers import HOST_START_TIMEOUT_S, CommandServerProcess, ServerError, ServerProcess
+from .servers import (HOST_START_TIMEOUT_S, CommandServerProcess, ServerError, ServerProcess,
+                      password_arguments)
 
 MERGED = "merged"
 # Seconds between starting the client hosts and the common start instant: three times the
@@ -319,7 +320,8 @@ class MultiHostMeasurement:
     def _probe(self, host: Host, target: str, command: str, keys: int = 1,
                value_size: int = 64, prefill: bool = False) -> None:
         """A minimal kvlab-load run from `host`: it connects, (prefills,) and measures briefly."""
-        words = [host.binary("kvlab-load"), "--target", target, "--command", command,
+        words = [host.binary("kvlab-load"), "--target", target, *password_arguments(target),
+                 "--command", command,
                  "--keys", str(keys), "--value-size", str(value_size), "--duration", "0.01",
                  "--warmup", "0", "--repeat", "1", "--quiet", "--connect-timeout", "2"]
         if prefill:

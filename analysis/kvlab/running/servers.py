@@ -172,14 +172,64 @@ def launch_prefix(cpus: str | None, netns: str | None) -> list[str]:
     return prefix
 
 
-def connect(address: str | tuple[str, int], timeout: float) -> socket.socket:
-    """A connected socket to a Unix socket path or a (host, port); OSError when refused."""
+# ---- passwords ------------------------------------------------------------------------
+# The password of each started server whose command has {password} (commands.py), by the
+# addresses it listens on: the runner's own connections find it by the address they
+# dial (connect), kvlab-load's command lines by the target they name
+# (password_arguments). A server's start puts it here and its stop takes it out.
+_PASSWORDS: dict[str | tuple[str, int], str] = {}
+
+
+class AuthRefused(ConnectionError):
+    """The server answered AUTH with an error (its text, never the password)."""
+
+
+def target_address(target: str) -> str | tuple[str, int]:
+    """The address of a kvlab-load target: a Unix socket path, or (host, port)."""
+    if target.startswith("unix://"):
+        return target[len("unix://"):]
+    host, _, port = target.removeprefix("tcp://").rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def remember_password(addresses: list[str | tuple[str, int]], password: str) -> None:
+    for address in addresses:
+        _PASSWORDS[address] = password
+
+
+def forget_password(addresses: list[str | tuple[str, int]]) -> None:
+    for address in addresses:
+        _PASSWORDS.pop(address, None)
+
+
+def password_arguments(target: str) -> list[str]:
+    """kvlab-load's --password for a target whose server has one; [] for the others."""
+    password = _PASSWORDS.get(target_address(target))
+    return ["--password", password] if password else []
+
+
+def connect(address: str | tuple[str, int], timeout: float,
+            authenticate: bool = True) -> socket.socket:
+    """A connected socket to a Unix socket path or a (host, port); OSError when refused.
+    A server with a password (remember_password) gets AUTH first unless `authenticate`
+    is False; AuthRefused when it answers an error."""
     family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
     connection = socket.socket(family, socket.SOCK_STREAM)
     try:
         connection.settimeout(timeout)
         connection.connect(address)
-    except OSError:
+        password = _PASSWORDS.get(address) if authenticate else None
+        if password:
+            connection.sendall(commands.encode(["AUTH", password]))
+            reply = b""
+            while not reply.endswith(b"\r\n"):
+                chunk = connection.recv(1)
+                if not chunk:
+                    raise EOFError("the server closed the connection after AUTH")
+                reply += chunk
+            if not reply.startswith(b"+"):
+                raise AuthRefused(reply[1:-2].decode(errors="replace"))
+    except (OSError, EOFError):
         connection.close()
         raise
     return connection
@@ -216,11 +266,12 @@ def call_unix(path: str | tuple[str, int], *args: str, timeout: float = 30.0) ->
 
 
 def requests(address: str | tuple[str, int], batch: list[list[str]],
-             timeout: float = 5.0) -> list[object]:
+             timeout: float = 5.0, authenticate: bool = True) -> list[object]:
     """Sends `batch` on one connection, one request after another, and returns the replies
     as commands.read_reply reads them (an error reply is a commands.RespError); OSError or
-    EOFError when the server does not answer."""
-    with connect(address, timeout) as connection, connection.makefile("rb") as stream:
+    EOFError when the server does not answer (AuthRefused: it refused the password)."""
+    with connect(address, timeout, authenticate) as connection, \
+            connection.makefile("rb") as stream:
         replies = []
         for args in batch:
             connection.sendall(commands.encode(args))
@@ -228,10 +279,14 @@ def requests(address: str | tuple[str, int], batch: list[list[str]],
         return replies
 
 
-def ping_reply(address: str | tuple[str, int], timeout: float = 0.5) -> object:
-    """The reply to PING ("PONG", or a commands.RespError), None when nothing answers."""
+def ping_reply(address: str | tuple[str, int], timeout: float = 0.5,
+               authenticate: bool = True) -> object:
+    """The reply to PING ("PONG", or a commands.RespError; "AUTH ..." when the server
+    refused the password), None when nothing answers."""
     try:
-        return requests(address, [["PING"]], timeout)[0]
+        return requests(address, [["PING"]], timeout, authenticate)[0]
+    except AuthRefused as refusal:
+        return commands.RespError(f"AUTH {refusal}")
     except (OSError, EOFError, ValueError):
         return None
 
@@ -487,8 +542,8 @@ class ServerProcess(_Server):
             Path(self.unix_socket).unlink(missing_ok=True)
         # Here appended: a server is started afresh in every round, into the same log.
         log = self.log_path.open("w" if self.host else "a")
-        log.write(f"$ on {self.host.name}: {self.shell_command}\n" if self.host
-                  else "$ " + " ".join(self.command) + "\n")
+        log.write(commands.redact(f"$ on {self.host.name}: {self.shell_command}\n" if self.host
+                                  else "$ " + " ".join(self.command) + "\n", self.secret()))
         log.flush()
         self._launch(log, f"{self._where()}cannot start {self.command[0]}")
         timeout = HOST_START_TIMEOUT_S if self.host else START_TIMEOUT_S
@@ -522,11 +577,16 @@ class ServerProcess(_Server):
         self._reader = threading.Thread(target=self._copy_output, args=(log,), daemon=True)
         self._reader.start()
 
+    def secret(self) -> str | None:
+        """A password that no log line may show (a command row's {password})."""
+        return None
+
     def _copy_output(self, log: TextIO) -> None:
         assert self._process is not None and self._process.stdout is not None
+        secret = self.secret()
         with log:
             for line in self._process.stdout:
-                log.write(line)
+                log.write(commands.redact(line, secret))
                 log.flush()
                 words = line.split()
                 if self.host and len(words) == 2 and words[0] == PID_MARK \
@@ -846,6 +906,11 @@ def _start_answer(name: str, address: str | tuple[str, int], process: subprocess
         reply = ping_reply(address)
         if reply == "PONG":
             return
+        if isinstance(reply, commands.RespError) and reply.startswith("AUTH "):
+            raise ServerError(f"server {name} refused AUTH with this start's {{password}} on "
+                              f"{where}: -{reply.removeprefix('AUTH ')} (does its command "
+                              f"give {{password}} to the server, as --requirepass "
+                              f"{{password}}?) (log: {log_path}): {tail()}")
         if isinstance(reply, commands.RespError) and not reply.startswith("LOADING"):
             raise ServerError(f"server {name} answered PING with -{reply} on {where}: kvlab "
                               f"needs +PONG (log: {log_path}): {tail()}")
@@ -873,17 +938,33 @@ class CommandServerProcess(ServerProcess):
             self.unix_socket = f"/tmp/kvlab-server-{self.port}.sock"
             self.folder = Path(f"/tmp/kvlab-server-{self.port}.d")
         self.has_unix = "unix" in commands.placeholders_of(spec.command)
-        self.program = commands.fill(spec.command, _command_values(
-            spec, self.port, self.bind, self.unix_socket, cpus, self.folder))
-        if host is None:
-            self.command = launch_prefix(cpus, netns) + self.program
+        self.uses_password = "password" in commands.placeholders_of(spec.command)
+        self._fill()
+        self._fresh()
+
+    def _fill(self) -> None:
+        """The command of the next start: the template filled, with a new password when it
+        has {password}."""
+        self.password = commands.new_password() if self.uses_password else None
+        values = _command_values(self.spec, self.port, self.bind, self.unix_socket,
+                                 self.cpus, self.folder)
+        self.program = commands.fill(self.spec.command, {**values, "password": self.password})
+        if self.host is None:
+            self.command = launch_prefix(self.cpus, self.netns) + self.program
         else:
             self.shell_command = (f"mkdir -p {shlex.quote(str(self.folder))}; "
                                   f"echo {PID_MARK} $$; exec " + " ".join(
-                                      shlex.quote(w) for w in launch_prefix(cpus, None)
+                                      shlex.quote(w) for w in launch_prefix(self.cpus, None)
                                       + self.program))
-            self.command = host.command(self.shell_command)
-        self._fresh()
+            self.command = self.host.command(self.shell_command)
+
+    @property
+    def addresses(self) -> list[str | tuple[str, int]]:
+        """Where it listens: its Unix socket (here) and its TCP address."""
+        return ([self.unix_socket] if self.host is None else []) + [(self.bind, self.port)]
+
+    def secret(self) -> str | None:
+        return self.password
 
     @property
     def control(self) -> str | tuple[str, int]:
@@ -901,6 +982,9 @@ class CommandServerProcess(ServerProcess):
         return process_tree([self._process.pid]) if self.alive() else []
 
     def start(self) -> None:
+        self._fill()
+        if self.password:
+            remember_password(self.addresses, self.password)
         if self.host is not None:
             super().start()
             return
@@ -912,18 +996,32 @@ class CommandServerProcess(ServerProcess):
         self.folder.mkdir(parents=True)
         Path(self.unix_socket).unlink(missing_ok=True)
         log = self.log_path.open("a")
-        log.write("$ " + " ".join(shlex.quote(w) for w in self.command) + "\n")
+        log.write(commands.redact("$ " + " ".join(shlex.quote(w) for w in self.command),
+                                  self.password) + "\n")
         log.flush()
         self._launch(log, f"server {self.spec.name}: cannot start {program}",
                      process_group=0, errors="replace")
         try:
             _start_answer(self.spec.name, self.control, self._process, self.log_path,
                           self.log_tail, self.spec.start_timeout, self._settle_output)
+            self._check_password_in_use()
         except ServerError:
             self.stop()
             raise
         self.empty_memory = self.memory()
         self.filled = False
+
+    def _check_password_in_use(self) -> None:
+        """A server started with {password} must refuse a PING without AUTH (Redis:
+        -NOAUTH): else the password is not in use and the row measures something else
+        than it says."""
+        if not self.password:
+            return
+        reply = ping_reply(self.control, timeout=5.0, authenticate=False)
+        if reply == "PONG":
+            raise ServerError(f"server {self.spec.name} answers PING without AUTH: its command "
+                              "has {password} but the server does not demand it (give it "
+                              "as --requirepass {password} or the server's own option)")
 
     def _settle_output(self) -> None:
         """Lets the output copier catch up, so the message's tail is the server's last word."""
@@ -948,6 +1046,8 @@ class CommandServerProcess(ServerProcess):
         return (used, figures[0], keys, figures[1])
 
     def stop(self) -> None:
+        if self.password:
+            forget_password(self.addresses)
         if self._process is None:
             return
         if self.host is not None:
