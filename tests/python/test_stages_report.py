@@ -11,9 +11,12 @@ import math
 import pandas as pd
 import pytest
 
+from kvlab.rendering import palette
+from kvlab.rendering.plots_stages import pairs_figure
 from kvlab.rendering.report import point_table, render_report
 from kvlab.rendering.report_stages import (MIN_SAMPLES, NOT_REPORTED, STAGES,
                                            comparison_pairs, stage_figures)
+from kvlab.rendering.run_plots import write_plots
 from kvlab.running.results import load_meta, load_points
 
 SERVERS = {"concurrent": {"kind": "kvlab", "engine": "concurrent"},
@@ -147,6 +150,25 @@ def test_too_few_samples_on_the_hop_side_gives_no_statement(stage_run):
     assert ("- SET, 1,000,000 keys, P16 T8 (tcp, 50 connections): sharded-hop-command: too "
             "few samples: 18 over 3 rounds (fewer than 20); no figure from noise.") in report
     assert "in the two crossings" not in report
+
+
+def test_the_bars_use_one_colour_per_stage_and_skip_sides_without_figures(stage_run):
+    pairs = list(_pairs(stage_run).values())
+    figure = pairs_figure(pairs)
+    gids = {}
+    for axis in figure.axes:
+        for patch in axis.patches:
+            if patch.get_gid():
+                gids.setdefault(patch.get_gid(), set()).add(patch.get_facecolor())
+    # 2 bars (µs, shares) per shown side: concurrent twice, sharded, single, striped none
+    assert set(gids) == {f"stage:{s}" for s in STAGES}
+    assert all(len(colours) == 1 for colours in gids.values())
+    assert len({palette.stage(s).colour for s in STAGES}) == len(STAGES)
+    texts = [t.get_text().replace("\n", " ") for a in figure.axes for t in a.texts]
+    assert any(NOT_REPORTED in t for t in texts)
+    assert any(t.startswith("too few samples: 15") for t in texts)
+    names = {p.name for p in write_plots(stage_run)}
+    assert {"stages.png", "stages.svg"} <= names
 
 
 def test_a_run_without_stage_columns_has_no_stage_section(small_run):

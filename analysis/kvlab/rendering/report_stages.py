@@ -6,7 +6,8 @@ no such stage or the server has no INFO stages).
 - point_table() folds them per point with stage_figures(): each stage's median over the
   point's rounds that timed a request, and the sampled requests summed over them;
 - stages_section(): for each declared comparison ([[compare]]) and each pair of points it
-  compares, both sides' stages in µs and as shares of their sum;
+  compares, both sides' stages in µs and as shares of their sum (plots_stages.py draws the
+  same numbers as stacked bars);
 - crossings_statement(): in the first seed's section, how many µs of
   sharded-hop-command's request are the two thread crossings (queue: handed to the shard
   thread; return: back on the I/O thread) against concurrent and single, and whether that
@@ -195,7 +196,7 @@ SECTION_INTRO = (
     "only where a request hops to another thread). These are latencies inside the server, "
     "not CPU time: waiting behind other sockets or in a shard's queue counts here and costs "
     f"no CPU. A side with fewer than {MIN_SAMPLES} sampled requests over its rounds gets "
-    "no figures (noise).")
+    "no figures (noise). The bars: plots/stages.png.")
 
 
 def pair_title(pair: Pair) -> str:
