@@ -29,7 +29,7 @@ from ..measures.declared_ratios import compute, point_key, specs_of
 from ..running.experiment import CompareSpec
 from ..running.results import whole_points
 from .markdown import markdown_table
-from .report_format import find_point, server_specs
+from .report_format import CLIENT_BOUND_MARK, find_point, server_specs
 
 # INFO stages' stages in the order a request meets them; `total` is their sum.
 STAGES = ("read", "parse", "dispatch", "queue", "execute", "return", "render", "write")
@@ -110,7 +110,8 @@ def side_of(row: pd.Series | None, server: str, meta: dict) -> Side:
     if "stage_samples" not in row.index:
         return Side(server, "no stage columns in this run")
     if samples == 0:
-        return Side(server, "no sampled request (sampling off, or none in the windows)")
+        return Side(server, "no sampled request in its windows (sampling off, or no read "
+                    "could be timed)")
     if samples < MIN_SAMPLES:
         return Side(server, f"too few samples: {samples} over {rounds} round"
                     f"{'s' if rounds != 1 else ''} (fewer than {MIN_SAMPLES}); no figure "
@@ -192,8 +193,9 @@ SECTION_INTRO = (
     "reply, on one clock; a pipelined read counts as one request, its first batch (with a "
     "hop per command, its first command). Each figure is the median over the point's rounds "
     "of the window's mean µs per sampled request in that stage (its share of the stages' "
-    "sum in brackets; the sum is the time inside the server); `–` is a stage the engine does not have (queue and return exist "
-    "only where a request hops to another thread). These are latencies inside the server, "
+    "sum in brackets; the sum is the time inside the server); `–` is a stage the engine "
+    "does not have (queue and return exist only where a request hops to another thread). "
+    "These are latencies inside the server, "
     "not CPU time: waiting behind other sockets or in a shard's queue counts here and costs "
     f"no CPU. A side with fewer than {MIN_SAMPLES} sampled requests over its rounds gets "
     "no figures (noise). The bars: plots/stages.png.")
@@ -248,14 +250,17 @@ def _against(hop: Side, hop_row: pd.Series, other: Side, other_row: pd.Series) -
     if not other.shown:
         return f"{name}: {other.note}."
     ratio = other_row["median"] / hop_row["median"] if hop_row["median"] > 0 else math.nan
+    if other_row.get("client_bound"):
+        name += f" (client-bound{CLIENT_BOUND_MARK})"
     text = (f"{name} spends {other.sum_us:.1f} µs inside the server, no crossings, and "
             f"serves {ratio:.2f}× the throughput (ratio of medians)")
     if pd.isna(ratio):
         return text + "."
     inside = hop.sum_us - other.sum_us
     if ratio <= 1:
-        return (text + f": sharded-hop-command is not the slower here, so its {hop.crossings_us:.1f}"
-                f" µs of crossings have no deficit to account for (in-server difference "
+        return (text + ": sharded-hop-command is not the slower here, so its "
+                f"{hop.crossings_us:.1f} µs of crossings have no deficit to account for "
+                "(in-server difference "
                 f"{inside:+.1f} µs).")
     trip = _round_trip_us(other_row)
     if pd.isna(trip):
@@ -263,10 +268,10 @@ def _against(hop: Side, hop_row: pd.Series, other: Side, other_row: pd.Series) -
     implied = trip * (ratio - 1)
     share = hop.crossings_us / implied
     return (text + f". At the same requests in flight that ratio makes a sharded-hop-command "
-            f"request's round trip {implied:,.0f} µs longer than {name}'s {trip:,.0f} µs "
+            f"request's round trip {implied:,.0f} µs longer than {other.server}'s {trip:,.0f} µs "
             f"(Little's law); the crossings are {hop.crossings_us:.1f} µs of it "
             f"({100 * share:.1f}%) and the whole in-server difference {inside:+.1f} µs"
-            + (f" (less inside the server than {name}'s)" if inside < 0 else "")
+            + (f" (less inside the server than {other.server}'s)" if inside < 0 else "")
             + f": **{_verdict(share)}**.")
 
 
@@ -322,6 +327,10 @@ def crossings_statement(table: pd.DataFrame, meta: dict, hop_server: str | None)
                  f"{hop.us.get('return', math.nan):.1f}: back on the I/O thread) of "
                  f"{hop.sum_us:.1f} µs inside the server ({hop.samples} samples over "
                  f"{hop.rounds} rounds)."]
+        if hop_row.get("client_bound"):
+            parts.append(f"Its point is client-bound{CLIENT_BOUND_MARK} (the load generator "
+                         "was saturated in some round): its round trip includes the "
+                         "client's own time, so part of any ratio here is the client's.")
         for other in others:
             other_row = find_point(table, **{**where, "server": other})
             if other_row is None:
