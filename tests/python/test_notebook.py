@@ -32,5 +32,8 @@ def test_the_notebook_executes_on_the_sample_run(tmp_path):
     assert f"run: {SAMPLE}" in text
     assert "image/png" in text  # the plots were drawn
     assert "client-bound" in text
+    # the sample has no stage columns: the stage cell draws the committed 16-core run's
+    assert f"stages from: {REPO / 'results' / 'sample-16core'}" in text
+    assert "| queue+return " in text and "not reported by this server" not in text
     # 2 clients x 2 thread counts x 3 windows, every reply an integer
     assert "in-process: 12 windows against kvlab-server engine=concurrent, 0 error replies" in text

@@ -134,6 +134,28 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def point_key(values: Any) -> tuple:
+    """A point's variables as the key a RatioResult's key_a and key_b hold: a points row
+    or a point table's row (a mapping or a Series) finds its ratio by it."""
+    return tuple(_text(values[v]) for v in POINT_VARIABLES)
+
+
+def specs_of(meta: dict) -> list[CompareSpec]:
+    """The declared comparisons meta.json records (runner.py: dataclasses.asdict), back
+    as CompareSpecs; an entry without its two sides is left out."""
+    specs = []
+    fields = {f.name for f in dataclasses.fields(CompareSpec)}
+    for entry in meta.get("comparisons") or []:
+        if not entry.get("a") or not entry.get("b") or not entry.get("name"):
+            continue
+        known = {k: v for k, v in entry.items() if k in fields}
+        known["tests"] = tuple(known.get("tests") or ())
+        known["where"] = tuple((name, tuple(values)) for name, values in known.get("where") or ())
+        known.setdefault("by", "server")
+        specs.append(CompareSpec(**known))
+    return specs
+
+
 def _metric_values(frame: pd.DataFrame, metric: str) -> pd.Series:
     """Each row's value of `metric`; NaN where it was not measured (empty, n/a)."""
     ops = pd.to_numeric(frame["ops_per_s"], errors="coerce")
@@ -151,7 +173,7 @@ def _per_round(frame: pd.DataFrame, metric: str) -> dict[tuple, dict[int, tuple[
     table: dict[tuple, dict[int, tuple[str, float, bool]]] = {}
     for row, value in zip(frame.itertuples(index=False), _metric_values(frame, metric)):
         values = row._asdict()
-        key = tuple(_text(values[v]) for v in POINT_VARIABLES)
+        key = point_key(values)
         round_no = int(values["repetition"])
         status = values["status"]
         if status not in ("ok", "disturbed"):

@@ -55,6 +55,20 @@ IO_MODELS = {
     "direct": Style("#333333", "o", "-", ""),
     "event-loop": Style("#333333", "s", "--", "//"),
 }
+# The stages of a request inside the server (INFO stages), in the order it meets them:
+# the network and parsing in blues, the two thread crossings of a hop (queue: to the
+# executing thread, return: back) in oranges, the engine's work green, the reply's way
+# out in purple and grey. One colour per stage in every bar of every figure.
+STAGES = {
+    "read": Style("#9ECAE1", "o"),
+    "parse": Style("#6BAED6", "o"),
+    "dispatch": Style("#2171B5", "o"),
+    "queue": Style("#E6550D", "o", hatch="//"),
+    "execute": Style("#31A354", "o"),
+    "return": Style("#FDAE6B", "o", hatch="\\\\"),
+    "render": Style("#756BB1", "o"),
+    "write": Style("#636363", "o"),
+}
 # The seeds' own numbers: neutral, so they never pass for one of our servers.
 SEED = Style("#7A7A7A", "*", ":", "xx")
 # An interval that decided nothing, and the reference lines (1.0, an SLO).
@@ -68,7 +82,7 @@ _FALLBACK_COLOURS = ("#E7298A", "#66A61E", "#7570B3", "#A6761D", "#FB9A99", "#6A
                      "#B2DF8A", "#1F3A93")
 _FALLBACK_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "h", "<", ">", "p", "*")
 
-_KINDS = {"server": SERVERS, "client": CLIENTS, "io": IO_MODELS}
+_KINDS = {"server": SERVERS, "client": CLIENTS, "io": IO_MODELS, "stage": STAGES}
 
 
 def _fallback(name: str) -> Style:
@@ -78,7 +92,7 @@ def _fallback(name: str) -> Style:
 
 
 def style(kind: str, name: str) -> Style:
-    """The style of `name` as a "server", "client" or "io" model."""
+    """The style of `name` as a "server", "client", "io" model or "stage"."""
     table = _KINDS[kind]
     name = str(name)
     if kind == "server":
@@ -96,6 +110,10 @@ def client(name: str) -> Style:
 
 def io_model(name: str) -> Style:
     return style("io", name)
+
+
+def stage(name: str) -> Style:
+    return style("stage", name)
 
 
 def order_key(kind: str, name: str) -> tuple:

@@ -5,7 +5,9 @@ order a reader needs them:
 1. verdicts.png — every declared ratio as a forest plot (plots_verdicts.py);
 2. seed1-ember-pr50.png, seed2-<sweep>.png — ours beside the seeds' published numbers
    (plots_seeds.py);
-3. per sweep: <sweep>-throughput.png (ops/s against client threads, 95% CI) and
+3. stages.png — where a request's time goes inside the server, one stacked bar per side
+   of each declared comparison (plots_stages.py);
+4. per sweep: <sweep>-throughput.png (ops/s against client threads, 95% CI) and
    <sweep>-latency.png (p50 and p99), <sweep>-percentiles.png where kvlab-load wrote
    histograms, <sweep>-<command>-latency-curve.png for open-loop curves
    (plots_latency.py).

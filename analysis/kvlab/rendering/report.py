@@ -27,6 +27,7 @@ from .report_ratios import (calibration_section, declared_section, disturbance_l
                             time_section, verdict_sections)
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
+from .report_stages import stage_figures, stages_section
 from .report_ycsb import ycsb_section
 from ..tracking.history import cost_columns
 from ..running.results import load_meta, load_points, whole_points
@@ -48,6 +49,8 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
                    summary=summary, median=summary.median, low=summary.low, high=summary.high,
                    n=summary.n, p50_us=measured["p50_us"].median(),
                    p99_us=measured["p99_us"].median(), p999_us=measured["p999_us"].median(),
+                   mean_us=pd.to_numeric(measured.get("mean_us"), errors="coerce").median()
+                   if "mean_us" in measured else math.nan,
                    client_cpu=measured["client_cpu"].median(),
                    server_cpu=measured["server_cpu"].median(),
                    client_bound=bool(measured["client_bound"].any()),
@@ -56,7 +59,8 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
                    disturbed=int((group["status"] == "disturbed").sum()),
                    max_us=measured["max_us"].max(),
                    **{c: pd.to_numeric(measured[c], errors="coerce").median()
-                      for c in cost_columns(measured.columns)})
+                      for c in cost_columns(measured.columns)},
+                   **stage_figures(measured))
         row.update(cv=math.nan, cold_windows=0, windows=0)
         if run_dir is not None and "histogram" in measured:
             merged = merged_percentiles(run_dir, measured["histogram"])
@@ -205,6 +209,7 @@ def render_report(run_dir: str | Path) -> str:
               machine_header(meta) + "\n" + disturbance_line(points, meta),
               *_decisions(run_dir, meta), *_run_problems(points, meta),
               *_seed_sections(points, table, meta, measured),
+              stages_section(points, table, meta),
               *_measurement_sections(run_dir, table, meta),
               _sweeps_section(points, meta, measured),
               "## All points\n\n" + all_points_section(table) if not table.empty else "",

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..running.plan import SEED_SERVER_CPUS
 from .markdown import markdown_table
+from .report_stages import crossings_statement
 from .report_format import (CLIENT_BOUND_MARK, find_point, format_cell, format_number,
                             format_rate, format_ratio, server_cpu_count, server_specs)
 
@@ -81,6 +82,9 @@ def ember_section(sweeps: list[str], table: pd.DataFrame, meta: dict) -> str:
         out.append(ember_ratios(group, servers, threads, meta, reference, pipeline))
         out.append("")
     out.append(instrument_comparison(mine))
+    crossings = crossings_statement(mine, meta, _hop_command_sharded(meta, servers))
+    if crossings:
+        out += ["", crossings]
     return "\n".join(out)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Iterator
 from .plots import latency_figure, plt, throughput_figure  # plots chooses the backend
 from .plots_latency import curve_figures, percentile_figure
 from .plots_seeds import seed_figures
+from .plots_stages import stages_figure
 from .plots_verdicts import verdicts_figure
 from .report import measured_only, point_table
 from ..running.results import load_meta, load_points
@@ -37,6 +38,9 @@ def figures_of_run(run_dir: str | Path) -> Iterator[tuple[str, Figure]]:
         yield "verdicts", figure
     if not table.empty:
         yield from seed_figures(table, meta)
+        figure = stages_figure(points, table, meta)
+        if figure is not None:
+            yield "stages", figure
     for sweep, frame in ([] if table.empty else table.groupby("sweep", sort=False)):
         yield f"{sweep}-throughput", throughput_figure(frame, sweep)
         if frame["p50_us"].notna().any():
