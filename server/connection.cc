@@ -143,14 +143,20 @@ void Connection::OnBlockWake() {
 }
 
 // Counts the read; every `every`-th one on this thread becomes a sampled
-// request unless this connection cannot time it from its wake-up to its
-// send (one in flight already, a pending batch, a round not timed).
+// request. When this connection cannot time it from its wake-up to its
+// send (one in flight already, a pending batch, a round not timed), the
+// sample is owed to the next read on this thread that can: skipping it
+// instead left an engine whose connections mostly have a batch in flight
+// (sharded with a hop per command) with a twentieth of the others' samples.
 void Connection::MaybeSampleThisRead(uint32_t every, int64_t received_ns) {
   if (reads_until_sample > every) reads_until_sample = every;  // the rate was lowered
   if (--reads_until_sample != 0) return;
-  reads_until_sample = every;
   const int64_t wake = loop_.RoundWokeNs();
-  if (sampling_ || pending_batch_ || wake == 0) return;
+  if (sampling_ || pending_batch_ || wake == 0) {
+    reads_until_sample = 1;  // owed: the next read tries again
+    return;
+  }
+  reads_until_sample = every;
   sampling_ = true;
   sample_.spin_parse_ns = stages_.spin_parse_ns;
   sample_.engine.spin_ns = stages_.spin_execute_ns;

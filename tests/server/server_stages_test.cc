@@ -13,6 +13,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "tests/server/server_test_support.h"
 
@@ -160,6 +161,44 @@ TEST_P(StagesKnownAnswer, ConfigSetTurnsSamplingOff) {
   ASSERT_TRUE(c->Command({"PING"}).IsStatus("PONG"));
   // The PING; not the CONFIG SET, whose read came while sampling was off.
   EXPECT_EQ(ParseStages(c->Command({"INFO", "stages"}).text)["total"]["calls"], 1);
+}
+
+// A sample falls due on a read that arrives while its connection still has
+// a batch on a shard thread: it is owed to the next read that can be timed,
+// not dropped. Here every second read is such a read (a PING sent while a
+// SUNIONSTORE of 100,000 members runs on the shard), and every second read is due
+// (--stage-sample 2): dropped samples would leave every pair sampled or
+// none, by the parity of the reads before; owed ones sample every pair
+// either way. The extra PING flips that parity.
+TEST(StagesSampling, ADueSampleIsOwedNotDroppedWhileABatchIsAway) {
+  constexpr int kPairs = 8;
+  constexpr int kMembers = 100000;
+  for (const bool shift : {false, true}) {
+    SCOPED_TRACE(shift ? "parity shifted" : "parity as started");
+    std::unique_ptr<ServerProcess> server;
+    ASSERT_TRUE(ServerProcess::Start("sharded", {"--stage-sample", "2", "--io-threads", "1",
+                                                 "--shards", "1"}, &server).ok());
+    auto c = RedisConnection::Tcp(server->port());
+    ASSERT_NE(c, nullptr);
+    for (int batch = 0; batch < kMembers / 10000; ++batch) {
+      std::vector<std::string> sadd = {"SADD", "big"};
+      for (int i = 0; i < 10000; ++i) sadd.push_back(std::to_string(batch * 10000 + i));
+      ASSERT_TRUE(c->Command(sadd).IsInteger(10000));
+    }
+    ASSERT_TRUE(c->Command({"CONFIG", "RESETSTAT"}).IsStatus("OK"));
+    if (shift) ASSERT_TRUE(c->Command({"PING"}).IsStatus("PONG"));
+    for (int pair = 0; pair < kPairs; ++pair) {
+      c->Append({"SUNIONSTORE", "copy", "big", "big"});
+      ASSERT_TRUE(c->Flush());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // its own read, mid-union
+      c->Append({"PING"});
+      ASSERT_TRUE(c->Flush());
+      ASSERT_TRUE(c->GetReply().IsInteger(kMembers));
+      ASSERT_TRUE(c->GetReply().IsStatus("PONG"));
+    }
+    const double samples = ParseStages(c->Command({"INFO", "stages"}).text)["total"]["calls"];
+    EXPECT_GE(samples, kPairs - 1);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, StagesKnownAnswer, ::testing::ValuesIn(ServerEngineKinds()),
