@@ -19,6 +19,15 @@ def test_summary_is_median_with_a_t_interval_of_the_mean():
     assert summarize([]).n == 0
 
 
+def test_an_interval_of_nonnegative_values_stops_at_zero() -> None:
+    # Two rounds 1 M and 3 M ops/s: mean 2 M, half-width 12.706 x 1 M = 12.7 M.
+    s = summarize([1e6, 3e6])
+    assert s.low == 0.0
+    assert abs(s.high - (2e6 + 12.706e6)) < 1.0
+    # Values that can be negative keep the whole interval.
+    assert summarize([-1.0, 1.0]).low < -1.0
+
+
 def test_point_table_folds_repetitions_and_keeps_unmeasured_points(small_run):
     table = point_table(load_points(small_run))
     concurrent = table[(table["server"] == "concurrent") & (table["threads"] == 2)].iloc[0]

@@ -45,7 +45,8 @@ class Summary:
 
     @property
     def half_width(self) -> float:
-        return (self.high - self.low) / 2
+        # The t half-width: the upper side, which the clip at zero never shortens.
+        return self.high - self.mean
 
     @property
     def relative_half_width(self) -> float:
@@ -61,7 +62,12 @@ def summarize(values: Iterable[float | None]) -> Summary:
     if len(data) < 2:
         return Summary(1, median, mean, math.nan, math.nan)
     half = t_quantile_975(len(data) - 1) * statistics.stdev(data) / math.sqrt(len(data))
-    return Summary(len(data), median, mean, mean - half, mean + half)
+    low = mean - half
+    if low < 0 <= min(data):
+        # Rates and latencies are never negative: an interval reaching below zero (two
+        # rounds that differ, t = 12.7) knows nothing below, and says 0, not a negative rate.
+        low = 0.0
+    return Summary(len(data), median, mean, low, mean + half)
 
 
 @dataclasses.dataclass(frozen=True)
