@@ -47,6 +47,12 @@ class StreamSource {
     }
     return name;
   }
+  // A blocking command's timeout: 1 ms mostly (an empty key answers nil
+  // after it on both servers), now and then one Redis refuses.
+  std::string BlockingTimeout() {
+    static const char* const timeouts[] = {"0.001", "0.0001", "-1", "x", "-0.5", "inf"};
+    return timeouts[OneIn(8) ? Uniform(2, 5) : Uniform(0, 1)];
+  }
   // One of a few keys every type's stream shares.
   std::string Key() {
     static const char* const keys[] = {"k1", "k2", "k3", "k4", "k5", "big", "str"};

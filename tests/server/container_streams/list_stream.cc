@@ -34,13 +34,6 @@ std::string End(StreamSource& s) {
   return s.Case(pick % 2 == 0 ? "left" : "right");
 }
 
-// A blocking command's timeout: 1 ms mostly (an empty key answers nil
-// after it on both servers), now and then one Redis refuses.
-std::string Timeout(StreamSource& s) {
-  static const char* const timeouts[] = {"0.001", "0.0001", "-1", "x", "-0.5", "inf"};
-  return timeouts[s.OneIn(8) ? s.Uniform(2, 5) : s.Uniform(0, 1)];
-}
-
 // The blocking twin of an LMOVE, RPOPLPUSH or LMPOP (BLMOVE, BRPOPLPUSH,
 // BLMPOP), or BLPOP/BRPOP on its keys; a client that would wait times out.
 std::vector<std::string> Blocking(StreamSource& s, std::vector<std::string> cmd) {
@@ -48,15 +41,15 @@ std::vector<std::string> Blocking(StreamSource& s, std::vector<std::string> cmd)
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (name == "lmove" || name == "rpoplpush") {
     cmd[0] = s.Case("b" + name);
-    cmd.push_back(Timeout(s));
+    cmd.push_back(s.BlockingTimeout());
   } else if (s.OneIn(2)) {  // lmpop
     cmd[0] = s.Case("blmpop");
-    cmd.insert(cmd.begin() + 1, Timeout(s));
+    cmd.insert(cmd.begin() + 1, s.BlockingTimeout());
   } else {
     std::vector<std::string> pop = {s.Case(s.OneIn(2) ? "blpop" : "brpop")};
     const int keys = s.Uniform(1, 3);
     for (int i = 0; i < keys; ++i) pop.push_back(s.Key());
-    if (!s.OneIn(25)) pop.push_back(Timeout(s));  // arity, now and then
+    if (!s.OneIn(25)) pop.push_back(s.BlockingTimeout());  // arity, now and then
     return pop;
   }
   return cmd;

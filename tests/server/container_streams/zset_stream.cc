@@ -7,7 +7,8 @@
 // ZPOPMAX and ZSCAN, with valid and invalid scores and bounds, ties,
 // infinities and ZADDs past 128 members; and the multi-key commands
 // (ZUNION ZINTER ZDIFF ZINTERCARD, their STORE forms with WEIGHTS and
-// AGGREGATE, ZRANGESTORE, ZMPOP) over sorted sets, sets, strings and
+// AGGREGATE, ZRANGESTORE, ZMPOP, and the blocking BZPOPMIN, BZPOPMAX and
+// BZMPOP) over sorted sets, sets, strings and
 // missing keys, with their numkeys and option errors.
 //
 // BYLEX is only sent to "zlex", whose members all score 0: on a skiplist of
@@ -294,6 +295,10 @@ std::vector<std::string> NextMultiKey(StreamSource& s) {
     cmd.push_back(counts[s.Uniform(0, s.OneIn(8) ? 5 : 2)]);
   }
   if (s.OneIn(20)) cmd.push_back(s.Case("count"));  // COUNT twice or alone
+  if (s.OneIn(5)) {  // its blocking twin: BZMPOP timeout numkeys ...
+    cmd[0] = s.Case("bzmpop");
+    cmd.insert(cmd.begin() + 1, s.BlockingTimeout());
+  }
   return cmd;
 }
 
@@ -392,6 +397,12 @@ std::vector<std::string> NextZSet(StreamSource& s) {
     return cmd;
   }
   if (pick < 80) {
+    if (s.OneIn(5)) {  // BZPOPMIN/BZPOPMAX key [key ...] timeout
+      std::vector<std::string> cmd = {s.Case(s.OneIn(2) ? "bzpopmin" : "bzpopmax"), k};
+      if (s.OneIn(3)) cmd.push_back(ZKey(s));
+      if (!s.OneIn(25)) cmd.push_back(s.BlockingTimeout());  // arity, now and then
+      return cmd;
+    }
     std::vector<std::string> cmd = {s.Case(s.OneIn(2) ? "zpopmin" : "zpopmax"), k};
     static const char* const counts[] = {"1", "3", "0", "-1", "x", "200", "2", "1.5"};
     if (!s.OneIn(3)) cmd.push_back(counts[s.Uniform(0, 7)]);
