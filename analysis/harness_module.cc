@@ -48,8 +48,8 @@ void ThrowIfInvalid(const Status& status) {
 LoadConfig MakeConfig(const std::string& target, const std::string& client,
                       const std::vector<int>& threads, int connections, int pipeline,
                       const std::string& command, const std::string& ratio, uint64_t keys,
-                      const std::string& key_dist, const std::string& value_size,
-                      double duration, double warmup, int repetitions, double rate, bool nodelay,
+                      const std::string& key_dist, const std::string& value_size, double duration,
+                      double warmup, int repetitions, double rate, bool nodelay,
                       const std::vector<int>& cpus, bool prefill) {
   LoadConfig config;
   ThrowIfInvalid(ParseTarget(target, &config.target));
@@ -96,8 +96,9 @@ SweepOutcome RunSweepReleasingGil(const LoadConfig& config, py::object on_repeti
 }  // namespace
 
 PYBIND11_MODULE(_harness, module) {
-  module.doc() = "kvlab's load harness (harness/sweep.h): run one sweep in-process "
-                 "(the notebook's API; see kvlab.running.inprocess)";
+  module.doc() =
+      "kvlab's load harness (harness/sweep.h): run one sweep in-process "
+      "(the notebook's API; see kvlab.running.inprocess)";
 
   py::class_<RepetitionResult>(module, "RepetitionResult")
       .def_readonly("repetition", &RepetitionResult::repetition)
@@ -117,13 +118,15 @@ PYBIND11_MODULE(_harness, module) {
       .def_readonly("usable_cores", &RepetitionResult::usable_cores)
       .def_readonly("client_bound", &RepetitionResult::client_bound)
       .def_readonly("server_cpu", &RepetitionResult::server_cpu)
-      .def("latency_us_at", [](const RepetitionResult& r, double quantile) {
-        if (quantile < 0 || quantile > 1) throw py::value_error("quantile must be in [0, 1]");
-        return r.latency.ValueAtQuantile(quantile) / 1000.0;
-      }, py::arg("quantile"), "latency (µs) at a quantile in [0, 1], from the histogram")
-      .def_property_readonly("latency_count", [](const RepetitionResult& r) {
-        return r.latency.count();
-      })
+      .def(
+          "latency_us_at",
+          [](const RepetitionResult& r, double quantile) {
+            if (quantile < 0 || quantile > 1) throw py::value_error("quantile must be in [0, 1]");
+            return r.latency.ValueAtQuantile(quantile) / 1000.0;
+          },
+          py::arg("quantile"), "latency (µs) at a quantile in [0, 1], from the histogram")
+      .def_property_readonly("latency_count",
+                             [](const RepetitionResult& r) { return r.latency.count(); })
       .def("__repr__", [](const RepetitionResult& r) {
         return "<RepetitionResult " + std::to_string(r.repetition) + ": " +
                std::to_string(static_cast<long long>(r.ops_per_s)) + " ops/s>";
@@ -149,21 +152,21 @@ PYBIND11_MODULE(_harness, module) {
       "run_sweep",
       [](const std::string& target, const std::string& client, const std::vector<int>& threads,
          int connections, int pipeline, const std::string& command, const std::string& ratio,
-         uint64_t keys, const std::string& key_dist, const std::string& value_size,
-         double duration, double warmup, int repetitions, double rate, bool nodelay,
-         const std::vector<int>& cpus, bool prefill, py::object on_repetition) {
+         uint64_t keys, const std::string& key_dist, const std::string& value_size, double duration,
+         double warmup, int repetitions, double rate, bool nodelay, const std::vector<int>& cpus,
+         bool prefill, py::object on_repetition) {
         LoadConfig config = MakeConfig(target, client, threads, connections, pipeline, command,
                                        ratio, keys, key_dist, value_size, duration, warmup,
                                        repetitions, rate, nodelay, cpus, prefill);
         return RunSweepReleasingGil(config, std::move(on_repetition));
       },
       py::arg("target"), py::kw_only(), py::arg("client") = "dedicated",
-      py::arg("threads") = std::vector<int>{1}, py::arg("connections") = 0,
-      py::arg("pipeline") = 1, py::arg("command") = "set", py::arg("ratio") = "1:10",
-      py::arg("keys") = 100000, py::arg("key_dist") = "uniform", py::arg("value_size") = "64",
-      py::arg("duration") = 1.0, py::arg("warmup") = 0.25, py::arg("repetitions") = 3,
-      py::arg("rate") = 0.0, py::arg("nodelay") = true, py::arg("cpus") = std::vector<int>{},
-      py::arg("prefill") = false, py::arg("on_repetition") = py::none(),
+      py::arg("threads") = std::vector<int>{1}, py::arg("connections") = 0, py::arg("pipeline") = 1,
+      py::arg("command") = "set", py::arg("ratio") = "1:10", py::arg("keys") = 100000,
+      py::arg("key_dist") = "uniform", py::arg("value_size") = "64", py::arg("duration") = 1.0,
+      py::arg("warmup") = 0.25, py::arg("repetitions") = 3, py::arg("rate") = 0.0,
+      py::arg("nodelay") = true, py::arg("cpus") = std::vector<int>{}, py::arg("prefill") = false,
+      py::arg("on_repetition") = py::none(),
       "Runs one sweep (one point per value of `threads`) and returns a SweepOutcome. "
       "`on_repetition(threads, repetition)` is called after each measured window.");
 

@@ -16,8 +16,8 @@ class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk,
-    kInvalidArgument,  // the request or configuration is wrong: say what is allowed
-    kUnavailable,      // the system refused (address in use, socket path taken, ...)
+    kInvalidArgument,   // the request or configuration is wrong: say what is allowed
+    kUnavailable,       // the system refused (address in use, socket path taken, ...)
     kConnectionFailed,  // a client could not reach or lost its server
     kIoError,           // a read or write on an open connection or file failed
     kCancelled,         // stopped on request (Interrupt) before it completed

@@ -27,7 +27,7 @@ namespace kvlab {
 struct SetMove {
   bool source_exists = false;
   bool source_has_member = false;
-  bool moved = false;          // the destination took the member
+  bool moved = false;  // the destination took the member
 };
 
 // LMOVE's (RPOPLPUSH's) source step tells its destination step what it
@@ -36,22 +36,22 @@ struct SetMove {
 struct ListMove {
   bool source_exists = false;
   std::string element;
-  bool moved = false;          // the destination took the element
+  bool moved = false;  // the destination took the element
 };
 
 // What one group's operations pass along to each other while it runs.
 struct GroupState {
-  bool carried = false;        // kLoadCarry found its key
-  std::string value;           // the carried string
+  bool carried = false;                       // kLoadCarry found its key
+  std::string value;                          // the carried string
   ValueForm value_form = ValueForm::kString;  // and its form (COPY keeps it)
-  std::unique_ptr<Container> container;  // or the carried container
-  int64_t expire_at_ms = 0;    // and its expiry
-  std::string bit_result;      // BITOP: its sources folded so far
+  std::unique_ptr<Container> container;       // or the carried container
+  int64_t expire_at_ms = 0;                   // and its expiry
+  std::string bit_result;                     // BITOP: its sources folded so far
   // SINTERSTORE, SUNIONSTORE, SDIFFSTORE: the sources' members read so far
   // (a missing key's: none).
   std::vector<std::vector<std::string>> set_sources;
-  SetMove set_move;            // SMOVE: what its source step found
-  ListMove list_move;          // LMOVE, RPOPLPUSH: what their source step found
+  SetMove set_move;    // SMOVE: what its source step found
+  ListMove list_move;  // LMOVE, RPOPLPUSH: what their source step found
   // ZUNIONSTORE and its kin: a copy of each source read so far (null: missing)
   std::vector<std::unique_ptr<Container>> read_values;
 };
@@ -112,8 +112,7 @@ class GroupKeyReader final : public KeyReader {
 // Runs batch.ops of `group` in order. run_keyed(op, GroupState&) -> OpResult
 // runs one keyed operation, run_keyless(op) -> OpResult one keyless one.
 template <typename RunKeyed, typename RunKeyless>
-void RunGroupOps(Batch& batch, AtomicGroup& group, RunKeyed&& run_keyed,
-                 RunKeyless&& run_keyless) {
+void RunGroupOps(Batch& batch, AtomicGroup& group, RunKeyed&& run_keyed, RunKeyless&& run_keyless) {
   const uint32_t end = group.first + group.count;
   GroupState state;
   // EXEC's watched keys come first: reclaiming one that expired since its
@@ -149,7 +148,8 @@ void RunGroupOps(Batch& batch, AtomicGroup& group, RunKeyed&& run_keyed,
     if (GuardFailed(op, batch.results[i])) skip_until = i + 1 + op.guard_span;
   }
   if (group.log != nullptr) {
-    group.log->AppendWith(std::span<const OpResult>(batch.results).subspan(group.first, group.count));
+    group.log->AppendWith(
+        std::span<const OpResult>(batch.results).subspan(group.first, group.count));
   }
 }
 

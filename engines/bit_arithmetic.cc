@@ -201,8 +201,8 @@ int64_t ReadSignedField(std::string_view bytes, uint64_t offset, int bits) {
 
 // The arithmetic below is unsigned wherever Redis's C may overflow, so it
 // wraps as Redis's build does instead of being undefined.
-int CheckUnsignedFieldOverflow(uint64_t value, int64_t increment, int bits,
-                               FieldOverflow overflow, uint64_t* limit) {
+int CheckUnsignedFieldOverflow(uint64_t value, int64_t increment, int bits, FieldOverflow overflow,
+                               uint64_t* limit) {
   const uint64_t max = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   const int64_t max_increment = static_cast<int64_t>(max - value);
   const int64_t min_increment = static_cast<int64_t>(uint64_t{0} - value);
@@ -267,10 +267,17 @@ void FoldBitOperand(BitOperator op, bool first, std::string_view source, std::st
   for (size_t i = 0; i < result.size(); ++i) {
     const char byte = i < source.size() ? source[i] : '\0';
     switch (op) {
-      case BitOperator::kAnd: result[i] = static_cast<char>(result[i] & byte); break;
-      case BitOperator::kOr: result[i] = static_cast<char>(result[i] | byte); break;
-      case BitOperator::kXor: result[i] = static_cast<char>(result[i] ^ byte); break;
-      case BitOperator::kNot: break;  // NOT has one source only
+      case BitOperator::kAnd:
+        result[i] = static_cast<char>(result[i] & byte);
+        break;
+      case BitOperator::kOr:
+        result[i] = static_cast<char>(result[i] | byte);
+        break;
+      case BitOperator::kXor:
+        result[i] = static_cast<char>(result[i] ^ byte);
+        break;
+      case BitOperator::kNot:
+        break;  // NOT has one source only
     }
   }
 }

@@ -48,8 +48,8 @@ enum class FieldOverflow : uint8_t { kWrap, kSat, kFail };
 // 1 above, -1 below; then *limit is what WRAP or SAT stores (FAIL stores
 // nothing and leaves it unset). Redis's check*BitfieldOverflow(), with
 // their exact corner cases at 64 and 63 bits.
-int CheckUnsignedFieldOverflow(uint64_t value, int64_t increment, int bits,
-                               FieldOverflow overflow, uint64_t* limit);
+int CheckUnsignedFieldOverflow(uint64_t value, int64_t increment, int bits, FieldOverflow overflow,
+                               uint64_t* limit);
 int CheckSignedFieldOverflow(int64_t value, int64_t increment, int bits, FieldOverflow overflow,
                              int64_t* limit);
 

@@ -30,7 +30,8 @@ bool ParseBitOffset(StringCall& call, std::string_view arg, int field_bits, uint
   std::optional<int64_t> parsed = ParseRedisInt64(in_fields ? arg.substr(1) : arg);
   if (parsed && in_fields) {
     // Redis multiplies in C (wrapping); so does this, without the UB.
-    parsed = static_cast<int64_t>(static_cast<uint64_t>(*parsed) * static_cast<uint64_t>(field_bits));
+    parsed =
+        static_cast<int64_t>(static_cast<uint64_t>(*parsed) * static_cast<uint64_t>(field_bits));
   }
   if (!parsed || *parsed < 0 || (*parsed >> 3) >= kMaxStringBytes) {
     call.Error(kBitOffsetError);
@@ -231,19 +232,20 @@ void WriteField(const FieldOp& op, std::string& bytes, ReplyList& reply) {
   int overflowed = 0;
   if (op.is_signed) {
     const int64_t old = GetSignedField(data, op.offset, op.bits);
-    const int64_t next = increment ? static_cast<int64_t>(static_cast<uint64_t>(old) +
-                                                          static_cast<uint64_t>(op.value))
-                                   : op.value;
+    const int64_t next =
+        increment
+            ? static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(op.value))
+            : op.value;
     int64_t limit = 0;
-    overflowed = CheckSignedFieldOverflow(increment ? old : next, increment ? op.value : 0,
-                                          op.bits, op.overflow, &limit);
+    overflowed = CheckSignedFieldOverflow(increment ? old : next, increment ? op.value : 0, op.bits,
+                                          op.overflow, &limit);
     const int64_t result = overflowed ? limit : next;
     stored = static_cast<uint64_t>(result);
     answer = increment ? result : old;
   } else {
     const uint64_t old = GetUnsignedField(data, op.offset, op.bits);
-    const uint64_t next = increment ? old + static_cast<uint64_t>(op.value)
-                                    : static_cast<uint64_t>(op.value);
+    const uint64_t next =
+        increment ? old + static_cast<uint64_t>(op.value) : static_cast<uint64_t>(op.value);
     uint64_t limit = 0;
     overflowed = CheckUnsignedFieldOverflow(increment ? old : next, increment ? op.value : 0,
                                             op.bits, op.overflow, &limit);

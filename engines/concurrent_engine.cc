@@ -174,8 +174,8 @@ class ConcurrentEngine::WriteSlot {
 };
 
 EntryView ConcurrentEngine::ViewOf(const Map::value_type& node) {
-  const EntryRecord& entry = node.second.record != nullptr ? *node.second.record
-                                                           : node.first.record();
+  const EntryRecord& entry =
+      node.second.record != nullptr ? *node.second.record : node.first.record();
   return ViewOfRecord(entry);
 }
 

@@ -122,9 +122,13 @@ class ConcurrentEngine final : public InlineEngine {
     static std::string_view KeyOf(const NewEntry& entry) { return entry.key; }
     static std::string_view KeyOf(const RecordKey& key) { return key.key(); }
     template <typename K>
-    size_t hash(const K& key) const { return KeyHash{}(KeyOf(key)); }
+    size_t hash(const K& key) const {
+      return KeyHash{}(KeyOf(key));
+    }
     template <typename A, typename B>
-    bool equal(const A& a, const B& b) const { return KeyOf(a) == KeyOf(b); }
+    bool equal(const A& a, const B& b) const {
+      return KeyOf(a) == KeyOf(b);
+    }
   };
   // Not TBB's default scalable allocator: the map's memory comes from malloc
   // like every other engine's, so INFO's allocator-level used_memory

@@ -25,11 +25,16 @@ enum class ValueType : uint8_t { kString, kHash, kList, kSet, kZSet };
 // TYPE's reply for each value type.
 inline std::string_view TypeNameOf(ValueType type) {
   switch (type) {
-    case ValueType::kString: return "string";
-    case ValueType::kHash: return "hash";
-    case ValueType::kList: return "list";
-    case ValueType::kSet: return "set";
-    case ValueType::kZSet: return "zset";
+    case ValueType::kString:
+      return "string";
+    case ValueType::kHash:
+      return "hash";
+    case ValueType::kList:
+      return "list";
+    case ValueType::kSet:
+      return "set";
+    case ValueType::kZSet:
+      return "zset";
   }
   return "none";
 }

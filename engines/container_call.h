@@ -35,8 +35,8 @@ struct GroupState;  // atomic_group.h
 class ContainerCall;
 
 enum ContainerCommandFlags : uint8_t {
-  kContainerWrite = 1,   // may change the key (else it only reads)
-  kContainerDenyOom = 2, // refused at the memory limit (Redis's denyoom)
+  kContainerWrite = 1,    // may change the key (else it only reads)
+  kContainerDenyOom = 2,  // refused at the memory limit (Redis's denyoom)
   // Not a command by itself: a step a server command queues (e.g. "the
   // members of this set" for SINTER), never registered under its name. It
   // sees the arguments its server command gives it (its own name, or the
@@ -67,8 +67,7 @@ class ContainerCall {
   ContainerCall(const ContainerCommand& command, std::span<const std::string_view> args,
                 const std::optional<EntryView>& live, int64_t now_ms, OpResult& result,
                 GroupState* group = nullptr)
-      : args(args), now_ms(now_ms), group(group), command_(command), live_(live),
-        result_(result) {}
+      : args(args), now_ms(now_ms), group(group), command_(command), live_(live), result_(result) {}
 
   // The whole command: args[0] its name, args[1] its key (a group step's
   // arguments are its server command's).

@@ -330,8 +330,11 @@ bool ReadListpack(std::string_view blob, std::vector<std::string>* elements) {
       return false;
     }
     // The back-length: the entry's size in 7-bit groups, 1 to 5 bytes.
-    const size_t back_bytes = entry < 128 ? 1 : entry < 16383 ? 2 : entry < 2097151 ? 3
-                              : entry < 268435455 ? 4 : 5;
+    const size_t back_bytes = entry < 128         ? 1
+                              : entry < 16383     ? 2
+                              : entry < 2097151   ? 3
+                              : entry < 268435455 ? 4
+                                                  : 5;
     if (!reader.Bytes(back_bytes, &bytes)) return false;
     elements->push_back(std::move(element));
   }
@@ -352,8 +355,8 @@ bool ReadIntset(std::string_view blob, std::vector<std::string>* members) {
     reader.LittleEndian(static_cast<int>(width), &raw);
     const int bits = static_cast<int>(8 * width);
     const uint64_t sign = bits == 64 ? 0 : 1ull << (bits - 1);
-    const int64_t value = bits == 64 ? static_cast<int64_t>(raw)
-                                     : static_cast<int64_t>((raw ^ sign) - sign);
+    const int64_t value =
+        bits == 64 ? static_cast<int64_t>(raw) : static_cast<int64_t>((raw ^ sign) - sign);
     members->push_back(std::to_string(value));
   }
   return true;

@@ -55,7 +55,7 @@ struct AtomicGroup {
   // operations; when true, no other operation runs, each result is kNil and
   // `aborted` is set.
   const std::atomic<bool>* abort_if = nullptr;
-  bool aborted = false;        // written by the engine
+  bool aborted = false;  // written by the engine
   // Parts depend on one another (guards, carries, abort_if): such a group
   // stays atomic even under MultiKey::kSplit, which cannot tear it apart.
   bool needs_state = false;
@@ -88,7 +88,10 @@ struct Batch {
     groups.clear();
     arg_pool.clear();
   }
-  void Add(const Operation& op) { ops.push_back(op); results.emplace_back(); }
+  void Add(const Operation& op) {
+    ops.push_back(op);
+    results.emplace_back();
+  }
   // Makes ops [first, ops.size()) one atomic group.
   void GroupFrom(uint32_t first, const std::atomic<bool>* abort_if = nullptr);
 };
@@ -184,7 +187,7 @@ struct EngineConfig {
   unsigned shards = 0;           // sharded: shard threads; 0 = HardwareThreads()
   unsigned stripes = 0;          // striped: lock stripes; 0 = kDefaultStripes
   HopMode hop = HopMode::kCommand;
-  uint64_t max_memory_bytes = 0; // 0 = unlimited; writes past it fail kOutOfMemory
+  uint64_t max_memory_bytes = 0;          // 0 = unlimited; writes past it fail kOutOfMemory
   MultiKey multikey = MultiKey::kAtomic;  // every kind
 };
 

@@ -31,8 +31,8 @@ void EntryRecord::CopyIn(std::string_view key, std::string_view value, int64_t e
   if (!value.empty()) std::memcpy(Bytes() + key.size(), value.data(), value.size());
 }
 
-EntryRecord* EntryRecord::Make(std::string_view key, std::string_view value,
-                               int64_t expire_at_ms, ValueForm form) {
+EntryRecord* EntryRecord::Make(std::string_view key, std::string_view value, int64_t expire_at_ms,
+                               ValueForm form) {
   EntryRecord* record = Allocate(key.size(), value.size(), expire_at_ms != 0, form);
   record->CopyIn(key, value, expire_at_ms);
   return record;
@@ -75,8 +75,8 @@ void EntryRecord::Overwrite(std::string_view value, int64_t expire_at_ms, ValueF
   form_ = static_cast<uint32_t>(form);
 }
 
-EntryRecord* EntryRecord::Store(EntryRecord* record, std::string_view value,
-                                int64_t expire_at_ms, ValueForm form) {
+EntryRecord* EntryRecord::Store(EntryRecord* record, std::string_view value, int64_t expire_at_ms,
+                                ValueForm form) {
   if (!record->Fits(value.size(), expire_at_ms != 0)) {
     EntryRecord* replacement = Make(record->key(), value, expire_at_ms, form);
     Free(record);
@@ -111,8 +111,7 @@ EntryRecord* EntryRecord::SetExpiry(EntryRecord* record, int64_t expire_at_ms) {
     if (expire_at_ms != 0) std::memcpy(record->ExpirySlot(), &expire_at_ms, sizeof expire_at_ms);
     return record;
   }
-  EntryRecord* replacement =
-      Make(record->key(), record->value(), expire_at_ms, record->form());
+  EntryRecord* replacement = Make(record->key(), record->value(), expire_at_ms, record->form());
   Free(record);
   return replacement;
 }

@@ -91,15 +91,15 @@ class EntryRecord {
            SizeFor(key_size_, value_size, has_expiry_) <= memory_bytes();
   }
   // REQUIRES: CanHold(value.size(), expire_at_ms != 0).
-  void Overwrite(std::string_view value, int64_t expire_at_ms,
-                 ValueForm form = ValueForm::kString);
+  void Overwrite(std::string_view value, int64_t expire_at_ms, ValueForm form = ValueForm::kString);
 
  private:
   EntryRecord(uint32_t key_size, uint32_t value_size, bool has_expiry, ValueForm form)
-      : key_size_(key_size), has_expiry_(has_expiry), value_size_(value_size),
+      : key_size_(key_size),
+        has_expiry_(has_expiry),
+        value_size_(value_size),
         form_(static_cast<uint32_t>(form)) {}
-  static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry,
-                               ValueForm form);
+  static EntryRecord* Allocate(size_t key_size, size_t value_size, bool has_expiry, ValueForm form);
   // Throws std::bad_alloc for sizes the header cannot hold.
   static void CheckSizes(size_t key_size, size_t value_size);
   // Copies the expiry (when the record has its slot), key and value in.

@@ -34,9 +34,9 @@ void InlineEngine::RunInOrder(Batch& batch) {
     void Clear() { engine.ClearAll(); }
     void Collect(KeyCollector& collector, int64_t now) { engine.CollectKeys(collector, now); }
   } hooks{*this};
-  RunBatchInOrder(batch, multikey_, now_ms, hooks, [this](Batch& b, AtomicGroup& group, int64_t now) {
-    ExecuteGroup(b, group, now);
-  });
+  RunBatchInOrder(
+      batch, multikey_, now_ms, hooks,
+      [this](Batch& b, AtomicGroup& group, int64_t now) { ExecuteGroup(b, group, now); });
 }
 
 }  // namespace kvlab

@@ -59,17 +59,24 @@ concept EntryHandle = requires(H handle, std::string_view value, int64_t deadlin
 // implements them over all of its maps.
 // KEYS/SCAN/RANDOMKEY's kCollectKeys too, and SORT's kHoldKeyspace.
 inline bool IsKeyless(OpCode code) {
-  return code == OpCode::kDbSize || code == OpCode::kFlushAll ||
-         code == OpCode::kCollectKeys || code == OpCode::kHoldKeyspace;
+  return code == OpCode::kDbSize || code == OpCode::kFlushAll || code == OpCode::kCollectKeys ||
+         code == OpCode::kHoldKeyspace;
 }
 
 // Operations that never modify the keyspace; engines may run them under a
 // shared (reader) lock with ReadKey().
 inline bool IsReadOnly(const Operation& op) {
   switch (op.code) {
-    case OpCode::kGet: case OpCode::kExists: case OpCode::kStrlen: case OpCode::kPttl:
-    case OpCode::kGetRange: case OpCode::kType: case OpCode::kObjectEncoding:
-    case OpCode::kObjectRefcount: case OpCode::kMemoryUsage: case OpCode::kExpireTime:
+    case OpCode::kGet:
+    case OpCode::kExists:
+    case OpCode::kStrlen:
+    case OpCode::kPttl:
+    case OpCode::kGetRange:
+    case OpCode::kType:
+    case OpCode::kObjectEncoding:
+    case OpCode::kObjectRefcount:
+    case OpCode::kMemoryUsage:
+    case OpCode::kExpireTime:
     case OpCode::kDump:
       return true;
     case OpCode::kVisit:
@@ -87,8 +94,13 @@ inline bool IsReadOnly(const Operation& op) {
 // EXPIRE, PERSIST and FLUSHALL stay allowed so a full server can be emptied.
 inline bool MayGrowMemory(const Operation& op) {
   switch (op.code) {
-    case OpCode::kSet: case OpCode::kGetSet: case OpCode::kIncrBy: case OpCode::kAppend:
-    case OpCode::kIncrByFloat: case OpCode::kSetRange: case OpCode::kStoreCarry:
+    case OpCode::kSet:
+    case OpCode::kGetSet:
+    case OpCode::kIncrBy:
+    case OpCode::kAppend:
+    case OpCode::kIncrByFloat:
+    case OpCode::kSetRange:
+    case OpCode::kStoreCarry:
     case OpCode::kRestore:
       return true;
     case OpCode::kContainer:
@@ -110,9 +122,16 @@ inline std::string_view TypeName(const EntryView& entry) {
 // A plain SET overwrites any type, as Redis's does.
 inline bool ReadsString(const Operation& op) {
   switch (op.code) {
-    case OpCode::kGet: case OpCode::kGetSet: case OpCode::kIncrBy: case OpCode::kAppend:
-    case OpCode::kStrlen: case OpCode::kGetDel: case OpCode::kGetEx: case OpCode::kIncrByFloat:
-    case OpCode::kSetRange: case OpCode::kGetRange:
+    case OpCode::kGet:
+    case OpCode::kGetSet:
+    case OpCode::kIncrBy:
+    case OpCode::kAppend:
+    case OpCode::kStrlen:
+    case OpCode::kGetDel:
+    case OpCode::kGetEx:
+    case OpCode::kIncrByFloat:
+    case OpCode::kSetRange:
+    case OpCode::kGetRange:
       return true;
     case OpCode::kSet:
       return op.set.return_old;
@@ -229,8 +248,8 @@ inline OpResult ReadLive(const Operation& op, const std::optional<EntryView>& li
       if (end < 0) end = 0;
       if (end >= length) end = length - 1;
       if (start > end || length == 0) return OpResult::Bulk({});
-      return OpResult::Bulk(value.substr(static_cast<size_t>(start),
-                                         static_cast<size_t>(end - start + 1)));
+      return OpResult::Bulk(
+          value.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
     }
     default:
       assert(false && "ReadLive: not a read-only operation");
@@ -529,8 +548,14 @@ class ChangeTracking {
   void StoreUnchanged(std::string_view value, int64_t deadline, ValueForm form) {
     inner_.Store(value, deadline, form);
   }
-  void Append(std::string_view tail) { changed_ = true; inner_.Append(tail); }
-  void SetExpiry(int64_t deadline) { changed_ = true; inner_.SetExpiry(deadline); }
+  void Append(std::string_view tail) {
+    changed_ = true;
+    inner_.Append(tail);
+  }
+  void SetExpiry(int64_t deadline) {
+    changed_ = true;
+    inner_.SetExpiry(deadline);
+  }
   void Erase() {
     changed_ = true;
     ReleaseContainer(held_);

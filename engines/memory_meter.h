@@ -35,7 +35,9 @@ class MemoryMeter {
   void SetLimit(uint64_t limit_bytes) {
     limit_bytes_.store(static_cast<int64_t>(limit_bytes), std::memory_order_relaxed);
   }
-  uint64_t Limit() const { return static_cast<uint64_t>(limit_bytes_.load(std::memory_order_relaxed)); }
+  uint64_t Limit() const {
+    return static_cast<uint64_t>(limit_bytes_.load(std::memory_order_relaxed));
+  }
 
  private:
   std::atomic<int64_t> limit_bytes_;

@@ -36,60 +36,60 @@ class KeyReader;          // key_reader.h
 struct StringCommand;     // string_call.h
 
 enum class OpCode : uint8_t {
-  kGet,      // -> kBulk or kNil; on a key holding a container, by `integer2`
-             //    (GetOnWrongType): a WRONGTYPE error, nil (MGET) or kNotString
-  kSet,      // uses `value` and `set`; -> kOk, kNil (condition not met), or the
-             //    old value as kBulk/kNil when set.return_old
-  kGetSet,   // set value, drop expiry, -> old value as kBulk or kNil
-  kDel,      // -> kInteger 1 if a live key was removed, else 0
-  kExists,   // -> kInteger 1 or 0
-  kIncrBy,   // `integer` is the delta -> kInteger new value, or kError
-  kAppend,   // -> kInteger new length
-  kStrlen,   // -> kInteger length (0 when missing)
-  kExpireAt, // `integer` is an absolute deadline in unix ms; a deadline not in
-             //    the future deletes the key -> kInteger 1 if key existed, else 0
-  kPttl,     // -> kInteger ms left, -1 when no expiry, -2 when missing
-  kPersist,  // -> kInteger 1 if an expiry was removed, else 0
-  kDbSize,   // keyless: -> kInteger number of live keys in the whole engine
-  kFlushAll, // keyless: removes every key in the whole engine -> kOk
-  kGetDel,   // -> old value as kBulk (the key is removed) or kNil
-  kGetEx,    // `integer`: new deadline in unix ms (> 0; not in the future deletes),
-             //    0 leaves the expiry, kPersistDeadline removes it -> kBulk or kNil
-  kIncrByFloat, // `value` is the increment (already a valid long double)
-             //    -> kBulk the new value in Redis's format, or kError
-  kSetRange, // `integer` offset, `value` bytes -> kInteger new length (an empty
-             //    value on a missing key creates nothing)
-  kGetRange, // `integer` start, `integer2` end (Redis's negative indexes) -> kBulk
-  kType,     // -> kBulk the type name ("string"), or kNil when missing
-  kObjectEncoding, // -> kBulk Redis's encoding name, or kNil when missing
-  kObjectRefcount, // -> kInteger Redis's OBJECT REFCOUNT, or kNil when missing
-  kMemoryUsage, // -> kInteger the entry's Footprint() bytes (the maxmemory
-             //    estimate), or kNil when missing
-  kExpireTime, // -> kInteger absolute deadline in unix ms, -1 none, -2 missing
-  kDump,     // -> kBulk DUMP's payload of the entry (dump_payload.h), or kNil when missing
-  kRestore,  // `value`: a payload ReadPayload() accepts; `integer`: deadline in unix
-             //    ms (0 none; one already passed only removes the key); `integer2`
-             //    1 = REPLACE -> kInteger 1 when the key exists without REPLACE
-             //    (BUSYKEY: nothing changes), else kOk
+  kGet,             // -> kBulk or kNil; on a key holding a container, by `integer2`
+                    //    (GetOnWrongType): a WRONGTYPE error, nil (MGET) or kNotString
+  kSet,             // uses `value` and `set`; -> kOk, kNil (condition not met), or the
+                    //    old value as kBulk/kNil when set.return_old
+  kGetSet,          // set value, drop expiry, -> old value as kBulk or kNil
+  kDel,             // -> kInteger 1 if a live key was removed, else 0
+  kExists,          // -> kInteger 1 or 0
+  kIncrBy,          // `integer` is the delta -> kInteger new value, or kError
+  kAppend,          // -> kInteger new length
+  kStrlen,          // -> kInteger length (0 when missing)
+  kExpireAt,        // `integer` is an absolute deadline in unix ms; a deadline not in
+                    //    the future deletes the key -> kInteger 1 if key existed, else 0
+  kPttl,            // -> kInteger ms left, -1 when no expiry, -2 when missing
+  kPersist,         // -> kInteger 1 if an expiry was removed, else 0
+  kDbSize,          // keyless: -> kInteger number of live keys in the whole engine
+  kFlushAll,        // keyless: removes every key in the whole engine -> kOk
+  kGetDel,          // -> old value as kBulk (the key is removed) or kNil
+  kGetEx,           // `integer`: new deadline in unix ms (> 0; not in the future deletes),
+                    //    0 leaves the expiry, kPersistDeadline removes it -> kBulk or kNil
+  kIncrByFloat,     // `value` is the increment (already a valid long double)
+                    //    -> kBulk the new value in Redis's format, or kError
+  kSetRange,        // `integer` offset, `value` bytes -> kInteger new length (an empty
+                    //    value on a missing key creates nothing)
+  kGetRange,        // `integer` start, `integer2` end (Redis's negative indexes) -> kBulk
+  kType,            // -> kBulk the type name ("string"), or kNil when missing
+  kObjectEncoding,  // -> kBulk Redis's encoding name, or kNil when missing
+  kObjectRefcount,  // -> kInteger Redis's OBJECT REFCOUNT, or kNil when missing
+  kMemoryUsage,     // -> kInteger the entry's Footprint() bytes (the maxmemory
+                    //    estimate), or kNil when missing
+  kExpireTime,      // -> kInteger absolute deadline in unix ms, -1 none, -2 missing
+  kDump,            // -> kBulk DUMP's payload of the entry (dump_payload.h), or kNil when missing
+  kRestore,         // `value`: a payload ReadPayload() accepts; `integer`: deadline in unix
+                    //    ms (0 none; one already passed only removes the key); `integer2`
+                    //    1 = REPLACE -> kInteger 1 when the key exists without REPLACE
+                    //    (BUSYKEY: nothing changes), else kOk
   // Guards and carries: only inside an AtomicGroup (the server adds them).
-  kRequireAbsent, // -> kInteger 1 if the key exists (the guard fails), else 0
-  kLoadCarry,  // copies value and expiry into the group's carry; `integer` 1 also
-               //    removes the key -> kInteger 1, or 0 when missing (the guard fails)
-  kStoreCarry, // stores the carried value and expiry under the key -> kOk
-  kCollectKeys, // keyless: offers every live key to `collect` -> kOk
+  kRequireAbsent,  // -> kInteger 1 if the key exists (the guard fails), else 0
+  kLoadCarry,      // copies value and expiry into the group's carry; `integer` 1 also
+                   //    removes the key -> kInteger 1, or 0 when missing (the guard fails)
+  kStoreCarry,     // stores the carried value and expiry under the key -> kOk
+  kCollectKeys,    // keyless: offers every live key to `collect` -> kOk
   // EXEC's check of a key it WATCHes, first in its group: reclaims the entry
   // if it has expired (which the ModificationFeed reports, touching the
   // watchers that saw it live: Redis's isWatchedKeyExpired()) -> kInteger 1
   // if the key is live, else 0. A write (it may erase), never denied.
   kWatchedKey,
-  kHoldKeyspace, // keyless: does nothing -> kOk; makes its group hold every key
-               //    (a kReadKeys that reads keys only known while it runs)
-  kReadKeys,   // `read_keys` runs with op.key and every key its group holds
-               //    readable (key_reader.h) and may fill the carry -> any kind;
-               //    a guard: an error skips the `guard_span` operations after it
-  kVisit,      // only from a kReadKeys: `*visit_into` = the key's live entry
-               //    (nullopt when missing) -> kOk; `integer` 1 first moves a
-               //    sorted set to its skiplist form (SORT's zsetConvert())
+  kHoldKeyspace,  // keyless: does nothing -> kOk; makes its group hold every key
+                  //    (a kReadKeys that reads keys only known while it runs)
+  kReadKeys,      // `read_keys` runs with op.key and every key its group holds
+                  //    readable (key_reader.h) and may fill the carry -> any kind;
+                  //    a guard: an error skips the `guard_span` operations after it
+  kVisit,         // only from a kReadKeys: `*visit_into` = the key's live entry
+                  //    (nullopt when missing) -> kOk; `integer` 1 first moves a
+                  //    sorted set to its skiplist form (SORT's zsetConvert())
   // A command on a hash, list, set or sorted set: `container_command` runs
   // with the whole command's arguments (container_call.h) -> any kind; a
   // reply of several values is kReply.
@@ -102,17 +102,17 @@ enum class OpCode : uint8_t {
 
 // kGet's `integer2`: what a GET of a key holding a container answers.
 enum GetOnWrongType : int64_t {
-  kGetWrongTypeError = 0,   // GET, GETRANGE's kin: WRONGTYPE
-  kGetWrongTypeNil = 1,     // MGET: nil
-  kGetWrongTypeNotString = 2, // LCS: EngineError::kNotString
+  kGetWrongTypeError = 0,      // GET, GETRANGE's kin: WRONGTYPE
+  kGetWrongTypeNil = 1,        // MGET: nil
+  kGetWrongTypeNotString = 2,  // LCS: EngineError::kNotString
 };
 
 // EXPIRE's NX/XX/GT/LT options, as the bits of Operation::integer2 for kExpireAt.
 enum ExpireCondition : int64_t {
-  kExpireIfNoExpiry = 1,    // NX
-  kExpireIfHasExpiry = 2,   // XX
-  kExpireIfGreater = 4,     // GT
-  kExpireIfLess = 8,        // LT
+  kExpireIfNoExpiry = 1,   // NX
+  kExpireIfHasExpiry = 2,  // XX
+  kExpireIfGreater = 4,    // GT
+  kExpireIfLess = 8,       // LT
 };
 
 // kGetEx's `integer` for GETEX ... PERSIST.
@@ -174,14 +174,14 @@ struct Operation {
 
 enum class EngineError : uint8_t {
   kNone,
-  kNotInteger,   // value is not an integer or out of range (INCR family)
-  kOverflow,     // increment or decrement would overflow
-  kOutOfMemory,  // write refused: the engine reached its memory limit
-  kNotFloat,     // INCRBYFLOAT: the value is not a valid float
-  kNanOrInfinity, // INCRBYFLOAT: the result would be NaN or infinite
-  kWrongType,    // the key holds another type of value (Redis's WRONGTYPE)
-  kNotString,    // LCS: a key holds a container
-  kCommandError, // a container command's own error; `bulk` holds its text
+  kNotInteger,     // value is not an integer or out of range (INCR family)
+  kOverflow,       // increment or decrement would overflow
+  kOutOfMemory,    // write refused: the engine reached its memory limit
+  kNotFloat,       // INCRBYFLOAT: the value is not a valid float
+  kNanOrInfinity,  // INCRBYFLOAT: the result would be NaN or infinite
+  kWrongType,      // the key holds another type of value (Redis's WRONGTYPE)
+  kNotString,      // LCS: a key holds a container
+  kCommandError,   // a container command's own error; `bulk` holds its text
 };
 
 struct OpResult {
@@ -193,10 +193,29 @@ struct OpResult {
   std::shared_ptr<ReplyList> reply;  // kReply (shared by copies; never changed once built)
 
   static OpResult Nil() { return {}; }
-  static OpResult Ok() { OpResult r; r.kind = Kind::kOk; return r; }
-  static OpResult Integer(int64_t v) { OpResult r; r.kind = Kind::kInteger; r.integer = v; return r; }
-  static OpResult Bulk(std::string_view v) { OpResult r; r.kind = Kind::kBulk; r.bulk.assign(v); return r; }
-  static OpResult Error(EngineError e) { OpResult r; r.kind = Kind::kError; r.error = e; return r; }
+  static OpResult Ok() {
+    OpResult r;
+    r.kind = Kind::kOk;
+    return r;
+  }
+  static OpResult Integer(int64_t v) {
+    OpResult r;
+    r.kind = Kind::kInteger;
+    r.integer = v;
+    return r;
+  }
+  static OpResult Bulk(std::string_view v) {
+    OpResult r;
+    r.kind = Kind::kBulk;
+    r.bulk.assign(v);
+    return r;
+  }
+  static OpResult Error(EngineError e) {
+    OpResult r;
+    r.kind = Kind::kError;
+    r.error = e;
+    return r;
+  }
   static OpResult ErrorText(std::string_view text) {
     OpResult r = Error(EngineError::kCommandError);
     r.bulk.assign(text);

@@ -15,7 +15,6 @@
 
 namespace kvlab {
 
-
 // One Execute() that left its caller's thread (partitioned_batch.h). Built
 // by the caller, then shared by the owners it was queued to.
 struct OwnerEngine::PendingBatch final : PartitionedBatch {
@@ -50,7 +49,8 @@ OwnerEngine::OwnerEngine(const EngineConfig& config)
       meter_(config.max_memory_bytes) {
   const unsigned count = std::min(ResolvedShards(config), kHashSlots);
   owners_.reserve(count);
-  for (unsigned i = 0; i < count; ++i) owners_.push_back(std::make_unique<Owner>(meter_, modifications_));
+  for (unsigned i = 0; i < count; ++i)
+    owners_.push_back(std::make_unique<Owner>(meter_, modifications_));
   owner_of_slot_.resize(kHashSlots);
   for (uint32_t slot = 0; slot < kHashSlots; ++slot) {
     owner_of_slot_[slot] = static_cast<uint16_t>(OwnerOfSlot(slot, count));
@@ -123,7 +123,8 @@ void OwnerEngine::Execute(Batch& batch, Completion done) {
 
   PendingBatch& pending = PartitionedBatch::Begin<PendingBatch>(batch, done);
   pending.origin = me;
-  pending.Split(batch, multikey_, owners_.size(), [this](std::string_view key) { return OwnerOf(key); });
+  pending.Split(batch, multikey_, owners_.size(),
+                [this](std::string_view key) { return OwnerOf(key); });
   // Settled before the first share leaves: an owner may finish the batch
   // (and its caller reuse it) before the next one is queued.
   thread_local std::vector<uint32_t> touched;
@@ -230,12 +231,14 @@ void OwnerEngine::RunShare(unsigned owner, PendingBatch& pending, int64_t now_ms
 
 // REQUIRES: every owner the group touches is this thread or waits at its barrier.
 void OwnerEngine::RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
-  RunGroupOver(batch, group, owners_, [this](std::string_view key) { return OwnerOf(key); }, now_ms);
+  RunGroupOver(
+      batch, group, owners_, [this](std::string_view key) { return OwnerOf(key); }, now_ms);
 }
 
 // The owner whose share finishes last calls `done`, on its own thread.
 void OwnerEngine::FinishShare(PendingBatch* pending) {
-  kvlab::FinishShare(pending, [this] { batches_in_flight_.fetch_sub(1, std::memory_order_release); });
+  kvlab::FinishShare(pending,
+                     [this] { batches_in_flight_.fetch_sub(1, std::memory_order_release); });
 }
 
 EngineInfo OwnerEngine::Info() const {
@@ -249,22 +252,24 @@ EngineInfo OwnerEngine::Info() const {
   char per_message[32];
   std::snprintf(per_message, sizeof per_message, "%.2f",
                 messages == 0 ? 0.0 : static_cast<double>(hops) / static_cast<double>(messages));
-  EngineInfo info = {{"engine", "owner"},
-                     {"owners", std::to_string(owners_.size())},
-                     {"local_ops", std::to_string(local)},
-                     {"remote_ops", std::to_string(remote)},
-                     {"hops", std::to_string(hops)},
-                     {"messages", std::to_string(messages)},
-                     {"hops_per_message", per_message},
-                     {"multi_owner_groups",
-                      std::to_string(multi_owner_groups_.load(std::memory_order_relaxed))},
-                     {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
+  EngineInfo info = {
+      {"engine", "owner"},
+      {"owners", std::to_string(owners_.size())},
+      {"local_ops", std::to_string(local)},
+      {"remote_ops", std::to_string(remote)},
+      {"hops", std::to_string(hops)},
+      {"messages", std::to_string(messages)},
+      {"hops_per_message", per_message},
+      {"multi_owner_groups", std::to_string(multi_owner_groups_.load(std::memory_order_relaxed))},
+      {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
   for (size_t o = 0; o < owners_.size(); ++o) {
     const Owner& owner = *owners_[o];
     const std::string prefix = "owner" + std::to_string(o) + "_";
     info.emplace_back(prefix + "first_slot", std::to_string(FirstSlotOf(o, owners_.size())));
-    info.emplace_back(prefix + "local_ops", std::to_string(owner.local_ops.load(std::memory_order_relaxed)));
-    info.emplace_back(prefix + "remote_ops", std::to_string(owner.remote_ops.load(std::memory_order_relaxed)));
+    info.emplace_back(prefix + "local_ops",
+                      std::to_string(owner.local_ops.load(std::memory_order_relaxed)));
+    info.emplace_back(prefix + "remote_ops",
+                      std::to_string(owner.remote_ops.load(std::memory_order_relaxed)));
   }
   return info;
 }

@@ -95,8 +95,8 @@ class OwnerEngine final : public Engine {
 
   struct alignas(64) Owner {
     Owner(MemoryMeter& meter, const ModificationFeed& feed) : keys(meter, feed) {}
-    PlainKeyspace keys;   // touched only on this owner's thread (or a group's runner)
-    IoThreadPost post;    // runs a function on this owner's thread
+    PlainKeyspace keys;  // touched only on this owner's thread (or a group's runner)
+    IoThreadPost post;   // runs a function on this owner's thread
     Mutex inbox_mutex;
     std::vector<PendingBatch*> inbox GUARDED_BY(inbox_mutex);
     bool drain_posted GUARDED_BY(inbox_mutex) = false;
@@ -127,7 +127,7 @@ class OwnerEngine final : public Engine {
   MemoryMeter meter_;  // declared before owners_: they report to it until destroyed
   std::vector<std::unique_ptr<Owner>> owners_;
   std::vector<uint16_t> owner_of_slot_;  // kHashSlots entries
-  std::atomic<bool> attached_{false};  // by the server, before its threads start
+  std::atomic<bool> attached_{false};    // by the server, before its threads start
   std::once_flag own_threads_once_;
   std::vector<std::unique_ptr<FunctionThread>> own_threads_;  // when no server attached threads
   // Held while a batch with a multi-owner group is queued: the global order.

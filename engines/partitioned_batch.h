@@ -46,10 +46,10 @@ struct PartitionedBatch : BatchScratch {
   // (entry & ~kGroupEntry) of the batch, not an operation.
   std::vector<uint32_t> order;
   std::vector<uint32_t> first;
-  std::vector<uint32_t> next;          // Split()'s fill positions
-  std::vector<uint32_t> part_of_op;    // Split()'s first pass
-  std::vector<uint32_t> group_of_op;   // group index + 1 for ops in a held group, else 0
-  std::vector<uint8_t> part_marks;     // Split()'s per-group partition set
+  std::vector<uint32_t> next;         // Split()'s fill positions
+  std::vector<uint32_t> part_of_op;   // Split()'s first pass
+  std::vector<uint32_t> group_of_op;  // group index + 1 for ops in a held group, else 0
+  std::vector<uint8_t> part_marks;    // Split()'s per-group partition set
   // Per group of the batch that runs atomically: its barrier (kept across
   // Execute()s, grown as needed).
   std::vector<std::unique_ptr<GroupBarrier>> barriers;
@@ -92,8 +92,7 @@ struct PartitionedBatch : BatchScratch {
 };
 
 template <typename PartOf>
-void PartitionedBatch::Split(Batch& batch, MultiKey multikey, size_t part_count,
-                             PartOf&& part_of) {
+void PartitionedBatch::Split(Batch& batch, MultiKey multikey, size_t part_count, PartOf&& part_of) {
   const size_t op_count = batch.ops.size();
   part_of_op.resize(op_count);
   has_multi_part_group = false;
@@ -110,7 +109,8 @@ void PartitionedBatch::Split(Batch& batch, MultiKey multikey, size_t part_count,
       for (uint32_t i = group.first; i < group.first + group.count; ++i) group_of_op[i] = g + 1;
     }
   }
-  while (barriers.size() < batch.groups.size()) barriers.push_back(std::make_unique<GroupBarrier>());
+  while (barriers.size() < batch.groups.size())
+    barriers.push_back(std::make_unique<GroupBarrier>());
 
   first.assign(part_count + 1, 0);
   // Visits each unit of work once: on_op(op index) for a lone operation,

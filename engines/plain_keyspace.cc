@@ -19,8 +19,7 @@ class PlainKeyspace::Slot {
     if (at_ == RecordTable::kAbsent) {
       Insert(EntryRecord::Make(key_, value, expire_at_ms, form));
     } else {
-      table_.ReplaceAt(at_,
-                       EntryRecord::Store(table_.RecordAt(at_), value, expire_at_ms, form));
+      table_.ReplaceAt(at_, EntryRecord::Store(table_.RecordAt(at_), value, expire_at_ms, form));
     }
   }
   void Append(std::string_view tail) {

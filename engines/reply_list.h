@@ -24,7 +24,13 @@ namespace kvlab {
 class ReplyList {
  public:
   enum class Item : uint8_t {
-    kArray, kBulk, kInteger, kNil, kNilArray, kError, kStatus,
+    kArray,
+    kBulk,
+    kInteger,
+    kNil,
+    kNilArray,
+    kError,
+    kStatus,
     kMap,           // number: pairs; a key then its value, `number` times
     kSet,           // number: members (addReplySetLen)
     kDouble,        // number: the double's bits (addReplyDouble)
@@ -39,7 +45,9 @@ class ReplyList {
   void NilArray() { Put(Item::kNilArray, 0, {}); }
   // The whole error line, code included ("ERR index out of range").
   void Error(std::string_view text) { Put(Item::kError, static_cast<int64_t>(text.size()), text); }
-  void Status(std::string_view text) { Put(Item::kStatus, static_cast<int64_t>(text.size()), text); }
+  void Status(std::string_view text) {
+    Put(Item::kStatus, static_cast<int64_t>(text.size()), text);
+  }
   void Map(size_t pairs) { Put(Item::kMap, static_cast<int64_t>(pairs), {}); }
   void Set(size_t count) { Put(Item::kSet, static_cast<int64_t>(count), {}); }
   void Double(double value) {

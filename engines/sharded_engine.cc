@@ -37,10 +37,13 @@ std::string PageOffset(const void* address) {
 ShardedEngine::ShardedEngine(const EngineConfig& config)
     : traits_(TraitsOf(config)),
       instance_id_(next_instance_id.fetch_add(1, std::memory_order_relaxed)),
-      hop_(config.hop), multikey_(config.multikey), meter_(config.max_memory_bytes) {
+      hop_(config.hop),
+      multikey_(config.multikey),
+      meter_(config.max_memory_bytes) {
   const unsigned count = ResolvedShards(config);
   shards_.reserve(count);
-  for (unsigned i = 0; i < count; ++i) shards_.push_back(std::make_unique<Shard>(meter_, modifications_));
+  for (unsigned i = 0; i < count; ++i)
+    shards_.push_back(std::make_unique<Shard>(meter_, modifications_));
   // Threads start only once every shard exists: RunShard() reads shards_.
   for (unsigned i = 0; i < count; ++i) shards_[i]->thread = std::thread([this, i] { RunShard(i); });
   // Each thread has said who it is before the engine is used, so that INFO
@@ -65,7 +68,8 @@ void ShardedEngine::Execute(Batch& batch, Completion done) {
     return;
   }
   PendingBatch& pending = PartitionedBatch::Begin<PendingBatch>(batch, done);
-  pending.Split(batch, multikey_, shards_.size(), [this](std::string_view key) { return ShardOf(key); });
+  pending.Split(batch, multikey_, shards_.size(),
+                [this](std::string_view key) { return ShardOf(key); });
 
   // Everything the sends need is settled before the first message leaves:
   // a shard may finish and complete the batch before the next send.
@@ -138,7 +142,8 @@ void ShardedEngine::RunShareOfBatch(unsigned shard_index, PendingBatch& pending,
 // Runs a group over every shard it touches; REQUIRES: each of them is this
 // thread or waiting at the group's barrier.
 void ShardedEngine::RunGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
-  RunGroupOver(batch, group, shards_, [this](std::string_view key) { return ShardOf(key); }, now_ms);
+  RunGroupOver(
+      batch, group, shards_, [this](std::string_view key) { return ShardOf(key); }, now_ms);
 }
 
 void ShardedEngine::TimeThreads(bool on) { time_threads_.store(on, std::memory_order_relaxed); }
@@ -156,12 +161,12 @@ void ShardedEngine::ResetThreadTimes() {
 }
 
 EngineInfo ShardedEngine::Info() const {
-  EngineInfo info = {{"engine", "sharded"},
-                     {"shards", std::to_string(shards_.size())},
-                     {"hop", hop_ == HopMode::kBatch ? "batch" : "command"},
-                     {"multi_shard_groups",
-                      std::to_string(multi_shard_groups_.load(std::memory_order_relaxed))},
-                     {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
+  EngineInfo info = {
+      {"engine", "sharded"},
+      {"shards", std::to_string(shards_.size())},
+      {"hop", hop_ == HopMode::kBatch ? "batch" : "command"},
+      {"multi_shard_groups", std::to_string(multi_shard_groups_.load(std::memory_order_relaxed))},
+      {"dataset_bytes", std::to_string(meter_.UsedBytes())}};
   // Where the hot structures landed, modulo 4096 (a start's layout fingerprint:
   // docs/methodology.md, "Starts"): addresses equal modulo 4096 alias in the
   // store buffer and fall in the same L1 sets.
@@ -172,7 +177,8 @@ EngineInfo ShardedEngine::Info() const {
     info.emplace_back("layout_" + prefix + "inbox", PageOffset(&shard.inbox));
     info.emplace_back("layout_" + prefix + "operations", PageOffset(&shard.operations));
     info.emplace_back("layout_" + prefix + "keys", PageOffset(&shard.keys));
-    info.emplace_back(prefix + "ops", std::to_string(shard.operations.load(std::memory_order_relaxed)));
+    info.emplace_back(prefix + "ops",
+                      std::to_string(shard.operations.load(std::memory_order_relaxed)));
     info.emplace_back(prefix + "queue_depth", std::to_string(shard.inbox.Depth()));
     info.emplace_back(prefix + "queue_max_depth", std::to_string(shard.inbox.MaxDepth()));
     if (auto cpu = ReadThreadCpu(shard.thread_id.load(std::memory_order_relaxed))) {

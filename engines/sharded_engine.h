@@ -100,8 +100,8 @@ class ShardedEngine final : public Engine {
     MpscChannel<PendingBatch*> inbox;  // written by connection threads, read by `thread`
     PlainKeyspace keys;                // touched only by `thread`
     std::atomic<uint64_t> operations{0};
-    std::atomic<pid_t> thread_id{0};   // set by `thread` when it starts (INFO's CPU figures)
-    BusyWaitMeter busy_wait;           // written by `thread`
+    std::atomic<pid_t> thread_id{0};  // set by `thread` when it starts (INFO's CPU figures)
+    BusyWaitMeter busy_wait;          // written by `thread`
     std::thread thread;
   };
 

@@ -34,8 +34,8 @@ struct GroupState;  // atomic_group.h
 class StringCall;
 
 enum StringCommandFlags : uint8_t {
-  kStringWrite = 1,     // may change the key (else it only reads)
-  kStringDenyOom = 2,   // refused at the memory limit (Redis's denyoom)
+  kStringWrite = 1,    // may change the key (else it only reads)
+  kStringDenyOom = 2,  // refused at the memory limit (Redis's denyoom)
   // A step a server command queues inside an AtomicGroup, never registered
   // under its name; it needs the group's state.
   kStringGroupStep = 4,

@@ -14,7 +14,8 @@ StripedEngine::StripedEngine(const EngineConfig& config)
     : InlineEngine(config), meter_(config.max_memory_bytes) {
   const unsigned count = ResolvedStripes(config);
   stripes_.reserve(count);
-  for (unsigned i = 0; i < count; ++i) stripes_.push_back(std::make_unique<Stripe>(meter_, modifications_));
+  for (unsigned i = 0; i < count; ++i)
+    stripes_.push_back(std::make_unique<Stripe>(meter_, modifications_));
 }
 
 size_t StripedEngine::StripeIndex(std::string_view key) const {
@@ -60,7 +61,10 @@ void StripedEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_m
   }
   // Ascending stripe order: the rule every multi-stripe holder follows.
   for (size_t s : held) {
-    if (read_only) stripes_[s]->lock.lock_shared(); else stripes_[s]->lock.lock();
+    if (read_only)
+      stripes_[s]->lock.lock_shared();
+    else
+      stripes_[s]->lock.lock();
   }
   struct Release {
     const std::vector<size_t>& held;
@@ -68,7 +72,10 @@ void StripedEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_m
     bool shared;
     ~Release() {
       for (auto s = held.rbegin(); s != held.rend(); ++s) {
-        if (shared) stripes[*s]->lock.unlock_shared(); else stripes[*s]->lock.unlock();
+        if (shared)
+          stripes[*s]->lock.unlock_shared();
+        else
+          stripes[*s]->lock.unlock();
       }
     }
   } release{held, stripes_, read_only};

@@ -59,8 +59,8 @@ class StripedEngine final : public InlineEngine {
   OpResult ExecuteKeyed(const Operation& op, int64_t now_ms) override;
   // These hold a run-time set of stripes, in ascending order, which the
   // thread-safety analysis cannot follow.
-  void ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) override
-      NO_THREAD_SAFETY_ANALYSIS;
+  void ExecuteGroup(Batch& batch, AtomicGroup& group,
+                    int64_t now_ms) override NO_THREAD_SAFETY_ANALYSIS;
   int64_t CountLiveKeys(int64_t now_ms) override NO_THREAD_SAFETY_ANALYSIS;
   void ClearAll() override NO_THREAD_SAFETY_ANALYSIS;
   void CollectKeys(KeyCollector& collector, int64_t now_ms) override NO_THREAD_SAFETY_ANALYSIS;

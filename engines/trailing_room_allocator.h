@@ -116,7 +116,9 @@ class TrailingRoomAllocator {
   }
 
   template <typename U>
-  bool operator==(const TrailingRoomAllocator<U>&) const noexcept { return true; }
+  bool operator==(const TrailingRoomAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 }  // namespace kvlab

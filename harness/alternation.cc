@@ -45,9 +45,8 @@ class SideRun {
       // Each side its own streams, so A and B never send the same key sequence.
       const uint64_t stream = (static_cast<uint64_t>(side_ + 1) << 40) | static_cast<uint64_t>(i);
       const uint64_t sequential_start = config_.workload.keys / static_cast<uint64_t>(threads_) * i;
-      generators_.push_back(
-          std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start,
-                                              ycsb_sequences));
+      generators_.push_back(std::make_unique<WorkloadGenerator>(config_.workload, stream,
+                                                                sequential_start, ycsb_sequences));
     }
     {
       MutexLock lock(mutex_);  // no worker yet: only for the analysis
@@ -132,9 +131,10 @@ class SideRun {
       Status status = pinned;
       if (status.ok()) {
         // Each side, slice and thread its own schedule (a fresh phase every slice).
-        ThreadLoad load = ThreadLoadOf(config_, threads_, index, generators_[static_cast<size_t>(index)].get(),
-                                       recorders_[static_cast<size_t>(index)].get(), &stop_, &stop_at_ns_,
-                                       (static_cast<uint64_t>(side_ + 1) << 48) + (seen << 20));
+        ThreadLoad load =
+            ThreadLoadOf(config_, threads_, index, generators_[static_cast<size_t>(index)].get(),
+                         recorders_[static_cast<size_t>(index)].get(), &stop_, &stop_at_ns_,
+                         (static_cast<uint64_t>(side_ + 1) << 48) + (seen << 20));
         status = strategy_->RunThread(load);
       }
       {
@@ -161,7 +161,7 @@ class SideRun {
   std::condition_variable wake_;
   std::condition_variable done_;
   uint64_t generation_ GUARDED_BY(mutex_) = 0;  // bumped by every Activate
-  int returned_ GUARDED_BY(mutex_) = 0;  // threads parked since the last Activate
+  int returned_ GUARDED_BY(mutex_) = 0;         // threads parked since the last Activate
   bool quit_ GUARDED_BY(mutex_) = false;
   std::atomic<bool> stop_{true};
   std::atomic<uint64_t> stop_at_ns_{0};  // open loop: requests due by then are still sent
@@ -212,8 +212,9 @@ Status ValidateAlternation(const AlternationConfig& config) {
     }
   }
   if (config.a.rate != config.b.rate || config.a.arrival != config.b.arrival) {
-    return Status::InvalidArgument("both sides of an alternation are offered the same load: "
-                                   "--alternate-with cannot change --rate or --arrival");
+    return Status::InvalidArgument(
+        "both sides of an alternation are offered the same load: "
+        "--alternate-with cannot change --rate or --arrival");
   }
   if (!(config.slice_s >= 0.005 && config.slice_s <= 60)) {
     return Status::InvalidArgument("--slice must be in 0.005..60 seconds");
@@ -222,7 +223,8 @@ Status ValidateAlternation(const AlternationConfig& config) {
     return Status::InvalidArgument("--ramp must be >= 0 and under half the slice");
   }
   if (!(config.duration_s >= 4 * config.slice_s)) {
-    return Status::InvalidArgument("alternation needs --duration of at least 4 slices (one ABBA cycle)");
+    return Status::InvalidArgument(
+        "alternation needs --duration of at least 4 slices (one ABBA cycle)");
   }
   if (!(config.warmup_s >= 0)) return Status::InvalidArgument("--warmup must be >= 0 seconds");
   return Status::Ok();
@@ -271,7 +273,9 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
   out->usable_cores = UsableCoreCount(config.a.cpus);
   out->allowed_cores = AllowedCores(config.a.cpus);
 
-  auto cancelled = [cancel] { return cancel != nullptr && cancel->load(std::memory_order_relaxed); };
+  auto cancelled = [cancel] {
+    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+  };
   const uint64_t slice_ns = static_cast<uint64_t>(config.slice_s * 1e9);
   const uint64_t ramp_ns = static_cast<uint64_t>(config.ramp_s * 1e9);
   // Warm-up slices keep the ABBA order and a whole number of cycles.
@@ -318,8 +322,9 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
     }
     if (!drained) {
       failure = run.FirstFailure();
-      if (failure.ok()) failure = Status::IoError(std::string(SideName(side)) +
-                                                  ": in-flight requests did not drain within 2 s");
+      if (failure.ok())
+        failure = Status::IoError(std::string(SideName(side)) +
+                                  ": in-flight requests did not drain within 2 s");
       break;
     }
     if (measured) {
@@ -345,7 +350,8 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
         // unclamped figure averages back to it over many slices.
         const double tick_s = 1.0 / ProcTicksPerSecond();
         const double seconds = std::max((slice_end.ns - slice_start.ns) / 1e9, 1e-9);
-        const double busy = static_cast<double>(slice_end.ticks.busy - slice_start.ticks.busy) * tick_s;
+        const double busy =
+            static_cast<double>(slice_end.ticks.busy - slice_start.ticks.busy) * tick_s;
         slice.foreign_cores = (busy - (slice_end.own_seconds - slice_start.own_seconds)) / seconds;
         slice.steal_cores =
             static_cast<double>(slice_end.ticks.steal - slice_start.ticks.steal) * tick_s / seconds;
@@ -354,7 +360,8 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
       out->slices.push_back(std::move(slice));
     }
     if (cancelled()) {
-      failure = Status::Cancelled("cancelled after " + std::to_string(out->slices.size()) + " slices");
+      failure =
+          Status::Cancelled("cancelled after " + std::to_string(out->slices.size()) + " slices");
       break;
     }
   }

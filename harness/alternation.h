@@ -50,10 +50,10 @@ constexpr double kDefaultRampSeconds = 0.01;
 struct AlternationConfig {
   LoadConfig a;  // side A's load (its threads' first value)
   LoadConfig b;  // side B's; may differ from A in the target or the client setup, not the rate
-  double slice_s = kSliceSeconds;   // one slice, ramp included
+  double slice_s = kSliceSeconds;       // one slice, ramp included
   double ramp_s = kDefaultRampSeconds;  // dropped at the start of every slice
-  double duration_s = 10;  // slices measured, over both sides (slice_s each)
-  double warmup_s = 1;     // alternating slices first, not recorded
+  double duration_s = 10;               // slices measured, over both sides (slice_s each)
+  double warmup_s = 1;                  // alternating slices first, not recorded
 };
 
 // Checks each side's LoadConfig and the alternation's own ranges.
@@ -69,9 +69,9 @@ struct AlternatingSlice {
   double seconds = 0;  // the measured part: the slice after its ramp, up to the switch
   uint64_t ops = 0;    // replies of the expected kind in the measured part
   uint64_t errors = 0;
-  uint64_t ramp_ops = 0;   // replies in the dropped ramp
-  uint64_t drain_ops = 0;  // closed loop: replies that drained after the switch (not measured)
-  double drain_s = 0;      // from the slice's end until its side had nothing in flight
+  uint64_t ramp_ops = 0;     // replies in the dropped ramp
+  uint64_t drain_ops = 0;    // closed loop: replies that drained after the switch (not measured)
+  double drain_s = 0;        // from the slice's end until its side had nothing in flight
   double client_cpu_s = 0;   // the harness process's CPU time in the measured part
   double server_cpu_s = -1;  // that side's server's CPU time in it; < 0: not readable
   // Others' CPU and the hypervisor's steal on the measured CPUs in the measured
@@ -87,18 +87,18 @@ struct AlternatingSlice {
 };
 
 struct AlternationSide {
-  pid_t server_pid = 0;      // 0: the server does not run here (no server CPU)
-  int64_t incrby_sum = 0;    // INCRBY increments this side's server acknowledged
+  pid_t server_pid = 0;    // 0: the server does not run here (no server CPU)
+  int64_t incrby_sum = 0;  // INCRBY increments this side's server acknowledged
 };
 
 struct AlternationResult {
   std::vector<AlternatingSlice> slices;
   bool measured_cpus = false;  // the slices' foreign and steal figures were read
   AlternationSide sides[2];
-  double seconds = 0;      // from the first measured slice's start to the last's end
-  int usable_cores = 0;    // the harness's
+  double seconds = 0;    // from the first measured slice's start to the last's end
+  int usable_cores = 0;  // the harness's
   double allowed_cores = 0;
-  WindowFigures watched;   // interference over the whole measured time
+  WindowFigures watched;  // interference over the whole measured time
 };
 
 // A server's CPU time in seconds, read from the kernel's CPU-time clock of

@@ -62,13 +62,14 @@ class FrontEnd {
     if (options_.alternate) return RunAlternationMode();
     const LoadConfig& config = options_.config;
     Status reachable;
-    RunDescription description{RedactedArguments(args_), config, CollectMachineInfo(), FetchServerInfo(config, &reachable)};
+    RunDescription description{RedactedArguments(args_), config, CollectMachineInfo(),
+                               FetchServerInfo(config, &reachable)};
     if (!options_.json_path.empty()) {
       json_ = std::make_unique<JsonResultFile>(options_.json_path, description);
     }
     if (!options_.csv_path.empty()) {
-      Status created =
-          CsvResultFile::Create(options_.csv_path, config, options_.labels, options_.json_path, &csv_);
+      Status created = CsvResultFile::Create(options_.csv_path, config, options_.labels,
+                                             options_.json_path, &csv_);
       if (!created.ok()) return Fail(created, {});
     }
     if (!reachable.ok()) return Fail(reachable, "failed");
@@ -92,15 +93,18 @@ class FrontEnd {
       callbacks.on_progress = [](const SweepProgress& p) {
         std::printf("  [point %d/%d threads=%d %s] %.0f ops/s  p99 %.1f us  sweep ETA %.0f s\n",
                     p.point_index + 1, p.point_count, p.threads,
-                    p.repetition == 0 ? "warm-up" : ("rep " + std::to_string(p.repetition) + "/" +
-                                                     std::to_string(p.repetitions)).c_str(),
+                    p.repetition == 0 ? "warm-up"
+                                      : ("rep " + std::to_string(p.repetition) + "/" +
+                                         std::to_string(p.repetitions))
+                                            .c_str(),
                     p.ops_per_s, p.p99_us, p.eta_s);
         std::fflush(stdout);
       };
     }
-    const Status swept = options_.loadgen == LoadGenerator::kRedisBenchmark
-                             ? RunRedisBenchmarkSweep(config, options_.requests, callbacks, &points_)
-                             : RunSweep(config, callbacks, &points_);
+    const Status swept =
+        options_.loadgen == LoadGenerator::kRedisBenchmark
+            ? RunRedisBenchmarkSweep(config, options_.requests, callbacks, &points_)
+            : RunSweep(config, callbacks, &points_);
     std::printf("\n%s", RenderSummaryTable(config, points_).c_str());
     if (config.workload.command == CommandKind::kIncrby) {
       for (const PointResult& point : points_) {
@@ -125,12 +129,13 @@ class FrontEnd {
   // --alternate-with: one alternation of two sides; every slice goes to --json.
   int RunAlternationMode() {
     const AlternationConfig& config = options_.alternation;
-    std::printf("kvlab-load: alternating %s (A) and %s (B), %s: slices of %g s, ramp %g s "
-                "dropped, %g s measured after %g s of warm-up\n",
-                config.a.target.ToUrl().c_str(), config.b.target.ToUrl().c_str(),
-                config.a.target.ToUrl() == config.b.target.ToUrl() ? "one server, two client setups"
-                                                                    : "two servers",
-                config.slice_s, config.ramp_s, config.duration_s, config.warmup_s);
+    std::printf(
+        "kvlab-load: alternating %s (A) and %s (B), %s: slices of %g s, ramp %g s "
+        "dropped, %g s measured after %g s of warm-up\n",
+        config.a.target.ToUrl().c_str(), config.b.target.ToUrl().c_str(),
+        config.a.target.ToUrl() == config.b.target.ToUrl() ? "one server, two client setups"
+                                                           : "two servers",
+        config.slice_s, config.ramp_s, config.duration_s, config.warmup_s);
     std::fflush(stdout);
     AlternationResult result;
     const Status ran = RunAlternation(config, &g_interrupted, &result);
@@ -151,8 +156,9 @@ class FrontEnd {
       }
       std::printf("\n");
     }
-    const std::string status = ran.ok() ? "complete"
-                               : ran.code() == Status::Code::kCancelled ? "cancelled" : "failed";
+    const std::string status = ran.ok()                                 ? "complete"
+                               : ran.code() == Status::Code::kCancelled ? "cancelled"
+                                                                        : "failed";
     if (!options_.json_path.empty()) {
       const std::string temporary = options_.json_path + ".tmp";
       {
@@ -186,15 +192,17 @@ class FrontEnd {
               " io-flush=" + FlushModeName(c.io.flush);
       }
     }
-    std::printf("kvlab-load: %s client=%s%s command=%s keys=%llu key-dist=%s value-size=%s "
-                "pipeline=%d refill=%s duration=%gs warmup=%gs repeat=%d%s\n",
-                c.target.ToUrl().c_str(), ClientKindName(c.client), io.c_str(), CommandLabel(c.workload).c_str(),
-                static_cast<unsigned long long>(c.workload.keys),
-                KeyDistributionName(c.workload).c_str(), ValueSizeName(c.workload).c_str(),
-                c.pipeline, RefillModeName(c.refill), c.duration_s, c.warmup_s, c.repetitions,
-                c.rate > 0 ? (" rate=" + std::to_string(static_cast<long long>(c.rate)) +
-                              " arrival=" + ArrivalKindName(c.arrival)).c_str()
-                           : "");
+    std::printf(
+        "kvlab-load: %s client=%s%s command=%s keys=%llu key-dist=%s value-size=%s "
+        "pipeline=%d refill=%s duration=%gs warmup=%gs repeat=%d%s\n",
+        c.target.ToUrl().c_str(), ClientKindName(c.client), io.c_str(),
+        CommandLabel(c.workload).c_str(), static_cast<unsigned long long>(c.workload.keys),
+        KeyDistributionName(c.workload).c_str(), ValueSizeName(c.workload).c_str(), c.pipeline,
+        RefillModeName(c.refill), c.duration_s, c.warmup_s, c.repetitions,
+        c.rate > 0 ? (" rate=" + std::to_string(static_cast<long long>(c.rate)) +
+                      " arrival=" + ArrivalKindName(c.arrival))
+                         .c_str()
+                   : "");
     std::fflush(stdout);
   }
 
@@ -209,23 +217,26 @@ class FrontEnd {
   }
 
   void OnRepetition(const PointResult& point, const RepetitionResult& r) {
-    std::printf("threads=%d %s rep %d/%d: %.0f ops/s  p50 %.1f us  p99 %.1f us  errors %llu  "
-                "client cpu %.2f of %d cores%s  client cs/op %.2f%s\n",
-                point.threads, ClientKindName(point.client), r.repetition,
-                options_.config.repetitions, r.ops_per_s, r.p50_us, r.p99_us,
-                static_cast<unsigned long long>(r.errors), r.client_cpu, r.usable_cores,
-                r.server_cpu >= 0 ? (", server cpu " + std::to_string(r.server_cpu).substr(0, 4)).c_str() : "",
-                r.client_cs_per_op,
-                r.loop_wakeups_per_op >= 0
-                    ? ("  loop wake-ups/op " + std::to_string(r.loop_wakeups_per_op).substr(0, 4)).c_str()
-                    : "");
+    std::printf(
+        "threads=%d %s rep %d/%d: %.0f ops/s  p50 %.1f us  p99 %.1f us  errors %llu  "
+        "client cpu %.2f of %d cores%s  client cs/op %.2f%s\n",
+        point.threads, ClientKindName(point.client), r.repetition, options_.config.repetitions,
+        r.ops_per_s, r.p50_us, r.p99_us, static_cast<unsigned long long>(r.errors), r.client_cpu,
+        r.usable_cores,
+        r.server_cpu >= 0 ? (", server cpu " + std::to_string(r.server_cpu).substr(0, 4)).c_str()
+                          : "",
+        r.client_cs_per_op,
+        r.loop_wakeups_per_op >= 0
+            ? ("  loop wake-ups/op " + std::to_string(r.loop_wakeups_per_op).substr(0, 4)).c_str()
+            : "");
     std::fflush(stdout);
     if (r.client_bound) {
       std::fprintf(stderr,
                    "kvlab-load: WARNING: client-bound: threads=%d rep %d used %.2f of %.2f allowed "
                    "cores, its busiest thread %.2f of a core; the harness, not the server, may "
                    "limit this number\n",
-                   point.threads, r.repetition, r.client_cpu, r.allowed_cores, r.busiest_thread_cpu);
+                   point.threads, r.repetition, r.client_cpu, r.allowed_cores,
+                   r.busiest_thread_cpu);
     }
     if (r.behind) {
       std::fprintf(stderr,

@@ -27,26 +27,33 @@ constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 // redis-benchmark's test name (-t) for a workload; empty when it has none.
 std::string TestName(const WorkloadSpec& workload) {
   switch (workload.command) {
-    case CommandKind::kGet: return "get";
-    case CommandKind::kSet: return "set";
-    case CommandKind::kPing: return "ping_mbulk";  // a RESP array, as kvlab-load sends it
-    case CommandKind::kRedisBenchmark: return workload.redis_benchmark_test;
-    default: return {};
+    case CommandKind::kGet:
+      return "get";
+    case CommandKind::kSet:
+      return "set";
+    case CommandKind::kPing:
+      return "ping_mbulk";  // a RESP array, as kvlab-load sends it
+    case CommandKind::kRedisBenchmark:
+      return workload.redis_benchmark_test;
+    default:
+      return {};
   }
 }
 
 // The CSV's test column: the -t name in capitals, then, for some tests, a
 // note ("LRANGE_100 (first 100 elements)", "MSET (10 keys)").
 bool IsTestRow(std::string_view column, std::string_view wanted) {
-  return column == wanted ||
-         (column.size() > wanted.size() && column.starts_with(wanted) && column[wanted.size()] == ' ');
+  return column == wanted || (column.size() > wanted.size() && column.starts_with(wanted) &&
+                              column[wanted.size()] == ' ');
 }
 
 std::vector<std::string> SplitCsvLine(const std::string& line) {
   std::vector<std::string> fields(1);
   for (char c : line) {
-    if (c == ',') fields.emplace_back();
-    else if (c != '"' && c != '\r') fields.back() += c;
+    if (c == ',')
+      fields.emplace_back();
+    else if (c != '"' && c != '\r')
+      fields.back() += c;
   }
   return fields;
 }
@@ -59,9 +66,11 @@ ChildUsage ChildrenUsage() { return {ChildrenCpuSeconds(), ChildrenContextSwitch
 
 // Runs `program args` pinned to `cpus` (when given); its standard output in
 // *output. Fails with the end of its standard error when it exits non-zero.
-Status RunChild(const std::vector<std::string>& args, const std::vector<int>& cpus, std::string* output) {
+Status RunChild(const std::vector<std::string>& args, const std::vector<int>& cpus,
+                std::string* output) {
   int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) return Status::IoError(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(out_pipe, O_CLOEXEC) != 0)
+    return Status::IoError(std::string("pipe: ") + std::strerror(errno));
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
     close(out_pipe[0]);
     close(out_pipe[1]);
@@ -113,9 +122,10 @@ Status RunChild(const std::vector<std::string>& args, const std::vector<int>& cp
     return Status::IoError(std::string(kProgram) + " not found (apt-get install redis-tools)");
   }
   const std::string tail = errors.size() > 300 ? errors.substr(errors.size() - 300) : errors;
-  return Status::IoError(std::string(kProgram) + " exited with status " +
-                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) +
-                         (tail.empty() ? "" : ": " + tail));
+  return Status::IoError(
+      std::string(kProgram) + " exited with status " +
+      std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) +
+      (tail.empty() ? "" : ": " + tail));
 }
 
 class RedisBenchmarkRunner {
@@ -173,15 +183,18 @@ class RedisBenchmarkRunner {
     if (requests == 0) {
       // Calibration, also the warm-up: how many requests last --duration?
       RedisBenchmarkFigures calibration;
-      const uint64_t probe_requests = std::max<uint64_t>(10000, 2000 * static_cast<uint64_t>(point->connections));
+      const uint64_t probe_requests =
+          std::max<uint64_t>(10000, 2000 * static_cast<uint64_t>(point->connections));
       Status calibrated = Measure(point->threads, probe_requests, &calibration);
       if (!calibrated.ok()) return calibrated.WithContext("calibration");
-      requests = std::max<uint64_t>(1000, static_cast<uint64_t>(calibration.rps * config_.duration_s));
+      requests =
+          std::max<uint64_t>(1000, static_cast<uint64_t>(calibration.rps * config_.duration_s));
     }
     const WindowWatch watch(config_.watch, server_pid);
     const double allowed_cores = AllowedCores(config_.cpus);
     for (int repetition = 1; repetition <= config_.repetitions; ++repetition) {
-      if (Cancelled()) return Status::Cancelled("cancelled before repetition " + std::to_string(repetition));
+      if (Cancelled())
+        return Status::Cancelled("cancelled before repetition " + std::to_string(repetition));
       const WatchMark watch_start = watch.Mark();
       const ChildUsage child_start = ChildrenUsage();
       const double server_start = ServerCpuSeconds();
@@ -213,8 +226,9 @@ class RedisBenchmarkRunner {
       r.allowed_cores = allowed_cores;
       r.client_bound = r.client_cpu >= kClientBoundFraction * allowed_cores;
       if (server_start >= 0 && server_end >= 0) r.server_cpu = (server_end - server_start) / wall;
-      r.client_cs_per_op = static_cast<double>(child_end.context_switches - child_start.context_switches) /
-                           static_cast<double>(requests);
+      r.client_cs_per_op =
+          static_cast<double>(child_end.context_switches - child_start.context_switches) /
+          static_cast<double>(requests);
       r.watched = watch.Between(watch_start, watch_end);
       point->repetitions.push_back(std::move(r));
       if (callbacks_.on_repetition) callbacks_.on_repetition(*point, point->repetitions.back());
@@ -243,11 +257,13 @@ Status ValidateRedisBenchmarkConfig(const LoadConfig& config) {
   if (config.workload.value_size_min != config.workload.value_size_max) {
     return refuse("--value-size must be one size");
   }
-  if (config.workload.distribution != KeyDistribution::kUniform) return refuse("--key-dist must be uniform");
+  if (config.workload.distribution != KeyDistribution::kUniform)
+    return refuse("--key-dist must be uniform");
   return Status::Ok();
 }
 
-std::vector<std::string> RedisBenchmarkArguments(const LoadConfig& config, int threads, uint64_t requests) {
+std::vector<std::string> RedisBenchmarkArguments(const LoadConfig& config, int threads,
+                                                 uint64_t requests) {
   std::vector<std::string> args;
   if (config.target.transport == Transport::kUnix) {
     args = {"-s", config.target.path};
@@ -256,11 +272,11 @@ std::vector<std::string> RedisBenchmarkArguments(const LoadConfig& config, int t
   }
   const std::vector<std::string> rest = {
       "--threads", std::to_string(threads),
-      "-c", std::to_string(EffectiveConnections(config, threads)),
-      "-P", std::to_string(config.pipeline),
-      "-d", std::to_string(config.workload.value_size_min),
-      "-t", TestName(config.workload),
-      "-n", std::to_string(requests),
+      "-c",        std::to_string(EffectiveConnections(config, threads)),
+      "-P",        std::to_string(config.pipeline),
+      "-d",        std::to_string(config.workload.value_size_min),
+      "-t",        TestName(config.workload),
+      "-n",        std::to_string(requests),
       "--csv"};
   args.insert(args.end(), rest.begin(), rest.end());
   // --route slots: redis-benchmark's own cluster mode (it tags each node's keys).
@@ -305,7 +321,8 @@ Status ParseRedisBenchmarkCsv(std::string_view csv, const WorkloadSpec& workload
     return -1;
   };
   const int test = column("test"), rps = column("rps"), avg = column("avg_latency_ms"),
-            p50 = column("p50_latency_ms"), p99 = column("p99_latency_ms"), max = column("max_latency_ms");
+            p50 = column("p50_latency_ms"), p99 = column("p99_latency_ms"),
+            max = column("max_latency_ms");
   if (test < 0 || rps < 0 || avg < 0 || p50 < 0 || p99 < 0 || max < 0) {
     return Status::IoError("redis-benchmark's CSV header lacks a column: " + line);
   }
@@ -314,15 +331,17 @@ Status ParseRedisBenchmarkCsv(std::string_view csv, const WorkloadSpec& workload
     if (fields.size() != header.size() || !IsTestRow(fields[static_cast<size_t>(test)], wanted)) {
       continue;
     }
-    auto number = [&](int index) { return std::strtod(fields[static_cast<size_t>(index)].c_str(), nullptr); };
+    auto number = [&](int index) {
+      return std::strtod(fields[static_cast<size_t>(index)].c_str(), nullptr);
+    };
     *out = {number(rps), number(avg), number(p50), number(p99), number(max)};
     return Status::Ok();
   }
   return Status::IoError("redis-benchmark printed no figures for " + wanted);
 }
 
-Status RunRedisBenchmarkSweep(const LoadConfig& config, uint64_t requests, const SweepCallbacks& callbacks,
-                              std::vector<PointResult>* out) {
+Status RunRedisBenchmarkSweep(const LoadConfig& config, uint64_t requests,
+                              const SweepCallbacks& callbacks, std::vector<PointResult>* out) {
   Status valid = ValidateRedisBenchmarkConfig(config);
   if (!valid.ok()) return valid;
   // redis-benchmark --cluster refuses a cluster of one node ("Invalid cluster:

@@ -51,7 +51,7 @@ Status ParseRedisBenchmarkCsv(std::string_view csv, const WorkloadSpec& workload
 // called after each repetition, `cancel` stops between runs. `requests` > 0:
 // every repetition runs exactly that many requests, with no calibration
 // run (a fixed load, e.g. for counting system calls per request).
-Status RunRedisBenchmarkSweep(const LoadConfig& config, uint64_t requests, const SweepCallbacks& callbacks,
-                              std::vector<PointResult>* out);
+Status RunRedisBenchmarkSweep(const LoadConfig& config, uint64_t requests,
+                              const SweepCallbacks& callbacks, std::vector<PointResult>* out);
 
 }  // namespace kvlab::harness

@@ -15,7 +15,7 @@
 namespace kvlab::harness {
 namespace {
 
-constexpr uint64_t kTickNs = 20'000'000;   // how often the runner checks for faults
+constexpr uint64_t kTickNs = 20'000'000;  // how often the runner checks for faults
 constexpr uint64_t kProgressNs = 1'000'000'000;
 constexpr uint64_t kStopGraceNs = 2'000'000'000;  // in-flight requests get this long
 
@@ -40,11 +40,11 @@ class PointRun final : public WindowSources {
     const auto ycsb_sequences = MakeYcsbSequences(config_.workload);  // one per point
     for (int i = 0; i < threads_; ++i) {
       recorders_.push_back(std::make_unique<ThreadRecorder>());
-      const uint64_t stream = (static_cast<uint64_t>(point_index_) << 32) | static_cast<uint64_t>(i);
+      const uint64_t stream =
+          (static_cast<uint64_t>(point_index_) << 32) | static_cast<uint64_t>(i);
       const uint64_t sequential_start = config_.workload.keys / static_cast<uint64_t>(threads_) * i;
-      generators_.push_back(
-          std::make_unique<WorkloadGenerator>(config_.workload, stream, sequential_start,
-                                              ycsb_sequences));
+      generators_.push_back(std::make_unique<WorkloadGenerator>(config_.workload, stream,
+                                                                sequential_start, ycsb_sequences));
     }
     statuses_.resize(static_cast<size_t>(threads_));
     for (int i = 0; i < threads_; ++i) {
@@ -79,7 +79,8 @@ class PointRun final : public WindowSources {
   // Open loop: requests due by at_ns and not answered yet, over all threads.
   uint64_t Backlog(uint64_t at_ns) const override {
     uint64_t owed = 0;
-    for (const auto& recorder : recorders_) owed += recorder->Backlog(at_ns, config_.rate / threads_);
+    for (const auto& recorder : recorders_)
+      owed += recorder->Backlog(at_ns, config_.rate / threads_);
     return owed;
   }
   void PeekAll(LatencyHistogram* latency, uint64_t* ops) {
@@ -128,9 +129,10 @@ class PointRun final : public WindowSources {
     Status status = PinCurrentThread(config_.cpus);
     if (status.ok()) {
       // Distinct per point and thread, so every schedule has its own phase.
-      ThreadLoad load = ThreadLoadOf(config_, threads_, index, generators_[static_cast<size_t>(index)].get(),
-                                     recorders_[static_cast<size_t>(index)].get(), &stop_, &stop_at_ns_,
-                                     static_cast<uint64_t>(point_index_) << 32);
+      ThreadLoad load =
+          ThreadLoadOf(config_, threads_, index, generators_[static_cast<size_t>(index)].get(),
+                       recorders_[static_cast<size_t>(index)].get(), &stop_, &stop_at_ns_,
+                       static_cast<uint64_t>(point_index_) << 32);
       status = strategy_->RunThread(load);
     }
     // A failure after stop was requested is the Interrupt we caused.
@@ -169,10 +171,12 @@ class SweepRunner {
       Status routed = control_->RouteBySlots(config_.target, control_options);
       if (!routed.ok()) return routed;
     }
-    server_pid_ = config_.server_pids.empty() ? LocalServerPid(*control_) : config_.server_pids.front();
+    server_pid_ =
+        config_.server_pids.empty() ? LocalServerPid(*control_) : config_.server_pids.front();
     const int point_count = static_cast<int>(config_.threads.size());
     for (int index = 0; index < point_count; ++index) {
-      if (Cancelled()) return Status::Cancelled("cancelled before " + PointName(config_, config_.threads[index]));
+      if (Cancelled())
+        return Status::Cancelled("cancelled before " + PointName(config_, config_.threads[index]));
       const int threads = config_.threads[static_cast<size_t>(index)];
       out->push_back(PointResult{});
       PointResult& point = out->back();
@@ -319,9 +323,9 @@ class SweepRunner {
     run.Stop();
     point->incrby_sum = run.IncrbySum();
     const Status failure = run.FirstFailure();
-    const std::string where =
-        name + " repetition " + std::to_string(point->repetitions.size() + 1) + "/" +
-        std::to_string(config_.repetitions);
+    const std::string where = name + " repetition " +
+                              std::to_string(point->repetitions.size() + 1) + "/" +
+                              std::to_string(config_.repetitions);
     if (!failure.ok()) return failure.WithContext(where);
     if (Cancelled()) return Status::Cancelled("cancelled during " + where);
     return Status::Ok();
@@ -354,7 +358,8 @@ Status ValidateCommonConfig(const LoadConfig& config, bool redis_benchmark) {
   auto range = [](int low, int high) { return std::to_string(low) + ".." + std::to_string(high); };
   if (config.threads.empty()) return invalid("--threads needs at least one value");
   for (int threads : config.threads) {
-    if (threads < 1 || threads > kMaxThreads) return invalid("--threads values must be in " + range(1, kMaxThreads));
+    if (threads < 1 || threads > kMaxThreads)
+      return invalid("--threads values must be in " + range(1, kMaxThreads));
   }
   if (config.connections < 0 || config.connections > kMaxConnections) {
     return invalid("--connections must be in " + range(1, kMaxConnections) +
@@ -378,8 +383,9 @@ Status ValidateCommonConfig(const LoadConfig& config, bool redis_benchmark) {
   if (config.workload.keys < 1) return invalid("--keys must be >= 1");
   if (config.workload.command == CommandKind::kYcsb &&
       config.workload.distribution == KeyDistribution::kSequential) {
-    return invalid("--key-dist sequential does not apply to YCSB (allowed: zipf:THETA, its "
-                   "zipfian or latest, or uniform)");
+    return invalid(
+        "--key-dist sequential does not apply to YCSB (allowed: zipf:THETA, its "
+        "zipfian or latest, or uniform)");
   }
   if (!(config.connect_timeout_s > 0) || !(config.reply_timeout_s > 0)) {
     return invalid("timeouts must be > 0 seconds");
@@ -450,11 +456,13 @@ ClientOptionUse ClientOptionUseOf(const LoadConfig& config) {
   ClientOptionUse use;
   use.client = config.client;
   use.connections = config.connections;
-  use.fewest_threads = config.threads.empty() ? 1 : *std::min_element(config.threads.begin(), config.threads.end());
+  use.fewest_threads =
+      config.threads.empty() ? 1 : *std::min_element(config.threads.begin(), config.threads.end());
   use.pipeline = config.pipeline;
   use.refill = config.refill != RefillMode::kSteady;
   use.event_loop = config.io.model == IoModel::kEventLoop;
-  if (NeedsOwnConnection(config.workload.command)) use.own_connection_command = CommandLabel(config.workload);
+  if (NeedsOwnConnection(config.workload.command))
+    use.own_connection_command = CommandLabel(config.workload);
   return use;
 }
 

@@ -51,13 +51,14 @@ struct LoadConfig {
   ArrivalKind arrival = ArrivalKind::kUniform;  // open loop
   RefillMode refill = RefillMode::kSteady;      // closed loop, dedicated with pipeline > 1
   bool tcp_nodelay = true;
-  IoOptions io;  // --io, --loop-threads, --flush (pooled and shared)
+  IoOptions io;              // --io, --loop-threads, --flush (pooled and shared)
   bool route_slots = false;  // --route slots: each request to its key's owner (slot_map.h)
-  std::vector<int> cpus;  // pin harness threads here; empty = wherever allowed
-  bool prefill = false;   // SET every key once before measuring
-  bool flush = false;     // FLUSHALL before each point (then prefill again)
+  std::vector<int> cpus;     // pin harness threads here; empty = wherever allowed
+  bool prefill = false;      // SET every key once before measuring
+  bool flush = false;        // FLUSHALL before each point (then prefill again)
   double connect_timeout_s = kDefaultConnectTimeoutS;
-  double reply_timeout_s = kDefaultReplyTimeoutS;  // a connection waiting longer for a reply fails the point
+  double reply_timeout_s =
+      kDefaultReplyTimeoutS;  // a connection waiting longer for a reply fails the point
   // --user, --password: AUTH on every connection (measured, control, prefill,
   // cluster nodes) and redis-benchmark's --user/-a. Never written to a record.
   std::string user;
@@ -109,9 +110,9 @@ constexpr double kSliceSeconds = 0.1;
 constexpr double kBehindFraction = 0.95;
 
 struct RepetitionResult {
-  int repetition = 0;  // 1-based
-  uint64_t ops = 0;    // replies of the expected kind (GET misses included)
-  uint64_t errors = 0;  // error replies + replies of the wrong type
+  int repetition = 0;          // 1-based
+  uint64_t ops = 0;            // replies of the expected kind (GET misses included)
+  uint64_t errors = 0;         // error replies + replies of the wrong type
   bool errors_counted = true;  // false: the load generator does not report them (redis-benchmark)
   uint64_t wrong_type = 0;
   uint64_t misses = 0;
@@ -130,17 +131,17 @@ struct RepetitionResult {
   // Latencies: of ops only (error replies excluded); open loop from each
   // request's intended send time. NaN: the load generator does not report it.
   double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0, mean_us = 0;
-  double client_cpu = 0;   // cores' worth of CPU the harness process used
-  double busiest_thread_cpu = 0;  // the largest share of a core one harness thread used
-  int usable_cores = 0;    // cores it may run on (affinity / --cpus)
-  double allowed_cores = 0;  // usable_cores, or the cgroup CPU quota when smaller
-  bool client_bound = false;  // see IsClientBound (cpu_usage.h)
-  double server_cpu = -1;  // cores' worth the server used; < 0: not reported
-  double client_cs_per_op = 0;       // the harness's context switches per op
-  double loop_wakeups_per_op = -1;   // event loops woken per op; < 0: no event loop
-  int64_t moved = -1;                // --route slots: -MOVED replies followed; < 0: not routed
-  WindowFigures watched;  // interference and the server's costs (window_watch.h)
-  StageFigures stages;    // the server's INFO stages over the window (server_stages.h)
+  double client_cpu = 0;            // cores' worth of CPU the harness process used
+  double busiest_thread_cpu = 0;    // the largest share of a core one harness thread used
+  int usable_cores = 0;             // cores it may run on (affinity / --cpus)
+  double allowed_cores = 0;         // usable_cores, or the cgroup CPU quota when smaller
+  bool client_bound = false;        // see IsClientBound (cpu_usage.h)
+  double server_cpu = -1;           // cores' worth the server used; < 0: not reported
+  double client_cs_per_op = 0;      // the harness's context switches per op
+  double loop_wakeups_per_op = -1;  // event loops woken per op; < 0: no event loop
+  int64_t moved = -1;               // --route slots: -MOVED replies followed; < 0: not routed
+  WindowFigures watched;            // interference and the server's costs (window_watch.h)
+  StageFigures stages;              // the server's INFO stages over the window (server_stages.h)
   LatencyHistogram latency;
   std::vector<ThroughputSlice> slices;
 };

@@ -59,7 +59,10 @@ class WindowMarks {
   // (UsableCoreCount, AllowedCores of cpu_usage.h).
   WindowMarks(WindowSources& sources, const WindowWatch& watch, double rate, int usable_cores,
               double allowed_cores)
-      : sources_(sources), watch_(watch), rate_(rate), usable_cores_(usable_cores),
+      : sources_(sources),
+        watch_(watch),
+        rate_(rate),
+        usable_cores_(usable_cores),
         allowed_cores_(allowed_cores) {}
 
   WindowMark Take();

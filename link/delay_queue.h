@@ -38,7 +38,7 @@ inline const char* DirectionName(Direction direction) {
 // What the emulated link does to each direction (both directions alike).
 struct LinkShape {
   std::chrono::nanoseconds one_way_delay{0};
-  double rate_bits_per_second = 0;  // 0: unlimited (no serialisation delay)
+  double rate_bits_per_second = 0;         // 0: unlimited (no serialisation delay)
   std::size_t queue_limit_packets = 1000;  // per direction, packets held at once
 };
 

@@ -21,8 +21,8 @@ class LatenessHistogram {
   // forwarder does not deliver early; a negative value is recorded as 0).
   void Record(std::chrono::nanoseconds lateness) {
     const std::int64_t nanos = std::max<std::int64_t>(0, lateness.count());
-    const auto bucket = std::min<std::size_t>(static_cast<std::size_t>(nanos / kBucketNanos),
-                                              kBuckets - 1);
+    const auto bucket =
+        std::min<std::size_t>(static_cast<std::size_t>(nanos / kBucketNanos), kBuckets - 1);
     ++buckets_[bucket];
     ++count_;
     sum_nanos_ += nanos;

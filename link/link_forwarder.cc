@@ -180,9 +180,9 @@ void LinkForwarder::PrintStats(const char* when) const {
   std::fprintf(log_,
                " delay_error_us mean=%.2f p50<=%.0f p99<=%.0f p99.9<=%.0f max=%.1f;"
                " read_errors=%llu write_errors=%llu cpu_s=%.3f\n",
-               lateness_.MeanMicros(), lateness_.QuantileMicros(0.5), lateness_.QuantileMicros(0.99),
-               lateness_.QuantileMicros(0.999), lateness_.MaxMicros(),
-               static_cast<unsigned long long>(read_errors_),
+               lateness_.MeanMicros(), lateness_.QuantileMicros(0.5),
+               lateness_.QuantileMicros(0.99), lateness_.QuantileMicros(0.999),
+               lateness_.MaxMicros(), static_cast<unsigned long long>(read_errors_),
                static_cast<unsigned long long>(write_errors_), CpuSecondsUsed());
   std::fflush(log_);
 }

@@ -22,26 +22,26 @@ LinkOptionsResult ParseLinkOptions(const std::vector<std::string>& arguments) {
       "kvlab-link: forwards IP packets between two TUN devices in two network namespaces,\n"
       "delaying each by rtt/2 per direction (the emulated remote link). Usually started by\n"
       "scripts/remote-link. Options");
-  description.add_options()
-      ("help", "show this help")
-      ("rtt-us", po::value(&rtt_us)->required(), "round-trip time to add, µs (rtt/2 each way)")
-      ("rate-mbit", po::value(&rate_mbit)->default_value(0), "link rate per direction, Mbit/s (0: unlimited)")
-      ("queue-packets", po::value(&queue_packets)->default_value(1000),
-       "packets held per direction before drop tail")
-      ("wait", po::value(&wait)->default_value("hybrid"),
-       "hybrid: sleep until due - spin window, then poll; sleep: never poll; busy: always poll")
-      ("spin-us", po::value(&spin_us)->default_value(20), "hybrid mode's polling window, µs")
-      ("rt-priority", po::value(&options.realtime_priority)->default_value(0),
-       "SCHED_FIFO priority 1..99 (0: normal scheduling); not with --wait busy")
-      ("client-netns", po::value(&options.client.namespace_name)->default_value("kvlab-client"),
-       "namespace (under /var/run/netns) holding the client-side TUN device")
-      ("client-tun", po::value(&options.client.device_name)->default_value("kvtun0"),
-       "client-side TUN device (persistent, made by `ip tuntap add mode tun`)")
-      ("server-netns", po::value(&options.server.namespace_name)->default_value("kvlab-server"),
-       "namespace holding the server-side TUN device")
-      ("server-tun", po::value(&options.server.device_name)->default_value("kvtun0"),
-       "server-side TUN device")
-      ("pid-file", po::value(&options.pid_file), "write the pid here once both TUN ends are attached");
+  description.add_options()("help", "show this help")(
+      "rtt-us", po::value(&rtt_us)->required(), "round-trip time to add, µs (rtt/2 each way)")(
+      "rate-mbit", po::value(&rate_mbit)->default_value(0),
+      "link rate per direction, Mbit/s (0: unlimited)")(
+      "queue-packets", po::value(&queue_packets)->default_value(1000),
+      "packets held per direction before drop tail")(
+      "wait", po::value(&wait)->default_value("hybrid"),
+      "hybrid: sleep until due - spin window, then poll; sleep: never poll; busy: always poll")(
+      "spin-us", po::value(&spin_us)->default_value(20), "hybrid mode's polling window, µs")(
+      "rt-priority", po::value(&options.realtime_priority)->default_value(0),
+      "SCHED_FIFO priority 1..99 (0: normal scheduling); not with --wait busy")(
+      "client-netns", po::value(&options.client.namespace_name)->default_value("kvlab-client"),
+      "namespace (under /var/run/netns) holding the client-side TUN device")(
+      "client-tun", po::value(&options.client.device_name)->default_value("kvtun0"),
+      "client-side TUN device (persistent, made by `ip tuntap add mode tun`)")(
+      "server-netns", po::value(&options.server.namespace_name)->default_value("kvlab-server"),
+      "namespace holding the server-side TUN device")(
+      "server-tun", po::value(&options.server.device_name)->default_value("kvtun0"),
+      "server-side TUN device")("pid-file", po::value(&options.pid_file),
+                                "write the pid here once both TUN ends are attached");
 
   try {
     po::variables_map values;
@@ -81,7 +81,7 @@ LinkOptionsResult ParseLinkOptions(const std::vector<std::string>& arguments) {
   forwarder.shape.one_way_delay = std::chrono::nanoseconds{std::llround(rtt_us * 1000.0 / 2.0)};
   forwarder.shape.rate_bits_per_second = rate_mbit * 1e6;
   forwarder.shape.queue_limit_packets = static_cast<std::size_t>(queue_packets);
-  forwarder.wait_mode = wait == "busy" ? WaitMode::kBusy
+  forwarder.wait_mode = wait == "busy"    ? WaitMode::kBusy
                         : wait == "sleep" ? WaitMode::kSleep
                                           : WaitMode::kHybrid;
   forwarder.spin_window = std::chrono::nanoseconds{std::llround(spin_us * 1000.0)};

@@ -29,8 +29,8 @@ struct LinkOptions {
 
 struct LinkOptionsResult {
   LinkOptions options;
-  std::string error;       // non-empty: bad command line
-  std::string help;        // non-empty: --help was asked for; print and exit 0
+  std::string error;  // non-empty: bad command line
+  std::string help;   // non-empty: --help was asked for; print and exit 0
 };
 
 LinkOptionsResult ParseLinkOptions(const std::vector<std::string>& arguments);

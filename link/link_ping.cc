@@ -36,10 +36,11 @@ struct Arguments {
 };
 
 int Usage(const char* why) {
-  std::fprintf(stderr,
-               "kvlab-link-ping: %s\nusage: kvlab-link-ping serve --bind ADDR --port P [--once]\n"
-               "       kvlab-link-ping ping --host ADDR --port P [--count N] [--warmup W] [--size B]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "kvlab-link-ping: %s\nusage: kvlab-link-ping serve --bind ADDR --port P [--once]\n"
+      "       kvlab-link-ping ping --host ADDR --port P [--count N] [--warmup W] [--size B]\n",
+      why);
   return 2;
 }
 
@@ -54,12 +55,18 @@ bool ParseArguments(int argc, char** argv, Arguments& args) {
     }
     if (i + 1 >= argc) return false;
     const char* value = argv[++i];
-    if (flag == "--bind" || flag == "--host") args.address = value;
-    else if (flag == "--port") args.port = std::atoi(value);
-    else if (flag == "--count") args.count = std::atoi(value);
-    else if (flag == "--warmup") args.warmup = std::atoi(value);
-    else if (flag == "--size") args.size = std::atoi(value);
-    else return false;
+    if (flag == "--bind" || flag == "--host")
+      args.address = value;
+    else if (flag == "--port")
+      args.port = std::atoi(value);
+    else if (flag == "--count")
+      args.count = std::atoi(value);
+    else if (flag == "--warmup")
+      args.warmup = std::atoi(value);
+    else if (flag == "--size")
+      args.size = std::atoi(value);
+    else
+      return false;
   }
   return (args.mode == "serve" || args.mode == "ping") && args.port > 0 && args.port < 65536 &&
          args.count > 0 && args.warmup >= 0 && args.size > 0 && args.size <= 65536;
@@ -160,13 +167,15 @@ int Ping(const Arguments& args) {
   ::close(fd);
   std::sort(round_trips_us.begin(), round_trips_us.end());
   auto quantile = [&](double q) {
-    return round_trips_us[static_cast<std::size_t>(q * static_cast<double>(round_trips_us.size() - 1))];
+    return round_trips_us[static_cast<std::size_t>(q *
+                                                   static_cast<double>(round_trips_us.size() - 1))];
   };
   const double mean =
       std::accumulate(round_trips_us.begin(), round_trips_us.end(), 0.0) / round_trips_us.size();
-  std::printf("count=%zu min_us=%.1f p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f mean_us=%.1f\n",
-              round_trips_us.size(), round_trips_us.front(), quantile(0.5), quantile(0.9),
-              quantile(0.99), round_trips_us.back(), mean);
+  std::printf(
+      "count=%zu min_us=%.1f p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f mean_us=%.1f\n",
+      round_trips_us.size(), round_trips_us.front(), quantile(0.5), quantile(0.9), quantile(0.99),
+      round_trips_us.back(), mean);
   return 0;
 }
 

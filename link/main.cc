@@ -19,9 +19,12 @@ namespace {
 
 const char* WaitModeName(kvlab::link::WaitMode mode) {
   switch (mode) {
-    case kvlab::link::WaitMode::kSleep: return "sleep";
-    case kvlab::link::WaitMode::kBusy: return "busy";
-    case kvlab::link::WaitMode::kHybrid: break;
+    case kvlab::link::WaitMode::kSleep:
+      return "sleep";
+    case kvlab::link::WaitMode::kBusy:
+      return "busy";
+    case kvlab::link::WaitMode::kHybrid:
+      break;
   }
   return "hybrid";
 }
@@ -33,7 +36,8 @@ int main(int argc, char** argv) {
   // A daemon must not keep its launcher's descriptors (pipes a caller waits
   // on for EOF, lock files) open for its whole life.
   ::close_range(3, ~0U, 0);
-  const LinkOptionsResult parsed = ParseLinkOptions(std::vector<std::string>(argv + 1, argv + argc));
+  const LinkOptionsResult parsed =
+      ParseLinkOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!parsed.help.empty()) {
     std::printf("%s", parsed.help.c_str());
     return 0;
@@ -44,12 +48,14 @@ int main(int argc, char** argv) {
   }
   const LinkOptions& options = parsed.options;
 
-  const TunOpenResult client = OpenTunInNamespace(options.client.namespace_name, options.client.device_name);
+  const TunOpenResult client =
+      OpenTunInNamespace(options.client.namespace_name, options.client.device_name);
   if (client.fd < 0) {
     std::fprintf(stderr, "kvlab-link: client end: %s\n", client.error.c_str());
     return 1;
   }
-  const TunOpenResult server = OpenTunInNamespace(options.server.namespace_name, options.server.device_name);
+  const TunOpenResult server =
+      OpenTunInNamespace(options.server.namespace_name, options.server.device_name);
   if (server.fd < 0) {
     std::fprintf(stderr, "kvlab-link: server end: %s\n", server.error.c_str());
     ::close(client.fd);

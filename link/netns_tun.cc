@@ -46,7 +46,8 @@ TunOpenResult AttachTun(const std::string& device_name) {
 
 }  // namespace
 
-TunOpenResult OpenTunInNamespace(const std::string& namespace_name, const std::string& device_name) {
+TunOpenResult OpenTunInNamespace(const std::string& namespace_name,
+                                 const std::string& device_name) {
   if (device_name.empty() || device_name.size() >= IFNAMSIZ) {
     return {-1, "bad TUN device name '" + device_name + "'"};
   }
@@ -58,8 +59,10 @@ TunOpenResult OpenTunInNamespace(const std::string& namespace_name, const std::s
   if (::setns(target.get(), CLONE_NEWNET) < 0) return {-1, ErrnoText("setns " + path)};
 
   TunOpenResult result = AttachTun(device_name);
-  if (result.fd >= 0) result.error.clear();
-  else result.error = namespace_name + ": " + result.error;
+  if (result.fd >= 0)
+    result.error.clear();
+  else
+    result.error = namespace_name + ": " + result.error;
 
   if (::setns(original.get(), CLONE_NEWNET) < 0) {
     if (result.fd >= 0) ::close(result.fd);

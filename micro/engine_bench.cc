@@ -93,15 +93,19 @@ void Register() {
         benchmark::RegisterBenchmark(
             ("BM_EngineGet/" + std::string(kind) + "/" + dist + (hit ? "/hit" : "/miss")).c_str(),
             [config, keys, hit](benchmark::State& s) {
-              RunOps(s, config, OpCode::kGet, keys, hit ? SharedKeyspace().present : SharedKeyspace().absent);
+              RunOps(s, config, OpCode::kGet, keys,
+                     hit ? SharedKeyspace().present : SharedKeyspace().absent);
             })
-            ->ThreadRange(1, max_threads)->UseRealTime();
+            ->ThreadRange(1, max_threads)
+            ->UseRealTime();
       }
       benchmark::RegisterBenchmark(("BM_EngineSet/" + std::string(kind) + "/" + dist).c_str(),
                                    [config, keys](benchmark::State& s) {
-                                     RunOps(s, config, OpCode::kSet, keys, SharedKeyspace().present);
+                                     RunOps(s, config, OpCode::kSet, keys,
+                                            SharedKeyspace().present);
                                    })
-          ->ThreadRange(1, max_threads)->UseRealTime();
+          ->ThreadRange(1, max_threads)
+          ->UseRealTime();
     }
   }
 }

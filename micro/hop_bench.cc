@@ -68,7 +68,8 @@ class InFlightCaller {
  public:
   static constexpr int kInFlight = 64;
 
-  InFlightCaller(Engine& engine, const std::vector<std::vector<Operation>>& batches) : engine_(engine) {
+  InFlightCaller(Engine& engine, const std::vector<std::vector<Operation>>& batches)
+      : engine_(engine) {
     for (int i = 0; i < kInFlight; ++i) {
       batches_[i].ops = batches[i % batches.size()];
       batches_[i].results.resize(batches_[i].ops.size());
@@ -98,20 +99,31 @@ void RunLoaded(benchmark::State& state, const EngineConfig& config, OpCode code)
   const size_t batch_size = static_cast<size_t>(state.range(0));
   InFlightCaller caller(PopulatedEngine(config), MakeBatches(code, batch_size));
   for (auto _ : state) caller.RunAll();
-  state.SetItemsProcessed(state.iterations() * InFlightCaller::kInFlight * static_cast<int64_t>(batch_size));
+  state.SetItemsProcessed(state.iterations() * InFlightCaller::kInFlight *
+                          static_cast<int64_t>(batch_size));
 }
 
 void Register() {
   for (const char* kind : {"sharded", "concurrent"}) {
     const EngineConfig config = BenchConfig(kind, /*shards=*/1);
     for (OpCode code : {OpCode::kGet, OpCode::kSet}) {
-      const std::string name = std::string("BM_Hop/") + kind + (code == OpCode::kGet ? "/get" : "/set");
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [config, code](benchmark::State& s) { RunBatches(s, config, code); })
-          ->ArgName("ops")->Arg(1)->Arg(16)->UseRealTime()->MeasureProcessCPUTime();
-      benchmark::RegisterBenchmark(("BM_HopLoaded/" + name.substr(name.find('/') + 1)).c_str(),
-                                   [config, code](benchmark::State& s) { RunLoaded(s, config, code); })
-          ->ArgName("ops")->Arg(1)->Arg(16)->UseRealTime()->MeasureProcessCPUTime();
+      const std::string name =
+          std::string("BM_Hop/") + kind + (code == OpCode::kGet ? "/get" : "/set");
+      benchmark::RegisterBenchmark(
+          name.c_str(), [config, code](benchmark::State& s) { RunBatches(s, config, code); })
+          ->ArgName("ops")
+          ->Arg(1)
+          ->Arg(16)
+          ->UseRealTime()
+          ->MeasureProcessCPUTime();
+      benchmark::RegisterBenchmark(
+          ("BM_HopLoaded/" + name.substr(name.find('/') + 1)).c_str(),
+          [config, code](benchmark::State& s) { RunLoaded(s, config, code); })
+          ->ArgName("ops")
+          ->Arg(1)
+          ->Arg(16)
+          ->UseRealTime()
+          ->MeasureProcessCPUTime();
     }
   }
 }

@@ -13,9 +13,9 @@
 //
 // Each case is counted in kRegions regions of n operations each (kvlab regress
 // takes the median, which drops a region where the threads happened to
-// interleave unusually). Prints the case list as JSON on stdout. Outside valgrind the client requests do
-// nothing, and the driver still checks every reply of its warm-up pass, so a
-// broken path fails here rather than being measured.
+// interleave unusually). Prints the case list as JSON on stdout. Outside valgrind the client
+// requests do nothing, and the driver still checks every reply of its warm-up pass, so a broken
+// path fails here rather than being measured.
 //
 // The pseudo-engine `shell` counts the network shell instead: a `single`
 // engine behind a real Connection on its own EventLoop thread, the client
@@ -60,10 +60,10 @@
 namespace kvlab {
 namespace {
 
-constexpr int kKeys = 1000;                 // distinct keys each case cycles through
+constexpr int kKeys = 1000;  // distinct keys each case cycles through
 constexpr std::string_view kValue = "v0123456789abcdef0123456789abcdef";  // 33 bytes
-constexpr int kRegions = 5;                 // counted regions per case
-constexpr long kCounterStart = 1000000;     // INCR keeps a 7-digit value for 8 999 999 ops per key
+constexpr int kRegions = 5;              // counted regions per case
+constexpr long kCounterStart = 1000000;  // INCR keeps a 7-digit value for 8 999 999 ops per key
 
 std::string Command(std::initializer_list<std::string_view> args) {
   std::string out;
@@ -225,9 +225,9 @@ std::vector<Case> MakeCases(bool multi_key) {
     incr.expected.push_back(":" + std::to_string(kCounterStart + 1) + "\r\n");
     std::vector<std::string> keys;
     for (int k = 0; k < kMsetKeys; ++k) keys.push_back(Key("key:", i * kMsetKeys + k));
-    mset.commands.push_back(Command({"MSET", keys[0], kValue, keys[1], kValue, keys[2], kValue,
-                                     keys[3], kValue, keys[4], kValue, keys[5], kValue, keys[6],
-                                     kValue, keys[7], kValue}));
+    mset.commands.push_back(
+        Command({"MSET", keys[0], kValue, keys[1], kValue, keys[2], kValue, keys[3], kValue,
+                 keys[4], kValue, keys[5], kValue, keys[6], kValue, keys[7], kValue}));
     mset.expected.push_back("+OK\r\n");
     std::string transaction = Command({"MULTI"});
     std::string replies = "+OK\r\n";
@@ -237,7 +237,8 @@ std::vector<Case> MakeCases(bool multi_key) {
     }
     transaction += Command({"EXEC"});
     replies += "*" + std::to_string(kExecIncrs) + "\r\n";
-    for (int k = 0; k < kExecIncrs; ++k) replies += ":" + std::to_string(kCounterStart + 1) + "\r\n";
+    for (int k = 0; k < kExecIncrs; ++k)
+      replies += ":" + std::to_string(kCounterStart + 1) + "\r\n";
     exec.commands.push_back(transaction);
     exec.expected.push_back(replies);
   }
@@ -278,8 +279,9 @@ int Main(int argc, char** argv) {
       ops = std::strtol(argv[++i], nullptr, 10);
     } else if (arg == "--engines" && i + 1 < argc) {
       engines = argv[++i];
-    } else if (arg == "--multikey" && i + 1 < argc && (std::string_view(argv[i + 1]) == "atomic" ||
-                                                       std::string_view(argv[i + 1]) == "split")) {
+    } else if (arg == "--multikey" && i + 1 < argc &&
+               (std::string_view(argv[i + 1]) == "atomic" ||
+                std::string_view(argv[i + 1]) == "split")) {
       multikey = std::string_view(argv[++i]) == "split" ? MultiKey::kSplit : MultiKey::kAtomic;
     } else {
       std::fprintf(stderr,

@@ -46,7 +46,8 @@ Read PipelinedRead() {
 Read LargeValueRead() {
   Read read;
   const std::string value(1024, 'x');
-  for (int i = 0; i < 16; ++i) read.bytes += Command({"SET", "key:0000" + std::to_string(1000 + i), value});
+  for (int i = 0; i < 16; ++i)
+    read.bytes += Command({"SET", "key:0000" + std::to_string(1000 + i), value});
   read.commands = 16;
   return read;
 }

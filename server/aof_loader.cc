@@ -107,9 +107,7 @@ class Replayer : public std::enable_shared_from_this<Replayer> {
         session_.input().append(pieces_[next_]);
         fed_ = true;
       }
-      auto resume = [self = shared_from_this()] {
-        self->loop_.Post([self] { self->Step(); });
-      };
+      auto resume = [self = shared_from_this()] { self->loop_.Post([self] { self->Step(); }); };
       const Session::Progress progress = session_.Process(out_, std::move(resume));
       out_.clear();  // the replies of a replay go nowhere
       if (progress == Session::Progress::kPending) {
@@ -215,8 +213,7 @@ Status ReplayAppendLog(const std::string& path, ServerContext& server, EventLoop
   load->loaded_bytes = scan.valid_bytes;
   load->dropped_bytes = scan.dropped_bytes;
   load->commands = scan.commands;
-  load->seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  load->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return Status::Ok();
 }
 

@@ -25,11 +25,11 @@
 namespace kvlab {
 
 struct AppendLogScan {
-  uint64_t valid_bytes = 0;    // the prefix of whole units (commands, MULTI ... EXEC)
-  uint64_t dropped_bytes = 0;  // the truncated tail after it
-  uint64_t commands = 0;       // commands in the valid prefix
+  uint64_t valid_bytes = 0;         // the prefix of whole units (commands, MULTI ... EXEC)
+  uint64_t dropped_bytes = 0;       // the truncated tail after it
+  uint64_t commands = 0;            // commands in the valid prefix
   std::vector<uint64_t> unit_ends;  // the end of each whole unit, ascending
-  std::string corruption;      // non-empty: what is wrong, and where
+  std::string corruption;           // non-empty: what is wrong, and where
 };
 
 AppendLogScan ScanAppendLog(std::string_view bytes);

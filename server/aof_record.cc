@@ -70,8 +70,8 @@ void AppendRespCommand(std::span<const std::string_view> args, std::string& out)
   }
 }
 
-void AofRecord::AddCommand(std::span<const std::string_view> args,
-                           std::span<const Operation> ops, uint32_t first_result) {
+void AofRecord::AddCommand(std::span<const std::string_view> args, std::span<const Operation> ops,
+                           uint32_t first_result) {
   Piece piece;
   if (ops.size() == 1 && ops[0].code == OpCode::kContainer && EqualsIgnoreCase(args[0], "spop")) {
     piece.spop_key = std::string(ops[0].key);

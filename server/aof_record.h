@@ -48,7 +48,7 @@ class AofRecord : public LogEntry {
   // Fixed bytes, or an SPOP whose members are only known once it has run.
   struct Piece {
     std::string bytes;
-    std::string spop_key;       // non-empty: render SREM spop_key <popped>
+    std::string spop_key;  // non-empty: render SREM spop_key <popped>
     uint32_t spop_result = 0;
   };
   std::vector<Piece> pieces_;

@@ -72,8 +72,8 @@ uint64_t AppendLog::appended() const {
 void AppendLog::WaitReleasable(uint64_t offset) {
   MutexLock lock(mu_);
   lock.Wait(released_cv_, [&]() REQUIRES(mu_) {
-    return (policy_ == AppendFsync::kAlways ? counters_.durable_bytes
-                                            : counters_.written_bytes) >= offset;
+    return (policy_ == AppendFsync::kAlways ? counters_.durable_bytes : counters_.written_bytes) >=
+           offset;
   });
 }
 
@@ -88,8 +88,7 @@ bool AppendLog::WriteAll(const std::string& bytes) {
     const ssize_t wrote = ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (wrote < 0) {
       if (errno == EINTR) continue;
-      std::cerr << "kvlab-server: writing the append-only file: " << std::strerror(errno)
-                << "\n";
+      std::cerr << "kvlab-server: writing the append-only file: " << std::strerror(errno) << "\n";
       return false;
     }
     done += static_cast<size_t>(wrote);

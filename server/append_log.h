@@ -41,9 +41,9 @@ namespace kvlab {
 class AppendLog final : public WriteLog {
  public:
   struct Counters {
-    uint64_t appended_bytes = 0;   // handed to the log since the start
-    uint64_t written_bytes = 0;    // of which write() has taken
-    uint64_t durable_bytes = 0;    // of which an fsync has covered
+    uint64_t appended_bytes = 0;  // handed to the log since the start
+    uint64_t written_bytes = 0;   // of which write() has taken
+    uint64_t durable_bytes = 0;   // of which an fsync has covered
     uint64_t fsyncs = 0;
     uint64_t write_errors = 0;
     bool last_write_ok = true;
@@ -78,7 +78,7 @@ class AppendLog final : public WriteLog {
   const int fd_;
   const AppendFsync policy_;
   mutable Mutex mu_;
-  std::condition_variable work_cv_;     // the writer waits for appends
+  std::condition_variable work_cv_;      // the writer waits for appends
   std::condition_variable released_cv_;  // WaitReleasable() waits for writes, fsyncs
   std::string pending_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;

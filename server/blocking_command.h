@@ -50,8 +50,7 @@ void QueueBlockingAttempt(CommandCall& call, BlockingCommand& command,
 // inside EXEC. On a retry, a source key of another type answers nothing
 // either (Redis 7.0 keeps the client blocked); its first look answers
 // WRONGTYPE.
-bool AttemptAnswers(const BlockingCommand& command, std::span<const OpResult> results,
-                    bool retry);
+bool AttemptAnswers(const BlockingCommand& command, std::span<const OpResult> results, bool retry);
 // The reply when the client stops waiting unserved: a timeout (nil), or
 // CLIENT UNBLOCK ... ERROR.
 void WriteBlockingTimeout(const BlockingCommand& command, ReplyWriter& writer);

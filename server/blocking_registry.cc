@@ -14,8 +14,8 @@ class BlockingRegistry::Waiter {
   std::multimap<Clock::time_point, Waiter*>::iterator deadline_at;
   std::function<void()> wake;
   bool registered = true;
-  bool armed = false;      // sleeping: the next event calls `wake`
-  bool counted = false;    // has slept once: a blocked client
+  bool armed = false;    // sleeping: the next event calls `wake`
+  bool counted = false;  // has slept once: a blocked client
   bool timed_out = false;
   uint64_t service_ticket = 0;  // in service (a key handed, retry not run yet); 0: not
   Event unblock = Event::kNone;

@@ -33,10 +33,10 @@ struct BlockingCommand;  // server/blocking_command.h
 struct ClientState {
   ClientInfo info;
   bool authenticated = false;
-  bool close_after_reply = false;  // QUIT
-  std::string name;                // CLIENT SETNAME
+  bool close_after_reply = false;              // QUIT
+  std::string name;                            // CLIENT SETNAME
   RespVersion protocol = RespVersion::kResp2;  // HELLO 2 | HELLO 3
-  Transaction transaction;         // MULTI ... EXEC, WATCH
+  Transaction transaction;                     // MULTI ... EXEC, WATCH
   // Set by a blocking command (CommandSpec::kBlocking) that may wait for
   // its keys, outside EXEC: the Session blocks the client if its first
   // look finds nothing, and takes it back.
@@ -56,7 +56,7 @@ struct DeferredReply {
   RenderFn render = nullptr;
   uint32_t first_op = 0;
   uint32_t op_count = 0;
-  int64_t flags = 0;               // a command's options, for its render (COPY, LCS, ...)
+  int64_t flags = 0;  // a command's options, for its render (COPY, LCS, ...)
   // What a render needs beyond the results (INFO's sections, SCAN's keys),
   // kept alive by the Session until the reply is rendered (KeepForRender()).
   const void* state = nullptr;
@@ -69,8 +69,13 @@ class CommandCall {
   CommandCall(std::span<const std::string_view> args, ServerContext& server, ClientState& client,
               Batch& batch, std::string& immediate_out,
               std::vector<std::shared_ptr<const void>>& render_state, bool in_exec = false)
-      : args(args), server(server), client(client), batch_(batch), immediate_(immediate_out),
-        render_state_(render_state), in_exec_(in_exec) {}
+      : args(args),
+        server(server),
+        client(client),
+        batch_(batch),
+        immediate_(immediate_out),
+        render_state_(render_state),
+        in_exec_(in_exec) {}
 
   // Answer now. Must not be combined with Defer() in one call.
   ReplyWriter reply() { return ReplyWriter(immediate_, client.protocol); }

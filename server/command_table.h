@@ -31,8 +31,8 @@ struct KeyPositions {
 struct CommandSpec {
   enum Flags : uint32_t {
     kNone = 0,
-    kNoAuth = 1u << 0,    // allowed before AUTH (AUTH, HELLO, QUIT)
-    kWrite = 1u << 1,     // may add data ("write" in COMMAND's flags)
+    kNoAuth = 1u << 0,  // allowed before AUTH (AUTH, HELLO, QUIT)
+    kWrite = 1u << 1,   // may add data ("write" in COMMAND's flags)
     kReadOnly = 1u << 2,
     kFast = 1u << 3,
     // Refused whole with -OOM, before it runs, once the engine is at
@@ -41,7 +41,7 @@ struct CommandSpec {
     kDenyOom = 1u << 4,
     // Runs at once even inside MULTI, never queued (MULTI EXEC DISCARD WATCH QUIT).
     kNoMulti = 1u << 5,
-    kExec = 1u << 6,        // EXEC: the Session runs the queued transaction
+    kExec = 1u << 6,  // EXEC: the Session runs the queued transaction
     // Dispatched only once the batch queued before it has run (WATCH: a
     // write earlier in the pipeline must not count as after the WATCH).
     kAfterQueued = 1u << 7,
@@ -52,13 +52,13 @@ struct CommandSpec {
     // client's later commands wait while it is blocked, as in Redis.
     kBlocking = 1u << 9,
   };
-  std::string name;       // lower case, as Redis reports it
+  std::string name;  // lower case, as Redis reports it
   int arity = 0;
   uint32_t flags = kNone;
   CommandHandler handler = nullptr;
   KeyPositions keys;
-  std::string group;      // COMMAND DOCS group: "string", "generic", ...
-  std::string summary;    // COMMAND DOCS summary
+  std::string group;    // COMMAND DOCS group: "string", "generic", ...
+  std::string summary;  // COMMAND DOCS summary
   // A container command: what the engine runs (container_commands.cc).
   const ContainerCommand* container = nullptr;
 };

@@ -32,10 +32,10 @@ struct ConfigParameters::Parameter {
   std::string_view alias;  // Redis's older name, or empty
   Effect effect;
   ValueKind kind;
-  long long min = 0;                 // kInteger, kMemory
+  long long min = 0;  // kInteger, kMemory
   unsigned long long max = LLONG_MAX;
   std::vector<std::string_view> choices = {};  // kEnum
-  std::string_view initial = {};     // kRecorded: Redis's default
+  std::string_view initial = {};               // kRecorded: Redis's default
   // kApplied: where the value lives.
   std::function<std::string(ConfigParameters&)> read = nullptr;
   std::function<void(ConfigParameters&, unsigned long long)> apply = nullptr;
@@ -52,7 +52,8 @@ namespace {
 using Parameter = ConfigParameters::Parameter;
 using Effect = ConfigParameters::Effect;
 
-std::function<std::string(ConfigParameters&)> ReadLimit(std::atomic<size_t> EncodingLimits::*limit) {
+std::function<std::string(ConfigParameters&)> ReadLimit(
+    std::atomic<size_t> EncodingLimits::*limit) {
   return [limit](ConfigParameters&) {
     return std::to_string(EncodingLimits::Read(CompactEncodingLimits().*limit));
   };
@@ -77,140 +78,286 @@ const std::vector<Parameter>& Parameters() {
   constexpr long long kIntMax = INT_MAX;
   constexpr long long kLongMax = LONG_MAX;
   static const std::vector<Parameter> table = {
-      {.name = "activerehashing", .effect = Effect::kRecorded, .kind = ValueKind::kBool,
+      {.name = "activerehashing",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kBool,
        .initial = "yes"},
-      {.name = "appenddirname", .effect = Effect::kFixed, .kind = ValueKind::kText,
+      {.name = "appenddirname",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kText,
        .fixed = [](const ConfigParameters&) { return std::string("appendonlydir"); },
        .immutable_in_redis = true},
-      {.name = "appendfilename", .effect = Effect::kFixed, .kind = ValueKind::kText,
+      {.name = "appendfilename",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kText,
        .fixed = [](const ConfigParameters& c) { return c.settings().append_filename; },
        .immutable_in_redis = true},
-      {.name = "appendfsync", .effect = Effect::kFixed, .kind = ValueKind::kEnum,
+      {.name = "appendfsync",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kEnum,
        .choices = {"always", "everysec", "no"},
-       .fixed = [](const ConfigParameters& c) {
-         switch (c.settings().append_fsync) {
-           case AppendFsync::kAlways: return std::string("always");
-           case AppendFsync::kEverySec: return std::string("everysec");
-           case AppendFsync::kNo: break;
-         }
-         return std::string("no");
-       }},
-      {.name = "appendonly", .effect = Effect::kFixed, .kind = ValueKind::kBool,
-       .fixed = [](const ConfigParameters& c) {
-         return std::string(c.settings().append_only ? "yes" : "no");
-       }},
-      {.name = "bind", .effect = Effect::kFixed, .kind = ValueKind::kText,
+       .fixed =
+           [](const ConfigParameters& c) {
+             switch (c.settings().append_fsync) {
+               case AppendFsync::kAlways:
+                 return std::string("always");
+               case AppendFsync::kEverySec:
+                 return std::string("everysec");
+               case AppendFsync::kNo:
+                 break;
+             }
+             return std::string("no");
+           }},
+      {.name = "appendonly",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kBool,
+       .fixed =
+           [](const ConfigParameters& c) {
+             return std::string(c.settings().append_only ? "yes" : "no");
+           }},
+      {.name = "bind",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kText,
        .fixed = [](const ConfigParameters& c) { return c.settings().bind; }},
-      {.name = "busy-reply-threshold", .alias = "lua-time-limit", .effect = Effect::kRecorded,
-       .kind = ValueKind::kInteger, .min = 0, .max = kLongMax, .initial = "5000"},
-      {.name = "client-query-buffer-limit", .effect = Effect::kFixed, .kind = ValueKind::kMemory,
-       .fixed = [](const ConfigParameters& c) {
-         return std::to_string(c.settings().client_query_buffer_limit);
-       }},
-      {.name = "cluster-enabled", .effect = Effect::kFixed, .kind = ValueKind::kBool,
+      {.name = "busy-reply-threshold",
+       .alias = "lua-time-limit",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kLongMax,
+       .initial = "5000"},
+      {.name = "client-query-buffer-limit",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kMemory,
+       .fixed =
+           [](const ConfigParameters& c) {
+             return std::to_string(c.settings().client_query_buffer_limit);
+           }},
+      {.name = "cluster-enabled",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kBool,
        .fixed = [](const ConfigParameters&) { return std::string("no"); },
        .immutable_in_redis = true},
-      {.name = "databases", .effect = Effect::kFixed, .kind = ValueKind::kInteger,
+      {.name = "databases",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kInteger,
        .fixed = [](const ConfigParameters&) { return std::string("1"); },
        .immutable_in_redis = true},
-      {.name = "dir", .effect = Effect::kFixed, .kind = ValueKind::kText,
+      {.name = "dir",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kText,
        .fixed = [](const ConfigParameters& c) { return c.settings().dir; }},
-      {.name = "hash-max-listpack-entries", .alias = "hash-max-ziplist-entries",
-       .effect = Effect::kApplied, .kind = ValueKind::kInteger, .min = 0, .max = kLongMax,
+      {.name = "hash-max-listpack-entries",
+       .alias = "hash-max-ziplist-entries",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kLongMax,
        .read = ReadLimit(&EncodingLimits::hash_entries),
        .apply = WriteLimit(&EncodingLimits::hash_entries)},
-      {.name = "hash-max-listpack-value", .alias = "hash-max-ziplist-value",
-       .effect = Effect::kApplied, .kind = ValueKind::kMemory, .min = 0, .max = kLongMax,
+      {.name = "hash-max-listpack-value",
+       .alias = "hash-max-ziplist-value",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kMemory,
+       .min = 0,
+       .max = kLongMax,
        .read = ReadLimit(&EncodingLimits::hash_value_bytes),
        .apply = WriteLimit(&EncodingLimits::hash_value_bytes)},
-      {.name = "stage-sample", .effect = Effect::kApplied, .kind = ValueKind::kInteger,
-       .min = 0, .max = UINT32_MAX,
-       .read = [](ConfigParameters& c) {
-         return std::to_string(c.stages().sample_every.load(std::memory_order_relaxed));
-       },
-       .apply = [](ConfigParameters& c, unsigned long long value) {
-         c.stages().SetSampleEvery(static_cast<uint32_t>(value), c.engine());
-       }},
-      {.name = "hz", .effect = Effect::kRecorded, .kind = ValueKind::kInteger, .min = 0,
-       .max = kIntMax, .initial = "10"},
-      {.name = "io-threads", .effect = Effect::kFixed, .kind = ValueKind::kInteger,
+      {.name = "stage-sample",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = UINT32_MAX,
+       .read =
+           [](ConfigParameters& c) {
+             return std::to_string(c.stages().sample_every.load(std::memory_order_relaxed));
+           },
+       .apply =
+           [](ConfigParameters& c, unsigned long long value) {
+             c.stages().SetSampleEvery(static_cast<uint32_t>(value), c.engine());
+           }},
+      {.name = "hz",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kIntMax,
+       .initial = "10"},
+      {.name = "io-threads",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kInteger,
        .fixed = [](const ConfigParameters& c) { return std::to_string(c.settings().io_threads); },
        .immutable_in_redis = true},
-      {.name = "latency-monitor-threshold", .effect = Effect::kRecorded,
-       .kind = ValueKind::kInteger, .min = 0, .max = LLONG_MAX, .initial = "0"},
-      {.name = "lazyfree-lazy-expire", .effect = Effect::kRecorded, .kind = ValueKind::kBool,
+      {.name = "latency-monitor-threshold",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = LLONG_MAX,
+       .initial = "0"},
+      {.name = "lazyfree-lazy-expire",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kBool,
        .initial = "no"},
-      {.name = "lazyfree-lazy-server-del", .effect = Effect::kRecorded, .kind = ValueKind::kBool,
+      {.name = "lazyfree-lazy-server-del",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kBool,
        .initial = "no"},
-      {.name = "lazyfree-lazy-user-del", .effect = Effect::kRecorded, .kind = ValueKind::kBool,
+      {.name = "lazyfree-lazy-user-del",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kBool,
        .initial = "no"},
-      {.name = "lazyfree-lazy-user-flush", .effect = Effect::kRecorded, .kind = ValueKind::kBool,
+      {.name = "lazyfree-lazy-user-flush",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kBool,
        .initial = "no"},
-      {.name = "list-compress-depth", .effect = Effect::kRecorded, .kind = ValueKind::kInteger,
-       .min = 0, .max = kIntMax, .initial = "0"},
-      {.name = "list-max-listpack-size", .alias = "list-max-ziplist-size",
-       .effect = Effect::kRecorded, .kind = ValueKind::kInteger, .min = INT_MIN, .max = kIntMax,
+      {.name = "list-compress-depth",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kIntMax,
+       .initial = "0"},
+      {.name = "list-max-listpack-size",
+       .alias = "list-max-ziplist-size",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = INT_MIN,
+       .max = kIntMax,
        .initial = "-2"},
-      {.name = "maxclients", .effect = Effect::kFixed, .kind = ValueKind::kInteger,
+      {.name = "maxclients",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kInteger,
        .fixed = [](const ConfigParameters& c) { return std::to_string(c.settings().max_clients); }},
-      {.name = "maxmemory", .effect = Effect::kApplied, .kind = ValueKind::kMemory, .min = 0,
+      {.name = "maxmemory",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kMemory,
+       .min = 0,
        .max = ULLONG_MAX,
        .read = [](ConfigParameters& c) { return std::to_string(c.engine().MemoryLimit()); },
        .apply = [](ConfigParameters& c, unsigned long long v) { c.engine().SetMemoryLimit(v); }},
-      {.name = "maxmemory-policy", .effect = Effect::kRecorded, .kind = ValueKind::kEnum,
-       .choices = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-                   "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"},
-       .initial = "noeviction", .refuse = OnlyNoEviction},
-      {.name = "maxmemory-samples", .effect = Effect::kRecorded, .kind = ValueKind::kInteger,
-       .min = 1, .max = 64, .initial = "5"},
-      {.name = "min-replicas-to-write", .alias = "min-slaves-to-write",
-       .effect = Effect::kRecorded, .kind = ValueKind::kInteger, .min = 0, .max = kIntMax,
+      {.name = "maxmemory-policy",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kEnum,
+       .choices = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
+                   "allkeys-lfu", "allkeys-random", "noeviction"},
+       .initial = "noeviction",
+       .refuse = OnlyNoEviction},
+      {.name = "maxmemory-samples",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 1,
+       .max = 64,
+       .initial = "5"},
+      {.name = "min-replicas-to-write",
+       .alias = "min-slaves-to-write",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kIntMax,
        .initial = "0"},
-      {.name = "port", .effect = Effect::kFixed, .kind = ValueKind::kInteger,
+      {.name = "port",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kInteger,
        .fixed = [](const ConfigParameters& c) { return std::to_string(c.settings().port); }},
-      {.name = "proto-max-bulk-len", .effect = Effect::kFixed, .kind = ValueKind::kMemory,
-       .fixed = [](const ConfigParameters&) {
-         return std::to_string(RespParser::Limits{}.max_bulk_len);
-       }},
-      {.name = "protected-mode", .effect = Effect::kFixed, .kind = ValueKind::kBool,
-       .fixed = [](const ConfigParameters& c) {
-         return std::string(c.settings().protected_mode ? "yes" : "no");
-       }},
-      {.name = "rdb-key-save-delay", .effect = Effect::kRecorded, .kind = ValueKind::kInteger,
-       .min = INT_MIN, .max = kIntMax, .initial = "0", .hidden = true},
-      {.name = "repl-ping-replica-period", .alias = "repl-ping-slave-period",
-       .effect = Effect::kRecorded, .kind = ValueKind::kInteger, .min = 1, .max = kIntMax,
+      {.name = "proto-max-bulk-len",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kMemory,
+       .fixed =
+           [](const ConfigParameters&) {
+             return std::to_string(RespParser::Limits{}.max_bulk_len);
+           }},
+      {.name = "protected-mode",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kBool,
+       .fixed =
+           [](const ConfigParameters& c) {
+             return std::string(c.settings().protected_mode ? "yes" : "no");
+           }},
+      {.name = "rdb-key-save-delay",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = INT_MIN,
+       .max = kIntMax,
+       .initial = "0",
+       .hidden = true},
+      {.name = "repl-ping-replica-period",
+       .alias = "repl-ping-slave-period",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 1,
+       .max = kIntMax,
        .initial = "10"},
-      {.name = "replica-read-only", .alias = "slave-read-only", .effect = Effect::kRecorded,
-       .kind = ValueKind::kBool, .initial = "yes"},
-      {.name = "replica-serve-stale-data", .alias = "slave-serve-stale-data",
-       .effect = Effect::kRecorded, .kind = ValueKind::kBool, .initial = "yes"},
-      {.name = "requirepass", .effect = Effect::kFixed, .kind = ValueKind::kText,
+      {.name = "replica-read-only",
+       .alias = "slave-read-only",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kBool,
+       .initial = "yes"},
+      {.name = "replica-serve-stale-data",
+       .alias = "slave-serve-stale-data",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kBool,
+       .initial = "yes"},
+      {.name = "requirepass",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kText,
        .fixed = [](const ConfigParameters& c) { return c.settings().requirepass; }},
-      {.name = "save", .effect = Effect::kRecorded, .kind = ValueKind::kSave, .initial = "",
+      {.name = "save",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kSave,
+       .initial = "",
        .refuse = NoSnapshots},
-      {.name = "set-max-intset-entries", .effect = Effect::kApplied, .kind = ValueKind::kInteger,
-       .min = 0, .max = kLongMax, .read = ReadLimit(&EncodingLimits::set_intset_entries),
+      {.name = "set-max-intset-entries",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kLongMax,
+       .read = ReadLimit(&EncodingLimits::set_intset_entries),
        .apply = WriteLimit(&EncodingLimits::set_intset_entries)},
-      {.name = "slowlog-log-slower-than", .effect = Effect::kRecorded, .kind = ValueKind::kInteger,
-       .min = -1, .max = LLONG_MAX, .initial = "10000"},
-      {.name = "slowlog-max-len", .effect = Effect::kRecorded, .kind = ValueKind::kInteger,
-       .min = 0, .max = kLongMax, .initial = "128"},
-      {.name = "stream-node-max-bytes", .effect = Effect::kRecorded, .kind = ValueKind::kMemory,
-       .min = 0, .max = kLongMax, .initial = "4096"},
-      {.name = "stream-node-max-entries", .effect = Effect::kRecorded, .kind = ValueKind::kInteger,
-       .min = 0, .max = LLONG_MAX, .initial = "100"},
-      {.name = "timeout", .effect = Effect::kFixed, .kind = ValueKind::kInteger,
+      {.name = "slowlog-log-slower-than",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = -1,
+       .max = LLONG_MAX,
+       .initial = "10000"},
+      {.name = "slowlog-max-len",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kLongMax,
+       .initial = "128"},
+      {.name = "stream-node-max-bytes",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kMemory,
+       .min = 0,
+       .max = kLongMax,
+       .initial = "4096"},
+      {.name = "stream-node-max-entries",
+       .effect = Effect::kRecorded,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = LLONG_MAX,
+       .initial = "100"},
+      {.name = "timeout",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kInteger,
        .fixed = [](const ConfigParameters&) { return std::string("0"); }},
-      {.name = "unixsocket", .effect = Effect::kFixed, .kind = ValueKind::kText,
+      {.name = "unixsocket",
+       .effect = Effect::kFixed,
+       .kind = ValueKind::kText,
        .fixed = [](const ConfigParameters& c) { return c.settings().unix_socket; },
        .immutable_in_redis = true},
-      {.name = "zset-max-listpack-entries", .alias = "zset-max-ziplist-entries",
-       .effect = Effect::kApplied, .kind = ValueKind::kInteger, .min = 0, .max = kLongMax,
+      {.name = "zset-max-listpack-entries",
+       .alias = "zset-max-ziplist-entries",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kLongMax,
        .read = ReadLimit(&EncodingLimits::zset_entries),
        .apply = WriteLimit(&EncodingLimits::zset_entries)},
-      {.name = "zset-max-listpack-value", .alias = "zset-max-ziplist-value",
-       .effect = Effect::kApplied, .kind = ValueKind::kMemory, .min = 0, .max = kLongMax,
+      {.name = "zset-max-listpack-value",
+       .alias = "zset-max-ziplist-value",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kMemory,
+       .min = 0,
+       .max = kLongMax,
        .read = ReadLimit(&EncodingLimits::zset_value_bytes),
        .apply = WriteLimit(&EncodingLimits::zset_value_bytes)},
   };
@@ -237,14 +384,22 @@ std::optional<unsigned long long> ParseMemoryValue(std::string_view text) {
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
   const std::string unit = AsciiLowercase(text.substr(digits));
   unsigned long long multiplier = 0;
-  if (unit.empty() || unit == "b") multiplier = 1;
-  else if (unit == "k") multiplier = 1000;
-  else if (unit == "kb") multiplier = 1024;
-  else if (unit == "m") multiplier = 1000 * 1000;
-  else if (unit == "mb") multiplier = 1024 * 1024;
-  else if (unit == "g") multiplier = 1000ull * 1000 * 1000;
-  else if (unit == "gb") multiplier = 1024ull * 1024 * 1024;
-  else return std::nullopt;
+  if (unit.empty() || unit == "b")
+    multiplier = 1;
+  else if (unit == "k")
+    multiplier = 1000;
+  else if (unit == "kb")
+    multiplier = 1024;
+  else if (unit == "m")
+    multiplier = 1000 * 1000;
+  else if (unit == "mb")
+    multiplier = 1024 * 1024;
+  else if (unit == "g")
+    multiplier = 1000ull * 1000 * 1000;
+  else if (unit == "gb")
+    multiplier = 1024ull * 1024 * 1024;
+  else
+    return std::nullopt;
   const std::string number(text.substr(0, digits));
   errno = 0;
   const unsigned long long value = number.empty() ? 0 : std::strtoull(number.c_str(), nullptr, 10);
@@ -275,17 +430,16 @@ std::optional<unsigned long long> ParseNumber(const Parameter& parameter, std::s
     value = static_cast<unsigned long long>(*parsed);
   }
   const bool in_bounds =
-      parameter.min < 0
-          ? static_cast<long long>(value) >= parameter.min &&
-                static_cast<long long>(value) <= static_cast<long long>(parameter.max)
-          : !negative && value >= static_cast<unsigned long long>(parameter.min) &&
-                value <= parameter.max;
+      parameter.min < 0 ? static_cast<long long>(value) >= parameter.min &&
+                              static_cast<long long>(value) <= static_cast<long long>(parameter.max)
+                        : !negative && value >= static_cast<unsigned long long>(parameter.min) &&
+                              value <= parameter.max;
   if (!in_bounds) {
     const std::string max = parameter.min < 0
                                 ? std::to_string(static_cast<long long>(parameter.max))
                                 : std::to_string(parameter.max);
-    *error = "argument must be between " + std::to_string(parameter.min) + " and " + max +
-             " inclusive";
+    *error =
+        "argument must be between " + std::to_string(parameter.min) + " and " + max + " inclusive";
     return std::nullopt;
   }
   return value;
@@ -370,9 +524,12 @@ ConfigParameters::ConfigParameters(Engine& engine, const ServerSettings& setting
 
 std::string ConfigParameters::ValueOf(const Parameter& parameter) const {
   switch (parameter.effect) {
-    case Effect::kApplied: return parameter.read(const_cast<ConfigParameters&>(*this));
-    case Effect::kFixed: return parameter.fixed(*this);
-    case Effect::kRecorded: return recorded_.find(parameter.name)->second;
+    case Effect::kApplied:
+      return parameter.read(const_cast<ConfigParameters&>(*this));
+    case Effect::kFixed:
+      return parameter.fixed(*this);
+    case Effect::kRecorded:
+      return recorded_.find(parameter.name)->second;
   }
   return {};
 }
@@ -405,7 +562,8 @@ std::vector<std::pair<std::string, std::string>> ConfigParameters::Get(
   return matched;
 }
 
-std::optional<std::string> ConfigParameters::Set(std::span<const std::string_view> names_and_values) {
+std::optional<std::string> ConfigParameters::Set(
+    std::span<const std::string_view> names_and_values) {
   struct Change {
     const Parameter* parameter;
     std::string_view spelled;
@@ -435,7 +593,8 @@ std::optional<std::string> ConfigParameters::Set(std::span<const std::string_vie
                                               "(a command-line option)");
     }
     for (size_t j = 0; j < i; ++j) {
-      if (changes[j].parameter == &parameter) return failed(changes[i].spelled, "duplicate parameter");
+      if (changes[j].parameter == &parameter)
+        return failed(changes[i].spelled, "duplicate parameter");
     }
   }
   // Then every value, before anything changes.

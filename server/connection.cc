@@ -301,8 +301,8 @@ void Connection::ReleaseHeld() {
 void Connection::Flush() {
   if (closed_ || write_blocked_) return;
   while (out_sent_ < out_.size()) {
-    const ssize_t sent = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_,
-                                MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t sent =
+        ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -313,11 +313,11 @@ void Connection::Flush() {
       CloseNow();
       return;
     }
-    stats_.total_net_output_bytes.fetch_add(static_cast<uint64_t>(sent),
-                                            std::memory_order_relaxed);
+    stats_.total_net_output_bytes.fetch_add(static_cast<uint64_t>(sent), std::memory_order_relaxed);
     out_sent_ += static_cast<size_t>(sent);
   }
-  if (sampling_) [[unlikely]] FinishSample();
+  if (sampling_) [[unlikely]]
+    FinishSample();
   out_.clear();
   out_sent_ = 0;
   // A burst of large replies should not pin its buffer for the connection's life.

@@ -112,8 +112,8 @@ class Connection final : public EventLoop::Watcher,
   size_t out_sent_ = 0;
 
   bool write_blocked_ = false;  // the socket was full: waiting for it to drain
-  bool session_done_ = false;  // Process() said kClose (QUIT, protocol error)
-  bool peer_done_ = false;     // the client sent EOF: answer what it sent, then close
+  bool session_done_ = false;   // Process() said kClose (QUIT, protocol error)
+  bool peer_done_ = false;      // the client sent EOF: answer what it sent, then close
   bool closed_ = false;
   bool unregistered_ = false;
   bool pending_batch_ = false;  // an engine batch is running (held as the loop's work)

@@ -110,11 +110,11 @@ class EventLoop {
 
   bool ChangeWatchedEvents(int fd, uint32_t events);
   void Dispatch(const epoll_event& event);
-  bool RunPosted();      // returns whether anything ran
+  bool RunPosted();  // returns whether anything ran
   bool Idle() EXCLUDES(mutex_);
 
   const int epoll_fd_;
-  const int wake_fd_;     // eventfd, edge-triggered: a write wakes epoll_wait, never read
+  const int wake_fd_;        // eventfd, edge-triggered: a write wakes epoll_wait, never read
   std::vector<Slot> slots_;  // by descriptor number
   size_t watched_ = 0;
   int64_t held_work_ = 0;

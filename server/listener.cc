@@ -7,7 +7,6 @@
 #include <chrono>
 #include <utility>
 
-
 #include "server/protected_mode.h"
 
 namespace kvlab {
@@ -143,45 +142,46 @@ void Listener::Refuse(Socket& socket, std::string_view reply) {
 
 void Listener::RetryLater(std::function<void()> accept) {
   retry_timer_.expires_after(std::chrono::milliseconds(50));
-  retry_timer_.async_wait([this, accept = std::move(accept)](const boost::system::error_code& error) {
-    if (!error && !closed_) accept();
-  });
+  retry_timer_.async_wait(
+      [this, accept = std::move(accept)](const boost::system::error_code& error) {
+        if (!error && !closed_) accept();
+      });
 }
 
 void Listener::AcceptTcp(boost::asio::ip::tcp::acceptor& acceptor, int owner) {
-  acceptor.async_accept([this, &acceptor, owner](const boost::system::error_code& error,
-                                                 auto socket) {
-    if (closed_ || error == boost::asio::error::operation_aborted) return;
-    if (error) {
-      if (OutOfDescriptorsOrMemory(error)) {
-        return RetryLater([this, &acceptor, owner] { AcceptTcp(acceptor, owner); });
-      }
-      return AcceptTcp(acceptor, owner);  // the client gave up before we accepted it
-    }
-    boost::system::error_code peer_error;
-    const auto peer = socket.remote_endpoint(peer_error);
-    if (peer_error) {
-      Refuse(socket, "");
-    } else if (Full()) {
-      server_context_.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
-      Refuse(socket, kMaxClientsReached);
-    } else if (ProtectedModeRefuses(options_.protected_mode, !options_.requirepass.empty(),
-                                    peer.address())) {
-      Refuse(socket, kProtectedModeDenied);
-    } else {
-      boost::system::error_code ignored;
-      socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
-      ClientInfo info;
-      info.id = server_context_.NextClientId();
-      info.peer_address = EndpointText(peer);
-      info.local_address = EndpointText(socket.local_endpoint(ignored));
-      info.is_unix = false;
-      info.fd = socket.native_handle();
-      info.owner_port = owner;
-      Admit(socket.release(ignored), std::move(info));
-    }
-    AcceptTcp(acceptor, owner);
-  });
+  acceptor.async_accept(
+      [this, &acceptor, owner](const boost::system::error_code& error, auto socket) {
+        if (closed_ || error == boost::asio::error::operation_aborted) return;
+        if (error) {
+          if (OutOfDescriptorsOrMemory(error)) {
+            return RetryLater([this, &acceptor, owner] { AcceptTcp(acceptor, owner); });
+          }
+          return AcceptTcp(acceptor, owner);  // the client gave up before we accepted it
+        }
+        boost::system::error_code peer_error;
+        const auto peer = socket.remote_endpoint(peer_error);
+        if (peer_error) {
+          Refuse(socket, "");
+        } else if (Full()) {
+          server_context_.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+          Refuse(socket, kMaxClientsReached);
+        } else if (ProtectedModeRefuses(options_.protected_mode, !options_.requirepass.empty(),
+                                        peer.address())) {
+          Refuse(socket, kProtectedModeDenied);
+        } else {
+          boost::system::error_code ignored;
+          socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+          ClientInfo info;
+          info.id = server_context_.NextClientId();
+          info.peer_address = EndpointText(peer);
+          info.local_address = EndpointText(socket.local_endpoint(ignored));
+          info.is_unix = false;
+          info.fd = socket.native_handle();
+          info.owner_port = owner;
+          Admit(socket.release(ignored), std::move(info));
+        }
+        AcceptTcp(acceptor, owner);
+      });
 }
 
 void Listener::AcceptUnix() {
@@ -216,9 +216,9 @@ void Listener::Admit(int socket_fd, ClientInfo info) {
                                 options_.client_query_buffer_limit};
   const uint64_t id = info.id;
   EventLoop& loop = info.owner_port >= 0 ? io_threads_.loop(static_cast<size_t>(info.owner_port))
-                                          : io_threads_.Next();
-  auto connection = std::make_shared<Connection>(loop, socket_fd, server_context_,
-                                                 std::move(info), limits, registry_);
+                                         : io_threads_.Next();
+  auto connection = std::make_shared<Connection>(loop, socket_fd, server_context_, std::move(info),
+                                                 limits, registry_);
   registry_.Add(id, connection);
   server_context_.stats.total_connections_received.fetch_add(1, std::memory_order_relaxed);
   loop.Post([connection] { connection->Start(); });

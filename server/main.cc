@@ -107,10 +107,10 @@ int main(int argc, char** argv) {
   if (thread_per_core) {
     // Owner i is I/O thread i; its set-up is posted ahead of every connection.
     for (size_t i = 0; i < io_threads.size(); ++i) {
-      engine->AttachIoThread(static_cast<unsigned>(i), [&loop = io_threads.loop(i)](
-                                                           std::function<void()> function) {
-        loop.Post(std::move(function));
-      });
+      engine->AttachIoThread(static_cast<unsigned>(i),
+                             [&loop = io_threads.loop(i)](std::function<void()> function) {
+                               loop.Post(std::move(function));
+                             });
     }
   }
   // Each loop times its rounds while stage sampling is on (INFO stages).
@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
       std::cerr << "kvlab-server: warning: the append-only file ended in a truncated record: "
                 << load.dropped_bytes << " bytes dropped (aof-load-truncated)\n";
     }
-    if (const kvlab::Status opened = kvlab::AppendLog::Open(path, load.loaded_bytes,
-                                                            running.append_fsync, &append_log);
+    if (const kvlab::Status opened =
+            kvlab::AppendLog::Open(path, load.loaded_bytes, running.append_fsync, &append_log);
         !opened.ok()) {
       std::cerr << "kvlab-server: " << opened.message() << "\n";
       std::_Exit(1);

@@ -48,7 +48,9 @@ void ReplyWriter::MapHeader(uint64_t pairs) {
   }
 }
 
-void ReplyWriter::SetHeader(uint64_t count) { Line(resp3() ? '~' : '*', static_cast<int64_t>(count)); }
+void ReplyWriter::SetHeader(uint64_t count) {
+  Line(resp3() ? '~' : '*', static_cast<int64_t>(count));
+}
 
 void ReplyWriter::ArrayOfPairsHeader(uint64_t pairs) { ArrayHeader(resp3() ? pairs : pairs * 2); }
 

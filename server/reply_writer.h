@@ -26,16 +26,16 @@ class ReplyWriter {
   explicit ReplyWriter(std::string& out, RespVersion version = RespVersion::kResp2)
       : out_(&out), version_(version) {}
 
-  void SimpleString(std::string_view text);   // +text\r\n
+  void SimpleString(std::string_view text);  // +text\r\n
   void Ok() { SimpleString("OK"); }
   // `text` is the whole error line without '-' and CRLF, code included:
   // "ERR syntax error", "WRONGPASS invalid ...". CR/LF in it become spaces
   // so a client-supplied byte cannot break the framing (as Redis does).
   void Error(std::string_view text);
-  void Integer(int64_t value);                // :value\r\n
-  void Bulk(std::string_view value);          // $len\r\nvalue\r\n
-  void Nil() { out_->append(resp3() ? "_\r\n" : "$-1\r\n"); }       // a missing value
-  void ArrayHeader(uint64_t count);           // *count\r\n, then `count` replies
+  void Integer(int64_t value);                                 // :value\r\n
+  void Bulk(std::string_view value);                           // $len\r\nvalue\r\n
+  void Nil() { out_->append(resp3() ? "_\r\n" : "$-1\r\n"); }  // a missing value
+  void ArrayHeader(uint64_t count);                            // *count\r\n, then `count` replies
   void NilArray() { out_->append(resp3() ? "_\r\n" : "*-1\r\n"); }  // a missing array
   // Bytes already in RESP form (shared constant replies).
   void Raw(std::string_view bytes) { out_->append(bytes); }

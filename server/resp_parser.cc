@@ -75,12 +75,24 @@ bool SplitInlineArgs(std::string_view line, std::deque<std::string>& storage,
         } else if (in_double && c == '\\' && at(p + 1)) {
           ++p;
           switch (*p) {
-            case 'n': current.push_back('\n'); break;
-            case 'r': current.push_back('\r'); break;
-            case 't': current.push_back('\t'); break;
-            case 'b': current.push_back('\b'); break;
-            case 'a': current.push_back('\a'); break;
-            default: current.push_back(*p); break;
+            case 'n':
+              current.push_back('\n');
+              break;
+            case 'r':
+              current.push_back('\r');
+              break;
+            case 't':
+              current.push_back('\t');
+              break;
+            case 'b':
+              current.push_back('\b');
+              break;
+            case 'a':
+              current.push_back('\a');
+              break;
+            default:
+              current.push_back(*p);
+              break;
           }
         } else if (in_single && c == '\\' && at(p + 1) == '\'') {
           ++p;
@@ -96,10 +108,22 @@ bool SplitInlineArgs(std::string_view line, std::deque<std::string>& storage,
         }
       } else {
         switch (c) {
-          case ' ': case '\n': case '\r': case '\t': case '\0': done = true; break;
-          case '"': in_double = true; break;
-          case '\'': in_single = true; break;
-          default: current.push_back(c); break;
+          case ' ':
+          case '\n':
+          case '\r':
+          case '\t':
+          case '\0':
+            done = true;
+            break;
+          case '"':
+            in_double = true;
+            break;
+          case '\'':
+            in_single = true;
+            break;
+          default:
+            current.push_back(c);
+            break;
         }
       }
       if (p < end) ++p;
@@ -160,8 +184,7 @@ RespParser::Result RespParser::ParseInline(std::string_view buffer,
 }
 
 RespParser::Result RespParser::ParseArray(std::string_view buffer,
-                                          std::vector<std::string_view>* args,
-                                          bool auth_required) {
+                                          std::vector<std::string_view>* args, bool auth_required) {
   // Finds "\r\n" ending the line that starts at cursor_; npos when the line is
   // incomplete (Redis looks for '\r' and then needs one more byte).
   // A NUL before the '\r' hides it, as with strchr() in Redis.

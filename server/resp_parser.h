@@ -41,11 +41,11 @@ class RespParser {
   };
 
   struct Limits {
-    uint64_t max_bulk_len = 512ull << 20;   // proto-max-bulk-len
+    uint64_t max_bulk_len = 512ull << 20;  // proto-max-bulk-len
     // Arguments per command. Redis 7.0 allows up to INT_MAX (older releases
     // 1024*1024); the connection's query-buffer limit bounds memory anyway.
     uint64_t max_args = 2147483647;
-    size_t max_inline_len = 64 * 1024;      // PROTO_INLINE_MAX_SIZE
+    size_t max_inline_len = 64 * 1024;  // PROTO_INLINE_MAX_SIZE
   };
 
   RespParser() = default;
@@ -85,13 +85,13 @@ class RespParser {
 
   Limits limits_;
   Stage stage_ = Stage::kCommandStart;
-  size_t command_start_ = 0;   // first byte of the command being parsed
-  size_t cursor_ = 0;          // next byte to look at
-  size_t line_scan_ = 0;       // how far the search for a length line's CR got
-  uint64_t args_left_ = 0;     // array elements still to read
-  uint64_t bulk_len_ = 0;      // length of the bulk being read
+  size_t command_start_ = 0;  // first byte of the command being parsed
+  size_t cursor_ = 0;         // next byte to look at
+  size_t line_scan_ = 0;      // how far the search for a length line's CR got
+  uint64_t args_left_ = 0;    // array elements still to read
+  uint64_t bulk_len_ = 0;     // length of the bulk being read
   std::vector<std::pair<size_t, size_t>> arg_spans_;  // offset, length in the buffer
-  std::deque<std::string> inline_storage_;  // unescaped inline arguments
+  std::deque<std::string> inline_storage_;            // unescaped inline arguments
   std::string error_;
 };
 

@@ -45,7 +45,7 @@ struct ServerContext {
         settings(std::move(settings_value)),
         watches(engine_ref.modifications()),
         blocking(engine_ref.modifications()),
-                config(engine_ref, settings, stages) {
+        config(engine_ref, settings, stages) {
     stages.spin_parse_ns = settings.stage_spin_parse_us * 1000;
     stages.spin_execute_ns = settings.stage_spin_execute_us * 1000;
     stages.SetSampleEvery(settings.stage_sample, engine_ref);
@@ -57,17 +57,18 @@ struct ServerContext {
   uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
   // Whole seconds since the context was made (INFO uptime_in_seconds).
   int64_t UptimeSeconds() const {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::steady_clock::now() - started_).count();
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                            started_)
+        .count();
   }
 
   Engine& engine;
   ServerSettings settings;
   ServerStats stats;
-  WatchRegistry watches;  // WATCH across every connection; observes the engine
+  WatchRegistry watches;      // WATCH across every connection; observes the engine
   BlockingRegistry blocking;  // clients blocked in BLPOP and its kin; observes the engine
-  StageStats stages;      // INFO stages; declared before `config`, which sets its rate
-  ConfigParameters config;  // CONFIG GET/SET; reads `settings`, changes engine limits
+  StageStats stages;          // INFO stages; declared before `config`, which sets its rate
+  ConfigParameters config;    // CONFIG GET/SET; reads `settings`, changes engine limits
   // What SHUTDOWN does: kvlab-server's main sets it to stop the process as
   // SIGTERM does. Unset (a Session in a test or a fuzzer), SHUTDOWN answers
   // an error instead of ending the process it runs in. Set once, before the

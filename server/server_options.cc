@@ -31,10 +31,9 @@ constexpr Choice<HopMode> kHops[] = {{"command", HopMode::kCommand}, {"batch", H
 constexpr Choice<MultiKey> kMultiKeys[] = {{"atomic", MultiKey::kAtomic},
                                            {"split", MultiKey::kSplit}};
 constexpr Choice<bool> kYesNo[] = {{"yes", true}, {"no", false}};
-constexpr Choice<AppendFsync> kAppendFsyncs[] = {
-    {"always", AppendFsync::kAlways},
-    {"everysec", AppendFsync::kEverySec},
-    {"no", AppendFsync::kNo}};
+constexpr Choice<AppendFsync> kAppendFsyncs[] = {{"always", AppendFsync::kAlways},
+                                                 {"everysec", AppendFsync::kEverySec},
+                                                 {"no", AppendFsync::kNo}};
 
 template <typename Value, size_t N>
 std::string ChoiceNames(const Choice<Value> (&choices)[N], std::string_view separator) {
@@ -94,8 +93,7 @@ std::string Usage(const po::options_description& visible) {
 Status Validate(const po::variables_map& vm, ServerSettings& out) {
   const std::string kind = vm["engine"].as<std::string>();
   if (FindEngineKind(kind) == nullptr) {
-    return Status::InvalidArgument("--engine '" + kind + "' is not one of " +
-                                   EngineKindChoices());
+    return Status::InvalidArgument("--engine '" + kind + "' is not one of " + EngineKindChoices());
   }
   out.engine.kind = kind;
 
@@ -127,22 +125,23 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
        {vm.count("shards") ? count("shards", 1, kMaxShards, shards) : Status::Ok(),
         vm.count("stripes") ? count("stripes", 1, kMaxStripes, stripes) : Status::Ok(),
         vm.count("io-threads") ? count("io-threads", 1, kMaxIoThreads, io_threads) : Status::Ok(),
-        count("port", 0, kMaxPort, port),
-        count("maxclients", 1, kMaxMaxClients, out.max_clients),
+        count("port", 0, kMaxPort, port), count("maxclients", 1, kMaxMaxClients, out.max_clients),
         bytes("maxmemory", out.engine.max_memory_bytes),
         bytes("client-output-buffer-limit", out.client_output_buffer_limit),
         bytes("client-query-buffer-limit", out.client_query_buffer_limit)}) {
     if (!parsed.ok()) return parsed;
   }
   uint64_t stage_sample = 0;
-  if (Status parsed = count("stage-sample", 0, UINT32_MAX, stage_sample); !parsed.ok()) return parsed;
+  if (Status parsed = count("stage-sample", 0, UINT32_MAX, stage_sample); !parsed.ok())
+    return parsed;
   out.stage_sample = static_cast<uint32_t>(stage_sample);
   if (vm.count("stage-spin")) {
     for (const std::string& spin : vm["stage-spin"].as<std::vector<std::string>>()) {
       const size_t equals = spin.find('=');
       const std::string stage = spin.substr(0, equals);
-      const auto usec = equals == std::string::npos ? std::nullopt
-                                                    : ParseUnsigned(std::string_view(spin).substr(equals + 1));
+      const auto usec = equals == std::string::npos
+                            ? std::nullopt
+                            : ParseUnsigned(std::string_view(spin).substr(equals + 1));
       constexpr uint64_t kMaxSpinUsec = 1'000'000;
       if (!usec || *usec > kMaxSpinUsec || (stage != "parse" && stage != "execute")) {
         return Status::InvalidArgument("--stage-spin '" + spin +
@@ -211,8 +210,10 @@ Status Validate(const po::variables_map& vm, ServerSettings& out) {
     uint64_t base = 0;
     if (Status parsed = count("shard-ports", 1, kMaxPort, base); !parsed.ok()) return parsed;
     if (!engine_kind.thread_per_core) {
-      return Status::InvalidArgument("--shard-ports needs an engine whose shards are its I/O "
-                                     "threads (owner), not " + kind);
+      return Status::InvalidArgument(
+          "--shard-ports needs an engine whose shards are its I/O "
+          "threads (owner), not " +
+          kind);
     }
     if (base + out.io_threads - 1 > kMaxPort) {
       return Status::InvalidArgument("--shard-ports " + std::to_string(base) + " + " +
@@ -234,8 +235,9 @@ struct MemoryUnit {
 };
 // Longest suffixes first so "kb" is not read as "k" followed by "b"; the
 // binary ones, largest first, are also how MemorySizeText writes.
-constexpr MemoryUnit kMemoryUnits[] = {{"gb", 1ull << 30}, {"mb", 1ull << 20}, {"kb", 1ull << 10},
-                                       {"k", 1000ull},     {"m", 1000000ull},  {"g", 1000000000ull}};
+constexpr MemoryUnit kMemoryUnits[] = {{"gb", 1ull << 30}, {"mb", 1ull << 20},
+                                       {"kb", 1ull << 10}, {"k", 1000ull},
+                                       {"m", 1000000ull},  {"g", 1000000000ull}};
 constexpr size_t kBinaryMemoryUnits = 3;
 
 }  // namespace
@@ -270,61 +272,62 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
   ParsedCommandLine result;
   po::options_description visible("Options");
   // Numbers are taken as text and validated by hand so messages say what is allowed.
-  visible.add_options()
-      ("help,h", "print this help and exit")
-      ("version", "print the version and exit")
-      ("kinds", "print the engines, their options and traits and the server's limits as JSON "
-                "and exit")
-      ("engine", po::value<std::string>()->default_value(EngineConfig{}.kind),
-       ("keyspace engine: " + EngineKindChoices()).c_str())
-      ("shards", po::value<std::string>(),
-       "sharded: shard threads (default: cores); owner has one per I/O thread")
-      ("stripes", po::value<std::string>(),
-       ("striped: lock stripes (default: " + std::to_string(kDefaultStripes) + ")").c_str())
-      ("hop", po::value<std::string>()->default_value(std::string(NameOf(kHops, EngineConfig{}.hop))),
-       ("sharded: one channel hop per command or per read batch: " + ChoiceNames(kHops, "|"))
-           .c_str())
-      ("multikey",
-       po::value<std::string>()->default_value(
-           std::string(NameOf(kMultiKeys, EngineConfig{}.multikey))),
-       ("multi-key commands and MULTI/EXEC: atomic (as Redis) or split into independent "
-        "single-key operations (to measure what atomicity costs): " +
-        ChoiceNames(kMultiKeys, "|")).c_str())
-      ("io-threads", po::value<std::string>(),
-       "I/O threads, one event loop each (default: cores; always 1 for single)")
-      ("port", po::value<std::string>()->default_value(std::to_string(kDefaultPort)),
-       "TCP port; 0 = no TCP listener")
-      ("bind", po::value<std::string>()->default_value("127.0.0.1"), "TCP address to listen on")
-      ("unixsocket", po::value<std::string>(), "also listen on this Unix socket path")
-      ("shard-ports", po::value<std::string>(),
-       "owner: I/O thread i also listens on BASE+i and owns the hash slots CLUSTER SLOTS "
-       "reports for it (keys of other threads get -MOVED there)")
-      ("requirepass", po::value<std::string>(), "clients must AUTH with this password")
-      ("maxclients", po::value<std::string>()->default_value(std::to_string(kDefaultMaxClients)),
-       "connections beyond this get -ERR max number of clients reached")
-      ("maxmemory", po::value<std::string>()->default_value("0"),
-       "refuse writes with -OOM past this many bytes (100mb, 1gb; 0 = unlimited)")
-      ("protected-mode", po::value<std::string>()->default_value("yes"),
-       "yes: without --requirepass, refuse non-loopback clients")
-      ("appendonly", po::value<std::string>()->default_value("no"),
-       "yes: log every write to DIR/APPENDFILENAME and replay it at start")
-      ("appendfsync", po::value<std::string>()->default_value("everysec"),
-       ("when the log is fsynced: " + ChoiceNames(kAppendFsyncs, "|") +
-        " (always: a write is acknowledged only once on disk)").c_str())
-      ("dir", po::value<std::string>(), "folder of the append-only file (default: working folder)")
-      ("appendfilename", po::value<std::string>()->default_value("appendonly.aof"),
-       "the append-only file's name in --dir")
-      ("client-output-buffer-limit",
-       po::value<std::string>()->default_value(MemorySizeText(kDefaultClientOutputBufferLimit)),
-       "disconnect a client whose unsent replies exceed this")
-      ("client-query-buffer-limit",
-       po::value<std::string>()->default_value(MemorySizeText(kDefaultClientQueryBufferLimit)),
-       "disconnect a client whose unparsed input exceeds this")
-      ("stage-sample", po::value<std::string>()->default_value(std::to_string(kDefaultStageSample)),
-       "time every Nth read of each I/O thread stage by stage (INFO stages; 0 = off)")
-      ("stage-spin", po::value<std::vector<std::string>>()->composing(),
-       "test-only known answer: STAGE=USEC (parse or execute) spins that long inside the "
-       "stage of every sampled request");
+  visible.add_options()("help,h", "print this help and exit")("version",
+                                                              "print the version and exit")(
+      "kinds",
+      "print the engines, their options and traits and the server's limits as JSON "
+      "and exit")("engine", po::value<std::string>()->default_value(EngineConfig{}.kind),
+                  ("keyspace engine: " + EngineKindChoices()).c_str())(
+      "shards", po::value<std::string>(),
+      "sharded: shard threads (default: cores); owner has one per I/O thread")(
+      "stripes", po::value<std::string>(),
+      ("striped: lock stripes (default: " + std::to_string(kDefaultStripes) + ")").c_str())(
+      "hop",
+      po::value<std::string>()->default_value(std::string(NameOf(kHops, EngineConfig{}.hop))),
+      ("sharded: one channel hop per command or per read batch: " + ChoiceNames(kHops, "|"))
+          .c_str())(
+      "multikey",
+      po::value<std::string>()->default_value(
+          std::string(NameOf(kMultiKeys, EngineConfig{}.multikey))),
+      ("multi-key commands and MULTI/EXEC: atomic (as Redis) or split into independent "
+       "single-key operations (to measure what atomicity costs): " +
+       ChoiceNames(kMultiKeys, "|"))
+          .c_str())("io-threads", po::value<std::string>(),
+                    "I/O threads, one event loop each (default: cores; always 1 for single)")(
+      "port", po::value<std::string>()->default_value(std::to_string(kDefaultPort)),
+      "TCP port; 0 = no TCP listener")("bind", po::value<std::string>()->default_value("127.0.0.1"),
+                                       "TCP address to listen on")(
+      "unixsocket", po::value<std::string>(), "also listen on this Unix socket path")(
+      "shard-ports", po::value<std::string>(),
+      "owner: I/O thread i also listens on BASE+i and owns the hash slots CLUSTER SLOTS "
+      "reports for it (keys of other threads get -MOVED there)")(
+      "requirepass", po::value<std::string>(), "clients must AUTH with this password")(
+      "maxclients", po::value<std::string>()->default_value(std::to_string(kDefaultMaxClients)),
+      "connections beyond this get -ERR max number of clients reached")(
+      "maxmemory", po::value<std::string>()->default_value("0"),
+      "refuse writes with -OOM past this many bytes (100mb, 1gb; 0 = unlimited)")(
+      "protected-mode", po::value<std::string>()->default_value("yes"),
+      "yes: without --requirepass, refuse non-loopback clients")(
+      "appendonly", po::value<std::string>()->default_value("no"),
+      "yes: log every write to DIR/APPENDFILENAME and replay it at start")(
+      "appendfsync", po::value<std::string>()->default_value("everysec"),
+      ("when the log is fsynced: " + ChoiceNames(kAppendFsyncs, "|") +
+       " (always: a write is acknowledged only once on disk)")
+          .c_str())("dir", po::value<std::string>(),
+                    "folder of the append-only file (default: working folder)")(
+      "appendfilename", po::value<std::string>()->default_value("appendonly.aof"),
+      "the append-only file's name in --dir")(
+      "client-output-buffer-limit",
+      po::value<std::string>()->default_value(MemorySizeText(kDefaultClientOutputBufferLimit)),
+      "disconnect a client whose unsent replies exceed this")(
+      "client-query-buffer-limit",
+      po::value<std::string>()->default_value(MemorySizeText(kDefaultClientQueryBufferLimit)),
+      "disconnect a client whose unparsed input exceeds this")(
+      "stage-sample", po::value<std::string>()->default_value(std::to_string(kDefaultStageSample)),
+      "time every Nth read of each I/O thread stage by stage (INFO stages; 0 = off)")(
+      "stage-spin", po::value<std::vector<std::string>>()->composing(),
+      "test-only known answer: STAGE=USEC (parse or execute) spins that long inside the "
+      "stage of every sampled request");
 
   po::variables_map vm;
   try {
@@ -362,8 +365,7 @@ std::string ReadyLine(const ServerSettings& settings, long pid) {
   line << "kvlab-server ready engine=" << settings.engine.kind;
   const EngineKind& kind = *FindEngineKind(settings.engine.kind);
   if (kind.uses_shards) {
-    line << " shards=" << settings.engine.shards
-         << " hop=" << NameOf(kHops, settings.engine.hop);
+    line << " shards=" << settings.engine.shards << " hop=" << NameOf(kHops, settings.engine.hop);
   }
   if (kind.uses_stripes) line << " stripes=" << settings.engine.stripes;
   if (kind.thread_per_core) line << " owners=" << settings.engine.shards;
@@ -395,7 +397,8 @@ std::string Quoted(std::string_view text) {
 template <typename Value, size_t N>
 std::string ChoiceList(const Choice<Value> (&choices)[N]) {
   std::string list;
-  for (const Choice<Value>& choice : choices) list += (list.empty() ? "" : ", ") + Quoted(choice.name);
+  for (const Choice<Value>& choice : choices)
+    list += (list.empty() ? "" : ", ") + Quoted(choice.name);
   return "[" + list + "]";
 }
 
@@ -455,8 +458,7 @@ std::string KindsJson() {
   const uint64_t no_cap = std::numeric_limits<uint64_t>::max();
   json += "\n  ],\n  \"default_engine\": " + Quoted(EngineConfig{}.kind) +
           ",\n  \"multikey\": " + ChoiceOption("multikey", kMultiKeys, EngineConfig{}.multikey) +
-          ",\n  \"limits\": {\n" +
-          Limit("port", kDefaultPort, 0, kMaxPort) + ",\n" +
+          ",\n  \"limits\": {\n" + Limit("port", kDefaultPort, 0, kMaxPort) + ",\n" +
           Limit("io_threads", HardwareThreads(), 1, kMaxIoThreads) + ",\n" +
           Limit("maxclients", kDefaultMaxClients, 1, kMaxMaxClients) + ",\n" +
           Limit("maxmemory", 0, 0, no_cap) + ",\n" +

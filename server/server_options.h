@@ -21,9 +21,9 @@ namespace kvlab {
 
 struct ParsedCommandLine {
   enum class Outcome {
-    kRun,          // settings are valid: start the server
-    kPrintAndExit, // --help / --version: print `message` to stdout, exit 0
-    kBadArguments, // print `message` to stderr, exit 2
+    kRun,           // settings are valid: start the server
+    kPrintAndExit,  // --help / --version: print `message` to stdout, exit 0
+    kBadArguments,  // print `message` to stderr, exit 2
   };
   Outcome outcome = Outcome::kRun;
   ServerSettings settings;

@@ -63,8 +63,9 @@ Session::~Session() {
 // Sampling costs a request that is not sampled one branch, here: the loop
 // and its helpers are compiled twice, and only the sampled copy notes times.
 Session::Progress Session::Process(std::string& out, std::function<void()> resume,
-                                 size_t out_limit) {
-  if (sample_ != nullptr) [[unlikely]] return ProcessWith<true>(out, resume, out_limit);
+                                   size_t out_limit) {
+  if (sample_ != nullptr) [[unlikely]]
+    return ProcessWith<true>(out, resume, out_limit);
   return ProcessWith<false>(out, resume, out_limit);
 }
 
@@ -88,7 +89,8 @@ Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& 
       if constexpr (kSampled) {
         if (sample_ != nullptr) sample_->resumed = StageClockNs();
       }
-      if (AwaitWaitersServed(resume)) [[unlikely]] return Progress::kPending;
+      if (AwaitWaitersServed(resume)) [[unlikely]]
+        return Progress::kPending;
       FinishBatch<kSampled>(out);
     }
   }
@@ -99,7 +101,8 @@ Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& 
         awaiting_ = true;
         return Progress::kPending;
       }
-      if (AwaitWaitersServed(resume_)) [[unlikely]] return Progress::kPending;
+      if (AwaitWaitersServed(resume_)) [[unlikely]]
+        return Progress::kPending;
       FinishBatch<kSampled>(out);
       continue;
     }
@@ -114,7 +117,8 @@ Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& 
     }
     if (client_.close_after_reply || protocol_error_ || input_exhausted_) {
       // A blocked client parses nothing more (input_exhausted_ stays set).
-      if (!block_) [[likely]] break;
+      if (!block_) [[likely]]
+        break;
       if (!ResumeBlocked(out)) {
         resume_ = nullptr;
         awaiting_ = true;  // the next Process() is a wake-up
@@ -186,7 +190,8 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   std::string& immediate = slots_.empty() ? out : scratch_;
   ReplyWriter writer(immediate, client_.protocol);
   Transaction& transaction = client_.transaction;
-  const bool queueing = transaction.open() && (spec == nullptr || !(spec->flags & CommandSpec::kNoMulti));
+  const bool queueing =
+      transaction.open() && (spec == nullptr || !(spec->flags & CommandSpec::kNoMulti));
   // Redis's rejectCommand(): inside MULTI these errors doom the EXEC, even
   // for commands that are never queued.
   if (spec == nullptr) {
@@ -205,8 +210,7 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     // A shard port whose thread does not own the key: Redis Cluster's answer.
     writer.Error(*moved);
     if (transaction.open()) transaction.Doom();
-  } else if (queueing && ctx_.engine.MemoryLimit() != 0 &&
-             ctx_.engine.OverMemoryLimit()) {
+  } else if (queueing && ctx_.engine.MemoryLimit() != 0 && ctx_.engine.OverMemoryLimit()) {
     // Redis's processCommand(): while at maxmemory, MULTI queues nothing.
     writer.Error(kOomError);
     transaction.Doom();
@@ -230,7 +234,8 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
-    if (spec->flags & CommandSpec::kBlocking) [[unlikely]] StartBlocking();
+    if (spec->flags & CommandSpec::kBlocking) [[unlikely]]
+      StartBlocking();
     if (call.deferred()) {
       ReplySlot& slot = slots_.emplace_back();
       slot.deferred = call.deferred_reply();
@@ -355,8 +360,8 @@ void Session::LogCommand(uint32_t first_op, std::span<const std::string_view> ar
   render_state_.push_back(std::move(record));
 }
 
-void Session::LogTransaction(const std::vector<std::vector<std::string>>& commands,
-                             size_t header, AtomicGroup& group) {
+void Session::LogTransaction(const std::vector<std::vector<std::string>>& commands, size_t header,
+                             AtomicGroup& group) {
   auto record = std::make_shared<AofRecord>(append_log_);
   std::vector<std::string_view> args;
   for (size_t i = 0; i < commands.size(); ++i) {
@@ -365,9 +370,9 @@ void Session::LogTransaction(const std::vector<std::vector<std::string>>& comman
     const CommandSpec* spec = table_.Find(commands[i][0]);
     if (!(spec->flags & CommandSpec::kWrite) || queued.op_count == 0) continue;
     args.assign(commands[i].begin(), commands[i].end());
-    record->AddCommand(args, std::span<const Operation>(batch_.ops).subspan(queued.first_op,
-                                                                           queued.op_count),
-                       queued.first_op - group.first);
+    record->AddCommand(
+        args, std::span<const Operation>(batch_.ops).subspan(queued.first_op, queued.op_count),
+        queued.first_op - group.first);
   }
   if (record->empty()) return;
   record->WrapInTransaction();
@@ -419,7 +424,8 @@ void Session::OnBatchDone() {
 
 bool Session::AwaitWaitersServed(std::function<void()>& resume) {
   // A blocked client's own look is a waiter's service: it never waits.
-  if (block_ || !ctx_.blocking.AwaitServed(resume)) [[likely]] return false;
+  if (block_ || !ctx_.blocking.AwaitServed(resume)) [[likely]]
+    return false;
   awaiting_ = true;
   awaiting_served_ = true;
   return true;
@@ -443,7 +449,8 @@ void Session::StartBlocking() {
 
 template <bool kSampled>
 void Session::FinishBatch(std::string& out) {
-  if (block_ && !BlockingLookAnswers()) [[unlikely]] return;
+  if (block_ && !BlockingLookAnswers()) [[unlikely]]
+    return;
   RenderSlots<kSampled>(out);
 }
 

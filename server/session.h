@@ -78,7 +78,7 @@ class Session {
   // their replies to `out`, and stops once out.size() exceeds `out_limit`.
   // See the header comment for the Progress contract.
   Progress Process(std::string& out, std::function<void()> resume,
-                 size_t out_limit = std::numeric_limits<size_t>::max());
+                   size_t out_limit = std::numeric_limits<size_t>::max());
 
   const ClientState& client() const { return client_; }
 
@@ -107,13 +107,12 @@ class Session {
     DeferredReply deferred;
     bool exec_header = false;
     bool exec_member = false;
-    uint32_t exec_count = 0;   // header: how many members follow
-    int32_t exec_group = -1;   // header: its AtomicGroup in the batch, -1 if none
+    uint32_t exec_count = 0;  // header: how many members follow
+    int32_t exec_group = -1;  // header: its AtomicGroup in the batch, -1 if none
     // The connection's protocol when the command ran: a HELLO later in the
     // same read must not change how an earlier deferred reply is written.
     RespVersion protocol = RespVersion::kResp2;
   };
-
 
   // Process() for a request that is sampled (kSampled: notes its stage
   // times) or not; the helpers below come in the same two copies.
@@ -178,15 +177,15 @@ class Session {
   std::string input_;
   RespParser parser_;
   std::vector<std::string_view> args_;
-  bool per_read_batches_ = true;   // engine Traits().batch_per_read
+  bool per_read_batches_ = true;  // engine Traits().batch_per_read
   bool protocol_error_ = false;
   bool input_exhausted_ = false;
-  bool holding_command_ = false;   // args_ holds a parsed command not yet dispatched
-  bool awaiting_ = false;          // Process() returned kPending or kBlocked
-  bool awaiting_served_ = false;   // ... kPending for AwaitWaitersServed()
+  bool holding_command_ = false;  // args_ holds a parsed command not yet dispatched
+  bool awaiting_ = false;         // Process() returned kPending or kBlocked
+  bool awaiting_served_ = false;  // ... kPending for AwaitWaitersServed()
   size_t out_limit_ = std::numeric_limits<size_t>::max();  // of this Process() call
-  bool over_limit_ = false;        // `out` passed out_limit_: stop and report it
-  std::string scratch_;            // an immediate reply that must wait its turn
+  bool over_limit_ = false;  // `out` passed out_limit_: stop and report it
+  std::string scratch_;      // an immediate reply that must wait its turn
 
   Batch batch_;
   // The argument bytes of EXECs in the batch: its operations point into them.
@@ -196,7 +195,7 @@ class Session {
   // CommandCall::KeepForRender(), and the batch's log records (AofRecord):
   // both live until the batch has run and its replies are rendered.
   std::vector<std::shared_ptr<const void>> render_state_;
-  std::vector<ReplySlot> slots_;   // non-empty only while a batch is queued
+  std::vector<ReplySlot> slots_;      // non-empty only while a batch is queued
   std::vector<ReplySlot> rendering_;  // the slots being rendered (RenderSlots only)
   std::atomic<Phase> phase_{Phase::kIdle};
   std::function<void()> resume_;

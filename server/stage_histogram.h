@@ -32,7 +32,7 @@ class StageHistogram {
   int64_t PercentileNs(double p) const;
 
  private:
-  static constexpr int kSubBits = 5;                 // 32 buckets per power of two
+  static constexpr int kSubBits = 5;  // 32 buckets per power of two
   static constexpr int kMaxExponent = 42;
   static constexpr size_t kLinear = size_t{1} << kSubBits;
   static constexpr size_t kBuckets = kLinear + (kMaxExponent - kSubBits + 1) * kLinear;

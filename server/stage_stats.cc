@@ -68,8 +68,8 @@ std::vector<std::pair<std::string, std::string>> StageStats::InfoFields(
     const int64_t sum = h.SumNs();
     fields.emplace_back("stage_" + std::string(StageName(static_cast<Stage>(i))),
                         "calls=" + std::to_string(calls) + ",usec=" + Usec(sum) +
-                            ",usec_per_call=" + Usec(sum / static_cast<int64_t>(calls)) +
-                            ",p50=" + Usec(h.PercentileNs(0.5)) + ",p99=" + Usec(h.PercentileNs(0.99)) +
+                            ",usec_per_call=" + Usec(sum / static_cast<int64_t>(calls)) + ",p50=" +
+                            Usec(h.PercentileNs(0.5)) + ",p99=" + Usec(h.PercentileNs(0.99)) +
                             ",p99.9=" + Usec(h.PercentileNs(0.999)));
   }
   for (const auto& [name, totals] : threads) {

@@ -39,7 +39,16 @@
 namespace kvlab {
 
 enum class Stage : uint8_t {
-  kRead, kParse, kDispatch, kQueue, kExecute, kReturn, kRender, kWrite, kTotal, kCount
+  kRead,
+  kParse,
+  kDispatch,
+  kQueue,
+  kExecute,
+  kReturn,
+  kRender,
+  kWrite,
+  kTotal,
+  kCount
 };
 inline constexpr size_t kStageCount = static_cast<size_t>(Stage::kCount);
 

@@ -8,7 +8,8 @@ void WatchRegistry::Watch(Watcher& watcher, std::string_view key, int64_t now_ms
   if (std::find(watcher.keys.begin(), watcher.keys.end(), key) != watcher.keys.end()) return;
   MutexLock lock(mutex_);
   auto it = watchers_.find(key);
-  if (it == watchers_.end()) it = watchers_.emplace(std::string(key), std::vector<Watching>{}).first;
+  if (it == watchers_.end())
+    it = watchers_.emplace(std::string(key), std::vector<Watching>{}).first;
   it->second.push_back(Watching{&watcher, now_ms});
   watcher.keys.emplace_back(key);
   // Installed once the key is registered: a write that still found no

@@ -9,7 +9,8 @@ namespace kvlab {
 std::span<const ContainerCommand> ContainerCommands() {
   static const std::vector<ContainerCommand> all = [] {
     std::vector<ContainerCommand> joined;
-    for (const std::span<const ContainerCommand> table : {HashCommands(), ListCommands(), SetCommands(), ZSetCommands()}) {
+    for (const std::span<const ContainerCommand> table :
+         {HashCommands(), ListCommands(), SetCommands(), ZSetCommands()}) {
       joined.insert(joined.end(), table.begin(), table.end());
     }
     return joined;
@@ -19,8 +20,9 @@ std::span<const ContainerCommand> ContainerCommands() {
 
 const ContainerCommand* FindContainerCommand(std::string_view name) {
   const std::span<const ContainerCommand> all = ContainerCommands();
-  const auto found = std::find_if(all.begin(), all.end(),
-                                  [&](const ContainerCommand& command) { return command.name == name; });
+  const auto found = std::find_if(all.begin(), all.end(), [&](const ContainerCommand& command) {
+    return command.name == name;
+  });
   return found == all.end() ? nullptr : &*found;
 }
 

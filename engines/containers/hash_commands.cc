@@ -58,9 +58,8 @@ void HRandField(ContainerCall& call) {
   }
   std::vector<std::pair<std::string_view, std::string_view>> fields;
   fields.reserve(hash->Size());
-  hash->ForEach([&](std::string_view field, std::string_view value) {
-    fields.emplace_back(field, value);
-  });
+  hash->ForEach(
+      [&](std::string_view field, std::string_view value) { fields.emplace_back(field, value); });
   if (!count) return call.Bulk(fields[SetValue::RandomIndex(fields.size())].first);
   ReplyList& reply = call.List();
   // WITHVALUES: [field, value] pairs in RESP3, flat in RESP2, as Redis.
@@ -116,18 +115,18 @@ void HSetNx(ContainerCall& call) {
 void HGet(ContainerCall& call) {
   if (!call.CheckType()) return;
   const HashValue* hash = call.Find<HashValue>();
-  const std::optional<std::string_view> value =
-      hash ? hash->Get(call.args[2]) : std::nullopt;
+  const std::optional<std::string_view> value = hash ? hash->Get(call.args[2]) : std::nullopt;
   if (value) return call.Bulk(*value);
   call.Nil();
 }
 
 void HMGet(ContainerCall& call) {
-  ReplyPerArgument<HashValue>(call, [](const HashValue* hash, std::string_view field, ReplyList& reply) {
-    const std::optional<std::string_view> value = hash ? hash->Get(field) : std::nullopt;
-    if (value) return reply.Bulk(*value);
-    reply.Nil();
-  });
+  ReplyPerArgument<HashValue>(
+      call, [](const HashValue* hash, std::string_view field, ReplyList& reply) {
+        const std::optional<std::string_view> value = hash ? hash->Get(field) : std::nullopt;
+        if (value) return reply.Bulk(*value);
+        reply.Nil();
+      });
 }
 
 // HGETALL, HKEYS, HVALS.
@@ -152,7 +151,8 @@ void HGetAllOf(ContainerCall& call) {
 }
 
 void HDel(ContainerCall& call) {
-  RemoveEach<HashValue>(call, [](HashValue& hash, std::string_view field) { return hash.Delete(field); });
+  RemoveEach<HashValue>(call,
+                        [](HashValue& hash, std::string_view field) { return hash.Delete(field); });
 }
 
 void HExists(ContainerCall& call) {

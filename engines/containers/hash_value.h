@@ -44,7 +44,8 @@ class HashValue final : public Container {
   template <typename Visit>
   void ForEach(Visit&& visit) const {
     if (table_) {
-      for (const auto& [field, value] : *table_) visit(std::string_view(field), std::string_view(value));
+      for (const auto& [field, value] : *table_)
+        visit(std::string_view(field), std::string_view(value));
       return;
     }
     for (PackedList::Position at = packed_.begin(); at != packed_.end();) {

@@ -164,7 +164,8 @@ void LRem(ContainerCall& call) {
   const std::string_view element = call.args[3];
   const bool reverse = to_remove < 0;
   // |to_remove| as unsigned (0: all).
-  const uint64_t limit = reverse ? 0 - static_cast<uint64_t>(to_remove) : static_cast<uint64_t>(to_remove);
+  const uint64_t limit =
+      reverse ? 0 - static_cast<uint64_t>(to_remove) : static_cast<uint64_t>(to_remove);
   std::vector<size_t> matched;
   list->ForEach(reverse, [&](size_t index, std::string_view value) {
     if (value == element) matched.push_back(index);
@@ -334,7 +335,8 @@ void LMPopStep(ContainerCall& call) {
   const auto where = static_cast<size_t>(*ParseRedisInt64(call.args[1])) + 2;
   const bool front = OptionIs(call.args[where], "left");
   uint64_t count = 1;  // ... LEFT|RIGHT [COUNT count]
-  if (where + 2 < call.args.size()) count = static_cast<uint64_t>(*ParseRedisInt64(call.args[where + 2]));
+  if (where + 2 < call.args.size())
+    count = static_cast<uint64_t>(*ParseRedisInt64(call.args[where + 2]));
   const size_t take = static_cast<size_t>(std::min<uint64_t>(count, list->Size()));
   ReplyList& reply = call.List();
   reply.Array(take);

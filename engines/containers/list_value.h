@@ -101,9 +101,9 @@ class ListValue final : public Container {
   void ConvertToDeque();
   void RecountDeque();
 
-  PackedList packed_;              // while deque_ is null
-  std::unique_ptr<Deque> deque_;   // once converted
-  size_t deque_bytes_ = 0;         // what deque_'s elements own (sizeof + heap)
+  PackedList packed_;             // while deque_ is null
+  std::unique_ptr<Deque> deque_;  // once converted
+  size_t deque_bytes_ = 0;        // what deque_'s elements own (sizeof + heap)
 };
 
 }  // namespace kvlab

@@ -14,9 +14,7 @@ namespace {
 
 using MemberIndex = std::unordered_set<std::string_view>;
 
-size_t IntsetEntries() {
-  return EncodingLimits::Read(CompactEncodingLimits().set_intset_entries);
-}
+size_t IntsetEntries() { return EncodingLimits::Read(CompactEncodingLimits().set_intset_entries); }
 
 bool AllIntegers(const SetMembers& members) {
   return std::all_of(members.begin(), members.end(),
@@ -33,7 +31,8 @@ bool FitsIntset(const SetMembers& members) {
 void SortNumerically(SetMembers& members) {
   std::vector<std::pair<int64_t, std::string_view>> numbers;
   numbers.reserve(members.size());
-  for (const std::string_view member : members) numbers.emplace_back(*ParseRedisInt64(member), member);
+  for (const std::string_view member : members)
+    numbers.emplace_back(*ParseRedisInt64(member), member);
   std::sort(numbers.begin(), numbers.end());
   for (size_t i = 0; i < numbers.size(); ++i) members[i] = numbers[i].second;
 }
@@ -119,9 +118,12 @@ SetAlgebraResult Difference(const std::vector<SetMembers>& sets) {
 
 SetAlgebraResult ComputeSetAlgebra(SetOperation op, const std::vector<SetMembers>& sets) {
   switch (op) {
-    case SetOperation::kInter: return Intersection(sets);
-    case SetOperation::kUnion: return Union(sets);
-    case SetOperation::kDiff: return Difference(sets);
+    case SetOperation::kInter:
+      return Intersection(sets);
+    case SetOperation::kUnion:
+      return Union(sets);
+    case SetOperation::kDiff:
+      return Difference(sets);
   }
   return {};
 }

@@ -25,8 +25,8 @@ enum class SetOperation : int64_t { kInter, kUnion, kDiff };
 using SetMembers = std::vector<std::string_view>;
 
 struct SetAlgebraResult {
-  SetMembers members;  // in the order Redis answers them
-  bool intset = false; // whether Redis builds the result as an intset
+  SetMembers members;   // in the order Redis answers them
+  bool intset = false;  // whether Redis builds the result as an intset
 };
 
 // `op` over `sets` (a missing key is an empty set), in the keys' order.

@@ -41,7 +41,8 @@ void SAdd(ContainerCall& call) {
 }
 
 void SRem(ContainerCall& call) {
-  RemoveEach<SetValue>(call, [](SetValue& set, std::string_view member) { return set.Remove(member); });
+  RemoveEach<SetValue>(call,
+                       [](SetValue& set, std::string_view member) { return set.Remove(member); });
 }
 
 // spopWithCountCommand().
@@ -143,9 +144,10 @@ void SIsMember(ContainerCall& call) {
 }
 
 void SMIsMember(ContainerCall& call) {
-  ReplyPerArgument<SetValue>(call, [](const SetValue* set, std::string_view member, ReplyList& reply) {
-    reply.Integer(set && set->Contains(member) ? 1 : 0);
-  });
+  ReplyPerArgument<SetValue>(call,
+                             [](const SetValue* set, std::string_view member, ReplyList& reply) {
+                               reply.Integer(set && set->Contains(member) ? 1 : 0);
+                             });
 }
 
 // SMEMBERS, and the internal step of SINTER, SUNION and SDIFF (a missing
@@ -219,7 +221,8 @@ void MoveRemove(ContainerCall& call) {
 }
 
 void SScan(ContainerCall& call) {
-  ScanContainer<SetValue>(call, "intset", [](const SetValue& set, auto& offer) { set.ForEach(offer); });
+  ScanContainer<SetValue>(call, "intset",
+                          [](const SetValue& set, auto& offer) { set.ForEach(offer); });
 }
 
 using namespace command_flags;

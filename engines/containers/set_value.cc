@@ -58,7 +58,8 @@ bool SetValue::Contains(std::string_view member) const {
 }
 
 void SetValue::TableAdd(std::string_view member) {
-  const auto [found, inserted] = table_->index.try_emplace(std::string(member), table_->dense.size());
+  const auto [found, inserted] =
+      table_->index.try_emplace(std::string(member), table_->dense.size());
   if (inserted) {
     table_->dense.push_back(&found->first);
     table_->member_heap_bytes += StringHeapBytes(found->first);
@@ -121,7 +122,7 @@ std::string SetValue::RemoveAt(size_t index) {
 }
 
 std::unique_ptr<SetValue> SetValue::FromMembers(const std::vector<std::string_view>& members,
-                                                 bool as_intset) {
+                                                bool as_intset) {
   auto set = std::make_unique<SetValue>();
   if (!as_intset) set->ConvertToTable();
   for (const std::string_view member : members) set->Add(member);

@@ -98,7 +98,7 @@ class SetValue final : public Container {
   struct Table {
     std::unordered_map<std::string, size_t, KeyHash, KeyEqual> index;  // member -> dense position
     std::vector<const std::string*> dense;  // the index's keys (node addresses are stable)
-    size_t member_heap_bytes = 0;  // the members' own heap bytes, kept as they change
+    size_t member_heap_bytes = 0;           // the members' own heap bytes, kept as they change
   };
   static std::string_view FormatInt(int64_t value, char* buffer);
   void ConvertToTable();

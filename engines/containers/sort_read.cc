@@ -51,7 +51,9 @@ std::optional<std::string> LookupByPattern(KeyReader& keys, std::string_view pat
   const size_t postfix_length = pattern.size() - (star + 1) - (field_length ? field_length + 2 : 0);
   std::string key;
   key.reserve(star + element.size() + postfix_length);
-  key.append(pattern.substr(0, star)).append(element).append(pattern.substr(star + 1, postfix_length));
+  key.append(pattern.substr(0, star))
+      .append(element)
+      .append(pattern.substr(star + 1, postfix_length));
   const std::optional<EntryView> live = keys.Live(key);
   if (!live) return std::nullopt;
   if (field_length != 0) {
@@ -88,9 +90,12 @@ struct SortOrder {
   int operator()(const SortItem& a, const SortItem& b) const {
     int cmp = 0;
     if (!alpha) {
-      if (a.score > b.score) cmp = 1;
-      else if (a.score < b.score) cmp = -1;
-      else cmp = CompareBinary(a.element, b.element);  // a deterministic tie-break
+      if (a.score > b.score)
+        cmp = 1;
+      else if (a.score < b.score)
+        cmp = -1;
+      else
+        cmp = CompareBinary(a.element, b.element);  // a deterministic tie-break
     } else if (by_pattern) {
       if (!a.by || !b.by) {
         cmp = a.by.has_value() == b.by.has_value() ? 0 : (!a.by ? -1 : 1);
@@ -210,7 +215,8 @@ bool SortItems(std::vector<SortItem>& items, const SortOptions& options, bool by
   if (!scores_valid) return false;
   const SortOrder order{options.desc, options.alpha, by_pattern, options.store.has_value()};
   if (by_pattern && (range.start != 0 || range.end != static_cast<int64_t>(items.size()) - 1)) {
-    PartialQuicksort(items, static_cast<size_t>(range.start), static_cast<size_t>(range.end), order);
+    PartialQuicksort(items, static_cast<size_t>(range.start), static_cast<size_t>(range.end),
+                     order);
   } else {
     // glibc's qsort() is a stable merge sort for arrays that fit in memory.
     std::stable_sort(items.begin(), items.end(),
@@ -224,7 +230,8 @@ bool SortItems(std::vector<SortItem>& items, const SortOptions& options, bool by
 OpResult ReadSorted(const Operation& op, KeyReader& keys, GroupState& group) {
   const std::span<const std::string_view> args(op.arg_pool->data() + op.arg_first, op.arg_count);
   SortOptions options;
-  if (const std::optional<std::string_view> error = ParseSortOptions(args, op.integer == 1, &options)) {
+  if (const std::optional<std::string_view> error =
+          ParseSortOptions(args, op.integer == 1, &options)) {
     return OpResult::ErrorText(*error);
   }
   const std::optional<EntryView> live = keys.Live(options.key, /*zset_as_skiplist=*/true);
@@ -264,7 +271,10 @@ OpResult ReadSorted(const Operation& op, KeyReader& keys, GroupState& group) {
       if (options.gets.empty()) reply.Bulk(element);
       for (const std::string_view get : options.gets) {
         const std::optional<std::string> found = LookupByPattern(keys, get, element);
-        if (found) reply.Bulk(*found); else reply.Nil();
+        if (found)
+          reply.Bulk(*found);
+        else
+          reply.Nil();
       }
     }
     return result;

@@ -36,7 +36,8 @@ struct Source {
   void ForEach(Visit&& visit) const {
     if (!value) return;
     if (value->type() == ValueType::kSet) {
-      static_cast<const SetValue*>(value)->ForEach([&](std::string_view member) { visit(member, 1.0); });
+      static_cast<const SetValue*>(value)->ForEach(
+          [&](std::string_view member) { visit(member, 1.0); });
       return;
     }
     const auto* zset = static_cast<const ZSetValue*>(value);
@@ -98,10 +99,14 @@ std::string_view ParseOptions(std::span<const std::string_view> args, size_t fir
       }
     } else if (weighted && remaining >= 2 && OptionIs(args[j], "aggregate")) {
       const std::string_view name = args[j + 1];
-      if (OptionIs(name, "sum")) options->aggregate = Aggregate::kSum;
-      else if (OptionIs(name, "min")) options->aggregate = Aggregate::kMin;
-      else if (OptionIs(name, "max")) options->aggregate = Aggregate::kMax;
-      else return kContainerSyntaxError;
+      if (OptionIs(name, "sum"))
+        options->aggregate = Aggregate::kSum;
+      else if (OptionIs(name, "min"))
+        options->aggregate = Aggregate::kMin;
+      else if (OptionIs(name, "max"))
+        options->aggregate = Aggregate::kMax;
+      else
+        return kContainerSyntaxError;
       j += 2;
     } else if (!store && !card && OptionIs(args[j], "withscores")) {
       options->with_scores = true;
@@ -229,8 +234,8 @@ OpResult ReplyScored(const Scored& members, bool with_scores) {
   return result;
 }
 
-OpResult Compute(std::span<const std::string_view> args, size_t numkeys_index,
-                 ZSetAlgebra algebra, GroupState& group) {
+OpResult Compute(std::span<const std::string_view> args, size_t numkeys_index, ZSetAlgebra algebra,
+                 GroupState& group) {
   const bool store = numkeys_index == 2;
   std::vector<Source> sources;
   sources.reserve(group.read_values.size());
@@ -238,8 +243,8 @@ OpResult Compute(std::span<const std::string_view> args, size_t numkeys_index,
     sources.push_back(Source{value.get()});
   }
   Options options;
-  const std::string_view error = ParseOptions(args, numkeys_index + 1 + sources.size(), algebra,
-                                              store, sources, &options);
+  const std::string_view error =
+      ParseOptions(args, numkeys_index + 1 + sources.size(), algebra, store, sources, &options);
   if (!error.empty()) return OpResult::ErrorText(error);
   if (algebra != ZSetAlgebra::kDiff) {
     // qsort by cardinality (glibc's is a stable merge sort here).
@@ -249,14 +254,18 @@ OpResult Compute(std::span<const std::string_view> args, size_t numkeys_index,
   Scored members;
   int64_t count = 0;
   switch (algebra) {
-    case ZSetAlgebra::kUnion: members = Union(sources, options.aggregate); break;
+    case ZSetAlgebra::kUnion:
+      members = Union(sources, options.aggregate);
+      break;
     case ZSetAlgebra::kInter:
       members = Intersection(sources, options.aggregate, 0, false, &count);
       break;
     case ZSetAlgebra::kInterCard:
       Intersection(sources, options.aggregate, options.limit, true, &count);
       return OpResult::Integer(count);
-    case ZSetAlgebra::kDiff: members = Difference(sources); break;
+    case ZSetAlgebra::kDiff:
+      members = Difference(sources);
+      break;
   }
   SortByScore(members);
   if (store) return CarryForStore(BuildZSet(members), group);

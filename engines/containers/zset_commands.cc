@@ -108,13 +108,20 @@ void ZAddGeneric(ContainerCall& call, bool incr) {
   size_t first = 2;
   for (; first < call.args.size(); ++first) {
     const std::string_view option = call.args[first];
-    if (OptionIs(option, "nx")) nx = true;
-    else if (OptionIs(option, "xx")) xx = true;
-    else if (OptionIs(option, "ch")) ch = true;
-    else if (OptionIs(option, "incr")) incr = true;
-    else if (OptionIs(option, "gt")) gt = true;
-    else if (OptionIs(option, "lt")) lt = true;
-    else break;
+    if (OptionIs(option, "nx"))
+      nx = true;
+    else if (OptionIs(option, "xx"))
+      xx = true;
+    else if (OptionIs(option, "ch"))
+      ch = true;
+    else if (OptionIs(option, "incr"))
+      incr = true;
+    else if (OptionIs(option, "gt"))
+      gt = true;
+    else if (OptionIs(option, "lt"))
+      lt = true;
+    else
+      break;
   }
   const size_t left = call.args.size() - first;
   if (left % 2 != 0 || left == 0) return call.Error(kContainerSyntaxError);
@@ -175,7 +182,8 @@ void ZAdd(ContainerCall& call) { ZAddGeneric(call, false); }
 void ZIncrBy(ContainerCall& call) { ZAddGeneric(call, true); }
 
 void ZRem(ContainerCall& call) {
-  RemoveEach<ZSetValue>(call, [](ZSetValue& zset, std::string_view member) { return zset.Remove(member); });
+  RemoveEach<ZSetValue>(
+      call, [](ZSetValue& zset, std::string_view member) { return zset.Remove(member); });
 }
 
 void ZScore(ContainerCall& call) {
@@ -187,11 +195,12 @@ void ZScore(ContainerCall& call) {
 }
 
 void ZMScore(ContainerCall& call) {
-  ReplyPerArgument<ZSetValue>(call, [](const ZSetValue* zset, std::string_view member, ReplyList& reply) {
-    const std::optional<double> score = zset ? zset->Score(member) : std::nullopt;
-    if (score) return reply.Double(*score);
-    reply.Nil();
-  });
+  ReplyPerArgument<ZSetValue>(
+      call, [](const ZSetValue* zset, std::string_view member, ReplyList& reply) {
+        const std::optional<double> score = zset ? zset->Score(member) : std::nullopt;
+        if (score) return reply.Double(*score);
+        reply.Nil();
+      });
 }
 
 void ZCount(ContainerCall& call) {
@@ -223,7 +232,8 @@ enum class Direction { kAuto, kForward, kReverse };
 class RangeReply {
  public:
   RangeReply(ContainerCall& call, bool with_scores)
-      : reply_(call.List()), with_scores_(with_scores),
+      : reply_(call.List()),
+        with_scores_(with_scores),
         at_(with_scores ? reply_.BeginArrayOfPairs() : reply_.BeginArray()) {}
   void Add(std::string_view member, double score) {
     if (with_scores_) reply_.Pair();
@@ -261,8 +271,8 @@ void RangeByRank(ContainerCall& call, const ZSetValue& zset, int64_t start, int6
 // (descending when `reverse`), past the first `offset`, at most `limit`
 // (-1: all), until visit returns false.
 template <typename Visit>
-void VisitScoreRange(const ZSetValue& zset, const ScoreRange& range, int64_t offset,
-                     int64_t limit, bool reverse, Visit&& visit) {
+void VisitScoreRange(const ZSetValue& zset, const ScoreRange& range, int64_t offset, int64_t limit,
+                     bool reverse, Visit&& visit) {
   if (offset < 0 || zset.Size() == 0) return;  // Redis's skip loop runs past the end
   // The first member in range from the walk's side.
   size_t first;
@@ -361,8 +371,8 @@ void VisitLexRange(const ZSetValue& zset, const LexRange& range, int64_t offset,
   });
 }
 
-void RangeByLex(ContainerCall& call, const ZSetValue& zset, const LexRange& range,
-                int64_t offset, int64_t limit, bool reverse) {
+void RangeByLex(ContainerCall& call, const ZSetValue& zset, const LexRange& range, int64_t offset,
+                int64_t limit, bool reverse) {
   RangeReply reply(call, false);
   VisitLexRange(zset, range, offset, limit, reverse, [&](std::string_view member, double) {
     reply.Add(member, 0);
@@ -651,7 +661,8 @@ void ZMPopStep(ContainerCall& call) {
   const auto where = static_cast<size_t>(*ParseRedisInt64(call.args[1])) + 2;
   const bool max = OptionIs(call.args[where], "max");
   size_t count = 1;  // ... MIN|MAX [COUNT count]
-  if (where + 2 < call.args.size()) count = static_cast<size_t>(*ParseRedisInt64(call.args[where + 2]));
+  if (where + 2 < call.args.size())
+    count = static_cast<size_t>(*ParseRedisInt64(call.args[where + 2]));
   const size_t popped = std::min(count, zset->Size());
   ReplyList& reply = call.List();
   reply.Array(popped);

@@ -137,7 +137,7 @@ class ZSetValue final : public Container {
                                 __gnu_pbds::tree_order_statistics_node_update>;
   using Scores = std::unordered_map<std::string, double, KeyHash, KeyEqual>;
   struct Large {
-    Tree tree;      // members point at scores' keys
+    Tree tree;  // members point at scores' keys
     Scores scores;
     size_t member_heap_bytes = 0;  // the members' own heap bytes, kept as they change
   };
@@ -150,7 +150,7 @@ class ZSetValue final : public Container {
   void ConvertToTree();
   void InsertLarge(std::string_view member, double score);
 
-  PackedList packed_;              // while large_ is null
+  PackedList packed_;             // while large_ is null
   std::unique_ptr<Large> large_;  // once converted
 };
 

@@ -45,7 +45,8 @@ std::string KindsWhere(Predicate applies, std::string_view last_separator) {
   return text;
 }
 
-Status AppliesOnly(const std::string& option, const std::string& kinds, const std::string& why = "") {
+Status AppliesOnly(const std::string& option, const std::string& kinds,
+                   const std::string& why = "") {
   return Status::InvalidArgument(option + " applies to --client " + kinds + " only" + why);
 }
 
@@ -70,9 +71,9 @@ const ClientKindInfo* FindClientKind(std::string_view name) {
 Status ParseClientKind(std::string_view text, ClientKind* out) {
   const ClientKindInfo* info = FindClientKind(text);
   if (info == nullptr) {
-    return Status::InvalidArgument("bad --client '" + std::string(text) + "' (allowed: " +
-                                   KindsWhere([](const ClientKindInfo&) { return true; }, ", ") +
-                                   ")");
+    return Status::InvalidArgument(
+        "bad --client '" + std::string(text) +
+        "' (allowed: " + KindsWhere([](const ClientKindInfo&) { return true; }, ", ") + ")");
   }
   *out = info->kind;
   return Status::Ok();
@@ -91,9 +92,9 @@ Status CheckClientOptions(const ClientOptionUse& use) {
   const ClientKindInfo& info = InfoOf(use.client);
   if (use.connections > info.max_connections) {
     return Status::InvalidArgument("--client " + std::string(info.name) + " uses exactly " +
-                                   (info.max_connections == 1 ? "one connection"
-                                                              : std::to_string(info.max_connections) +
-                                                                    " connections") +
+                                   (info.max_connections == 1
+                                        ? "one connection"
+                                        : std::to_string(info.max_connections) + " connections") +
                                    " (leave --connections out)");
   }
   if (!use.own_connection_command.empty() &&
@@ -105,13 +106,16 @@ Status CheckClientOptions(const ClientOptionUse& use) {
         ", --io direct and one connection per thread (--connections at most the thread count)");
   }
   if (use.event_loop && !info.event_loop) {
-    return AppliesOnly("--io event-loop", KindsWhere([](const ClientKindInfo& k) { return k.event_loop; }, " and "));
+    return AppliesOnly("--io event-loop",
+                       KindsWhere([](const ClientKindInfo& k) { return k.event_loop; }, " and "));
   }
-  const std::string pipelining = KindsWhere([](const ClientKindInfo& k) { return k.pipelines; }, " and ");
+  const std::string pipelining =
+      KindsWhere([](const ClientKindInfo& k) { return k.pipelines; }, " and ");
   if (use.pipeline > 1 && !info.pipelines) {
-    return AppliesOnly("--pipeline", pipelining,
-                       " (" + KindsWhere([](const ClientKindInfo& k) { return !k.pipelines; }, " and ") +
-                           " do one synchronous round trip per operation)");
+    return AppliesOnly(
+        "--pipeline", pipelining,
+        " (" + KindsWhere([](const ClientKindInfo& k) { return !k.pipelines; }, " and ") +
+            " do one synchronous round trip per operation)");
   }
   if (use.refill && !info.pipelines) return AppliesOnly("--refill", pipelining);
   if (use.redis_benchmark && !info.redis_benchmark) {

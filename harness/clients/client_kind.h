@@ -63,9 +63,9 @@ struct ClientKindInfo {
   int default_connections = 1;
   bool connections_per_thread = false;
   int max_connections = kMaxConnections;
-  bool pipelines = false;     // --pipeline > 1 and --refill apply
-  bool event_loop = false;    // --io event-loop applies (pooled, shared)
-  bool transactions = false;  // each thread owns its connection: MULTI ... EXEC stays in order
+  bool pipelines = false;        // --pipeline > 1 and --refill apply
+  bool event_loop = false;       // --io event-loop applies (pooled, shared)
+  bool transactions = false;     // each thread owns its connection: MULTI ... EXEC stays in order
   bool redis_benchmark = false;  // redis-benchmark's own strategy
 };
 

@@ -10,10 +10,13 @@
 namespace kvlab::harness {
 
 Status ParseRefillMode(std::string_view text, RefillMode* out) {
-  if (text == "steady") *out = RefillMode::kSteady;
-  else if (text == "burst") *out = RefillMode::kBurst;
-  else return Status::InvalidArgument("bad --refill '" + std::string(text) +
-                                      "' (allowed: steady, burst)");
+  if (text == "steady")
+    *out = RefillMode::kSteady;
+  else if (text == "burst")
+    *out = RefillMode::kBurst;
+  else
+    return Status::InvalidArgument("bad --refill '" + std::string(text) +
+                                   "' (allowed: steady, burst)");
   return Status::Ok();
 }
 
@@ -37,17 +40,21 @@ Status SlotMapOf(const StrategyOptions& options, std::shared_ptr<SlotMap>* out) 
   return status;
 }
 
-std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind, const StrategyOptions& options) {
+std::unique_ptr<ClientStrategy> MakeClientStrategy(ClientKind kind,
+                                                   const StrategyOptions& options) {
   if ((options.route_slots || options.slot_map) && kind != ClientKind::kDedicated) {
     return std::make_unique<RoutedClient>(kind, options);  // one inner client per node
   }
   switch (kind) {
-    case ClientKind::kDedicated: return std::make_unique<DedicatedClient>(options);
+    case ClientKind::kDedicated:
+      return std::make_unique<DedicatedClient>(options);
     case ClientKind::kPooled:
-      if (options.io.model == IoModel::kEventLoop) return std::make_unique<EventLoopPooledClient>(options);
+      if (options.io.model == IoModel::kEventLoop)
+        return std::make_unique<EventLoopPooledClient>(options);
       return std::make_unique<PooledClient>(options);
     case ClientKind::kShared:
-      if (options.io.model == IoModel::kEventLoop) return std::make_unique<EventLoopSharedClient>(options);
+      if (options.io.model == IoModel::kEventLoop)
+        return std::make_unique<EventLoopSharedClient>(options);
       return std::make_unique<SharedClient>(options);
   }
   return nullptr;

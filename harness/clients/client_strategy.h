@@ -40,11 +40,12 @@ struct StrategyOptions {
   Target target;
   ConnectionOptions connection;
   int threads = 1;
-  int connections = 1;  // ConnectionsOf (client_kind.h): dedicated the total, pooled the pool, shared 1
-  int pipeline = 1;     // dedicated only
+  int connections =
+      1;  // ConnectionsOf (client_kind.h): dedicated the total, pooled the pool, shared 1
+  int pipeline = 1;                         // dedicated only
   RefillMode refill = RefillMode::kSteady;  // dedicated closed loop only
-  std::vector<int> cpus;  // where the strategy's own I/O threads may run
-  IoOptions io;           // pooled and shared: direct or event-loop I/O
+  std::vector<int> cpus;                    // where the strategy's own I/O threads may run
+  IoOptions io;                             // pooled and shared: direct or event-loop I/O
   // --route slots: read the cluster's slot map once (at Connect) and send
   // each request to the owner of its first key (slot_map.h); `connections`
   // is then per owner. `slot_map`, when set, is used instead of reading one.

@@ -27,10 +27,9 @@ timeval ToTimeval(double seconds) {
 Status Connection::Open(const Target& target, const ConnectionOptions& options,
                         std::unique_ptr<Connection>* out) {
   const timeval timeout = ToTimeval(options.connect_timeout_s);
-  redisContext* context =
-      target.transport == Transport::kUnix
-          ? redisConnectUnixWithTimeout(target.path.c_str(), timeout)
-          : redisConnectWithTimeout(target.host.c_str(), target.port, timeout);
+  redisContext* context = target.transport == Transport::kUnix
+                              ? redisConnectUnixWithTimeout(target.path.c_str(), timeout)
+                              : redisConnectWithTimeout(target.host.c_str(), target.port, timeout);
   if (context == nullptr) return Status::ConnectionFailed("cannot allocate a hiredis context");
   if (context->err != 0) {
     Status failed =
@@ -42,8 +41,8 @@ Status Connection::Open(const Target& target, const ConnectionOptions& options,
   if (target.transport == Transport::kTcp) {
     const int flag = options.tcp_nodelay ? 1 : 0;
     if (setsockopt(context->fd, IPPROTO_TCP, TCP_NODELAY, &flag, sizeof(flag)) != 0) {
-      Status failed = Status::ConnectionFailed(std::string("setsockopt(TCP_NODELAY): ") +
-                                               std::strerror(errno));
+      Status failed =
+          Status::ConnectionFailed(std::string("setsockopt(TCP_NODELAY): ") + std::strerror(errno));
       redisFree(context);
       return failed;
     }
@@ -76,7 +75,8 @@ Status Connection::Authenticate(const std::string& user, const std::string& pass
     // The server's text never echoes the password (Redis: -WRONGPASS ..., or
     // -ERR AUTH <password> called without any password configured ...).
     return Status::ConnectionFailed("AUTH refused: " + std::string(reply->str, reply->len) +
-                                    " (check --password" + (user.empty() ? "" : " and --user") + ")");
+                                    " (check --password" + (user.empty() ? "" : " and --user") +
+                                    ")");
   }
   if (reply->type != REDIS_REPLY_STATUS) {
     return Status::ConnectionFailed("AUTH answered something other than +OK");

@@ -32,7 +32,7 @@ constexpr double kDefaultReplyTimeoutS = 10.0;
 constexpr size_t kReadChunkBytes = 64 * 1024;
 
 struct ConnectionOptions {
-  bool tcp_nodelay = true;  // TCP only: disable Nagle's algorithm
+  bool tcp_nodelay = true;                             // TCP only: disable Nagle's algorithm
   double connect_timeout_s = kDefaultConnectTimeoutS;  // connect() gives up after this long
   double reply_timeout_s = kDefaultReplyTimeoutS;      // a read waiting this long for a reply fails
   // Non-empty: every connection sends AUTH [user] password right after it

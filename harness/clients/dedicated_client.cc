@@ -66,8 +66,11 @@ class DedicatedThread {
  public:
   DedicatedThread(const StrategyOptions& options, SlotMap* map,
                   std::vector<std::unique_ptr<Connection>>& connections, ThreadLoad& load)
-      : load_(load), map_(map), pipeline_(static_cast<size_t>(options.pipeline)),
-        open_loop_(load.rate_per_thread > 0), burst_(options.refill == RefillMode::kBurst),
+      : load_(load),
+        map_(map),
+        pipeline_(static_cast<size_t>(options.pipeline)),
+        open_loop_(load.rate_per_thread > 0),
+        burst_(options.refill == RefillMode::kBurst),
         reply_timeout_ns_(static_cast<uint64_t>(options.connection.reply_timeout_s * 1e9)),
         nodes_(map ? map->nodes().size() : 1) {
     for (auto& connection : connections) {
@@ -95,8 +98,9 @@ class DedicatedThread {
       if (!waited.ok()) return waited;
       if (ready <= 0) {
         if (in_flight && NowNs() - last_progress_ns_ > reply_timeout_ns_) {
-          return Status::IoError("no reply within " +
-                                 std::to_string(static_cast<int>(reply_timeout_ns_ / 1'000'000'000)) + " s");
+          return Status::IoError(
+              "no reply within " +
+              std::to_string(static_cast<int>(reply_timeout_ns_ / 1'000'000'000)) + " s");
         }
         continue;
       }

@@ -17,11 +17,14 @@ namespace {
 constexpr int kTickMs = 100;  // an idle loop re-checks reply timeouts this often
 constexpr int kMaxEvents = 64;
 
-Status Errno(const char* what) { return Status::IoError(std::string(what) + ": " + std::strerror(errno)); }
+Status Errno(const char* what) {
+  return Status::IoError(std::string(what) + ": " + std::strerror(errno));
+}
 
 }  // namespace
 
-EventLoop::EventLoop(FlushMode flush, std::vector<int> cpus) : flush_(flush), cpus_(std::move(cpus)) {}
+EventLoop::EventLoop(FlushMode flush, std::vector<int> cpus)
+    : flush_(flush), cpus_(std::move(cpus)) {}
 
 EventLoop::~EventLoop() {
   Stop();
@@ -37,7 +40,8 @@ Status EventLoop::Open() {
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.ptr = nullptr;  // nullptr marks the wake-up descriptor
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) return Errno("epoll_ctl(eventfd)");
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0)
+    return Errno("epoll_ctl(eventfd)");
   return Status::Ok();
 }
 
@@ -110,8 +114,8 @@ void EventLoop::FailChannel(EventLoopChannel* channel, const Status& status) {
 }
 
 void EventLoop::WatchWrites(EventLoopChannel* channel) {
-  const size_t index = static_cast<size_t>(
-      std::find(channels_.begin(), channels_.end(), channel) - channels_.begin());
+  const size_t index = static_cast<size_t>(std::find(channels_.begin(), channels_.end(), channel) -
+                                           channels_.begin());
   const bool wanted = channel->wants_write() && !channel->failed();
   if (channel->failed() || watching_writes_[index] == wanted) return;
   epoll_event event{};
@@ -195,16 +199,19 @@ void EventLoop::Run() {
     if (now >= next_timeout_check) {
       next_timeout_check = now + kTickMs * 1'000'000ull;
       for (EventLoopChannel* channel : channels_) {
-        if (channel->Overdue(now)) FailChannel(channel, Status::IoError("event-loop connection: no reply in time"));
+        if (channel->Overdue(now))
+          FailChannel(channel, Status::IoError("event-loop connection: no reply in time"));
       }
     }
   }
   // Stopping: whatever still waits gets an answer.
-  for (EventLoopChannel* channel : channels_) channel->Fail(Status::Cancelled("event loop stopped"));
+  for (EventLoopChannel* channel : channels_)
+    channel->Fail(Status::Cancelled("event loop stopped"));
 }
 
 EventLoopGroup::EventLoopGroup(int threads, FlushMode flush, const std::vector<int>& cpus) {
-  for (int i = 0; i < std::max(threads, 1); ++i) loops_.push_back(std::make_unique<EventLoop>(flush, cpus));
+  for (int i = 0; i < std::max(threads, 1); ++i)
+    loops_.push_back(std::make_unique<EventLoop>(flush, cpus));
 }
 
 Status EventLoopGroup::Open() {

@@ -87,7 +87,7 @@ class EventLoop {
   Mutex mutex_;
   std::vector<Task> tasks_ GUARDED_BY(mutex_);
   std::string queued_bytes_ GUARDED_BY(mutex_);  // the tasks' request bytes
-  bool idle_ GUARDED_BY(mutex_) = false;  // the loop will block; wake it to hand over
+  bool idle_ GUARDED_BY(mutex_) = false;         // the loop will block; wake it to hand over
   bool stopping_ GUARDED_BY(mutex_) = false;
   Status interrupted_ GUARDED_BY(mutex_);
   std::atomic<uint64_t> wakeups_{0};

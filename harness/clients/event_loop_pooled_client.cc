@@ -17,8 +17,8 @@ Status EventLoopPooledClient::Connect() {
     status = Connection::Open(options_.target, options_.connection, &connection);
     if (!status.ok()) break;
     auto pooled = std::make_unique<PooledChannel>();
-    pooled->channel =
-        std::make_unique<EventLoopChannel>(std::move(connection), options_.connection.reply_timeout_s);
+    pooled->channel = std::make_unique<EventLoopChannel>(std::move(connection),
+                                                         options_.connection.reply_timeout_s);
     pooled->loop = loops_.Next();
     status = pooled->loop->Adopt(pooled->channel.get());
     channels_.push_back(std::move(pooled));

@@ -15,7 +15,8 @@ Status EventLoopSharedClient::Connect() {
   std::unique_ptr<Connection> connection;
   if (status.ok()) status = Connection::Open(options_.target, options_.connection, &connection);
   if (!status.ok()) return status;
-  channel_ = std::make_unique<EventLoopChannel>(std::move(connection), options_.connection.reply_timeout_s);
+  channel_ = std::make_unique<EventLoopChannel>(std::move(connection),
+                                                options_.connection.reply_timeout_s);
   loop_ = loops_.Next();
   status = loop_->Adopt(channel_.get());
   if (!status.ok()) return status;

@@ -7,16 +7,24 @@
 namespace kvlab::harness {
 
 Status ParseIoModel(std::string_view text, IoModel* out) {
-  if (text == "direct") *out = IoModel::kDirect;
-  else if (text == "event-loop") *out = IoModel::kEventLoop;
-  else return Status::InvalidArgument("bad --io '" + std::string(text) + "' (allowed: direct, event-loop)");
+  if (text == "direct")
+    *out = IoModel::kDirect;
+  else if (text == "event-loop")
+    *out = IoModel::kEventLoop;
+  else
+    return Status::InvalidArgument("bad --io '" + std::string(text) +
+                                   "' (allowed: direct, event-loop)");
   return Status::Ok();
 }
 
 Status ParseFlushMode(std::string_view text, FlushMode* out) {
-  if (text == "command") *out = FlushMode::kPerCommand;
-  else if (text == "batch") *out = FlushMode::kBatch;
-  else return Status::InvalidArgument("bad --flush '" + std::string(text) + "' (allowed: command, batch)");
+  if (text == "command")
+    *out = FlushMode::kPerCommand;
+  else if (text == "batch")
+    *out = FlushMode::kBatch;
+  else
+    return Status::InvalidArgument("bad --flush '" + std::string(text) +
+                                   "' (allowed: command, batch)");
   return Status::Ok();
 }
 
@@ -30,7 +38,8 @@ const char* FlushModeName(FlushMode mode) {
 
 Status ValidateIoOptions(const IoOptions& io) {
   if (io.loop_threads < 0 || io.loop_threads > kMaxLoopThreads) {
-    return Status::InvalidArgument("--loop-threads must be in 1.." + std::to_string(kMaxLoopThreads));
+    return Status::InvalidArgument("--loop-threads must be in 1.." +
+                                   std::to_string(kMaxLoopThreads));
   }
   return Status::Ok();
 }

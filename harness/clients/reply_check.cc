@@ -25,7 +25,8 @@ ReplyVerdict CheckReply(const redisReply& reply, ExpectedReply expected) {
     case ExpectedReply::kInteger:
       return reply.type == REDIS_REPLY_INTEGER ? ReplyVerdict::kOk : ReplyVerdict::kWrongType;
     case ExpectedReply::kHash:
-      if (reply.type != REDIS_REPLY_ARRAY || reply.elements % 2 != 0) return ReplyVerdict::kWrongType;
+      if (reply.type != REDIS_REPLY_ARRAY || reply.elements % 2 != 0)
+        return ReplyVerdict::kWrongType;
       return reply.elements == 0 ? ReplyVerdict::kMiss : ReplyVerdict::kOk;
     case ExpectedReply::kBulkOrNil:
       if (reply.type == REDIS_REPLY_STRING) return ReplyVerdict::kOk;

@@ -21,7 +21,8 @@ Status RoutedClient::Connect() {
     per_node.slot_map = nullptr;
     std::unique_ptr<ClientStrategy> inner = MakeClientStrategy(kind_, per_node);
     auto* synchronous = dynamic_cast<SynchronousClient*>(inner.get());
-    if (synchronous == nullptr) return Status::InvalidArgument("--route slots: not a synchronous client");
+    if (synchronous == nullptr)
+      return Status::InvalidArgument("--route slots: not a synchronous client");
     inner.release();
     nodes_.emplace_back(synchronous);
     Status connected = nodes_.back()->Connect();

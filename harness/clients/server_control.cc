@@ -57,8 +57,8 @@ Status ServerControl::Command(std::initializer_list<std::string_view> args, Repl
   Status called = connection_->Call(request, reply);
   if (!called.ok()) return called;
   if ((*reply)->type == REDIS_REPLY_ERROR) {
-    return Status::IoError(std::string(*args.begin()) + " failed: " +
-                           std::string((*reply)->str, (*reply)->len));
+    return Status::IoError(std::string(*args.begin()) +
+                           " failed: " + std::string((*reply)->str, (*reply)->len));
   }
   return Status::Ok();
 }
@@ -208,9 +208,10 @@ Status ServerControl::PrefillContainers(const WorkloadSpec& spec, uint64_t* keys
       Status read = connection_->ReadReply(&reply);
       if (!read.ok()) return read.WithContext("prefill");
       if (reply->type != REDIS_REPLY_INTEGER || reply->integer != elements) {
-        const std::string why = reply->type == REDIS_REPLY_ERROR && reply->str ? reply->str
-                                                                               : "an unexpected reply";
-        return Status::IoError("prefill: filling " + ValueShapeName(spec.shape) + " failed: " + why);
+        const std::string why =
+            reply->type == REDIS_REPLY_ERROR && reply->str ? reply->str : "an unexpected reply";
+        return Status::IoError("prefill: filling " + ValueShapeName(spec.shape) +
+                               " failed: " + why);
       }
     }
     *keys_written = last;
@@ -240,9 +241,8 @@ Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) 
     for (std::string& batch : batches) batch.clear();
     sent.assign(targets.size(), 0);
     for (uint64_t index = first; index < last; ++index) {
-      const std::string_view value = spec.command == CommandKind::kIncrby
-                                         ? std::string_view("0")
-                                         : generator.NextValue();
+      const std::string_view value =
+          spec.command == CommandKind::kIncrby ? std::string_view("0") : generator.NextValue();
       const std::string key(generator.KeyName(index));
       request.clear();
       AppendCommand(&request, {"SET", key, value});

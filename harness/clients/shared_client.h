@@ -53,8 +53,8 @@ class SharedClient final : public SynchronousClient {
   std::thread reader_;
 
   mutable Mutex mutex_;
-  std::string outgoing_ GUARDED_BY(mutex_);  // queued, not yet sent
-  bool writing_ GUARDED_BY(mutex_) = false;  // some caller is sending
+  std::string outgoing_ GUARDED_BY(mutex_);              // queued, not yet sent
+  bool writing_ GUARDED_BY(mutex_) = false;              // some caller is sending
   std::deque<ReplyWaiter*> pending_ GUARDED_BY(mutex_);  // written or queued, not answered
   Status failure_ GUARDED_BY(mutex_);
   bool closing_ GUARDED_BY(mutex_) = false;

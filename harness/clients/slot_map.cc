@@ -14,7 +14,8 @@ std::optional<std::string_view> TakeBulk(std::string_view request, size_t* at) {
   const size_t line_end = request.find("\r\n", *at);
   if (line_end == std::string_view::npos) return std::nullopt;
   size_t length = 0;
-  const auto [end, error] = std::from_chars(request.data() + *at + 1, request.data() + line_end, length);
+  const auto [end, error] =
+      std::from_chars(request.data() + *at + 1, request.data() + line_end, length);
   if (error != std::errc() || end != request.data() + line_end) return std::nullopt;
   const size_t start = line_end + 2;
   if (start + length + 2 > request.size()) return std::nullopt;
@@ -56,7 +57,8 @@ Status SlotMap::FromReply(const redisReply& slots, const Target& entry,
                           std::unique_ptr<SlotMap>* out) {
   const redisReply* reply = &slots;
   if (reply->type != REDIS_REPLY_ARRAY) {
-    const std::string said = reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len) : "no array";
+    const std::string said =
+        reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len) : "no array";
     return Status::IoError("--route slots: CLUSTER SLOTS answered " + said);
   }
   std::unique_ptr<SlotMap> map(new SlotMap());

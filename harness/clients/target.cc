@@ -30,7 +30,8 @@ Status ParseTarget(std::string_view url, Target* out) {
   Target target;
   if (url.starts_with(kUnix)) {
     std::string_view path = url.substr(kUnix.size());
-    if (path.empty() || path.front() != '/') return Invalid(url, "the socket path must be absolute");
+    if (path.empty() || path.front() != '/')
+      return Invalid(url, "the socket path must be absolute");
     target.transport = Transport::kUnix;
     target.path = std::string(path);
     *out = target;
@@ -55,7 +56,8 @@ Status ParseTarget(std::string_view url, Target* out) {
   }
   if (host.empty()) return Invalid(url, "missing HOST");
   int port = 0;
-  const auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  const auto [end, error] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (error != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
       port > 65535) {
     return Invalid(url, "PORT must be a number from 1 to 65535");

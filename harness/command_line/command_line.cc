@@ -98,8 +98,8 @@ po::options_description Describe() {
 }
 
 template <typename Number>
-Status ParseNumberOption(const po::variables_map& values, const char* name, Number low,
-                         Number high, Number* out) {
+Status ParseNumberOption(const po::variables_map& values, const char* name, Number low, Number high,
+                         Number* out) {
   if (!values.count(name)) return Status::Ok();
   const std::string& text = values[name].as<std::string>();
   Number parsed{};
@@ -128,7 +128,8 @@ Status ParseIntegerList(const std::string& text, const char* option, Integer low
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || error != std::errc() || end != item.data() + item.size() || value < low ||
         value > high) {
-      return Status::InvalidArgument(std::string("bad --") + option + " '" + text + "' (allowed: " + what + ")");
+      return Status::InvalidArgument(std::string("bad --") + option + " '" + text +
+                                     "' (allowed: " + what + ")");
     }
     values.push_back(value);
     if (comma == std::string_view::npos) break;
@@ -149,8 +150,8 @@ std::vector<std::string> Words(const std::string& text) {
 // The option an argument names ("--name" or "--name=value"), or "" for a value.
 std::string OptionName(const std::string& argument) {
   if (argument.rfind("--", 0) != 0) return "";
-  return argument.substr(2, argument.find('=') == std::string::npos ? std::string::npos
-                                                                        : argument.find('=') - 2);
+  return argument.substr(
+      2, argument.find('=') == std::string::npos ? std::string::npos : argument.find('=') - 2);
 }
 
 // Side B's argv: side A's, without --alternate-with and without every option
@@ -173,8 +174,10 @@ Status SideBArguments(const std::vector<std::string>& args, const std::string& o
   out->assign(args.begin(), args.begin() + (args.empty() ? 0 : 1));
   for (size_t i = args.empty() ? 0 : 1; i < args.size(); ++i) {
     const std::string name = OptionName(args[i]);
-    const bool drop = !name.empty() && std::find(replaced.begin(), replaced.end(), name) != replaced.end();
-    const po::option_description* known = name.empty() ? nullptr : options.find_nothrow(name, false);
+    const bool drop =
+        !name.empty() && std::find(replaced.begin(), replaced.end(), name) != replaced.end();
+    const po::option_description* known =
+        name.empty() ? nullptr : options.find_nothrow(name, false);
     const bool takes_value = known != nullptr && known->semantic()->max_tokens() > 0 &&
                              args[i].find('=') == std::string::npos;
     if (!drop) out->push_back(args[i]);
@@ -201,7 +204,8 @@ std::vector<std::string> RedactedArguments(const std::vector<std::string>& args)
     std::vector<std::string> words = Words(arg);
     if (words.size() > 1 && arg.find("--password") != std::string::npos) {  // --alternate-with's
       std::string joined;
-      for (const std::string& word : RedactedArguments(words)) joined += (joined.empty() ? "" : " ") + word;
+      for (const std::string& word : RedactedArguments(words))
+        joined += (joined.empty() ? "" : " ") + word;
       redacted.push_back(joined);
       continue;
     }
@@ -233,8 +237,9 @@ Status ParseAlternation(const std::vector<std::string>& args, const po::variable
     return Status::InvalidArgument("--alternate-with needs --loadgen kvlab-load");
   }
   if (values.count("repeat") || values.count("csv")) {
-    return Status::InvalidArgument("--alternate-with measures one alternation into --json; "
-                                   "--repeat and --csv do not apply");
+    return Status::InvalidArgument(
+        "--alternate-with measures one alternation into --json; "
+        "--repeat and --csv do not apply");
   }
   std::vector<std::string> side_b;
   Status status = SideBArguments(args, values["alternate-with"].as<std::string>(), &side_b);
@@ -289,10 +294,15 @@ Status ParseConnectionOptions(const po::variables_map& values, CommandLineOption
   LoadConfig& config = options.config;
   Status status;
   status = ParseTarget(TextOf(values, "target"), &config.target);
-  if (status.ok() && values.count("client")) status = ParseClientKind(TextOf(values, "client"), &config.client);
-  if (status.ok() && values.count("threads")) status = ParseIntegerList(TextOf(values, "threads"), "threads", 1, kMaxThreads, kThreadsAllowed.c_str(), &config.threads);
-  if (status.ok()) status = ParseNumberOption(values, "connections", 1, kMaxConnections, &config.connections);
-  if (status.ok()) status = ParseNumberOption(values, "pipeline", 1, kMaxPipeline, &config.pipeline);
+  if (status.ok() && values.count("client"))
+    status = ParseClientKind(TextOf(values, "client"), &config.client);
+  if (status.ok() && values.count("threads"))
+    status = ParseIntegerList(TextOf(values, "threads"), "threads", 1, kMaxThreads,
+                              kThreadsAllowed.c_str(), &config.threads);
+  if (status.ok())
+    status = ParseNumberOption(values, "connections", 1, kMaxConnections, &config.connections);
+  if (status.ok())
+    status = ParseNumberOption(values, "pipeline", 1, kMaxPipeline, &config.pipeline);
   return status;
 }
 
@@ -305,18 +315,22 @@ Status ParseWorkloadOptions(const po::variables_map& values, CommandLineOptions&
   }
   if (status.ok() && values.count("ycsb")) {
     status = values.count("command")
-                 ? Status::InvalidArgument("--ycsb and --command exclude each other (--ycsb W is --command ycsb:W)")
+                 ? Status::InvalidArgument(
+                       "--ycsb and --command exclude each other (--ycsb W is --command ycsb:W)")
                  : ParseCommand("ycsb:" + TextOf(values, "ycsb"), &config.workload);
   }
   if (config.workload.command == CommandKind::kYcsb) UseYcsbDefaults(&config.workload);
-  if (status.ok() && values.count("ratio")) status = ParseRatio(TextOf(values, "ratio"), &config.workload);
+  if (status.ok() && values.count("ratio"))
+    status = ParseRatio(TextOf(values, "ratio"), &config.workload);
   if (status.ok() && values.count("ratio") && config.workload.command != CommandKind::kMix) {
     status = Status::InvalidArgument("--ratio applies to --command mix only");
   }
   if (status.ok()) {
-    status = ParseNumberOption<uint64_t>(values, "keys", 1, uint64_t{1} << 40, &config.workload.keys);
+    status =
+        ParseNumberOption<uint64_t>(values, "keys", 1, uint64_t{1} << 40, &config.workload.keys);
   }
-  if (status.ok() && values.count("key-prefix")) config.workload.key_prefix = TextOf(values, "key-prefix");
+  if (status.ok() && values.count("key-prefix"))
+    config.workload.key_prefix = TextOf(values, "key-prefix");
   if (status.ok() && values.count("key-dist")) {
     status = ParseKeyDistribution(TextOf(values, "key-dist"), &config.workload);
   }
@@ -327,7 +341,8 @@ Status ParseWorkloadOptions(const po::variables_map& values, CommandLineOptions&
     status = ParseNumberOption<int64_t>(values, "increment", -(int64_t{1} << 40), int64_t{1} << 40,
                                         &config.workload.increment);
   }
-  if (status.ok()) status = ParseNumberOption<uint64_t>(values, "seed", 0, UINT64_MAX, &config.workload.seed);
+  if (status.ok())
+    status = ParseNumberOption<uint64_t>(values, "seed", 0, UINT64_MAX, &config.workload.seed);
   if (status.ok() && values.count("value-shape")) {
     status = ParseValueShape(TextOf(values, "value-shape"), &config.workload);
   }
@@ -340,11 +355,14 @@ Status ParseWorkloadOptions(const po::variables_map& values, CommandLineOptions&
 Status ParseTimingOptions(const po::variables_map& values, CommandLineOptions& options) {
   LoadConfig& config = options.config;
   Status status;
-  if (status.ok()) status = ParseNumberOption(values, "duration", 0.001, 86400.0, &config.duration_s);
+  if (status.ok())
+    status = ParseNumberOption(values, "duration", 0.001, 86400.0, &config.duration_s);
   if (status.ok()) status = ParseNumberOption(values, "warmup", 0.0, 86400.0, &config.warmup_s);
-  if (status.ok()) status = ParseNumberOption(values, "repeat", 1, kMaxRepetitions, &config.repetitions);
+  if (status.ok())
+    status = ParseNumberOption(values, "repeat", 1, kMaxRepetitions, &config.repetitions);
   if (status.ok()) status = ParseNumberOption(values, "rate", 0.0, 1e9, &config.rate);
-  if (status.ok() && values.count("arrival")) status = ParseArrivalKind(TextOf(values, "arrival"), &config.arrival);
+  if (status.ok() && values.count("arrival"))
+    status = ParseArrivalKind(TextOf(values, "arrival"), &config.arrival);
   if (status.ok() && values.count("arrival") && config.rate <= 0) {
     status = Status::InvalidArgument("--arrival applies to open loop only (set --rate)");
   }
@@ -355,10 +373,14 @@ Status ParseTimingOptions(const po::variables_map& values, CommandLineOptions& o
 Status ParseIoOptions(const po::variables_map& values, CommandLineOptions& options) {
   LoadConfig& config = options.config;
   Status status;
-  if (status.ok() && values.count("refill")) status = ParseRefillMode(TextOf(values, "refill"), &config.refill);
-  if (status.ok() && values.count("io")) status = ParseIoModel(TextOf(values, "io"), &config.io.model);
-  if (status.ok()) status = ParseNumberOption(values, "loop-threads", 1, kMaxLoopThreads, &config.io.loop_threads);
-  if (status.ok() && values.count("io-flush")) status = ParseFlushMode(TextOf(values, "io-flush"), &config.io.flush);
+  if (status.ok() && values.count("refill"))
+    status = ParseRefillMode(TextOf(values, "refill"), &config.refill);
+  if (status.ok() && values.count("io"))
+    status = ParseIoModel(TextOf(values, "io"), &config.io.model);
+  if (status.ok())
+    status = ParseNumberOption(values, "loop-threads", 1, kMaxLoopThreads, &config.io.loop_threads);
+  if (status.ok() && values.count("io-flush"))
+    status = ParseFlushMode(TextOf(values, "io-flush"), &config.io.flush);
   if (status.ok() && (values.count("loop-threads") || values.count("io-flush")) &&
       config.io.model != IoModel::kEventLoop) {
     status = Status::InvalidArgument("--loop-threads and --io-flush apply to --io event-loop only");
@@ -377,14 +399,20 @@ Status ParseRoutingOptions(const po::variables_map& values, CommandLineOptions& 
   Status status;
   if (status.ok() && values.count("nodelay")) {
     const std::string nodelay = TextOf(values, "nodelay");
-    if (nodelay == "on") config.tcp_nodelay = true;
-    else if (nodelay == "off") config.tcp_nodelay = false;
-    else status = Status::InvalidArgument("bad --nodelay '" + nodelay + "' (allowed: on, off)");
+    if (nodelay == "on")
+      config.tcp_nodelay = true;
+    else if (nodelay == "off")
+      config.tcp_nodelay = false;
+    else
+      status = Status::InvalidArgument("bad --nodelay '" + nodelay + "' (allowed: on, off)");
   }
   if (status.ok() && values.count("route")) {
     const std::string route = TextOf(values, "route");
-    if (route == kRoutes[1]) config.route_slots = true;
-    else if (route != kRoutes[0]) status = Status::InvalidArgument("bad --route '" + route + "' (allowed: " + Joined(kRoutes) + ")");
+    if (route == kRoutes[1])
+      config.route_slots = true;
+    else if (route != kRoutes[0])
+      status =
+          Status::InvalidArgument("bad --route '" + route + "' (allowed: " + Joined(kRoutes) + ")");
   }
   if (status.ok() && config.route_slots && NeedsOwnConnection(config.workload.command)) {
     status = Status::InvalidArgument("--route slots cannot send --command " +
@@ -395,7 +423,8 @@ Status ParseRoutingOptions(const po::variables_map& values, CommandLineOptions& 
     // Its records and their one index key are loaded through one control connection.
     status = Status::InvalidArgument("--route slots does not apply to YCSB's workloads");
   }
-  if (status.ok() && config.route_slots && config.workload.shape.kind != ValueShape::Kind::kString) {
+  if (status.ok() && config.route_slots &&
+      config.workload.shape.kind != ValueShape::Kind::kString) {
     // Containers are filled through one control connection.
     status = Status::InvalidArgument("--route slots does not apply to --value-shape " +
                                      ValueShapeName(config.workload.shape));
@@ -410,11 +439,13 @@ Status ParseRoutingOptions(const po::variables_map& values, CommandLineOptions& 
 Status ParseWatchAndOutputOptions(const po::variables_map& values, CommandLineOptions& options) {
   LoadConfig& config = options.config;
   Status status;
-  if (status.ok() && values.count("cpus")) status = ParseCpuList(TextOf(values, "cpus"), &config.cpus);
+  if (status.ok() && values.count("cpus"))
+    status = ParseCpuList(TextOf(values, "cpus"), &config.cpus);
   if (status.ok()) {
     status = ParseNumberOption(values, "connect-timeout", 0.001, 3600.0, &config.connect_timeout_s);
   }
-  if (status.ok()) status = ParseNumberOption(values, "timeout", 0.001, 3600.0, &config.reply_timeout_s);
+  if (status.ok())
+    status = ParseNumberOption(values, "timeout", 0.001, 3600.0, &config.reply_timeout_s);
   if (status.ok() && values.count("password")) config.password = TextOf(values, "password");
   if (status.ok() && values.count("user")) config.user = TextOf(values, "user");
   if (status.ok() && values.count("password") && config.password.empty()) {
@@ -431,12 +462,18 @@ Status ParseWatchAndOutputOptions(const po::variables_map& values, CommandLineOp
   }
   // "none": no processes (side B of an alternation whose side A names some).
   if (status.ok() && values.count("server-pids") && TextOf(values, "server-pids") != "none") {
-    status = ParseIntegerList<pid_t>(TextOf(values, "server-pids"), "server-pids", 1, std::numeric_limits<pid_t>::max(), "process ids like 12,34", &config.server_pids);
+    status = ParseIntegerList<pid_t>(TextOf(values, "server-pids"), "server-pids", 1,
+                                     std::numeric_limits<pid_t>::max(), "process ids like 12,34",
+                                     &config.server_pids);
   }
   if (status.ok()) config.watch.trees = !config.server_pids.empty();
-  if (status.ok() && values.count("own-pids")) status = ParseIntegerList<pid_t>(TextOf(values, "own-pids"), "own-pids", 1, std::numeric_limits<pid_t>::max(), "process ids like 12,34", &config.watch.own_pids);
+  if (status.ok() && values.count("own-pids"))
+    status = ParseIntegerList<pid_t>(TextOf(values, "own-pids"), "own-pids", 1,
+                                     std::numeric_limits<pid_t>::max(), "process ids like 12,34",
+                                     &config.watch.own_pids);
   if (status.ok()) {
-    status = ParseNumberOption(values, "disturbed-above", 0.0, 4096.0, &config.watch.disturbed_above_cores);
+    status = ParseNumberOption(values, "disturbed-above", 0.0, 4096.0,
+                               &config.watch.disturbed_above_cores);
   }
   if (values.count("label")) {
     for (const std::string& text : values["label"].as<std::vector<std::string>>()) {
@@ -457,11 +494,17 @@ Status ParseLoadGeneratorOptions(const po::variables_map& values, CommandLineOpt
   Status status;
   if (status.ok() && values.count("loadgen")) {
     const std::string loadgen = TextOf(values, "loadgen");
-    if (loadgen == kLoadGenerators[1]) options.loadgen = LoadGenerator::kRedisBenchmark;
-    else if (loadgen != kLoadGenerators[0]) status = Status::InvalidArgument("bad --loadgen '" + loadgen + "' (allowed: " + Joined(kLoadGenerators) + ")");
+    if (loadgen == kLoadGenerators[1])
+      options.loadgen = LoadGenerator::kRedisBenchmark;
+    else if (loadgen != kLoadGenerators[0])
+      status = Status::InvalidArgument("bad --loadgen '" + loadgen +
+                                       "' (allowed: " + Joined(kLoadGenerators) + ")");
   }
-  if (status.ok()) status = ParseNumberOption<uint64_t>(values, "requests", 1, uint64_t{1} << 40, &options.requests);
-  if (status.ok() && values.count("requests") && options.loadgen != LoadGenerator::kRedisBenchmark) {
+  if (status.ok())
+    status =
+        ParseNumberOption<uint64_t>(values, "requests", 1, uint64_t{1} << 40, &options.requests);
+  if (status.ok() && values.count("requests") &&
+      options.loadgen != LoadGenerator::kRedisBenchmark) {
     status = Status::InvalidArgument("--requests applies to --loadgen redis-benchmark only");
   }
   return status;
@@ -485,8 +528,9 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     return Status::InvalidArgument("--target is required (tcp://HOST:PORT or unix:///PATH)");
   }
   Status status;
-  for (auto step : {ParseConnectionOptions, ParseWorkloadOptions, ParseTimingOptions, ParseIoOptions,
-                    ParseRoutingOptions, ParseWatchAndOutputOptions, ParseLoadGeneratorOptions}) {
+  for (auto step :
+       {ParseConnectionOptions, ParseWorkloadOptions, ParseTimingOptions, ParseIoOptions,
+        ParseRoutingOptions, ParseWatchAndOutputOptions, ParseLoadGeneratorOptions}) {
     status = step(values, options);
     if (!status.ok()) return status;
   }
@@ -496,8 +540,9 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
     status = Status::InvalidArgument("--slice and --ramp apply to --alternate-with only");
   }
   if (status.ok() && !options.alternate) {
-    status = options.loadgen == LoadGenerator::kRedisBenchmark ? ValidateRedisBenchmarkConfig(options.config)
-                                                                : ValidateConfig(options.config);
+    status = options.loadgen == LoadGenerator::kRedisBenchmark
+                 ? ValidateRedisBenchmarkConfig(options.config)
+                 : ValidateConfig(options.config);
   }
   if (!status.ok()) return status;
   *out = std::move(options);
@@ -541,9 +586,9 @@ void CommandsJson(JsonWriter& json) {
     multi_key.push_back(CommandName(kind));
     if (NeedsOwnConnection(kind)) own_connection.push_back(CommandName(kind));
   }
-  for (YcsbWorkload workload : {YcsbWorkload::kLoad, YcsbWorkload::kA, YcsbWorkload::kB,
-                                YcsbWorkload::kC, YcsbWorkload::kD, YcsbWorkload::kE,
-                                YcsbWorkload::kF}) {
+  for (YcsbWorkload workload :
+       {YcsbWorkload::kLoad, YcsbWorkload::kA, YcsbWorkload::kB, YcsbWorkload::kC, YcsbWorkload::kD,
+        YcsbWorkload::kE, YcsbWorkload::kF}) {
     ycsb.push_back(YcsbWorkloadName(workload));
   }
   json.Key("commands").BeginObject();
@@ -580,11 +625,19 @@ std::string KindsJson() {
   json.Key("default_client").String(ClientKindName(LoadConfig{}.client));
   json.Key("choices").BeginObject();
   StringArray(json, "loadgen", kLoadGenerators);
-  StringArray(json, "io", std::vector<std::string_view>{IoModelName(IoModel::kDirect), IoModelName(IoModel::kEventLoop)});
-  StringArray(json, "io_flush", std::vector<std::string_view>{FlushModeName(FlushMode::kPerCommand), FlushModeName(FlushMode::kBatch)});
-  StringArray(json, "refill", std::vector<std::string_view>{RefillModeName(RefillMode::kSteady), RefillModeName(RefillMode::kBurst)});
+  StringArray(json, "io",
+              std::vector<std::string_view>{IoModelName(IoModel::kDirect),
+                                            IoModelName(IoModel::kEventLoop)});
+  StringArray(json, "io_flush",
+              std::vector<std::string_view>{FlushModeName(FlushMode::kPerCommand),
+                                            FlushModeName(FlushMode::kBatch)});
+  StringArray(json, "refill",
+              std::vector<std::string_view>{RefillModeName(RefillMode::kSteady),
+                                            RefillModeName(RefillMode::kBurst)});
   StringArray(json, "route", kRoutes);
-  StringArray(json, "arrival", std::vector<std::string_view>{ArrivalKindName(ArrivalKind::kUniform), ArrivalKindName(ArrivalKind::kPoisson)});
+  StringArray(json, "arrival",
+              std::vector<std::string_view>{ArrivalKindName(ArrivalKind::kUniform),
+                                            ArrivalKindName(ArrivalKind::kPoisson)});
   json.EndObject();
   CommandsJson(json);
   LimitsJson(json);

@@ -28,12 +28,13 @@ enum class LoadGenerator { kKvlabLoad, kRedisBenchmark };
 
 struct CommandLineOptions {
   LoadGenerator loadgen = LoadGenerator::kKvlabLoad;
-  uint64_t requests = 0;  // redis-benchmark: fixed requests per repetition; 0: calibrate to --duration
+  uint64_t requests =
+      0;  // redis-benchmark: fixed requests per repetition; 0: calibrate to --duration
   LoadConfig config;
-  std::string csv_path;   // empty: no CSV
+  std::string csv_path;       // empty: no CSV
   std::vector<Label> labels;  // --label: the CSV rows' leading columns
-  std::string json_path;  // empty: no JSON
-  bool quiet = false;     // no live line per second
+  std::string json_path;      // empty: no JSON
+  bool quiet = false;         // no live line per second
   // CLOCK_REALTIME ns at which the measured run (warm-up included) begins:
   // kvlab-load connects first, then waits until then. 0: begin at once.
   uint64_t start_at_ns = 0;

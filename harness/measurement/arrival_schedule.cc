@@ -6,10 +6,13 @@
 namespace kvlab::harness {
 
 Status ParseArrivalKind(std::string_view text, ArrivalKind* out) {
-  if (text == "uniform") *out = ArrivalKind::kUniform;
-  else if (text == "poisson") *out = ArrivalKind::kPoisson;
-  else return Status::InvalidArgument("bad --arrival '" + std::string(text) +
-                                      "' (allowed: uniform, poisson)");
+  if (text == "uniform")
+    *out = ArrivalKind::kUniform;
+  else if (text == "poisson")
+    *out = ArrivalKind::kPoisson;
+  else
+    return Status::InvalidArgument("bad --arrival '" + std::string(text) +
+                                   "' (allowed: uniform, poisson)");
   return Status::Ok();
 }
 

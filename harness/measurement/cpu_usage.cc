@@ -54,8 +54,8 @@ double TighterLimit(double a, double b) {
 
 Status ParseCpuList(std::string_view text, std::vector<int>* out) {
   std::vector<int> cpus;
-  const Status invalid = Status::InvalidArgument(
-      "bad --cpus '" + std::string(text) + "' (allowed: a list like 0,2-3 of CPU numbers)");
+  const Status invalid = Status::InvalidArgument("bad --cpus '" + std::string(text) +
+                                                 "' (allowed: a list like 0,2-3 of CPU numbers)");
   while (!text.empty()) {
     const size_t comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
@@ -190,7 +190,8 @@ ThreadCpuTimes CurrentThreadCpuTimes() {
     if (error != std::errc() || *end != '\0' || tid <= 0) continue;
     timespec used{};
     if (::clock_gettime(ThreadCpuClock(tid), &used) != 0) continue;  // the thread has exited
-    times[tid] = static_cast<uint64_t>(used.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(used.tv_nsec);
+    times[tid] =
+        static_cast<uint64_t>(used.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(used.tv_nsec);
   }
   ::closedir(tasks);
   return times;

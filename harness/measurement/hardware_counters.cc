@@ -40,11 +40,13 @@ bool ReadCounter(int fd, uint64_t* value) {
 
 Status HardwareCounters::Open(pid_t pid, std::unique_ptr<HardwareCounters>* out) {
   const std::vector<pid_t> threads = ThreadsOf(pid);
-  if (threads.empty()) return Status::IoError("no threads readable for process " + std::to_string(pid));
+  if (threads.empty())
+    return Status::IoError("no threads readable for process " + std::to_string(pid));
   std::unique_ptr<HardwareCounters> counters(new HardwareCounters());
   for (pid_t tid : threads) {
     const int instructions = OpenCounter(tid, PERF_COUNT_HW_INSTRUCTIONS);
-    if (instructions < 0) return Status::IoError(std::string("perf_event_open: ") + std::strerror(errno));
+    if (instructions < 0)
+      return Status::IoError(std::string("perf_event_open: ") + std::strerror(errno));
     counters->instruction_fds_.push_back(instructions);
     const int cycles = OpenCounter(tid, PERF_COUNT_HW_CPU_CYCLES);
     if (cycles < 0) return Status::IoError(std::string("perf_event_open: ") + std::strerror(errno));

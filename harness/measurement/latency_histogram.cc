@@ -11,7 +11,7 @@ namespace {
 // buckets.
 constexpr int kExactBits = 8;
 constexpr uint64_t kExactLimit = uint64_t{1} << kExactBits;  // 256
-constexpr uint64_t kSubBuckets = kExactLimit / 2;             // 128 per octave
+constexpr uint64_t kSubBuckets = kExactLimit / 2;            // 128 per octave
 // Largest tracked value: 2^40 ns (~18 minutes).
 constexpr int kTopBits = 40;
 constexpr int kMaxShift = kTopBits - kExactBits;

@@ -16,7 +16,8 @@ MachineInfo CollectMachineInfo() {
   for (std::string line; std::getline(cpuinfo, line);) {
     if (line.rfind("model name", 0) == 0) {
       const size_t colon = line.find(':');
-      if (colon != std::string::npos) info.cpu_model = line.substr(line.find_first_not_of(' ', colon + 1));
+      if (colon != std::string::npos)
+        info.cpu_model = line.substr(line.find_first_not_of(' ', colon + 1));
       break;
     }
   }

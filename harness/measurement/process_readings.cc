@@ -71,19 +71,23 @@ CpuTicks ParseProcStat(std::string_view text, const std::vector<int>& cpus) {
   return ticks;
 }
 
-CpuTicks ReadCpuTicks(const std::vector<int>& cpus) { return ParseProcStat(ReadTextFile("/proc/stat"), cpus); }
+CpuTicks ReadCpuTicks(const std::vector<int>& cpus) {
+  return ParseProcStat(ReadTextFile("/proc/stat"), cpus);
+}
 
 int64_t ParseProcessStatTicks(std::string_view text) {
   const std::vector<std::string_view> fields = StatFieldsAfterName(text);
   uint64_t user = 0, system = 0;
-  if (fields.size() < 13 || !ParseUnsigned(fields[11], &user) || !ParseUnsigned(fields[12], &system)) {
+  if (fields.size() < 13 || !ParseUnsigned(fields[11], &user) ||
+      !ParseUnsigned(fields[12], &system)) {
     return -1;
   }
   return static_cast<int64_t>(user + system);
 }
 
 double ProcessCpuSecondsOf(pid_t pid) {
-  const int64_t ticks = ParseProcessStatTicks(ReadTextFile("/proc/" + std::to_string(pid) + "/stat"));
+  const int64_t ticks =
+      ParseProcessStatTicks(ReadTextFile("/proc/" + std::to_string(pid) + "/stat"));
   return ticks < 0 ? -1 : static_cast<double>(ticks) / ProcTicksPerSecond();
 }
 
@@ -159,7 +163,8 @@ int64_t ParseTaskContextSwitches(std::string_view text) {
   bool found = false;
   std::istringstream lines{std::string(text)};
   for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with("voluntary_ctxt_switches:") && !line.starts_with("nonvoluntary_ctxt_switches:")) {
+    if (!line.starts_with("voluntary_ctxt_switches:") &&
+        !line.starts_with("nonvoluntary_ctxt_switches:")) {
       continue;
     }
     std::istringstream value(line.substr(line.find(':') + 1));
@@ -178,7 +183,8 @@ std::vector<pid_t> ThreadsOf(pid_t pid) {
   for (const auto& entry :
        std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
     uint64_t tid = 0;
-    if (ParseUnsigned(entry.path().filename().string(), &tid)) threads.push_back(static_cast<pid_t>(tid));
+    if (ParseUnsigned(entry.path().filename().string(), &tid))
+      threads.push_back(static_cast<pid_t>(tid));
   }
   return threads;
 }

@@ -23,7 +23,8 @@ bool FieldValue(std::string_view fields, std::string_view key, double* value) {
     const size_t comma = fields.find(',', at);
     const std::string_view field =
         fields.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
-    if (field.size() > key.size() && field.substr(0, key.size()) == key && field[key.size()] == '=') {
+    if (field.size() > key.size() && field.substr(0, key.size()) == key &&
+        field[key.size()] == '=') {
       *value = std::strtod(std::string(field.substr(key.size() + 1)).c_str(), nullptr);
       return true;
     }

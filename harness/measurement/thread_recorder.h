@@ -19,11 +19,12 @@ namespace kvlab::harness {
 
 // What one thread did during one window.
 struct ThreadCounters {
-  LatencyHistogram latency;  // of the ops below only: error replies are not latencies of the service
-  uint64_t ops = 0;          // replies of the expected kind (including GET misses)
-  uint64_t misses = 0;       // GETs answered nil
-  uint64_t errors = 0;       // error replies plus replies of the wrong type
-  uint64_t wrong_type = 0;   // of which: the wrong type
+  LatencyHistogram
+      latency;              // of the ops below only: error replies are not latencies of the service
+  uint64_t ops = 0;         // replies of the expected kind (including GET misses)
+  uint64_t misses = 0;      // GETs answered nil
+  uint64_t errors = 0;      // error replies plus replies of the wrong type
+  uint64_t wrong_type = 0;  // of which: the wrong type
   // The thread's ops since construction, at the moment of the Take that
   // ended this window (the sum over threads bounds the window's slices).
   uint64_t ops_total = 0;
@@ -73,7 +74,7 @@ class ThreadRecorder {
  private:
   Mutex mutex_;
   ThreadCounters current_ GUARDED_BY(mutex_);
-  std::atomic<uint64_t> ops_total_{0};  // written under mutex_, read anywhere
+  std::atomic<uint64_t> ops_total_{0};       // written under mutex_, read anywhere
   std::atomic<uint64_t> answered_total_{0};  // every verdict; written under mutex_
   std::atomic<uint64_t> issued_total_{0};
   std::atomic<uint64_t> next_intended_ns_{0};

@@ -15,7 +15,8 @@ WindowFigures FiguresBetween(const WatchMark& before, const WatchMark& after, bo
   WindowFigures figures;
   const double seconds = std::max(static_cast<double>(after.ns - before.ns) / 1e9, 1e-9);
   if (measured) {
-    const double busy = static_cast<double>(after.ticks.busy - before.ticks.busy) / ticks_per_second;
+    const double busy =
+        static_cast<double>(after.ticks.busy - before.ticks.busy) / ticks_per_second;
     const double own = after.own_seconds - before.own_seconds;
     figures.foreign_cores = std::max(0.0, busy - own) / seconds;
     figures.steal_cores =
@@ -24,10 +25,12 @@ WindowFigures FiguresBetween(const WatchMark& before, const WatchMark& after, bo
                         figures.steal_cores > disturbed_above_cores;
   }
   if (before.server_switches >= 0 && after.server_switches >= 0) {
-    figures.server_context_switches = std::max<int64_t>(0, after.server_switches - before.server_switches);
+    figures.server_context_switches =
+        std::max<int64_t>(0, after.server_switches - before.server_switches);
   }
   if (before.counted && after.counted) {
-    figures.server_instructions = static_cast<int64_t>(after.counters.instructions - before.counters.instructions);
+    figures.server_instructions =
+        static_cast<int64_t>(after.counters.instructions - before.counters.instructions);
     figures.server_cycles = static_cast<int64_t>(after.counters.cycles - before.counters.cycles);
   }
   return figures;
@@ -42,7 +45,8 @@ WatchMark WindowWatch::Mark() const {
   WatchMark mark;
   if (!options_.measured_cpus.empty()) {
     mark.ticks = ReadCpuTicks(options_.measured_cpus);
-    mark.own_seconds = ProcessCpuSeconds() + ChildrenCpuSeconds();  // a redis-benchmark child is ours
+    mark.own_seconds =
+        ProcessCpuSeconds() + ChildrenCpuSeconds();  // a redis-benchmark child is ours
     // Each process once: a caller may name the server among its own pids too
     // (the runner names every server it started; an alternation adds side B's).
     std::set<pid_t> ours(options_.own_pids.begin(), options_.own_pids.end());

@@ -40,11 +40,11 @@ struct WatchOptions {
 
 // The readings at one window edge.
 struct WatchMark {
-  uint64_t ns = 0;              // steady clock
-  CpuTicks ticks;               // of the measured CPUs
-  double own_seconds = 0;       // CPU time of kvlab-load (and its children), the server, the own pids
+  uint64_t ns = 0;         // steady clock
+  CpuTicks ticks;          // of the measured CPUs
+  double own_seconds = 0;  // CPU time of kvlab-load (and its children), the server, the own pids
   int64_t server_switches = -1;  // < 0: not readable
-  bool counted = false;         // counters holds a reading
+  bool counted = false;          // counters holds a reading
   CounterReading counters;
 };
 

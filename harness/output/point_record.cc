@@ -49,15 +49,21 @@ template <size_t I>
 std::string StageCell(const RowSource& s, const char* format) {
   return CellOf(format, s.repetition.stages.us_per_request[I]);
 }
-#define KVLAB_STAGE_COLUMN(I, NAME, MEANING)                                                      \
-  {"stage_" NAME "_us", K::kNumber,                                                               \
-   "INFO stages: " MEANING ", microseconds per sampled request; empty: not recorded", "%.3f", \
-   StageCell<I>}
+#define KVLAB_STAGE_COLUMN(I, NAME, MEANING)                                                       \
+  {                                                                                                \
+    "stage_" NAME "_us", K::kNumber,                                                               \
+        "INFO stages: " MEANING ", microseconds per sampled request; empty: not recorded", "%.3f", \
+        StageCell<I>                                                                               \
+  }
 
-std::string Cores(const char* format, double cores) { return cores < 0 ? "n/a" : CellOf(format, cores); }
+std::string Cores(const char* format, double cores) {
+  return cores < 0 ? "n/a" : CellOf(format, cores);
+}
 
 // The JSON file, when the window has a histogram to be read there.
-std::string HistogramFile(const RowSource& s) { return s.repetition.latency.count() > 0 ? s.histogram : ""; }
+std::string HistogramFile(const RowSource& s) {
+  return s.repetition.latency.count() > 0 ? s.histogram : "";
+}
 
 std::string DisturbanceNote(const RowSource& s) {
   const WindowFigures& w = s.repetition.watched;
@@ -238,9 +244,12 @@ const char* LoopFlushOf(const LoadConfig& config) {
 
 const char* ColumnKindName(ColumnKind kind) {
   switch (kind) {
-    case ColumnKind::kNumber: return "number";
-    case ColumnKind::kText: return "text";
-    case ColumnKind::kFlag: return "flag";
+    case ColumnKind::kNumber:
+      return "number";
+    case ColumnKind::kText:
+      return "text";
+    case ColumnKind::kFlag:
+      return "flag";
   }
   return "text";
 }

@@ -110,10 +110,16 @@ void WriteRepetition(JsonWriter& json, const RepetitionResult& r) {
   json.Key("allowed_cores").Number(r.allowed_cores);
   json.Key("client_bound").Bool(r.client_bound);
   json.Key("server_cpu");
-  if (r.server_cpu >= 0) json.Number(r.server_cpu); else json.Null();
+  if (r.server_cpu >= 0)
+    json.Number(r.server_cpu);
+  else
+    json.Null();
   json.Key("client_cs_per_op").Number(r.client_cs_per_op);
   json.Key("loop_wakeups_per_op");
-  if (r.loop_wakeups_per_op >= 0) json.Number(r.loop_wakeups_per_op); else json.Null();
+  if (r.loop_wakeups_per_op >= 0)
+    json.Number(r.loop_wakeups_per_op);
+  else
+    json.Null();
   json.Key("slices").BeginObject();
   json.Key("nominal_s").Number(kSliceSeconds);
   json.Key("columns").BeginArray().String("start_s").String("seconds").String("ops").EndArray();
@@ -138,7 +144,11 @@ void WriteHistogram(JsonWriter& json, const LatencyHistogram& latency) {
   json.Key("max").Unsigned(latency.max_ns());
   json.Key("buckets").BeginArray();
   for (const LatencyHistogram::Bucket& bucket : latency.NonEmptyBuckets()) {
-    json.BeginArray().Unsigned(bucket.lower_ns).Unsigned(bucket.upper_ns).Unsigned(bucket.count).EndArray();
+    json.BeginArray()
+        .Unsigned(bucket.lower_ns)
+        .Unsigned(bucket.upper_ns)
+        .Unsigned(bucket.count)
+        .EndArray();
   }
   json.EndArray();
   json.EndObject();
@@ -150,7 +160,8 @@ Status CsvResultFile::Create(const std::string& path, const LoadConfig& config,
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (file == nullptr) return FileError("cannot create", path);
   out->reset(new CsvResultFile(file, config, std::move(labels), std::move(histogram)));
-  if (std::fprintf(file, "%s\n", CsvHeader((*out)->labels_).c_str()) < 0 || std::fflush(file) != 0) {
+  if (std::fprintf(file, "%s\n", CsvHeader((*out)->labels_).c_str()) < 0 ||
+      std::fflush(file) != 0) {
     return FileError("cannot write", path);
   }
   return Status::Ok();
@@ -223,7 +234,8 @@ Status JsonResultFile::Write(const std::vector<PointResult>& points, const std::
   const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
   const bool flushed = std::fflush(file) == 0 && fsync(fileno(file)) == 0;
   if (std::fclose(file) != 0 || !written || !flushed) return FileError("cannot write", temporary);
-  if (std::rename(temporary.c_str(), path_.c_str()) != 0) return FileError("cannot rename to", path_);
+  if (std::rename(temporary.c_str(), path_.c_str()) != 0)
+    return FileError("cannot rename to", path_);
   return Status::Ok();
 }
 

@@ -52,7 +52,10 @@ class CsvResultFile {
  private:
   CsvResultFile(std::FILE* file, const LoadConfig& config, std::vector<Label> labels,
                 std::string histogram)
-      : file_(file), config_(config), labels_(std::move(labels)), histogram_(std::move(histogram)) {}
+      : file_(file),
+        config_(config),
+        labels_(std::move(labels)),
+        histogram_(std::move(histogram)) {}
 
   std::FILE* file_;
   const LoadConfig config_;

@@ -78,17 +78,19 @@ PointSummary Summarize(const PointResult& point) {
 
 std::string RenderSummaryTable(const LoadConfig& config, const std::vector<PointResult>& points) {
   std::string table =
-      "| threads | client | transport | ops/s (median) | ± 95% CI | p50 µs | p99 µs | reps | errors "
+      "| threads | client | transport | ops/s (median) | ± 95% CI | p50 µs | p99 µs | reps | "
+      "errors "
       "| client-bound | behind |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const PointResult& point : points) {
     if (point.repetitions.empty()) continue;
     const PointSummary s = Summarize(point);
     char row[256];
-    std::snprintf(row, sizeof(row), "| %d | %s | %s | %.0f | %.0f | %.1f | %.1f | %d | %llu | %s | %s |\n",
-                  s.threads, ClientKindName(point.client), TransportName(config.target.transport),
-                  s.median_ops_per_s, s.ci95_ops_per_s, s.p50_us, s.p99_us,
-                  s.repetitions, static_cast<unsigned long long>(s.errors),
-                  s.client_bound ? "YES" : "no", s.behind ? "YES" : "no");
+    std::snprintf(row, sizeof(row),
+                  "| %d | %s | %s | %.0f | %.0f | %.1f | %.1f | %d | %llu | %s | %s |\n", s.threads,
+                  ClientKindName(point.client), TransportName(config.target.transport),
+                  s.median_ops_per_s, s.ci95_ops_per_s, s.p50_us, s.p99_us, s.repetitions,
+                  static_cast<unsigned long long>(s.errors), s.client_bound ? "YES" : "no",
+                  s.behind ? "YES" : "no");
     table += row;
   }
   return table;

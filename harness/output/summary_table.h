@@ -1,7 +1,7 @@
 // The end-of-run summary: per point, the median ops/s over its repetitions
 // with a 95% confidence interval (Student's t on the repetitions' ops/s),
-// and p50/p99 of the repetitions' merged latency histogram — rendered as a markdown table shaped like the
-// seeds' (threads x client -> ops/s ± error).
+// and p50/p99 of the repetitions' merged latency histogram — rendered as a markdown table shaped
+// like the seeds' (threads x client -> ops/s ± error).
 //
 // Thread safety: pure functions; thread-safe.
 #pragma once

@@ -27,13 +27,19 @@ constexpr size_t kMaxValueSize = 512 * 1024 * 1024;  // Redis's proto-max-bulk-l
 }  // namespace
 
 Status ParseCommandKind(std::string_view text, CommandKind* out) {
-  if (text == "get") *out = CommandKind::kGet;
-  else if (text == "set") *out = CommandKind::kSet;
-  else if (text == "incrby") *out = CommandKind::kIncrby;
-  else if (text == "ping") *out = CommandKind::kPing;
-  else if (text == "mix") *out = CommandKind::kMix;
-  else return Status::InvalidArgument("bad --command '" + std::string(text) +
-                                      "' (allowed: get, set, incrby, ping, mix)");
+  if (text == "get")
+    *out = CommandKind::kGet;
+  else if (text == "set")
+    *out = CommandKind::kSet;
+  else if (text == "incrby")
+    *out = CommandKind::kIncrby;
+  else if (text == "ping")
+    *out = CommandKind::kPing;
+  else if (text == "mix")
+    *out = CommandKind::kMix;
+  else
+    return Status::InvalidArgument("bad --command '" + std::string(text) +
+                                   "' (allowed: get, set, incrby, ping, mix)");
   return Status::Ok();
 }
 
@@ -69,11 +75,15 @@ Status ParseCommand(std::string_view text, WorkloadSpec* spec) {
   }
   int keys = 0;
   CommandKind kind;
-  if (name == "mset") kind = CommandKind::kMset;
-  else if (name == "mget") kind = CommandKind::kMget;
-  else if (name == "multi-incr") kind = CommandKind::kMultiIncr;
-  else return Status::InvalidArgument("bad --command '" + std::string(text) +
-                                      "' (allowed with :N: mset, mget, multi-incr; ycsb:W; rb:TEST)");
+  if (name == "mset")
+    kind = CommandKind::kMset;
+  else if (name == "mget")
+    kind = CommandKind::kMget;
+  else if (name == "multi-incr")
+    kind = CommandKind::kMultiIncr;
+  else
+    return Status::InvalidArgument("bad --command '" + std::string(text) +
+                                   "' (allowed with :N: mset, mget, multi-incr; ycsb:W; rb:TEST)");
   if (!ParseNumber(text.substr(colon + 1), &keys) || keys < 1 || keys > kMaxKeysPerCommand) {
     return Status::InvalidArgument("bad --command '" + std::string(text) + "': N must be 1.." +
                                    std::to_string(kMaxKeysPerCommand));
@@ -85,16 +95,26 @@ Status ParseCommand(std::string_view text, WorkloadSpec* spec) {
 
 const char* CommandName(CommandKind kind) {
   switch (kind) {
-    case CommandKind::kGet: return "get";
-    case CommandKind::kSet: return "set";
-    case CommandKind::kIncrby: return "incrby";
-    case CommandKind::kPing: return "ping";
-    case CommandKind::kMix: return "mix";
-    case CommandKind::kMset: return "mset";
-    case CommandKind::kMget: return "mget";
-    case CommandKind::kMultiIncr: return "multi-incr";
-    case CommandKind::kYcsb: return "ycsb";
-    case CommandKind::kRedisBenchmark: return "rb";
+    case CommandKind::kGet:
+      return "get";
+    case CommandKind::kSet:
+      return "set";
+    case CommandKind::kIncrby:
+      return "incrby";
+    case CommandKind::kPing:
+      return "ping";
+    case CommandKind::kMix:
+      return "mix";
+    case CommandKind::kMset:
+      return "mset";
+    case CommandKind::kMget:
+      return "mget";
+    case CommandKind::kMultiIncr:
+      return "multi-incr";
+    case CommandKind::kYcsb:
+      return "ycsb";
+    case CommandKind::kRedisBenchmark:
+      return "rb";
   }
   return "?";
 }
@@ -136,8 +156,10 @@ Status ParseKeyDistribution(std::string_view text, WorkloadSpec* spec) {
 
 std::string KeyDistributionName(const WorkloadSpec& spec) {
   switch (spec.distribution) {
-    case KeyDistribution::kUniform: return "uniform";
-    case KeyDistribution::kSequential: return "sequential";
+    case KeyDistribution::kUniform:
+      return "uniform";
+    case KeyDistribution::kSequential:
+      return "sequential";
     case KeyDistribution::kZipf: {
       char text[32];
       std::snprintf(text, sizeof(text), "zipf:%g", spec.zipf_theta);
@@ -155,16 +177,21 @@ Status ParseValueShape(std::string_view text, WorkloadSpec* spec) {
   const size_t colon = text.find(':');
   const std::string_view kind = text.substr(0, colon);
   ValueShape shape;
-  if (kind == "hash") shape.kind = ValueShape::Kind::kHash;
-  else if (kind == "list") shape.kind = ValueShape::Kind::kList;
-  else if (kind == "set") shape.kind = ValueShape::Kind::kSet;
-  else if (kind == "zset") shape.kind = ValueShape::Kind::kZSet;
+  if (kind == "hash")
+    shape.kind = ValueShape::Kind::kHash;
+  else if (kind == "list")
+    shape.kind = ValueShape::Kind::kList;
+  else if (kind == "set")
+    shape.kind = ValueShape::Kind::kSet;
+  else if (kind == "zset")
+    shape.kind = ValueShape::Kind::kZSet;
   const bool counted = colon != std::string_view::npos &&
                        ParseNumber(text.substr(colon + 1), &shape.elements) &&
                        shape.elements >= 1 && shape.elements <= 100000;
   if (shape.kind == ValueShape::Kind::kString || !counted) {
-    return Status::InvalidArgument("bad --value-shape '" + std::string(text) +
-                                   "' (allowed: string, hash:N, list:N, set:N, zset:N; N 1..100000)");
+    return Status::InvalidArgument(
+        "bad --value-shape '" + std::string(text) +
+        "' (allowed: string, hash:N, list:N, set:N, zset:N; N 1..100000)");
   }
   spec->shape = shape;
   return Status::Ok();
@@ -172,11 +199,16 @@ Status ParseValueShape(std::string_view text, WorkloadSpec* spec) {
 
 std::string ValueShapeName(const ValueShape& shape) {
   switch (shape.kind) {
-    case ValueShape::Kind::kString: return "string";
-    case ValueShape::Kind::kHash: return "hash:" + std::to_string(shape.elements);
-    case ValueShape::Kind::kList: return "list:" + std::to_string(shape.elements);
-    case ValueShape::Kind::kSet: return "set:" + std::to_string(shape.elements);
-    case ValueShape::Kind::kZSet: return "zset:" + std::to_string(shape.elements);
+    case ValueShape::Kind::kString:
+      return "string";
+    case ValueShape::Kind::kHash:
+      return "hash:" + std::to_string(shape.elements);
+    case ValueShape::Kind::kList:
+      return "list:" + std::to_string(shape.elements);
+    case ValueShape::Kind::kSet:
+      return "set:" + std::to_string(shape.elements);
+    case ValueShape::Kind::kZSet:
+      return "zset:" + std::to_string(shape.elements);
   }
   return "?";
 }
@@ -185,10 +217,10 @@ Status ParseValueSize(std::string_view text, WorkloadSpec* spec) {
   const size_t dash = text.find('-');
   size_t low = 0;
   size_t high = 0;
-  const bool parsed = dash == std::string_view::npos
-                          ? ParseNumber(text, &low) && ((high = low), true)
-                          : ParseNumber(text.substr(0, dash), &low) &&
-                                ParseNumber(text.substr(dash + 1), &high);
+  const bool parsed =
+      dash == std::string_view::npos
+          ? ParseNumber(text, &low) && ((high = low), true)
+          : ParseNumber(text.substr(0, dash), &low) && ParseNumber(text.substr(dash + 1), &high);
   if (!parsed || low > high || high > kMaxValueSize) {
     return Status::InvalidArgument("bad --value-size '" + std::string(text) +
                                    "' (allowed: N or MIN-MAX bytes, MIN <= MAX <= 512 MiB)");
@@ -257,7 +289,7 @@ uint64_t WorkloadGenerator::NextKeyIndex() {
     case KeyDistribution::kUniform:
       return std::uniform_int_distribution<uint64_t>(0, spec_.keys - 1)(random_);
     case KeyDistribution::kZipf:
-      return (*zipf_)(random_) - 1;
+      return (*zipf_)(random_)-1;
     case KeyDistribution::kSequential: {
       const uint64_t index = sequential_next_;
       sequential_next_ = sequential_next_ + 1 == spec_.keys ? 0 : sequential_next_ + 1;
@@ -270,7 +302,8 @@ uint64_t WorkloadGenerator::NextKeyIndex() {
 std::string_view WorkloadGenerator::NextValue() {
   size_t size = spec_.value_size_min;
   if (spec_.value_size_max != spec_.value_size_min) {
-    size = std::uniform_int_distribution<size_t>(spec_.value_size_min, spec_.value_size_max)(random_);
+    size =
+        std::uniform_int_distribution<size_t>(spec_.value_size_min, spec_.value_size_max)(random_);
   }
   return std::string_view(value_bytes_).substr(0, size);
 }

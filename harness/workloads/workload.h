@@ -39,8 +39,18 @@ namespace kvlab::harness {
 
 // kRedisBenchmark: one test of redis-benchmark's own list (rb:lpush, ...),
 // which only --loadgen redis-benchmark can send.
-enum class CommandKind { kGet, kSet, kIncrby, kPing, kMix, kMset, kMget, kMultiIncr, kYcsb,
-                         kRedisBenchmark };
+enum class CommandKind {
+  kGet,
+  kSet,
+  kIncrby,
+  kPing,
+  kMix,
+  kMset,
+  kMget,
+  kMultiIncr,
+  kYcsb,
+  kRedisBenchmark
+};
 enum class KeyDistribution { kUniform, kZipf, kSequential };
 
 // What --prefill stores under each key: a string (SET), or a container of
@@ -64,7 +74,7 @@ struct WorkloadSpec {
   size_t value_size_max = 64;
   int64_t increment = 7;
   uint64_t seed = 1;
-  int keys_per_command = 1;  // kMset, kMget, kMultiIncr
+  int keys_per_command = 1;              // kMset, kMget, kMultiIncr
   YcsbWorkload ycsb = YcsbWorkload::kA;  // kYcsb
   std::string redis_benchmark_test;      // kRedisBenchmark: its -t name ("lrange_100")
   ValueShape shape;                      // what --prefill stores
@@ -73,8 +83,8 @@ struct WorkloadSpec {
 // redis-benchmark's default test list (`redis-benchmark -q` with no -t), in
 // its order, as -t spells each test.
 inline constexpr std::string_view kRedisBenchmarkTests[] = {
-    "ping_inline", "ping_mbulk", "set",        "get",        "incr",       "lpush", "rpush",
-    "lpop",        "rpop",       "sadd",       "hset",       "spop",       "zadd",  "zpopmin",
+    "ping_inline", "ping_mbulk", "set",        "get",        "incr", "lpush", "rpush",
+    "lpop",        "rpop",       "sadd",       "hset",       "spop", "zadd",  "zpopmin",
     "lrange_100",  "lrange_300", "lrange_500", "lrange_600", "mset"};
 
 // The most keys one multi-key request may name.
@@ -86,15 +96,17 @@ inline bool NeedsOwnConnection(CommandKind kind) { return kind == CommandKind::k
 
 // Parsers for the command-line spellings; each returns InvalidArgument
 // naming what is allowed.
-Status ParseCommandKind(std::string_view text, CommandKind* out);        // get|set|incrby|ping|mix
+Status ParseCommandKind(std::string_view text, CommandKind* out);  // get|set|incrby|ping|mix
 // Any --command spelling, the multi-key ones (mset:N, mget:N, multi-incr:N)
 // and ycsb:W and rb:TEST included; sets spec->command, spec->keys_per_command,
 // spec->ycsb, spec->redis_benchmark_test.
 Status ParseCommand(std::string_view text, WorkloadSpec* spec);
-Status ParseKeyDistribution(std::string_view text, WorkloadSpec* spec);  // uniform|zipf:THETA|sequential
-Status ParseValueSize(std::string_view text, WorkloadSpec* spec);        // N or MIN-MAX
-Status ParseRatio(std::string_view text, WorkloadSpec* spec);            // SET:GET
-Status ParseValueShape(std::string_view text, WorkloadSpec* spec);       // string|hash:N|list:N|set:N|zset:N
+Status ParseKeyDistribution(std::string_view text,
+                            WorkloadSpec* spec);                   // uniform|zipf:THETA|sequential
+Status ParseValueSize(std::string_view text, WorkloadSpec* spec);  // N or MIN-MAX
+Status ParseRatio(std::string_view text, WorkloadSpec* spec);      // SET:GET
+Status ParseValueShape(std::string_view text,
+                       WorkloadSpec* spec);  // string|hash:N|list:N|set:N|zset:N
 // "string", "hash:10".
 std::string ValueShapeName(const ValueShape& shape);
 const char* CommandName(CommandKind kind);
@@ -161,8 +173,8 @@ class WorkloadGenerator {
   std::string value_bytes_;
   std::string key_buffer_;
   std::string increment_text_;
-  std::vector<std::string> multi_keys_;  // a multi-key request's key names
-  int transaction_step_ = 0;             // kMultiIncr: 0 = MULTI, 1..N, N + 1 = EXEC
+  std::vector<std::string> multi_keys_;   // a multi-key request's key names
+  int transaction_step_ = 0;              // kMultiIncr: 0 = MULTI, 1..N, N + 1 = EXEC
   std::unique_ptr<YcsbOperations> ycsb_;  // kYcsb
 };
 

@@ -20,24 +20,36 @@ Status ParseYcsbWorkload(std::string_view text, YcsbWorkload* out) {
 
 const char* YcsbWorkloadName(YcsbWorkload workload) {
   switch (workload) {
-    case YcsbWorkload::kLoad: return "load";
-    case YcsbWorkload::kA: return "A";
-    case YcsbWorkload::kB: return "B";
-    case YcsbWorkload::kC: return "C";
-    case YcsbWorkload::kD: return "D";
-    case YcsbWorkload::kE: return "E";
-    case YcsbWorkload::kF: return "F";
+    case YcsbWorkload::kLoad:
+      return "load";
+    case YcsbWorkload::kA:
+      return "A";
+    case YcsbWorkload::kB:
+      return "B";
+    case YcsbWorkload::kC:
+      return "C";
+    case YcsbWorkload::kD:
+      return "D";
+    case YcsbWorkload::kE:
+      return "E";
+    case YcsbWorkload::kF:
+      return "F";
   }
   return "?";
 }
 
 const char* YcsbOperationName(YcsbOperation operation) {
   switch (operation) {
-    case YcsbOperation::kRead: return "read";
-    case YcsbOperation::kUpdate: return "update";
-    case YcsbOperation::kInsert: return "insert";
-    case YcsbOperation::kScan: return "scan";
-    case YcsbOperation::kReadModifyWrite: return "read-modify-write";
+    case YcsbOperation::kRead:
+      return "read";
+    case YcsbOperation::kUpdate:
+      return "update";
+    case YcsbOperation::kInsert:
+      return "insert";
+    case YcsbOperation::kScan:
+      return "scan";
+    case YcsbOperation::kReadModifyWrite:
+      return "read-modify-write";
   }
   return "?";
 }

@@ -66,7 +66,7 @@ inline constexpr int kYcsbOperationKinds = 5;
 
 // "load" or "A".."F" (a..f accepted).
 Status ParseYcsbWorkload(std::string_view text, YcsbWorkload* out);
-const char* YcsbWorkloadName(YcsbWorkload workload);  // "load", "A", ...
+const char* YcsbWorkloadName(YcsbWorkload workload);     // "load", "A", ...
 const char* YcsbOperationName(YcsbOperation operation);  // "read", "update", ...
 
 // A workload's operation proportions, indexed by YcsbOperation; they sum to 1.
@@ -155,11 +155,11 @@ class YcsbKeyChooser {
         if (!latest_ || latest_->n() != last_inserted + 1) {
           latest_.emplace(last_inserted + 1, theta_);
         }
-        return last_inserted - ((*latest_)(generator) - 1);
+        return last_inserted - ((*latest_)(generator)-1);
       }
       case YcsbKeyDistribution::kScrambledZipfian:
         for (;;) {
-          const uint64_t keynum = ScrambledRankToKey((*scrambled_)(generator) - 1);
+          const uint64_t keynum = ScrambledRankToKey((*scrambled_)(generator)-1);
           if (keynum <= last_inserted) return keynum;
         }
     }

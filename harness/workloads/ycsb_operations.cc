@@ -15,9 +15,9 @@ void AppendWords(const std::vector<std::string_view>& words, std::string* out) {
 }
 
 // "field0" .. "field9": CoreWorkload's field names.
-constexpr std::string_view kFieldNames[kYcsbFieldCount] = {
-    "field0", "field1", "field2", "field3", "field4",
-    "field5", "field6", "field7", "field8", "field9"};
+constexpr std::string_view kFieldNames[kYcsbFieldCount] = {"field0", "field1", "field2", "field3",
+                                                           "field4", "field5", "field6", "field7",
+                                                           "field8", "field9"};
 
 // A failed step ends its operation: an error reply, or a reply of the wrong type.
 bool Failed(ReplyVerdict verdict) {
@@ -26,8 +26,7 @@ bool Failed(ReplyVerdict verdict) {
 
 }  // namespace
 
-YcsbOperations::YcsbOperations(const YcsbOptions& options,
-                               std::shared_ptr<YcsbSequences> sequences,
+YcsbOperations::YcsbOperations(const YcsbOptions& options, std::shared_ptr<YcsbSequences> sequences,
                                std::mt19937_64* random, std::string_view value_bytes)
     : options_(options),
       sequences_(std::move(sequences)),
@@ -117,8 +116,8 @@ RequestInfo YcsbOperations::Start(std::string* out) {
     info.keynum = sequences_->NextLoadKey();
   } else {
     info.ycsb_operation = DrawOperation();
-    info.keynum = info.ycsb_operation == YcsbOperation::kInsert ? sequences_->NextInsertKey()
-                                                                : NextKeynum();
+    info.keynum =
+        info.ycsb_operation == YcsbOperation::kInsert ? sequences_->NextInsertKey() : NextKeynum();
   }
   key_ = YcsbKeyName(info.keynum);
   switch (info.ycsb_operation) {
@@ -157,8 +156,8 @@ ReplyOutcome YcsbOperations::Continue(const redisReply& reply, ReplyVerdict verd
                                       RequestInfo* info, std::string* out) {
   const YcsbStep step = info->ycsb_step;
   // YCSB acknowledges a run-phase insert whatever its outcome (a finally block).
-  const bool run_insert = info->ycsb_operation == YcsbOperation::kInsert &&
-                          info->keynum >= sequences_->records();
+  const bool run_insert =
+      info->ycsb_operation == YcsbOperation::kInsert && info->keynum >= sequences_->records();
   if (step == YcsbStep::kScanRead &&
       (Failed(verdict) || info->scan_next == scan_keys_[info->scan_slot].size())) {
     scan_keys_[info->scan_slot].clear();

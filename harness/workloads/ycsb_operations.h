@@ -93,10 +93,10 @@ class YcsbOperations {
   std::mt19937_64& random_;
   const std::string_view value_bytes_;
   YcsbKeyChooser chooser_;
-  double cumulative_[kYcsbOperationKinds];  // the mix's running sums
+  double cumulative_[kYcsbOperationKinds];           // the mix's running sums
   std::vector<std::vector<std::string>> scan_keys_;  // per slot: the keys a scan reads
   std::vector<uint32_t> free_scan_slots_;
-  std::string key_;  // scratch: the current key's name
+  std::string key_;                      // scratch: the current key's name
   std::vector<std::string_view> words_;  // scratch: a request's words
 };
 

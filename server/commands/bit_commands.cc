@@ -23,8 +23,8 @@ const StringCommand* Named(std::string_view name) {
   return command;
 }
 
-void RenderBitCommand(const DeferredReply&, std::span<const OpResult> results,
-                      ReplyWriter& writer, ServerContext&) {
+void RenderBitCommand(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
+                      ServerContext&) {
   // BITOP's reply is its store step's, the last; a single command has one.
   RenderContainerResult(results.back(), writer);
 }
@@ -109,26 +109,55 @@ void Bitop(CommandCall& call) {
 void RegisterBitCommands(CommandTable& table) {
   using F = CommandSpec;
   const KeyPositions first_key = {.first = 1, .last = 1, .step = 1};
-  table.Add({.name = "setbit", .arity = 4, .flags = F::kWrite | F::kDenyOom, .handler = SetBit,
-             .keys = first_key, .group = "bitmap",
+  table.Add({.name = "setbit",
+             .arity = 4,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = SetBit,
+             .keys = first_key,
+             .group = "bitmap",
              .summary = "Sets or clears the bit at offset in the string value stored at key"});
-  table.Add({.name = "getbit", .arity = 3, .flags = F::kReadOnly | F::kFast, .handler = GetBit,
-             .keys = first_key, .group = "bitmap",
+  table.Add({.name = "getbit",
+             .arity = 3,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = GetBit,
+             .keys = first_key,
+             .group = "bitmap",
              .summary = "Returns the bit value at offset in the string value stored at key"});
-  table.Add({.name = "bitcount", .arity = -2, .flags = F::kReadOnly, .handler = BitCount,
-             .keys = first_key, .group = "bitmap", .summary = "Count set bits in a string"});
-  table.Add({.name = "bitpos", .arity = -3, .flags = F::kReadOnly, .handler = BitPos,
-             .keys = first_key, .group = "bitmap",
+  table.Add({.name = "bitcount",
+             .arity = -2,
+             .flags = F::kReadOnly,
+             .handler = BitCount,
+             .keys = first_key,
+             .group = "bitmap",
+             .summary = "Count set bits in a string"});
+  table.Add({.name = "bitpos",
+             .arity = -3,
+             .flags = F::kReadOnly,
+             .handler = BitPos,
+             .keys = first_key,
+             .group = "bitmap",
              .summary = "Find first bit set or clear in a string"});
-  table.Add({.name = "bitfield", .arity = -2, .flags = F::kWrite | F::kDenyOom,
-             .handler = Bitfield, .keys = first_key, .group = "bitmap",
+  table.Add({.name = "bitfield",
+             .arity = -2,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = Bitfield,
+             .keys = first_key,
+             .group = "bitmap",
              .summary = "Perform arbitrary bitfield integer operations on strings"});
-  table.Add({.name = "bitfield_ro", .arity = -2, .flags = F::kReadOnly | F::kFast,
-             .handler = BitfieldReadOnly, .keys = first_key, .group = "bitmap",
+  table.Add({.name = "bitfield_ro",
+             .arity = -2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = BitfieldReadOnly,
+             .keys = first_key,
+             .group = "bitmap",
              .summary = "Perform arbitrary bitfield integer operations on strings. Read-only "
                         "variant of BITFIELD"});
-  table.Add({.name = "bitop", .arity = -4, .flags = F::kWrite | F::kDenyOom, .handler = Bitop,
-             .keys = {.first = 2, .last = -1, .step = 1}, .group = "bitmap",
+  table.Add({.name = "bitop",
+             .arity = -4,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = Bitop,
+             .keys = {.first = 2, .last = -1, .step = 1},
+             .group = "bitmap",
              .summary = "Perform bitwise operations between strings"});
 }
 

@@ -86,8 +86,8 @@ bool ParseTimeout(CommandCall& call, std::string_view arg,
   deadline->reset();
   // Beyond a century is forever for any client.
   if (ms > 0 && ms < 3.2e12L) {
-    *deadline = BlockingRegistry::Clock::now() +
-                std::chrono::milliseconds(static_cast<int64_t>(ms));
+    *deadline =
+        BlockingRegistry::Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(ms));
   }
   return true;
 }
@@ -185,8 +185,7 @@ void QueueBlockingAttempt(CommandCall& call, BlockingCommand& command,
   call.deferred_reply().state = &command;
 }
 
-bool AttemptAnswers(const BlockingCommand& command, std::span<const OpResult> results,
-                    bool retry) {
+bool AttemptAnswers(const BlockingCommand& command, std::span<const OpResult> results, bool retry) {
   // The source's steps come first; on a retry its WRONGTYPE answers nothing.
   const size_t source_steps = command.kind == Kind::kMove ? 1 : results.size();
   for (size_t i = 0; i < results.size(); ++i) {
@@ -209,33 +208,64 @@ void RegisterBlockingCommands(CommandTable& table) {
   const uint32_t flags = F::kWrite | F::kBlocking;
   const KeyPositions all_but_timeout = {.first = 1, .last = -2, .step = 1};
   const KeyPositions source_and_destination = {.first = 1, .last = 2, .step = 1};
-  table.Add({.name = "blpop", .arity = -3, .flags = flags, .handler = BPop<Kind::kPop, kLeft>,
-             .keys = all_but_timeout, .group = "list",
+  table.Add({.name = "blpop",
+             .arity = -3,
+             .flags = flags,
+             .handler = BPop<Kind::kPop, kLeft>,
+             .keys = all_but_timeout,
+             .group = "list",
              .summary = "Remove and get the first element in a list, or block until one is "
                         "available"});
-  table.Add({.name = "brpop", .arity = -3, .flags = flags, .handler = BPop<Kind::kPop, kRight>,
-             .keys = all_but_timeout, .group = "list",
+  table.Add({.name = "brpop",
+             .arity = -3,
+             .flags = flags,
+             .handler = BPop<Kind::kPop, kRight>,
+             .keys = all_but_timeout,
+             .group = "list",
              .summary = "Remove and get the last element in a list, or block until one is "
                         "available"});
-  table.Add({.name = "blmpop", .arity = -5, .flags = flags, .handler = BLMPop, .group = "list",
+  table.Add({.name = "blmpop",
+             .arity = -5,
+             .flags = flags,
+             .handler = BLMPop,
+             .group = "list",
              .summary = "Pop elements from a list, or block until one is available"});
-  table.Add({.name = "blmove", .arity = 6, .flags = flags | F::kDenyOom, .handler = BLMove,
-             .keys = source_and_destination, .group = "list",
+  table.Add({.name = "blmove",
+             .arity = 6,
+             .flags = flags | F::kDenyOom,
+             .handler = BLMove,
+             .keys = source_and_destination,
+             .group = "list",
              .summary = "Pop an element from a list, push it to another list and return it; or "
                         "block until one is available"});
-  table.Add({.name = "brpoplpush", .arity = 4, .flags = flags | F::kDenyOom,
-             .handler = BRPopLPush, .keys = source_and_destination, .group = "list",
+  table.Add({.name = "brpoplpush",
+             .arity = 4,
+             .flags = flags | F::kDenyOom,
+             .handler = BRPopLPush,
+             .keys = source_and_destination,
+             .group = "list",
              .summary = "Pop an element from a list, push it to another list and return it; or "
                         "block until one is available"});
-  table.Add({.name = "bzpopmin", .arity = -3, .flags = flags | F::kFast, .handler = BPop<Kind::kZPop, kMin>,
-             .keys = all_but_timeout, .group = "sorted-set",
+  table.Add({.name = "bzpopmin",
+             .arity = -3,
+             .flags = flags | F::kFast,
+             .handler = BPop<Kind::kZPop, kMin>,
+             .keys = all_but_timeout,
+             .group = "sorted-set",
              .summary = "Remove and return the member with the lowest score from one or more "
                         "sorted sets, or block until one is available"});
-  table.Add({.name = "bzpopmax", .arity = -3, .flags = flags | F::kFast, .handler = BPop<Kind::kZPop, kMax>,
-             .keys = all_but_timeout, .group = "sorted-set",
+  table.Add({.name = "bzpopmax",
+             .arity = -3,
+             .flags = flags | F::kFast,
+             .handler = BPop<Kind::kZPop, kMax>,
+             .keys = all_but_timeout,
+             .group = "sorted-set",
              .summary = "Remove and return the member with the highest score from one or more "
                         "sorted sets, or block until one is available"});
-  table.Add({.name = "bzmpop", .arity = -5, .flags = flags, .handler = BZMPop,
+  table.Add({.name = "bzmpop",
+             .arity = -5,
+             .flags = flags,
+             .handler = BZMPop,
              .group = "sorted-set",
              .summary = "Remove and return members with scores in a sorted set or block until "
                         "one is available"});

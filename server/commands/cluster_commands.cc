@@ -99,19 +99,20 @@ void Nodes(CommandCall& call, const std::string& ip) {
     const NodeRange range = RangeOf(settings, node);
     text += NodeId(settings, node) + " " + ip + ":" + std::to_string(range.port) + "@" +
             std::to_string(range.port + 10000) +
-            (static_cast<int>(node) == myself ? " myself,master" : " master") +
-            " - 0 0 " + std::to_string(node + 1) + " connected " + std::to_string(range.first) +
-            "-" + std::to_string(range.last) + "\n";
+            (static_cast<int>(node) == myself ? " myself,master" : " master") + " - 0 0 " +
+            std::to_string(node + 1) + " connected " + std::to_string(range.first) + "-" +
+            std::to_string(range.last) + "\n";
   }
   call.reply().Verbatim(text);
 }
 
 void Info(CommandCall& call) {
   const std::string nodes = std::to_string(call.server.settings.engine.shards);
-  call.reply().Verbatim("cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\n"
-                    "cluster_slots_pfail:0\r\ncluster_slots_fail:0\r\ncluster_known_nodes:" +
-                    nodes + "\r\ncluster_size:" + nodes + "\r\ncluster_current_epoch:" + nodes +
-                    "\r\ncluster_my_epoch:1\r\n");
+  call.reply().Verbatim(
+      "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\n"
+      "cluster_slots_pfail:0\r\ncluster_slots_fail:0\r\ncluster_known_nodes:" +
+      nodes + "\r\ncluster_size:" + nodes + "\r\ncluster_current_epoch:" + nodes +
+      "\r\ncluster_my_epoch:1\r\n");
 }
 
 void Cluster(CommandCall& call) {
@@ -150,8 +151,12 @@ void Cluster(CommandCall& call) {
 }  // namespace
 
 void RegisterClusterCommands(CommandTable& table) {
-  table.Add({.name = "cluster", .arity = -2, .flags = CommandSpec::kNone, .handler = Cluster,
-             .group = "cluster", .summary = "A container for Redis Cluster commands"});
+  table.Add({.name = "cluster",
+             .arity = -2,
+             .flags = CommandSpec::kNone,
+             .handler = Cluster,
+             .group = "cluster",
+             .summary = "A container for Redis Cluster commands"});
 }
 
 }  // namespace kvlab

@@ -77,8 +77,12 @@ void Config(CommandCall& call) {
 }  // namespace
 
 void RegisterConfigCommand(CommandTable& table) {
-  table.Add({.name = "config", .arity = -2, .flags = CommandSpec::kNone, .handler = Config,
-             .group = "server", .summary = "A container for server configuration commands"});
+  table.Add({.name = "config",
+             .arity = -2,
+             .flags = CommandSpec::kNone,
+             .handler = Config,
+             .group = "server",
+             .summary = "A container for server configuration commands"});
 }
 
 }  // namespace kvlab

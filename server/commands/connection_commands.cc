@@ -191,7 +191,8 @@ void ClientUnblock(CommandCall& call) {
     call.reply().Error(kNotIntegerError);
     return;
   }
-  const bool unblocked = *id > 0 && call.server.blocking.UnblockClient(static_cast<uint64_t>(*id), error);
+  const bool unblocked =
+      *id > 0 && call.server.blocking.UnblockClient(static_cast<uint64_t>(*id), error);
   call.reply().Integer(unblocked ? 1 : 0);
 }
 
@@ -239,21 +240,48 @@ void Client(CommandCall& call) {
 
 void RegisterConnectionCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({.name = "ping", .arity = -1, .flags = F::kFast, .handler = Ping, .group = "connection",
+  table.Add({.name = "ping",
+             .arity = -1,
+             .flags = F::kFast,
+             .handler = Ping,
+             .group = "connection",
              .summary = "Ping the server"});
-  table.Add({.name = "echo", .arity = 2, .flags = F::kFast, .handler = Echo, .group = "connection",
+  table.Add({.name = "echo",
+             .arity = 2,
+             .flags = F::kFast,
+             .handler = Echo,
+             .group = "connection",
              .summary = "Echo the given string"});
-  table.Add({.name = "quit", .arity = -1, .flags = F::kNoAuth | F::kFast | F::kNoMulti, .handler = Quit,
-             .group = "connection", .summary = "Close the connection"});
-  table.Add({.name = "auth", .arity = -2, .flags = F::kNoAuth | F::kFast, .handler = Auth,
-             .group = "connection", .summary = "Authenticate to the server"});
-  table.Add({.name = "hello", .arity = -1, .flags = F::kNoAuth | F::kFast, .handler = Hello,
-             .group = "connection", .summary = "Handshake with Redis"});
-  table.Add({.name = "select", .arity = 2, .flags = F::kFast, .handler = Select,
+  table.Add({.name = "quit",
+             .arity = -1,
+             .flags = F::kNoAuth | F::kFast | F::kNoMulti,
+             .handler = Quit,
+             .group = "connection",
+             .summary = "Close the connection"});
+  table.Add({.name = "auth",
+             .arity = -2,
+             .flags = F::kNoAuth | F::kFast,
+             .handler = Auth,
+             .group = "connection",
+             .summary = "Authenticate to the server"});
+  table.Add({.name = "hello",
+             .arity = -1,
+             .flags = F::kNoAuth | F::kFast,
+             .handler = Hello,
+             .group = "connection",
+             .summary = "Handshake with Redis"});
+  table.Add({.name = "select",
+             .arity = 2,
+             .flags = F::kFast,
+             .handler = Select,
              .group = "connection",
              .summary = "Change the selected database for the current connection"});
-  table.Add({.name = "client", .arity = -2, .flags = F::kNone, .handler = Client,
-             .group = "connection", .summary = "A container for client connection commands"});
+  table.Add({.name = "client",
+             .arity = -2,
+             .flags = F::kNone,
+             .handler = Client,
+             .group = "connection",
+             .summary = "A container for client connection commands"});
 }
 
 }  // namespace kvlab

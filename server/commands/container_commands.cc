@@ -13,11 +13,16 @@ namespace {
 
 std::string_view GroupOf(ValueType type) {
   switch (type) {
-    case ValueType::kHash: return "hash";
-    case ValueType::kList: return "list";
-    case ValueType::kSet: return "set";
-    case ValueType::kZSet: return "sorted-set";
-    case ValueType::kString: break;
+    case ValueType::kHash:
+      return "hash";
+    case ValueType::kList:
+      return "list";
+    case ValueType::kSet:
+      return "set";
+    case ValueType::kZSet:
+      return "sorted-set";
+    case ValueType::kString:
+      break;
   }
   return "string";
 }
@@ -25,20 +30,42 @@ std::string_view GroupOf(ValueType type) {
 void RenderReplyList(const ReplyList& list, ReplyWriter& writer) {
   list.ForEach([&](ReplyList::Item item, int64_t number, std::string_view bytes) {
     switch (item) {
-      case ReplyList::Item::kArray: writer.ArrayHeader(static_cast<uint64_t>(number)); break;
-      case ReplyList::Item::kBulk: writer.Bulk(bytes); break;
-      case ReplyList::Item::kInteger: writer.Integer(number); break;
-      case ReplyList::Item::kNil: writer.Nil(); break;
-      case ReplyList::Item::kNilArray: writer.NilArray(); break;
-      case ReplyList::Item::kError: writer.Error(bytes); break;
-      case ReplyList::Item::kStatus: writer.SimpleString(bytes); break;
-      case ReplyList::Item::kMap: writer.MapHeader(static_cast<uint64_t>(number)); break;
-      case ReplyList::Item::kSet: writer.SetHeader(static_cast<uint64_t>(number)); break;
-      case ReplyList::Item::kDouble: writer.Double(ReplyList::DoubleOf(number)); break;
+      case ReplyList::Item::kArray:
+        writer.ArrayHeader(static_cast<uint64_t>(number));
+        break;
+      case ReplyList::Item::kBulk:
+        writer.Bulk(bytes);
+        break;
+      case ReplyList::Item::kInteger:
+        writer.Integer(number);
+        break;
+      case ReplyList::Item::kNil:
+        writer.Nil();
+        break;
+      case ReplyList::Item::kNilArray:
+        writer.NilArray();
+        break;
+      case ReplyList::Item::kError:
+        writer.Error(bytes);
+        break;
+      case ReplyList::Item::kStatus:
+        writer.SimpleString(bytes);
+        break;
+      case ReplyList::Item::kMap:
+        writer.MapHeader(static_cast<uint64_t>(number));
+        break;
+      case ReplyList::Item::kSet:
+        writer.SetHeader(static_cast<uint64_t>(number));
+        break;
+      case ReplyList::Item::kDouble:
+        writer.Double(ReplyList::DoubleOf(number));
+        break;
       case ReplyList::Item::kArrayOfPairs:
         writer.ArrayOfPairsHeader(static_cast<uint64_t>(number));
         break;
-      case ReplyList::Item::kPair: writer.PairHeader(); break;
+      case ReplyList::Item::kPair:
+        writer.PairHeader();
+        break;
     }
   });
 }
@@ -48,11 +75,21 @@ void RenderReplyList(const ReplyList& list, ReplyWriter& writer) {
 // The reply of one container operation, whatever its kind.
 void RenderContainerResult(const OpResult& result, ReplyWriter& writer) {
   switch (result.kind) {
-    case OpResult::Kind::kNil: writer.Nil(); break;
-    case OpResult::Kind::kOk: writer.Ok(); break;
-    case OpResult::Kind::kInteger: writer.Integer(result.integer); break;
-    case OpResult::Kind::kBulk: writer.Bulk(result.bulk); break;
-    case OpResult::Kind::kReply: RenderReplyList(*result.reply, writer); break;
+    case OpResult::Kind::kNil:
+      writer.Nil();
+      break;
+    case OpResult::Kind::kOk:
+      writer.Ok();
+      break;
+    case OpResult::Kind::kInteger:
+      writer.Integer(result.integer);
+      break;
+    case OpResult::Kind::kBulk:
+      writer.Bulk(result.bulk);
+      break;
+    case OpResult::Kind::kReply:
+      RenderReplyList(*result.reply, writer);
+      break;
     case OpResult::Kind::kError:
       // kWrongType and kOutOfMemory are answered by the Session.
       writer.Error(result.error == EngineError::kCommandError ? result.bulk.view()
@@ -71,8 +108,8 @@ void RenderFirstErrorOr(const DeferredReply& deferred, std::span<const OpResult>
 
 namespace {
 
-void RenderContainer(const DeferredReply&, std::span<const OpResult> results,
-                     ReplyWriter& writer, ServerContext&) {
+void RenderContainer(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
+                     ServerContext&) {
   RenderContainerResult(results[0], writer);
 }
 

@@ -45,10 +45,14 @@ enum RestoreProblem : int64_t {
 
 std::string_view ProblemText(int64_t problem) {
   switch (problem) {
-    case kTtlNotInteger: return kNotIntegerError;
-    case kTtlNegative: return "ERR Invalid TTL value, must be >= 0";
-    case kVersionOrChecksum: return "ERR DUMP payload version or checksum are wrong";
-    default: return "ERR Bad data format";
+    case kTtlNotInteger:
+      return kNotIntegerError;
+    case kTtlNegative:
+      return "ERR Invalid TTL value, must be >= 0";
+    case kVersionOrChecksum:
+      return "ERR DUMP payload version or checksum are wrong";
+    default:
+      return "ERR Bad data format";
   }
 }
 
@@ -123,9 +127,14 @@ void Restore(CommandCall& call) {
   } else {
     RestoredValue checked;
     switch (ReadPayload(args[3], &checked)) {
-      case PayloadStatus::kOk: break;
-      case PayloadStatus::kVersionOrChecksum: problem = kVersionOrChecksum; break;
-      case PayloadStatus::kBadFormat: problem = kBadFormat; break;
+      case PayloadStatus::kOk:
+        break;
+      case PayloadStatus::kVersionOrChecksum:
+        problem = kVersionOrChecksum;
+        break;
+      case PayloadStatus::kBadFormat:
+        problem = kBadFormat;
+        break;
     }
   }
   if (problem != kNoProblem) {
@@ -152,11 +161,19 @@ void Restore(CommandCall& call) {
 
 void RegisterDumpRestoreCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({.name = "dump", .arity = 2, .flags = F::kReadOnly, .handler = Dump,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "dump",
+             .arity = 2,
+             .flags = F::kReadOnly,
+             .handler = Dump,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Return a serialized version of the value stored at the specified key."});
-  table.Add({.name = "restore", .arity = -4, .flags = F::kWrite | F::kDenyOom,
-             .handler = Restore, .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "restore",
+             .arity = -4,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = Restore,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Create a key using the provided serialized value, previously obtained "
                         "using DUMP."});
 }

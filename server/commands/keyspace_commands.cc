@@ -40,8 +40,8 @@ int64_t RoundToSeconds(int64_t ms) {
   return ms / 1000 + (ms % 1000 + 500) / 1000;
 }
 
-void RenderTtlSeconds(const DeferredReply&, std::span<const OpResult> results,
-                      ReplyWriter& writer, ServerContext&) {
+void RenderTtlSeconds(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
+                      ServerContext&) {
   writer.Integer(RoundToSeconds(results[0].integer));
 }
 
@@ -70,10 +70,14 @@ void ExpireGeneric(CommandCall& call, bool seconds, bool relative, std::string_v
   int64_t conditions = 0;
   for (size_t j = 3; j < call.args.size(); ++j) {
     std::string_view opt = call.args[j];
-    if (EqualsIgnoreCase(opt, "nx")) conditions |= kExpireIfNoExpiry;
-    else if (EqualsIgnoreCase(opt, "xx")) conditions |= kExpireIfHasExpiry;
-    else if (EqualsIgnoreCase(opt, "gt")) conditions |= kExpireIfGreater;
-    else if (EqualsIgnoreCase(opt, "lt")) conditions |= kExpireIfLess;
+    if (EqualsIgnoreCase(opt, "nx"))
+      conditions |= kExpireIfNoExpiry;
+    else if (EqualsIgnoreCase(opt, "xx"))
+      conditions |= kExpireIfHasExpiry;
+    else if (EqualsIgnoreCase(opt, "gt"))
+      conditions |= kExpireIfGreater;
+    else if (EqualsIgnoreCase(opt, "lt"))
+      conditions |= kExpireIfLess;
     else {
       call.reply().Error("ERR Unsupported option " + std::string(AsCString(opt)));
       return;
@@ -188,8 +192,8 @@ void RenameNx(CommandCall& call) { RenameGeneric(call, true); }
 
 void RenderCopy(const DeferredReply& deferred, std::span<const OpResult> results,
                 ReplyWriter& writer, ServerContext&) {
-  const bool copied = results[0].integer != 0 &&
-                      ((deferred.flags & kMoveReplace) || results[1].integer == 0);
+  const bool copied =
+      results[0].integer != 0 && ((deferred.flags & kMoveReplace) || results[1].integer == 0);
   writer.Integer(copied ? 1 : 0);
 }
 
@@ -246,8 +250,8 @@ class ReplyingCollector : public KeyCollector {
   virtual void Render(ReplyWriter& writer) const = 0;
 };
 
-void RenderCollected(const DeferredReply& deferred, std::span<const OpResult>,
-                     ReplyWriter& writer, ServerContext&) {
+void RenderCollected(const DeferredReply& deferred, std::span<const OpResult>, ReplyWriter& writer,
+                     ServerContext&) {
   static_cast<const ReplyingCollector*>(deferred.state)->Render(writer);
 }
 
@@ -350,8 +354,7 @@ void Scan(CommandCall& call) {
   errno = 0;
   char* end = nullptr;
   const unsigned long cursor = std::strtoul(cursor_text.c_str(), &end, 10);
-  if (std::isspace(static_cast<unsigned char>(cursor_text[0])) || *end != '\0' ||
-      errno == ERANGE) {
+  if (std::isspace(static_cast<unsigned char>(cursor_text[0])) || *end != '\0' || errno == ERANGE) {
     call.reply().Error("ERR invalid cursor");
     return;
   }
@@ -500,9 +503,8 @@ void DbSize(CommandCall& call) {
 
 // FLUSHDB/FLUSHALL [SYNC|ASYNC]: kvlab has one database, so both empty it.
 void Flush(CommandCall& call) {
-  if (call.args.size() > 2 ||
-      (call.args.size() == 2 && !EqualsIgnoreCase(call.args[1], "sync") &&
-       !EqualsIgnoreCase(call.args[1], "async"))) {
+  if (call.args.size() > 2 || (call.args.size() == 2 && !EqualsIgnoreCase(call.args[1], "sync") &&
+                               !EqualsIgnoreCase(call.args[1], "async"))) {
     call.reply().Error(kSyntaxError);
     return;
   }
@@ -514,73 +516,167 @@ void Flush(CommandCall& call) {
 
 void RegisterKeyspaceCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({.name = "del", .arity = -2, .flags = F::kWrite, .handler = Del,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "generic",
+  table.Add({.name = "del",
+             .arity = -2,
+             .flags = F::kWrite,
+             .handler = Del,
+             .keys = {.first = 1, .last = -1, .step = 1},
+             .group = "generic",
              .summary = "Delete a key"});
-  table.Add({.name = "exists", .arity = -2, .flags = F::kReadOnly | F::kFast, .handler = Exists,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "generic",
+  table.Add({.name = "exists",
+             .arity = -2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = Exists,
+             .keys = {.first = 1, .last = -1, .step = 1},
+             .group = "generic",
              .summary = "Determine if a key exists"});
-  table.Add({.name = "unlink", .arity = -2, .flags = F::kWrite | F::kFast, .handler = Del,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "generic",
+  table.Add({.name = "unlink",
+             .arity = -2,
+             .flags = F::kWrite | F::kFast,
+             .handler = Del,
+             .keys = {.first = 1, .last = -1, .step = 1},
+             .group = "generic",
              .summary = "Delete a key asynchronously in another thread"});
-  table.Add({.name = "touch", .arity = -2, .flags = F::kReadOnly | F::kFast, .handler = Exists,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "generic",
+  table.Add({.name = "touch",
+             .arity = -2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = Exists,
+             .keys = {.first = 1, .last = -1, .step = 1},
+             .group = "generic",
              .summary = "Alters the last access time of a key(s)"});
-  table.Add({.name = "expire", .arity = -3, .flags = F::kWrite | F::kFast,
-             .handler = Expire, .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "expire",
+             .arity = -3,
+             .flags = F::kWrite | F::kFast,
+             .handler = Expire,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Set a key's time to live in seconds"});
-  table.Add({.name = "pexpire", .arity = -3, .flags = F::kWrite | F::kFast,
-             .handler = Pexpire, .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "pexpire",
+             .arity = -3,
+             .flags = F::kWrite | F::kFast,
+             .handler = Pexpire,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Set a key's time to live in milliseconds"});
-  table.Add({.name = "expireat", .arity = -3, .flags = F::kWrite | F::kFast,
-             .handler = ExpireAt, .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "expireat",
+             .arity = -3,
+             .flags = F::kWrite | F::kFast,
+             .handler = ExpireAt,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Set the expiration for a key as a UNIX timestamp"});
-  table.Add({.name = "pexpireat", .arity = -3, .flags = F::kWrite | F::kFast,
-             .handler = PexpireAt, .keys = {.first = 1, .last = 1, .step = 1},
+  table.Add({.name = "pexpireat",
+             .arity = -3,
+             .flags = F::kWrite | F::kFast,
+             .handler = PexpireAt,
+             .keys = {.first = 1, .last = 1, .step = 1},
              .group = "generic",
              .summary = "Set the expiration for a key as a UNIX timestamp specified in ms"});
-  table.Add({.name = "expiretime", .arity = 2, .flags = F::kReadOnly | F::kFast,
-             .handler = ExpireTime, .keys = {.first = 1, .last = 1, .step = 1},
-             .group = "generic", .summary = "Get the expiration Unix timestamp for a key"});
-  table.Add({.name = "pexpiretime", .arity = 2, .flags = F::kReadOnly | F::kFast,
-             .handler = PexpireTime, .keys = {.first = 1, .last = 1, .step = 1},
+  table.Add({.name = "expiretime",
+             .arity = 2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = ExpireTime,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
+             .summary = "Get the expiration Unix timestamp for a key"});
+  table.Add({.name = "pexpiretime",
+             .arity = 2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = PexpireTime,
+             .keys = {.first = 1, .last = 1, .step = 1},
              .group = "generic",
              .summary = "Get the expiration Unix timestamp for a key in milliseconds"});
-  table.Add({.name = "type", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Type,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "type",
+             .arity = 2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = Type,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Determine the type stored at key"});
-  table.Add({.name = "rename", .arity = 3, .flags = F::kWrite, .handler = Rename,
-             .keys = {.first = 1, .last = 2, .step = 1}, .group = "generic",
+  table.Add({.name = "rename",
+             .arity = 3,
+             .flags = F::kWrite,
+             .handler = Rename,
+             .keys = {.first = 1, .last = 2, .step = 1},
+             .group = "generic",
              .summary = "Rename a key"});
-  table.Add({.name = "renamenx", .arity = 3, .flags = F::kWrite | F::kFast, .handler = RenameNx,
-             .keys = {.first = 1, .last = 2, .step = 1}, .group = "generic",
+  table.Add({.name = "renamenx",
+             .arity = 3,
+             .flags = F::kWrite | F::kFast,
+             .handler = RenameNx,
+             .keys = {.first = 1, .last = 2, .step = 1},
+             .group = "generic",
              .summary = "Rename a key, only if the new key does not exist"});
-  table.Add({.name = "copy", .arity = -3, .flags = F::kWrite | F::kDenyOom, .handler = Copy,
-             .keys = {.first = 1, .last = 2, .step = 1}, .group = "generic",
+  table.Add({.name = "copy",
+             .arity = -3,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = Copy,
+             .keys = {.first = 1, .last = 2, .step = 1},
+             .group = "generic",
              .summary = "Copy a key"});
-  table.Add({.name = "keys", .arity = 2, .flags = F::kReadOnly, .handler = Keys,
-             .group = "generic", .summary = "Find all keys matching the given pattern"});
-  table.Add({.name = "scan", .arity = -2, .flags = F::kReadOnly, .handler = Scan,
-             .group = "generic", .summary = "Incrementally iterate the keys space"});
-  table.Add({.name = "randomkey", .arity = 1, .flags = F::kReadOnly, .handler = RandomKeyCommand,
-             .group = "generic", .summary = "Return a random key from the keyspace"});
-  table.Add({.name = "object", .arity = -2, .flags = F::kReadOnly, .handler = Object,
-             .group = "generic", .summary = "A container for object introspection commands"});
-  table.Add({.name = "ttl", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Ttl,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "keys",
+             .arity = 2,
+             .flags = F::kReadOnly,
+             .handler = Keys,
+             .group = "generic",
+             .summary = "Find all keys matching the given pattern"});
+  table.Add({.name = "scan",
+             .arity = -2,
+             .flags = F::kReadOnly,
+             .handler = Scan,
+             .group = "generic",
+             .summary = "Incrementally iterate the keys space"});
+  table.Add({.name = "randomkey",
+             .arity = 1,
+             .flags = F::kReadOnly,
+             .handler = RandomKeyCommand,
+             .group = "generic",
+             .summary = "Return a random key from the keyspace"});
+  table.Add({.name = "object",
+             .arity = -2,
+             .flags = F::kReadOnly,
+             .handler = Object,
+             .group = "generic",
+             .summary = "A container for object introspection commands"});
+  table.Add({.name = "ttl",
+             .arity = 2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = Ttl,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Get the time to live for a key in seconds"});
-  table.Add({.name = "pttl", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Pttl,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "pttl",
+             .arity = 2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = Pttl,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Get the time to live for a key in milliseconds"});
-  table.Add({.name = "persist", .arity = 2, .flags = F::kWrite | F::kFast, .handler = Persist,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+  table.Add({.name = "persist",
+             .arity = 2,
+             .flags = F::kWrite | F::kFast,
+             .handler = Persist,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "generic",
              .summary = "Remove the expiration from a key"});
-  table.Add({.name = "dbsize", .arity = 1, .flags = F::kReadOnly | F::kFast, .handler = DbSize,
-             .group = "server", .summary = "Return the number of keys in the selected database"});
-  table.Add({.name = "flushdb", .arity = -1, .flags = F::kWrite, .handler = Flush,
-             .group = "server", .summary = "Remove all keys from the current database"});
-  table.Add({.name = "flushall", .arity = -1, .flags = F::kWrite, .handler = Flush,
-             .group = "server", .summary = "Remove all keys from all databases"});
+  table.Add({.name = "dbsize",
+             .arity = 1,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = DbSize,
+             .group = "server",
+             .summary = "Return the number of keys in the selected database"});
+  table.Add({.name = "flushdb",
+             .arity = -1,
+             .flags = F::kWrite,
+             .handler = Flush,
+             .group = "server",
+             .summary = "Remove all keys from the current database"});
+  table.Add({.name = "flushall",
+             .arity = -1,
+             .flags = F::kWrite,
+             .handler = Flush,
+             .group = "server",
+             .summary = "Remove all keys from all databases"});
 }
 
 }  // namespace kvlab

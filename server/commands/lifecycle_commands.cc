@@ -64,9 +64,16 @@ void Shutdown(CommandCall& call) {
 
 void RegisterLifecycleCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({.name = "save", .arity = 1, .flags = F::kRefusedInMulti, .handler = Save,
-             .group = "server", .summary = "Synchronously save the dataset to disk"});
-  table.Add({.name = "shutdown", .arity = -1, .flags = F::kRefusedInMulti, .handler = Shutdown,
+  table.Add({.name = "save",
+             .arity = 1,
+             .flags = F::kRefusedInMulti,
+             .handler = Save,
+             .group = "server",
+             .summary = "Synchronously save the dataset to disk"});
+  table.Add({.name = "shutdown",
+             .arity = -1,
+             .flags = F::kRefusedInMulti,
+             .handler = Shutdown,
              .group = "server",
              .summary = "Synchronously save the dataset to disk and then shut down the server"});
 }

@@ -64,15 +64,27 @@ void LMPop(CommandCall& call) { QueueMultiPop(call, kListMPopStep, "left", "righ
 void RegisterListMoveCommands(CommandTable& table) {
   using F = CommandSpec;
   const KeyPositions source_and_destination = {.first = 1, .last = 2, .step = 1};
-  table.Add({.name = "lmove", .arity = 5, .flags = F::kWrite | F::kDenyOom, .handler = LMove,
-             .keys = source_and_destination, .group = "list",
+  table.Add({.name = "lmove",
+             .arity = 5,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = LMove,
+             .keys = source_and_destination,
+             .group = "list",
              .summary = "Pop an element from a list, push it to another list and return it"});
-  table.Add({.name = "rpoplpush", .arity = 3, .flags = F::kWrite | F::kDenyOom,
-             .handler = QueueListMove, .keys = source_and_destination, .group = "list",
+  table.Add({.name = "rpoplpush",
+             .arity = 3,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = QueueListMove,
+             .keys = source_and_destination,
+             .group = "list",
              .summary = "Remove the last element in a list, prepend it to another list and "
                         "return it"});
   // Its keys follow numkeys: COMMAND INFO's legacy range cannot say where.
-  table.Add({.name = "lmpop", .arity = -4, .flags = F::kWrite, .handler = LMPop, .group = "list",
+  table.Add({.name = "lmpop",
+             .arity = -4,
+             .flags = F::kWrite,
+             .handler = LMPop,
+             .group = "list",
              .summary = "Pop elements from a list"});
 }
 

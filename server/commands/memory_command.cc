@@ -75,8 +75,12 @@ void Memory(CommandCall& call) {
 }  // namespace
 
 void RegisterMemoryCommand(CommandTable& table) {
-  table.Add({.name = "memory", .arity = -2, .flags = CommandSpec::kReadOnly, .handler = Memory,
-             .group = "server", .summary = "A container for memory diagnostics commands"});
+  table.Add({.name = "memory",
+             .arity = -2,
+             .flags = CommandSpec::kReadOnly,
+             .handler = Memory,
+             .group = "server",
+             .summary = "A container for memory diagnostics commands"});
 }
 
 }  // namespace kvlab

@@ -10,21 +10,21 @@ namespace kvlab {
 
 void RegisterConnectionCommands(CommandTable& table);  // PING ECHO AUTH HELLO SELECT QUIT CLIENT
 void RegisterStringCommands(CommandTable& table);      // GET SET ... INCR APPEND MGET MSET
-void RegisterKeyspaceCommands(CommandTable& table);    // DEL EXISTS EXPIRE TTL PERSIST DBSIZE FLUSH*
-void RegisterServerCommands(CommandTable& table);      // INFO COMMAND TIME FUNCTION SCRIPT
-void RegisterConfigCommand(CommandTable& table);       // CONFIG
-void RegisterMemoryCommand(CommandTable& table);       // MEMORY
-void RegisterTransactionCommands(CommandTable& table); // MULTI EXEC DISCARD WATCH UNWATCH
-void RegisterContainerCommands(CommandTable& table);   // hashes, lists, sets, sorted sets
-void RegisterSetAlgebraCommands(CommandTable& table);  // SINTER SUNION SDIFF
+void RegisterKeyspaceCommands(CommandTable& table);  // DEL EXISTS EXPIRE TTL PERSIST DBSIZE FLUSH*
+void RegisterServerCommands(CommandTable& table);    // INFO COMMAND TIME FUNCTION SCRIPT
+void RegisterConfigCommand(CommandTable& table);     // CONFIG
+void RegisterMemoryCommand(CommandTable& table);     // MEMORY
+void RegisterTransactionCommands(CommandTable& table);  // MULTI EXEC DISCARD WATCH UNWATCH
+void RegisterContainerCommands(CommandTable& table);    // hashes, lists, sets, sorted sets
+void RegisterSetAlgebraCommands(CommandTable& table);   // SINTER SUNION SDIFF
 // ZUNION ZINTER ZDIFF ZINTERCARD ZUNIONSTORE ZINTERSTORE ZDIFFSTORE ZRANGESTORE ZMPOP
 void RegisterZSetAlgebraCommands(CommandTable& table);
-void RegisterListMoveCommands(CommandTable& table);    // LMOVE RPOPLPUSH LMPOP
-void RegisterSortCommands(CommandTable& table);        // SORT SORT_RO
-void RegisterClusterCommands(CommandTable& table);     // CLUSTER (--shard-ports)
-void RegisterLifecycleCommands(CommandTable& table);   // SAVE SHUTDOWN
-void RegisterBitCommands(CommandTable& table);         // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
-void RegisterDumpRestoreCommands(CommandTable& table); // DUMP RESTORE
+void RegisterListMoveCommands(CommandTable& table);   // LMOVE RPOPLPUSH LMPOP
+void RegisterSortCommands(CommandTable& table);       // SORT SORT_RO
+void RegisterClusterCommands(CommandTable& table);    // CLUSTER (--shard-ports)
+void RegisterLifecycleCommands(CommandTable& table);  // SAVE SHUTDOWN
+void RegisterBitCommands(CommandTable& table);  // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
+void RegisterDumpRestoreCommands(CommandTable& table);  // DUMP RESTORE
 // BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX BZMPOP
 void RegisterBlockingCommands(CommandTable& table);
 

@@ -120,8 +120,7 @@ Fields PersistenceSection(const ServerContext& server) {
                 {{"aof_last_write_status", log.last_write_ok ? "ok" : "err"},
                  {"aof_current_size", std::to_string(load.loaded_bytes + log.written_bytes)},
                  {"aof_base_size", std::to_string(load.loaded_bytes)},
-                 {"aof_buffer_length",
-                  std::to_string(log.appended_bytes - log.written_bytes)},
+                 {"aof_buffer_length", std::to_string(log.appended_bytes - log.written_bytes)},
                  {"aof_pending_fsync", log.durable_bytes < log.written_bytes ? "1" : "0"},
                  {"aof_fsyncs", std::to_string(log.fsyncs)},
                  {"aof_write_errors", std::to_string(log.write_errors)},
@@ -200,15 +199,15 @@ struct SectionName {
   bool in_default;
 };
 constexpr std::array<SectionName, 10> kSections = {{{"server", true},
-                                                   {"clients", true},
-                                                   {"memory", true},
-                                                   {"persistence", true},
-                                                   {"stats", true},
-                                                   {"replication", true},
-                                                   {"cpu", true},
-                                                   {"keyspace", true},
-                                                   {"kvlab", true},
-                                                   {"stages", false}}};
+                                                    {"clients", true},
+                                                    {"memory", true},
+                                                    {"persistence", true},
+                                                    {"stats", true},
+                                                    {"replication", true},
+                                                    {"cpu", true},
+                                                    {"keyspace", true},
+                                                    {"kvlab", true},
+                                                    {"stages", false}}};
 
 // deferred.state: a std::string of the requested section names, lower case,
 // separated by spaces; empty means "default".
@@ -237,16 +236,26 @@ void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results
     if (!is_wanted(section)) continue;
     std::string_view name = section.name;
     Fields fields;
-    if (name == "server") fields = ServerSection(server);
-    else if (name == "clients") fields = ClientsSection(server);
-    else if (name == "memory") fields = MemorySection(server, engine);
-    else if (name == "persistence") fields = PersistenceSection(server);
-    else if (name == "stats") fields = StatsSection(server);
-    else if (name == "replication") fields = ReplicationSection();
-    else if (name == "cpu") fields = CpuSection();
-    else if (name == "keyspace") fields = KeyspaceSection(keys);
-    else if (name == "stages") fields = StagesSection(server);
-    else fields = KvlabSection(server, engine);
+    if (name == "server")
+      fields = ServerSection(server);
+    else if (name == "clients")
+      fields = ClientsSection(server);
+    else if (name == "memory")
+      fields = MemorySection(server, engine);
+    else if (name == "persistence")
+      fields = PersistenceSection(server);
+    else if (name == "stats")
+      fields = StatsSection(server);
+    else if (name == "replication")
+      fields = ReplicationSection();
+    else if (name == "cpu")
+      fields = CpuSection();
+    else if (name == "keyspace")
+      fields = KeyspaceSection(keys);
+    else if (name == "stages")
+      fields = StagesSection(server);
+    else
+      fields = KvlabSection(server, engine);
     if (printed++) body += "\r\n";
     std::string title(name);
     if (name == "cpu") {
@@ -272,8 +281,8 @@ void Info(CommandCall& call) {
   for (std::string_view rest = sections; !rest.empty();) {
     const size_t space = rest.find(' ');
     const std::string_view name = rest.substr(0, space);
-    keyspace_wanted |= name == "keyspace" || name == "all" || name == "everything" ||
-                       name == "default";
+    keyspace_wanted |=
+        name == "keyspace" || name == "all" || name == "everything" || name == "default";
     rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
   }
   if (keyspace_wanted) call.Add(MakeOp(OpCode::kDbSize, {}));
@@ -358,15 +367,15 @@ void Command(CommandCall& call) {
       for (const CommandSpec& spec : commands) chosen.push_back(&spec);
     } else {
       for (size_t i = 2; i < args.size(); ++i) {
-        if (const CommandSpec* spec = CommandTable::Instance().Find(args[i])) chosen.push_back(spec);
+        if (const CommandSpec* spec = CommandTable::Instance().Find(args[i]))
+          chosen.push_back(spec);
       }
     }
     reply.MapHeader(chosen.size());
     for (const CommandSpec* spec : chosen) WriteCommandDocs(reply, *spec);
   } else if (EqualsIgnoreCase(sub, "count") || EqualsIgnoreCase(sub, "list")) {
-    reply.Error(WrongArityError("command|" + std::string(EqualsIgnoreCase(sub, "count")
-                                                              ? "count"
-                                                              : "list")));
+    reply.Error(WrongArityError("command|" +
+                                std::string(EqualsIgnoreCase(sub, "count") ? "count" : "list")));
   } else {
     reply.Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
                 "'. Try COMMAND HELP.");
@@ -419,17 +428,37 @@ void Script(CommandCall& call) {
 }  // namespace
 
 void RegisterServerCommands(CommandTable& table) {
-  table.Add({.name = "time", .arity = 1, .flags = CommandSpec::kFast, .handler = Time,
-             .group = "server", .summary = "Return the current server time"});
-  table.Add({.name = "function", .arity = -2, .flags = CommandSpec::kNone, .handler = Function,
-             .group = "scripting", .summary = "A container for function commands"});
-  table.Add({.name = "script", .arity = -2, .flags = CommandSpec::kNone, .handler = Script,
-             .group = "scripting", .summary = "A container for Lua scripts management commands"});
+  table.Add({.name = "time",
+             .arity = 1,
+             .flags = CommandSpec::kFast,
+             .handler = Time,
+             .group = "server",
+             .summary = "Return the current server time"});
+  table.Add({.name = "function",
+             .arity = -2,
+             .flags = CommandSpec::kNone,
+             .handler = Function,
+             .group = "scripting",
+             .summary = "A container for function commands"});
+  table.Add({.name = "script",
+             .arity = -2,
+             .flags = CommandSpec::kNone,
+             .handler = Script,
+             .group = "scripting",
+             .summary = "A container for Lua scripts management commands"});
   using F = CommandSpec;
-  table.Add({.name = "info", .arity = -1, .flags = F::kNone, .handler = Info, .group = "server",
+  table.Add({.name = "info",
+             .arity = -1,
+             .flags = F::kNone,
+             .handler = Info,
+             .group = "server",
              .summary = "Get information and statistics about the server"});
-  table.Add({.name = "command", .arity = -1, .flags = F::kNone, .handler = Command,
-             .group = "server", .summary = "Get array of Redis command details"});
+  table.Add({.name = "command",
+             .arity = -1,
+             .flags = F::kNone,
+             .handler = Command,
+             .group = "server",
+             .summary = "Get array of Redis command details"});
 }
 
 }  // namespace kvlab

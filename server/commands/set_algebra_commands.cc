@@ -169,30 +169,61 @@ void SetMoveCommand(CommandCall& call) {
 void RegisterSetAlgebraCommands(CommandTable& table) {
   using F = CommandSpec;
   const KeyPositions all_keys = {.first = 1, .last = -1, .step = 1};
-  table.Add({.name = "sinter", .arity = -2, .flags = F::kReadOnly,
-             .handler = SetAlgebraCommand<SetOperation::kInter>, .keys = all_keys,
-             .group = "set", .summary = "Intersect multiple sets"});
-  table.Add({.name = "sunion", .arity = -2, .flags = F::kReadOnly,
-             .handler = SetAlgebraCommand<SetOperation::kUnion>, .keys = all_keys,
-             .group = "set", .summary = "Add multiple sets"});
-  table.Add({.name = "sdiff", .arity = -2, .flags = F::kReadOnly,
-             .handler = SetAlgebraCommand<SetOperation::kDiff>, .keys = all_keys,
-             .group = "set", .summary = "Subtract multiple sets"});
+  table.Add({.name = "sinter",
+             .arity = -2,
+             .flags = F::kReadOnly,
+             .handler = SetAlgebraCommand<SetOperation::kInter>,
+             .keys = all_keys,
+             .group = "set",
+             .summary = "Intersect multiple sets"});
+  table.Add({.name = "sunion",
+             .arity = -2,
+             .flags = F::kReadOnly,
+             .handler = SetAlgebraCommand<SetOperation::kUnion>,
+             .keys = all_keys,
+             .group = "set",
+             .summary = "Add multiple sets"});
+  table.Add({.name = "sdiff",
+             .arity = -2,
+             .flags = F::kReadOnly,
+             .handler = SetAlgebraCommand<SetOperation::kDiff>,
+             .keys = all_keys,
+             .group = "set",
+             .summary = "Subtract multiple sets"});
   // Its keys follow numkeys: COMMAND INFO's legacy range cannot say where.
-  table.Add({.name = "sintercard", .arity = -3, .flags = F::kReadOnly,
-             .handler = SetInterCardCommand, .group = "set",
+  table.Add({.name = "sintercard",
+             .arity = -3,
+             .flags = F::kReadOnly,
+             .handler = SetInterCardCommand,
+             .group = "set",
              .summary = "Intersect multiple sets and return the cardinality of the result"});
-  table.Add({.name = "sinterstore", .arity = -3, .flags = F::kWrite | F::kDenyOom,
-             .handler = SetStoreCommand<kSetInterStoreStep>, .keys = all_keys, .group = "set",
+  table.Add({.name = "sinterstore",
+             .arity = -3,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = SetStoreCommand<kSetInterStoreStep>,
+             .keys = all_keys,
+             .group = "set",
              .summary = "Intersect multiple sets and store the resulting set in a key"});
-  table.Add({.name = "sunionstore", .arity = -3, .flags = F::kWrite | F::kDenyOom,
-             .handler = SetStoreCommand<kSetUnionStoreStep>, .keys = all_keys, .group = "set",
+  table.Add({.name = "sunionstore",
+             .arity = -3,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = SetStoreCommand<kSetUnionStoreStep>,
+             .keys = all_keys,
+             .group = "set",
              .summary = "Add multiple sets and store the resulting set in a key"});
-  table.Add({.name = "sdiffstore", .arity = -3, .flags = F::kWrite | F::kDenyOom,
-             .handler = SetStoreCommand<kSetDiffStoreStep>, .keys = all_keys, .group = "set",
+  table.Add({.name = "sdiffstore",
+             .arity = -3,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = SetStoreCommand<kSetDiffStoreStep>,
+             .keys = all_keys,
+             .group = "set",
              .summary = "Subtract multiple sets and store the resulting set in a key"});
-  table.Add({.name = "smove", .arity = 4, .flags = F::kWrite | F::kFast, .handler = SetMoveCommand,
-             .keys = {.first = 1, .last = 2, .step = 1}, .group = "set",
+  table.Add({.name = "smove",
+             .arity = 4,
+             .flags = F::kWrite | F::kFast,
+             .handler = SetMoveCommand,
+             .keys = {.first = 1, .last = 2, .step = 1},
+             .group = "set",
              .summary = "Move a member from one set to another"});
 }
 

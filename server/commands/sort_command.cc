@@ -35,7 +35,8 @@ void RenderSort(const DeferredReply& deferred, std::span<const OpResult> results
 template <bool kReadOnly>
 void SortCommand(CommandCall& call) {
   SortOptions options;
-  if (const std::optional<std::string_view> error = ParseSortOptions(call.args, kReadOnly, &options)) {
+  if (const std::optional<std::string_view> error =
+          ParseSortOptions(call.args, kReadOnly, &options)) {
     call.reply().Error(*error);
     return;
   }
@@ -61,8 +62,12 @@ void RegisterSortCommands(CommandTable& table) {
   // Both take the sorted key first; SORT may write (STORE), so Redis marks
   // it write and denyoom even when it only reads.
   auto add = [&](std::string name, uint32_t flags, CommandHandler handler, std::string summary) {
-    table.Add({.name = std::move(name), .arity = -2, .flags = flags, .handler = handler,
-               .keys = {.first = 1, .last = 1, .step = 1}, .group = "generic",
+    table.Add({.name = std::move(name),
+               .arity = -2,
+               .flags = flags,
+               .handler = handler,
+               .keys = {.first = 1, .last = 1, .step = 1},
+               .group = "generic",
                .summary = std::move(summary)});
   };
   add("sort", F::kWrite | F::kDenyOom, SortCommand<false>,

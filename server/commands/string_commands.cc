@@ -21,9 +21,15 @@ void RenderSet(const DeferredReply&, std::span<const OpResult> results, ReplyWri
                ServerContext&) {
   const OpResult& result = results[0];
   switch (result.kind) {
-    case OpResult::Kind::kOk: writer.Ok(); break;
-    case OpResult::Kind::kBulk: writer.Bulk(result.bulk); break;
-    default: writer.Nil(); break;
+    case OpResult::Kind::kOk:
+      writer.Ok();
+      break;
+    case OpResult::Kind::kBulk:
+      writer.Bulk(result.bulk);
+      break;
+    default:
+      writer.Nil();
+      break;
   }
 }
 
@@ -108,7 +114,7 @@ enum class ExtendedFor { kSet, kGetEx };
 
 struct ExtendedOptions {
   SetOptions set;
-  bool persist = false;      // GETEX PERSIST
+  bool persist = false;  // GETEX PERSIST
   Unit unit = kNone;
   std::string_view expire_arg;
 };
@@ -135,9 +141,8 @@ bool ParseExtendedOptions(CommandCall& call, size_t from, ExtendedFor command,
       options.keep_ttl = true;
     } else if (!for_set && EqualsIgnoreCase(opt, "persist") && !expiry_given) {
       out.persist = true;
-    } else if (Unit given = ExpiryUnit(opt);
-               given != kNone && !options.keep_ttl && !out.persist &&
-               (out.unit == kNone || out.unit == given) && has_next) {
+    } else if (Unit given = ExpiryUnit(opt); given != kNone && !options.keep_ttl && !out.persist &&
+                                             (out.unit == kNone || out.unit == given) && has_next) {
       // Redis lets the same unit repeat (the last one wins), not two units.
       out.unit = given;
       out.expire_arg = args[++j];
@@ -327,10 +332,10 @@ void RenderLcs(const DeferredReply& deferred, std::span<const OpResult> results,
     writer.Error("ERR The specified keys must contain string values");
     return;
   }
-  const std::string_view a = results[0].kind == OpResult::Kind::kBulk ? results[0].bulk.view()
-                                                                       : std::string_view();
-  const std::string_view b = results[1].kind == OpResult::Kind::kBulk ? results[1].bulk.view()
-                                                                       : std::string_view();
+  const std::string_view a =
+      results[0].kind == OpResult::Kind::kBulk ? results[0].bulk.view() : std::string_view();
+  const std::string_view b =
+      results[1].kind == OpResult::Kind::kBulk ? results[1].bulk.view() : std::string_view();
   const bool get_idx = deferred.flags & kLcsIdx;
   const bool get_len = deferred.flags & kLcsLen;
   const bool with_match_len = deferred.flags & kLcsWithMatchLen;
@@ -525,72 +530,159 @@ void DecrBy(CommandCall& call) {
 
 void RegisterStringCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({.name = "get", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Get,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "get",
+             .arity = 2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = Get,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Get the value of a key"});
-  table.Add({.name = "set", .arity = -3, .flags = F::kWrite | F::kDenyOom, .handler = Set,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "set",
+             .arity = -3,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = Set,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Set the string value of a key"});
-  table.Add({.name = "setnx", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
-             .handler = SetNx, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "setnx",
+             .arity = 3,
+             .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = SetNx,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Set the value of a key, only if the key does not exist"});
-  table.Add({.name = "getset", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
-             .handler = GetSet, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "getset",
+             .arity = 3,
+             .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = GetSet,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Set the string value of a key and return its old value"});
-  table.Add({.name = "mget", .arity = -2, .flags = F::kReadOnly | F::kFast, .handler = Mget,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "string",
+  table.Add({.name = "mget",
+             .arity = -2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = Mget,
+             .keys = {.first = 1, .last = -1, .step = 1},
+             .group = "string",
              .summary = "Get the values of all the given keys"});
-  table.Add({.name = "mset", .arity = -3, .flags = F::kWrite | F::kDenyOom, .handler = Mset,
-             .keys = {.first = 1, .last = -1, .step = 2}, .group = "string",
+  table.Add({.name = "mset",
+             .arity = -3,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = Mset,
+             .keys = {.first = 1, .last = -1, .step = 2},
+             .group = "string",
              .summary = "Set multiple keys to multiple values"});
-  table.Add({.name = "msetnx", .arity = -3, .flags = F::kWrite | F::kDenyOom, .handler = MsetNx,
-             .keys = {.first = 1, .last = -1, .step = 2}, .group = "string",
+  table.Add({.name = "msetnx",
+             .arity = -3,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = MsetNx,
+             .keys = {.first = 1, .last = -1, .step = 2},
+             .group = "string",
              .summary = "Set multiple keys to multiple values, only if none of the keys exist"});
-  table.Add({.name = "setex", .arity = 4, .flags = F::kWrite | F::kDenyOom, .handler = SetEx,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "setex",
+             .arity = 4,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = SetEx,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Set the value and expiration of a key"});
-  table.Add({.name = "psetex", .arity = 4, .flags = F::kWrite | F::kDenyOom, .handler = PSetEx,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "psetex",
+             .arity = 4,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = PSetEx,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Set the value and expiration in milliseconds of a key"});
-  table.Add({.name = "getex", .arity = -2, .flags = F::kWrite | F::kFast, .handler = GetEx,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "getex",
+             .arity = -2,
+             .flags = F::kWrite | F::kFast,
+             .handler = GetEx,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Get the value of a key and optionally set its expiration"});
-  table.Add({.name = "getdel", .arity = 2, .flags = F::kWrite | F::kFast, .handler = GetDel,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "getdel",
+             .arity = 2,
+             .flags = F::kWrite | F::kFast,
+             .handler = GetDel,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Get the value of a key and delete the key"});
-  table.Add({.name = "incrbyfloat", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
-             .handler = IncrByFloat, .keys = {.first = 1, .last = 1, .step = 1},
+  table.Add({.name = "incrbyfloat",
+             .arity = 3,
+             .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = IncrByFloat,
+             .keys = {.first = 1, .last = 1, .step = 1},
              .group = "string",
              .summary = "Increment the float value of a key by the given amount"});
-  table.Add({.name = "setrange", .arity = 4, .flags = F::kWrite | F::kDenyOom,
-             .handler = SetRange, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "setrange",
+             .arity = 4,
+             .flags = F::kWrite | F::kDenyOom,
+             .handler = SetRange,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Overwrite part of a string at key starting at the specified offset"});
-  table.Add({.name = "getrange", .arity = 4, .flags = F::kReadOnly, .handler = GetRange,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "getrange",
+             .arity = 4,
+             .flags = F::kReadOnly,
+             .handler = GetRange,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Get a substring of the string stored at a key"});
-  table.Add({.name = "substr", .arity = 4, .flags = F::kReadOnly, .handler = GetRange,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "substr",
+             .arity = 4,
+             .flags = F::kReadOnly,
+             .handler = GetRange,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Get a substring of the string stored at a key"});
-  table.Add({.name = "lcs", .arity = -3, .flags = F::kReadOnly, .handler = Lcs,
-             .keys = {.first = 1, .last = 2, .step = 1}, .group = "string",
+  table.Add({.name = "lcs",
+             .arity = -3,
+             .flags = F::kReadOnly,
+             .handler = Lcs,
+             .keys = {.first = 1, .last = 2, .step = 1},
+             .group = "string",
              .summary = "Find longest common substring"});
-  table.Add({.name = "append", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
-             .handler = Append, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "append",
+             .arity = 3,
+             .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = Append,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Append a value to a key"});
-  table.Add({.name = "strlen", .arity = 2, .flags = F::kReadOnly | F::kFast, .handler = Strlen,
-             .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "strlen",
+             .arity = 2,
+             .flags = F::kReadOnly | F::kFast,
+             .handler = Strlen,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Get the length of the value stored in a key"});
-  table.Add({.name = "incr", .arity = 2, .flags = F::kWrite | F::kDenyOom | F::kFast,
-             .handler = Incr, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "incr",
+             .arity = 2,
+             .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = Incr,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Increment the integer value of a key by one"});
-  table.Add({.name = "decr", .arity = 2, .flags = F::kWrite | F::kDenyOom | F::kFast,
-             .handler = Decr, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "decr",
+             .arity = 2,
+             .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = Decr,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Decrement the integer value of a key by one"});
-  table.Add({.name = "incrby", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
-             .handler = IncrBy, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "incrby",
+             .arity = 3,
+             .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = IncrBy,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Increment the integer value of a key by the given amount"});
-  table.Add({.name = "decrby", .arity = 3, .flags = F::kWrite | F::kDenyOom | F::kFast,
-             .handler = DecrBy, .keys = {.first = 1, .last = 1, .step = 1}, .group = "string",
+  table.Add({.name = "decrby",
+             .arity = 3,
+             .flags = F::kWrite | F::kDenyOom | F::kFast,
+             .handler = DecrBy,
+             .keys = {.first = 1, .last = 1, .step = 1},
+             .group = "string",
              .summary = "Decrement the integer value of a key by the given number"});
 }
 

@@ -29,7 +29,8 @@ inline void DispatchSubcommand(CommandCall& call, std::string_view command,
   for (const Subcommand& subcommand : subcommands) {
     if (!EqualsIgnoreCase(call.args[1], subcommand.name)) continue;
     if (!ArityMatches(subcommand.arity, call.args.size())) {
-      call.reply().Error(WrongArityError(std::string(command) + "|" + std::string(subcommand.name)));
+      call.reply().Error(
+          WrongArityError(std::string(command) + "|" + std::string(subcommand.name)));
       return;
     }
     subcommand.run(call);

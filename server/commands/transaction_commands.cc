@@ -51,20 +51,38 @@ void Unwatch(CommandCall& call) {
 
 void RegisterTransactionCommands(CommandTable& table) {
   using F = CommandSpec;
-  table.Add({.name = "multi", .arity = 1, .flags = F::kFast | F::kNoMulti, .handler = Multi,
-             .group = "transactions", .summary = "Mark the start of a transaction block"});
+  table.Add({.name = "multi",
+             .arity = 1,
+             .flags = F::kFast | F::kNoMulti,
+             .handler = Multi,
+             .group = "transactions",
+             .summary = "Mark the start of a transaction block"});
   // The Session runs EXEC (kExec): it needs the queue and the reply slots.
-  table.Add({.name = "exec", .arity = 1, .flags = F::kNoMulti | F::kExec, .handler = nullptr,
+  table.Add({.name = "exec",
+             .arity = 1,
+             .flags = F::kNoMulti | F::kExec,
+             .handler = nullptr,
              .group = "transactions",
              .summary = "Execute all commands issued after MULTI"});
-  table.Add({.name = "discard", .arity = 1, .flags = F::kFast | F::kNoMulti, .handler = Discard,
-             .group = "transactions", .summary = "Discard all commands issued after MULTI"});
-  table.Add({.name = "watch", .arity = -2, .flags = F::kFast | F::kNoMulti | F::kAfterQueued,
+  table.Add({.name = "discard",
+             .arity = 1,
+             .flags = F::kFast | F::kNoMulti,
+             .handler = Discard,
+             .group = "transactions",
+             .summary = "Discard all commands issued after MULTI"});
+  table.Add({.name = "watch",
+             .arity = -2,
+             .flags = F::kFast | F::kNoMulti | F::kAfterQueued,
              .handler = Watch,
-             .keys = {.first = 1, .last = -1, .step = 1}, .group = "transactions",
+             .keys = {.first = 1, .last = -1, .step = 1},
+             .group = "transactions",
              .summary = "Watch the given keys to determine execution of the MULTI/EXEC block"});
-  table.Add({.name = "unwatch", .arity = 1, .flags = F::kFast, .handler = Unwatch,
-             .group = "transactions", .summary = "Forget about all watched keys"});
+  table.Add({.name = "unwatch",
+             .arity = 1,
+             .flags = F::kFast,
+             .handler = Unwatch,
+             .group = "transactions",
+             .summary = "Forget about all watched keys"});
 }
 
 }  // namespace kvlab

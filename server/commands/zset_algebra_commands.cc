@@ -50,13 +50,14 @@ void ZSetAlgebraCommand(CommandCall& call) {
   constexpr size_t kNumKeysIndex = kStore ? 2 : 1;
   const std::optional<size_t> numkeys = ParseNumKeys(call, kNumKeysIndex, call.args[0]);
   if (!numkeys) return;
-  Operation read = MakeOp(OpCode::kReadKeys, call.args[kNumKeysIndex + 1], {},
-                          static_cast<int64_t>(kAlgebra));
+  Operation read =
+      MakeOp(OpCode::kReadKeys, call.args[kNumKeysIndex + 1], {}, static_cast<int64_t>(kAlgebra));
   read.read_keys = ReadZSetAlgebraSource;
   const size_t steps = *numkeys + (kStore ? 1 : 0);
   for (size_t i = 0; i < *numkeys; ++i) {
     read.key = call.args[kNumKeysIndex + 1 + i];
-    read.integer2 = ZSetAlgebraStep{.numkeys_index = kNumKeysIndex, .first_source = i == 0}.Encode();
+    read.integer2 =
+        ZSetAlgebraStep{.numkeys_index = kNumKeysIndex, .first_source = i == 0}.Encode();
     // A WRONGTYPE source, or the last one's error, skips what follows.
     read.guard_span = static_cast<uint32_t>(steps - i - 1);
     if (i == 0) {
@@ -91,8 +92,13 @@ void RegisterZSetAlgebraCommands(CommandTable& table) {
   using F = CommandSpec;
   auto add = [&](std::string name, int arity, uint32_t flags, CommandHandler handler,
                  KeyPositions keys, std::string summary) {
-    table.Add({.name = std::move(name), .arity = arity, .flags = flags, .handler = handler,
-               .keys = keys, .group = "sorted_set", .summary = std::move(summary)});
+    table.Add({.name = std::move(name),
+               .arity = arity,
+               .flags = flags,
+               .handler = handler,
+               .keys = keys,
+               .group = "sorted_set",
+               .summary = std::move(summary)});
   };
   // Key positions as Redis 7.0's COMMAND INFO gives them (its "movablekeys"
   // commands: the destination only, or none).
@@ -114,8 +120,7 @@ void RegisterZSetAlgebraCommands(CommandTable& table) {
       "Subtract multiple sorted sets and store the resulting sorted set in a new key");
   add("zrangestore", -5, store, ZRangeStore, {.first = 1, .last = 2, .step = 1},
       "Store a range of members from sorted set into another key");
-  add("zmpop", -4, F::kWrite, ZMPop, {},
-      "Remove and return members with scores in a sorted set");
+  add("zmpop", -4, F::kWrite, ZMPop, {}, "Remove and return members with scores in a sorted set");
 }
 
 }  // namespace kvlab

@@ -65,8 +65,8 @@ TEST_P(AtomicGroups, RenameCarriesValueAndExpiry) {
   with_expiry.expire_at_ms = deadline;
   RunOp(*engine_, Set("src", "value", with_expiry));
   RunOp(*engine_, Set("dst", "replaced"));
-  auto r = RunGroup({Guard(OpCode::kLoadCarry, "src", 1, /*erase=*/1),
-                     MakeOp(OpCode::kStoreCarry, "dst")});
+  auto r = RunGroup(
+      {Guard(OpCode::kLoadCarry, "src", 1, /*erase=*/1), MakeOp(OpCode::kStoreCarry, "dst")});
   EXPECT_EQ(Describe(r[0]), Int(1));
   EXPECT_EQ(Describe(RunOp(*engine_, Get("src"))), Nil());
   EXPECT_EQ(Describe(RunOp(*engine_, Get("dst"))), Bulk("value"));
@@ -110,8 +110,8 @@ TEST_P(AtomicGroups, KeylessOperationsInsideAGroup) {
 }
 
 TEST_P(AtomicGroups, RepeatedKeysInOneGroup) {
-  auto r = RunGroup({Set("k", "1"), IncrBy("k", 5), Get("k"), Del("k"), Exists("k"), Set("k", "x"),
-                     Get("k")});
+  auto r = RunGroup(
+      {Set("k", "1"), IncrBy("k", 5), Get("k"), Del("k"), Exists("k"), Set("k", "x"), Get("k")});
   EXPECT_EQ(Describe(r[1]), Int(6));
   EXPECT_EQ(Describe(r[2]), Bulk("6"));
   EXPECT_EQ(Describe(r[4]), Int(0));
@@ -180,10 +180,8 @@ TEST_P(AtomicGroups, TransfersNeverShowAWrongTotal) {
   EXPECT_EQ(total, 1000 * kAccounts);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Engines, AtomicGroups,
-    ::testing::ValuesIn(MultithreadedCases()),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Engines, AtomicGroups, ::testing::ValuesIn(MultithreadedCases()),
+                         CaseName);
 
 // single may only be driven from one thread: its group semantics, there.
 class SingleEngineGroups : public AtomicGroups {};
@@ -202,8 +200,8 @@ TEST_P(SingleEngineGroups, SemanticsOnOneThread) {
   EXPECT_EQ(Describe(r[1]), Int(2));  // c (renamed from b) and q
   EXPECT_EQ(Describe(r[3]), Int(0));
 }
-INSTANTIATE_TEST_SUITE_P(Single, SingleEngineGroups, ::testing::Values(MakeCase("single", "single")),
-                         CaseName);
+INSTANTIATE_TEST_SUITE_P(Single, SingleEngineGroups,
+                         ::testing::Values(MakeCase("single", "single")), CaseName);
 
 }  // namespace
 }  // namespace kvlab::testing

@@ -138,7 +138,9 @@ TEST(BitArithmetic, BitopFoldsPadTheShorterSideWithZeros) {
   FoldBitOperand(BitOperator::kOr, false, "ab", result);
   EXPECT_EQ(result, "ab");
   FoldBitOperand(BitOperator::kXor, false, "a", result);
-  EXPECT_EQ(result, std::string("\x00" "b", 2));
+  EXPECT_EQ(result, std::string("\x00"
+                                "b",
+                                2));
   FoldBitOperand(BitOperator::kNot, true, "\x0f", result);
   EXPECT_EQ(result, "\xf0");
 }

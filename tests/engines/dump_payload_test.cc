@@ -76,9 +76,8 @@ std::vector<std::string> Contents(const Container& container) {
       });
       break;
     case ValueType::kSet:
-      static_cast<const SetValue&>(container).ForEach([&](std::string_view m) {
-        out.emplace_back(m);
-      });
+      static_cast<const SetValue&>(container).ForEach(
+          [&](std::string_view m) { out.emplace_back(m); });
       break;
     case ValueType::kString:
       break;
@@ -103,22 +102,22 @@ TEST(DumpPayload, ReadsWhatRedis70Dumps) {
   RestoredValue list = Read(FromHex(
       "1201021e1e00000005008161020701ded402f270110104f400f2052a0100000009ff0a003cbfe366ed0d454b"));
   ASSERT_NE(list.container, nullptr);
-  EXPECT_EQ(ListOf(list),
-            (std::vector<std::string>{"a", "7", "-300", "70000", "5000000000"}));
+  EXPECT_EQ(ListOf(list), (std::vector<std::string>{"a", "7", "-300", "70000", "5000000000"}));
   // HSET h field value n 12 (a listpack hash).
-  RestoredValue hash = Read(FromHex(
-      "101a1a0000000400856669656c64068576616c756506816e020c01ff0a0021ac5d3396e47ba9"));
+  RestoredValue hash =
+      Read(FromHex("101a1a0000000400856669656c64068576616c756506816e020c01ff0a0021ac5d3396e47ba9"));
   ASSERT_NE(hash.container, nullptr);
   const auto& h = static_cast<const HashValue&>(*hash.container);
   EXPECT_EQ(h.Size(), 2u);
   EXPECT_EQ(h.Get("field"), "value");
   EXPECT_EQ(h.Get("n"), "12");
   // ZADD z 1 one 2.5 two (a listpack sorted set: integer and text scores).
-  RestoredValue zset = Read(FromHex(
-      "1118180000000400836f6e650401018374776f0483322e3504ff0a00e7fbf0d5ac77bbb4"));
+  RestoredValue zset =
+      Read(FromHex("1118180000000400836f6e650401018374776f0483322e3504ff0a00e7fbf0d5ac77bbb4"));
   EXPECT_EQ(ZSetOf(zset), (std::vector<std::pair<std::string, double>>{{"one", 1}, {"two", 2.5}}));
   // SADD s 3 -1 100000 (an intset of 4-byte integers).
-  RestoredValue set = Read(FromHex("0b140400000003000000ffffffff03000000a08601000a000a790cc55b1dc8c5"));
+  RestoredValue set =
+      Read(FromHex("0b140400000003000000ffffffff03000000a08601000a000a790cc55b1dc8c5"));
   ASSERT_NE(set.container, nullptr);
   const auto& s = static_cast<const SetValue&>(*set.container);
   EXPECT_EQ(s.Size(), 3u);
@@ -126,17 +125,17 @@ TEST(DumpPayload, ReadsWhatRedis70Dumps) {
   // SET lz "abc" x 30 (LZF-compressed) and SET i 123456 (an integer encoding).
   std::string abc;
   for (int i = 0; i < 30; ++i) abc += "abc";
-  EXPECT_EQ(Read(FromHex("00c30b405a0361626361e04b020162630a00238036f9e2d0c780")).string_value, abc);
+  EXPECT_EQ(Read(FromHex("00c30b405a0361626361e04b020162630a00238036f9e2d0c780")).string_value,
+            abc);
   EXPECT_EQ(Read(FromHex("00c240e201000a00432647f443197283")).string_value, "123456");
 }
 
 TEST(DumpPayload, StringsAsRedisWritesThem) {
   // rdbTryIntegerEncoding(): the bytes of redis-server's DUMP of SET i 123456.
-  EXPECT_EQ(DumpPayload(EntryView{.value = "123456"}),
-            FromHex("00c240e201000a00432647f443197283"));
-  for (const std::string& text : std::vector<std::string>{"", "0", "-128", "127", "-32768",
-                                   "2147483647", "-2147483649",
-                           "007", "1.5", std::string(20000, 'q'), std::string("a\0b", 3)}) {
+  EXPECT_EQ(DumpPayload(EntryView{.value = "123456"}), FromHex("00c240e201000a00432647f443197283"));
+  for (const std::string& text :
+       std::vector<std::string>{"", "0", "-128", "127", "-32768", "2147483647", "-2147483649",
+                                "007", "1.5", std::string(20000, 'q'), std::string("a\0b", 3)}) {
     EXPECT_EQ(Read(DumpPayload(EntryView{.value = text})).string_value, text);
   }
 }
@@ -159,7 +158,8 @@ TEST(DumpPayload, EveryTypeRoundTripsSmallAndLarge) {
     }
     for (const Container* container :
          std::initializer_list<const Container*>{&list, &hash, &ints, &words, &zset}) {
-      EntryView entry{.container = const_cast<Container*>(container), .form = ValueForm::kContainer};
+      EntryView entry{.container = const_cast<Container*>(container),
+                      .form = ValueForm::kContainer};
       RestoredValue back = Read(DumpPayload(entry));
       ASSERT_NE(back.container, nullptr);
       EXPECT_EQ(back.container->type(), container->type());
@@ -193,13 +193,16 @@ TEST(DumpPayload, LiesAndUnsupportedTypesAreBadFormat) {
       std::string("\x01\x81\x10\x00\x00\x00\x00\x00\x00\x00", 10),  // a list of 2^60 elements
       std::string("\x01\x00", 2),                                   // an empty list
       std::string("\x02\x02\x01x\x01x", 6),                         // a set with a duplicate
-      std::string("\x04\x02\x01" "f\x01v\x01" "f\x01w", 10),        // a hash with a duplicate field
-      std::string("\x03\x01\x01m\xfd", 5),                          // a sorted set with a NaN score
+      std::string("\x04\x02\x01"
+                  "f\x01v\x01"
+                  "f\x01w",
+                  10),                                         // a hash with a duplicate field
+      std::string("\x03\x01\x01m\xfd", 5),                     // a sorted set with a NaN score
       std::string("\x00\xc3\x01\x80\x20\x00\x00\x00\x00", 9),  // LZF claiming 512 MiB
-      std::string("\x00\xc3\x02\x05\x20\x00", 6),                   // LZF back reference before the start
-      std::string("\x0f\x00", 2),                                   // a stream
-      std::string("\x0d\x00", 2),                                   // a ziplist hash (Redis < 7)
-      std::string("\x12\x01\x03\x01x", 5),                          // a quicklist node of no known kind
+      std::string("\x00\xc3\x02\x05\x20\x00", 6),  // LZF back reference before the start
+      std::string("\x0f\x00", 2),                  // a stream
+      std::string("\x0d\x00", 2),                  // a ziplist hash (Redis < 7)
+      std::string("\x12\x01\x03\x01x", 5),         // a quicklist node of no known kind
       std::string("\x0b\x08\x03\x00\x00\x00\x01\x00\x00\x00", 10),  // an intset of width 3
       std::string("\x00\x05hel", 5),                                // a string shorter than it says
   };

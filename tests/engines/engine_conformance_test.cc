@@ -143,10 +143,22 @@ TEST_P(EngineConformance, IncrByCountsFromZeroAndStoresDecimal) {
 }
 
 TEST_P(EngineConformance, IncrByRejectsWhatRedisString2llRejects) {
-  const std::vector<std::string> not_integers = {
-      "", " 1", "1 ", "+1", "01", "-0", "-", "1.5", "1e3", "abc", "0x10",
-      std::string("1\0", 2), "9223372036854775808", "-9223372036854775809",
-      "000000000000000000001", "123456789012345678901"};
+  const std::vector<std::string> not_integers = {"",
+                                                 " 1",
+                                                 "1 ",
+                                                 "+1",
+                                                 "01",
+                                                 "-0",
+                                                 "-",
+                                                 "1.5",
+                                                 "1e3",
+                                                 "abc",
+                                                 "0x10",
+                                                 std::string("1\0", 2),
+                                                 "9223372036854775808",
+                                                 "-9223372036854775809",
+                                                 "000000000000000000001",
+                                                 "123456789012345678901"};
   for (const std::string& value : not_integers) {
     SCOPED_TRACE("value '" + value + "'");
     ASSERT_EQ(Do(Set("k", value)), Ok());
@@ -237,10 +249,11 @@ TEST_P(EngineConformance, ExpireAtNotInTheFutureDeletes) {
 // lazy deletion hides the case being checked.
 TEST_P(EngineConformance, ExpiredKeysAreMissingForEveryOperation) {
   const int64_t deadline = UnixNowMs() + 50;
-  const std::vector<std::string> keys = {"get", "exists", "strlen", "pttl", "del", "incr",
-                                         "append", "expire", "persist", "setnx", "setxx", "getset",
-                                         "sentinel"};
-  for (const std::string& key : keys) ASSERT_EQ(Do(Set(key, "7", {.expire_at_ms = deadline})), Ok());
+  const std::vector<std::string> keys = {"get",   "exists", "strlen",  "pttl",    "del",
+                                         "incr",  "append", "expire",  "persist", "setnx",
+                                         "setxx", "getset", "sentinel"};
+  for (const std::string& key : keys)
+    ASSERT_EQ(Do(Set(key, "7", {.expire_at_ms = deadline})), Ok());
   EXPECT_EQ(Do(Set("forever", "x")), Ok());
   WaitPast(deadline);
 
@@ -295,7 +308,7 @@ TEST_P(EngineConformance, BatchRunsInOrderWithOneResultPerOperation) {
 
   // Later operations of a batch see the effect of earlier ones, keyless included.
   results = RunBatch(*engine_, {Set("x", "1"), IncrBy("x", 2), FlushAll(), Get("k0"), Set("y", "2"),
-                           DbSize(), Get("x"), Get("y")});
+                                DbSize(), Get("x"), Get("y")});
   EXPECT_EQ(Describe(results[1]), Int(3));
   EXPECT_EQ(Describe(results[2]), Ok());
   EXPECT_EQ(Describe(results[3]), Nil());
@@ -304,7 +317,9 @@ TEST_P(EngineConformance, BatchRunsInOrderWithOneResultPerOperation) {
   EXPECT_EQ(Describe(results[7]), Bulk("2"));
 }
 
-TEST_P(EngineConformance, EmptyBatchCompletes) { EXPECT_TRUE(RunBatch(*engine_, std::vector<Operation>{}).empty()); }
+TEST_P(EngineConformance, EmptyBatchCompletes) {
+  EXPECT_TRUE(RunBatch(*engine_, std::vector<Operation>{}).empty());
+}
 
 TEST_P(EngineConformance, MemoryLimitRefusesGrowthButAllowsDeletes) {
   std::unique_ptr<Engine> engine = Make(4096);
@@ -353,13 +368,11 @@ TEST_P(EngineConformance, InfoNamesTheEngine) {
   EXPECT_EQ(info.front().second, GetParam().config.kind);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllEngines, EngineConformance,
-    ::testing::ValuesIn(AllCases()),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(AllEngines, EngineConformance, ::testing::ValuesIn(AllCases()), CaseName);
 
 TEST(EngineFactory, KnowsEveryKindAndRejectsOthers) {
-  EXPECT_EQ(EngineKinds(), (std::vector<std::string>{"single", "sharded", "concurrent", "striped", "owner"}));
+  EXPECT_EQ(EngineKinds(),
+            (std::vector<std::string>{"single", "sharded", "concurrent", "striped", "owner"}));
   for (const std::string& kind : EngineKinds()) {
     EngineConfig config;
     config.kind = kind;

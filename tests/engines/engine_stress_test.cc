@@ -106,7 +106,8 @@ TEST_P(EngineStress, MultiKeyBatchesKeepOrderAndCounts) {
   std::atomic<int> wrong_reads{0};
   OnThreads([&](int t) {
     std::vector<std::string> keys;
-    for (int j = 0; j < kKeysPerBatch; ++j) keys.push_back("batch:" + std::to_string(t) + ":" + std::to_string(j));
+    for (int j = 0; j < kKeysPerBatch; ++j)
+      keys.push_back("batch:" + std::to_string(t) + ":" + std::to_string(j));
     std::vector<Operation> increments, reads;
     for (const std::string& key : keys) {
       increments.push_back(IncrBy(key, 1));
@@ -145,7 +146,8 @@ TEST_P(EngineStress, PipelinedInsertsWhileTheTableGrows) {
         sets.push_back(Set(key, key));
         gets.push_back(Get(key));
       }
-      for (const OpResult& r : RunBatch(*engine_, sets)) wrong_replies += r.kind != OpResult::Kind::kOk;
+      for (const OpResult& r : RunBatch(*engine_, sets))
+        wrong_replies += r.kind != OpResult::Kind::kOk;
       const std::vector<OpResult> read = RunBatch(*engine_, gets);
       for (int j = 0; j < kKeysPerBatch; ++j) wrong_replies += read[j].bulk.str() != keys[j];
     }
@@ -169,13 +171,15 @@ TEST_P(EngineStress, PipelinedBatchesRaceFlushAll) {
         continue;
       }
       std::vector<std::string> keys;  // complete before any Operation views them
-      for (int j = 0; j < kKeysPerBatch; ++j) keys.push_back("flush:" + std::to_string(t) + ":" + std::to_string(j));
+      for (int j = 0; j < kKeysPerBatch; ++j)
+        keys.push_back("flush:" + std::to_string(t) + ":" + std::to_string(j));
       std::vector<Operation> sets, gets;
       for (const std::string& key : keys) {
         sets.push_back(Set(key, key));
         gets.push_back(Get(key));
       }
-      for (const OpResult& r : RunBatch(*engine_, sets)) wrong_replies += r.kind != OpResult::Kind::kOk;
+      for (const OpResult& r : RunBatch(*engine_, sets))
+        wrong_replies += r.kind != OpResult::Kind::kOk;
       for (const OpResult& r : RunBatch(*engine_, gets)) {
         wrong_replies += r.kind != OpResult::Kind::kBulk && r.kind != OpResult::Kind::kNil;
       }
@@ -190,7 +194,8 @@ TEST_P(EngineStress, PipelinedBatchesRaceFlushAll) {
     gets.push_back(Get(key));
   }
   RunBatch(*engine_, sets);
-  for (const OpResult& r : RunBatch(*engine_, gets)) EXPECT_EQ(Describe(r), Describe(OpResult::Bulk("v")));
+  for (const OpResult& r : RunBatch(*engine_, gets))
+    EXPECT_EQ(Describe(r), Describe(OpResult::Bulk("v")));
 }
 
 // DBSIZE and FLUSHALL race with writers; afterwards DBSIZE must agree with
@@ -200,7 +205,8 @@ TEST_P(EngineStress, DbSizeAndFlushAllUnderConcurrentWrites) {
   const int rounds = 4 * kStressScale;
   std::vector<std::vector<std::string>> keys(kThreads);
   for (int t = 0; t < kThreads; ++t) {
-    for (int k = 0; k < kKeysPerWriter; ++k) keys[t].push_back("w:" + std::to_string(t) + ":" + std::to_string(k));
+    for (int k = 0; k < kKeysPerWriter; ++k)
+      keys[t].push_back("w:" + std::to_string(t) + ":" + std::to_string(k));
   }
   std::atomic<int> impossible_sizes{0};
   OnThreads([&](int t) {
@@ -237,7 +243,8 @@ TEST_P(EngineStress, DoneRunsExactlyOncePerBatchEvenAtShutdown) {
   OnThreads([&](int t) {
     for (int i = 0; i < batches_per_thread; ++i) {
       auto entry = std::make_unique<Submitted>();
-      for (int j = 0; j < 1 + (i % 8); ++j) entry->batch.Add(IncrBy(kKeys[(t + i + j) % kKeys.size()], 1));
+      for (int j = 0; j < 1 + (i % 8); ++j)
+        entry->batch.Add(IncrBy(kKeys[(t + i + j) % kKeys.size()], 1));
       if (i % 10 == 0) entry->batch.Add(DbSize());
       Submitted* raw = entry.get();
       submitted[t].push_back(std::move(entry));
@@ -266,14 +273,13 @@ TEST_P(EngineStress, DoneRunsExactlyOncePerBatchEvenAtShutdown) {
   }
   for (auto& [key, values] : values_by_key) {
     std::sort(values.begin(), values.end());
-    for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(values[i], static_cast<int64_t>(i + 1)) << key;
+    for (size_t i = 0; i < values.size(); ++i)
+      ASSERT_EQ(values[i], static_cast<int64_t>(i + 1)) << key;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ConcurrentEngines, EngineStress,
-    ::testing::ValuesIn(MultithreadedCases()),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(ConcurrentEngines, EngineStress, ::testing::ValuesIn(MultithreadedCases()),
+                         CaseName);
 
 // A sharded engine for the tests below (they fail here if it cannot be made).
 void MakeSharded(unsigned shards, HopMode hop, std::unique_ptr<Engine>* engine) {

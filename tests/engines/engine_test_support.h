@@ -69,16 +69,23 @@ inline std::vector<OpResult> RunBatch(Engine& engine, const std::vector<Operatio
   completed.get_future().wait();
   return std::move(batch.results);
 }
-inline OpResult RunOp(Engine& engine, const Operation& op) { return RunBatch(engine, std::vector{op})[0]; }
+inline OpResult RunOp(Engine& engine, const Operation& op) {
+  return RunBatch(engine, std::vector{op})[0];
+}
 
 // gtest matchers would hide which field differs; these print the whole result.
 inline std::string Describe(const OpResult& r) {
   switch (r.kind) {
-    case OpResult::Kind::kNil: return "nil";
-    case OpResult::Kind::kOk: return "OK";
-    case OpResult::Kind::kInteger: return "(integer) " + std::to_string(r.integer);
-    case OpResult::Kind::kBulk: return "\"" + r.bulk.str() + "\"";
-    case OpResult::Kind::kError: return "error " + std::to_string(static_cast<int>(r.error));
+    case OpResult::Kind::kNil:
+      return "nil";
+    case OpResult::Kind::kOk:
+      return "OK";
+    case OpResult::Kind::kInteger:
+      return "(integer) " + std::to_string(r.integer);
+    case OpResult::Kind::kBulk:
+      return "\"" + r.bulk.str() + "\"";
+    case OpResult::Kind::kError:
+      return "error " + std::to_string(static_cast<int>(r.error));
   }
   return "?";
 }
@@ -106,10 +113,13 @@ inline EngineCase MakeCase(std::string name, std::string kind, unsigned shards =
 // Every engine configuration that may be driven from many threads at once
 // (all but `single`), for INSTANTIATE_TEST_SUITE_P(..., ValuesIn(...)).
 inline std::vector<EngineCase> MultithreadedCases() {
-  return {MakeCase("sharded1", "sharded", 1), MakeCase("sharded4", "sharded", 4),
+  return {MakeCase("sharded1", "sharded", 1),
+          MakeCase("sharded4", "sharded", 4),
           MakeCase("sharded4_batch", "sharded", 4, HopMode::kBatch),
-          MakeCase("concurrent", "concurrent"), MakeCase("striped", "striped"),
-          MakeCase("owner1", "owner", 1), MakeCase("owner4", "owner", 4)};
+          MakeCase("concurrent", "concurrent"),
+          MakeCase("striped", "striped"),
+          MakeCase("owner1", "owner", 1),
+          MakeCase("owner4", "owner", 4)};
 }
 
 // Every engine configuration: `single` and the multithreaded ones.
@@ -119,6 +129,8 @@ inline std::vector<EngineCase> AllCases() {
   return cases;
 }
 
-inline std::string CaseName(const ::testing::TestParamInfo<EngineCase>& info) { return info.param.name; }
+inline std::string CaseName(const ::testing::TestParamInfo<EngineCase>& info) {
+  return info.param.name;
+}
 
 }  // namespace kvlab::testing

@@ -103,11 +103,11 @@ TEST(GlobMatch, RedisKnownAnswers) {
       {"a*b", "axxxb", false, true},
       {"a*b", "axxxbc", false, false},
       {"*a*", "bab", false, true},
-      {"[", "[", false, false},         // unterminated class, nothing in it
-      {"[abc", "b", false, true},       // unterminated class runs to the end
+      {"[", "[", false, false},    // unterminated class, nothing in it
+      {"[abc", "b", false, true},  // unterminated class runs to the end
       {"[abc", "bc", false, false},
       {"[^", "x", false, true},
-      {"ab\\", "ab\\", false, true},    // trailing backslash is a literal
+      {"ab\\", "ab\\", false, true},  // trailing backslash is a literal
       {"[\\]]", "]", false, true},
       {"HeLLo", "hello", true, true},
       {"H[A-Z]llo", "hello", true, true},

@@ -55,14 +55,21 @@ void RunRandomOps(uint64_t seed, bool allow_long, int max_size, int prefill) {
     model.push_back(element);
   }
   const bool was_packed = list.packed();
-  auto index_in = [&](size_t size) { return std::uniform_int_distribution<size_t>(0, size - 1)(rng); };
+  auto index_in = [&](size_t size) {
+    return std::uniform_int_distribution<size_t>(0, size - 1)(rng);
+  };
   for (int step = 0; step < 3000; ++step) {
     const int op = std::uniform_int_distribution<int>(0, 9)(rng);
     const bool grow = static_cast<int>(model.size()) < max_size;
     if (op <= 2 && grow) {
       const std::string element = RandomElement(rng, allow_long);
-      if (op == 0) { list.PushFront(element); model.push_front(element); }
-      else { list.PushBack(element); model.push_back(element); }
+      if (op == 0) {
+        list.PushFront(element);
+        model.push_front(element);
+      } else {
+        list.PushBack(element);
+        model.push_back(element);
+      }
     } else if (op == 3 && !model.empty()) {
       EXPECT_EQ(list.PopFront(), model.front());
       model.pop_front();
@@ -143,12 +150,16 @@ TEST(ListValue, BytesFollowTheElements) {
   constexpr int kElements = 100000;
   const std::string heap(40, 'h');
   for (int i = 0; i < kElements; ++i) {
-    if (i % 2) list.PushFront(heap); else list.PushBack(heap);
+    if (i % 2)
+      list.PushFront(heap);
+    else
+      list.PushBack(heap);
   }
   const size_t full = list.Bytes();
   // At least each element's string object and its heap buffer.
   EXPECT_GE(full - empty, static_cast<size_t>(kElements) * (sizeof(std::string) + heap.size()));
-  EXPECT_LE(full - empty, static_cast<size_t>(kElements) * (sizeof(std::string) + heap.size() + 64));
+  EXPECT_LE(full - empty,
+            static_cast<size_t>(kElements) * (sizeof(std::string) + heap.size() + 64));
   list.Set(5, std::string(1000, 's'));
   EXPECT_GT(list.Bytes(), full);
   list.Set(5, heap);
@@ -156,7 +167,10 @@ TEST(ListValue, BytesFollowTheElements) {
   list.EraseIndexes({0, 7, 50, 51});
   list.Insert(3, heap);
   while (list.Size() > 0) {
-    if (list.Size() % 2) list.PopFront(); else list.PopBack();
+    if (list.Size() % 2)
+      list.PopFront();
+    else
+      list.PopBack();
   }
   EXPECT_EQ(list.Bytes(), empty);
 }

@@ -56,9 +56,8 @@ class OwnerEngineOnLoops : public ::testing::Test {
     engine_.reset(static_cast<OwnerEngine*>(engine.release()));
     for (unsigned i = 0; i < owners; ++i) loops_.push_back(std::make_unique<TestLoop>());
     for (unsigned i = 0; i < owners; ++i) {
-      engine_->AttachIoThread(i, [loop = loops_[i].get()](std::function<void()> f) {
-        loop->Post(std::move(f));
-      });
+      engine_->AttachIoThread(
+          i, [loop = loops_[i].get()](std::function<void()> f) { loop->Post(std::move(f)); });
     }
   }
   void TearDown() override {
@@ -135,7 +134,8 @@ TEST_F(OwnerEngineOnLoops, LocalKeysRunInlineAndOtherOwnersKeysHop) {
   Batch at_home;
   set_get_append(at_home);
   EXPECT_TRUE(ExecuteOn(1, at_home));
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(Describe(remote.results[i]), Describe(at_home.results[i])) << i;
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(Describe(remote.results[i]), Describe(at_home.results[i])) << i;
 }
 
 TEST_F(OwnerEngineOnLoops, OneOwnerRunsEverythingInline) {

@@ -20,7 +20,8 @@ namespace {
 
 using Model = std::set<std::pair<double, std::string>>;
 
-std::vector<std::pair<double, std::string>> Walked(const ZSetValue& zset, size_t rank, bool reverse) {
+std::vector<std::pair<double, std::string>> Walked(const ZSetValue& zset, size_t rank,
+                                                   bool reverse) {
   std::vector<std::pair<double, std::string>> out;
   if (zset.Size() == 0) return out;
   zset.Walk(rank, reverse, [&](std::string_view member, double score) {
@@ -30,7 +31,8 @@ std::vector<std::pair<double, std::string>> Walked(const ZSetValue& zset, size_t
   return out;
 }
 
-void ExpectMatches(const ZSetValue& zset, const Model& model, const std::map<std::string, double>& scores) {
+void ExpectMatches(const ZSetValue& zset, const Model& model,
+                   const std::map<std::string, double>& scores) {
   ASSERT_EQ(zset.Size(), model.size());
   const std::vector<std::pair<double, std::string>> ordered(model.begin(), model.end());
   ASSERT_EQ(Walked(zset, 0, false), ordered);

@@ -73,7 +73,9 @@ class SeededChoices final : public ChoiceSource {
 class ByteChoices final : public ChoiceSource {
  public:
   explicit ByteChoices(std::string_view bytes) : bytes_(bytes) {}
-  uint64_t Next() override { return pos_ < bytes_.size() ? static_cast<uint8_t>(bytes_[pos_++]) : 0; }
+  uint64_t Next() override {
+    return pos_ < bytes_.size() ? static_cast<uint8_t>(bytes_[pos_++]) : 0;
+  }
   bool More() const override { return pos_ < bytes_.size(); }
 
  private:
@@ -115,7 +117,7 @@ inline std::string EncodeResp(const Command& command) {
 // one that never exists.
 inline const std::vector<std::string>& FuzzKeys() {
   static const std::vector<std::string> keys = {
-      "str", "num", "float", "hash", "list", "set", "intset", "zset",
+      "str",     "num",     "float",  "hash",    "list",    "set",  "intset", "zset",
       "bighash", "biglist", "bigset", "bigzset", "missing", "{t}a", "{t}b"};
   return keys;
 }
@@ -180,9 +182,12 @@ class CommandGenerator {
   std::string Argument(const CommandSpec& spec, size_t i, ChoiceSource& choices) const {
     if (IsKeyPosition(spec, i) && choices.Below(8) != 0) return Pick(FuzzKeys(), choices);
     switch (choices.Below(4)) {
-      case 0: return Pick(Keywords(), choices);
-      case 1: return Pick(FuzzKeys(), choices);
-      default: return Pick(Values(), choices);
+      case 0:
+        return Pick(Keywords(), choices);
+      case 1:
+        return Pick(FuzzKeys(), choices);
+      default:
+        return Pick(Values(), choices);
     }
   }
 
@@ -193,20 +198,23 @@ class CommandGenerator {
 
   static const std::vector<std::string>& Subcommands() {
     static const std::vector<std::string> names = {
-        "ENCODING", "FREQ", "IDLETIME", "REFCOUNT", "HELP", "ID", "LIST", "INFO", "SETNAME",
-        "GETNAME", "KILL", "NO-EVICT", "KEYSLOT", "SLOTS", "SHARDS", "MYID", "NODES",
-        "COUNTKEYSINSLOT", "GETKEYSINSLOT", "COUNT", "DOCS", "GETKEYS", "STATS", "FLUSH",
-        "EXISTS", "TRACKING", "REPLY"};
+        "ENCODING",      "FREQ",     "IDLETIME", "REFCOUNT", "HELP",  "ID",
+        "LIST",          "INFO",     "SETNAME",  "GETNAME",  "KILL",  "NO-EVICT",
+        "KEYSLOT",       "SLOTS",    "SHARDS",   "MYID",     "NODES", "COUNTKEYSINSLOT",
+        "GETKEYSINSLOT", "COUNT",    "DOCS",     "GETKEYS",  "STATS", "FLUSH",
+        "EXISTS",        "TRACKING", "REPLY"};
     return names;
   }
 
   // Every command's option words; a command given another's is a test too.
   static const std::vector<std::string>& Keywords() {
     static const std::vector<std::string> words = {
-        "LIMIT", "WITHSCORES", "BYSCORE", "BYLEX", "REV", "COUNT", "MATCH", "TYPE", "NX",
-        "XX", "GT", "LT", "CH", "INCR", "KEEPTTL", "EX", "PX", "EXAT", "PXAT", "PERSIST",
-        "GET", "IDX", "LEN", "MINMATCHLEN", "WITHMATCHLEN", "RANK", "MAXLEN", "BEFORE",
-        "AFTER", "REPLACE", "DB", "ASYNC", "SYNC", "string", "hash", "list", "set", "zset"};
+        "LIMIT",   "WITHSCORES", "BYSCORE",     "BYLEX",        "REV",  "COUNT",   "MATCH",
+        "TYPE",    "NX",         "XX",          "GT",           "LT",   "CH",      "INCR",
+        "KEEPTTL", "EX",         "PX",          "EXAT",         "PXAT", "PERSIST", "GET",
+        "IDX",     "LEN",        "MINMATCHLEN", "WITHMATCHLEN", "RANK", "MAXLEN",  "BEFORE",
+        "AFTER",   "REPLACE",    "DB",          "ASYNC",        "SYNC", "string",  "hash",
+        "list",    "set",        "zset"};
     return words;
   }
 
@@ -214,17 +222,78 @@ class CommandGenerator {
   // long strings, and globs that backtrack.
   static const std::vector<std::string>& Values() {
     static const std::vector<std::string> values = [] {
-      std::vector<std::string> v = {
-          "0", "1", "-1", "2", "-2", "3", "7", "100", "-100", "1000", "-1000", "4294967295",
-          "4294967296", "-4294967296", "2147483647", "2147483648", "-2147483648",
-          "9223372036854775807", "-9223372036854775808", "9223372036854775808",
-          "-9223372036854775809", "18446744073709551616", "536870912", "1000000", "-1000000",
-          "0x10", "1e3", " 1", "1 ", "+1", "01", "-0", "0.0", "1.5", "-1.5", "inf", "-inf",
-          "+inf", "nan", "-nan", "1e308", "-1e308", "1e400", "4.9e-324", "(1", "(-inf",
-          "(+inf", "[a", "(a", "-", "+", "[", "(", "", "a", "b", "c", "f1", "1", "x",
-          std::string("\0\xff\r\n", 4), "*", "?", "[^a-z]", "\\", "[a-", "h*", "*a*a*a*a*a*a*a*a*a*b",
-          "*?*?*?*?*?*?*?*?*?*?x", std::string(300, '*') + "x", std::string(1000, 'x'),
-          std::string(70000, 'y')};
+      std::vector<std::string> v = {"0",
+                                    "1",
+                                    "-1",
+                                    "2",
+                                    "-2",
+                                    "3",
+                                    "7",
+                                    "100",
+                                    "-100",
+                                    "1000",
+                                    "-1000",
+                                    "4294967295",
+                                    "4294967296",
+                                    "-4294967296",
+                                    "2147483647",
+                                    "2147483648",
+                                    "-2147483648",
+                                    "9223372036854775807",
+                                    "-9223372036854775808",
+                                    "9223372036854775808",
+                                    "-9223372036854775809",
+                                    "18446744073709551616",
+                                    "536870912",
+                                    "1000000",
+                                    "-1000000",
+                                    "0x10",
+                                    "1e3",
+                                    " 1",
+                                    "1 ",
+                                    "+1",
+                                    "01",
+                                    "-0",
+                                    "0.0",
+                                    "1.5",
+                                    "-1.5",
+                                    "inf",
+                                    "-inf",
+                                    "+inf",
+                                    "nan",
+                                    "-nan",
+                                    "1e308",
+                                    "-1e308",
+                                    "1e400",
+                                    "4.9e-324",
+                                    "(1",
+                                    "(-inf",
+                                    "(+inf",
+                                    "[a",
+                                    "(a",
+                                    "-",
+                                    "+",
+                                    "[",
+                                    "(",
+                                    "",
+                                    "a",
+                                    "b",
+                                    "c",
+                                    "f1",
+                                    "1",
+                                    "x",
+                                    std::string("\0\xff\r\n", 4),
+                                    "*",
+                                    "?",
+                                    "[^a-z]",
+                                    "\\",
+                                    "[a-",
+                                    "h*",
+                                    "*a*a*a*a*a*a*a*a*a*b",
+                                    "*?*?*?*?*?*?*?*?*?*?x",
+                                    std::string(300, '*') + "x",
+                                    std::string(1000, 'x'),
+                                    std::string(70000, 'y')};
       return v;
     }();
     return values;
@@ -358,11 +427,14 @@ class CommandFuzzEngine {
     std::string out;
     Session::Progress progress;
     while (true) {
-      progress = session_->Process(out, [this] {
-        std::lock_guard lock(mutex_);
-        resumed_ = true;
-        resumed_cv_.notify_one();
-      }, kOutputLimit);
+      progress = session_->Process(
+          out,
+          [this] {
+            std::lock_guard lock(mutex_);
+            resumed_ = true;
+            resumed_cv_.notify_one();
+          },
+          kOutputLimit);
       if (progress != Session::Progress::kPending) break;
       std::unique_lock lock(mutex_);
       resumed_cv_.wait(lock, [this] { return resumed_; });
@@ -391,8 +463,8 @@ class CommandFuzzEngine {
   void NewSession() {
     session_.reset();
     session_ = std::make_unique<Session>(
-        *context_, ClientInfo{context_->NextClientId(), "127.0.0.1:40000", "127.0.0.1:6379",
-                              false, 7});
+        *context_,
+        ClientInfo{context_->NextClientId(), "127.0.0.1:40000", "127.0.0.1:6379", false, 7});
   }
 
   std::string kind_;
@@ -407,7 +479,7 @@ class CommandFuzzEngine {
 };
 
 inline const std::vector<std::string>& FuzzEngineKinds() {
-  static const std::vector<std::string> kinds = {"single", "sharded", "sharded-batch",
+  static const std::vector<std::string> kinds = {"single",     "sharded", "sharded-batch",
                                                  "concurrent", "striped", "owner"};
   return kinds;
 }

@@ -37,8 +37,10 @@ int main(int argc, char** argv) {
     } else if (flag == "--bound-ms") {
       bound_ms = std::strtol(value, nullptr, 10);
     } else {
-      std::fprintf(stderr, "usage: %s [--seeds FIRST..LAST] [--commands-per-seed N] "
-                           "[--max-seconds S] [--bound-ms MS]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--seeds FIRST..LAST] [--commands-per-seed N] "
+                   "[--max-seconds S] [--bound-ms MS]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -80,12 +82,13 @@ int main(int argc, char** argv) {
   }
   uint64_t errors = 0;
   for (const auto& engine : engines) errors += engine->error_replies();
-  std::printf("command_fuzz_run: %llu commands (%llu seeds x %zu per seed x %zu engines, "
-              "%llu answered with an error) passed in %.1f s; %llu known-unbounded commands "
-              "not run\n",
-              static_cast<unsigned long long>(commands),
-              static_cast<unsigned long long>(seeds_run), commands_per_seed, engines.size(),
-              static_cast<unsigned long long>(errors), elapsed(), static_cast<unsigned long long>(skipped_unbounded));
+  std::printf(
+      "command_fuzz_run: %llu commands (%llu seeds x %zu per seed x %zu engines, "
+      "%llu answered with an error) passed in %.1f s; %llu known-unbounded commands "
+      "not run\n",
+      static_cast<unsigned long long>(commands), static_cast<unsigned long long>(seeds_run),
+      commands_per_seed, engines.size(), static_cast<unsigned long long>(errors), elapsed(),
+      static_cast<unsigned long long>(skipped_unbounded));
   std::fflush(stdout);
   // Engine threads are stopped by their destructors; exit without waiting
   // on anything else.

@@ -43,10 +43,29 @@ class Rng {
 };
 
 // Tokens that steer mutations towards the parser's interesting edges.
-constexpr std::string_view kTokens[] = {
-    "\r\n", "\r", "\n", "*", "$", "-1", "0", "-", "9223372036854775807",
-    "99999999999999999999", "536870912", "*3\r\n$3\r\nSET\r\n", "$-1\r\n", "\"", "'", "\\x",
-    "\\", " ", "\t", std::string_view("\0", 1), "QUIT\r\n", "PING\r\n", "*1\r\n$4\r\nPING\r\n"};
+constexpr std::string_view kTokens[] = {"\r\n",
+                                        "\r",
+                                        "\n",
+                                        "*",
+                                        "$",
+                                        "-1",
+                                        "0",
+                                        "-",
+                                        "9223372036854775807",
+                                        "99999999999999999999",
+                                        "536870912",
+                                        "*3\r\n$3\r\nSET\r\n",
+                                        "$-1\r\n",
+                                        "\"",
+                                        "'",
+                                        "\\x",
+                                        "\\",
+                                        " ",
+                                        "\t",
+                                        std::string_view("\0", 1),
+                                        "QUIT\r\n",
+                                        "PING\r\n",
+                                        "*1\r\n$4\r\nPING\r\n"};
 
 // libFuzzer runs with -max_len=8192 (tests/fuzz/run_fuzzer.sh); mutations
 // stay within the same size.
@@ -108,7 +127,8 @@ int main(int argc, char** argv) {
     std::error_code ec;
     if (std::filesystem::is_directory(arg, ec)) {
       for (const auto& entry : std::filesystem::directory_iterator(arg)) {
-        if (entry.is_regular_file()) seeds.push_back({entry.path().string(), ReadFile(entry.path())});
+        if (entry.is_regular_file())
+          seeds.push_back({entry.path().string(), ReadFile(entry.path())});
       }
     } else if (std::filesystem::is_regular_file(arg, ec)) {
       seeds.push_back({arg, ReadFile(arg)});
@@ -118,12 +138,14 @@ int main(int argc, char** argv) {
     }
   }
   if (seeds.empty()) {
-    std::fprintf(stderr, "usage: resp_session_replay [--mutations N] DIR_OR_FILE...\n"
-                         "  (no corpus files found)\n");
+    std::fprintf(stderr,
+                 "usage: resp_session_replay [--mutations N] DIR_OR_FILE...\n"
+                 "  (no corpus files found)\n");
     return 2;
   }
   // Directory order is unspecified; sort so mutation i is the same everywhere.
-  std::sort(seeds.begin(), seeds.end(), [](const Seed& a, const Seed& b) { return a.name < b.name; });
+  std::sort(seeds.begin(), seeds.end(),
+            [](const Seed& a, const Seed& b) { return a.name < b.name; });
 
   for (const Seed& seed : seeds) {
     std::fprintf(stderr, "replay %s\n", seed.name.c_str());

@@ -30,9 +30,9 @@ namespace kvlab::fuzz {
 
 struct ReplyCheck {
   bool ok = true;
-  size_t replies = 0;   // top-level replies found
+  size_t replies = 0;              // top-level replies found
   std::vector<size_t> reply_ends;  // offset just past each top-level reply
-  std::string error;    // what is wrong and at which offset, when !ok
+  std::string error;               // what is wrong and at which offset, when !ok
 };
 
 class RespReplyValidator {

@@ -40,8 +40,10 @@ namespace {
   if (!detail.empty()) {
     std::fprintf(stderr, "  detail (%zu bytes): ", detail.size());
     for (unsigned char c : detail.substr(0, 400)) {
-      if (c >= 0x20 && c < 0x7f) std::fputc(c, stderr);
-      else std::fprintf(stderr, "\\x%02x", c);
+      if (c >= 0x20 && c < 0x7f)
+        std::fputc(c, stderr);
+      else
+        std::fprintf(stderr, "\\x%02x", c);
     }
     std::fputc('\n', stderr);
   }
@@ -98,9 +100,9 @@ ExpectedConversation Expect(std::string_view input) {
     after_expiry = after_expiry || SetsExpiry(args, name);
     ++expected.replies;
     // The clock, chance, buffer sizes; and an EXEC whose queue held one.
-    const bool dependent = name == "info" || name == "client" || name == "ttl" ||
-                           name == "pttl" || name == "expiretime" || name == "pexpiretime" ||
-                           name == "time" || name == "randomkey";
+    const bool dependent = name == "info" || name == "client" || name == "ttl" || name == "pttl" ||
+                           name == "expiretime" || name == "pexpiretime" || name == "time" ||
+                           name == "randomkey";
     if (name == "multi") queued_dependent = false;
     queued_dependent = queued_dependent || dependent;
     expected.time_or_buffer_dependent.push_back(after_expiry || dependent ||
@@ -185,9 +187,10 @@ void CheckReplies(const char* run, const Conversation& conversation,
               conversation.replies);
   }
   if (conversation.closed != expected.closes) {
-    Violation(std::string(run) + (conversation.closed ? ": closed unexpectedly"
-                                                      : ": did not close after QUIT/protocol error"),
-              conversation.replies);
+    Violation(
+        std::string(run) + (conversation.closed ? ": closed unexpectedly"
+                                                : ": did not close after QUIT/protocol error"),
+        conversation.replies);
   }
 }
 
@@ -209,8 +212,8 @@ void CompareRuns(const Conversation& chunked, const Conversation& whole,
   std::vector<std::string_view> b = SplitValidated(whole.replies);
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
     if (a[i] != b[i] && !expected.time_or_buffer_dependent[i]) {
-      Violation("reply " + std::to_string(i) + " differs between chunked and whole input: " +
-                    std::string(a[i].substr(0, 200)),
+      Violation("reply " + std::to_string(i) +
+                    " differs between chunked and whole input: " + std::string(a[i].substr(0, 200)),
                 b[i]);
     }
   }

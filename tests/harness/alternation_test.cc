@@ -82,7 +82,8 @@ void MeasureKnownDepths(double* mean_log, double* standard_error_log) {
     EXPECT_EQ(slice.side, SideOfSlice(slice.index));
     EXPECT_EQ(slice.errors, 0u);
     if (slice.ops > 0) {
-      EXPECT_GT(slice.drain_ops, 0u) << "slice " << slice.index << ": nothing was in flight at the switch";
+      EXPECT_GT(slice.drain_ops, 0u)
+          << "slice " << slice.index << ": nothing was in flight at the switch";
     }
     sent[slice.side] += slice.ramp_ops + slice.ops + slice.drain_ops;
   }
@@ -106,8 +107,8 @@ void MeasureKnownDepths(double* mean_log, double* standard_error_log) {
   for (double value : logs) mean += value / static_cast<double>(logs.size());
   for (double value : logs) squares += (value - mean) * (value - mean);
   *mean_log = mean;
-  *standard_error_log =
-      std::sqrt(squares / static_cast<double>(logs.size() - 1)) / std::sqrt(static_cast<double>(logs.size()));
+  *standard_error_log = std::sqrt(squares / static_cast<double>(logs.size() - 1)) /
+                        std::sqrt(static_cast<double>(logs.size()));
 }
 
 TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
@@ -123,8 +124,8 @@ TEST(AlternationTest, KnownDepthsGiveTheKnownRatioThroughTheSwitch) {
   double mean = 0, standard_error = 0;
   for (int attempt = 1; attempt <= 3; ++attempt) {
     ASSERT_NO_FATAL_FAILURE(MeasureKnownDepths(&mean, &standard_error));
-    std::printf("attempt %d: ratio %.3f, standard error of its log %.4f\n", attempt,
-                std::exp(mean), standard_error);
+    std::printf("attempt %d: ratio %.3f, standard error of its log %.4f\n", attempt, std::exp(mean),
+                standard_error);
     if (standard_error <= kMaxStandardError) break;
   }
   // Their mean log is log 2 within 3.3 standard errors (99.9%) and 1% for what
@@ -163,7 +164,8 @@ TEST(AlternationTest, OpenLoopSlicesHoldTheirScheduledRequestsAndKnownDelays) {
     EXPECT_EQ(slice.drain_ops, 0u) << "open loop: what drains after the switch is the slice's own";
     EXPECT_EQ(slice.latency.count(), slice.ops);
     // Uniform arrivals at a random phase: 10 +- 1 requests are due in a 0.1 s slice.
-    EXPECT_NEAR(static_cast<double>(slice.ops), slice.seconds * 100, 1.5) << "slice " << slice.index;
+    EXPECT_NEAR(static_cast<double>(slice.ops), slice.seconds * 100, 1.5)
+        << "slice " << slice.index;
     latency[slice.side].Merge(slice.latency);
     seconds[slice.side] += slice.seconds;
     ops[slice.side] += slice.ops;
@@ -193,7 +195,8 @@ double ForeignCores(int cpu, const DelayServer& first, const DelayServer& second
   const auto started = std::chrono::steady_clock::now();
   AlternationResult result;
   const Status ran = RunAlternation(config, nullptr, &result);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   *burner_cores = (ProcessCpuSecondsOf(burner) - burned_before) / wall;
   EXPECT_TRUE(ran.ok()) << ran.message();
   EXPECT_TRUE(result.measured_cpus);
@@ -227,17 +230,17 @@ TEST(AlternationTest, EachSliceSaysHowMuchOtherWorkRanOnTheMeasuredCpus) {
   ASSERT_GT(control_burner_cores, 0.1);
   EXPECT_GE(foreign, burner_cores - 0.15) << "the loop used " << burner_cores << " cores";
   EXPECT_NEAR(foreign - control, (burner_cores + control_burner_cores) / 2, 0.25)
-      << "with the loop " << foreign << " cores, with it named ours " << control << "; the loop used "
-      << burner_cores << " and " << control_burner_cores;
+      << "with the loop " << foreign << " cores, with it named ours " << control
+      << "; the loop used " << burner_cores << " and " << control_burner_cores;
 }
 
 TEST(AlternationTest, BothSidesAreOfferedTheSameRate) {
   CommandLineOptions options;
-  EXPECT_FALSE(ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:7000", "--rate", "1000",
-                                 "--duration", "2", "--json", "out.json", "--alternate-with",
-                                 "--rate 2000"},
-                                &options)
-                   .ok());
+  EXPECT_FALSE(
+      ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:7000", "--rate", "1000",
+                        "--duration", "2", "--json", "out.json", "--alternate-with", "--rate 2000"},
+                       &options)
+          .ok());
   CommandLineOptions same;
   const Status parsed = ParseCommandLine(
       {"kvlab-load", "--target", "tcp://127.0.0.1:7000", "--rate", "1000", "--duration", "2",

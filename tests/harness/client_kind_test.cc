@@ -61,8 +61,9 @@ TEST(ClientKindTest, TheCheckerRefusesOptionsTheKindDoesNotTake) {
   ClientOptionUse pooled{.client = ClientKind::kPooled};
   EXPECT_TRUE(CheckClientOptions(pooled).ok());
   pooled.pipeline = 4;
-  EXPECT_EQ(message(pooled), "--pipeline applies to --client dedicated only (pooled and shared do "
-                             "one synchronous round trip per operation)");
+  EXPECT_EQ(message(pooled),
+            "--pipeline applies to --client dedicated only (pooled and shared do "
+            "one synchronous round trip per operation)");
   EXPECT_EQ(message({.client = ClientKind::kShared, .connections = 3}),
             "--client shared uses exactly one connection (leave --connections out)");
   EXPECT_TRUE(CheckClientOptions({.client = ClientKind::kShared, .connections = 1}).ok());
@@ -73,11 +74,15 @@ TEST(ClientKindTest, TheCheckerRefusesOptionsTheKindDoesNotTake) {
   EXPECT_EQ(message({.client = ClientKind::kPooled, .own_connection_command = "multi-incr:4"}),
             "--command multi-incr:4 needs --client dedicated, --io direct and one connection per "
             "thread (--connections at most the thread count)");
-  EXPECT_FALSE(CheckClientOptions({.client = ClientKind::kDedicated, .connections = 3,
-                                   .fewest_threads = 2, .own_connection_command = "multi-incr:2"})
+  EXPECT_FALSE(CheckClientOptions({.client = ClientKind::kDedicated,
+                                   .connections = 3,
+                                   .fewest_threads = 2,
+                                   .own_connection_command = "multi-incr:2"})
                    .ok());
-  EXPECT_TRUE(CheckClientOptions({.client = ClientKind::kDedicated, .connections = 2,
-                                  .fewest_threads = 2, .own_connection_command = "multi-incr:2"})
+  EXPECT_TRUE(CheckClientOptions({.client = ClientKind::kDedicated,
+                                  .connections = 2,
+                                  .fewest_threads = 2,
+                                  .own_connection_command = "multi-incr:2"})
                   .ok());
   EXPECT_EQ(message({.client = ClientKind::kPooled, .redis_benchmark = true}),
             "--loadgen redis-benchmark: --client must be dedicated");
@@ -85,8 +90,9 @@ TEST(ClientKindTest, TheCheckerRefusesOptionsTheKindDoesNotTake) {
     SCOPED_TRACE(std::string(info.name));
     EXPECT_EQ(CheckClientOptions({.client = info.kind, .pipeline = 2}).ok(), info.pipelines);
     EXPECT_EQ(CheckClientOptions({.client = info.kind, .event_loop = true}).ok(), info.event_loop);
-    EXPECT_EQ(CheckClientOptions({.client = info.kind, .own_connection_command = "multi-incr:1"}).ok(),
-              info.transactions);
+    EXPECT_EQ(
+        CheckClientOptions({.client = info.kind, .own_connection_command = "multi-incr:1"}).ok(),
+        info.transactions);
     EXPECT_EQ(CheckClientOptions({.client = info.kind, .redis_benchmark = true}).ok(),
               info.redis_benchmark);
   }
@@ -135,11 +141,13 @@ TEST(ClientKindTest, EveryChoiceAndCommandInTheJsonIsAccepted) {
       "  for v in c[k]: print(k.replace('_','-'), v)\n"
       "for v in c['loadgen']: print('loadgen', v)\n"
       "for v in cm['single']: print('command', v)\n"
-      "for v in cm['multi_key']: print('command', v+':1'); print('command', v+':'+str(cm['max_keys_per_command']))\n"
+      "for v in cm['multi_key']: print('command', v+':1'); print('command', "
+      "v+':'+str(cm['max_keys_per_command']))\n"
       "for v in cm['ycsb']: print('command', 'ycsb:'+v)\n"
       "for v in cm['redis_benchmark_tests']: print('command', 'rb:'+v)");
   size_t start = 0, checked = 0;
-  for (size_t end; (end = lines.find('\n', start)) != std::string::npos; start = end + 1, ++checked) {
+  for (size_t end; (end = lines.find('\n', start)) != std::string::npos;
+       start = end + 1, ++checked) {
     const std::string line = lines.substr(start, end - start);
     const std::string option = line.substr(0, line.find(' '));
     const std::string value = line.substr(line.find(' ') + 1);

@@ -23,9 +23,9 @@ namespace kvlab::harness {
 namespace {
 
 using testing::AvailableServers;
-using testing::RedisServer;
 using testing::ExpectEveryCallerGetsItsOwnEcho;
 using testing::ExpectPerThreadCountersAdvanceByOne;
+using testing::RedisServer;
 using testing::ServerKind;
 using testing::TestServer;
 

@@ -30,8 +30,9 @@ TEST(TargetTest, ParsesTcpUnixAndIpv6) {
 
 TEST(TargetTest, RejectsMalformedTargets) {
   Target target;
-  for (const char* bad : {"localhost:6379", "tcp://host", "tcp://:6379", "tcp://h:0", "tcp://h:70000",
-                          "tcp://h:12x", "unix://relative.sock", "unix://", "http://h:1"}) {
+  for (const char* bad :
+       {"localhost:6379", "tcp://host", "tcp://:6379", "tcp://h:0", "tcp://h:70000", "tcp://h:12x",
+        "unix://relative.sock", "unix://", "http://h:1"}) {
     const Status status = ParseTarget(bad, &target);
     EXPECT_FALSE(status.ok()) << bad;
     EXPECT_NE(status.message().find("tcp://HOST:PORT or unix:///PATH"), std::string::npos);
@@ -40,14 +41,29 @@ TEST(TargetTest, RejectsMalformedTargets) {
 
 TEST(CommandLineTest, FullCommandLineFillsTheConfig) {
   CommandLineOptions options;
-  const Status status =
-      Parse({"--target", "tcp://127.0.0.1:7000", "--client", "dedicated", "--threads", "1,2,4",
-             "--connections", "50", "--pipeline", "16", "--command", "mix", "--ratio", "1:3",
-             "--keys", "1000", "--key-prefix", "k:", "--key-dist", "zipf:0.9", "--value-size",
-             "10-20", "--duration", "2.5", "--warmup", "0.5", "--repeat", "5", "--rate", "1000",
-             "--nodelay", "off", "--cpus", "0-1", "--csv", "a.csv", "--json", "a.json", "--prefill",
-             "--flush", "--seed", "9", "--quiet"},
-            &options);
+  const Status status = Parse({"--target",      "tcp://127.0.0.1:7000",
+                               "--client",      "dedicated",
+                               "--threads",     "1,2,4",
+                               "--connections", "50",
+                               "--pipeline",    "16",
+                               "--command",     "mix",
+                               "--ratio",       "1:3",
+                               "--keys",        "1000",
+                               "--key-prefix",  "k:",
+                               "--key-dist",    "zipf:0.9",
+                               "--value-size",  "10-20",
+                               "--duration",    "2.5",
+                               "--warmup",      "0.5",
+                               "--repeat",      "5",
+                               "--rate",        "1000",
+                               "--nodelay",     "off",
+                               "--cpus",        "0-1",
+                               "--csv",         "a.csv",
+                               "--json",        "a.json",
+                               "--prefill",     "--flush",
+                               "--seed",        "9",
+                               "--quiet"},
+                              &options);
   ASSERT_TRUE(status.ok()) << status.message();
   const LoadConfig& c = options.config;
   EXPECT_EQ(c.threads, (std::vector<int>{1, 2, 4}));
@@ -96,7 +112,8 @@ TEST(CommandLineTest, OpenLoopArrivalsAndRefill) {
   CommandLineOptions options;
   ASSERT_TRUE(Parse({"--target", "unix:///tmp/x.sock", "--rate", "5000", "--arrival", "poisson",
                      "--pipeline", "8", "--refill", "burst"},
-                    &options).ok());
+                    &options)
+                  .ok());
   EXPECT_DOUBLE_EQ(options.config.rate, 5000);
   EXPECT_EQ(options.config.arrival, ArrivalKind::kPoisson);
   EXPECT_EQ(options.config.refill, RefillMode::kBurst);
@@ -131,10 +148,10 @@ TEST(CommandLineTest, BadArgumentsNameTheProblem) {
       {{"--target", "tcp://h:1", "--command", "hset:2"}, "mset, mget, multi-incr"},
       {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--client", "pooled"},
        "one connection per thread"},
-      {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--threads", "2",
-        "--connections", "4"}, "one connection per thread"},
-      {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--io", "event-loop"},
-       "--io direct"},
+      {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--threads", "2", "--connections",
+        "4"},
+       "one connection per thread"},
+      {{"--target", "tcp://h:1", "--command", "multi-incr:4", "--io", "event-loop"}, "--io direct"},
       {{"--target", "tcp://h:1", "--command", "mget:2", "--loadgen", "redis-benchmark"},
        "get, set, ping or rb:TEST"},
   };
@@ -190,33 +207,40 @@ TEST(SummaryStatisticsTest, MedianAndConfidenceInterval) {
 
 TEST(PasswordTest, GoesWithItsTargetAndNeverIntoTheRecordedCommandLine) {
   CommandLineOptions options;
-  ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--password", "pw1", "--user", "bench"}, &options).ok());
+  ASSERT_TRUE(
+      Parse({"--target", "tcp://127.0.0.1:1", "--password", "pw1", "--user", "bench"}, &options)
+          .ok());
   EXPECT_EQ(options.config.password, "pw1");
   EXPECT_EQ(options.config.user, "bench");
   EXPECT_EQ(ConnectionOptionsOf(options.config).password, "pw1");
   EXPECT_EQ(ConnectionOptionsOf(options.config, /*control=*/true).user, "bench");
   // Side B of the same server keeps side A's password; another --target has its own or none.
-  ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--password", "pw1", "--alternate-with", "--client pooled"},
-                    &options).ok());
+  ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--password", "pw1", "--alternate-with",
+                     "--client pooled"},
+                    &options)
+                  .ok());
   EXPECT_EQ(options.alternation.b.password, "pw1");
   ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--password", "pw1", "--alternate-with",
                      "--target tcp://127.0.0.1:2"},
-                    &options).ok());
+                    &options)
+                  .ok());
   EXPECT_EQ(options.alternation.b.password, "");
   ASSERT_TRUE(Parse({"--target", "tcp://127.0.0.1:1", "--alternate-with",
                      "--target tcp://127.0.0.1:2 --password pw2"},
-                    &options).ok());
+                    &options)
+                  .ok());
   EXPECT_EQ(options.alternation.a.password, "");
   EXPECT_EQ(options.alternation.b.password, "pw2");
   // An empty password and a user without one are usage errors.
   EXPECT_FALSE(Parse({"--target", "tcp://127.0.0.1:1", "--password", ""}, &options).ok());
   EXPECT_FALSE(Parse({"--target", "tcp://127.0.0.1:1", "--user", "bench"}, &options).ok());
-  EXPECT_EQ(RedactedArguments({"kvlab-load", "--password", "pw1", "--password=pw2", "--alternate-with",
-                               "--target tcp://h:2 --password pw3", "--label", "a=pw"}),
-            (std::vector<std::string>{"kvlab-load", "--password", kRedacted,
-                                      std::string("--password=") + kRedacted, "--alternate-with",
-                                      std::string("--target tcp://h:2 --password ") + kRedacted,
-                                      "--label", "a=pw"}));
+  EXPECT_EQ(
+      RedactedArguments({"kvlab-load", "--password", "pw1", "--password=pw2", "--alternate-with",
+                         "--target tcp://h:2 --password pw3", "--label", "a=pw"}),
+      (std::vector<std::string>{"kvlab-load", "--password", kRedacted,
+                                std::string("--password=") + kRedacted, "--alternate-with",
+                                std::string("--target tcp://h:2 --password ") + kRedacted,
+                                "--label", "a=pw"}));
 }
 
 }  // namespace

@@ -96,11 +96,11 @@ TEST(CpuUsageTest, SeesTheThreadThatBurnsACore) {
 }
 
 TEST(CpuUsageTest, ClientBoundOnOneSaturatedThreadOrTheWholeAllowance) {
-  EXPECT_TRUE(IsClientBound(0.95, 4, 0.95));   // one thread saturated, process far from 4 cores
+  EXPECT_TRUE(IsClientBound(0.95, 4, 0.95));  // one thread saturated, process far from 4 cores
   EXPECT_FALSE(IsClientBound(0.85, 4, 0.85));
-  EXPECT_TRUE(IsClientBound(1.8, 2, 0.6));     // the process used 90% of what it may use
+  EXPECT_TRUE(IsClientBound(1.8, 2, 0.6));  // the process used 90% of what it may use
   EXPECT_FALSE(IsClientBound(1.7, 2, 0.6));
-  EXPECT_TRUE(IsClientBound(0.5, 0.5, 0.3));   // a 0.5-core cgroup quota, used fully
+  EXPECT_TRUE(IsClientBound(0.5, 0.5, 0.3));  // a 0.5-core cgroup quota, used fully
 }
 
 }  // namespace

@@ -50,8 +50,8 @@ class DelayServer {
   std::atomic<uint64_t> pings_{0};
   std::thread acceptor_;
   std::mutex mutex_;
-  std::vector<int> connection_fds_;     // GUARDED_BY(mutex_)
-  std::vector<std::thread> handlers_;   // GUARDED_BY(mutex_)
+  std::vector<int> connection_fds_;    // GUARDED_BY(mutex_)
+  std::vector<std::thread> handlers_;  // GUARDED_BY(mutex_)
 };
 
 }  // namespace kvlab::harness::testing

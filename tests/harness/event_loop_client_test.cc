@@ -131,14 +131,14 @@ auto LoopCaseName(const ::testing::TestParamInfo<EventLoopClientTest::ParamType>
   return std::get<0>(info.param).name + "_" + std::get<1>(info.param).name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EventLoop, EventLoopClientTest,
-    ::testing::Combine(::testing::ValuesIn(AvailableServers()), ::testing::ValuesIn(LoopCases())),
-    LoopCaseName);
-INSTANTIATE_TEST_SUITE_P(
-    EventLoop, BlockingEventLoopClientTest,
-    ::testing::Combine(::testing::ValuesIn(AvailableServers()), ::testing::ValuesIn(LoopCases())),
-    LoopCaseName);
+INSTANTIATE_TEST_SUITE_P(EventLoop, EventLoopClientTest,
+                         ::testing::Combine(::testing::ValuesIn(AvailableServers()),
+                                            ::testing::ValuesIn(LoopCases())),
+                         LoopCaseName);
+INSTANTIATE_TEST_SUITE_P(EventLoop, BlockingEventLoopClientTest,
+                         ::testing::Combine(::testing::ValuesIn(AvailableServers()),
+                                            ::testing::ValuesIn(LoopCases())),
+                         LoopCaseName);
 
 }  // namespace
 }  // namespace kvlab::harness

@@ -26,8 +26,10 @@ TEST(IoOptionsTest, DirectIsTheDefault) {
 
 TEST(IoOptionsTest, EventLoopWithThreadsAndBatchedFlush) {
   CommandLineOptions options;
-  ASSERT_TRUE(Parse({"--client", "pooled", "--io", "event-loop", "--loop-threads", "3", "--io-flush", "batch"},
-                    &options).ok());
+  ASSERT_TRUE(Parse({"--client", "pooled", "--io", "event-loop", "--loop-threads", "3",
+                     "--io-flush", "batch"},
+                    &options)
+                  .ok());
   EXPECT_EQ(options.config.io.model, IoModel::kEventLoop);
   EXPECT_EQ(options.config.io.loop_threads, 3);
   EXPECT_EQ(options.config.io.flush, FlushMode::kBatch);
@@ -36,7 +38,8 @@ TEST(IoOptionsTest, EventLoopWithThreadsAndBatchedFlush) {
 TEST(IoOptionsTest, MistakesNameTheOptionAndWhatIsAllowed) {
   CommandLineOptions options;
   Status bad = Parse({"--client", "shared", "--io", "netty"}, &options);
-  EXPECT_NE(bad.message().find("bad --io 'netty' (allowed: direct, event-loop)"), std::string::npos);
+  EXPECT_NE(bad.message().find("bad --io 'netty' (allowed: direct, event-loop)"),
+            std::string::npos);
   bad = Parse({"--client", "shared", "--io", "event-loop", "--io-flush", "sometimes"}, &options);
   EXPECT_NE(bad.message().find("allowed: command, batch"), std::string::npos);
   bad = Parse({"--client", "shared", "--io", "event-loop", "--loop-threads", "0"}, &options);

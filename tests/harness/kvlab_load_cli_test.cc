@@ -40,7 +40,8 @@ int CountLines(const std::string& path) {
 std::string PythonOnJson(const std::string& path, const std::string& expression) {
   std::string output;
   const int status = RunProcess(
-      {KVLAB_PYTHON, "-c", "import json,sys; d=json.load(open(sys.argv[1])); print(" + expression + ")", path},
+      {KVLAB_PYTHON, "-c",
+       "import json,sys; d=json.load(open(sys.argv[1])); print(" + expression + ")", path},
       &output);
   return status == 0 ? output : "INVALID: " + output;
 }
@@ -103,16 +104,24 @@ TEST_F(KvlabLoadCliTest, GoodRunWritesEveryRepetitionAndExitsZero) {
   const std::string csv = directory_ + "/r.csv";
   const std::string json = directory_ + "/r.json";
   std::string output;
-  ASSERT_EQ(RunProcess(Load({"--target", server.tcp_target().ToUrl(), "--client", "shared",
-                             "--threads", "1,2", "--command", "incrby", "--keys", "1", "--duration",
-                             "0.2", "--warmup", "0.05", "--repeat", "2", "--flush", "--csv", csv,
-                             "--json", json}),
-                        &output),
+  ASSERT_EQ(RunProcess(Load({"--target",   server.tcp_target().ToUrl(),
+                             "--client",   "shared",
+                             "--threads",  "1,2",
+                             "--command",  "incrby",
+                             "--keys",     "1",
+                             "--duration", "0.2",
+                             "--warmup",   "0.05",
+                             "--repeat",   "2",
+                             "--flush",    "--csv",
+                             csv,          "--json",
+                             json}),
+                       &output),
             0)
       << output;
   EXPECT_EQ(CountLines(csv), 1 + 2 * 2);
-  EXPECT_EQ(PythonOnJson(json, "d['status'], [len(p['repetitions']) for p in d['points']], "
-                               "'redis_version' in d['server_info']"),
+  EXPECT_EQ(PythonOnJson(json,
+                         "d['status'], [len(p['repetitions']) for p in d['points']], "
+                         "'redis_version' in d['server_info']"),
             "complete [2, 2] True\n");
   EXPECT_NE(output.find("| 2 | shared | tcp |"), std::string::npos) << output;
   EXPECT_NE(output.find("incrby_sum threads=2:"), std::string::npos) << output;
@@ -133,11 +142,18 @@ TEST_F(KvlabLoadCliTest, RowsCarryTheLabelsAndTheLocalServersCosts) {
   ASSERT_TRUE(server.started()) << server.start_error();
   const std::string csv = directory_ + "/r.csv";
   std::string output;
-  ASSERT_EQ(RunProcess(Load({"--target", server.unix_target().ToUrl(), "--duration", "0.2",
-                             "--warmup", "0.05", "--repeat", "1", "--label", "sweep=s1",
-                             "--label", "server=redis, the reference", "--label", "transport=remote",
-                             "--measured-cpus", "0", "--own-pids", std::to_string(getpid()),
-                             "--csv", csv, "--json", directory_ + "/r.json", "--quiet"}),
+  ASSERT_EQ(RunProcess(Load({"--target",        server.unix_target().ToUrl(),
+                             "--duration",      "0.2",
+                             "--warmup",        "0.05",
+                             "--repeat",        "1",
+                             "--label",         "sweep=s1",
+                             "--label",         "server=redis, the reference",
+                             "--label",         "transport=remote",
+                             "--measured-cpus", "0",
+                             "--own-pids",      std::to_string(getpid()),
+                             "--csv",           csv,
+                             "--json",          directory_ + "/r.json",
+                             "--quiet"}),
                        &output),
             0)
       << output;
@@ -160,10 +176,18 @@ TEST_F(KvlabLoadCliTest, RedisBenchmarkRowsAreThePointRecordWithItsFiguresAndBla
   ASSERT_TRUE(server.started()) << server.start_error();
   const std::string csv = directory_ + "/rb.csv";
   std::string output;
-  ASSERT_EQ(RunProcess(Load({"--loadgen", "redis-benchmark", "--target", server.unix_target().ToUrl(),
-                             "--command", "set", "--keys", "50", "--pipeline", "2", "--connections", "2",
-                             "--duration", "0.2", "--repeat", "2", "--label", "loadgen=redis-benchmark",
-                             "--measured-cpus", "0", "--csv", csv, "--quiet"}),
+  ASSERT_EQ(RunProcess(Load({"--loadgen",       "redis-benchmark",
+                             "--target",        server.unix_target().ToUrl(),
+                             "--command",       "set",
+                             "--keys",          "50",
+                             "--pipeline",      "2",
+                             "--connections",   "2",
+                             "--duration",      "0.2",
+                             "--repeat",        "2",
+                             "--label",         "loadgen=redis-benchmark",
+                             "--measured-cpus", "0",
+                             "--csv",           csv,
+                             "--quiet"}),
                        &output),
             0)
       << output;
@@ -216,7 +240,8 @@ TEST_F(KvlabLoadCliTest, ServerKilledMidSweepExitsOneAndKeepsCompletedRepetition
   std::string header;
   std::getline(lines, header);
   for (std::string line; std::getline(lines, line);) {
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), std::count(header.begin(), header.end(), ','));
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','),
+              std::count(header.begin(), header.end(), ','));
   }
 }
 
@@ -244,9 +269,11 @@ TEST_F(KvlabLoadCliTest, PasswordAuthenticatesEveryConnectionAndARefusalExitsOne
   TestServer server(kind);
   ASSERT_TRUE(server.started()) << server.start_error();
   const std::string target = server.tcp_target().ToUrl();
-  const std::vector<std::string> timing = {"--duration", "0.1", "--warmup", "0.02", "--repeat", "1", "--quiet"};
+  const std::vector<std::string> timing = {"--duration", "0.1", "--warmup", "0.02",
+                                           "--repeat",   "1",   "--quiet"};
   const std::vector<std::vector<std::string>> clients = {
-      {"--client", "dedicated", "--threads", "2", "--pipeline", "4", "--prefill", "--flush", "--keys", "50"},
+      {"--client", "dedicated", "--threads", "2", "--pipeline", "4", "--prefill", "--flush",
+       "--keys", "50"},
       {"--client", "pooled", "--threads", "2", "--connections", "2"},
       {"--client", "pooled", "--threads", "2", "--io", "event-loop", "--loop-threads", "1"},
       {"--client", "shared", "--threads", "2"},
@@ -257,24 +284,28 @@ TEST_F(KvlabLoadCliTest, PasswordAuthenticatesEveryConnectionAndARefusalExitsOne
   for (const auto& client : clients) {
     const std::string csv = directory_ + "/ok" + std::to_string(index) + ".csv";
     const std::string json = directory_ + "/ok" + std::to_string(index++) + ".json";
-    std::vector<std::string> args = {"--target", target, "--password", password, "--csv", csv, "--json", json};
+    std::vector<std::string> args = {"--target", target, "--password", password,
+                                     "--csv",    csv,    "--json",     json};
     args.insert(args.end(), client.begin(), client.end());
     args.insert(args.end(), timing.begin(), timing.end());
     std::string output;
     ASSERT_EQ(RunProcess(Load(args), &output), 0) << client[1] << ": " << output;
     EXPECT_EQ(CountLines(csv), 2) << client[1];
-    EXPECT_EQ(PythonOnJson(json, "d['status'], '(redacted)' in d['command_line']"), "complete True\n");
+    EXPECT_EQ(PythonOnJson(json, "d['status'], '(redacted)' in d['command_line']"),
+              "complete True\n");
     EXPECT_EQ(ReadFile(csv).find(password), std::string::npos) << csv;
     EXPECT_EQ(ReadFile(json).find(password), std::string::npos) << json;
     EXPECT_EQ(output.find(password), std::string::npos) << output;
   }
   std::string output;
-  EXPECT_EQ(RunProcess(Load({"--target", target, "--password", "not-it", "--duration", "0.1", "--repeat", "1"}),
+  EXPECT_EQ(RunProcess(Load({"--target", target, "--password", "not-it", "--duration", "0.1",
+                             "--repeat", "1"}),
                        &output),
             1);
   EXPECT_NE(output.find("AUTH refused: WRONGPASS"), std::string::npos) << output;
   EXPECT_NE(output.find("--password"), std::string::npos) << output;
-  EXPECT_EQ(RunProcess(Load({"--target", server.unix_target().ToUrl(), "--duration", "0.1", "--repeat", "1"}),
+  EXPECT_EQ(RunProcess(Load({"--target", server.unix_target().ToUrl(), "--duration", "0.1",
+                             "--repeat", "1"}),
                        &output),
             1);
   EXPECT_NE(output.find("requires AUTH"), std::string::npos) << output;

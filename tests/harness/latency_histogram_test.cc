@@ -81,7 +81,8 @@ TEST(LatencyHistogramTest, TightClusterPercentiles) {
     values.push_back(v);
     histogram.Record(v);
   }
-  for (double q : {0.5, 0.9, 0.99}) ExpectWithinOnePercent(histogram.ValueAtQuantile(q), ExactQuantile(values, q));
+  for (double q : {0.5, 0.9, 0.99})
+    ExpectWithinOnePercent(histogram.ValueAtQuantile(q), ExactQuantile(values, q));
 }
 
 TEST(LatencyHistogramTest, MergeEqualsRecordingEverythingInOne) {

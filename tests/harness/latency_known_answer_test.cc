@@ -110,8 +110,8 @@ TEST(KnownDelayTest, OpenLoopMedianIsTheReplyDelayForEveryStrategy) {
   // intended time; pooled and shared: 20 ops/s per thread, a tenth of what
   // one request at a time allows, so queueing behind the previous request is
   // rare even with Poisson arrivals.
-  for (const Case& c : {Case{ClientKind::kDedicated, 1, 32, 2000}, Case{ClientKind::kPooled, 1, 1, 20},
-                        Case{ClientKind::kShared, 2, 1, 40}}) {
+  for (const Case& c : {Case{ClientKind::kDedicated, 1, 32, 2000},
+                        Case{ClientKind::kPooled, 1, 1, 20}, Case{ClientKind::kShared, 2, 1, 40}}) {
     for (const ArrivalKind arrival : {ArrivalKind::kUniform, ArrivalKind::kPoisson}) {
       SCOPED_TRACE(std::string(ClientKindName(c.client)) + " " + ArrivalKindName(arrival));
       LoadConfig config = PingConfig(immediate.unix_target());
@@ -134,15 +134,17 @@ TEST(KnownDelayTest, OpenLoopMedianIsTheReplyDelayForEveryStrategy) {
         stack_us = MedianRepetitionP50(config, &requests, &behind);
         config.target = delayed.unix_target();
         p50_us = MedianRepetitionP50(config, &requests, &behind);
-        std::printf("%s %s (attempt %d): delay %.0f us, open-loop p50 %.1f us (stack alone "
-                    "%.1f us; median of 3 repetitions, %llu requests)\n",
-                    ClientKindName(c.client), ArrivalKindName(arrival), attempt, delay_us, p50_us,
-                    stack_us, static_cast<unsigned long long>(requests));
+        std::printf(
+            "%s %s (attempt %d): delay %.0f us, open-loop p50 %.1f us (stack alone "
+            "%.1f us; median of 3 repetitions, %llu requests)\n",
+            ClientKindName(c.client), ArrivalKindName(arrival), attempt, delay_us, p50_us, stack_us,
+            static_cast<unsigned long long>(requests));
         const bool held = stack_us > 0 && stack_us <= kMaxStackUs &&
                           p50_us <= UpperBoundUs(delay_us, stack_us) && behind <= 1;
         if (held) break;
       }
-      EXPECT_GE(requests, static_cast<uint64_t>(c.rate * config.duration_s * 3 * 0.6));  // Poisson counts vary
+      EXPECT_GE(requests, static_cast<uint64_t>(c.rate * config.duration_s * 3 *
+                                                0.6));  // Poisson counts vary
       // Never below the delay (0.5%: the histogram's bucket error) ...
       EXPECT_GE(p50_us, delay_us * 0.995);
       // ... and within 5% plus the stack, as measured just before (capped), above it.
@@ -205,10 +207,11 @@ TEST(CoordinatedOmissionTest, OpenLoopCountsEveryDelayedRequestClosedLoopOnePerC
   double closed_pause_s = 0;
   const uint64_t uncorrected = SlowRequestsWithPause(config, server, &closed_pause_s);
 
-  std::printf("server stopped %.0f ms at %.0f ops/s: requests >= 100 ms: open loop (corrected) "
-              "%llu, expected %.0f; closed loop (uncorrected) %llu with %d connections\n",
-              open_pause_s * 1000, kRate, static_cast<unsigned long long>(corrected), expected,
-              static_cast<unsigned long long>(uncorrected), kConnections);
+  std::printf(
+      "server stopped %.0f ms at %.0f ops/s: requests >= 100 ms: open loop (corrected) "
+      "%llu, expected %.0f; closed loop (uncorrected) %llu with %d connections\n",
+      open_pause_s * 1000, kRate, static_cast<unsigned long long>(corrected), expected,
+      static_cast<unsigned long long>(uncorrected), kConnections);
   // Tolerance 15% + 20: the schedule's phase and wake-up jitter around the
   // 100 ms threshold, and the pause's start and end as the harness saw them.
   EXPECT_NEAR(static_cast<double>(corrected), expected, 0.15 * expected + 20);

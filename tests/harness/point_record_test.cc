@@ -8,7 +8,6 @@
 #include <limits>
 #include <string>
 
-
 #include "tests/harness/test_server.h"
 
 namespace kvlab::harness {
@@ -68,7 +67,8 @@ class PointRecordTest : public ::testing::Test {
 };
 
 TEST_F(PointRecordTest, LabelsLeadInTheirOrderAndReplaceMeasuredColumnsOfTheirName) {
-  const std::vector<Label> labels = {{"sweep", "seed1"}, {"transport", "remote"}, {"server", "redis"}};
+  const std::vector<Label> labels = {
+      {"sweep", "seed1"}, {"transport", "remote"}, {"server", "redis"}};
   const std::vector<std::string> names = SplitCsv(CsvHeader(labels));
   ASSERT_GE(names.size(), 4u);
   EXPECT_EQ(names[0], "sweep");
@@ -115,7 +115,8 @@ TEST_F(PointRecordTest, ADisturbedWindowSaysSoAndWhy) {
   config_.watch.disturbed_above_cores = 0.05;
   EXPECT_EQ(Cell("status"), "disturbed");
   EXPECT_EQ(Cell("foreign_cpu"), "0.400");
-  EXPECT_EQ(Cell("note"), "disturbed: foreign CPU 0.40 cores, steal 0.00 on the measured CPUs (above 0.05)");
+  EXPECT_EQ(Cell("note"),
+            "disturbed: foreign CPU 0.40 cores, steal 0.00 on the measured CPUs (above 0.05)");
 }
 
 TEST(CsvFieldTest, QuotesOnlyWhatNeedsIt) {
@@ -159,7 +160,8 @@ TEST_F(PointRecordTest, CellsFollowTheirColumnsDeclaredFormat) {
     } else if (format == "flag") {
       EXPECT_TRUE(cell == "true" || cell == "false") << cell;
     } else if (format == "count") {
-      EXPECT_TRUE(cell.empty() || cell.find_first_not_of("-0123456789") == std::string::npos) << cell;
+      EXPECT_TRUE(cell.empty() || cell.find_first_not_of("-0123456789") == std::string::npos)
+          << cell;
     } else {
       ASSERT_FALSE(format.empty());
       if (cell.empty() || cell == "n/a") continue;

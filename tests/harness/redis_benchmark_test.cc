@@ -16,7 +16,8 @@ constexpr const char* kCsv =
     "\"p99_latency_ms\",\"max_latency_ms\"\n"
     "\"PING_MBULK\",\"90909.09\",\"0.026\",\"0.016\",\"0.031\",\"0.039\",\"0.071\",\"0.159\"\n"
     "\"SET\",\"111111.12\",\"0.025\",\"0.016\",\"0.030\",\"0.031\",\"0.063\",\"0.231\"\n"
-    "\"LRANGE_100 (first 100 elements)\",\"40000.00\",\"0.5\",\"0.1\",\"0.4\",\"0.6\",\"0.9\",\"2\"\n"
+    "\"LRANGE_100 (first 100 "
+    "elements)\",\"40000.00\",\"0.5\",\"0.1\",\"0.4\",\"0.6\",\"0.9\",\"2\"\n"
     "\"LRANGE_1000 (first 1000 elements)\",\"4000.00\",\"5\",\"1\",\"4\",\"6\",\"9\",\"20\"\n";
 
 WorkloadSpec Command(std::string_view text) {
@@ -50,8 +51,10 @@ TEST(RedisBenchmarkTest, CsvGivesTheCommandsTest) {
 
 // With --cluster, redis-benchmark names the masters before its CSV.
 TEST(RedisBenchmarkTest, CsvAfterTheClusterPreamble) {
-  const std::string csv = std::string("Cluster has 2 master nodes:\n\nMaster 0: 0f1e 127.0.0.1:7000\n"
-                                       "Master 1: 9a8b 127.0.0.1:7001\n\n") + kCsv;
+  const std::string csv = std::string(
+                              "Cluster has 2 master nodes:\n\nMaster 0: 0f1e 127.0.0.1:7000\n"
+                              "Master 1: 9a8b 127.0.0.1:7001\n\n") +
+                          kCsv;
   RedisBenchmarkFigures set;
   ASSERT_TRUE(ParseRedisBenchmarkCsv(csv, Command("set"), &set).ok());
   EXPECT_DOUBLE_EQ(set.rps, 111111.12);
@@ -86,9 +89,9 @@ TEST(RedisBenchmarkTest, ArgumentsStateThePoint) {
   config.workload.value_size_min = config.workload.value_size_max = 32;
   config.pipeline = 4;
   config.connections = 8;
-  const std::vector<std::string> expected = {"-h", "127.0.0.1", "-p", "7000", "--threads", "2", "-c", "8",
-                                             "-P", "4", "-d", "32", "-t", "get", "-n", "5000", "--csv",
-                                             "-r", "50"};
+  const std::vector<std::string> expected = {
+      "-h", "127.0.0.1", "-p", "7000", "--threads", "2",    "-c",    "8",  "-P", "4",
+      "-d", "32",        "-t", "get",  "-n",        "5000", "--csv", "-r", "50"};
   EXPECT_EQ(RedisBenchmarkArguments(config, 2, 5000), expected);
   config.workload.keys = 1;  // one key: no -r (redis-benchmark's literal key)
   ASSERT_TRUE(ParseTarget("unix:///tmp/s.sock", &config.target).ok());

@@ -26,7 +26,8 @@ std::string ReadFile(const std::string& path) {
 std::string PythonOnJson(const std::string& path, const std::string& expression) {
   std::string output;
   const int status = testing::RunProcess(
-      {KVLAB_PYTHON, "-c", "import json,sys; d=json.load(open(sys.argv[1])); print(" + expression + ")", path},
+      {KVLAB_PYTHON, "-c",
+       "import json,sys; d=json.load(open(sys.argv[1])); print(" + expression + ")", path},
       &output);
   return status == 0 ? output : "INVALID: " + output;
 }
@@ -36,7 +37,8 @@ std::string PythonOnCsv(const std::string& path, const std::string& expression) 
   std::string output;
   const int status = testing::RunProcess(
       {KVLAB_PYTHON, "-c",
-       "import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" + expression + ")", path},
+       "import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" + expression + ")",
+       path},
       &output);
   return status == 0 ? output : "INVALID: " + output;
 }
@@ -87,7 +89,9 @@ TEST_F(ResultFilesTest, CsvHasTheIssuesColumnsFirstAndOneRowPerRepetition) {
   EXPECT_TRUE(header.starts_with(
       "threads,client,transport,pipeline,connections,repetition,ops,seconds,ops_per_s,errors,"
       "p50_us,p90_us,p99_us,p999_us,max_us,client_cpu,client_bound"));
-  const auto fields = [](const std::string& line) { return std::count(line.begin(), line.end(), ',') + 1; };
+  const auto fields = [](const std::string& line) {
+    return std::count(line.begin(), line.end(), ',') + 1;
+  };
   int rows = 0;
   for (std::string line; std::getline(lines, line); ++rows) {
     EXPECT_EQ(fields(line), fields(header)) << line;
@@ -114,9 +118,10 @@ TEST_F(ResultFilesTest, CsvCarriesMissesWrongTypeAndTheOpenLoopColumns) {
   std::unique_ptr<CsvResultFile> csv;
   ASSERT_TRUE(CsvResultFile::Create(path, config_, {}, "", &csv).ok());
   ASSERT_TRUE(csv->Append(point_, r).ok());
-  EXPECT_EQ(PythonOnCsv(path, "r['misses'], r['wrong_type'], r['errors'], r['arrival'], r['refill'], "
-                              "r['achieved_rate'], r['behind'], r['backlog'], "
-                              "r['busiest_thread_cpu'], r['allowed_cores']"),
+  EXPECT_EQ(PythonOnCsv(path,
+                        "r['misses'], r['wrong_type'], r['errors'], r['arrival'], r['refill'], "
+                        "r['achieved_rate'], r['behind'], r['backlog'], "
+                        "r['busiest_thread_cpu'], r['allowed_cores']"),
             "1000 3 3 poisson steady 1500.0 true 42 0.9700 1.50\n");
 }
 
@@ -127,25 +132,30 @@ TEST_F(ResultFilesTest, CsvCreateFailsForAnUnwritablePath) {
 
 TEST_F(ResultFilesTest, JsonIsValidAndCarriesConfigMachineInfoAndHistograms) {
   const std::string path = directory_ + "/r.json";
-  RunDescription description{{"kvlab-load", "--target", "unix:///tmp/s.sock"}, config_,
-                             CollectMachineInfo(),
-                             {{"redis_version", "7.0.15"}, {"weird", "quote\" back\\ tab\t ctl\x01"}}};
+  RunDescription description{
+      {"kvlab-load", "--target", "unix:///tmp/s.sock"},
+      config_,
+      CollectMachineInfo(),
+      {{"redis_version", "7.0.15"}, {"weird", "quote\" back\\ tab\t ctl\x01"}}};
   JsonResultFile json(path, description);
   ASSERT_TRUE(json.Write({point_}, "running", "").ok());
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
   EXPECT_EQ(PythonOnJson(path, "d['status'], d['config']['client'], d['config']['threads']"),
             "running shared [1, 2]\n");
   EXPECT_EQ(PythonOnJson(path, "d['server_info']['weird']"), "quote\" back\\ tab\t ctl\x01\n");
-  EXPECT_EQ(PythonOnJson(path, "len(d['points'][0]['repetitions']), "
-                               "d['points'][0]['repetitions'][1]['histogram']['buckets']"),
+  EXPECT_EQ(PythonOnJson(path,
+                         "len(d['points'][0]['repetitions']), "
+                         "d['points'][0]['repetitions'][1]['histogram']['buckets']"),
             "2 [[9984, 10047, 1], [29952, 30079, 1]]\n");
   EXPECT_EQ(PythonOnJson(path, "d['machine']['cores'] > 0, bool(d['machine']['kernel'])"),
             "True True\n");
   // The point over all repetitions: the merged histogram and its percentiles.
-  EXPECT_EQ(PythonOnJson(path, "d['points'][0]['merged']['repetitions'], d['points'][0]['merged']['ops'], "
-                               "d['points'][0]['merged']['histogram']['count'], "
-                               "round(d['points'][0]['merged']['p99_us'])"),
-            "2 3000 4 30\n");
+  EXPECT_EQ(
+      PythonOnJson(path,
+                   "d['points'][0]['merged']['repetitions'], d['points'][0]['merged']['ops'], "
+                   "d['points'][0]['merged']['histogram']['count'], "
+                   "round(d['points'][0]['merged']['p99_us'])"),
+      "2 3000 4 30\n");
   EXPECT_EQ(PythonOnJson(path, "d['points'][0]['repetitions'][0]['slices']['columns']"),
             "['start_s', 'seconds', 'ops']\n");
   ASSERT_TRUE(json.Write({point_}, "failed", "point threads=2: connection closed").ok());
@@ -168,9 +178,9 @@ TEST(SummaryTableTest, StudentTDoesNotJumpPastThirtyDegreesOfFreedom) {
     *t = ConfidenceHalfWidth95(values) / standard_error;
   };
   double t30 = 0, t31 = 0, t120 = 0;
-  half_width_over_t(31, &t30);   // 30 degrees: the table
-  half_width_over_t(32, &t31);   // 31 degrees: t(0.975, 31) = 2.0395
-  half_width_over_t(121, &t120); // 120 degrees: t(0.975, 120) = 1.9799
+  half_width_over_t(31, &t30);    // 30 degrees: the table
+  half_width_over_t(32, &t31);    // 31 degrees: t(0.975, 31) = 2.0395
+  half_width_over_t(121, &t120);  // 120 degrees: t(0.975, 120) = 1.9799
   EXPECT_NEAR(t30, 2.042, 1e-3);
   EXPECT_NEAR(t31, 2.0395, 1e-3);
   EXPECT_NEAR(t120, 1.9799, 1e-3);
@@ -179,11 +189,22 @@ TEST(SummaryTableTest, StudentTDoesNotJumpPastThirtyDegreesOfFreedom) {
 TEST(JsonWriterTest, CommasNestingEscapesAndNonFiniteNumbers) {
   JsonWriter json;
   json.BeginObject()
-      .Key("a").Integer(-1)
-      .Key("b").BeginArray().Unsigned(1).Bool(true).Null().String("x\ny").EndArray()
-      .Key("c").Number(0.5)
-      .Key("d").Number(1.0 / 0.0)
-      .Key("e").BeginObject().EndObject()
+      .Key("a")
+      .Integer(-1)
+      .Key("b")
+      .BeginArray()
+      .Unsigned(1)
+      .Bool(true)
+      .Null()
+      .String("x\ny")
+      .EndArray()
+      .Key("c")
+      .Number(0.5)
+      .Key("d")
+      .Number(1.0 / 0.0)
+      .Key("e")
+      .BeginObject()
+      .EndObject()
       .EndObject();
   EXPECT_EQ(json.text(), R"({"a":-1,"b":[1,true,null,"x\ny"],"c":0.5,"d":null,"e":{}})");
 }

@@ -44,9 +44,10 @@ class RouteSlots : public ::testing::Test {
   void SetUp() override {
     for (int attempt = 0; attempt < 5 && (server_ == nullptr || !server_->started()); ++attempt) {
       base_ = test_ports::FreeTcpPortRange(kOwners);
-      server_ = std::make_unique<TestServer>(testing::ServerKind{
-          "kvlab_owner", {KVLAB_SERVER_PATH, "--engine", "owner", "--io-threads",
-                          std::to_string(kOwners), "--shard-ports", std::to_string(base_)}});
+      server_ = std::make_unique<TestServer>(
+          testing::ServerKind{"kvlab_owner",
+                              {KVLAB_SERVER_PATH, "--engine", "owner", "--io-threads",
+                               std::to_string(kOwners), "--shard-ports", std::to_string(base_)}});
     }
     ASSERT_TRUE(server_->started()) << server_->start_error();
   }
@@ -94,8 +95,7 @@ TEST_F(RouteSlots, EveryStrategySendsEachKeyToItsOwner) {
     const uint64_t before = RemoteOps(server_->tcp_target());
     // The check reads every key back through the main port (hops allowed
     // there: at most one per key) and FLUSHALLs (one hop per other owner).
-    testing::ExpectIncrbySumMatchesServer(*client, server_->tcp_target(), 3, kKeys, kRunFor,
-                                          1);
+    testing::ExpectIncrbySumMatchesServer(*client, server_->tcp_target(), 3, kKeys, kRunFor, 1);
     EXPECT_LE(RemoteOps(server_->tcp_target()) - before, uint64_t{kKeys + kOwners});
     EXPECT_EQ(client->moved(), 0);
   }
@@ -117,7 +117,8 @@ TEST_F(RouteSlots, MovedRepliesAreFollowedAndCounted) {
     std::unique_ptr<SlotMap> map;
     if (redisReaderFeed(reader, slots.data(), slots.size()) == REDIS_OK &&
         redisReaderGetReply(reader, &parsed) == REDIS_OK && parsed != nullptr) {
-      const Status built = SlotMap::FromReply(*static_cast<redisReply*>(parsed), ShardPort(0), &map);
+      const Status built =
+          SlotMap::FromReply(*static_cast<redisReply*>(parsed), ShardPort(0), &map);
       EXPECT_TRUE(built.ok()) << built.message();
       freeReplyObject(parsed);
     }

@@ -120,8 +120,8 @@ inline void ExpectInterruptUnblocksWaitingCallers(SynchronousClient& client) {
 // error replies, each thread's ops a multiple of `ops_multiple` (whole
 // pipelines), the acknowledged increments are ops * 7, and the server's
 // values add up to exactly that.
-inline void ExpectIncrbySumMatchesServer(ClientStrategy& client, const Target& target,
-                                         int threads, int keys, std::chrono::milliseconds run_for,
+inline void ExpectIncrbySumMatchesServer(ClientStrategy& client, const Target& target, int threads,
+                                         int keys, std::chrono::milliseconds run_for,
                                          uint64_t ops_multiple = 1) {
   WorkloadSpec spec;
   spec.command = CommandKind::kIncrby;
@@ -165,7 +165,8 @@ inline void ExpectIncrbySumMatchesServer(ClientStrategy& client, const Target& t
   int64_t server_sum = 0;
   for (int key = 0; key < keys; ++key) {
     int64_t value = 0;
-    if (control->GetInteger(spec.key_prefix + std::to_string(key), &value).ok()) server_sum += value;
+    if (control->GetInteger(spec.key_prefix + std::to_string(key), &value).ok())
+      server_sum += value;
   }
   EXPECT_EQ(server_sum, acknowledged);
   ASSERT_TRUE(control->FlushAll().ok());  // the next check starts from zero

@@ -40,7 +40,8 @@ class SweepTest : public ::testing::TestWithParam<ServerKind> {
 };
 
 TEST_P(SweepTest, IncrbySumEqualsTheServersValueForEveryStrategyAndTransport) {
-  for (const ClientKind client : {ClientKind::kDedicated, ClientKind::kPooled, ClientKind::kShared}) {
+  for (const ClientKind client :
+       {ClientKind::kDedicated, ClientKind::kPooled, ClientKind::kShared}) {
     for (const Target& target : {server_->unix_target(), server_->tcp_target()}) {
       SCOPED_TRACE(std::string(ClientKindName(client)) + " " + target.ToUrl());
       LoadConfig config = ShortConfig(target);
@@ -206,7 +207,9 @@ TEST_P(SweepTest, CancelKeepsCompletedRepetitions) {
   std::atomic<bool> cancel{false};
   SweepCallbacks callbacks;
   callbacks.cancel = &cancel;
-  callbacks.on_repetition = [&](const PointResult&, const RepetitionResult&) { cancel.store(true); };
+  callbacks.on_repetition = [&](const PointResult&, const RepetitionResult&) {
+    cancel.store(true);
+  };
   std::vector<PointResult> points;
   const Status status = RunSweep(config, callbacks, &points);
   EXPECT_EQ(status.code(), Status::Code::kCancelled);

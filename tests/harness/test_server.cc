@@ -20,10 +20,7 @@
 #include "tests/test_ports.h"
 
 namespace kvlab::harness::testing {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 pid_t SpawnProcess(const std::vector<std::string>& argv, const std::string& output_path) {
   std::vector<char*> raw;
@@ -96,7 +93,8 @@ bool TestServer::TryStart(const ServerKind& kind, int port) {
     options.reply_timeout_s = 2;
     ReplyPtr reply;
     if (Connection::Open(unix_target(), options, &connection).ok() &&
-        connection->Call(request, &reply).ok() && Connection::Open(tcp_target(), options, &connection).ok()) {
+        connection->Call(request, &reply).ok() &&
+        Connection::Open(tcp_target(), options, &connection).ok()) {
       return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

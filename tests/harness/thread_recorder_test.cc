@@ -38,7 +38,7 @@ TEST(ThreadRecorderTest, CountsOpsForSlicesAcrossTakes) {
 TEST(ThreadRecorderTest, BacklogCountsUnansweredAndUnsentDueRequests) {
   ThreadRecorder recorder;
   EXPECT_EQ(recorder.Backlog(5'000'000'000, 1000), 0u);  // closed loop: no schedule
-  recorder.NoteSchedule(1'000'000'000, false);  // first request due at t = 1 s
+  recorder.NoteSchedule(1'000'000'000, false);           // first request due at t = 1 s
   for (int i = 1; i <= 5; ++i) recorder.NoteSchedule(1'000'000'000 + i * 1'000'000, true);
   recorder.Record({10, ReplyVerdict::kOk, 0});
   // 5 issued, 1 answered: 4 in flight; at 1000 ops/s the next (due at

@@ -34,14 +34,17 @@ TEST(ProcessReadingsTest, ProcStatSumsBusyAndStealOfTheChosenCpusOnly) {
 }
 
 TEST(ProcessReadingsTest, ProcessStatTicksSurviveANameWithSpacesAndParentheses) {
-  // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
-  const std::string text = "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 777\n";
+  // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+  // ...
+  const std::string text =
+      "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 777\n";
   EXPECT_EQ(ParseProcessStatTicks(text), 300);
   EXPECT_LT(ParseProcessStatTicks("garbage"), 0);
 }
 
 TEST(ProcessReadingsTest, TaskContextSwitchesAddVoluntaryAndInvoluntary) {
-  const std::string text = "Name:\tkvlab-server\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n";
+  const std::string text =
+      "Name:\tkvlab-server\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n";
   EXPECT_EQ(ParseTaskContextSwitches(text), 127);
   EXPECT_LT(ParseTaskContextSwitches("Name:\tx\n"), 0);
 }
@@ -76,10 +79,12 @@ TEST(WindowFiguresTest, ForeignIsBusyTimeMinusOursPerSecond) {
 }
 
 TEST(WindowFiguresTest, OursAboveTheTicksIsNoNegativeForeignAndUnmeasuredSaysSo) {
-  const WindowFigures rounded = FiguresBetween(MarkAt(0, 0, 0, 0, -1), MarkAt(1, 100, 0, 1.02, -1), true, 100, 0.05);
+  const WindowFigures rounded =
+      FiguresBetween(MarkAt(0, 0, 0, 0, -1), MarkAt(1, 100, 0, 1.02, -1), true, 100, 0.05);
   EXPECT_DOUBLE_EQ(rounded.foreign_cores, 0);
   EXPECT_LT(rounded.server_context_switches, 0);
-  const WindowFigures unmeasured = FiguresBetween(MarkAt(0, 0, 0, 0, 1), MarkAt(1, 0, 0, 0, 3), false, 100, 0.05);
+  const WindowFigures unmeasured =
+      FiguresBetween(MarkAt(0, 0, 0, 0, 1), MarkAt(1, 0, 0, 0, 3), false, 100, 0.05);
   EXPECT_LT(unmeasured.foreign_cores, 0);
   EXPECT_LT(unmeasured.steal_cores, 0);
   EXPECT_FALSE(unmeasured.disturbed);

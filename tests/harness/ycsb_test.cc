@@ -71,7 +71,8 @@ TEST(YcsbKeysTest, KeyNamesAndScoresAreYcsbs) {
 }
 
 TEST(YcsbKeysTest, CommandSpellingsRoundTrip) {
-  for (const char* text : {"ycsb:load", "ycsb:A", "ycsb:B", "ycsb:C", "ycsb:D", "ycsb:E", "ycsb:F"}) {
+  for (const char* text :
+       {"ycsb:load", "ycsb:A", "ycsb:B", "ycsb:C", "ycsb:D", "ycsb:E", "ycsb:F"}) {
     WorkloadSpec spec;
     ASSERT_TRUE(ParseCommand(text, &spec).ok()) << text;
     EXPECT_EQ(spec.command, CommandKind::kYcsb);
@@ -86,23 +87,33 @@ TEST(YcsbKeysTest, CommandSpellingsRoundTrip) {
 
 TEST(YcsbKeysTest, CommandLineSetsYcsbsDefaults) {
   CommandLineOptions options;
-  ASSERT_TRUE(ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:1", "--ycsb", "D"}, &options).ok());
+  ASSERT_TRUE(
+      ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:1", "--ycsb", "D"}, &options)
+          .ok());
   const WorkloadSpec& spec = options.config.workload;
   EXPECT_EQ(spec.command, CommandKind::kYcsb);
   EXPECT_EQ(spec.ycsb, YcsbWorkload::kD);
   EXPECT_EQ(spec.value_size_min, 100u);
   EXPECT_EQ(spec.distribution, KeyDistribution::kZipf);
   EXPECT_DOUBLE_EQ(spec.zipf_theta, 0.99);
-  ASSERT_TRUE(ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:1", "--command", "ycsb:E",
-                                "--key-dist", "uniform", "--value-size", "10"}, &options).ok());
+  ASSERT_TRUE(ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:1", "--command",
+                                "ycsb:E", "--key-dist", "uniform", "--value-size", "10"},
+                               &options)
+                  .ok());
   EXPECT_EQ(options.config.workload.distribution, KeyDistribution::kUniform);
   EXPECT_EQ(options.config.workload.value_size_max, 10u);
   EXPECT_FALSE(ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:1", "--ycsb", "A",
-                                 "--command", "get"}, &options).ok());
+                                 "--command", "get"},
+                                &options)
+                   .ok());
   EXPECT_FALSE(ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:1", "--ycsb", "A",
-                                 "--key-dist", "sequential"}, &options).ok());
+                                 "--key-dist", "sequential"},
+                                &options)
+                   .ok());
   EXPECT_FALSE(ParseCommandLine({"kvlab-load", "--target", "tcp://127.0.0.1:1", "--ycsb", "A",
-                                 "--loadgen", "redis-benchmark"}, &options).ok());
+                                 "--loadgen", "redis-benchmark"},
+                                &options)
+                   .ok());
 }
 
 // ---- operation mixes --------------------------------------------------------
@@ -122,10 +133,16 @@ TEST_P(YcsbMixTest, MixIsWithinFiveBinomialDeviationsOfTheProportionsOver100kOpe
     const std::string command = Words(out)[0];
     switch (info.ycsb_operation) {
       case YcsbOperation::kRead:
-      case YcsbOperation::kReadModifyWrite: EXPECT_EQ(command, "HGETALL"); break;
+      case YcsbOperation::kReadModifyWrite:
+        EXPECT_EQ(command, "HGETALL");
+        break;
       case YcsbOperation::kUpdate:
-      case YcsbOperation::kInsert: EXPECT_EQ(command, "HMSET"); break;
-      case YcsbOperation::kScan: EXPECT_EQ(command, "ZRANGEBYSCORE"); break;
+      case YcsbOperation::kInsert:
+        EXPECT_EQ(command, "HMSET");
+        break;
+      case YcsbOperation::kScan:
+        EXPECT_EQ(command, "ZRANGEBYSCORE");
+        break;
     }
   }
   const YcsbMix mix = MixOf(GetParam());
@@ -139,7 +156,8 @@ TEST_P(YcsbMixTest, MixIsWithinFiveBinomialDeviationsOfTheProportionsOver100kOpe
     // 1.7 million.
     const double p = mix.proportion[op];
     EXPECT_NEAR(share, p, 5 * std::sqrt(p * (1 - p) / kOperations))
-        << YcsbOperationName(static_cast<YcsbOperation>(op)) << " in " << YcsbWorkloadName(GetParam());
+        << YcsbOperationName(static_cast<YcsbOperation>(op)) << " in "
+        << YcsbWorkloadName(GetParam());
     if (mix.proportion[op] == 0) {
       EXPECT_EQ(counts[op], 0);
     }
@@ -151,10 +169,14 @@ INSTANTIATE_TEST_SUITE_P(Workloads, YcsbMixTest,
                          ::testing::Values(YcsbWorkload::kLoad, YcsbWorkload::kA, YcsbWorkload::kB,
                                            YcsbWorkload::kC, YcsbWorkload::kD, YcsbWorkload::kE,
                                            YcsbWorkload::kF),
-                         [](const auto& info) { return std::string(YcsbWorkloadName(info.param)); });
+                         [](const auto& info) {
+                           return std::string(YcsbWorkloadName(info.param));
+                         });
 
 TEST(YcsbMixTest, TheWorkloadFilesProportions) {
-  auto share = [](YcsbWorkload w, YcsbOperation op) { return MixOf(w).proportion[static_cast<int>(op)]; };
+  auto share = [](YcsbWorkload w, YcsbOperation op) {
+    return MixOf(w).proportion[static_cast<int>(op)];
+  };
   EXPECT_EQ(share(YcsbWorkload::kA, YcsbOperation::kRead), 0.5);
   EXPECT_EQ(share(YcsbWorkload::kA, YcsbOperation::kUpdate), 0.5);
   EXPECT_EQ(share(YcsbWorkload::kB, YcsbOperation::kRead), 0.95);
@@ -250,9 +272,10 @@ TEST(YcsbDistributionTest, ScrambledZipfianKeyFrequenciesMatchTheFormula) {
     ASSERT_LT(keynum, kRecords);
     ++observed[keynum];
   }
-  // The hottest key is rank 1's, and it holds 1/zeta of the draws (3.8%) plus its share of the rest.
-  const uint64_t hottest = static_cast<uint64_t>(
-      std::max_element(observed.begin(), observed.end()) - observed.begin());
+  // The hottest key is rank 1's, and it holds 1/zeta of the draws (3.8%) plus its share of the
+  // rest.
+  const uint64_t hottest =
+      static_cast<uint64_t>(std::max_element(observed.begin(), observed.end()) - observed.begin());
   EXPECT_EQ(hottest, FnvHash64(0) % (kRecords + 1));
   EXPECT_GT(expected[hottest], 1 / total);
   // Every key within 5 standard deviations; chi-square over the 1000 keys.
@@ -355,9 +378,9 @@ TEST_F(YcsbServerTest, PrefillStoresRecordsAsYcsbsRedisBindingDoes) {
 
 // Runs one operation to its end against the server, as a client strategy
 // does; returns every request it sent and the operation's verdict.
-std::vector<std::vector<std::string>> RunOperation(WorkloadGenerator& generator, Connection& connection,
-                                                   const RequestInfo& first, std::string request,
-                                                   ReplyVerdict* verdict) {
+std::vector<std::vector<std::string>> RunOperation(WorkloadGenerator& generator,
+                                                   Connection& connection, const RequestInfo& first,
+                                                   std::string request, ReplyVerdict* verdict) {
   std::vector<std::vector<std::string>> sent;
   RequestInfo info = first;
   for (;;) {
@@ -393,7 +416,8 @@ TEST_F(YcsbServerTest, ScanReadsTheRecordsYcsbWould) {
   for (int attempt = 0; attempt < 400 && scans < 60; ++attempt) {
     std::string request;
     const RequestInfo first = generator.AppendNext(&request);
-    if (first.ycsb_operation != YcsbOperation::kScan) continue;  // the 5% inserts: records beyond kRecords
+    if (first.ycsb_operation != YcsbOperation::kScan)
+      continue;  // the 5% inserts: records beyond kRecords
     ++scans;
     const std::vector<std::string> words = Words(request);
     ASSERT_EQ(words.size(), 7u);
@@ -499,9 +523,9 @@ TEST_F(YcsbServerTest, EveryStrategyAndOpenLoopRunEveryWorkload) {
                           {ClientKind::kPooled, 1, IoModel::kEventLoop, 0},
                           {ClientKind::kShared, 1, IoModel::kDirect, 0},
                           {ClientKind::kShared, 1, IoModel::kEventLoop, 1000}};
-  for (const YcsbWorkload workload : {YcsbWorkload::kLoad, YcsbWorkload::kA, YcsbWorkload::kB,
-                                      YcsbWorkload::kC, YcsbWorkload::kD, YcsbWorkload::kE,
-                                      YcsbWorkload::kF}) {
+  for (const YcsbWorkload workload :
+       {YcsbWorkload::kLoad, YcsbWorkload::kA, YcsbWorkload::kB, YcsbWorkload::kC, YcsbWorkload::kD,
+        YcsbWorkload::kE, YcsbWorkload::kF}) {
     for (const Setup& setup : setups) {
       SCOPED_TRACE(std::string(YcsbWorkloadName(workload)) + " " + ClientKindName(setup.client) +
                    (setup.io == IoModel::kEventLoop ? " event-loop" : "") +

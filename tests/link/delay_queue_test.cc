@@ -71,8 +71,10 @@ TEST(DelayQueue, ZeroDelayDeliversImmediately) {
 TEST(DelayQueue, EachDirectionIsFifoEvenWithEqualDueTimes) {
   FakeClock clock;
   Queue queue(DelayOnly(microseconds{100}));
-  for (const char* payload : {"a", "b", "c"}) Push(queue, Direction::ClientToServer, payload, 60, clock.now);
-  for (const char* payload : {"x", "y"}) Push(queue, Direction::ServerToClient, payload, 60, clock.now);
+  for (const char* payload : {"a", "b", "c"})
+    Push(queue, Direction::ClientToServer, payload, 60, clock.now);
+  for (const char* payload : {"x", "y"})
+    Push(queue, Direction::ServerToClient, payload, 60, clock.now);
   clock.Advance(microseconds{100});
   const std::vector<std::string> delivered = DrainDue(queue, clock.now);
   // Ties between directions go client->server first; within one, arrival order.

@@ -22,8 +22,8 @@ TEST(LinkOptions, RoundTripIsSplitAcrossBothDirections) {
 
 TEST(LinkOptions, ShapeAndWaitOptions) {
   const LinkOptionsResult parsed =
-      ParseLinkOptions({"--rtt-us", "1000", "--rate-mbit", "100", "--queue-packets", "64",
-                        "--wait", "sleep", "--spin-us", "7", "--server-tun", "tunS", "--rt-priority", "3"});
+      ParseLinkOptions({"--rtt-us", "1000", "--rate-mbit", "100", "--queue-packets", "64", "--wait",
+                        "sleep", "--spin-us", "7", "--server-tun", "tunS", "--rt-priority", "3"});
   ASSERT_EQ(parsed.error, "");
   const ForwarderConfig& config = parsed.options.forwarder;
   EXPECT_EQ(config.shape.one_way_delay, microseconds{500});

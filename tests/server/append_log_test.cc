@@ -106,8 +106,9 @@ class AppendLogEngineTest : public ::testing::TestWithParam<std::string> {
 TEST_P(AppendLogEngineTest, RecordsAreTheEffectsInAbsoluteForm) {
   ASSERT_NO_FATAL_FAILURE(OpenLogged("forms", AppendFsync::kAlways));
   SessionDriver driver(*kvlab_.context);
-  driver.Feed("SET k v EX 100\r\nGET k\r\nEXPIRE k 50\r\nSADD s m\r\nSPOP s\r\nSPOP s\r\n"
-              "MULTI\r\nINCR n\r\nGET n\r\nEXEC\r\nGETEX k PERSIST\r\n");
+  driver.Feed(
+      "SET k v EX 100\r\nGET k\r\nEXPIRE k 50\r\nSADD s m\r\nSPOP s\r\nSPOP s\r\n"
+      "MULTI\r\nINCR n\r\nGET n\r\nEXEC\r\nGETEX k PERSIST\r\n");
   log_.reset();
   const std::string bytes = ReadFile(path_);
   EXPECT_EQ(bytes.find("GET\r\n"), std::string::npos) << bytes;
@@ -116,7 +117,8 @@ TEST_P(AppendLogEngineTest, RecordsAreTheEffectsInAbsoluteForm) {
   EXPECT_NE(bytes.find(Command({"SREM", "s", "m"})), std::string::npos) << bytes;
   EXPECT_EQ(bytes.find("SPOP"), std::string::npos) << bytes;  // the empty one: nothing
   EXPECT_NE(bytes.find(Command({"MULTI"}) + Command({"INCR", "n"}) + Command({"EXEC"})),
-            std::string::npos) << bytes;
+            std::string::npos)
+      << bytes;
   EXPECT_NE(bytes.find(Command({"PERSIST", "k"})), std::string::npos) << bytes;
   EXPECT_TRUE(ScanAppendLog(bytes).corruption.empty());
 }
@@ -127,7 +129,8 @@ TEST_P(AppendLogEngineTest, RestoreIsLoggedWithItsDeadline) {
   ASSERT_NO_FATAL_FAILURE(OpenLogged("restore", AppendFsync::kAlways));
   SessionDriver driver(*kvlab_.context);
   const std::string payload = DumpPayload(EntryView{.value = "v"});
-  driver.Feed(Command({"RESTORE", "r", "100000", payload}) + Command({"RESTORE", "p", "0", payload}));
+  driver.Feed(Command({"RESTORE", "r", "100000", payload}) +
+              Command({"RESTORE", "p", "0", payload}));
   log_.reset();
   const std::string bytes = ReadFile(path_);
   EXPECT_NE(bytes.find("$6\r\nABSTTL\r\n"), std::string::npos) << bytes;
@@ -154,14 +157,15 @@ TEST_P(AppendLogEngineTest, ConcurrentWritersReplayToTheSameKeyspace) {
         driver.Feed(Command({"LPUSH", "list", me + ":" + n}) + Command({"SET", "last", me}) +
                     Command({"INCR", "counter"}) + Command({"MSET", "a", me + n, "b", me + n}) +
                     Command({"HINCRBY", "h", "f" + me, "1"}) + "MULTI\r\n" +
-                    Command({"APPEND", "trail", me}) + Command({"RPUSH", "list2", n}) +
-                    "EXEC\r\n" + Command({"SADD", "set", n}) + Command({"SPOP", "set"}));
+                    Command({"APPEND", "trail", me}) + Command({"RPUSH", "list2", n}) + "EXEC\r\n" +
+                    Command({"SADD", "set", n}) + Command({"SPOP", "set"}));
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
-  const std::string state = "LRANGE list 0 -1\r\nGET last\r\nGET counter\r\nMGET a b\r\n"
-                            "HGETALL h\r\nGET trail\r\nLRANGE list2 0 -1\r\nSMEMBERS set\r\n";
+  const std::string state =
+      "LRANGE list 0 -1\r\nGET last\r\nGET counter\r\nMGET a b\r\n"
+      "HGETALL h\r\nGET trail\r\nLRANGE list2 0 -1\r\nSMEMBERS set\r\n";
   SessionDriver reader(*kvlab_.context, 99);
   const std::string expected = reader.Feed(state);
   log_.reset();

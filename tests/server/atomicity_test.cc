@@ -74,7 +74,8 @@ class Race {
     threads.emplace_back(writer, first_writer + 1);
     for (int i = 0; i < 3; ++i) threads.emplace_back(reader);
     const auto deadline = Clock::now() + budget;
-    while (!stop.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (!stop.load() && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     stop = true;
     for (auto& thread : threads) thread.join();
     EXPECT_EQ(errors.load(), 0);
@@ -97,7 +98,8 @@ ReadSeen Classify(const Reply& reply) {
     return ReadSeen::kMalformed;
   }
   for (const Reply& element : reply.elements) {
-    if (element.type != REDIS_REPLY_STRING && element.type != REDIS_REPLY_NIL) return ReadSeen::kMalformed;
+    if (element.type != REDIS_REPLY_STRING && element.type != REDIS_REPLY_NIL)
+      return ReadSeen::kMalformed;
   }
   const Reply& first = reply.elements[0];
   for (const Reply& element : reply.elements) {
@@ -124,8 +126,10 @@ TEST(AtomicityChecker, OnlyAWellFormedReplyWithTwoValuesIsTorn) {
   mixed[3] = Nil();  // half a DEL
   EXPECT_EQ(Classify(Array(mixed)), ReadSeen::kTorn);
   EXPECT_EQ(Classify(Reply{REDIS_REPLY_ERROR, "ERR split", 0, {}, true}), ReadSeen::kMalformed);
-  EXPECT_EQ(Classify(Reply{REDIS_REPLY_NIL, "", 0, {}, true}), ReadSeen::kMalformed);  // aborted EXEC
-  EXPECT_EQ(Classify(Array(std::vector<Reply>(same.begin(), same.end() - 1))), ReadSeen::kMalformed);
+  EXPECT_EQ(Classify(Reply{REDIS_REPLY_NIL, "", 0, {}, true}),
+            ReadSeen::kMalformed);  // aborted EXEC
+  EXPECT_EQ(Classify(Array(std::vector<Reply>(same.begin(), same.end() - 1))),
+            ReadSeen::kMalformed);
   std::vector<Reply> with_error = same;
   with_error[0] = Reply{REDIS_REPLY_ERROR, "ERR", 0, {}, true};
   EXPECT_EQ(Classify(Array(with_error)), ReadSeen::kMalformed);
@@ -144,11 +148,17 @@ TornCount RaceMultiKeyWritesAndReads(const Connector& connect, bool transaction,
   Race race(stop_at_torn);
   auto writer = [&](int id) {
     auto client = connect();
-    if (!client) { ++race.errors; return; }
+    if (!client) {
+      ++race.errors;
+      return;
+    }
     for (long round = 0; !race.stop.load(); ++round) {
       const std::string value = std::to_string(id) + ":" + std::to_string(round);
       std::vector<std::string> mset = {"MSET"};
-      for (const auto& key : keys) { mset.push_back(key); mset.push_back(value); }
+      for (const auto& key : keys) {
+        mset.push_back(key);
+        mset.push_back(value);
+      }
       std::vector<std::string> del = {"DEL"};
       del.insert(del.end(), keys.begin(), keys.end());
       if (!transaction) {
@@ -164,7 +174,10 @@ TornCount RaceMultiKeyWritesAndReads(const Connector& connect, bool transaction,
   };
   auto reader = [&] {
     auto client = connect();
-    if (!client) { ++race.errors; return; }
+    if (!client) {
+      ++race.errors;
+      return;
+    }
     std::vector<std::string> mget = {"MGET"};
     mget.insert(mget.end(), keys.begin(), keys.end());
     while (!race.stop.load()) {
@@ -180,9 +193,14 @@ TornCount RaceMultiKeyWritesAndReads(const Connector& connect, bool transaction,
       }
       ++race.reads;
       switch (Classify(values)) {
-        case ReadSeen::kWhole: break;
-        case ReadSeen::kTorn: race.Torn(); break;
-        case ReadSeen::kMalformed: ++race.errors; break;  // Run() requires none
+        case ReadSeen::kWhole:
+          break;
+        case ReadSeen::kTorn:
+          race.Torn();
+          break;
+        case ReadSeen::kMalformed:
+          ++race.errors;
+          break;  // Run() requires none
       }
     }
   };
@@ -219,7 +237,8 @@ void ExpectMsetNxAllOrNothing(const Connector& connect) {
     std::vector<std::string> mget = {"MGET"};
     mget.insert(mget.end(), keys.begin(), keys.end());
     const Reply values = clients[0]->Command(mget);
-    EXPECT_TRUE(Classify(values) == ReadSeen::kWhole && values.elements[0].type == REDIS_REPLY_STRING)
+    EXPECT_TRUE(Classify(values) == ReadSeen::kWhole &&
+                values.elements[0].type == REDIS_REPLY_STRING)
         << "round " << round;
   }
 }
@@ -255,7 +274,10 @@ void ExpectCountersExact(const Connector& connect) {
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       auto client = connect();
-      if (!client) { ++errors; return; }
+      if (!client) {
+        ++errors;
+        return;
+      }
       for (int i = 0; i < kIncrements; ++i) {
         if (client->Command({"INCR", "counter:incr"}).type != REDIS_REPLY_INTEGER) ++errors;
         while (true) {
@@ -269,7 +291,10 @@ void ExpectCountersExact(const Connector& connect) {
           client->GetReply();
           const Reply exec = client->GetReply();
           if (exec.type == REDIS_REPLY_ARRAY) break;
-          if (!exec.IsNil()) { ++errors; break; }
+          if (!exec.IsNil()) {
+            ++errors;
+            break;
+          }
           ++aborted;
         }
       }
@@ -327,19 +352,24 @@ void ExpectListPushPopExact(const Connector& connect) {
   for (int p = 0; p < kProducers; ++p) {
     for (int i = 0; i < kPushesPerProducer; ++i) {
       for (int e = 0; e <= i % 3; ++e) {
-        pushed.push_back("p" + std::to_string(p) + ":" + std::to_string(i) + ":" + std::to_string(e));
+        pushed.push_back("p" + std::to_string(p) + ":" + std::to_string(i) + ":" +
+                         std::to_string(e));
       }
     }
   }
   auto producer = [&](int p) {
     auto client = connect();
-    if (!client) { ++errors; return; }
+    if (!client) {
+      ++errors;
+      return;
+    }
     for (int i = 0; i < kPushesPerProducer; i += 4) {
       int sent = 0;
       for (int j = i; j < std::min(i + 4, kPushesPerProducer); ++j, ++sent) {
         std::vector<std::string> push = {"LPUSH", lists[j % lists.size()]};
         for (int e = 0; e <= j % 3; ++e) {
-          push.push_back("p" + std::to_string(p) + ":" + std::to_string(j) + ":" + std::to_string(e));
+          push.push_back("p" + std::to_string(p) + ":" + std::to_string(j) + ":" +
+                         std::to_string(e));
         }
         client->Append(push);
       }
@@ -350,7 +380,10 @@ void ExpectListPushPopExact(const Connector& connect) {
   };
   auto consumer = [&](int c) {
     auto client = connect();
-    if (!client) { ++errors; return; }
+    if (!client) {
+      ++errors;
+      return;
+    }
     std::vector<std::string> mine;
     int empty_after_produced = 0;
     for (long round = 0; empty_after_produced < static_cast<int>(lists.size()); ++round) {
@@ -388,7 +421,8 @@ void ExpectListPushPopExact(const Connector& connect) {
   std::sort(popped.begin(), popped.end());
   EXPECT_EQ(popped.size(), pushed.size()) << "elements lost or duplicated";
   EXPECT_TRUE(popped == pushed) << "the popped elements are not the pushed ones";
-  EXPECT_EQ(std::adjacent_find(popped.begin(), popped.end()), popped.end()) << "an element popped twice";
+  EXPECT_EQ(std::adjacent_find(popped.begin(), popped.end()), popped.end())
+      << "an element popped twice";
   auto check = connect();
   ASSERT_NE(check, nullptr);
   EXPECT_TRUE(check->Command({"EXISTS", lists[0], lists[1]}).IsInteger(0));
@@ -427,8 +461,10 @@ std::vector<std::string> SetRemove(const std::string& key, int m) {
 
 const MoveCommands kSetMoves = {
     "sets:",
-    SetAdd, SetRemove,
-    1, 1,
+    SetAdd,
+    SetRemove,
+    1,
+    1,
     [](RedisConnection& client, const std::vector<std::string>& keys, int) {
       std::vector<std::string> sunion = {"SUNION"};
       sunion.insert(sunion.end(), keys.begin(), keys.end());
@@ -446,8 +482,10 @@ long IntegerOrFailure(const Reply& reply) {
 // answer the size of what they read.
 const MoveCommands kSetMoveStores = {
     "smoves:",
-    SetAdd, SetRemove,
-    1, 1,
+    SetAdd,
+    SetRemove,
+    1,
+    1,
     [](RedisConnection& client, const std::vector<std::string>& keys, int reader) {
       std::vector<std::string> store = {"SUNIONSTORE", "smoves-union:" + std::to_string(reader)};
       store.insert(store.end(), keys.begin(), keys.end());
@@ -502,7 +540,8 @@ const MoveCommands kBitMoves = {
     [](const std::string& key, int m) -> std::vector<std::string> {
       return {"SETBIT", key, std::to_string(m), "0"};
     },
-    0, 1,  // SETBIT answers the bit's old value
+    0,
+    1,  // SETBIT answers the bit's old value
     [](RedisConnection& client, const std::vector<std::string>& keys, int reader) {
       return CountBitop(client, "OR", keys, reader);
     },
@@ -521,10 +560,11 @@ const MoveCommands kZSetMoves = {
     [](const std::string& key, int m) -> std::vector<std::string> {
       return {"ZREM", key, "m" + std::to_string(m)};
     },
-    1, 1,
+    1,
+    1,
     [](RedisConnection& client, const std::vector<std::string>& keys, int reader) {
-      std::vector<std::string> zunionstore = {"ZUNIONSTORE", "zunion-result:" + std::to_string(reader),
-                                              std::to_string(keys.size())};
+      std::vector<std::string> zunionstore = {
+          "ZUNIONSTORE", "zunion-result:" + std::to_string(reader), std::to_string(keys.size())};
       zunionstore.insert(zunionstore.end(), keys.begin(), keys.end());
       const Reply stored = client.Command(zunionstore);
       return stored.type == REDIS_REPLY_INTEGER ? static_cast<long>(stored.integer) : -1;
@@ -541,15 +581,18 @@ const MoveCommands kZSetMoves = {
 // two of them at once (one in both: a half-applied add-first move). Two
 // writers each own half the members. Returns {reads, torn} as
 // RaceMultiKeyWritesAndReads().
-TornCount RaceMoves(const MoveCommands& spelling, const Connector& connect,
-                    Clock::duration budget, long stop_at_torn) {
+TornCount RaceMoves(const MoveCommands& spelling, const Connector& connect, Clock::duration budget,
+                    long stop_at_torn) {
   constexpr int kSets = 4;
   constexpr int kMembers = 16;
   std::vector<std::string> sets;
   for (int i = 0; i < kSets; ++i) sets.push_back(spelling.prefix + std::to_string(i));
   {
     auto setup = connect();
-    if (!setup) { ADD_FAILURE() << "no connection"; return {}; }
+    if (!setup) {
+      ADD_FAILURE() << "no connection";
+      return {};
+    }
     std::vector<std::string> del = {"DEL"};
     del.insert(del.end(), sets.begin(), sets.end());
     setup->Command(del);
@@ -560,14 +603,17 @@ TornCount RaceMoves(const MoveCommands& spelling, const Connector& connect,
   Race race(stop_at_torn);
   auto writer = [&](int id) {
     auto client = connect();
-    if (!client) { ++race.errors; return; }
+    if (!client) {
+      ++race.errors;
+      return;
+    }
     std::vector<int> where(kMembers);
     for (int m = 0; m < kMembers; ++m) where[m] = m % kSets;
     constexpr int kMovesPerExec = 3;  // several keys per EXEC: more of it to tear under split
     for (long round = 0; !race.stop.load(); ++round) {
       std::vector<std::pair<int, int>> moves;  // member, destination
       std::vector<std::vector<std::string>> commands;
-      std::vector<long> expected;              // their replies
+      std::vector<long> expected;  // their replies
       for (int k = 0; k < kMovesPerExec; ++k) {
         const int m = id + 2 * static_cast<int>((round + k) % (kMembers / 2));
         const int from = where[m];
@@ -576,10 +622,12 @@ TornCount RaceMoves(const MoveCommands& spelling, const Connector& connect,
           commands.push_back(spelling.move(sets[from], sets[to], m));
           expected.push_back(1);
         } else if ((round + k) % 2 == 0) {
-          commands.insert(commands.end(), {spelling.remove(sets[from], m), spelling.add(sets[to], m)});
+          commands.insert(commands.end(),
+                          {spelling.remove(sets[from], m), spelling.add(sets[to], m)});
           expected.insert(expected.end(), {spelling.removed_reply, spelling.added_reply});
         } else {
-          commands.insert(commands.end(), {spelling.add(sets[to], m), spelling.remove(sets[from], m)});
+          commands.insert(commands.end(),
+                          {spelling.add(sets[to], m), spelling.remove(sets[from], m)});
           expected.insert(expected.end(), {spelling.added_reply, spelling.removed_reply});
         }
         moves.emplace_back(m, to);
@@ -591,12 +639,16 @@ TornCount RaceMoves(const MoveCommands& spelling, const Connector& connect,
   std::atomic<int> readers{0};
   auto reader = [&] {
     auto client = connect();
-    if (!client) { ++race.errors; return; }
+    if (!client) {
+      ++race.errors;
+      return;
+    }
     const int id = readers++;
     for (long round = 0; !race.stop.load(); ++round) {
       const long all = spelling.count_all(*client, sets, id);
-      const long both = spelling.count_both(
-          *client, sets[round % kSets], sets[(round + 1 + round / kSets % (kSets - 1)) % kSets], id);
+      const long both =
+          spelling.count_both(*client, sets[round % kSets],
+                              sets[(round + 1 + round / kSets % (kSets - 1)) % kSets], id);
       race.reads += 2;
       if (all < 0 || both < 0) {
         ++race.errors;
@@ -610,7 +662,7 @@ TornCount RaceMoves(const MoveCommands& spelling, const Connector& connect,
 
 constexpr auto kRaceBudget = std::chrono::milliseconds(1500);
 const std::vector<std::string> kServerArgs = {"--io-threads", "2", "--shards", "4",
-                                              "--stripes", "4"};
+                                              "--stripes",    "4"};
 
 class Atomicity : public ServerTest {
  protected:
@@ -663,8 +715,8 @@ TEST_P(Atomicity, SetAlgebraAndBitopNeverSeeHalfAMove) {
   for (const MoveCommands* spelling : {&kSetMoves, &kSetMoveStores, &kBitMoves, &kZSetMoves}) {
     const TornCount seen = RaceMoves(*spelling, Connect(), kRaceBudget, 0);
     EXPECT_GT(seen.reads, 100);
-    EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " reads of "
-                            << spelling->prefix << "* saw a member in no key or in two";
+    EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " reads of " << spelling->prefix
+                            << "* saw a member in no key or in two";
   }
 }
 
@@ -708,14 +760,15 @@ TEST_P(Atomicity, SplitModeTearsWhatTheCheckerLooksFor) {
   ExpectCountersExact(Connect());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, Atomicity, ::testing::ValuesIn(ServerEngineKinds()),
-                         EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, Atomicity, ::testing::ValuesIn(ServerEngineKinds()), EngineName);
 
 // The reference: redis-server passes the same checker.
 TEST(AtomicityReference, RedisServerPassesTheChecker) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
-  const ::kvlab::test::Connector connect = [&] { return RedisConnection::Unix(redis.socket_path()); };
+  const ::kvlab::test::Connector connect = [&] {
+    return RedisConnection::Unix(redis.socket_path());
+  };
   EXPECT_EQ(RaceMultiKeyWritesAndReads(connect, false, kRaceBudget, 0).torn, 0);
   EXPECT_EQ(RaceMultiKeyWritesAndReads(connect, true, kRaceBudget, 0).torn, 0);
   ExpectMsetNxAllOrNothing(connect);

@@ -91,12 +91,12 @@ TEST_P(ConfigTest, GetMatchesNamesAndAliasesAndHidesHiddenFromGlobs) {
                 Bulk("zset-max-ziplist-entries") + Bulk("128"));
   EXPECT_EQ(Feed("CONFIG GET rdb-key*\r\nCONFIG GET rdb-key-save-delay\r\n"),
             "*0\r\n" + Pair("rdb-key-save-delay", "0"));
-  EXPECT_EQ(Feed("CONFIG GET MAXMEMORY maxmemory\r\n"),
-            "*2\r\n" + Bulk("MAXMEMORY") + Bulk("0"));
+  EXPECT_EQ(Feed("CONFIG GET MAXMEMORY maxmemory\r\n"), "*2\r\n" + Bulk("MAXMEMORY") + Bulk("0"));
 }
 
 TEST_P(ConfigTest, SetErrorsAreRedisesAndChangeNothing) {
-  EXPECT_EQ(Feed("CONFIG SET maxmemory 1x\r\n"), Failed("maxmemory", "argument must be a memory value"));
+  EXPECT_EQ(Feed("CONFIG SET maxmemory 1x\r\n"),
+            Failed("maxmemory", "argument must be a memory value"));
   EXPECT_EQ(Feed("CONFIG SET hz abc\r\n"),
             Failed("hz", "argument couldn't be parsed into an integer"));
   EXPECT_EQ(Feed("CONFIG SET hash-max-ziplist-entries -1\r\n"),
@@ -122,8 +122,9 @@ TEST_P(ConfigTest, SetErrorsAreRedisesAndChangeNothing) {
             Failed("appendonly", "kvlab-server sets it at start only (a command-line option)"));
   EXPECT_EQ(Feed("CONFIG SET save \"3600 1\"\r\n"),
             Failed("save", "kvlab-server keeps no snapshots (no RDB persistence)"));
-  EXPECT_EQ(Feed("CONFIG SET maxmemory-policy allkeys-lru\r\n"),
-            Failed("maxmemory-policy", "kvlab-server evicts nothing: only noeviction is implemented"));
+  EXPECT_EQ(
+      Feed("CONFIG SET maxmemory-policy allkeys-lru\r\n"),
+      Failed("maxmemory-policy", "kvlab-server evicts nothing: only noeviction is implemented"));
   EXPECT_EQ(Feed("CONFIG SET port 1\r\n"),
             Failed("port", "kvlab-server sets it at start only (a command-line option)"));
 }

@@ -38,7 +38,9 @@ std::vector<std::string> Elements(std::string_view reply) {
   return SplitReplies(reply.substr(reply.find("\r\n") + 2));
 }
 
-std::string Header(std::string_view reply) { return std::string(reply.substr(0, reply.find("\r\n"))); }
+std::string Header(std::string_view reply) {
+  return std::string(reply.substr(0, reply.find("\r\n")));
+}
 
 // An array's elements, `group` at a time, sorted.
 std::vector<std::string> Grouped(std::string_view reply, size_t group) {
@@ -75,8 +77,8 @@ std::string BulkText(std::string_view reply) {
 // the last command of its chunk, so nothing has changed the key since. The
 // two must then hold exactly the same elements (a full iteration returns
 // every element present throughout at least once; repeats are dropped).
-bool FullScanMatches(RedisReference& redis, std::vector<std::string> command, std::string_view first,
-                     std::string_view got, size_t group) {
+bool FullScanMatches(RedisReference& redis, std::vector<std::string> command,
+                     std::string_view first, std::string_view got, size_t group) {
   const std::vector<std::string> eb = Elements(got);
   if (eb.size() != 2 || eb[0] != "$1\r\n0\r\n") return false;
   std::vector<std::string> from_redis;
@@ -142,8 +144,10 @@ bool RepliesMatch(ReplyMatch match, std::string_view a, std::string_view b) {
   }
   if (!IsAggregate(a) || !IsAggregate(b)) return false;
   switch (match) {
-    case ReplyMatch::kExact: return false;
-    case ReplyMatch::kUnorderedElements: return SameUnordered(a, b, 1);
+    case ReplyMatch::kExact:
+      return false;
+    case ReplyMatch::kUnorderedElements:
+      return SameUnordered(a, b, 1);
     case ReplyMatch::kUnorderedPairs: {
       // RESP3 nests each pair ([field, value], HRANDFIELD WITHVALUES): a
       // pair is then one element; a map or a RESP2 array has them flat.
@@ -159,7 +163,8 @@ bool RepliesMatch(ReplyMatch match, std::string_view a, std::string_view b) {
       if (ea.size() != 2 || eb.size() != 2) return false;
       return ea[0] == eb[0] && SameUnordered(ea[1], eb[1], ScanGroup(match));
     }
-    case ReplyMatch::kSameShape: return Header(a) == Header(b);
+    case ReplyMatch::kSameShape:
+      return Header(a) == Header(b);
   }
   return false;
 }
@@ -168,23 +173,39 @@ bool RepliesMatch(ReplyMatch match, std::string_view a, std::string_view b) {
 std::vector<std::string> NextKeyspace(StreamSource& s) {
   const std::string k = s.Key();
   switch (s.Uniform(0, 15)) {
-    case 0: return {s.Case("type"), k};
-    case 1: return {s.Case("object"), s.Case("encoding"), k};
-    case 2: return {s.Case("del"), k};
-    case 3: return {s.Case("exists"), k, s.Key()};
-    case 4: return {s.Case("expire"), k, s.OneIn(3) ? "0" : "1000"};
-    case 5: return {s.Case("ttl"), k};
-    case 6: return {s.Case("rename"), k, s.Key()};
-    case 7: return {s.Case("copy"), k, s.Key(), s.Case("replace")};
-    case 8: return {s.Case("get"), k};
-    case 9: return {s.Case("set"), s.OneIn(2) ? "str" : k, s.Value()};
-    case 10: return {s.Case("mget"), k, s.Key()};
-    case 11: return {s.Case("incr"), k};
+    case 0:
+      return {s.Case("type"), k};
+    case 1:
+      return {s.Case("object"), s.Case("encoding"), k};
+    case 2:
+      return {s.Case("del"), k};
+    case 3:
+      return {s.Case("exists"), k, s.Key()};
+    case 4:
+      return {s.Case("expire"), k, s.OneIn(3) ? "0" : "1000"};
+    case 5:
+      return {s.Case("ttl"), k};
+    case 6:
+      return {s.Case("rename"), k, s.Key()};
+    case 7:
+      return {s.Case("copy"), k, s.Key(), s.Case("replace")};
+    case 8:
+      return {s.Case("get"), k};
+    case 9:
+      return {s.Case("set"), s.OneIn(2) ? "str" : k, s.Value()};
+    case 10:
+      return {s.Case("mget"), k, s.Key()};
+    case 11:
+      return {s.Case("incr"), k};
     // (not APPEND: Redis makes its result "raw", kvlab decides from the bytes)
-    case 12: return {s.Case("strlen"), k};
-    case 13: return {s.Case("persist"), k};
-    case 14: return {s.Case("set"), k, "x", s.Case("get")};
-    default: return {s.Case("dbsize")};
+    case 12:
+      return {s.Case("strlen"), k};
+    case 13:
+      return {s.Case("persist"), k};
+    case 14:
+      return {s.Case("set"), k, "x", s.Case("get")};
+    default:
+      return {s.Case("dbsize")};
   }
 }
 
@@ -293,15 +314,17 @@ void RunContainerStream(const std::string& engine, RespVersion protocol) {
     const std::vector<std::string> expected = SplitReplies(redis.Exchange(bytes, commands.size()));
     const std::vector<std::string> actual = SplitReplies(driver.Feed(bytes));
     ASSERT_EQ(expected.size(), commands.size()) << "redis answered fewer replies";
-    ASSERT_EQ(actual.size(), commands.size()) << "kvlab answered " << actual.size() << " replies to "
-                                              << commands.size() << " commands (seed " << seed << ")";
+    ASSERT_EQ(actual.size(), commands.size())
+        << "kvlab answered " << actual.size() << " replies to " << commands.size()
+        << " commands (seed " << seed << ")";
     listed.resize(commands.size(), false);
     for (size_t i = 0; i < commands.size(); ++i) {
       const std::string got = i < actual.size() ? actual[i] : "<missing>";
       // TTL after EXPIRE 1000: the two servers' clocks differ by a second at most.
-      const bool ttl = Lower(commands[i][0]) == "ttl" && got.size() > 1 && got[0] == ':' &&
-                       expected[i].size() > 1 && expected[i][0] == ':' &&
-                       std::llabs(std::atoll(got.c_str() + 1) - std::atoll(expected[i].c_str() + 1)) <= 1;
+      const bool ttl =
+          Lower(commands[i][0]) == "ttl" && got.size() > 1 && got[0] == ':' &&
+          expected[i].size() > 1 && expected[i][0] == ':' &&
+          std::llabs(std::atoll(got.c_str() + 1) - std::atoll(expected[i].c_str() + 1)) <= 1;
       const bool members = !listed[i] || PicksAreMembers(got, actual[i - 1]);
       if (members && (RepliesMatch(matches[i], expected[i], got) || ttl)) continue;
       if (members && IsScan(matches[i]) && i + 1 == commands.size() &&
@@ -312,8 +335,8 @@ void RunContainerStream(const std::string& engine, RespVersion protocol) {
       for (const std::string& line : history) context << line << "\n           ";
       for (const auto& a : commands[i]) context << '"' << Escape(a) << "\" ";
       FAIL() << "first divergence at command #" << (sent + i) << " (seed " << seed << ", engine "
-             << engine << ", RESP" << static_cast<int>(protocol) << ")\n  command: "
-             << context.str()
+             << engine << ", RESP" << static_cast<int>(protocol)
+             << ")\n  command: " << context.str()
              << "\n  redis:   " << Escape(expected[i].substr(0, 400))
              << "\n  kvlab:   " << Escape(got.substr(0, 400))
              << (members ? "" : "\n  (kvlab picked an element its key did not hold)");

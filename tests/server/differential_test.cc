@@ -35,7 +35,8 @@ class StreamGenerator {
  public:
   explicit StreamGenerator(uint64_t seed) : rng_(seed) {
     auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                     std::chrono::system_clock::now().time_since_epoch()).count();
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
     exat_base_ = now_s + 50'000'000;
   }
 
@@ -57,7 +58,10 @@ class StreamGenerator {
     if (pick < 55) {
       auto cmd = std::vector<std::string>{Case("mset")};
       int pairs = Uniform(1, 3);
-      for (int i = 0; i < pairs; ++i) { cmd.push_back(Key()); cmd.push_back(Value()); }
+      for (int i = 0; i < pairs; ++i) {
+        cmd.push_back(Key());
+        cmd.push_back(Value());
+      }
       if (Uniform(0, 5) == 0) cmd.pop_back();  // odd count: wrong arity
       return cmd;
     }
@@ -68,8 +72,9 @@ class StreamGenerator {
     if (pick < 72) return {Case("persist"), k};
     if (pick < 73) return {Case("dbsize")};
     if (pick < 75) return {Case("echo"), Value()};
-    if (pick < 77) return Uniform(0, 1) ? std::vector<std::string>{Case("ping")}
-                                        : std::vector<std::string>{Case("ping"), Value()};
+    if (pick < 77)
+      return Uniform(0, 1) ? std::vector<std::string>{Case("ping")}
+                           : std::vector<std::string>{Case("ping"), Value()};
     if (pick < 78) return {Case("select"), SelectIndex()};
     if (pick < 81) return WrongArity(k);
     if (pick < 84) {  // unknown command, binary args included
@@ -93,15 +98,18 @@ class StreamGenerator {
     const std::string k = Key();
     if (pick < 92) return {Case("getdel"), k};
     if (pick < 95) return GetExCommand(k);
-    if (pick < 97) return {Case(Uniform(0, 1) ? "setex" : "psetex"), k, ExpireAmount(Uniform(0, 1)),
-                           Value()};
+    if (pick < 97)
+      return {Case(Uniform(0, 1) ? "setex" : "psetex"), k, ExpireAmount(Uniform(0, 1)), Value()};
     if (pick < 100) return {Case("incrbyfloat"), k, FloatDelta()};
     if (pick < 102) return {Case("setrange"), k, Offset(), Value()};
     if (pick < 104) return {Case(Uniform(0, 3) ? "getrange" : "substr"), k, Index(), Index()};
     if (pick < 106) {
       auto cmd = std::vector<std::string>{Case("msetnx")};
       int pairs = Uniform(1, 3);
-      for (int i = 0; i < pairs; ++i) { cmd.push_back(Key()); cmd.push_back(Value()); }
+      for (int i = 0; i < pairs; ++i) {
+        cmd.push_back(Key());
+        cmd.push_back(Value());
+      }
       if (Uniform(0, 6) == 0) cmd.pop_back();
       return cmd;
     }
@@ -118,41 +126,72 @@ class StreamGenerator {
       static const char* const patterns[] = {"count*", "b?g", "*\xfe", "k[3]", "nokey*", "\\*"};
       return {Case("keys"), patterns[Uniform(0, std::size(patterns) - 1)]};
     }
-    if (pick < 123) return {Case(Uniform(0, 1) ? "function" : "script"), Case("flush"),
-                            Uniform(0, 2) ? "sync" : (Uniform(0, 1) ? "async" : "bad")};
+    if (pick < 123)
+      return {Case(Uniform(0, 1) ? "function" : "script"), Case("flush"),
+              Uniform(0, 2) ? "sync" : (Uniform(0, 1) ? "async" : "bad")};
     return TransactionCommand(k);
   }
   std::vector<std::string> GetExCommand(const std::string& k) {
     std::vector<std::string> cmd = {Case("getex"), k};
     switch (Uniform(0, 7)) {
-      case 0: break;
-      case 1: cmd.push_back(Case("persist")); break;
-      case 2: cmd.push_back(Case("ex")); cmd.push_back(ExpireAmount(true)); break;
-      case 3: cmd.push_back(Case("px")); cmd.push_back(ExpireAmount(false)); break;
-      case 4: cmd.push_back(Case("exat"));
-              cmd.push_back(std::to_string(exat_base_ + Uniform(0, 1'000'000))); break;
-      case 5: cmd.push_back(Case("pxat")); cmd.push_back(Uniform(0, 1) ? "1" : "abc"); break;
-      case 6: cmd.push_back(Case("persist")); cmd.push_back(Case("ex")); cmd.push_back("10"); break;
-      default: cmd.push_back(Case("keepttl")); break;
+      case 0:
+        break;
+      case 1:
+        cmd.push_back(Case("persist"));
+        break;
+      case 2:
+        cmd.push_back(Case("ex"));
+        cmd.push_back(ExpireAmount(true));
+        break;
+      case 3:
+        cmd.push_back(Case("px"));
+        cmd.push_back(ExpireAmount(false));
+        break;
+      case 4:
+        cmd.push_back(Case("exat"));
+        cmd.push_back(std::to_string(exat_base_ + Uniform(0, 1'000'000)));
+        break;
+      case 5:
+        cmd.push_back(Case("pxat"));
+        cmd.push_back(Uniform(0, 1) ? "1" : "abc");
+        break;
+      case 6:
+        cmd.push_back(Case("persist"));
+        cmd.push_back(Case("ex"));
+        cmd.push_back("10");
+        break;
+      default:
+        cmd.push_back(Case("keepttl"));
+        break;
     }
     return cmd;
   }
   std::string FloatDelta() {
-    static const char* const deltas[] = {"1", "-1.5", "0.1", "3.0e2", "1e-5", "abc", "", " 1",
-                                         "inf", "-inf", "nan", "9223372036854775807", "1.5e4000",
-                                         "0x10", "5.0000000000000000001"};
+    static const char* const deltas[] = {"1",        "-1.5", "0.1",
+                                         "3.0e2",    "1e-5", "abc",
+                                         "",         " 1",   "inf",
+                                         "-inf",     "nan",  "9223372036854775807",
+                                         "1.5e4000", "0x10", "5.0000000000000000001"};
     return deltas[Uniform(0, std::size(deltas) - 1)];
   }
   std::string Offset() {
     // 536870912 always exceeds proto-max-bulk-len with a value (a smaller
     // huge offset would make both servers build a 512 MB string).
-    static const char* const offsets[] = {"0", "1", "3", "17", "-1", "abc", "536870912",
-                                          "9223372036854775807"};
+    static const char* const offsets[] = {"0",  "1",   "3",         "17",
+                                          "-1", "abc", "536870912", "9223372036854775807"};
     return offsets[Uniform(0, std::size(offsets) - 1)];
   }
   std::string Index() {
-    static const char* const indexes[] = {"0", "1", "2", "-1", "-2", "-100", "100", "x",
-                                          "9223372036854775807", "-9223372036854775808"};
+    static const char* const indexes[] = {"0",
+                                          "1",
+                                          "2",
+                                          "-1",
+                                          "-2",
+                                          "-100",
+                                          "100",
+                                          "x",
+                                          "9223372036854775807",
+                                          "-9223372036854775808"};
     return indexes[Uniform(0, std::size(indexes) - 1)];
   }
   std::vector<std::string> LcsCommand(const std::string& k) {
@@ -160,12 +199,25 @@ class StreamGenerator {
     int options = Uniform(0, 3);
     for (int i = 0; i < options; ++i) {
       switch (Uniform(0, 5)) {
-        case 0: cmd.push_back(Case("len")); break;
-        case 1: cmd.push_back(Case("idx")); break;
-        case 2: cmd.push_back(Case("withmatchlen")); break;
-        case 3: cmd.push_back(Case("minmatchlen")); cmd.push_back(Uniform(0, 1) ? "2" : "-1"); break;
-        case 4: cmd.push_back(Case("minmatchlen")); break;
-        default: cmd.push_back("bogus"); break;
+        case 0:
+          cmd.push_back(Case("len"));
+          break;
+        case 1:
+          cmd.push_back(Case("idx"));
+          break;
+        case 2:
+          cmd.push_back(Case("withmatchlen"));
+          break;
+        case 3:
+          cmd.push_back(Case("minmatchlen"));
+          cmd.push_back(Uniform(0, 1) ? "2" : "-1");
+          break;
+        case 4:
+          cmd.push_back(Case("minmatchlen"));
+          break;
+        default:
+          cmd.push_back("bogus");
+          break;
       }
     }
     return cmd;
@@ -174,11 +226,18 @@ class StreamGenerator {
     bool seconds = Uniform(0, 1);
     std::string when;
     switch (Uniform(0, 4)) {
-      case 0: when = "1"; break;   // in the past: deletes the key
-      case 1: when = "abc"; break;
-      case 2: when = "9223372036854775807"; break;
-      default: when = std::to_string(seconds ? exat_base_ + Uniform(0, 1000)
-                                             : (exat_base_ + Uniform(0, 1000)) * 1000);
+      case 0:
+        when = "1";
+        break;  // in the past: deletes the key
+      case 1:
+        when = "abc";
+        break;
+      case 2:
+        when = "9223372036854775807";
+        break;
+      default:
+        when = std::to_string(seconds ? exat_base_ + Uniform(0, 1000)
+                                      : (exat_base_ + Uniform(0, 1000)) * 1000);
     }
     std::vector<std::string> cmd = {Case(seconds ? "expireat" : "pexpireat"), k, when};
     static const char* const names[] = {"nx", "xx", "gt", "lt"};
@@ -188,27 +247,49 @@ class StreamGenerator {
   std::vector<std::string> CopyCommand(const std::string& k) {
     std::vector<std::string> cmd = {Case("copy"), k, Key()};
     switch (Uniform(0, 5)) {
-      case 0: cmd.push_back(Case("replace")); break;
-      case 1: cmd.push_back(Case("db")); cmd.push_back("0"); break;
-      case 2: cmd.push_back(Case("db")); cmd.push_back("x"); break;
-      case 3: cmd.push_back("bogus"); break;
-      default: break;
+      case 0:
+        cmd.push_back(Case("replace"));
+        break;
+      case 1:
+        cmd.push_back(Case("db"));
+        cmd.push_back("0");
+        break;
+      case 2:
+        cmd.push_back(Case("db"));
+        cmd.push_back("x");
+        break;
+      case 3:
+        cmd.push_back("bogus");
+        break;
+      default:
+        break;
     }
     return cmd;
   }
   std::vector<std::string> TransactionCommand(const std::string& k) {
     switch (Uniform(0, 9)) {
-      case 0: case 1: case 2: return {Case("multi")};
-      case 3: case 4: case 5: return {Case("exec")};
-      case 6: return {Case("discard")};
-      case 7: return Multi(Case("watch"), 1, 2);
-      case 8: return {Case("unwatch")};
-      default: return {Case("watch")};  // wrong arity
+      case 0:
+      case 1:
+      case 2:
+        return {Case("multi")};
+      case 3:
+      case 4:
+      case 5:
+        return {Case("exec")};
+      case 6:
+        return {Case("discard")};
+      case 7:
+        return Multi(Case("watch"), 1, 2);
+      case 8:
+        return {Case("unwatch")};
+      default:
+        return {Case("watch")};  // wrong arity
     }
     (void)k;
   }
   std::string Case(std::string name) {
-    if (Uniform(0, 3) == 0) for (char& c : name) c = static_cast<char>(toupper(c));
+    if (Uniform(0, 3) == 0)
+      for (char& c : name) c = static_cast<char>(toupper(c));
     return name;
   }
   std::string Binary(int min_len, int max_len) {
@@ -226,9 +307,21 @@ class StreamGenerator {
     return "\xff\xfe";
   }
   std::string Value() {
-    static const char* const values[] = {"", "0", "1", "-1", "123", "9223372036854775807",
-                                         "-9223372036854775808", "9223372036854775808", "abc",
-                                         " 12", "012", "+5", "1.5", "-0", "99999999999999999999"};
+    static const char* const values[] = {"",
+                                         "0",
+                                         "1",
+                                         "-1",
+                                         "123",
+                                         "9223372036854775807",
+                                         "-9223372036854775808",
+                                         "9223372036854775808",
+                                         "abc",
+                                         " 12",
+                                         "012",
+                                         "+5",
+                                         "1.5",
+                                         "-0",
+                                         "99999999999999999999"};
     if (Uniform(0, 2) == 0) return Binary(0, 40);
     return values[Uniform(0, std::size(values) - 1)];
   }
@@ -240,18 +333,23 @@ class StreamGenerator {
     return (n && *n >= 1 && *n <= 15) ? "16" : index;
   }
   std::string Delta() {
-    static const char* const deltas[] = {"1", "-1", "5", "100", "9223372036854775807",
-                                         "-9223372036854775808", "x", "", "1.0", "0"};
+    static const char* const deltas[] = {
+        "1", "-1", "5", "100", "9223372036854775807", "-9223372036854775808", "x", "", "1.0", "0"};
     return deltas[Uniform(0, std::size(deltas) - 1)];
   }
   std::string FarSeconds() { return std::to_string(Uniform(100'000, 50'000'000)); }
   std::string ExpireAmount(bool seconds) {
     switch (Uniform(0, 9)) {
-      case 0: return "-5";  // in the past: deletes the key
-      case 1: return "abc";
-      case 2: return "9223372036854775807";  // overflows once in ms or made absolute
-      case 3: return "0";
-      default: return seconds ? FarSeconds() : FarSeconds() + "123";
+      case 0:
+        return "-5";  // in the past: deletes the key
+      case 1:
+        return "abc";
+      case 2:
+        return "9223372036854775807";  // overflows once in ms or made absolute
+      case 3:
+        return "0";
+      default:
+        return seconds ? FarSeconds() : FarSeconds() + "123";
     }
   }
   std::vector<std::string> SetCommand(const std::string& k) {
@@ -259,28 +357,55 @@ class StreamGenerator {
     int options = Uniform(0, 3);
     for (int i = 0; i < options; ++i) {
       switch (Uniform(0, 11)) {
-        case 0: cmd.push_back(Case("nx")); break;
-        case 1: cmd.push_back(Case("xx")); break;
-        case 2: cmd.push_back(Case("get")); break;
-        case 3: cmd.push_back(Case("keepttl")); break;
-        case 4: cmd.push_back(Case("ex")); cmd.push_back(ExpireAmount(true)); break;
-        case 5: cmd.push_back(Case("px")); cmd.push_back(ExpireAmount(false)); break;
-        case 6: cmd.push_back(Case("exat"));
-                cmd.push_back(std::to_string(exat_base_ + Uniform(0, 1'000'000))); break;
-        case 7: cmd.push_back(Case("pxat"));
-                cmd.push_back(std::to_string((exat_base_ + Uniform(0, 1'000'000)) * 1000)); break;
-        case 8: cmd.push_back(Case("ex")); break;  // missing amount
-        case 9: cmd.push_back("bogus"); break;
-        case 10: cmd.push_back(Case("ex")); cmd.push_back("-3"); break;
-        default: cmd.push_back(Case("px")); cmd.push_back("abc"); break;
+        case 0:
+          cmd.push_back(Case("nx"));
+          break;
+        case 1:
+          cmd.push_back(Case("xx"));
+          break;
+        case 2:
+          cmd.push_back(Case("get"));
+          break;
+        case 3:
+          cmd.push_back(Case("keepttl"));
+          break;
+        case 4:
+          cmd.push_back(Case("ex"));
+          cmd.push_back(ExpireAmount(true));
+          break;
+        case 5:
+          cmd.push_back(Case("px"));
+          cmd.push_back(ExpireAmount(false));
+          break;
+        case 6:
+          cmd.push_back(Case("exat"));
+          cmd.push_back(std::to_string(exat_base_ + Uniform(0, 1'000'000)));
+          break;
+        case 7:
+          cmd.push_back(Case("pxat"));
+          cmd.push_back(std::to_string((exat_base_ + Uniform(0, 1'000'000)) * 1000));
+          break;
+        case 8:
+          cmd.push_back(Case("ex"));
+          break;  // missing amount
+        case 9:
+          cmd.push_back("bogus");
+          break;
+        case 10:
+          cmd.push_back(Case("ex"));
+          cmd.push_back("-3");
+          break;
+        default:
+          cmd.push_back(Case("px"));
+          cmd.push_back("abc");
+          break;
       }
     }
     return cmd;
   }
   std::vector<std::string> ExpireCommand(const std::string& k) {
     bool seconds = Uniform(0, 1);
-    std::vector<std::string> cmd = {Case(seconds ? "expire" : "pexpire"), k,
-                                    ExpireAmount(seconds)};
+    std::vector<std::string> cmd = {Case(seconds ? "expire" : "pexpire"), k, ExpireAmount(seconds)};
     int flags = Uniform(0, 4) == 0 ? Uniform(1, 2) : 0;
     static const char* const names[] = {"nx", "xx", "gt", "lt", "zz"};
     for (int i = 0; i < flags; ++i) cmd.push_back(Case(names[Uniform(0, 4)]));
@@ -294,14 +419,22 @@ class StreamGenerator {
   }
   std::vector<std::string> WrongArity(const std::string& k) {
     switch (Uniform(0, 7)) {
-      case 0: return {Case("get")};
-      case 1: return {Case("get"), k, k};
-      case 2: return {Case("set"), k};
-      case 3: return {Case("incr")};
-      case 4: return {Case("mget")};
-      case 5: return {Case("ttl"), k, "x"};
-      case 6: return {Case("echo")};
-      default: return {Case("dbsize"), "x"};
+      case 0:
+        return {Case("get")};
+      case 1:
+        return {Case("get"), k, k};
+      case 2:
+        return {Case("set"), k};
+      case 3:
+        return {Case("incr")};
+      case 4:
+        return {Case("mget")};
+      case 5:
+        return {Case("ttl"), k, "x"};
+      case 6:
+        return {Case("echo")};
+      default:
+        return {Case("dbsize"), "x"};
     }
   }
 
@@ -339,7 +472,8 @@ bool ExecRepliesMatch(const std::vector<std::vector<std::string>>& queued, std::
   const std::vector<std::string> elements_b = SplitReplies(b.substr(header_a.size()));
   if (elements_a.size() != queued.size() || elements_b.size() != queued.size()) return false;
   for (size_t i = 0; i < queued.size(); ++i) {
-    if (elements_a[i] != elements_b[i] && !IsTimeDependent(queued[i], elements_a[i], elements_b[i])) {
+    if (elements_a[i] != elements_b[i] &&
+        !IsTimeDependent(queued[i], elements_a[i], elements_b[i])) {
       return false;
     }
   }
@@ -380,7 +514,10 @@ void CompareFreshConnections(const RedisReference& redis, const std::string& kin
       timeval timeout = outstanding ? timeval{5, 0} : timeval{0, 100000};
       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
       ssize_t n = read(fd, buf, sizeof buf);
-      if (n == 0) { redis_closed = true; break; }
+      if (n == 0) {
+        redis_closed = true;
+        break;
+      }
       if (n < 0) break;
       expected.append(buf, static_cast<size_t>(n));
     }
@@ -414,8 +551,8 @@ void RunRandomStream(const std::string& engine, RespVersion protocol, bool logge
                                          (engine + "-" + std::to_string(::getpid()));
     std::filesystem::remove_all(folder);
     std::filesystem::create_directories(folder);
-    ASSERT_TRUE(AppendLog::Open((folder / "appendonly.aof").string(), 0, AppendFsync::kAlways,
-                                &log).ok());
+    ASSERT_TRUE(
+        AppendLog::Open((folder / "appendonly.aof").string(), 0, AppendFsync::kAlways, &log).ok());
     kvlab.context->append_log = log.get();
   }
   SessionDriver driver(*kvlab.context);
@@ -428,7 +565,7 @@ void RunRandomStream(const std::string& engine, RespVersion protocol, bool logge
   StreamGenerator gen(kSeed);
   ASSERT_EQ(redis.Exchange(Encode({"FLUSHALL"}), 1), "+OK\r\n");
   int sent = 0;
-  std::deque<std::string> history;  // the last commands and Redis's replies
+  std::deque<std::string> history;               // the last commands and Redis's replies
   std::vector<std::vector<std::string>> queued;  // since MULTI, as Redis queued them
   while (sent < kCommands) {
     // Pipelines of 1..40 commands exercise the batch path.
@@ -457,10 +594,10 @@ void RunRandomStream(const std::string& engine, RespVersion protocol, bool logge
       // The commands before it (a transaction's queue, its WATCHes).
       for (const std::string& line : history) command << line << "\n           ";
       for (const auto& a : cmds[i]) command << '"' << Escape(a) << "\" ";
-      FAIL() << "first divergence at command #" << (sent + i) << " (seed " << kSeed
-             << ", engine " << engine << ", RESP" << static_cast<int>(protocol)
-             << ")\n  command: " << command.str()
-             << "\n  redis:   " << Escape(expected[i]) << "\n  kvlab:   " << Escape(got);
+      FAIL() << "first divergence at command #" << (sent + i) << " (seed " << kSeed << ", engine "
+             << engine << ", RESP" << static_cast<int>(protocol)
+             << ")\n  command: " << command.str() << "\n  redis:   " << Escape(expected[i])
+             << "\n  kvlab:   " << Escape(got);
     }
     ASSERT_EQ(actual.size(), cmds.size());
     for (size_t i = 0; i < cmds.size(); ++i) {
@@ -514,12 +651,24 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
     if (i % 50 == 7) key += std::string("\0\r\n", 3);
     std::string value;
     switch (i % 6) {
-      case 0: value = std::to_string(i * 7919 - 1000); break;  // int
-      case 1: value = "v" + std::to_string(i); break;           // embstr
-      case 2: value = std::string(44, 'e'); break;              // embstr, at the limit
-      case 3: value = std::string(45, 'r'); break;              // raw
-      case 4: value = "12345678901234567890123"; break;         // too long for int
-      default: value = std::string(1000, 'x'); break;           // raw
+      case 0:
+        value = std::to_string(i * 7919 - 1000);
+        break;  // int
+      case 1:
+        value = "v" + std::to_string(i);
+        break;  // embstr
+      case 2:
+        value = std::string(44, 'e');
+        break;  // embstr, at the limit
+      case 3:
+        value = std::string(45, 'r');
+        break;  // raw
+      case 4:
+        value = "12345678901234567890123";
+        break;  // too long for int
+      default:
+        value = std::string(1000, 'x');
+        break;  // raw
     }
     keys.push_back(key);
     const auto [expected, actual] = both({"SET", key, value});
@@ -554,8 +703,11 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
     return seen;
   };
   for (const std::vector<std::string>& options :
-       std::vector<std::vector<std::string>>{{}, {"COUNT", "7"}, {"MATCH", "k2*", "COUNT", "3"},
-                                             {"TYPE", "string"}, {"TYPE", "hash"}}) {
+       std::vector<std::vector<std::string>>{{},
+                                             {"COUNT", "7"},
+                                             {"MATCH", "k2*", "COUNT", "3"},
+                                             {"TYPE", "string"},
+                                             {"TYPE", "hash"}}) {
     std::vector<std::string> from_kvlab = scan_all(true, options);
     std::vector<std::string> from_redis = scan_all(false, options);
     std::sort(from_kvlab.begin(), from_kvlab.end());
@@ -569,7 +721,8 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
     // TIME: the same shape, the same second (give or take one).
     const auto [expected, actual] = both({"TIME"});
     const std::vector<std::string> ours = SplitReplies(actual.substr(actual.find("\r\n") + 2));
-    const std::vector<std::string> theirs = SplitReplies(expected.substr(expected.find("\r\n") + 2));
+    const std::vector<std::string> theirs =
+        SplitReplies(expected.substr(expected.find("\r\n") + 2));
     ASSERT_EQ(actual.substr(0, 4), "*2\r\n");
     ASSERT_EQ(ours.size(), 2u);
     ASSERT_EQ(theirs.size(), 2u);
@@ -584,7 +737,8 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
     const std::string reply = driver.Feed(Encode({"RANDOMKEY"}));
     const std::vector<std::string> element = SplitReplies(reply);
     ASSERT_EQ(element.size(), 1u);
-    const std::string key = reply.substr(reply.find("\r\n") + 2, reply.size() - reply.find("\r\n") - 4);
+    const std::string key =
+        reply.substr(reply.find("\r\n") + 2, reply.size() - reply.find("\r\n") - 4);
     EXPECT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << Escape(reply);
   }
 }
@@ -594,18 +748,42 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
 TEST_P(DifferentialTest, ProtocolEdgeCasesMatchRedis) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
-  const std::vector<std::string> inputs = {
-      "*abc\r\n", "*1\r\n$abc\r\n", "*1\r\n$-5\r\n", "*1\r\nx3\r\n",
-      "*2\r\n$3\r\nGET\r\n:1\r\n", "*1\r\n$536870913\r\n", "*1048577\r\n", "*-1\r\nPING\r\n",
-      "*0\r\nPING\r\n", "\r\n\r\nPING\r\n", "PING\n", "  PING  \r\n", "\"unbalanced\r\n",
-      "SET 'a\r\n", "GET \"a\"b\r\n", "SET k \"a\\x41\\n\\t\\\"q\"\r\nGET k\r\n",
-      "SET k 'it\\'s'\r\nGET k\r\n", "*1\r\n$4\r\nPINGxx*1\r\n$4\r\nPING\r\n", "*1\r\n$0\r\n\r\n",
-      "PING\r\n*1\r\n$-1\r\n", "*01\r\n", "*+1\r\n", "*1\r\n$01\r\n", "*1\r\n$\r\n",
-      "ECHO \"a\" \"b\"\r\n", "ECHO \"\"\r\n", "echo a\tb\r\n", "*1\r\n\r\n",
-      std::string(70000, 'A'), "*" + std::string(70000, '1'),
-      "*1\r\n$" + std::string(70000, '1'), "PING\r\n" + std::string(70000, 'B'),
-      std::string("*1\r\n\0abc\r\n", 10), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\nGET k\r\n",
-      "QUIT\r\nPING\r\n", "quit\r\n"};
+  const std::vector<std::string> inputs = {"*abc\r\n",
+                                           "*1\r\n$abc\r\n",
+                                           "*1\r\n$-5\r\n",
+                                           "*1\r\nx3\r\n",
+                                           "*2\r\n$3\r\nGET\r\n:1\r\n",
+                                           "*1\r\n$536870913\r\n",
+                                           "*1048577\r\n",
+                                           "*-1\r\nPING\r\n",
+                                           "*0\r\nPING\r\n",
+                                           "\r\n\r\nPING\r\n",
+                                           "PING\n",
+                                           "  PING  \r\n",
+                                           "\"unbalanced\r\n",
+                                           "SET 'a\r\n",
+                                           "GET \"a\"b\r\n",
+                                           "SET k \"a\\x41\\n\\t\\\"q\"\r\nGET k\r\n",
+                                           "SET k 'it\\'s'\r\nGET k\r\n",
+                                           "*1\r\n$4\r\nPINGxx*1\r\n$4\r\nPING\r\n",
+                                           "*1\r\n$0\r\n\r\n",
+                                           "PING\r\n*1\r\n$-1\r\n",
+                                           "*01\r\n",
+                                           "*+1\r\n",
+                                           "*1\r\n$01\r\n",
+                                           "*1\r\n$\r\n",
+                                           "ECHO \"a\" \"b\"\r\n",
+                                           "ECHO \"\"\r\n",
+                                           "echo a\tb\r\n",
+                                           "*1\r\n\r\n",
+                                           std::string(70000, 'A'),
+                                           "*" + std::string(70000, '1'),
+                                           "*1\r\n$" + std::string(70000, '1'),
+                                           "PING\r\n" + std::string(70000, 'B'),
+                                           std::string("*1\r\n\0abc\r\n", 10),
+                                           "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\nGET k\r\n",
+                                           "QUIT\r\nPING\r\n",
+                                           "quit\r\n"};
   CompareFreshConnections(redis, GetParam(), {}, inputs);
 }
 
@@ -628,24 +806,58 @@ TEST_P(DifferentialTest, HelloSwitchesProtocolsAsRedisDoes) {
   ASSERT_TRUE(kvlab.engine);
   SessionDriver driver(*kvlab.context);
   const std::vector<std::vector<std::vector<std::string>>> steps = {
-      {{"SET", "s", "v"}, {"HSET", "h", "f", "1", "g", "2"}, {"ZADD", "z", "1.5", "a", "-inf", "b"},
+      {{"SET", "s", "v"},
+       {"HSET", "h", "f", "1", "g", "2"},
+       {"ZADD", "z", "1.5", "a", "-inf", "b"},
        {"SADD", "set", "x"}},
-      {{"HELLO", "4"}, {"HELLO", "1"}, {"HELLO", "0"}, {"HELLO", "-3"}, {"HELLO", "3x"},
-       {"HELLO", "99999999999999999999"}, {"HELLO", "3", "bogus"}, {"HELLO", "3", "AUTH", "default"},
-       {"HELLO", "3", "SETNAME"}, {"HELLO", "3", "SETNAME", "a b"}, {"HELLO", "2", "3"},
-       {"GET", "nokey"}, {"HGETALL", "h"}},
+      {{"HELLO", "4"},
+       {"HELLO", "1"},
+       {"HELLO", "0"},
+       {"HELLO", "-3"},
+       {"HELLO", "3x"},
+       {"HELLO", "99999999999999999999"},
+       {"HELLO", "3", "bogus"},
+       {"HELLO", "3", "AUTH", "default"},
+       {"HELLO", "3", "SETNAME"},
+       {"HELLO", "3", "SETNAME", "a b"},
+       {"HELLO", "2", "3"},
+       {"GET", "nokey"},
+       {"HGETALL", "h"}},
       {{"HELLO"}, {"HELLO", "2"}},
       {{"HELLO", "3"}},
-      {{"GET", "nokey"}, {"HGETALL", "h"}, {"HGETALL", "nokey"}, {"ZSCORE", "z", "b"},
-       {"HELLO"}, {"HELLO", "4"}, {"GET", "nokey"}, {"CLIENT", "GETNAME"},
-       {"HELLO", "3", "AUTH", "default", "any", "SETNAME", "named"}, {"CLIENT", "GETNAME"},
-       {"CONFIG", "GET", "maxmemory"}, {"CONFIG", "GET", "nosuchparameter"},
-       {"ZRANGE", "z", "0", "-1", "WITHSCORES"}, {"SMEMBERS", "set"}, {"LPOP", "nokey", "2"}},
-      {{"HELLO", "2"}, {"GET", "nokey"}, {"HGETALL", "h"}, {"ZSCORE", "z", "a"},
-       {"CONFIG", "GET", "maxmemory"}, {"ZRANGE", "z", "0", "-1", "WITHSCORES"}},
+      {{"GET", "nokey"},
+       {"HGETALL", "h"},
+       {"HGETALL", "nokey"},
+       {"ZSCORE", "z", "b"},
+       {"HELLO"},
+       {"HELLO", "4"},
+       {"GET", "nokey"},
+       {"CLIENT", "GETNAME"},
+       {"HELLO", "3", "AUTH", "default", "any", "SETNAME", "named"},
+       {"CLIENT", "GETNAME"},
+       {"CONFIG", "GET", "maxmemory"},
+       {"CONFIG", "GET", "nosuchparameter"},
+       {"ZRANGE", "z", "0", "-1", "WITHSCORES"},
+       {"SMEMBERS", "set"},
+       {"LPOP", "nokey", "2"}},
+      {{"HELLO", "2"},
+       {"GET", "nokey"},
+       {"HGETALL", "h"},
+       {"ZSCORE", "z", "a"},
+       {"CONFIG", "GET", "maxmemory"},
+       {"ZRANGE", "z", "0", "-1", "WITHSCORES"}},
       // A pipeline that switches twice: each reply in its command's protocol.
-      {{"HGETALL", "h"}, {"HELLO", "3"}, {"ZSCORE", "z", "a"}, {"HELLO", "2"}, {"ZSCORE", "z", "a"},
-       {"MULTI"}, {"HGETALL", "h"}, {"HELLO", "3"}, {"HGETALL", "h"}, {"EXEC"}, {"GET", "nokey"}},
+      {{"HGETALL", "h"},
+       {"HELLO", "3"},
+       {"ZSCORE", "z", "a"},
+       {"HELLO", "2"},
+       {"ZSCORE", "z", "a"},
+       {"MULTI"},
+       {"HGETALL", "h"},
+       {"HELLO", "3"},
+       {"HGETALL", "h"},
+       {"EXEC"},
+       {"GET", "nokey"}},
   };
   for (const auto& step : steps) {
     std::string bytes;
@@ -666,12 +878,16 @@ TEST_P(DifferentialTest, AuthenticationMatchesRedis) {
       Encode({"GET", "k"}) + Encode({"nosuch", "a"}) + Encode({"get"}) + Encode({"PING"}) +
           Encode({"AUTH", "x"}) + Encode({"AUTH", "a", "b", "c"}) + Encode({"HELLO"}) +
           Encode({"HELLO", "2", "AUTH", "default", "wrong"}) + Encode({"CLIENT", "ID"}) +
-          Encode({"AUTH", "default", "secret"}) + Encode({"SET", "k", "v"}) +
-          Encode({"GET", "k"}) + Encode({"AUTH", "other", "secret"}) + Encode({"GET", "k"}),
+          Encode({"AUTH", "default", "secret"}) + Encode({"SET", "k", "v"}) + Encode({"GET", "k"}) +
+          Encode({"AUTH", "other", "secret"}) + Encode({"GET", "k"}),
       Encode({"AUTH", "secret"}) + Encode({"GET", "nokey"}),
       Encode({"SET", "a", "b"}) + "PING\r\n",
-      "*10\r\n", "*11\r\n", "*2\r\n$16384\r\n", "*2\r\n$16385\r\n",
-      Encode({"AUTH", "secret"}) + "*11\r\n", "QUIT\r\n"};
+      "*10\r\n",
+      "*11\r\n",
+      "*2\r\n$16384\r\n",
+      "*2\r\n$16385\r\n",
+      Encode({"AUTH", "secret"}) + "*11\r\n",
+      "QUIT\r\n"};
   CompareFreshConnections(redis, GetParam(), settings, inputs);
 }
 

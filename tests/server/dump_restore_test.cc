@@ -109,11 +109,15 @@ TEST_P(DumpRestoreTest, ErrorsComeInRedissOrder) {
   EXPECT_EQ(R({"RESTORE", "x", "0", payload, "IDLETIME"}).text, "ERR syntax error");
   // BUSYKEY before the TTL and the payload are looked at.
   EXPECT_EQ(R({"RESTORE", "k", "abc", corrupt}).text, "BUSYKEY Target key name already exists.");
-  EXPECT_EQ(R({"RESTORE", "x", "abc", payload}).text, "ERR value is not an integer or out of range");
+  EXPECT_EQ(R({"RESTORE", "x", "abc", payload}).text,
+            "ERR value is not an integer or out of range");
   EXPECT_EQ(R({"RESTORE", "x", "-1", payload}).text, "ERR Invalid TTL value, must be >= 0");
-  EXPECT_EQ(R({"RESTORE", "x", "0", corrupt}).text, "ERR DUMP payload version or checksum are wrong");
-  EXPECT_EQ(R({"RESTORE", "x", "0", "short"}).text, "ERR DUMP payload version or checksum are wrong");
-  EXPECT_EQ(R({"RESTORE", "k", "-1", corrupt, "REPLACE"}).text, "ERR Invalid TTL value, must be >= 0");
+  EXPECT_EQ(R({"RESTORE", "x", "0", corrupt}).text,
+            "ERR DUMP payload version or checksum are wrong");
+  EXPECT_EQ(R({"RESTORE", "x", "0", "short"}).text,
+            "ERR DUMP payload version or checksum are wrong");
+  EXPECT_EQ(R({"RESTORE", "k", "-1", corrupt, "REPLACE"}).text,
+            "ERR Invalid TTL value, must be >= 0");
   EXPECT_EQ(R({"RESTORE", "k", "0", corrupt, "REPLACE"}).text,
             "ERR DUMP payload version or checksum are wrong");
   EXPECT_TRUE(R({"GET", "k"}).IsBulk("v")) << "a refused RESTORE ... REPLACE leaves the key";
@@ -126,8 +130,12 @@ TEST_P(DumpRestoreTest, ContentsThatDoNotParseAreBadDataFormat) {
   // Objects under a valid footer (RDB 10, Redis's crc64 computed once by a
   // separate implementation and pinned here): a list claiming 5 elements
   // and holding one, and a stream, which kvlab does not have.
-  const std::string list_lies = FromHex("0105016161610a00" "794a6ab5cd658e88");
-  const std::string stream = FromHex("0f000a00" "6e521f0d81d680cb");
+  const std::string list_lies = FromHex(
+      "0105016161610a00"
+      "794a6ab5cd658e88");
+  const std::string stream = FromHex(
+      "0f000a00"
+      "6e521f0d81d680cb");
   for (const std::string& payload : {list_lies, stream}) {
     EXPECT_EQ(R({"RESTORE", "x", "0", payload}).text, "ERR Bad data format");
   }
@@ -142,9 +150,10 @@ TEST_P(DumpRestoreTest, ReadsWhatRedis70Dumps) {
                          "0a003cbfe366ed0d454b")})
                   .IsStatus("OK"));
   EXPECT_EQ(Texts({"LRANGE", "l", "0", "-1"}), (Strings{"a", "7", "-300", "70000", "5000000000"}));
-  EXPECT_TRUE(R({"RESTORE", "z", "0",
-                 FromHex("1118180000000400836f6e650401018374776f0483322e3504ff0a00e7fbf0d5ac77bbb4")})
-                  .IsStatus("OK"));
+  EXPECT_TRUE(
+      R({"RESTORE", "z", "0",
+         FromHex("1118180000000400836f6e650401018374776f0483322e3504ff0a00e7fbf0d5ac77bbb4")})
+          .IsStatus("OK"));
   EXPECT_EQ(Texts({"ZRANGE", "z", "0", "-1", "WITHSCORES"}), (Strings{"one", "1", "two", "2.5"}));
   EXPECT_TRUE(
       R({"RESTORE", "lz", "0", FromHex("00c30b405a0361626361e04b020162630a00238036f9e2d0c780")})

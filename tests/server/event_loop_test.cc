@@ -36,7 +36,8 @@ struct SocketPair {
 // A watcher that runs a function per report.
 class FunctionWatcher : public EventLoop::Watcher {
  public:
-  explicit FunctionWatcher(std::function<void(uint32_t)> on_ready) : on_ready_(std::move(on_ready)) {}
+  explicit FunctionWatcher(std::function<void(uint32_t)> on_ready)
+      : on_ready_(std::move(on_ready)) {}
   void OnReady(uint32_t events) override { on_ready_(events); }
 
  private:
@@ -203,12 +204,12 @@ TEST(EventLoop, AfterRoundRunsAfterEveryReadySocketOfTheRound) {
     }
   };
   loop.Post([&] {
-    ASSERT_TRUE(loop.Watch(first.ours(), std::make_shared<FunctionWatcher>(
-                                             [&](uint32_t) { on_ready(first.ours()); }),
-                           EPOLLIN));
-    ASSERT_TRUE(loop.Watch(second.ours(), std::make_shared<FunctionWatcher>(
-                                              [&](uint32_t) { on_ready(second.ours()); }),
-                           EPOLLIN));
+    ASSERT_TRUE(loop.Watch(
+        first.ours(), std::make_shared<FunctionWatcher>([&](uint32_t) { on_ready(first.ours()); }),
+        EPOLLIN));
+    ASSERT_TRUE(loop.Watch(
+        second.ours(),
+        std::make_shared<FunctionWatcher>([&](uint32_t) { on_ready(second.ours()); }), EPOLLIN));
   });
   loop.ReleaseWhenIdle();
   LoopThread thread(loop);

@@ -20,7 +20,8 @@ Reply CopyReply(const redisReply* reply) {
   copy.type = reply->type;
   copy.integer = reply->integer;
   if (reply->str != nullptr) copy.text.assign(reply->str, reply->len);
-  for (size_t i = 0; i < reply->elements; ++i) copy.elements.push_back(CopyReply(reply->element[i]));
+  for (size_t i = 0; i < reply->elements; ++i)
+    copy.elements.push_back(CopyReply(reply->element[i]));
   return copy;
 }
 

@@ -29,9 +29,10 @@ class RedisReference {
     if (mkdtemp(dir_template) == nullptr) return;
     dir_ = dir_template;
     socket_path_ = dir_ + "/redis.sock";
-    std::vector<std::string> args = {"redis-server", "--port", "0", "--unixsocket", socket_path_,
-                                     "--save", "", "--appendonly", "no", "--dir", dir_,
-                                     "--daemonize", "no", "--loglevel", "warning"};
+    std::vector<std::string> args = {"redis-server", "--port",     "0",      "--unixsocket",
+                                     socket_path_,   "--save",     "",       "--appendonly",
+                                     "no",           "--dir",      dir_,     "--daemonize",
+                                     "no",           "--loglevel", "warning"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     pid_ = fork();
     if (pid_ == 0) {

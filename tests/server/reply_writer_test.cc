@@ -23,9 +23,10 @@ TEST(ReplyWriter, WritesEveryRespTwoReplyType) {
   writer.ArrayHeader(2);
   writer.NilArray();
   using namespace std::string_literals;
-  EXPECT_EQ(out, "+OK\r\n+PONG\r\n-ERR syntax error\r\n:0\r\n"
-                 ":-9223372036854775808\r\n:9223372036854775807\r\n"
-                 "$4\r\na\0\r\n\r\n$0\r\n\r\n$-1\r\n*2\r\n*-1\r\n"s);
+  EXPECT_EQ(out,
+            "+OK\r\n+PONG\r\n-ERR syntax error\r\n:0\r\n"
+            ":-9223372036854775808\r\n:9223372036854775807\r\n"
+            "$4\r\na\0\r\n\r\n$0\r\n\r\n$-1\r\n*2\r\n*-1\r\n"s);
 }
 
 TEST(ReplyWriter, TypedRepliesKeepTheirRespTwoForm) {
@@ -58,8 +59,9 @@ TEST(ReplyWriter, WritesRespThreeTypesAfterHelloThree) {
   writer.PairHeader();
   writer.Bulk("m");
   writer.Integer(1);
-  EXPECT_EQ(out, "_\r\n_\r\n%2\r\n~3\r\n,0.10000000000000001\r\n,inf\r\n,-inf\r\n,-0\r\n"
-                 ",1.0000000000000001e+300\r\n=9\r\ntxt:a:1\r\n\r\n*2\r\n*2\r\n$1\r\nm\r\n:1\r\n");
+  EXPECT_EQ(out,
+            "_\r\n_\r\n%2\r\n~3\r\n,0.10000000000000001\r\n,inf\r\n,-inf\r\n,-0\r\n"
+            ",1.0000000000000001e+300\r\n=9\r\ntxt:a:1\r\n\r\n*2\r\n*2\r\n$1\r\nm\r\n:1\r\n");
 }
 
 TEST(ReplyWriter, ErrorsNeverCarryLineBreaks) {

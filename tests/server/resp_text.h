@@ -14,13 +14,16 @@ namespace kvlab::test {
 inline std::string Escape(std::string_view bytes) {
   std::string out;
   for (unsigned char c : bytes) {
-    if (c == '\r') out += "\\r";
-    else if (c == '\n') out += "\\n";
+    if (c == '\r')
+      out += "\\r";
+    else if (c == '\n')
+      out += "\\n";
     else if (c < 32 || c > 126) {
       char hex[8];
       snprintf(hex, sizeof hex, "\\x%02x", c);
       out += hex;
-    } else out += static_cast<char>(c);
+    } else
+      out += static_cast<char>(c);
   }
   return out;
 }

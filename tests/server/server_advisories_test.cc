@@ -61,8 +61,8 @@ std::string Printable(const Args& command) {
   std::string text;
   for (const std::string& arg : command) {
     if (!text.empty()) text += ' ';
-    text += arg.size() > 60 ? arg.substr(0, 40) + "...(" + std::to_string(arg.size()) + " bytes)"
-                            : arg;
+    text +=
+        arg.size() > 60 ? arg.substr(0, 40) + "...(" + std::to_string(arg.size()) + " bytes)" : arg;
   }
   return text;
 }
@@ -120,9 +120,9 @@ class ServerAdvisories : public ServerTest {
     const auto started = std::chrono::steady_clock::now();
     std::string actual = RedisReference::Exchange(kvlab_client_->fd(), bytes, 1);
     const auto took = std::chrono::steady_clock::now() - started;
-    EXPECT_LT(took, bound)
-        << Printable(command) << " took "
-        << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+    EXPECT_LT(took, bound) << Printable(command) << " took "
+                           << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                           << " ms";
     return {std::move(expected), std::move(actual)};
   }
 
@@ -144,8 +144,8 @@ class ServerAdvisories : public ServerTest {
     std::vector<Reply> actual_replies = ParseReplies(actual, &complete);
     ASSERT_TRUE(complete) << Printable(command) << ": " << actual;
     ASSERT_EQ(actual_replies.size(), 1u);
-    ASSERT_EQ(actual_replies[0].type, expected_replies[0].type) << Printable(command) << ": "
-                                                                << actual;
+    ASSERT_EQ(actual_replies[0].type, expected_replies[0].type)
+        << Printable(command) << ": " << actual;
     auto texts = [](const Reply& reply) {
       std::vector<std::string> elements;
       for (const Reply& element : reply.elements) elements.push_back(element.text);
@@ -476,9 +476,9 @@ TEST_P(ServerAdvisories, Cve2024_31228_VeryLongPatterns) {
   const std::string key(5000, 'w');
   ExpectSame({{"SET", key, "v"}, {"HSET", "h", key, "v"}, {"SADD", "s", key}});
   for (const std::string& pattern : {
-      std::string(100000, '*') + "x",
-      std::string(100000, '['),
-      std::string(100000, '\\'),
+           std::string(100000, '*') + "x",
+           std::string(100000, '['),
+           std::string(100000, '\\'),
            Repeat("[a-z]", 20000),
            Repeat("?", 5000),
            Repeat("w*", 5000),

@@ -95,9 +95,10 @@ TEST_P(ServerConcurrency, ConcurrentHashIncrementsAreExact) {
   EXPECT_EQ(RunClients(kThreads, client_thread), 0);
   auto check = Connect();
   ASSERT_NE(check, nullptr);
-  EXPECT_TRUE(check->Command({"HGET", "shared:hash", "a"}).IsBulk(std::to_string(kThreads * kRounds)));
-  EXPECT_TRUE(check->Command({"HGET", "shared:hash", "b"})
-                  .IsBulk(std::to_string(-2 * kThreads * kRounds)));
+  EXPECT_TRUE(
+      check->Command({"HGET", "shared:hash", "a"}).IsBulk(std::to_string(kThreads * kRounds)));
+  EXPECT_TRUE(
+      check->Command({"HGET", "shared:hash", "b"}).IsBulk(std::to_string(-2 * kThreads * kRounds)));
   // 6 threads x 150 own fields, the last third of each thread's rounds deleted
   // only where round % 3 == 0 came last for that field: count them exactly.
   int kept = 0;

@@ -32,13 +32,13 @@ void ExpectProtocolErrorAndClose(ServerProcess& server, const std::string& bytes
 TEST_P(ServerHostile, MalformedAndOversizedLengths) {
   StartServer();
   for (const std::string& bytes : {
-           std::string("*abc\r\n"),                           // array length not a number
-           std::string("*1\r\n$abc\r\n"),                     // bulk length not a number
-           std::string("*1\r\n$-7\r\n"),                      // negative bulk length
-           std::string("*1\r\n$600000000\r\n"),               // above proto-max-bulk-len
-           std::string("*99999999999999\r\n"),                // above the argument limit
-           std::string("*1\r\n$99999999999999999999999\r\n"), // overflows int64
-           std::string("*2\r\n$3\r\nGET\r\n:1\r\n"),          // not a bulk string
+           std::string("*abc\r\n"),                            // array length not a number
+           std::string("*1\r\n$abc\r\n"),                      // bulk length not a number
+           std::string("*1\r\n$-7\r\n"),                       // negative bulk length
+           std::string("*1\r\n$600000000\r\n"),                // above proto-max-bulk-len
+           std::string("*99999999999999\r\n"),                 // above the argument limit
+           std::string("*1\r\n$99999999999999999999999\r\n"),  // overflows int64
+           std::string("*2\r\n$3\r\nGET\r\n:1\r\n"),           // not a bulk string
        }) {
     SCOPED_TRACE(bytes);
     ExpectProtocolErrorAndClose(*server_, bytes);
@@ -82,7 +82,8 @@ TEST_P(ServerHostile, ByteAtATimeCommands) {
     ASSERT_TRUE(client->Send(std::string_view(&byte, 1)));
     std::this_thread::sleep_for(std::chrono::microseconds(200));  // separate TCP segments
   }
-  const std::string expected = "+OK\r\n$5\r\nvalue\r\n+PONG\r\n*2\r\n$5\r\nvalue\r\n$5\r\nvalue\r\n";
+  const std::string expected =
+      "+OK\r\n$5\r\nvalue\r\n+PONG\r\n*2\r\n$5\r\nvalue\r\n$5\r\nvalue\r\n";
   EXPECT_EQ(client->ReadExactly(expected.size()), expected);
   ExpectHealthy();
 }
@@ -244,7 +245,9 @@ TEST_P(ServerHostile, ProtectedModeRefusesNonLoopbackClients) {
   bool closed = false;
   const std::string denied = remote->ReadUntilClosed(&closed);
   EXPECT_EQ(denied.rfind("-DENIED Redis is running in protected mode because protected mode is "
-                         "enabled and no password is set for the default user.", 0), 0u)
+                         "enabled and no password is set for the default user.",
+                         0),
+            0u)
       << denied;
   EXPECT_EQ(denied.substr(denied.size() - 2), "\r\n");
   EXPECT_TRUE(closed);

@@ -198,13 +198,26 @@ TEST_P(ServerIntegration, RedisBenchmarkDefaultSuiteRunsWithoutErrors) {
   const std::string command = "redis-benchmark -h 127.0.0.1 -p " + std::to_string(server_->port()) +
                               " -q -n 2000 -r 1000 --csv";
   ASSERT_EQ(RunCommand(command, &output), 0) << command << "\n" << output;
-  for (const char* test :
-       {"\"PING_INLINE\",", "\"PING_MBULK\",", "\"SET\",", "\"GET\",", "\"INCR\",", "\"LPUSH\",",
-        "\"RPUSH\",", "\"LPOP\",", "\"RPOP\",", "\"SADD\",", "\"HSET\",", "\"SPOP\",", "\"ZADD\",",
-        "\"ZPOPMIN\",", "\"LPUSH (needed to benchmark LRANGE)\",",
-        "\"LRANGE_100 (first 100 elements)\",", "\"LRANGE_300 (first 300 elements)\",",
-        "\"LRANGE_500 (first 500 elements)\",", "\"LRANGE_600 (first 600 elements)\",",
-        "\"MSET (10 keys)\","}) {
+  for (const char* test : {"\"PING_INLINE\",",
+                           "\"PING_MBULK\",",
+                           "\"SET\",",
+                           "\"GET\",",
+                           "\"INCR\",",
+                           "\"LPUSH\",",
+                           "\"RPUSH\",",
+                           "\"LPOP\",",
+                           "\"RPOP\",",
+                           "\"SADD\",",
+                           "\"HSET\",",
+                           "\"SPOP\",",
+                           "\"ZADD\",",
+                           "\"ZPOPMIN\",",
+                           "\"LPUSH (needed to benchmark LRANGE)\",",
+                           "\"LRANGE_100 (first 100 elements)\",",
+                           "\"LRANGE_300 (first 300 elements)\",",
+                           "\"LRANGE_500 (first 500 elements)\",",
+                           "\"LRANGE_600 (first 600 elements)\",",
+                           "\"MSET (10 keys)\","}) {
     EXPECT_NE(output.find(test), std::string::npos) << test << " missing:\n" << output;
   }
   EXPECT_EQ(output.find("rror"), std::string::npos) << output;
@@ -379,12 +392,12 @@ TEST_P(ServerIntegration, InfoCpuAndMemoryParseLikeRedisAndGrowUnderLoad) {
 
   // CPU clocks tick coarsely (per-thread figures in 1/CLK_TCK steps): keep
   // loading until both have moved, bounded by work done, not by time.
-  const double process_before = CpuSeconds(before, "cpu.used_cpu_user") +
-                                CpuSeconds(before, "cpu.used_cpu_sys");
+  const double process_before =
+      CpuSeconds(before, "cpu.used_cpu_user") + CpuSeconds(before, "cpu.used_cpu_sys");
   const double io_before = ThreadCpuTotal(before, "io_thread");
   for (int round = 0; round < 200; ++round) {
-    const double process = CpuSeconds(after, "cpu.used_cpu_user") +
-                           CpuSeconds(after, "cpu.used_cpu_sys");
+    const double process =
+        CpuSeconds(after, "cpu.used_cpu_user") + CpuSeconds(after, "cpu.used_cpu_sys");
     if (process > process_before && ThreadCpuTotal(after, "io_thread") > io_before) break;
     for (int i = 0; i < kKeys; ++i) c->Append({"GET", "grow:" + std::to_string(i)});
     for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(c->GetReply().IsBulk(value)) << i;
@@ -395,14 +408,14 @@ TEST_P(ServerIntegration, InfoCpuAndMemoryParseLikeRedisAndGrowUnderLoad) {
   EXPECT_GT(ThreadCpuTotal(after, "io_thread"), io_before);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ServerIntegration,
-                         ::testing::ValuesIn(ServerEngineKinds()), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, ServerIntegration, ::testing::ValuesIn(ServerEngineKinds()),
+                         EngineName);
 
 // The process contract that does not depend on the engine.
 TEST(ServerProcessContract, BadArgumentsExitTwo) {
-  for (const std::string args : {"--engine nosuch", "--port 70000", "--maxmemory 12xb",
-                                 "--hop sometimes", "--protected-mode maybe", "--no-such-flag",
-                                 "--port 0"}) {
+  for (const std::string args :
+       {"--engine nosuch", "--port 70000", "--maxmemory 12xb", "--hop sometimes",
+        "--protected-mode maybe", "--no-such-flag", "--port 0"}) {
     std::string output;
     EXPECT_EQ(RunCommand(std::string(KVLAB_SERVER_PATH) + " " + args, &output), 2) << args;
     EXPECT_NE(output.find("kvlab-server:"), std::string::npos) << args << ": " << output;
@@ -443,8 +456,10 @@ TEST(ServerProcessContract, SocketPathThatIsNotASocketExitsOne) {
   ASSERT_NE(file, nullptr);
   std::fclose(file);
   std::string output;
-  EXPECT_EQ(RunCommand(std::string(KVLAB_SERVER_PATH) + " --engine single --port 0 --unixsocket " +
-                           path, &output), 1);
+  EXPECT_EQ(
+      RunCommand(std::string(KVLAB_SERVER_PATH) + " --engine single --port 0 --unixsocket " + path,
+                 &output),
+      1);
   EXPECT_NE(output.find("is not a socket"), std::string::npos) << output;
   std::filesystem::remove_all(dir_template);
 }

@@ -40,11 +40,32 @@ TEST(ServerOptions, DefaultsAreRedisLike) {
 }
 
 TEST(ServerOptions, EveryOptionIsParsed) {
-  const ParsedCommandLine parsed =
-      Parse({"--engine", "striped", "--stripes", "16", "--io-threads", "3", "--port", "0",
-             "--unixsocket", "/tmp/x.sock", "--bind", "0.0.0.0", "--requirepass", "pw",
-             "--maxclients", "7", "--maxmemory", "100mb", "--protected-mode", "no", "--hop",
-             "batch", "--client-output-buffer-limit", "1gb", "--client-query-buffer-limit", "2k"});
+  const ParsedCommandLine parsed = Parse({"--engine",
+                                          "striped",
+                                          "--stripes",
+                                          "16",
+                                          "--io-threads",
+                                          "3",
+                                          "--port",
+                                          "0",
+                                          "--unixsocket",
+                                          "/tmp/x.sock",
+                                          "--bind",
+                                          "0.0.0.0",
+                                          "--requirepass",
+                                          "pw",
+                                          "--maxclients",
+                                          "7",
+                                          "--maxmemory",
+                                          "100mb",
+                                          "--protected-mode",
+                                          "no",
+                                          "--hop",
+                                          "batch",
+                                          "--client-output-buffer-limit",
+                                          "1gb",
+                                          "--client-query-buffer-limit",
+                                          "2k"});
   ASSERT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kRun) << parsed.message;
   const ServerSettings& options = parsed.settings;
   EXPECT_EQ(options.engine.kind, "striped");
@@ -69,12 +90,20 @@ TEST(ServerOptions, SingleEngineAlwaysRunsOneIoThread) {
 }
 
 TEST(ServerOptions, BadArgumentsNameTheOptionAndWhatIsAllowed) {
-  const std::vector<std::vector<const char*>> cases = {
-      {"--engine", "bogus"},        {"--shards", "0"},          {"--shards", "two"},
-      {"--io-threads", "-1"},       {"--port", "65536"},        {"--maxmemory", "1tb"},
-      {"--maxclients", "0"},        {"--hop", "sometimes"},     {"--protected-mode", "maybe"},
-      {"--port", "0"},              {"--unknown"},              {"--port"},
-      {"--client-query-buffer-limit", "0"}, {"--bind", ""}};
+  const std::vector<std::vector<const char*>> cases = {{"--engine", "bogus"},
+                                                       {"--shards", "0"},
+                                                       {"--shards", "two"},
+                                                       {"--io-threads", "-1"},
+                                                       {"--port", "65536"},
+                                                       {"--maxmemory", "1tb"},
+                                                       {"--maxclients", "0"},
+                                                       {"--hop", "sometimes"},
+                                                       {"--protected-mode", "maybe"},
+                                                       {"--port", "0"},
+                                                       {"--unknown"},
+                                                       {"--port"},
+                                                       {"--client-query-buffer-limit", "0"},
+                                                       {"--bind", ""}};
   for (const auto& args : cases) {
     const ParsedCommandLine parsed = Parse(args);
     EXPECT_EQ(parsed.outcome, ParsedCommandLine::Outcome::kBadArguments) << args[0];
@@ -153,9 +182,8 @@ TEST(ServerOptions, OwnerHasOneShardPerIoThreadAndShardPorts) {
 std::string OverKindsJson(const std::string& program) {
   const std::string path = ::testing::TempDir() + "server_kinds.json";
   std::ofstream(path) << KindsJson();
-  const std::string command = std::string(KVLAB_PYTHON) +
-                              " -c \"import json; d=json.load(open('" + path + "')); " + program +
-                              "\" 2>&1";
+  const std::string command = std::string(KVLAB_PYTHON) + " -c \"import json; d=json.load(open('" +
+                              path + "')); " + program + "\" 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   std::string output;
   char buffer[4096];
@@ -176,7 +204,8 @@ TEST(ServerKinds, EveryListedEngineIsAcceptedAndNoOther) {
   const std::string names = OverKindsJson(
       "print(d['format'], d['default_engine']); print(*[e['name'] for e in d['engines']])");
   std::string expected = "kvlab-server-kinds/1 " + EngineConfig{}.kind + "\n";
-  for (const std::string& kind : EngineKinds()) expected += kind + (kind == EngineKinds().back() ? "\n" : " ");
+  for (const std::string& kind : EngineKinds())
+    expected += kind + (kind == EngineKinds().back() ? "\n" : " ");
   EXPECT_EQ(names, expected);
   for (const std::string& kind : EngineKinds()) {
     EXPECT_EQ(Parse({"--engine", kind.c_str()}).outcome, ParsedCommandLine::Outcome::kRun) << kind;
@@ -184,7 +213,8 @@ TEST(ServerKinds, EveryListedEngineIsAcceptedAndNoOther) {
   const ParsedCommandLine refused = Parse({"--engine", "dashmap"});
   EXPECT_EQ(refused.outcome, ParsedCommandLine::Outcome::kBadArguments);
   EXPECT_NE(refused.message.find("is not one of single|sharded|concurrent|striped|owner"),
-            std::string::npos) << refused.message;
+            std::string::npos)
+      << refused.message;
 }
 
 TEST(ServerKinds, OptionsAndTraitsFollowTheTable) {
@@ -211,16 +241,15 @@ TEST(ServerKinds, OptionsAndTraitsFollowTheTable) {
 
 TEST(ServerKinds, LimitsAreTheDefaultsInUse) {
   const ServerSettings defaults = Parse({}).settings;
-  EXPECT_EQ(OverKindsJson("l=d['limits']; print(*[(k, l[k]['default'], l[k]['min'], l[k]['max']) "
-                          "for k in ('port', 'maxclients', 'client_output_buffer_limit', "
-                          "'client_query_buffer_limit')], sep='\\n')"),
-            "('port', " + std::to_string(defaults.port) + ", 0, 65535)\n" +
-                "('maxclients', " + std::to_string(defaults.max_clients) + ", 1, 1000000)\n" +
-                "('client_output_buffer_limit', " +
-                std::to_string(defaults.client_output_buffer_limit) +
-                ", 0, 18446744073709551615)\n" + "('client_query_buffer_limit', " +
-                std::to_string(defaults.client_query_buffer_limit) +
-                ", 1, 18446744073709551615)\n");
+  EXPECT_EQ(
+      OverKindsJson("l=d['limits']; print(*[(k, l[k]['default'], l[k]['min'], l[k]['max']) "
+                    "for k in ('port', 'maxclients', 'client_output_buffer_limit', "
+                    "'client_query_buffer_limit')], sep='\\n')"),
+      "('port', " + std::to_string(defaults.port) + ", 0, 65535)\n" + "('maxclients', " +
+          std::to_string(defaults.max_clients) + ", 1, 1000000)\n" +
+          "('client_output_buffer_limit', " + std::to_string(defaults.client_output_buffer_limit) +
+          ", 0, 18446744073709551615)\n" + "('client_query_buffer_limit', " +
+          std::to_string(defaults.client_query_buffer_limit) + ", 1, 18446744073709551615)\n");
   EXPECT_EQ(ConnectionLimits{}.output_buffer_bytes, defaults.client_output_buffer_limit);
   EXPECT_EQ(ConnectionLimits{}.query_buffer_bytes, defaults.client_query_buffer_limit);
   EXPECT_EQ(Parse({"--maxclients", "1000001"}).outcome, ParsedCommandLine::Outcome::kBadArguments);
@@ -240,8 +269,8 @@ TEST(ProtectedMode, RefusesOnlyNonLoopbackClientsWithoutPassword) {
   EXPECT_FALSE(ProtectedModeRefuses(true, false, address("::1")));
   EXPECT_FALSE(ProtectedModeRefuses(true, false, address("::ffff:127.0.0.1")));
   EXPECT_TRUE(ProtectedModeRefuses(true, false, address("::ffff:192.0.2.7")));
-  EXPECT_FALSE(ProtectedModeRefuses(true, true, address("192.0.2.7")));   // password set
-  EXPECT_FALSE(ProtectedModeRefuses(false, false, address("192.0.2.7"))); // mode off
+  EXPECT_FALSE(ProtectedModeRefuses(true, true, address("192.0.2.7")));    // password set
+  EXPECT_FALSE(ProtectedModeRefuses(false, false, address("192.0.2.7")));  // mode off
   EXPECT_TRUE(kProtectedModeDenied.starts_with("-DENIED Redis is running in protected mode"));
   EXPECT_TRUE(kProtectedModeDenied.ends_with("from the outside.\r\n"));
 }

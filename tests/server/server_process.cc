@@ -74,9 +74,9 @@ Status ServerProcess::Start(const std::string& engine, const std::vector<std::st
     server->unix_path_ = server->temp_dir_ + "/kvlab.sock";
     server->port_ = test_ports::FreeTcpPort();
 
-    std::vector<std::string> args = {KVLAB_SERVER_PATH, "--engine", engine,
-                                     "--port", std::to_string(server->port_),
-                                     "--unixsocket", server->unix_path_};
+    std::vector<std::string> args = {
+        KVLAB_SERVER_PATH, "--engine",        engine, "--port", std::to_string(server->port_),
+        "--unixsocket",    server->unix_path_};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
@@ -89,7 +89,8 @@ Status ServerProcess::Start(const std::string& engine, const std::vector<std::st
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    const int spawned = ::posix_spawn(&server->pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    const int spawned =
+        ::posix_spawn(&server->pid_, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     ::close(out[1]);
     if (spawned != 0) {
@@ -271,7 +272,8 @@ uint64_t RaiseOpenFileLimit(uint64_t wanted) {
   rlimit limit{};
   ::getrlimit(RLIMIT_NOFILE, &limit);
   if (limit.rlim_cur < wanted) {
-    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min<rlim_t>(wanted, limit.rlim_max);
+    limit.rlim_cur =
+        limit.rlim_max == RLIM_INFINITY ? wanted : std::min<rlim_t>(wanted, limit.rlim_max);
     ::setrlimit(RLIMIT_NOFILE, &limit);
     ::getrlimit(RLIMIT_NOFILE, &limit);
   }

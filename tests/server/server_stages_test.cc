@@ -20,7 +20,7 @@
 namespace kvlab::test {
 namespace {
 
-constexpr int kRequests = 61;          // sequential GETs: an odd count has one median
+constexpr int kRequests = 61;  // sequential GETs: an odd count has one median
 // The injected answer; ThreadSanitizer makes every stage several times
 // slower, so its known answer is ten times longer.
 #if defined(__SANITIZE_THREAD__)
@@ -72,7 +72,8 @@ void Measure(const std::string& engine, const std::vector<std::string>& extra, M
     const auto begin = std::chrono::steady_clock::now();
     Reply reply = c->Command(command);
     out->client_usec.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - begin).count());
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - begin)
+            .count());
     return reply;
   };
   // Its own sample is recorded after the reset, once its reply is sent.
@@ -141,7 +142,9 @@ void ExpectSpinShowsOnlyIn(const std::string& engine, const std::string& stage) 
   }
 }
 
-TEST_P(StagesKnownAnswer, ExecuteSpinShowsInExecuteOnly) { ExpectSpinShowsOnlyIn(GetParam(), "execute"); }
+TEST_P(StagesKnownAnswer, ExecuteSpinShowsInExecuteOnly) {
+  ExpectSpinShowsOnlyIn(GetParam(), "execute");
+}
 TEST_P(StagesKnownAnswer, ParseSpinShowsInParseOnly) { ExpectSpinShowsOnlyIn(GetParam(), "parse"); }
 
 // CONFIG SET stage-sample 0 stops sampling; CONFIG GET reads the rate back.
@@ -176,8 +179,10 @@ TEST(StagesSampling, ADueSampleIsOwedNotDroppedWhileABatchIsAway) {
   for (const bool shift : {false, true}) {
     SCOPED_TRACE(shift ? "parity shifted" : "parity as started");
     std::unique_ptr<ServerProcess> server;
-    ASSERT_TRUE(ServerProcess::Start("sharded", {"--stage-sample", "2", "--io-threads", "1",
-                                                 "--shards", "1"}, &server).ok());
+    ASSERT_TRUE(ServerProcess::Start("sharded",
+                                     {"--stage-sample", "2", "--io-threads", "1", "--shards", "1"},
+                                     &server)
+                    .ok());
     auto c = RedisConnection::Tcp(server->port());
     ASSERT_NE(c, nullptr);
     for (int batch = 0; batch < kMembers / 10000; ++batch) {

@@ -28,16 +28,18 @@ class SessionDriver {
 
   // Feeds `bytes` and returns every reply they produced (up to the point
   // where they passed `out_limit`, if they did: see over_limit()).
-  std::string Feed(std::string_view bytes,
-                   size_t out_limit = std::numeric_limits<size_t>::max()) {
+  std::string Feed(std::string_view bytes, size_t out_limit = std::numeric_limits<size_t>::max()) {
     session_.input().append(bytes);
     std::string out;
     while (true) {
-      Session::Progress status = session_.Process(out, [this] {
-        std::lock_guard lock(mutex_);
-        resumed_ = true;
-        cv_.notify_one();
-      }, out_limit);
+      Session::Progress status = session_.Process(
+          out,
+          [this] {
+            std::lock_guard lock(mutex_);
+            resumed_ = true;
+            cv_.notify_one();
+          },
+          out_limit);
       if (status == Session::Progress::kPending) {
         std::unique_lock lock(mutex_);
         cv_.wait(lock, [this] { return resumed_; });
@@ -83,7 +85,7 @@ inline EngineUnderTest MakeEngineUnderTest(const std::string& kind, ServerSettin
 }
 
 inline const std::vector<std::string>& AllEngineKinds() {
-  static const std::vector<std::string> kinds = {"single", "sharded", "sharded-batch",
+  static const std::vector<std::string> kinds = {"single",     "sharded", "sharded-batch",
                                                  "concurrent", "striped", "owner"};
   return kinds;
 }

@@ -111,10 +111,10 @@ TEST_P(SessionTest, InfoReportsSectionsKeyspaceAndEngine) {
             "$44\r\n# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n\r\n");
   EXPECT_EQ(Feed("INFO nosuchsection\r\n"), "$0\r\n\r\n");
   std::string info = Feed("INFO\r\n");
-  for (const char* needle : {"# Server\r\nredis_version:7.0.15\r\n", "\r\n# Clients\r\n",
-                             "\r\n# Memory\r\nused_memory:", "\r\n# Stats\r\n",
-                             "total_commands_processed:", "\r\n# Keyspace\r\ndb0:keys=2",
-                             "\r\n# Kvlab\r\nengine:"}) {
+  for (const char* needle :
+       {"# Server\r\nredis_version:7.0.15\r\n", "\r\n# Clients\r\n",
+        "\r\n# Memory\r\nused_memory:", "\r\n# Stats\r\n",
+        "total_commands_processed:", "\r\n# Keyspace\r\ndb0:keys=2", "\r\n# Kvlab\r\nengine:"}) {
     EXPECT_NE(info.find(needle), std::string::npos) << needle << " in " << info;
   }
   std::string memory = Feed("info MEMORY\r\n");
@@ -174,31 +174,49 @@ TEST_P(SessionTest, ObjectAndMemoryDescribeAKey) {
 // for INCRBYFLOAT's result; COPY and RENAME keep it, INCR and SET reset it.
 TEST_P(SessionTest, StringEncodingsFollowHowTheValueWasWritten) {
   const std::vector<std::pair<std::string, std::string>> steps = {
-      {"SET m 1234", "+OK"},          {"OBJECT ENCODING m", "$3\r\nint"},
-      {"SETRANGE m 0 2", ":4"},       {"OBJECT ENCODING m", "$3\r\nraw"},
-      {"SET m 1234", "+OK"},          {"SETRANGE m 0 \"\"", ":4"},
+      {"SET m 1234", "+OK"},
       {"OBJECT ENCODING m", "$3\r\nint"},
-      {"APPEND m 5", ":5"},           {"OBJECT ENCODING m", "$3\r\nraw"},
-      {"APPEND new 12", ":2"},        {"OBJECT ENCODING new", "$3\r\nint"},
-      {"INCRBYFLOAT f 3", "$1\r\n3"}, {"OBJECT ENCODING f", "$6\r\nembstr"},
-      {"SETBIT b 1 1", ":0"},         {"OBJECT ENCODING b", "$3\r\nraw"},
-      {"BITOP OR d b", ":1"},         {"OBJECT ENCODING d", "$3\r\nraw"},
-      {"COPY m m2", ":1"},            {"OBJECT ENCODING m2", "$3\r\nraw"},
-      {"RENAME m2 m3", "+OK"},        {"OBJECT ENCODING m3", "$3\r\nraw"},
-      {"INCR m3", ":12346"},          {"OBJECT ENCODING m3", "$3\r\nint"},
-      {"SET e 5 EX 100", "+OK"},      {"SETRANGE e 0 7", ":1"},
-      {"OBJECT ENCODING e", "$3\r\nraw"}, {"TTL e", ":100"},
+      {"SETRANGE m 0 2", ":4"},
+      {"OBJECT ENCODING m", "$3\r\nraw"},
+      {"SET m 1234", "+OK"},
+      {"SETRANGE m 0 \"\"", ":4"},
+      {"OBJECT ENCODING m", "$3\r\nint"},
+      {"APPEND m 5", ":5"},
+      {"OBJECT ENCODING m", "$3\r\nraw"},
+      {"APPEND new 12", ":2"},
+      {"OBJECT ENCODING new", "$3\r\nint"},
+      {"INCRBYFLOAT f 3", "$1\r\n3"},
+      {"OBJECT ENCODING f", "$6\r\nembstr"},
+      {"SETBIT b 1 1", ":0"},
+      {"OBJECT ENCODING b", "$3\r\nraw"},
+      {"BITOP OR d b", ":1"},
+      {"OBJECT ENCODING d", "$3\r\nraw"},
+      {"COPY m m2", ":1"},
+      {"OBJECT ENCODING m2", "$3\r\nraw"},
+      {"RENAME m2 m3", "+OK"},
+      {"OBJECT ENCODING m3", "$3\r\nraw"},
+      {"INCR m3", ":12346"},
+      {"OBJECT ENCODING m3", "$3\r\nint"},
+      {"SET e 5 EX 100", "+OK"},
+      {"SETRANGE e 0 7", ":1"},
+      {"OBJECT ENCODING e", "$3\r\nraw"},
+      {"TTL e", ":100"},
       {"OBJECT REFCOUNT e", ":1"},
       // A bit write that changes no bit still edits in place (raw) but is
       // no modification (WATCH passes); BITFIELD GET only reads.
-      {"SET n 1234", "+OK"},          {"SETBIT n 2 1", ":1"},
+      {"SET n 1234", "+OK"},
+      {"SETBIT n 2 1", ":1"},
       {"OBJECT ENCODING n", "$3\r\nraw"},
-      {"SET n 1234", "+OK"},          {"BITFIELD n SET u1 2 1", "*1\r\n:1"},
+      {"SET n 1234", "+OK"},
+      {"BITFIELD n SET u1 2 1", "*1\r\n:1"},
       {"OBJECT ENCODING n", "$3\r\nraw"},
-      {"SET n 1234", "+OK"},          {"BITFIELD n GET u1 2", "*1\r\n:1"},
+      {"SET n 1234", "+OK"},
+      {"BITFIELD n GET u1 2", "*1\r\n:1"},
       {"OBJECT ENCODING n", "$3\r\nint"},
-      {"WATCH n", "+OK"},             {"SETBIT n 2 1", ":1"},
-      {"MULTI", "+OK"},               {"PING", "+QUEUED"},
+      {"WATCH n", "+OK"},
+      {"SETBIT n 2 1", ":1"},
+      {"MULTI", "+OK"},
+      {"PING", "+QUEUED"},
       {"EXEC", "*1\r\n+PONG"},
   };
   for (const auto& [command, reply] : steps) {
@@ -268,9 +286,9 @@ TEST_P(SessionTest, HelloThreeSwitchesTheConnectionToResp3AndHelloTwoBack) {
   EXPECT_EQ(Feed("HELLO 4\r\nGET nokey\r\n"), "-NOPROTO unsupported protocol version\r\n_\r\n");
   // Text for humans is verbatim (addReplyVerbatim): =<length>, then "txt:".
   const std::string client_info = Feed("CLIENT INFO\r\n");
-  EXPECT_EQ(client_info.substr(0, client_info.find("\r\n") + 11),
-            "=" + std::to_string(client_info.size() - client_info.find("\r\n") - 4) +
-                "\r\ntxt:id=1 ");
+  EXPECT_EQ(
+      client_info.substr(0, client_info.find("\r\n") + 11),
+      "=" + std::to_string(client_info.size() - client_info.find("\r\n") - 4) + "\r\ntxt:id=1 ");
   EXPECT_NE(client_info.find(" resp=3\n\r\n"), std::string::npos);
   EXPECT_EQ(Feed("INFO server\r\n").substr(0, 1), "=");
   EXPECT_EQ(Feed("HELLO 2\r\n").substr(0, 5), "*14\r\n");
@@ -417,8 +435,8 @@ TEST_P(MultithreadedSessionTest, ManySessionsOnManyThreadsKeepExactCounts) {
       std::string own = "own:" + std::to_string(t);
       for (int i = 0; i < kRounds; ++i) {
         // A pipeline touching a shared key, an own key and a multi-key read.
-        std::string out = driver.Feed("INCR shared\r\nINCR " + own + "\r\nMGET shared " + own +
-                                      "\r\nPING\r\n");
+        std::string out =
+            driver.Feed("INCR shared\r\nINCR " + own + "\r\nMGET shared " + own + "\r\nPING\r\n");
         EXPECT_EQ(SplitReplies(out).size(), 4u);
       }
     });

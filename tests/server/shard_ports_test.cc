@@ -40,7 +40,8 @@ class ShardPorts : public ::testing::Test {
       base_ = test_ports::FreeTcpPortRange(kThreads);
       if (base_ == 0) continue;
       const Status started = ServerProcess::Start(
-          "owner", {"--io-threads", std::to_string(kThreads), "--shard-ports", std::to_string(base_)},
+          "owner",
+          {"--io-threads", std::to_string(kThreads), "--shard-ports", std::to_string(base_)},
           &server_);
       if (!started.ok()) server_.reset();
     }
@@ -133,16 +134,26 @@ TEST_F(ShardPorts, AReplyAfterAHopIsByteIdenticalToAnInlineOne) {
   const std::string owner_key = "{t}a";
   const unsigned owner = OwnerOfSlot(HashSlot(owner_key), kThreads);
   const std::vector<std::vector<std::string>> script = {
-      {"SET", "{t}a", "hello"},        {"GET", "{t}a"},
-      {"APPEND", "{t}a", " world"},    {"STRLEN", "{t}a"},
-      {"GETRANGE", "{t}a", "0", "4"},  {"INCR", "{t}n"},
-      {"INCRBYFLOAT", "{t}n", "1.5"},  {"SET", "{t}b", "x", "NX", "GET"},
-      {"MSET", "{t}c", "1", "{t}d", "2"}, {"MGET", "{t}a", "{t}c", "{t}missing"},
-      {"EXPIRE", "{t}a", "1000"},      {"TTL", "{t}a"},
-      {"TYPE", "{t}a"},                {"OBJECT", "ENCODING", "{t}n"},
-      {"RENAME", "{t}c", "{t}e"},      {"EXISTS", "{t}c", "{t}e"},
-      {"GETDEL", "{t}b"},              {"DEL", "{t}a", "{t}b", "{t}d", "{t}e", "{t}n"},
-      {"INCR", "{t}missing2"},         {"DEL", "{t}missing2"},
+      {"SET", "{t}a", "hello"},
+      {"GET", "{t}a"},
+      {"APPEND", "{t}a", " world"},
+      {"STRLEN", "{t}a"},
+      {"GETRANGE", "{t}a", "0", "4"},
+      {"INCR", "{t}n"},
+      {"INCRBYFLOAT", "{t}n", "1.5"},
+      {"SET", "{t}b", "x", "NX", "GET"},
+      {"MSET", "{t}c", "1", "{t}d", "2"},
+      {"MGET", "{t}a", "{t}c", "{t}missing"},
+      {"EXPIRE", "{t}a", "1000"},
+      {"TTL", "{t}a"},
+      {"TYPE", "{t}a"},
+      {"OBJECT", "ENCODING", "{t}n"},
+      {"RENAME", "{t}c", "{t}e"},
+      {"EXISTS", "{t}c", "{t}e"},
+      {"GETDEL", "{t}b"},
+      {"DEL", "{t}a", "{t}b", "{t}d", "{t}e", "{t}n"},
+      {"INCR", "{t}missing2"},
+      {"DEL", "{t}missing2"},
   };
   std::string pipeline;
   for (const auto& command : script) pipeline += EncodeCommand(command);

@@ -82,9 +82,10 @@ TEST_P(TransactionTest, LiveWatchedKeyWithDistantDeadlineDoesNotDoomExec) {
 TEST_P(TransactionTest, SaveAndShutdownAreRefusedInsideMulti) {
   for (const std::string command : {"SAVE", "SHUTDOWN", "shutdown nosave"}) {
     SCOPED_TRACE(command);
-    EXPECT_EQ(client_->Feed("DEL foo\r\nMULTI\r\nSET foo bar\r\n" + command + "\r\nEXEC\r\nGET foo\r\n"),
-              ":0\r\n+OK\r\n+QUEUED\r\n-ERR Command not allowed inside a transaction\r\n"
-              "-EXECABORT Transaction discarded because of previous errors.\r\n$-1\r\n");
+    EXPECT_EQ(
+        client_->Feed("DEL foo\r\nMULTI\r\nSET foo bar\r\n" + command + "\r\nEXEC\r\nGET foo\r\n"),
+        ":0\r\n+OK\r\n+QUEUED\r\n-ERR Command not allowed inside a transaction\r\n"
+        "-EXECABORT Transaction discarded because of previous errors.\r\n$-1\r\n");
   }
 }
 

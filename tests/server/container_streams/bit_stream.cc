@@ -32,8 +32,8 @@ std::string Pick(StreamSource& s, std::initializer_list<const char*> choices) {
 
 // Offsets a write may use (no 512MB strings), and those a read may.
 std::string WriteOffset(StreamSource& s) {
-  return Pick(s, {"0", "1", "7", "8", "15", "23", "100", "1000", "-1", "x", "4294967296", "#1",
-                  " 1"});
+  return Pick(s,
+              {"0", "1", "7", "8", "15", "23", "100", "1000", "-1", "x", "4294967296", "#1", " 1"});
 }
 std::string ReadOffset(StreamSource& s) {
   return s.OneIn(5) ? Pick(s, {"4294967295", "4294967296", "99999999999"}) : WriteOffset(s);
@@ -47,8 +47,8 @@ std::string Index(StreamSource& s) {
 std::string Unit(StreamSource& s) { return s.Case(Pick(s, {"bit", "byte", "bit", "bits"})); }
 
 std::string FieldType(StreamSource& s) {
-  return Pick(s, {"u1", "u8", "i8", "u16", "i5", "u63", "i64", "u64", "i65", "i0", "x8", "",
-                  "u8x", "i32"});
+  return Pick(
+      s, {"u1", "u8", "i8", "u16", "i5", "u63", "i64", "u64", "i65", "i0", "x8", "", "u8x", "i32"});
 }
 std::string FieldOffset(StreamSource& s) {
   return Pick(s, {"0", "1", "7", "8", "13", "64", "#0", "#1", "#3", "-1", "x", "#", "#-1"});
@@ -65,7 +65,8 @@ std::vector<std::string> Bitfield(StreamSource& s, const std::string& name, bool
     if (pick < 4) {
       cmd.insert(cmd.end(), {s.Case("get"), FieldType(s), FieldOffset(s)});
     } else if (pick < 5) {
-      cmd.insert(cmd.end(), {s.Case("overflow"), s.Case(Pick(s, {"wrap", "sat", "fail", "bogus"}))});
+      cmd.insert(cmd.end(),
+                 {s.Case("overflow"), s.Case(Pick(s, {"wrap", "sat", "fail", "bogus"}))});
     } else if (pick < 7) {
       cmd.insert(cmd.end(), {s.Case("set"), FieldType(s), FieldOffset(s), FieldValue(s)});
     } else {
@@ -87,9 +88,9 @@ std::vector<std::string> WithRange(StreamSource& s, std::vector<std::string> cmd
 }
 
 std::vector<std::string> Bitop(StreamSource& s) {
-  std::vector<std::string> cmd = {
-      s.Case("bitop"), s.Case(Pick(s, {"and", "or", "xor", "not", "and", "or", "nand"})),
-      s.OneIn(5) ? s.Key() : BitKey(s)};
+  std::vector<std::string> cmd = {s.Case("bitop"),
+                                  s.Case(Pick(s, {"and", "or", "xor", "not", "and", "or", "nand"})),
+                                  s.OneIn(5) ? s.Key() : BitKey(s)};
   for (int sources = s.OneIn(4) ? 1 : s.Uniform(1, 4); sources > 0; --sources) {
     cmd.push_back(AnyKey(s));
   }
@@ -128,8 +129,13 @@ std::vector<std::string> NextBit(StreamSource& s) {
   if (pick < 96) return {s.Case("del"), BitKey(s)};
   // Wrong arities.
   const std::string k = BitKey(s);
-  return s.OneOf({{"setbit", k, "1"}, {"getbit", k}, {"bitop", "and", k}, {"bitfield"},
-                  {"bitcount"}, {"bitpos", k}, {"setbit", k, "1", "1", "1"}});
+  return s.OneOf({{"setbit", k, "1"},
+                  {"getbit", k},
+                  {"bitop", "and", k},
+                  {"bitfield"},
+                  {"bitcount"},
+                  {"bitpos", k},
+                  {"setbit", k, "1", "1", "1"}});
 }
 
 bool Writes(const std::vector<std::string>& command) {

@@ -20,13 +20,13 @@ namespace kvlab::test {
 
 // How a reply must match Redis's.
 enum class ReplyMatch {
-  kExact,             // byte for byte
-  kUnorderedElements, // an array whose order is a hash table's: the same elements
-  kUnorderedPairs,    // the same, element pairs kept together (HGETALL, ZSCAN)
-  kScanUnordered,     // [cursor, [elements]]: cursor exact, elements as kUnorderedElements
-  kScanUnorderedPairs,// [cursor, [pairs]]
-  kSameShape,         // random picks (SPOP, SRANDMEMBER): the same kind and length
-                      // (an array's length; a bulk string or nil)
+  kExact,               // byte for byte
+  kUnorderedElements,   // an array whose order is a hash table's: the same elements
+  kUnorderedPairs,      // the same, element pairs kept together (HGETALL, ZSCAN)
+  kScanUnordered,       // [cursor, [elements]]: cursor exact, elements as kUnorderedElements
+  kScanUnorderedPairs,  // [cursor, [pairs]]
+  kSameShape,           // random picks (SPOP, SRANDMEMBER): the same kind and length
+                        // (an array's length; a bulk string or nil)
 };
 
 // A command name in lower case, for the match rules.
@@ -76,7 +76,8 @@ class StreamSource {
   }
   // One of `commands` at random, its name (first word) in a random case.
   std::vector<std::string> OneOf(std::initializer_list<std::vector<std::string>> commands) {
-    std::vector<std::string> command = commands.begin()[Uniform(0, static_cast<int>(commands.size()) - 1)];
+    std::vector<std::string> command =
+        commands.begin()[Uniform(0, static_cast<int>(commands.size()) - 1)];
     command[0] = Case(command[0]);
     return command;
   }
@@ -85,16 +86,31 @@ class StreamSource {
   std::vector<std::string> Scan(const std::string& name, const std::string& key,
                                 const char* pattern, const char* other_pattern) {
     std::vector<std::string> cmd = {Case(name), key};
-    static const char* const cursors[] = {"0", "0", "0", "-0", "x", " 0", "+0",
-                                          "18446744073709551616"};
+    static const char* const cursors[] = {"0", "0",  "0",  "-0",
+                                          "x", " 0", "+0", "18446744073709551616"};
     cmd.push_back(cursors[Uniform(0, 7)]);
     switch (Uniform(0, 6)) {
-      case 0: cmd.push_back(Case("match")); cmd.push_back(OneIn(2) ? pattern : other_pattern); break;
-      case 1: cmd.push_back(Case("count")); cmd.push_back(OneIn(3) ? "0" : "10"); break;
-      case 2: cmd.push_back(Case("match")); break;
-      case 3: cmd.push_back(Case("bogus")); cmd.push_back("1"); break;
-      case 4: cmd.push_back(Case("count")); cmd.push_back("x"); break;
-      default: break;
+      case 0:
+        cmd.push_back(Case("match"));
+        cmd.push_back(OneIn(2) ? pattern : other_pattern);
+        break;
+      case 1:
+        cmd.push_back(Case("count"));
+        cmd.push_back(OneIn(3) ? "0" : "10");
+        break;
+      case 2:
+        cmd.push_back(Case("match"));
+        break;
+      case 3:
+        cmd.push_back(Case("bogus"));
+        cmd.push_back("1");
+        break;
+      case 4:
+        cmd.push_back(Case("count"));
+        cmd.push_back("x");
+        break;
+      default:
+        break;
     }
     return cmd;
   }

@@ -4,7 +4,6 @@
 namespace kvlab::test {
 namespace {
 
-
 std::vector<std::string> NextHash(StreamSource& s) {
   const std::string k = s.Key();
   const int pick = s.Uniform(0, 99);
@@ -37,14 +36,14 @@ std::vector<std::string> NextHash(StreamSource& s) {
   if (pick < 64) return {s.Case("hexists"), k, s.Element()};
   if (pick < 67) return {s.Case("hstrlen"), k, s.Element()};
   if (pick < 75) {
-    static const char* const deltas[] = {"1", "-3", "100", "x", "9223372036854775807",
-                                         "-9223372036854775808", "1.5", ""};
+    static const char* const deltas[] = {
+        "1", "-3", "100", "x", "9223372036854775807", "-9223372036854775808", "1.5", ""};
     return {s.Case("hincrby"), k, s.OneIn(2) ? "n" + std::to_string(s.Uniform(0, 2)) : s.Element(),
             deltas[s.Uniform(0, 7)]};
   }
   if (pick < 82) {
-    static const char* const deltas[] = {"1.5", "-0.25", "10", "abc", "1e308", "inf", "-1e-5",
-                                         "3.0e3", " 1", "5"};
+    static const char* const deltas[] = {"1.5", "-0.25", "10",    "abc", "1e308",
+                                         "inf", "-1e-5", "3.0e3", " 1",  "5"};
     return {s.Case("hincrbyfloat"), k,
             s.OneIn(2) ? "n" + std::to_string(s.Uniform(0, 2)) : s.Element(),
             deltas[s.Uniform(0, 9)]};
@@ -55,8 +54,16 @@ std::vector<std::string> NextHash(StreamSource& s) {
     return s.Scan("hscan", k, "e1*", "*");
   }
   if (pick < 92) {
-    static const char* const counts[] = {"1",  "3", "-3", "0", "1000", "-1000", "x", "1.5",
-                                         "-9223372036854775808", "4611686018427387904"};
+    static const char* const counts[] = {"1",
+                                         "3",
+                                         "-3",
+                                         "0",
+                                         "1000",
+                                         "-1000",
+                                         "x",
+                                         "1.5",
+                                         "-9223372036854775808",
+                                         "4611686018427387904"};
     std::vector<std::string> cmd = {s.Case("hrandfield"), k};
     if (!s.OneIn(4)) cmd.push_back(counts[s.Uniform(0, 9)]);
     if (cmd.size() == 3 && s.OneIn(2)) cmd.push_back(s.OneIn(6) ? "withscores" : "withvalues");

@@ -13,15 +13,17 @@ std::string Index(StreamSource& s) {
   const int pick = s.Uniform(0, 19);
   if (pick < 12) return std::to_string(s.Uniform(-6, 6));
   if (pick < 16) return std::to_string(s.Uniform(-180, 180));
-  static const char* const odd[] = {"9223372036854775807", "-9223372036854775808", "x", "1.5",
-                                    "",  " 1", "+1", "9223372036854775808"};
+  static const char* const odd[] = {
+      "9223372036854775807", "-9223372036854775808", "x", "1.5", "", " 1", "+1",
+      "9223372036854775808"};
   return odd[s.Uniform(0, 7)];
 }
 
 // POP's and LPOS's counts: non-negative mostly, and the invalid ones.
 std::string Count(StreamSource& s) {
-  static const char* const counts[] = {"0", "1", "2", "3", "5", "200", "-1", "x",
-                                       "9223372036854775807", "-9223372036854775808", "1"};
+  static const char* const counts[] = {
+      "0", "1", "2", "3", "5", "200", "-1", "x", "9223372036854775807", "-9223372036854775808",
+      "1"};
   return counts[s.Uniform(0, 10)];
 }
 
@@ -79,8 +81,8 @@ std::vector<std::string> NextNonBlocking(StreamSource& s) {
   for (int i = 0; i < keys; ++i) cmd.push_back(s.Key());
   if (!s.OneIn(20)) cmd.push_back(End(s));
   if (s.OneIn(2)) {
-    static const char* const counts[] = {"1", "2", "3", "200", "0", "-1", "x",
-                                         "9223372036854775807"};
+    static const char* const counts[] = {"1", "2",  "3", "200",
+                                         "0", "-1", "x", "9223372036854775807"};
     cmd.push_back(s.Case("count"));
     cmd.push_back(counts[s.Uniform(0, s.OneIn(6) ? 7 : 3)]);
   }
@@ -137,26 +139,50 @@ std::vector<std::string> NextList(StreamSource& s) {
     std::vector<std::string> cmd = {s.Case("lpos"), k, s.Element()};
     for (int i = s.Uniform(0, 3); i > 0; --i) {
       switch (s.Uniform(0, 7)) {
-        case 0: case 1: {
-          static const char* const ranks[] = {"1", "2", "-1", "-2", "3", "0", "x",
-                                              "-9223372036854775808", "9223372036854775807", "-3"};
+        case 0:
+        case 1: {
+          static const char* const ranks[] = {
+              "1", "2", "-1", "-2", "3", "0", "x", "-9223372036854775808", "9223372036854775807",
+              "-3"};
           cmd.push_back(s.Case("rank"));
           cmd.push_back(ranks[s.Uniform(0, 9)]);
           break;
         }
-        case 2: case 3: cmd.push_back(s.Case("count")); cmd.push_back(Count(s)); break;
-        case 4: case 5: cmd.push_back(s.Case("maxlen")); cmd.push_back(Count(s)); break;
-        case 6: cmd.push_back(s.Case("rank")); break;  // no value: syntax error
-        default: cmd.push_back(s.Case("bogus")); cmd.push_back("1"); break;
+        case 2:
+        case 3:
+          cmd.push_back(s.Case("count"));
+          cmd.push_back(Count(s));
+          break;
+        case 4:
+        case 5:
+          cmd.push_back(s.Case("maxlen"));
+          cmd.push_back(Count(s));
+          break;
+        case 6:
+          cmd.push_back(s.Case("rank"));
+          break;  // no value: syntax error
+        default:
+          cmd.push_back(s.Case("bogus"));
+          cmd.push_back("1");
+          break;
       }
     }
     return cmd;
   }
   // Wrong arities.
-  return s.OneOf({{"lpush", k}, {"rpushx", k}, {"lpop"}, {"llen", k, "x"}, {"lrange", k, "0"},
-                   {"lindex", k}, {"lset", k, "0"}, {"lrem", k, "0"},
-                   {"linsert", k, "before", "x"}, {"lpos", k}, {"lmove", k, k, "left"},
-                   {"rpoplpush", k}, {"lmpop", "1", k}});
+  return s.OneOf({{"lpush", k},
+                  {"rpushx", k},
+                  {"lpop"},
+                  {"llen", k, "x"},
+                  {"lrange", k, "0"},
+                  {"lindex", k},
+                  {"lset", k, "0"},
+                  {"lrem", k, "0"},
+                  {"linsert", k, "before", "x"},
+                  {"lpos", k},
+                  {"lmove", k, k, "left"},
+                  {"rpoplpush", k},
+                  {"lmpop", "1", k}});
 }
 
 ReplyMatch MatchList(const std::vector<std::string>&) { return ReplyMatch::kExact; }

@@ -15,7 +15,6 @@
 namespace kvlab::test {
 namespace {
 
-
 // A member: mostly small integers (so sets stay intsets), sometimes what
 // string2ll() refuses ("01", "-0", "+1", past int64), the int64 limits, or
 // any element (strings, binary, long).
@@ -23,8 +22,15 @@ std::string Member(StreamSource& s) {
   const int pick = s.Uniform(0, 19);
   if (pick < 11) return std::to_string(s.Uniform(-5, 30));
   if (pick < 13) {
-    static const char* const edges[] = {"01", "-0", "+1", " 1", "9223372036854775807",
-                                        "-9223372036854775808", "9223372036854775808", "1.0", ""};
+    static const char* const edges[] = {"01",
+                                        "-0",
+                                        "+1",
+                                        " 1",
+                                        "9223372036854775807",
+                                        "-9223372036854775808",
+                                        "9223372036854775808",
+                                        "1.0",
+                                        ""};
     return edges[s.Uniform(0, 8)];
   }
   return s.Element();
@@ -83,21 +89,36 @@ std::vector<std::string> NextSet(StreamSource& s) {
   }
   if (pick < 54) return {s.Case("smembers"), k};
   if (pick < 60) {
-    static const char* const counts[] = {"0", "1", "2", "5", "100000", "-1", "x", "1.5",
-                                         "-9223372036854775808", "9223372036854775807"};
+    static const char* const counts[] = {"0",
+                                         "1",
+                                         "2",
+                                         "5",
+                                         "100000",
+                                         "-1",
+                                         "x",
+                                         "1.5",
+                                         "-9223372036854775808",
+                                         "9223372036854775807"};
     switch (s.Uniform(0, 3)) {
-      case 0: return {s.Case("spop"), k};
-      case 1: return {s.Case("spop"), k, counts[s.Uniform(0, 9)], "extra"};
-      default: return {s.Case("spop"), k, counts[s.Uniform(0, 9)]};
+      case 0:
+        return {s.Case("spop"), k};
+      case 1:
+        return {s.Case("spop"), k, counts[s.Uniform(0, 9)], "extra"};
+      default:
+        return {s.Case("spop"), k, counts[s.Uniform(0, 9)]};
     }
   }
   if (pick < 67) {
-    static const char* const counts[] = {"0", "1", "3", "-3", "-1", "100000", "x",
-                                         "-9223372036854775808", "-9223372036854775807x", "2"};
+    static const char* const counts[] = {
+        "0", "1", "3", "-3", "-1", "100000", "x", "-9223372036854775808", "-9223372036854775807x",
+        "2"};
     switch (s.Uniform(0, 3)) {
-      case 0: return {s.Case("srandmember"), k};
-      case 1: return {s.Case("srandmember"), k, "1", "extra"};
-      default: return {s.Case("srandmember"), k, counts[s.Uniform(0, 9)]};
+      case 0:
+        return {s.Case("srandmember"), k};
+      case 1:
+        return {s.Case("srandmember"), k, "1", "extra"};
+      default:
+        return {s.Case("srandmember"), k, counts[s.Uniform(0, 9)]};
     }
   }
   if (pick < 74) {
@@ -119,10 +140,20 @@ std::vector<std::string> NextSet(StreamSource& s) {
   if (pick < 92) return {s.Case("smove"), k, s.Key(), Member(s)};
   if (pick < 95) return NextSinterCard(s, k);
   // Wrong arities.
-  return s.OneOf({{"sadd", k}, {"srem", k}, {"scard"}, {"sismember", k}, {"smembers", k, "x"},
-                   {"sinter"}, {"spop"}, {"sscan", k}, {"sinterstore", k}, {"sunionstore"},
-                   {"sdiffstore", k}, {"smove", k, "k2"}, {"smove", k, "k2", "1", "2"},
-                   {"sintercard", "1"}});
+  return s.OneOf({{"sadd", k},
+                  {"srem", k},
+                  {"scard"},
+                  {"sismember", k},
+                  {"smembers", k, "x"},
+                  {"sinter"},
+                  {"spop"},
+                  {"sscan", k},
+                  {"sinterstore", k},
+                  {"sunionstore"},
+                  {"sdiffstore", k},
+                  {"smove", k, "k2"},
+                  {"smove", k, "k2", "1", "2"},
+                  {"sintercard", "1"}});
 }
 
 bool IsWholeCount(const std::vector<std::string>& command) {

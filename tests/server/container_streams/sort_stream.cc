@@ -14,8 +14,8 @@ namespace {
 
 // Elements that sort numerically, fail to, or tie in ALPHA's C-string order.
 std::string SortElement(StreamSource& s, bool with_nul) {
-  static const char* const words[] = {"a", "B", "c10", "c9", "", "inf", "1e400", " 7", "0x1f",
-                                      "nan", "-0", "3.5", "10", "9", "-2", "1e3"};
+  static const char* const words[] = {"a",    "B",   "c10", "c9",  "",   "inf", "1e400", " 7",
+                                      "0x1f", "nan", "-0",  "3.5", "10", "9",   "-2",    "1e3"};
   const int pick = s.Uniform(0, 9);
   if (pick < 4) return std::to_string(s.Uniform(-5, 20));
   if (with_nul && pick == 4) return std::string("b\0", 2) + std::to_string(s.Uniform(0, 2));
@@ -45,7 +45,8 @@ std::vector<std::string> NextSetup(StreamSource& s) {
         cmd.push_back(SortElement(s, false));
       }
       return cmd;
-    case 3: return {s.Case("set"), "w_" + SortElement(s, true), Weight(s)};
+    case 3:
+      return {s.Case("set"), "w_" + SortElement(s, true), Weight(s)};
     case 4:
       return {s.Case("hset"), "h_" + SortElement(s, true), "f", Weight(s), "g", "v" + Weight(s)};
     default:
@@ -73,10 +74,17 @@ std::vector<std::string> NextSortCommand(StreamSource& s) {
     }
   }
   if (s.OneIn(2)) {
-    static const char* const limits[][2] = {
-        {"0", "3"}, {"1", "2"}, {"2", "-1"}, {"-1", "2"}, {"1", "0"}, {"5", "10"},
-        {"9223372036854775807", "9223372036854775807"}, {"-9223372036854775808", "-9223372036854775808"},
-        {"1", "9223372036854775807"}, {"x", "1"}, {"0", "1.5"}};
+    static const char* const limits[][2] = {{"0", "3"},
+                                            {"1", "2"},
+                                            {"2", "-1"},
+                                            {"-1", "2"},
+                                            {"1", "0"},
+                                            {"5", "10"},
+                                            {"9223372036854775807", "9223372036854775807"},
+                                            {"-9223372036854775808", "-9223372036854775808"},
+                                            {"1", "9223372036854775807"},
+                                            {"x", "1"},
+                                            {"0", "1.5"}};
     const auto& limit = limits[s.Uniform(0, 10)];
     cmd.insert(cmd.end(), {s.Case("limit"), limit[0], limit[1]});
   }

@@ -20,17 +20,29 @@
 namespace kvlab::test {
 namespace {
 
-
 // A score argument: mostly small integers (so scores tie), then the
 // formats' corners, then what is not a valid float.
 std::string Score(StreamSource& s) {
   const int pick = s.Uniform(0, 19);
   if (pick < 13) return std::to_string(s.Uniform(-3, 3));
   if (pick < 19) {
-    static const char* const scores[] = {
-        "2.5",  "1.1",   "-0",    "inf",   "-inf", "+inf", "0x10", "1e-310", "1e17",
-        "0.1",  "-1e-5", "3.0e3", "1e300", "123456789012345678", "4611686018427387904",
-        "9.3e18", "-4611686018427388928"};
+    static const char* const scores[] = {"2.5",
+                                         "1.1",
+                                         "-0",
+                                         "inf",
+                                         "-inf",
+                                         "+inf",
+                                         "0x10",
+                                         "1e-310",
+                                         "1e17",
+                                         "0.1",
+                                         "-1e-5",
+                                         "3.0e3",
+                                         "1e300",
+                                         "123456789012345678",
+                                         "4611686018427387904",
+                                         "9.3e18",
+                                         "-4611686018427388928"};
     return scores[s.Uniform(0, 16)];
   }
   static const char* const invalid[] = {"1e400", "nan", "x", "", " 1", "1 ", "1e-400", "(1"};
@@ -42,8 +54,8 @@ std::string Bound(StreamSource& s) {
   const int pick = s.Uniform(0, 19);
   if (pick < 10) return (s.OneIn(3) ? "(" : "") + std::to_string(s.Uniform(-3, 3));
   if (pick < 19) {
-    static const char* const bounds[] = {"-inf", "+inf", "inf", "(inf", "(-inf", "2.5",
-                                         "(1.1", "1e400", "",   "(",    " 2",    "0x2"};
+    static const char* const bounds[] = {"-inf", "+inf",  "inf", "(inf", "(-inf", "2.5",
+                                         "(1.1", "1e400", "",    "(",    " 2",    "0x2"};
     return bounds[s.Uniform(0, 11)];
   }
   static const char* const invalid[] = {"x", "nan", "((1", "1x", "(nan"};
@@ -51,9 +63,8 @@ std::string Bound(StreamSource& s) {
 }
 
 std::string LexBound(StreamSource& s) {
-  static const char* const bounds[] = {"-",   "+",   "-",   "+",   "[e1", "(e5",   "[e10",
-                                       "(e2", "[m5", "(m9", "[",   "(",   "[\x01", "[zz",
-                                       "e1",  "",    "+x",  "-x"};
+  static const char* const bounds[] = {"-",   "+", "-", "+",     "[e1", "(e5", "[e10", "(e2", "[m5",
+                                       "(m9", "[", "(", "[\x01", "[zz", "e1",  "",     "+x",  "-x"};
   return bounds[s.Uniform(0, s.OneIn(8) ? 17 : 13)];  // the last four are invalid
 }
 
@@ -81,9 +92,9 @@ void AddBounds(StreamSource& s, std::vector<std::string>& cmd, bool reverse) {
 }
 
 void AddLimit(StreamSource& s, std::vector<std::string>& cmd) {
-  static const char* const limits[][2] = {{"0", "2"},  {"1", "-1"}, {"-1", "3"},  {"0", "0"},
-                                          {"2", "100"}, {"0", "-5"}, {"150", "1"}, {"x", "1"},
-                                          {"1", "y"}};
+  static const char* const limits[][2] = {{"0", "2"},   {"1", "-1"},  {"-1", "3"},
+                                          {"0", "0"},   {"2", "100"}, {"0", "-5"},
+                                          {"150", "1"}, {"x", "1"},   {"1", "y"}};
   const auto& limit = limits[s.Uniform(0, s.OneIn(6) ? 8 : 6)];  // the last two are invalid
   cmd.push_back(s.Case("limit"));
   cmd.push_back(limit[0]);
@@ -134,9 +145,13 @@ std::vector<std::string> NextLex(StreamSource& s) {
     // The lex range commands of their own: ZLEXCOUNT, ZREMRANGEBYLEX (rarely:
     // it empties "zlex"), ZRANGEBYLEX and ZREVRANGEBYLEX (max first).
     switch (s.Uniform(0, 5)) {
-      case 0: case 1: return {s.Case("zlexcount"), k, LexBound(s), LexBound(s)};
-      case 2: return {s.Case("zremrangebylex"), k, LexBound(s), LexBound(s)};
-      default: break;
+      case 0:
+      case 1:
+        return {s.Case("zlexcount"), k, LexBound(s), LexBound(s)};
+      case 2:
+        return {s.Case("zremrangebylex"), k, LexBound(s), LexBound(s)};
+      default:
+        break;
     }
     const bool reverse = s.OneIn(2);
     std::vector<std::string> cmd = {s.Case(reverse ? "zrevrangebylex" : "zrangebylex"), k,
@@ -149,7 +164,7 @@ std::vector<std::string> NextLex(StreamSource& s) {
   if (s.OneIn(2)) cmd.push_back(s.Case("rev"));
   if (s.OneIn(2)) AddLimit(s, cmd);
   if (s.OneIn(10)) cmd.push_back(s.Case("withscores"));  // refused with BYLEX
-  if (s.OneIn(2)) std::swap(cmd[4], cmd.back());          // options in any order
+  if (s.OneIn(2)) std::swap(cmd[4], cmd.back());         // options in any order
   return cmd;
 }
 
@@ -187,10 +202,19 @@ std::vector<std::string> NextRangeWrite(StreamSource& s, const std::string& k) {
   // CVE-2023-22458 exactly.
   std::vector<std::string> cmd = {s.Case("zrandmember"), k};
   if (s.OneIn(4)) return cmd;
-  static const char* const counts[] = {"1",  "3",  "-3", "0",   "200", "-5",
-                                       "2",  "x",  "-9223372036854775808",
-                                       "9223372036854775807", "4611686018427387904",
-                                       "-4611686018427387904", "4611686018427387903"};
+  static const char* const counts[] = {"1",
+                                       "3",
+                                       "-3",
+                                       "0",
+                                       "200",
+                                       "-5",
+                                       "2",
+                                       "x",
+                                       "-9223372036854775808",
+                                       "9223372036854775807",
+                                       "4611686018427387904",
+                                       "-4611686018427387904",
+                                       "4611686018427387903"};
   cmd.push_back(counts[s.Uniform(0, s.OneIn(5) ? 12 : 6)]);
   if (s.OneIn(2)) cmd.push_back(s.Case("withscores"));
   if (s.OneIn(15)) cmd.push_back(s.OneIn(2) ? "withscores" : "x");  // a syntax error
@@ -214,8 +238,8 @@ void AddSources(StreamSource& s, std::vector<std::string>& cmd, int* numkeys) {
 }
 
 std::string Weight(StreamSource& s) {
-  static const char* const weights[] = {"1", "2", "-1", "0", "0.5", "inf", "-inf", "1e300",
-                                        "3", "nan", "x", "", "1e400"};
+  static const char* const weights[] = {"1",     "2", "-1",  "0", "0.5", "inf",  "-inf",
+                                        "1e300", "3", "nan", "x", "",    "1e400"};
   return weights[s.Uniform(0, s.OneIn(10) ? 12 : 8)];  // the last four are not floats
 }
 
@@ -295,7 +319,7 @@ std::vector<std::string> NextMultiKey(StreamSource& s) {
     cmd.push_back(counts[s.Uniform(0, s.OneIn(8) ? 5 : 2)]);
   }
   if (s.OneIn(20)) cmd.push_back(s.Case("count"));  // COUNT twice or alone
-  if (s.OneIn(5)) {  // its blocking twin: BZMPOP timeout numkeys ...
+  if (s.OneIn(5)) {                                 // its blocking twin: BZMPOP timeout numkeys ...
     cmd[0] = s.Case("bzmpop");
     cmd.insert(cmd.begin() + 1, s.BlockingTimeout());
   }
@@ -310,9 +334,13 @@ std::vector<std::string> NextZSet(StreamSource& s) {
     // What the keyspace stream asks of the shared keys, for these too: the
     // encoding (the 128-member and 64-byte limits) and emptied keys gone.
     switch (s.Uniform(0, 3)) {
-      case 0: case 1: return {s.Case("object"), s.Case("encoding"), k};
-      case 2: return {s.Case("exists"), k};
-      default: return {s.Case("type"), k};
+      case 0:
+      case 1:
+        return {s.Case("object"), s.Case("encoding"), k};
+      case 2:
+        return {s.Case("exists"), k};
+      default:
+        return {s.Case("type"), k};
     }
   }
   const int pick = s.Uniform(0, 99);
@@ -358,9 +386,18 @@ std::vector<std::string> NextZSet(StreamSource& s) {
       cmd.push_back(range[0]);
       cmd.push_back(range[1]);
     } else {
-      static const char* const ranks[] = {"0",  "-1", "1",  "-2",  "5",   "130",
-                                          "-200", "3", "9223372036854775807",
-                                          "-9223372036854775808", "x", "1.5"};
+      static const char* const ranks[] = {"0",
+                                          "-1",
+                                          "1",
+                                          "-2",
+                                          "5",
+                                          "130",
+                                          "-200",
+                                          "3",
+                                          "9223372036854775807",
+                                          "-9223372036854775808",
+                                          "x",
+                                          "1.5"};
       cmd.push_back(ranks[s.Uniform(0, s.OneIn(10) ? 11 : 9)]);
       cmd.push_back(ranks[s.Uniform(0, s.OneIn(10) ? 11 : 9)]);
     }
@@ -392,7 +429,7 @@ std::vector<std::string> NextZSet(StreamSource& s) {
     std::vector<std::string> cmd = {s.Case("zrevrange"), k, ranks[s.Uniform(0, 5)],
                                     ranks[s.Uniform(0, 5)]};
     if (s.OneIn(2)) cmd.push_back(s.Case("withscores"));
-    if (s.OneIn(10)) AddLimit(s, cmd);                       // refused
+    if (s.OneIn(10)) AddLimit(s, cmd);                                       // refused
     if (s.OneIn(15)) cmd.push_back(s.Case(s.OneIn(2) ? "rev" : "byscore"));  // not here
     return cmd;
   }
@@ -416,8 +453,14 @@ std::vector<std::string> NextZSet(StreamSource& s) {
   }
   if (pick < 96) return NextLex(s);
   // Wrong arities.
-  return s.OneOf({{"zadd", k, "1"}, {"zincrby", k, "1"}, {"zscore", k}, {"zcard"},
-                   {"zcount", k, "0"}, {"zrank", k, "a", "b"}, {"zrange", k, "0"}, {"zpopmin"}});
+  return s.OneOf({{"zadd", k, "1"},
+                  {"zincrby", k, "1"},
+                  {"zscore", k},
+                  {"zcard"},
+                  {"zcount", k, "0"},
+                  {"zrank", k, "a", "b"},
+                  {"zrange", k, "0"},
+                  {"zpopmin"}});
 }
 
 // Replies are in the sorted set's order, so exact; only ZSCAN's order on a
