@@ -9,7 +9,7 @@ JOBS       ?= $(shell nproc)
 # one slot each (tests/CMakeLists.txt), so they keep the load of -j $(JOBS).
 TEST_JOBS  ?= $(shell echo $$(( 2 * $(JOBS) )))
 
-.PHONY: all deps build test test-tsan-core test-tsan test-asan check-thread-safety clean
+.PHONY: all deps build test test-tsan-core test-tsan test-asan check-thread-safety clean lint
 
 all: build
 
@@ -26,6 +26,11 @@ build: deps $(BUILD)/build.ninja
 # The concurrency tests under TSan, the RESP fuzzer briefly, clang's
 # thread-safety analysis, then every test of the normal build (its summary is
 # the last thing printed).
+# The formatter (.clang-format) and pyflakes over every tracked file; fix C++
+# with clang-format -i --style=file FILE (CONTRIBUTING "Style").
+lint: deps
+	scripts/lint
+
 test: build
 	$(MAKE) --no-print-directory test-tsan-core
 	$(MAKE) --no-print-directory fuzz-smoke

@@ -33,7 +33,7 @@ import datetime
 import json
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable
 
 EXIT_MEASUREMENT_FAILED = 1

@@ -2,7 +2,6 @@
 curve rows from kvlab-load's JSON (merged histograms), latency-capped throughput, and
 the plot (rendering/plots_latency.py)."""
 
-import json
 import math
 import statistics
 import subprocess

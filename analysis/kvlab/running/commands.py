@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import re
 import secrets
 import shlex

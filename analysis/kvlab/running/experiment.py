@@ -133,7 +133,7 @@ import itertools
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..measures.alternation import LATENCY_QUANTILES
 from .hosts import parse_hosts
