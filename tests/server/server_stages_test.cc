@@ -120,7 +120,15 @@ TEST_P(StagesKnownAnswer, StagesAddUpAndStayWithinTheClientsLatency) {
   const double client_median = Median(m.client_usec);
   double client_mean = 0;
   for (double usec : m.client_usec) client_mean += usec / m.client_usec.size();
-  for (auto& [name, fields] : m.stages) EXPECT_LE(fields["p50"], client_median) << name;
+  // A reported percentile is its bucket's, within 1/64 of the true value
+  // (stage_histogram.h); and the whole ends when send() returns, which can
+  // be after the client has its reply, by up to the write stage's own time.
+  const double resolution = 1.0 + 1.0 / 64;
+  const double write_p50 = m.stages["write"]["p50"];
+  for (auto& [name, fields] : m.stages) {
+    const double allowed = name == "total" ? client_median + write_p50 : client_median;
+    EXPECT_LE(fields["p50"], allowed * resolution) << name;
+  }
   EXPECT_LE(total_mean, client_mean);
 }
 
