@@ -41,6 +41,7 @@ struct ListMove {
 
 // What one group's operations pass along to each other while it runs.
 struct GroupState {
+  int64_t now_ms = 0;                         // the clock the group decides expiry at
   bool carried = false;                       // kLoadCarry found its key
   std::string value;                          // the carried string
   ValueForm value_form = ValueForm::kString;  // and its form (COPY keeps it)
@@ -110,11 +111,14 @@ class GroupKeyReader final : public KeyReader {
 };
 
 // Runs batch.ops of `group` in order. run_keyed(op, GroupState&) -> OpResult
-// runs one keyed operation, run_keyless(op) -> OpResult one keyless one.
+// runs one keyed operation, run_keyless(op) -> OpResult one keyless one;
+// both decide expiry at `now_ms`, which the group's log record carries.
 template <typename RunKeyed, typename RunKeyless>
-void RunGroupOps(Batch& batch, AtomicGroup& group, RunKeyed&& run_keyed, RunKeyless&& run_keyless) {
+void RunGroupOps(Batch& batch, AtomicGroup& group, int64_t now_ms, RunKeyed&& run_keyed,
+                 RunKeyless&& run_keyless) {
   const uint32_t end = group.first + group.count;
   GroupState state;
+  state.now_ms = now_ms;
   // EXEC's watched keys come first: reclaiming one that expired since its
   // WATCH touches the flag, which is read only after them.
   uint32_t next = group.first;
@@ -149,7 +153,7 @@ void RunGroupOps(Batch& batch, AtomicGroup& group, RunKeyed&& run_keyed, RunKeyl
   }
   if (group.log != nullptr) {
     group.log->AppendWith(
-        std::span<const OpResult>(batch.results).subspan(group.first, group.count));
+        std::span<const OpResult>(batch.results).subspan(group.first, group.count), now_ms);
   }
 }
 

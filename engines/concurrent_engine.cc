@@ -211,7 +211,7 @@ void ConcurrentEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t no
     // Alone in the table: each keyed operation may take its own accessor.
     std::unique_lock closed_gate(gate_);
     RunGroupOps(
-        batch, group,
+        batch, group, now_ms,
         [&](const Operation& op, GroupState& state) {
           WriteSlot slot(map_, op.key);
           return ApplyToKey(op, slot, now_ms, meter_, modifications_, &state);
@@ -229,7 +229,7 @@ void ConcurrentEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t no
   std::deque<WriteSlot> slots;
   for (std::string_view key : keys) slots.emplace_back(map_, key);
   RunGroupOps(
-      batch, group,
+      batch, group, now_ms,
       [&](const Operation& op, GroupState& state) {
         const size_t at = std::lower_bound(keys.begin(), keys.end(), op.key) - keys.begin();
         return ApplyToKey(op, slots[at], now_ms, meter_, modifications_, &state);

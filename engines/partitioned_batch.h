@@ -255,7 +255,7 @@ template <typename Parts, typename PartOf>
 void RunGroupOver(Batch& batch, AtomicGroup& group, Parts& parts, PartOf&& part_of,
                   int64_t now_ms) {
   RunGroupOps(
-      batch, group,
+      batch, group, now_ms,
       [&](const Operation& op, GroupState& state) {
         return parts[part_of(op.key)]->keys.Apply(op, now_ms, &state);
       },

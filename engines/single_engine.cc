@@ -15,7 +15,7 @@ OpResult SingleEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
 
 void SingleEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_ms) {
   RunGroupOps(
-      batch, group,
+      batch, group, now_ms,
       [&](const Operation& op, GroupState& state) { return keys_.Apply(op, now_ms, &state); },
       [&](const Operation& op) {
         if (op.code == OpCode::kDbSize) return OpResult::Integer(keys_.CountLive(now_ms));

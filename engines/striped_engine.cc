@@ -82,7 +82,7 @@ void StripedEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_m
   // The lambdas run with the stripes above held (the analysis checks a
   // lambda on its own, without them).
   RunGroupOps(
-      batch, group,
+      batch, group, now_ms,
       [&](const Operation& op, GroupState& state) NO_THREAD_SAFETY_ANALYSIS {
         Stripe& stripe = StripeFor(op.key);
         return read_only ? stripe.keys.Read(op, now_ms) : stripe.keys.Apply(op, now_ms, &state);

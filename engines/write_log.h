@@ -9,11 +9,14 @@
 // and so only be appended, after it. The log's order therefore agrees with
 // the order of the effects on every key, which is all a replay needs (writes
 // to disjoint keys commute). A WATCH-aborted group appends nothing.
+// Append() also gets the clock reading the group ran with (its batch's
+// now_ms), so that a replay can decide every expiry as the write did.
 //
 // The entry's bytes are opaque to the engine: it neither builds nor reads
 // them. Thread-safe: Append() is called from any engine thread at once.
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 namespace kvlab {
@@ -25,13 +28,16 @@ class WriteLog {
  public:
   virtual ~WriteLog() = default;
   // `results` are those of the group's operations, for a record that
-  // depends on them (SPOP's popped members).
-  virtual void Append(const LogEntry& entry, std::span<const OpResult> results) = 0;
+  // depends on them (SPOP's popped members); `now_ms` the clock reading the
+  // group decided expiry with.
+  virtual void Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms) = 0;
 };
 
 struct LogEntry {
   WriteLog* log = nullptr;
-  void AppendWith(std::span<const OpResult> results) const { log->Append(*this, results); }
+  void AppendWith(std::span<const OpResult> results, int64_t now_ms) const {
+    log->Append(*this, results, now_ms);
+  }
 };
 
 }  // namespace kvlab

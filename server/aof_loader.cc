@@ -9,6 +9,8 @@
 #include <memory>
 #include <sstream>
 
+#include "engines/clock.h"
+#include "server/aof_record.h"
 #include "server/commands/arguments.h"
 #include "server/session.h"
 
@@ -44,6 +46,15 @@ class Framing {
       pos_ += need;
     }
     return Outcome::kOk;
+  }
+  // An annotation line at `pos_` (it starts with '#'), without its CRLF;
+  // false if the bytes end before its CRLF.
+  bool Annotation(std::string_view* line) {
+    const size_t crlf = bytes_.find("\r\n", pos_);
+    if (crlf == std::string_view::npos) return false;
+    *line = bytes_.substr(pos_, crlf - pos_);
+    pos_ = crlf + 2;
+    return true;
   }
   uint64_t pos() const { return pos_; }
   bool done() const { return pos_ == bytes_.size(); }
@@ -88,11 +99,19 @@ class Framing {
   std::string error_;
 };
 
+// Consecutive whole units of the log that replay at one clock.
+struct ReplayPiece {
+  std::string bytes;
+  std::optional<int64_t> clock_ms;  // none: the current time
+};
+
 // Drives a Session through the log's pieces on the loop's thread: Process()
 // again whenever the engine resumes it, the next piece once it is done.
+// Each piece runs at its clock (engines/clock.h); the clock is the real one
+// again once the replay ends, however it ends.
 class Replayer : public std::enable_shared_from_this<Replayer> {
  public:
-  Replayer(ServerContext& server, EventLoop& loop, std::vector<std::string> pieces)
+  Replayer(ServerContext& server, EventLoop& loop, std::vector<ReplayPiece> pieces)
       : server_(server), loop_(loop), session_(server, ClientInfo{}), pieces_(std::move(pieces)) {}
 
   std::future<Status> Start() {
@@ -104,7 +123,9 @@ class Replayer : public std::enable_shared_from_this<Replayer> {
   void Step() {
     while (next_ < pieces_.size()) {
       if (!fed_) {
-        session_.input().append(pieces_[next_]);
+        // Every batch of the previous piece has completed (Process said so).
+        SetReplayClock(pieces_[next_].clock_ms);
+        session_.input().append(pieces_[next_].bytes);
         fed_ = true;
       }
       auto resume = [self = shared_from_this()] { self->loop_.Post([self] { self->Step(); }); };
@@ -115,6 +136,7 @@ class Replayer : public std::enable_shared_from_this<Replayer> {
         return;
       }
       if (progress != Session::Progress::kNeedInput) {
+        SetReplayClock(std::nullopt);
         finished_.set_value(Status::InvalidArgument(
             "the append-only file holds a command the server refused to replay"));
         return;
@@ -122,13 +144,14 @@ class Replayer : public std::enable_shared_from_this<Replayer> {
       ++next_;
       fed_ = false;
     }
+    SetReplayClock(std::nullopt);
     finished_.set_value(Status::Ok());
   }
 
   ServerContext& server_;
   EventLoop& loop_;
   Session session_;
-  std::vector<std::string> pieces_;
+  std::vector<ReplayPiece> pieces_;
   size_t next_ = 0;
   bool fed_ = false;
   std::string out_;
@@ -142,8 +165,23 @@ AppendLogScan ScanAppendLog(std::string_view bytes) {
   Framing framing(bytes);
   bool in_multi = false;
   uint64_t commands = 0;
+  uint64_t unit_begin = 0;
+  std::optional<int64_t> clock_ms;
   while (!framing.done()) {
     const uint64_t start = framing.pos();
+    if (!in_multi && bytes[start] == '#') {
+      std::string_view line;
+      if (!framing.Annotation(&line)) break;  // cut short: truncated
+      std::optional<int64_t> annotated;
+      if (Status parsed = ParseClockAnnotation(line, &annotated); !parsed.ok()) {
+        scan.corruption =
+            "bad annotation at byte " + std::to_string(start) + ": " + parsed.message();
+        return scan;
+      }
+      if (annotated) clock_ms = annotated;
+      scan.valid_bytes = framing.pos();
+      continue;
+    }
     std::string_view name;
     const Framing::Outcome outcome = framing.Next(&name);
     if (outcome == Framing::Outcome::kTruncated) break;
@@ -152,6 +190,7 @@ AppendLogScan ScanAppendLog(std::string_view bytes) {
       return scan;
     }
     ++commands;
+    if (!in_multi) unit_begin = start;
     if (EqualsIgnoreCase(name, "multi")) {
       if (in_multi) {
         scan.corruption = "MULTI inside MULTI at byte " + std::to_string(start);
@@ -166,7 +205,7 @@ AppendLogScan ScanAppendLog(std::string_view bytes) {
       in_multi = false;
     }
     if (!in_multi) {
-      scan.unit_ends.push_back(framing.pos());
+      scan.units.push_back(AppendLogUnit{unit_begin, framing.pos(), clock_ms});
       scan.valid_bytes = framing.pos();
       scan.commands = commands;
     }
@@ -191,20 +230,20 @@ Status ReplayAppendLog(const std::string& path, ServerContext& server, EventLoop
     return Status::InvalidArgument("the append-only file " + path + " is corrupt (" +
                                    scan.corruption + "); refusing to start");
   }
-  std::vector<std::string> pieces;
+  std::vector<ReplayPiece> pieces;
   if (!server.settings.requirepass.empty()) {
     const std::string_view auth[] = {"AUTH", server.settings.requirepass};
-    std::string command = "*2\r\n$4\r\nAUTH\r\n$" + std::to_string(auth[1].size()) + "\r\n";
-    command.append(auth[1]);
-    command += "\r\n";
-    pieces.push_back(std::move(command));
+    ReplayPiece login;
+    AppendRespCommand(auth, login.bytes);
+    pieces.push_back(std::move(login));
   }
-  uint64_t piece_start = 0;
-  for (uint64_t end : scan.unit_ends) {
-    if (end - piece_start >= kReplayPieceBytes || end == scan.valid_bytes) {
-      pieces.push_back(bytes.substr(piece_start, end - piece_start));
-      piece_start = end;
+  // A piece is whole units of one clock, the annotations left out.
+  for (const AppendLogUnit& unit : scan.units) {
+    if (pieces.empty() || pieces.back().clock_ms != unit.clock_ms ||
+        pieces.back().bytes.size() >= kReplayPieceBytes) {
+      pieces.push_back(ReplayPiece{{}, unit.clock_ms});
     }
+    pieces.back().bytes.append(bytes, unit.begin, unit.end - unit.begin);
   }
   bytes.clear();
   bytes.shrink_to_fit();

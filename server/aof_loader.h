@@ -8,11 +8,16 @@
 // bytes it dropped, and AppendLog::Open cuts them off). Anything else that is
 // not a well-formed RESP command array is corruption: the server refuses to
 // start, with the byte offset, rather than load a log it cannot trust.
+// Annotation lines (`#...` CRLF) between records are skipped, as Redis's
+// loader does; kvlab's clock annotations (aof_record.h) set the clock the
+// records after them replay at (engines/clock.h). A log without them (an
+// older kvlab's, or Redis's) replays at the current time.
 //
 // Not thread-safe; ReplayAppendLog blocks its caller until the replay ends.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,12 +29,19 @@
 
 namespace kvlab {
 
+// A whole unit of the log: one command, or MULTI ... EXEC.
+struct AppendLogUnit {
+  uint64_t begin = 0;               // its first command's first byte
+  uint64_t end = 0;                 // one past its last byte
+  std::optional<int64_t> clock_ms;  // the clock it replays at (none: the current time)
+};
+
 struct AppendLogScan {
-  uint64_t valid_bytes = 0;         // the prefix of whole units (commands, MULTI ... EXEC)
-  uint64_t dropped_bytes = 0;       // the truncated tail after it
-  uint64_t commands = 0;            // commands in the valid prefix
-  std::vector<uint64_t> unit_ends;  // the end of each whole unit, ascending
-  std::string corruption;           // non-empty: what is wrong, and where
+  uint64_t valid_bytes = 0;          // the prefix of whole units and annotations
+  uint64_t dropped_bytes = 0;        // the truncated tail after it
+  uint64_t commands = 0;             // commands in the valid prefix
+  std::vector<AppendLogUnit> units;  // in file order
+  std::string corruption;            // non-empty: what is wrong, and where
 };
 
 AppendLogScan ScanAppendLog(std::string_view bytes);

@@ -1,5 +1,6 @@
 #include "server/aof_record.h"
 
+#include <charconv>
 #include <string>
 
 #include "engines/container_call.h"
@@ -56,6 +57,29 @@ bool AbsoluteForm(const Operation& op, std::vector<std::string>& words) {
 }
 
 }  // namespace
+
+namespace {
+constexpr std::string_view kClockAnnotation = "#kvlab-now-ms:";
+}  // namespace
+
+void AppendClockAnnotation(int64_t now_ms, std::string& out) {
+  out.append(kClockAnnotation);
+  out += std::to_string(now_ms);
+  out += "\r\n";
+}
+
+Status ParseClockAnnotation(std::string_view line, std::optional<int64_t>* now_ms) {
+  *now_ms = std::nullopt;
+  if (!line.starts_with(kClockAnnotation)) return Status::Ok();
+  const std::string_view digits = line.substr(kClockAnnotation.size());
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0) {
+    return Status::InvalidArgument("a malformed clock annotation");
+  }
+  *now_ms = value;
+  return Status::Ok();
+}
 
 void AppendRespCommand(std::span<const std::string_view> args, std::string& out) {
   out += '*';

@@ -13,17 +13,25 @@
 // MULTI, its writes, EXEC; a multi-key command is one command; both are
 // appended whole by the engine (write_log.h), so a replay runs all or none.
 //
+// Between records the log writes a clock annotation, `#kvlab-now-ms:<ms>`,
+// wherever the writes' clock changes (append_log.h): a replay runs each
+// record at the clock its write decided expiry with (engines/clock.h).
+// Redis's loader skips lines that start with '#' (its own `#TS:` annotations),
+// so redis-server still loads the file.
+//
 // Not synchronised: built on the connection's thread, then only read
 // (RenderInto) by the engine thread that appends it, before the batch
 // completes.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "engines/operation.h"
 #include "engines/write_log.h"
 
@@ -53,6 +61,13 @@ class AofRecord : public LogEntry {
   };
   std::vector<Piece> pieces_;
 };
+
+// `#kvlab-now-ms:<now_ms>` and CRLF, appended to `out`.
+void AppendClockAnnotation(int64_t now_ms, std::string& out);
+// The clock of an annotation line (without its CRLF): nullopt for another
+// annotation (Redis's `#TS:`, which a replay skips); InvalidArgument for a
+// kvlab clock that is not a non-negative decimal number.
+Status ParseClockAnnotation(std::string_view line, std::optional<int64_t>* now_ms);
 
 // The RESP array of `args` (*N, then $len bulks), appended to `out`.
 void AppendRespCommand(std::span<const std::string_view> args, std::string& out);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +16,9 @@ namespace kvlab {
 namespace {
 
 constexpr auto kEverySec = std::chrono::seconds(1);
+// A rewrite copies while writers go on until less than this is left; the
+// writer thread copies the rest with appenders held (their wait).
+constexpr uint64_t kRewriteCatchUpBytes = 1 << 20;
 
 }  // namespace
 
@@ -32,15 +36,21 @@ Status AppendLog::Open(const std::string& path, uint64_t valid_bytes, AppendFsyn
     ::close(fd);
     return Status::InvalidArgument("cannot prepare the append-only file " + path + ": " + error);
   }
-  log->reset(new AppendLog(fd, policy));
+  log->reset(new AppendLog(fd, path, valid_bytes, policy));
   return Status::Ok();
 }
 
-AppendLog::AppendLog(int fd, AppendFsync policy) : fd_(fd), policy_(policy) {
+AppendLog::AppendLog(int fd, std::string path, uint64_t file_base, AppendFsync policy)
+    : path_(std::move(path)),
+      fd_(fd),
+      policy_(policy),
+      file_base_(static_cast<int64_t>(file_base)) {
+  counters_.base_bytes = file_base;
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
 AppendLog::~AppendLog() {
+  if (rewriter_.joinable()) rewriter_.join();
   {
     MutexLock lock(mu_);
     stop_ = true;
@@ -50,13 +60,17 @@ AppendLog::~AppendLog() {
   ::close(fd_);
 }
 
-void AppendLog::Append(const LogEntry& entry, std::span<const OpResult> results) {
+void AppendLog::Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms) {
   const auto& record = static_cast<const AofRecord&>(entry);
   bool was_empty;
   {
     MutexLock lock(mu_);
     was_empty = pending_.empty();
     const size_t before = pending_.size();
+    if (last_clock_ms_ != now_ms) {
+      AppendClockAnnotation(now_ms, pending_);
+      last_clock_ms_ = now_ms;
+    }
     record.RenderInto(results, pending_);
     counters_.appended_bytes += pending_.size() - before;
   }
@@ -79,13 +93,142 @@ void AppendLog::WaitReleasable(uint64_t offset) {
 
 AppendLog::Counters AppendLog::counters() const {
   MutexLock lock(mu_);
-  return counters_;
+  Counters counters = counters_;
+  counters.file_bytes =
+      static_cast<uint64_t>(file_base_ + static_cast<int64_t>(counters.written_bytes));
+  return counters;
 }
 
-bool AppendLog::WriteAll(const std::string& bytes) {
+bool AppendLog::TryBeginRewrite() {
+  MutexLock lock(mu_);
+  if (counters_.rewrite_in_progress) return false;
+  counters_.rewrite_in_progress = true;
+  return true;
+}
+
+uint64_t AppendLog::MarkRewriteStart() {
+  MutexLock lock(mu_);
+  last_clock_ms_.reset();  // the new file's first record must say its clock
+  return counters_.appended_bytes;
+}
+
+void AppendLog::FinishRewrite(std::string head, uint64_t start) {
+  if (rewriter_.joinable()) rewriter_.join();  // the previous one has ended
+  rewriter_ = std::thread(
+      [this, head = std::move(head), start]() mutable { Rewrite(std::move(head), start); });
+}
+
+void AppendLog::AbandonRewrite() {
+  MutexLock lock(mu_);
+  counters_.rewrite_in_progress = false;
+}
+
+void AppendLog::NoteRewriteHold(uint64_t micros) {
+  MutexLock lock(mu_);
+  counters_.last_rewrite_hold_us = micros;
+}
+
+bool AppendLog::CopyRecords(int out, uint64_t from, uint64_t to, int64_t base) {
+  const int in = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return false;
+  std::string buffer(1 << 20, '\0');
+  bool ok = true;
+  while (ok && from < to) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), to - from));
+    const ssize_t got =
+        ::pread(in, buffer.data(), want, static_cast<off_t>(base + static_cast<int64_t>(from)));
+    if (got < 0 && errno == EINTR) continue;
+    ok = got > 0 && WriteAll(out, std::string(buffer.data(), static_cast<size_t>(got)));
+    from += got > 0 ? static_cast<uint64_t>(got) : 0;
+  }
+  ::close(in);
+  return ok;
+}
+
+void AppendLog::Rewrite(std::string head, uint64_t start) {
+  const auto began = std::chrono::steady_clock::now();
+  RewriteSwitch change;
+  change.temp_path = path_ + ".rewrite";
+  change.fd =
+      ::open(change.temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  change.base = static_cast<int64_t>(head.size()) - static_cast<int64_t>(start);
+  change.head_bytes = head.size();
+  bool ok = change.fd >= 0 && WriteAll(change.fd, head);
+  head = std::string();
+  // Copy while writers go on, until what is left is small; the writer
+  // thread copies the rest with appenders held.
+  change.copied = start;
+  while (ok) {
+    uint64_t written;
+    int64_t base;
+    {
+      MutexLock lock(mu_);
+      written = counters_.written_bytes;
+      base = file_base_;
+    }
+    // The mark may be ahead of what is written yet (records appended before
+    // it still in the buffer): nothing to copy until the writer passes it.
+    if (written <= change.copied || written - change.copied < kRewriteCatchUpBytes) break;
+    ok = CopyRecords(change.fd, change.copied, written, base);
+    change.copied = written;
+  }
+  ok = ok && ::fdatasync(change.fd) == 0;
+  if (ok) {
+    MutexLock lock(mu_);
+    switch_ = &change;
+    work_cv_.notify_one();
+    lock.Wait(released_cv_, [&]() REQUIRES(mu_) { return change.done; });
+    ok = change.ok;
+  }
+  if (!ok) {
+    std::cerr << "kvlab-server: rewriting the append-only file failed: " << std::strerror(errno)
+              << "\n";
+    if (change.fd >= 0) ::close(change.fd);
+    ::unlink(change.temp_path.c_str());
+  }
+  MutexLock lock(mu_);
+  counters_.rewrite_in_progress = false;
+  counters_.last_rewrite_ok = ok;
+  if (ok) ++counters_.rewrites;
+  counters_.last_rewrite_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+}
+
+void AppendLog::SwitchFiles() {
+  const auto began = std::chrono::steady_clock::now();
+  RewriteSwitch& change = *switch_;
+  switch_ = nullptr;
+  const uint64_t written = counters_.written_bytes;
+  change.ok = CopyRecords(change.fd, change.copied, written, file_base_) &&
+              ::fdatasync(change.fd) == 0 && ::rename(change.temp_path.c_str(), path_.c_str()) == 0;
+  if (change.ok) {
+    // The rename itself is on disk once the folder is.
+    const std::string folder = path_.substr(0, path_.find_last_of('/') + 1);
+    const int dir =
+        ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+      ::fsync(dir);
+      ::close(dir);
+    }
+    ::close(fd_);
+    fd_ = change.fd;
+    file_base_ = change.base;
+    counters_.base_bytes = static_cast<uint64_t>(change.base + static_cast<int64_t>(written));
+    counters_.durable_bytes = written;  // the new file was fsynced whole
+    change.fd = -1;
+  }
+  counters_.last_rewrite_switch_us =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::steady_clock::now() - began)
+                                .count());
+  change.done = true;
+  released_cv_.notify_all();
+}
+
+bool AppendLog::WriteAll(int fd, const std::string& bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t wrote = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (wrote < 0) {
       if (errno == EINTR) continue;
       std::cerr << "kvlab-server: writing the append-only file: " << std::strerror(errno) << "\n";
@@ -101,18 +244,22 @@ void AppendLog::WriterLoop() {
   auto last_fsync = std::chrono::steady_clock::now();
   MutexLock lock(mu_);
   while (true) {
-    auto ready = [&]() REQUIRES(mu_) { return stop_ || !pending_.empty(); };
+    auto ready = [&]() REQUIRES(mu_) { return stop_ || !pending_.empty() || switch_ != nullptr; };
     if (policy_ == AppendFsync::kEverySec) {
       lock.WaitFor(work_cv_, kEverySec, ready);
     } else {
       lock.Wait(work_cv_, ready);
     }
+    // Between two writes, the file whole; and only once it holds every record
+    // before the mark, which belong to the old file alone (until then the
+    // buffer holds some, so the loop writes them first).
+    if (switch_ != nullptr && counters_.written_bytes >= switch_->copied) SwitchFiles();
     const bool stopping = stop_;
     writing.swap(pending_);
     const uint64_t end = counters_.written_bytes + writing.size();
     lock.Unlock();
 
-    const bool wrote = writing.empty() || WriteAll(writing);
+    const bool wrote = writing.empty() || WriteAll(fd_, writing);
     const auto now = std::chrono::steady_clock::now();
     bool synced = false;
     if (wrote && (policy_ == AppendFsync::kAlways || stopping ||

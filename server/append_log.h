@@ -12,6 +12,9 @@
 //   everysec — at most a second after the data was written; a power loss
 //              loses at most about the last second or two of writes.
 //   no       — never; the kernel writes back when it likes.
+// Before a record whose write ran at another clock reading than the record
+// before it, the log writes that reading as an annotation (aof_record.h), so
+// a replay decides expiry as the writes did.
 // Under every policy a reply waits until the writes it may show are at least
 // written to the kernel (WaitReleasable(), connection.h), as Redis's
 // beforeSleep() writes the AOF buffer before it replies: a killed process
@@ -20,12 +23,21 @@
 // aof_last_write_status:err, the replies waiting meanwhile; under always
 // the server exits, as Redis does, since it cannot acknowledge.
 //
+// BGREWRITEAOF (aof_rewrite.h) compacts the file: while the whole keyspace
+// is held, MarkRewriteStart() notes where the records after the snapshot
+// begin; FinishRewrite() then writes the snapshot and every record appended
+// since the mark to a new file beside the old one, copying while writers go
+// on, and the writer thread renames it over the old file between two of its
+// writes: appenders wait only for the last copy (what arrived during the
+// copies), the new file's fsync and the rename.
+//
 // Thread-safe.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -47,6 +59,15 @@ class AppendLog final : public WriteLog {
     uint64_t fsyncs = 0;
     uint64_t write_errors = 0;
     bool last_write_ok = true;
+    uint64_t file_bytes = 0;  // the file's size, once written_bytes are in it
+    uint64_t base_bytes = 0;  // its size at the open or the last rewrite
+    // BGREWRITEAOF
+    bool rewrite_in_progress = false;
+    uint64_t rewrites = 0;
+    bool last_rewrite_ok = true;
+    double last_rewrite_seconds = -1;     // -1: none yet (Redis's aof_last_rewrite_time_sec)
+    uint64_t last_rewrite_hold_us = 0;    // every write held for the snapshot
+    uint64_t last_rewrite_switch_us = 0;  // appenders held for the switch
   };
 
   // Opens (creating it) `path` for appending after its first `valid_bytes`
@@ -54,12 +75,13 @@ class AppendLog final : public WriteLog {
   // starts the writer thread.
   static Status Open(const std::string& path, uint64_t valid_bytes, AppendFsync policy,
                      std::unique_ptr<AppendLog>* log);
-  // Writes and fsyncs whatever is buffered, then stops the writer.
+  // Waits for a rewrite in progress; writes and fsyncs whatever is buffered,
+  // then stops the writer.
   ~AppendLog() override;
   AppendLog(const AppendLog&) = delete;
   AppendLog& operator=(const AppendLog&) = delete;
 
-  void Append(const LogEntry& entry, std::span<const OpResult> results) override;
+  void Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms) override;
 
   AppendFsync policy() const { return policy_; }
   // Bytes appended so far: a reply that may show any write appended before
@@ -70,19 +92,60 @@ class AppendLog final : public WriteLog {
   void WaitReleasable(uint64_t offset);
   Counters counters() const;
 
- private:
-  AppendLog(int fd, AppendFsync policy);
-  void WriterLoop();
-  bool WriteAll(const std::string& bytes);
+  // Claims the one rewrite that may run at a time: false if one is running.
+  bool TryBeginRewrite();
+  // Called with the whole keyspace held (no record can be appended
+  // meanwhile): the offset (in appended bytes) where the records after the
+  // snapshot begin. The next record says its clock.
+  uint64_t MarkRewriteStart();
+  // Starts the rewrite's background thread: the new file is `head` (the
+  // keyspace at the mark, as records) and then every record appended since
+  // `start`. Ends the rewrite TryBeginRewrite() claimed, however it ends.
+  void FinishRewrite(std::string head, uint64_t start);
+  // Ends a claimed rewrite that never took its snapshot.
+  void AbandonRewrite();
+  // How long the snapshot held the keyspace (INFO aof_last_rewrite_hold_us).
+  void NoteRewriteHold(uint64_t micros);
 
-  const int fd_;
+ private:
+  // What the rewrite thread hands the writer thread to finish: a new file
+  // holding every record up to `copied` (in appended bytes), and the
+  // logical offset its first byte of records stands for.
+  struct RewriteSwitch {
+    std::string temp_path;
+    int fd = -1;
+    uint64_t head_bytes = 0;
+    uint64_t copied = 0;
+    int64_t base = 0;  // file offset = base + appended offset
+    bool done = false;
+    bool ok = false;
+  };
+
+  AppendLog(int fd, std::string path, uint64_t file_base, AppendFsync policy);
+  void WriterLoop();
+  bool WriteAll(int fd, const std::string& bytes);
+  void Rewrite(std::string head, uint64_t start);
+  // The writer thread, between two writes, with mu_ held.
+  void SwitchFiles() REQUIRES(mu_);
+  // Copies the records in [from, to) (appended offsets) from the current
+  // file to `out`; false on an error.
+  bool CopyRecords(int out, uint64_t from, uint64_t to, int64_t base);
+
+  const std::string path_;
+  int fd_;  // only the writer thread uses it (and the destructor, after it)
   const AppendFsync policy_;
   mutable Mutex mu_;
   std::condition_variable work_cv_;      // the writer waits for appends
   std::condition_variable released_cv_;  // WaitReleasable() waits for writes, fsyncs
   std::string pending_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
+  // The clock the last record ran at (its annotation is in the file);
+  // none yet: the first record after the open says its own.
+  std::optional<int64_t> last_clock_ms_ GUARDED_BY(mu_);
   Counters counters_ GUARDED_BY(mu_);
+  int64_t file_base_ GUARDED_BY(mu_);                // file offset = file_base_ + appended offset
+  RewriteSwitch* switch_ GUARDED_BY(mu_) = nullptr;  // a switch for the writer to do
+  std::thread rewriter_;
   std::thread writer_;
 };
 

@@ -23,6 +23,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterLifecycleCommands(*built);
     RegisterBitCommands(*built);
     RegisterDumpRestoreCommands(*built);
+    RegisterRewriteCommand(*built);
     RegisterBlockingCommands(*built);
     return built;
   }();

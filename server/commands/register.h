@@ -25,6 +25,7 @@ void RegisterClusterCommands(CommandTable& table);    // CLUSTER (--shard-ports)
 void RegisterLifecycleCommands(CommandTable& table);  // SAVE SHUTDOWN
 void RegisterBitCommands(CommandTable& table);  // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
 void RegisterDumpRestoreCommands(CommandTable& table);  // DUMP RESTORE
+void RegisterRewriteCommand(CommandTable& table);       // BGREWRITEAOF
 // BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX BZMPOP
 void RegisterBlockingCommands(CommandTable& table);
 

@@ -112,14 +112,27 @@ Fields PersistenceSection(const ServerContext& server) {
   Fields fields = {{"loading", server.loading.load() ? "1" : "0"},
                    {"rdb_bgsave_in_progress", "0"},
                    {"aof_enabled", server.settings.append_only ? "1" : "0"},
-                   {"aof_rewrite_in_progress", "0"}};
-  if (server.append_log == nullptr) return fields;
+                   {"aof_rewrite_scheduled", "0"}};
+  if (server.append_log == nullptr) {
+    fields.push_back({"aof_rewrite_in_progress", "0"});
+    return fields;
+  }
   const AppendLog::Counters log = server.append_log->counters();
   const AppendLogLoad& load = server.append_log_load;
   fields.insert(fields.end(),
+                {{"aof_rewrite_in_progress", log.rewrite_in_progress ? "1" : "0"},
+                 {"aof_rewrites", std::to_string(log.rewrites)},
+                 {"aof_last_bgrewrite_status", log.last_rewrite_ok ? "ok" : "err"},
+                 {"aof_last_rewrite_time_sec",
+                  std::to_string(log.last_rewrite_seconds < 0
+                                     ? -1
+                                     : static_cast<int64_t>(log.last_rewrite_seconds + 0.5))},
+                 {"aof_last_rewrite_hold_us", std::to_string(log.last_rewrite_hold_us)},
+                 {"aof_last_rewrite_switch_us", std::to_string(log.last_rewrite_switch_us)}});
+  fields.insert(fields.end(),
                 {{"aof_last_write_status", log.last_write_ok ? "ok" : "err"},
-                 {"aof_current_size", std::to_string(load.loaded_bytes + log.written_bytes)},
-                 {"aof_base_size", std::to_string(load.loaded_bytes)},
+                 {"aof_current_size", std::to_string(log.file_bytes)},
+                 {"aof_base_size", std::to_string(log.base_bytes)},
                  {"aof_buffer_length", std::to_string(log.appended_bytes - log.written_bytes)},
                  {"aof_pending_fsync", log.durable_bytes < log.written_bytes ? "1" : "0"},
                  {"aof_fsyncs", std::to_string(log.fsyncs)},

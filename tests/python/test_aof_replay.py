@@ -2,7 +2,10 @@
 dropped (the rest loads, INFO says how much was dropped, the file is cut there), and
 a corrupt record in the middle stops the start with a clear error and exit status 1."""
 
+import shutil
 import subprocess
+import threading
+import time
 import zlib
 
 import pytest
@@ -54,7 +57,9 @@ def test_a_truncated_last_record_is_dropped_and_the_rest_loads(build_dir, folder
     finally:
         process.kill()
         process.wait()
-    assert (folder / "appendonly.aof").read_bytes() == whole + resp("SET", "b", "after")
+    after = (folder / "appendonly.aof").read_bytes()
+    assert after.startswith(whole + b"#kvlab-now-ms:")  # a new record says its clock
+    assert after.split(b"\r\n", 1 + whole.count(b"\r\n"))[-1] == resp("SET", "b", "after")
 
 
 def test_a_corrupt_record_in_the_middle_refuses_the_start(build_dir, folder):
@@ -121,6 +126,115 @@ def test_blocking_pops_replay_as_what_they_popped(build_dir, folder, engine):
         assert conn.call("LRANGE", "k2", "0", "-1") == [b"y"]
         assert conn.call("LRANGE", "k3", "0", "-1") == [b"b"]
         assert conn.call("ZRANGE", "z", "0", "-1") == [b"n"]
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize("engine", ["single", "sharded", "concurrent", "striped", "owner",
+                                    "redis-server"])
+def test_the_replay_decides_expiry_as_the_writes_did(build_dir, folder, engine):
+    """Known answers for expiry across a restart, redis-server the reference row:
+    - `k` is set with a 2 s deadline, then incremented at once (INCR keeps the deadline),
+      and the restart comes after the deadline: `k` is gone. A replay at the current time
+      would find `k` expired at its SET and replay the INCR as a new key without a deadline.
+    - `j` is set with a 0.2 s deadline and incremented after it passed: the INCR made a new
+      `j` = 1 without a deadline, which the restart keeps. A replay that stopped expiry
+      while loading (without a DEL in the log) would increment the old value."""
+    server = (crash.redis_server("always") if engine == "redis-server"
+              else crash.kvlab_server(build_dir, engine, "always"))
+    process = server.start(folder)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        written = time.monotonic()
+        assert conn.call("SET", "k", "5", "PX", "2000") == "OK"
+        assert conn.call("INCR", "k") == 6
+        conn.call("RPUSH", "l", "a")
+        conn.call("PEXPIRE", "l", "2000")
+        conn.call("RPUSH", "l", "b")
+        assert conn.call("SET", "j", "5", "PX", "200") == "OK"
+        time.sleep(0.4)
+        assert conn.call("INCR", "j") == 1
+        assert conn.call("TTL", "k") > 0 and conn.call("TTL", "l") > 0
+    finally:
+        process.kill()  # under `always` every acknowledged write is on disk
+        process.wait()
+    time.sleep(max(0.0, written + 2.3 - time.monotonic()))  # k's and l's deadlines passed
+    process = server.start(folder)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        assert conn.call("EXISTS", "k") == 0
+        assert conn.call("EXISTS", "l") == 0
+        assert conn.call("GET", "j") == b"1"
+        assert conn.call("TTL", "j") == -1
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize("engine", ["single", "sharded", "concurrent", "striped", "owner"])
+def test_bgrewriteaof_under_writes_survives_a_kill_and_redis_loads_the_file(build_dir, folder,
+                                                                              engine):
+    """BGREWRITEAOF while a connection writes: the rewrite ends (INFO), the file shrank to
+    the snapshot and what followed, every write acknowledged before the SIGKILL is there
+    after the restart, and redis-server 7 loads the rewritten file (it skips kvlab's clock
+    annotations as it skips its own) to the same values."""
+    process = start(build_dir, folder, engine)
+    acked = {"incr": 0, "push": 0}
+    stop = threading.Event()
+
+    def write() -> None:
+        conn = crash.Connection(str(folder / "s.sock"))
+        while not stop.is_set():
+            conn.call("INCR", "c")
+            acked["incr"] += 1
+            conn.call("RPUSH", "l", str(acked["push"]))
+            acked["push"] += 1
+            conn.call("SET", f"k{acked['incr'] % 20}", "v" * 50)
+
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        for i in range(2000):  # overwrites: a log the rewrite can shrink
+            conn.call("SET", f"k{i % 20}", "x" * 50)
+        conn.call("SET", "t", "v", "PX", "100000")
+        before = (folder / "appendonly.aof").stat().st_size
+        writer = threading.Thread(target=write)
+        writer.start()
+        time.sleep(0.1)
+        assert conn.call("BGREWRITEAOF") == "Background append only file rewriting started"
+        deadline = time.monotonic() + 60
+        while info_fields(conn)["aof_rewrite_in_progress"] != "0":
+            assert time.monotonic() < deadline, "the rewrite did not end"
+            time.sleep(0.01)
+        time.sleep(0.1)
+        stop.set()
+        writer.join()
+        fields = info_fields(conn)
+        assert fields["aof_rewrites"] == "1" and fields["aof_last_bgrewrite_status"] == "ok"
+        assert int(fields["aof_current_size"]) == (folder / "appendonly.aof").stat().st_size
+        assert (folder / "appendonly.aof").stat().st_size < before
+    finally:
+        stop.set()
+        process.kill()
+        process.wait()
+    state = [("GET", "c"), ("LLEN", "l"), ("LINDEX", "l", "-1"), ("DBSIZE",), ("GET", "k0")]
+    process = start(build_dir, folder, engine)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        assert conn.call("GET", "c") == str(acked["incr"]).encode()
+        assert conn.call("LLEN", "l") == acked["push"]
+        assert 0 < conn.call("PTTL", "t") <= 100000
+        kvlab_state = [conn.call(*command) for command in state]
+    finally:
+        process.kill()
+        process.wait()
+    redis_folder = folder / "redis"
+    redis_folder.mkdir()
+    shutil.copy(folder / "appendonly.aof", redis_folder / "appendonly.aof")
+    process = crash.redis_server("always").start(redis_folder)
+    try:
+        conn = crash.Connection(str(redis_folder / "s.sock"))
+        assert [conn.call(*command) for command in state] == kvlab_state
     finally:
         process.kill()
         process.wait()

@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,6 +17,7 @@
 
 #include "engines/dump_payload.h"
 #include "server/aof_loader.h"
+#include "server/aof_record.h"
 #include "tests/server/session_driver.h"
 
 namespace kvlab::test {
@@ -42,6 +45,67 @@ std::string FreshLogPath(const std::string& name) {
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
   return (folder / "appendonly.aof").string();
+}
+
+// The log's records without its annotation lines: what a Session can be fed.
+std::string WithoutAnnotations(std::string_view log) {
+  std::string records;
+  for (const AppendLogUnit& unit : ScanAppendLog(log).units) {
+    records.append(log.substr(unit.begin, unit.end - unit.begin));
+  }
+  return records;
+}
+
+// Each unit replays at the clock of the annotation before it; Redis's own
+// annotations are skipped; a unit before any kvlab clock has none.
+TEST(AppendLogScan, ClockAnnotationsSetTheClockOfTheUnitsAfterThem) {
+  const std::string set = Command({"SET", "a", "1"});
+  const std::string incr = Command({"INCR", "a"});
+  const std::string transaction = Command({"MULTI"}) + incr + Command({"EXEC"});
+  const std::string log = set + "#kvlab-now-ms:1000\r\n" + incr + "#TS:1700000000\r\n" +
+                          transaction + "#kvlab-now-ms:2000\r\n" + set;
+  const AppendLogScan scan = ScanAppendLog(log);
+  ASSERT_TRUE(scan.corruption.empty()) << scan.corruption;
+  ASSERT_EQ(scan.units.size(), 4u);
+  EXPECT_EQ(scan.units[0].clock_ms, std::nullopt);
+  EXPECT_EQ(scan.units[1].clock_ms, 1000);
+  EXPECT_EQ(scan.units[2].clock_ms, 1000);  // #TS: is Redis's, not a clock
+  EXPECT_EQ(scan.units[3].clock_ms, 2000);
+  EXPECT_EQ(log.substr(scan.units[2].begin, scan.units[2].end - scan.units[2].begin), transaction);
+  EXPECT_EQ(scan.commands, 6u);
+  EXPECT_EQ(scan.valid_bytes, log.size());
+}
+
+// An annotation cut short at the end is a truncated tail; a kvlab clock
+// that is not a number is corruption, with its offset.
+TEST(AppendLogScan, AnAnnotationCutShortIsTruncatedAndABadClockCorrupt) {
+  const std::string set = Command({"SET", "a", "1"});
+  const AppendLogScan cut = ScanAppendLog(set + "#kvlab-now-ms:12");
+  EXPECT_TRUE(cut.corruption.empty()) << cut.corruption;
+  EXPECT_EQ(cut.valid_bytes, set.size());
+  EXPECT_EQ(cut.dropped_bytes, std::string("#kvlab-now-ms:12").size());
+  for (std::string bad : {"#kvlab-now-ms:\r\n", "#kvlab-now-ms:12x\r\n", "#kvlab-now-ms:-5\r\n"}) {
+    const AppendLogScan scan = ScanAppendLog(set + bad + set);
+    EXPECT_NE(scan.corruption.find("bad annotation at byte " + std::to_string(set.size())),
+              std::string::npos)
+        << bad << ": " << scan.corruption;
+  }
+}
+
+// A record carries the clock its write ran at: the first after the open
+// says it, and so does every later one whose clock differs.
+TEST(AppendLogClock, TheLogAnnotatesEachChangeOfTheWritesClock) {
+  const std::string path = FreshLogPath("clock");
+  std::unique_ptr<AppendLog> log;
+  ASSERT_TRUE(AppendLog::Open(path, 0, AppendFsync::kNo, &log).ok());
+  AofRecord record(log.get());
+  const std::string_view args[] = {"SET", "a", "1"};
+  record.AddCommand(args, {}, 0);
+  for (int64_t clock : {5, 5, 7, 5}) record.AppendWith({}, clock);
+  log.reset();
+  const std::string set = Command({"SET", "a", "1"});
+  EXPECT_EQ(ReadFile(path), "#kvlab-now-ms:5\r\n" + set + set + "#kvlab-now-ms:7\r\n" + set +
+                                "#kvlab-now-ms:5\r\n" + set);
 }
 
 TEST(AppendLogScan, EveryTruncationOfTheLastRecordLoadsTheRest) {
@@ -176,9 +240,83 @@ TEST_P(AppendLogEngineTest, ConcurrentWritersReplayToTheSameKeyspace) {
   const AppendLogScan scan = ScanAppendLog(bytes);
   ASSERT_TRUE(scan.corruption.empty()) << scan.corruption;
   EXPECT_EQ(scan.dropped_bytes, 0u);
-  replay.Feed(bytes);
+  replay.Feed(WithoutAnnotations(bytes));
   SessionDriver check(*fresh.context, 100);
   EXPECT_EQ(check.Feed(state), expected);
+}
+
+// BGREWRITEAOF while four connections write: the rewritten file starts with
+// the snapshot (a clock, then RESTOREs), is smaller than the log it
+// replaced, and replays to the same keyspace as the writers left.
+TEST_P(AppendLogEngineTest, ARewriteWhileWritersGoOnReplaysToTheSameKeyspace) {
+  ASSERT_NO_FATAL_FAILURE(OpenLogged("rewrite", AppendFsync::kEverySec));
+  const int threads_count = GetParam() == "single" ? 1 : 4;
+  constexpr int kRounds = 200;
+  std::atomic<int> rounds_done{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < threads_count; ++t) {
+    threads.emplace_back([&, t] {
+      SessionDriver driver(*kvlab_.context, 10 + t);
+      const std::string me = std::to_string(t);
+      for (int i = 0; i < kRounds; ++i) {
+        const std::string n = std::to_string(i);
+        driver.Feed(Command({"LPUSH", "list", me + ":" + n}) + Command({"INCR", "counter"}) +
+                    Command({"SET", "k" + std::to_string(i % 10), me + n}) +
+                    Command({"MSET", "a", me + n, "b", me + n}) +
+                    Command({"HINCRBY", "h", "f" + me, "1"}) + "MULTI\r\n" +
+                    Command({"APPEND", "trail", me}) + Command({"RPUSH", "list2", n}) + "EXEC\r\n");
+        rounds_done.fetch_add(1);
+      }
+    });
+  }
+  // single: one thread drives the engine, so the rewrite is fed after it.
+  if (threads_count == 1) threads[0].join();
+  while (threads_count > 1 && rounds_done.load() < kRounds) std::this_thread::yield();
+  SessionDriver admin(*kvlab_.context, 50);
+  EXPECT_EQ(admin.Feed("BGREWRITEAOF\r\n"), "+Background append only file rewriting started\r\n");
+  for (std::thread& thread : threads) {
+    if (thread.joinable()) thread.join();
+  }
+  while (log_->counters().rewrite_in_progress)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const AppendLog::Counters counters = log_->counters();
+  EXPECT_EQ(counters.rewrites, 1u);
+  EXPECT_TRUE(counters.last_rewrite_ok);
+  const std::string state =
+      "LRANGE list 0 -1\r\nGET counter\r\nMGET a b\r\nHGETALL h\r\nGET trail\r\n"
+      "LRANGE list2 0 -1\r\nMGET k0 k1 k2 k3 k4 k5 k6 k7 k8 k9\r\nDBSIZE\r\n";
+  SessionDriver reader(*kvlab_.context, 99);
+  const std::string expected = reader.Feed(state);
+  const uint64_t appended = counters.appended_bytes;
+  log_.reset();
+
+  const std::string bytes = ReadFile(path_);
+  EXPECT_TRUE(bytes.starts_with("#kvlab-now-ms:")) << bytes.substr(0, 100);
+  EXPECT_NE(bytes.find("$7\r\nRESTORE\r\n"), std::string::npos);
+  EXPECT_LT(bytes.size(), appended);  // every record ever appended is bigger
+  const AppendLogScan scan = ScanAppendLog(bytes);
+  ASSERT_TRUE(scan.corruption.empty()) << scan.corruption;
+  EXPECT_EQ(scan.dropped_bytes, 0u);
+  EngineUnderTest fresh = MakeEngineUnderTest(GetParam());
+  SessionDriver replay(*fresh.context);
+  replay.Feed(WithoutAnnotations(bytes));
+  SessionDriver check(*fresh.context, 100);
+  EXPECT_EQ(check.Feed(state), expected);
+}
+
+// Redis's own refusals and kvlab's: no log, no rewrite; none inside MULTI.
+TEST_P(AppendLogEngineTest, BgRewriteAofNeedsTheLogAndIsRefusedInMulti) {
+  {
+    EngineUnderTest unlogged = MakeEngineUnderTest(GetParam());
+    SessionDriver driver(*unlogged.context);
+    EXPECT_TRUE(driver.Feed("BGREWRITEAOF\r\n").starts_with("-ERR kvlab-server rewrites only"));
+  }
+  ASSERT_NO_FATAL_FAILURE(OpenLogged("rewrite-multi", AppendFsync::kNo));
+  SessionDriver driver(*kvlab_.context);
+  const std::string replies = driver.Feed("MULTI\r\nBGREWRITEAOF\r\nEXEC\r\n");
+  EXPECT_NE(replies.find("-EXECABORT"), std::string::npos) << replies;
+  EXPECT_EQ(log_->counters().rewrites, 0u);
+  EXPECT_FALSE(log_->counters().rewrite_in_progress);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, AppendLogEngineTest, ::testing::ValuesIn(AllEngineKinds()),
