@@ -112,7 +112,7 @@ uint64_t AppendLog::MarkRewriteStart() {
   return counters_.appended_bytes;
 }
 
-void AppendLog::FinishRewrite(std::string head, uint64_t start) {
+void AppendLog::FinishRewrite(std::vector<std::string> head, uint64_t start) {
   if (rewriter_.joinable()) rewriter_.join();  // the previous one has ended
   rewriter_ = std::thread(
       [this, head = std::move(head), start]() mutable { Rewrite(std::move(head), start); });
@@ -145,16 +145,19 @@ bool AppendLog::CopyRecords(int out, uint64_t from, uint64_t to, int64_t base) {
   return ok;
 }
 
-void AppendLog::Rewrite(std::string head, uint64_t start) {
+void AppendLog::Rewrite(std::vector<std::string> head, uint64_t start) {
   const auto began = std::chrono::steady_clock::now();
   RewriteSwitch change;
   change.temp_path = path_ + ".rewrite";
   change.fd =
       ::open(change.temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  change.base = static_cast<int64_t>(head.size()) - static_cast<int64_t>(start);
-  change.head_bytes = head.size();
-  bool ok = change.fd >= 0 && WriteAll(change.fd, head);
-  head = std::string();
+  bool ok = change.fd >= 0;
+  for (const std::string& piece : head) {
+    ok = ok && WriteAll(change.fd, piece);
+    change.head_bytes += piece.size();
+  }
+  head = {};
+  change.base = static_cast<int64_t>(change.head_bytes) - static_cast<int64_t>(start);
   // Copy while writers go on, until what is left is small; the writer
   // thread copies the rest with appenders held.
   change.copied = start;

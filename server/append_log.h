@@ -41,6 +41,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/mutex.h"
 #include "base/status.h"
@@ -101,7 +102,9 @@ class AppendLog final : public WriteLog {
   // Starts the rewrite's background thread: the new file is `head` (the
   // keyspace at the mark, as records) and then every record appended since
   // `start`. Ends the rewrite TryBeginRewrite() claimed, however it ends.
-  void FinishRewrite(std::string head, uint64_t start);
+  // `head` comes in pieces (a snapshot of many keys is not one string that
+  // grows by copying itself while every writer waits).
+  void FinishRewrite(std::vector<std::string> head, uint64_t start);
   // Ends a claimed rewrite that never took its snapshot.
   void AbandonRewrite();
   // How long the snapshot held the keyspace (INFO aof_last_rewrite_hold_us).
@@ -124,7 +127,7 @@ class AppendLog final : public WriteLog {
   AppendLog(int fd, std::string path, uint64_t file_base, AppendFsync policy);
   void WriterLoop();
   bool WriteAll(int fd, const std::string& bytes);
-  void Rewrite(std::string head, uint64_t start);
+  void Rewrite(std::vector<std::string> head, uint64_t start);
   // The writer thread, between two writes, with mu_ held.
   void SwitchFiles() REQUIRES(mu_);
   // Copies the records in [from, to) (appended offsets) from the current

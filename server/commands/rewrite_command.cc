@@ -33,6 +33,10 @@
 namespace kvlab {
 namespace {
 
+// The snapshot is written in pieces of about this size: none is copied
+// again as it grows (a piece may pass it by its last record).
+constexpr size_t kPieceBytes = 4 << 20;
+
 // The keys the engine offers, then the snapshot made of them. Offer() may
 // be called from several engine threads; Read() and the render run one at a
 // time after every Offer().
@@ -62,15 +66,18 @@ class KeyspaceSnapshot final : public KeyCollector {
     auto& self = *static_cast<KeyspaceSnapshot*>(op.collect);
     if (self.keys_.empty()) self.held_since_ = std::chrono::steady_clock::now();
     self.start_ = self.log_.MarkRewriteStart();
-    AppendClockAnnotation(group.now_ms, self.head_);
+    self.head_.emplace_back().reserve(kPieceBytes);
+    AppendClockAnnotation(group.now_ms, self.head_.back());
     for (const std::string& key : self.keys_) {
       const std::optional<EntryView> entry = reader.Live(key);
       if (!entry) continue;
       const std::string payload = DumpPayload(*entry);
       const std::string deadline = std::to_string(entry->expire_at_ms);
       const std::string_view args[] = {"RESTORE", key, deadline, payload, "ABSTTL"};
+      if (self.head_.back().size() >= kPieceBytes)
+        self.head_.emplace_back().reserve(2 * kPieceBytes);
       AppendRespCommand(entry->expire_at_ms != 0 ? std::span(args) : std::span(args, 4),
-                        self.head_);
+                        self.head_.back());
     }
     self.keys_ = {};
     self.read_ = true;
@@ -93,7 +100,7 @@ class KeyspaceSnapshot final : public KeyCollector {
   std::vector<std::string> keys_ GUARDED_BY(mutex_);
   std::chrono::steady_clock::time_point held_since_;
   // Written by Read() inside the group; the render moves the head out.
-  mutable std::string head_;
+  mutable std::vector<std::string> head_;
   uint64_t start_ = 0;
   int64_t hold_us_ = 0;
   bool read_ = false;              // Read() ran: there is a snapshot
