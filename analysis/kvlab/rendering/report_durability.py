@@ -66,8 +66,9 @@ def durability_section(points: pd.DataFrame, meta: dict) -> str:
         "commands the server processed while kvlab-load ran (warm-up included). Fsyncs come "
         "from INFO persistence `aof_fsyncs` (counter `info`, kvlab-server) or from the "
         "kernel's fdatasync/fsync tracepoints counted by perf on every thread of the server "
-        "(counter `perf`, redis-server, whose INFO has no count; the tracepoints cost its "
-        "side a little). The ratios with and without the log, and against redis-server with "
+        "(counter `perf`, redis-server, whose INFO has no count; with a tracepoint on, its "
+        "every system call takes the kernel's slow path, which may cost its row here some "
+        "speed). The ratios with and without the log, and against redis-server with "
         "the same policy, are the declared comparisons above, measured by alternation.", "",
         "Log folders on: " + ("; ".join(disks) if disks else "not recorded") + ".", "",
         markdown_table(["sweep", "test", "P", "server", "appendfsync", "ops/s", "rounds",

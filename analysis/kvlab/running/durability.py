@@ -15,8 +15,9 @@ Per measurement the runner reads the server before and after kvlab-load's run
   in INFO, so its fdatasync and fsync calls (every thread: under everysec a background
   thread makes them) are counted by their kernel tracepoints with perf while the point
   runs (syscalls.count_named_calls; a task with a syscall tracepoint on takes the slow
-  path on every call, a small cost on redis-server's side alone, which the column
-  `aof_fsync_counter` names: `info` or `perf`).
+  path on every call, a cost on redis-server's side alone that was not resolved on the
+  development VM: docs/server.md; the column `aof_fsync_counter` names the counter:
+  `info` or `perf`).
 - `aof_bytes_per_op`: the growth of INFO persistence `aof_current_size` (both servers)
   over the same operations.
 - `aof_fsyncs`, `aof_bytes`, `server_commands`: the counts those two divide.
