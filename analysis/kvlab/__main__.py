@@ -72,10 +72,13 @@ def _run(args: argparse.Namespace) -> int:
     except CpuError as error:
         return _fail("run", f"{args.experiment}: {error}")
     runner = Runner(plan, REPO, build, Path(args.out).resolve())
+    from .running.durability import LogFolderError
     try:
         run_dir = runner.run()
     except LoadgenMissing as error:
         return _fail("run", str(error), status=1)
+    except LogFolderError as error:
+        return _fail("run", f"{args.experiment}: {error}")
     report = _write_outputs(run_dir)
     if not args.quiet_report:
         print(report.read_text())

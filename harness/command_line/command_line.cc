@@ -51,7 +51,7 @@ po::options_description Describe() {
     ("connections", text(), ("dedicated: total over threads (default 1 per thread); pooled: pool size (default " + std::to_string(InfoOf(ClientKind::kPooled).default_connections) + ")").c_str())
     ("pipeline", text(), "dedicated: requests in flight per connection (default 1)")
     ("refill", text(), "dedicated closed loop: steady (refill a slot as soon as its reply arrives) | burst (send the next pipeline once all are answered) (default steady)")
-    ("command", text(), "get | set | incrby | ping | mix | mset:N | mget:N | multi-incr:N (default set)")
+    ("command", text(), "get | set | incrby | ping | mix | lpush | mset:N | mget:N | multi-incr:N (default set)")
     ("ycsb", text(), "YCSB core workload instead of --command: load | A | B | C | D | E | F (same as --command ycsb:W); --keys is its recordcount, --value-size its field length (default 100), --key-dist zipf:THETA its zipfian, latest for D (default zipf:0.99) or uniform; --prefill loads the records first")
     ("ratio", text(), "SET:GET for --command mix (default 1:10)")
     ("keys", text(), ("key space size: keys are <prefix>0..N-1 (default " + std::to_string(WorkloadSpec{}.keys) + ")").c_str())
@@ -579,7 +579,7 @@ void StringArray(JsonWriter& json, std::string_view key, const Names& names) {
 void CommandsJson(JsonWriter& json) {
   std::vector<std::string_view> single, multi_key, own_connection, ycsb;
   for (CommandKind kind : {CommandKind::kGet, CommandKind::kSet, CommandKind::kIncrby,
-                           CommandKind::kPing, CommandKind::kMix}) {
+                           CommandKind::kPing, CommandKind::kMix, CommandKind::kLpush}) {
     single.push_back(CommandName(kind));
   }
   for (CommandKind kind : {CommandKind::kMset, CommandKind::kMget, CommandKind::kMultiIncr}) {

@@ -37,9 +37,11 @@ Status ParseCommandKind(std::string_view text, CommandKind* out) {
     *out = CommandKind::kPing;
   else if (text == "mix")
     *out = CommandKind::kMix;
+  else if (text == "lpush")
+    *out = CommandKind::kLpush;
   else
     return Status::InvalidArgument("bad --command '" + std::string(text) +
-                                   "' (allowed: get, set, incrby, ping, mix)");
+                                   "' (allowed: get, set, incrby, ping, mix, lpush)");
   return Status::Ok();
 }
 
@@ -105,6 +107,8 @@ const char* CommandName(CommandKind kind) {
       return "ping";
     case CommandKind::kMix:
       return "mix";
+    case CommandKind::kLpush:
+      return "lpush";
     case CommandKind::kMset:
       return "mset";
     case CommandKind::kMget:
@@ -338,6 +342,11 @@ RequestInfo WorkloadGenerator::AppendNext(std::string* out) {
       const std::string_view key = KeyName(NextKeyIndex());
       AppendCommand(out, {"SET", key, NextValue()});
       return {ExpectedReply::kOk, 0};
+    }
+    case CommandKind::kLpush: {
+      const std::string_view key = KeyName(NextKeyIndex());
+      AppendCommand(out, {"LPUSH", key, NextValue()});
+      return {ExpectedReply::kInteger, 0};  // the list's new length
     }
     case CommandKind::kMset:
     case CommandKind::kMget:

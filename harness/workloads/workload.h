@@ -45,6 +45,7 @@ enum class CommandKind {
   kIncrby,
   kPing,
   kMix,
+  kLpush,  // LPUSH key value: a container write (the list grows)
   kMset,
   kMget,
   kMultiIncr,
@@ -96,7 +97,7 @@ inline bool NeedsOwnConnection(CommandKind kind) { return kind == CommandKind::k
 
 // Parsers for the command-line spellings; each returns InvalidArgument
 // naming what is allowed.
-Status ParseCommandKind(std::string_view text, CommandKind* out);  // get|set|incrby|ping|mix
+Status ParseCommandKind(std::string_view text, CommandKind* out);  // get|set|incrby|ping|mix|lpush
 // Any --command spelling, the multi-key ones (mset:N, mget:N, multi-incr:N)
 // and ycsb:W and rb:TEST included; sets spec->command, spec->keys_per_command,
 // spec->ycsb, spec->redis_benchmark_test.

@@ -30,6 +30,22 @@ TEST(WorkloadTest, SingleKeyIncrbyIsTheSeedsCommand) {
   EXPECT_EQ(info.increment, 7);
 }
 
+TEST(WorkloadTest, LpushPushesAValueOfTheConfiguredSizeAndExpectsTheLength) {
+  WorkloadSpec spec = Spec(CommandKind::kLpush, 1);
+  ASSERT_TRUE(ParseValueSize("3", &spec).ok());
+  spec.key_prefix = "k";
+  CommandKind parsed;
+  ASSERT_TRUE(ParseCommandKind("lpush", &parsed).ok());
+  EXPECT_EQ(parsed, CommandKind::kLpush);
+  EXPECT_STREQ(CommandName(CommandKind::kLpush), "lpush");
+  WorkloadGenerator generator(spec, 0, 0);
+  std::string out;
+  const RequestInfo info = generator.AppendNext(&out);
+  EXPECT_TRUE(out.starts_with("*3\r\n$5\r\nLPUSH\r\n$2\r\nk0\r\n$3\r\n")) << out;
+  EXPECT_EQ(info.expected, ExpectedReply::kInteger);
+  EXPECT_EQ(info.increment, 0);
+}
+
 TEST(WorkloadTest, SetCarriesAValueOfTheConfiguredSize) {
   WorkloadSpec spec = Spec(CommandKind::kSet, 1);
   ASSERT_TRUE(ParseValueSize("5", &spec).ok());
@@ -128,7 +144,7 @@ TEST(WorkloadTest, BadSpellingsAreRejectedWithWhatIsAllowed) {
   CommandKind command;
   Status status = ParseCommandKind("hset", &command);
   EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("get, set, incrby, ping, mix"), std::string::npos);
+  EXPECT_NE(status.message().find("get, set, incrby, ping, mix, lpush"), std::string::npos);
   EXPECT_FALSE(ParseKeyDistribution("zipf:", &spec).ok());
   EXPECT_FALSE(ParseKeyDistribution("zipf:0", &spec).ok());
   EXPECT_FALSE(ParseKeyDistribution("zipf:abc", &spec).ok());

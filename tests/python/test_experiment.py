@@ -120,7 +120,7 @@ def test_sweep_servers_restrict_the_points():
     (('hop = "batch"', 'hop = "batch"\nstripes = 4'), "server[0].stripes: unknown key"),
     (('keys = 10', 'keys = [10'), "not valid TOML"),
     (('command = ["set", "get"]', 'command = ["mset:0"]'),
-     "sweep[0].command: 'mset:0' is not allowed; allowed: get, set, incrby, ping, mix, mset:N"),
+     "sweep[0].command: 'mset:0' is not allowed; allowed: get, set, incrby, ping, mix, lpush, mset:N"),
     (('command = ["set", "get"]', 'command = ["hset:2"]'), "sweep[0].command: 'hset:2' is not allowed"),
     (('command = ["set", "get"]', 'command = ["ping"]\nvalue_shape = "tree:3"'),
      "sweep[0].value_shape: 'tree:3' is not allowed; allowed: string, hash:N"),

@@ -21,6 +21,7 @@ from ..measures.slices import point_steadiness
 from .markdown import markdown_table
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
                             server_cpu_count, server_specs)
+from .report_durability import durability_section
 from .report_latency import latency_section, paired_latency_section
 from .report_memory import memory_section
 from .report_ratios import (calibration_section, declared_section, disturbance_line,
@@ -211,6 +212,7 @@ def render_report(run_dir: str | Path) -> str:
               *_seed_sections(points, table, meta, measured),
               stages_section(points, table, meta),
               *_measurement_sections(run_dir, table, meta),
+              durability_section(whole_points(points), meta),
               _sweeps_section(points, meta, measured),
               "## All points\n\n" + all_points_section(table) if not table.empty else "",
               client_hosts_section(points), HOW_TO_READ]

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from typing import Union
 from pathlib import Path
 
+from ..tracking import machine
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -325,11 +327,11 @@ def run_cycles(server: Server, folder: Path, cycles: int, connections: int = 4,
 
 
 def describe_disk(folder: Path) -> str:
-    """The device and filesystem type of `folder` (findmnt), e.g. "/dev/vda (ext4)"."""
+    """The device and filesystem type of `folder` (/proc/self/mountinfo), e.g.
+    "/dev/vda (ext4)"."""
     folder.mkdir(parents=True, exist_ok=True)
-    found = subprocess.run(["findmnt", "-no", "SOURCE,FSTYPE", "-T", str(folder)],
-                           capture_output=True, text=True).stdout.split()
-    return f"{found[0]} ({found[1]})" if len(found) >= 2 else "unknown device"
+    disk = machine.folder_disk(folder)
+    return f"{disk['device']} ({disk['fstype']})"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -85,6 +85,13 @@ ExperimentError naming the file, the key and what is allowed.
                                      # the promise, measured)
     stage_sample = 1000              # kvlab only: --stage-sample, every Nth read timed stage
                                      # by stage (INFO stages); 0 = off; default: the server's
+    appendfsync = "everysec"         # kvlab, redis: keep an append-only log (--appendonly yes
+                                     # --appendfsync always|everysec|no), in a folder of its
+                                     # own inside the run folder, emptied at every start;
+                                     # absent: no log. Each point's fsyncs and log bytes per
+                                     # operation go to points.csv (running/durability.py)
+    log_on_tmpfs = false             # with appendfsync: allow a log folder on tmpfs (where
+                                     # fsync costs nothing); refused by default
 
     [[sweep]]
     name = "p16"                     # required, unique
@@ -181,6 +188,8 @@ class ServerSpec:
     version: str | None = None     # command*: the build's label
     binary: str | None = None      # command*: the file that identifies the build
     start_timeout: float = DEFAULT_START_TIMEOUT_S  # command*: seconds to answer PING
+    appendfsync: str | None = None  # kvlab, redis: the log's fsync policy; None: no log
+    log_on_tmpfs: bool = False     # with appendfsync: a log folder on tmpfs is allowed
 
     @property
     def routes_by_slots(self) -> bool:
@@ -202,10 +211,11 @@ class ServerSpec:
                                                  else "")
         if self.kind == "redis":
             threads = f" io-threads={self.io_threads}" if self.io_threads else ""
-            return f"redis-server (Debian){threads}"
+            log = f" appendfsync={self.appendfsync}" if self.appendfsync else ""
+            return f"redis-server (Debian){threads}{log}"
         parts = [f"engine={self.engine}"]
         for field in ("shards", "hop", "stripes", "io_threads", "multikey", "route",
-                      "stage_sample"):
+                      "stage_sample", "appendfsync"):
             value = getattr(self, field)
             if value is not None:
                 parts.append(f"{field}={value}")
@@ -441,6 +451,12 @@ def is_ycsb(command: str) -> bool:
     return command.startswith("ycsb:") and command[5:] in kinds.ycsb_workloads()
 
 
+# Commands that write a container into their keys: a point of one needs keys that no
+# SET point of the same server process left a string in (the runner empties the key space
+# first; WRONGTYPE otherwise).
+CONTAINER_WRITES = ("lpush",)
+
+
 def point_fill(point: "Point") -> str | None:
     """fill_of() for a whole point: a container shape is a fill of its own ("hash:10")."""
     if point.value_shape != "string":
@@ -482,9 +498,11 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
         c.finish()
         return ServerSpec(name=name, kind=kind, nodes=nodes, seed_engine=seed_engine)
     io_threads = c.get("io_threads", (int, str), check=positive_or_auto)
+    appendfsync, log_on_tmpfs = _parse_log(c, name)
     if kind == "redis":
         c.finish()
-        return ServerSpec(name=name, kind=kind, io_threads=io_threads, seed_engine=seed_engine)
+        return ServerSpec(name=name, kind=kind, io_threads=io_threads, seed_engine=seed_engine,
+                          appendfsync=appendfsync, log_on_tmpfs=log_on_tmpfs)
     engine = c.get("engine", str, required=True, allowed=kinds.engines())
     options = kinds.engine_options(engine)
     shards = hop = stripes = route = None
@@ -501,7 +519,24 @@ def _parse_server(path: Path, index: int, table: Any) -> ServerSpec:
     c.finish()
     return ServerSpec(name=name, kind=kind, engine=engine, shards=shards, hop=hop,
                       stripes=stripes, io_threads=io_threads, seed_engine=seed_engine,
-                      multikey=multikey, route=route, stage_sample=stage_sample)
+                      multikey=multikey, route=route, stage_sample=stage_sample,
+                      appendfsync=appendfsync, log_on_tmpfs=log_on_tmpfs)
+
+
+def _parse_log(c: Checker, name: str) -> tuple[str | None, bool]:
+    """A kvlab or redis row's append-only log: its appendfsync policy (None: no log) and
+    whether its folder may be on tmpfs. A bad value is refused naming the row."""
+    policies = kinds.appendfsync_policies()
+
+    def policy(value: str) -> str | None:
+        return None if value in policies else (
+            f"is not allowed for server {name!r}; allowed: {', '.join(policies)}")
+    appendfsync = c.get("appendfsync", str, check=policy)
+    log_on_tmpfs = c.get("log_on_tmpfs", bool, False)
+    if log_on_tmpfs and appendfsync is None:
+        c.fail(c.key("log_on_tmpfs"), f"server {name!r} keeps no log: log_on_tmpfs goes "
+               "with appendfsync")
+    return appendfsync, log_on_tmpfs
 
 
 def _parse_command_server(c: Checker, name: str, kind: str,
@@ -725,6 +760,11 @@ def _parse_experiment(data: dict, text: str, path: Path) -> Experiment:
     _check_command_transports(path, servers, sweeps)
     hosts, placement = parse_hosts(path, data, sweeps)
     clustered = next((i for i, spec in enumerate(servers) if spec.kind in CLUSTER_KINDS), None)
+    logged = next((i for i, spec in enumerate(servers) if spec.appendfsync), None)
+    if placement is not None and logged is not None:
+        raise ExperimentError(f"{path}: server[{logged}].appendfsync: server "
+                              f"{servers[logged].name!r}: a log is kept on this machine only "
+                              "(its folder is inside the run folder); not with [placement]")
     if placement is not None and clustered is not None:
         raise ExperimentError(f"{path}: server[{clustered}].kind: {servers[clustered].kind!r} "
                               "cannot be placed on hosts (one process per node here only); "

@@ -31,6 +31,9 @@ SEED_TOTAL_CONNECTIONS = 50
 # shard ports are what lets a client route by slot, so the file says route = "slots".
 TOML_KEY_OF_FLAG = {"shard-ports": "route"}
 
+# redis.conf's appendfsync values, which kvlab-server's --appendfsync copies.
+REDIS_APPENDFSYNC = ("always", "everysec", "no")
+
 _build: Path | None = None
 
 
@@ -117,6 +120,12 @@ def single_threaded_engines() -> tuple[str, ...]:
     """Engines that run everything on one thread: "auto" I/O threads means one."""
     return tuple(e["name"] for e in server_table()["engines"]
                  if e["traits"]["single_threaded"])
+
+
+def appendfsync_policies() -> tuple[str, ...]:
+    """--appendfsync's policies: Redis's three, which kvlab-server copies (its --kinds does
+    not list them, and a redis row must be checked without kvlab-server built)."""
+    return REDIS_APPENDFSYNC
 
 
 def multikey_modes() -> tuple[str, ...]:

@@ -56,11 +56,11 @@ from typing import Any, Callable, Sequence, TextIO
 import pandas as pd
 
 from ..tracking import machine
-from . import alternating, latency, loadgens, syscalls
+from . import alternating, durability, latency, loadgens, syscalls
 from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, RatioResult, compute,
                                         point_label, unresolved_points, write_ratios)
 from .commands import BUILD_COLUMN
-from .experiment import POINT_VARIABLES, CompareSpec, Point, point_fill
+from .experiment import CONTAINER_WRITES, POINT_VARIABLES, CompareSpec, Point, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
 from .remote import CLIENT_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
@@ -255,7 +255,9 @@ class Runner:
         self.server_cpus = None if shared else plan.allocation.server_list
         self.harness_cpus = None if shared else plan.allocation.harness_list
         self.starter = ServerStarter(build_dir, self.run_dir / "logs", self.server_cpus,
-                                     self.harness_cpus)
+                                     self.harness_cpus, durability.log_root(self.run_dir))
+        # Rows with an append-only log (appendfsync): where each keeps it (meta.json).
+        self.log_folders: dict[str, dict[str, str]] = {}
         self.measured_cpus = sorted(set(plan.allocation.server) | set(plan.allocation.harness))
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2 ** 32)
         self.random = random.Random(self.seed)
@@ -283,6 +285,11 @@ class Runner:
         self.stream.flush()
 
     def run(self) -> Path:
+        """Measures the experiment into a new run folder and returns it. Raises
+        durability.LogFolderError, before anything is measured, when a row's log folder
+        would be on tmpfs (its message names the row)."""
+        self.log_folders = durability.check_log_folders(self.experiment.servers,
+                                                        durability.log_root(self.run_dir))
         self.schema = loadgens.point_schema(self.build_dir)
         for sub in ("histograms", "logs"):
             (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
@@ -295,7 +302,8 @@ class Runner:
                  f"{self.harness_cpus or 'any'} -> {self.run_dir}")
         progress = Progress(points, self.stream)
         labels = list(POINT_VARIABLES) + [BUILD_COLUMN] + (
-            ["host"] if self.experiment.placement else [])
+            ["host"] if self.experiment.placement else []) + (
+            list(durability.COLUMNS) if self.log_folders else [])
         writer = PointsWriter(self.run_dir / "points.csv",
                               loadgens.row_columns(self.schema, labels))
         try:
@@ -690,6 +698,10 @@ class Runner:
         except ServerError as error:
             self._give_up(group, round_no, "failed", str(error), writer, progress)
             return
+        if first.loadgen == "kvlab-load" and first.command in CONTAINER_WRITES:
+            # LPUSH on a key an earlier SET point left a string in is WRONGTYPE.
+            process.flush()
+            prefilled.clear()
         fill = (point_fill(first), first.keys, first.value_size)
         if first.loadgen == "kvlab-load" and fill[0] and fill not in prefilled:
             # An empty key space first (another size or a SET point may have filled it), so
@@ -713,8 +725,8 @@ class Runner:
                                self.experiment.disturbance_cores)
         for attempt in range(MAX_RETRIES + 1):
             server_pids = process.pids if process.spec.is_command else None
-            results = [self._load(point, round_no, target, netns, watch, server_pids)
-                       for point in group]
+            results = [self._load(point, round_no, target, netns, watch, server_pids,
+                                  process) for point in group]
             disturbed = any(r.get("status") == "disturbed" for result in results
                             for r in result.rows)
             last = attempt == MAX_RETRIES or not disturbed
@@ -759,9 +771,28 @@ class Runner:
                          + f",{point.value_shape},{pss}\n")
 
     def _load(self, point: Point, round_no: int, target: str, netns: str | None,
-              watch: loadgens.Watch, server_pids: list[int] | None = None
-              ) -> loadgens.LoadResult:
-        """One kvlab-load run of one round of `point`; its rows are the points.csv rows."""
+              watch: loadgens.Watch, server_pids: list[int] | None = None,
+              process: ServerProcess | RedisClusterProcess | None = None,
+              prefill: bool = True) -> loadgens.LoadResult:
+        """One kvlab-load run of one round of `point`; its rows are the points.csv rows.
+        A server that keeps a log (`process`'s appendfsync) is read before and after it:
+        its fsyncs and log bytes per operation join the rows (durability.py)."""
+        if process is not None and process.spec.appendfsync:
+            # INCRBY's keys are reset to 0 before the first reading, not inside the run.
+            reset = point.command == "incrby"
+            if reset:
+                error = self.starter.zero_counters(point, target, netns)
+                if error:
+                    return loadgens.LoadResult([], f"INCRBY keys not reset: {error}")
+            outcome: list[loadgens.LoadResult] = []
+            columns = durability.measure(
+                process.control, process.pid,
+                lambda: outcome.append(self._load(point, round_no, target, netns, watch,
+                                                  server_pids, prefill=not reset)),
+                self.problems, f"{point.server}/{point.sweep}")
+            for row in outcome[0].rows:
+                row.update(columns)
+            return outcome[0]
         self._histogram_count += 1
         slug = (f"{self._histogram_count:04d}-{point.server}-{point.sweep}-{point.transport}-"
                 f"{point.client}-{point.command}-k{point.keys}-p{point.pipeline}-t{point.threads}")
@@ -770,7 +801,7 @@ class Runner:
         # Relative to the run folder (kvlab-load runs there): the rows name the histogram so.
         result = loadgens.run_kvlab_load(
             single, self.build_dir, target, self.harness_cpus, netns, csv_path,
-            Path("histograms") / f"{slug}.json", prefill=point.command == "incrby",
+            Path("histograms") / f"{slug}.json", prefill=prefill and point.command == "incrby",
             labels={"repetition": str(round_no), BUILD_COLUMN: self.build_of(point.server)},
             watch=watch, cwd=self.run_dir, server_pids=server_pids)
         (self.run_dir / csv_path).unlink(missing_ok=True)
@@ -792,6 +823,7 @@ class Runner:
                                  "shards": s.shards, "hop": s.hop, "stripes": s.stripes,
                                  "io_threads": s.io_threads, "seed_engine": s.seed_engine,
                                  "stage_sample": s.stage_sample,
+                                 "appendfsync": s.appendfsync,
                                  **({"command": s.command, "version": s.version,
                                      "nodes": s.nodes, "route": s.route}
                                     if s.is_command else {})}
@@ -805,6 +837,8 @@ class Runner:
             "budget_s": self.experiment.budget_s,
             "disturbance_cores": self.experiment.disturbance_cores,
             "machine": machine.describe_machine(self.repo),
+            # Each logged row's folder: the device and filesystem its fsyncs reached.
+            "log_folders": self.log_folders,
             "command": " ".join(sys.argv),
         }
 

@@ -126,13 +126,26 @@ def ping_unix(path: str, timeout: float = 1.0) -> bool:
         return False
 
 
+def log_arguments(spec: ServerSpec, log_dir: Path | None) -> list[str]:
+    """--appendonly and the log's policy and folder, as both kvlab-server and redis-server
+    spell them: a row with `appendfsync` keeps its log in `log_dir`; any other keeps none."""
+    if not spec.appendfsync:
+        return ["--appendonly", "no"]
+    if log_dir is None:
+        raise ServerError(f"server {spec.name} keeps an append-only log "
+                          f"(appendfsync {spec.appendfsync}) but was given no folder for it")
+    return ["--appendonly", "yes", "--appendfsync", spec.appendfsync, "--dir", str(log_dir)]
+
+
 def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
-                   unix_socket: str, shard_ports: int | None = None) -> list[str]:
+                   unix_socket: str, shard_ports: int | None = None,
+                   log_dir: Path | None = None) -> list[str]:
     if spec.kind == "redis":
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-        # No persistence and no config file: a pure in-memory reference row.
+        # No RDB snapshots and no config file: an in-memory reference row, with an
+        # append-only log only where the row asks for one.
         return [binary, "--port", str(port), "--bind", bind, "--unixsocket", unix_socket,
-                "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
+                "--unixsocketperm", "700", "--save", "", *log_arguments(spec, log_dir),
                 "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning"] + (
                     # Redis 7's threaded I/O: reads and writes of sockets on N threads,
                     # commands still on the main one.
@@ -140,6 +153,8 @@ def server_command(spec: ServerSpec, build_dir: Path, port: int, bind: str,
                     if spec.io_threads and spec.io_threads > 1 else [])
     command = [str(build_dir / "kvlab-server"), "--engine", spec.engine, "--port", str(port),
                "--bind", bind, "--unixsocket", unix_socket]
+    if spec.appendfsync:
+        command += log_arguments(spec, log_dir)
     if spec.shards is not None:
         command += ["--shards", str(spec.shards)]
     if spec.hop is not None:
@@ -483,15 +498,19 @@ class ServerProcess(_Server):
 
     def __init__(self, spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
                  cpus: str | None, netns: str | None = None, bind: str = "127.0.0.1",
-                 host: "Host | None" = None, port: int | None = None) -> None:
+                 host: "Host | None" = None, port: int | None = None,
+                 aof_dir: Path | None = None) -> None:
         self._place(spec, log_path, cpus, netns, bind, host, port)
+        # A row with appendfsync: the folder of its append-only log, emptied at each start.
+        # Absolute: redis-server moves into its --dir before it opens its other paths.
+        self.aof_dir = aof_dir.absolute() if spec.appendfsync and aof_dir else None
         if host is None:
             self.unix_socket = str(work_dir / f"{spec.name}.sock")
             # owner with route = "slots": thread i also on BASE + i, as CLUSTER SLOTS says.
             shard_ports = (free_tcp_ports(int(spec.io_threads or 1))
                            if spec.kind == "kvlab" and spec.routes_by_slots else None)
             self.program = server_command(spec, build_dir, self.port, self.bind,
-                                          self.unix_socket, shard_ports)
+                                          self.unix_socket, shard_ports, self.aof_dir)
             self.command = launch_prefix(cpus, netns) + self.program
         else:
             self.unix_socket = f"/tmp/kvlab-server-{self.port}.sock"
@@ -540,6 +559,7 @@ class ServerProcess(_Server):
             if not Path(self.program[0]).exists():
                 raise ServerError(f"{self.program[0]} not found (build it: make build)")
             Path(self.unix_socket).unlink(missing_ok=True)
+            self._empty_aof_dir()
         # Here appended: a server is started afresh in every round, into the same log.
         log = self.log_path.open("w" if self.host else "a")
         log.write(commands.redact(f"$ on {self.host.name}: {self.shell_command}\n" if self.host
@@ -646,6 +666,14 @@ class ServerProcess(_Server):
             self._reader.join(timeout=2)
         if self.host is None:
             Path(self.unix_socket).unlink(missing_ok=True)
+            self._empty_aof_dir()
+
+    def _empty_aof_dir(self) -> None:
+        """The log folder emptied: before a start, so that no start replays the last one's
+        log, and after a stop, so that the run folder does not keep it."""
+        if self.aof_dir is not None:
+            shutil.rmtree(self.aof_dir, ignore_errors=True)
+            self.aof_dir.mkdir(parents=True)
 
     def _stop_on_host(self) -> None:
         """SIGTERM to the server's pid on its host, SIGKILL after 10 s; then the session
@@ -1123,13 +1151,16 @@ class CommandClusterProcess(RedisClusterProcess):
 
 def server_process(spec: ServerSpec, build_dir: Path, work_dir: Path, log_path: Path,
                    cpus: str | None, netns: str | None = None,
-                   bind: str = "127.0.0.1") -> ServerProcess | RedisClusterProcess:
+                   bind: str = "127.0.0.1",
+                   aof_dir: Path | None = None) -> ServerProcess | RedisClusterProcess:
     """The process object that runs `spec`: a (Command)ClusterProcess or a
-    (Command)ServerProcess."""
+    (Command)ServerProcess; `aof_dir`: the folder of a kvlab or redis row's append-only
+    log (its appendfsync)."""
     if spec.kind == "command-cluster":
         return CommandClusterProcess(spec, work_dir, log_path, cpus, netns=netns, bind=bind)
     if spec.kind == "command":
         return CommandServerProcess(spec, work_dir, log_path, cpus, netns=netns, bind=bind)
     if spec.kind == "redis-cluster":
         return RedisClusterProcess(spec, work_dir, log_path, cpus, netns=netns, bind=bind)
-    return ServerProcess(spec, build_dir, work_dir, log_path, cpus, netns=netns, bind=bind)
+    return ServerProcess(spec, build_dir, work_dir, log_path, cpus, netns=netns, bind=bind,
+                         aof_dir=aof_dir)

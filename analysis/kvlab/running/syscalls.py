@@ -142,16 +142,32 @@ def perf_can_count(perf: str | None = None) -> bool:
     return probe.returncode == 0 and TOTAL_EVENT in probe.stderr
 
 
+def count_named_calls(pid: int, load: Callable[[], int], names: tuple[str, ...],
+                      perf: str | None = None, cpu: int | None = None) -> SyscallCount:
+    """Only the calls `names` of process `pid` (all its threads) while `load()` runs, by
+    their tracepoints alone (perf): a task with a syscall tracepoint enabled takes the
+    slow path on every call, but no other call is an event. Cheaper than
+    syscalls_per_op, which counts every call (raw_syscalls:sys_enter) too. A name whose
+    tracepoint is missing counts 0; SyscallCountError when perf cannot count any."""
+    if not perf_can_count(perf):
+        raise SyscallCountError("perf cannot count the kernel's syscall tracepoints here "
+                                "(not installed, tracefs not mounted, or not permitted)")
+    return _count_with_perf(pid, load, names, perf, cpu, total=False)
+
+
 def _count_with_perf(pid: int, load: Callable[[], int], names: tuple[str, ...],
-                     perf: str | None, cpu: int | None) -> SyscallCount:
+                     perf: str | None, cpu: int | None, total: bool = True) -> SyscallCount:
     """perf stat attached to every thread of `pid`, its events enabled only while `load`
-    runs (perf's control fifo, acknowledged both ways)."""
+    runs (perf's control fifo, acknowledged both ways); with `total`, every call counted
+    too (the rest shown as "other")."""
     binary = perf or shutil.which("perf")
     if binary is None:
         raise SyscallCountError("perf is not installed (apt-get install linux-perf)")
     counted = [name for name in names
                if (TRACEPOINTS / "syscalls" / f"sys_enter_{name}").is_dir()]
-    events = [TOTAL_EVENT] + [f"syscalls:sys_enter_{name}" for name in counted]
+    if not counted and not total:
+        raise SyscallCountError(f"no tracepoint for {', '.join(names)} under {TRACEPOINTS}")
+    events = ([TOTAL_EVENT] if total else []) + [f"syscalls:sys_enter_{n}" for n in counted]
     with tempfile.TemporaryDirectory(prefix="kvlab-perf-") as scratch:
         control, ack, output = (Path(scratch) / name for name in ("control", "ack", "out.csv"))
         os.mkfifo(control)
@@ -180,11 +196,11 @@ def _count_with_perf(pid: int, load: Callable[[], int], names: tuple[str, ...],
                 counter.kill()
                 _, stderr = counter.communicate()
         text = output.read_text() if output.exists() else ""
-    calls = parse_perf_counts(text, stderr)
-    total = calls.pop(TOTAL_EVENT)
+    calls = parse_perf_counts(text, stderr, required=events[0])
+    every = calls.pop(TOTAL_EVENT) if total else 0
     by_name = {event.removeprefix("syscalls:sys_enter_"): count
                for event, count in calls.items() if count > 0}
-    other = total - sum(by_name.values())
+    other = every - sum(by_name.values())
     if other > 0:
         by_name[OTHER] = other
     return SyscallCount(operations=operations, calls_by_name=by_name, method="perf")
@@ -231,9 +247,10 @@ def _fail_if_gone(counter: subprocess.Popen) -> None:
                                 f"{counter.stderr.read().strip()}")
 
 
-def parse_perf_counts(text: str, stderr: str = "") -> dict[str, int]:
+def parse_perf_counts(text: str, stderr: str = "", required: str = TOTAL_EVENT) -> dict[str, int]:
     """Counts per event from `perf stat -x ,` output ("<not counted>" is 0). Raises
-    SyscallCountError when the total event is missing: perf could not count."""
+    SyscallCountError when the `required` event (the total) is missing: perf could not
+    count."""
     counts: dict[str, int] = {}
     for line in text.splitlines():
         fields = line.split(",")
@@ -241,8 +258,8 @@ def parse_perf_counts(text: str, stderr: str = "") -> dict[str, int]:
             continue
         value = fields[0].strip()
         counts[fields[2]] = int(value) if value.isdigit() else 0
-    if TOTAL_EVENT not in counts:
-        raise SyscallCountError(f"perf stat printed no count for {TOTAL_EVENT}: "
+    if required not in counts:
+        raise SyscallCountError(f"perf stat printed no count for {required}: "
                                 + (stderr.strip() or text.strip())[-2000:])
     return counts
 

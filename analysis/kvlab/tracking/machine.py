@@ -86,6 +86,47 @@ def describe_machine(repo: Path) -> dict[str, object]:
     }
 
 
+MOUNTINFO = Path("/proc/self/mountinfo")
+# Filesystems held in memory: an fsync there writes nothing to a device.
+MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path with its octal escapes (\\040 for a space) decoded."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def folder_disk(folder: Path, mountinfo: str | None = None) -> dict[str, str]:
+    """Where `folder` is stored, from /proc/self/mountinfo (or the given text of it): the
+    mount that holds it (the longest mount point above it), its device ("/dev/vda"), the
+    device's major:minor and the filesystem type ("ext4", "tmpfs"). "unknown" for what
+    cannot be read. The folder need not exist yet."""
+    path, missing = Path(folder).absolute(), []
+    while not path.exists() and path != path.parent:  # links resolved where they exist
+        missing.insert(0, path.name)
+        path = path.parent
+    path = path.resolve().joinpath(*missing)
+    best: dict[str, str] = {}
+    try:
+        text = mountinfo if mountinfo is not None else MOUNTINFO.read_text()
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        before, _, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if len(fields) < 5 or len(tail) < 2:
+            continue
+        mount_point = _unescape(fields[4])
+        inside = path == Path(mount_point) or Path(mount_point) in path.parents
+        # A later mount on the same point hides an earlier one: >= keeps the last.
+        if inside and len(mount_point) >= len(best.get("mount_point", "")):
+            best = {"mount_point": mount_point, "device": _unescape(tail[1]),
+                    "major_minor": fields[2], "fstype": tail[0]}
+    unknown = {"mount_point": "unknown", "device": "unknown", "major_minor": "unknown",
+               "fstype": "unknown"}
+    return {"folder": str(folder), **(best or unknown)}
+
+
 def _os_release() -> str | None:
     try:
         text = Path("/etc/os-release").read_text()
