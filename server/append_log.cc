@@ -260,13 +260,17 @@ void AppendLog::WriterLoop() {
     const bool stopping = stop_;
     writing.swap(pending_);
     const uint64_t end = counters_.written_bytes + writing.size();
+    // An fsync with nothing new to cover costs a disk flush for nothing (an
+    // idle everysec server would make one a second, as Redis does not).
+    const bool unsynced = end > counters_.durable_bytes;
     lock.Unlock();
 
     const bool wrote = writing.empty() || WriteAll(fd_, writing);
     const auto now = std::chrono::steady_clock::now();
     bool synced = false;
-    if (wrote && (policy_ == AppendFsync::kAlways || stopping ||
-                  (policy_ == AppendFsync::kEverySec && now - last_fsync >= kEverySec))) {
+    if (wrote && unsynced &&
+        (policy_ == AppendFsync::kAlways || stopping ||
+         (policy_ == AppendFsync::kEverySec && now - last_fsync >= kEverySec))) {
       synced = ::fdatasync(fd_) == 0;
       last_fsync = now;
     }

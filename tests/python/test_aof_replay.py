@@ -238,3 +238,24 @@ def test_bgrewriteaof_under_writes_survives_a_kill_and_redis_loads_the_file(buil
     finally:
         process.kill()
         process.wait()
+
+
+def test_an_idle_everysec_server_makes_no_fsync(build_dir, folder):
+    """everysec fsyncs what was written since the last fsync; with nothing new, none (an
+    idle server that flushed the disk once a second would cost the machine for nothing).
+    Counted over 2.5 s: at least two of the writer's 1 s ticks."""
+    process = crash.kvlab_server(build_dir, "single", "everysec").start(folder)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        conn.call("SET", "k", "v")
+        time.sleep(1.5)  # the write's own fsync, at most a second later
+        fsyncs = int(info_fields(conn)["aof_fsyncs"])
+        assert fsyncs >= 1
+        time.sleep(2.5)
+        assert int(info_fields(conn)["aof_fsyncs"]) == fsyncs
+        conn.call("SET", "k", "w")
+        time.sleep(1.5)
+        assert int(info_fields(conn)["aof_fsyncs"]) == fsyncs + 1
+    finally:
+        process.kill()
+        process.wait()
