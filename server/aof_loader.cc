@@ -99,12 +99,6 @@ class Framing {
   std::string error_;
 };
 
-// Consecutive whole units of the log that replay at one clock.
-struct ReplayPiece {
-  std::string bytes;
-  std::optional<int64_t> clock_ms;  // none: the current time
-};
-
 // Drives a Session through the log's pieces on the loop's thread: Process()
 // again whenever the engine resumes it, the next piece once it is done.
 // Each piece runs at its clock (engines/clock.h); the clock is the real one
@@ -137,8 +131,7 @@ class Replayer : public std::enable_shared_from_this<Replayer> {
       }
       if (progress != Session::Progress::kNeedInput) {
         SetReplayClock(std::nullopt);
-        finished_.set_value(Status::InvalidArgument(
-            "the append-only file holds a command the server refused to replay"));
+        finished_.set_value(Status::InvalidArgument("the server refused a command it ran itself"));
         return;
       }
       ++next_;
@@ -159,6 +152,17 @@ class Replayer : public std::enable_shared_from_this<Replayer> {
 };
 
 }  // namespace
+
+Status RunCommandsOnLoop(ServerContext& server, EventLoop& loop, std::vector<ReplayPiece> pieces) {
+  if (!server.settings.requirepass.empty()) {
+    const std::string_view auth[] = {"AUTH", server.settings.requirepass};
+    ReplayPiece login;
+    AppendRespCommand(auth, login.bytes);
+    pieces.insert(pieces.begin(), std::move(login));
+  }
+  auto replayer = std::make_shared<Replayer>(server, loop, std::move(pieces));
+  return replayer->Start().get();
+}
 
 AppendLogScan ScanAppendLog(std::string_view bytes) {
   AppendLogScan scan;
@@ -231,12 +235,6 @@ Status ReplayAppendLog(const std::string& path, ServerContext& server, EventLoop
                                    scan.corruption + "); refusing to start");
   }
   std::vector<ReplayPiece> pieces;
-  if (!server.settings.requirepass.empty()) {
-    const std::string_view auth[] = {"AUTH", server.settings.requirepass};
-    ReplayPiece login;
-    AppendRespCommand(auth, login.bytes);
-    pieces.push_back(std::move(login));
-  }
   // A piece is whole units of one clock, the annotations left out.
   for (const AppendLogUnit& unit : scan.units) {
     if (pieces.empty() || pieces.back().clock_ms != unit.clock_ms ||
@@ -247,8 +245,10 @@ Status ReplayAppendLog(const std::string& path, ServerContext& server, EventLoop
   }
   bytes.clear();
   bytes.shrink_to_fit();
-  auto replayer = std::make_shared<Replayer>(server, loop, std::move(pieces));
-  if (Status replayed = replayer->Start().get(); !replayed.ok()) return replayed;
+  if (!RunCommandsOnLoop(server, loop, std::move(pieces)).ok()) {
+    return Status::InvalidArgument(
+        "the append-only file holds a command the server refused to replay");
+  }
   load->loaded_bytes = scan.valid_bytes;
   load->dropped_bytes = scan.dropped_bytes;
   load->commands = scan.commands;

@@ -46,6 +46,18 @@ struct AppendLogScan {
 
 AppendLogScan ScanAppendLog(std::string_view bytes);
 
+// Consecutive whole commands that run at one clock.
+struct ReplayPiece {
+  std::string bytes;
+  std::optional<int64_t> clock_ms;  // none: the current time
+};
+
+// Runs `pieces` in order through one Session of the server's own (logged in
+// when the server has a password) on `loop`, which must be running, each
+// piece at its clock; blocks its caller until they have run. Their replies
+// go nowhere. InvalidArgument if the Session stops on one.
+Status RunCommandsOnLoop(ServerContext& server, EventLoop& loop, std::vector<ReplayPiece> pieces);
+
 // Reads `path` (a missing file is an empty log), replays its valid prefix
 // through a Session run on `loop` (which must be running), and says what it
 // loaded. InvalidArgument on corruption or an unreadable file.

@@ -13,6 +13,7 @@
 #include "engines/containers/encoding_limits.h"
 #include "engines/glob.h"
 #include "engines/redis_integer.h"
+#include "server/aof_rewrite_policy.h"
 #include "server/resp_parser.h"
 
 namespace kvlab {
@@ -114,6 +115,33 @@ const std::vector<Parameter>& Parameters() {
        .fixed =
            [](const ConfigParameters& c) {
              return std::string(c.settings().append_only ? "yes" : "no");
+           }},
+      {.name = "auto-aof-rewrite-min-size",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kMemory,
+       .min = 0,
+       .max = LLONG_MAX,
+       .read =
+           [](ConfigParameters&) {
+             return std::to_string(AutoRewritePolicy().min_size.load(std::memory_order_relaxed));
+           },
+       .apply =
+           [](ConfigParameters&, unsigned long long value) {
+             AutoRewritePolicy().min_size.store(value, std::memory_order_relaxed);
+           }},
+      {.name = "auto-aof-rewrite-percentage",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kInteger,
+       .min = 0,
+       .max = kIntMax,
+       .read =
+           [](ConfigParameters&) {
+             return std::to_string(AutoRewritePolicy().percentage.load(std::memory_order_relaxed));
+           },
+       .apply =
+           [](ConfigParameters&, unsigned long long value) {
+             AutoRewritePolicy().percentage.store(static_cast<int64_t>(value),
+                                                  std::memory_order_relaxed);
            }},
       {.name = "bind",
        .effect = Effect::kFixed,

@@ -28,6 +28,7 @@
 
 #include "engines/engine.h"
 #include "server/aof_loader.h"
+#include "server/aof_auto_rewrite.h"
 #include "server/append_log.h"
 #include "server/connection_registry.h"
 #include "server/io_thread_pool.h"
@@ -123,6 +124,7 @@ int main(int argc, char** argv) {
   // Written before the first Session exists, as ServerContext requires.
   server_context.settings.io_thread_ids = io_threads.ThreadIds();
   std::unique_ptr<kvlab::AppendLog> append_log;
+  std::unique_ptr<kvlab::AutoRewrite> auto_rewrite;  // stopped before the I/O threads
   if (running.append_only) {
     // Loaded on an I/O thread (the owner engine's shards are those threads)
     // before a single client is accepted; then the log opens for appending.
@@ -149,6 +151,8 @@ int main(int argc, char** argv) {
       std::_Exit(1);
     }
     server_context.append_log = append_log.get();
+    auto_rewrite =
+        std::make_unique<kvlab::AutoRewrite>(server_context, io_threads.loop(0), *append_log);
   }
   auto keep_accepting = boost::asio::make_work_guard(accept_context);
   listener->StartAccepting();
@@ -158,6 +162,7 @@ int main(int argc, char** argv) {
   int stop_signal = 0;
   while (sigwait(&stop_signals, &stop_signal) != 0) {
   }
+  auto_rewrite.reset();  // its Session runs on an I/O thread
   boost::asio::post(accept_context, [&] {
     listener->Close();
     registry.CloseAll();

@@ -259,3 +259,35 @@ def test_an_idle_everysec_server_makes_no_fsync(build_dir, folder):
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.mark.parametrize("engine", ["single", "sharded"])
+def test_the_log_rewrites_itself_past_its_growth_threshold(build_dir, folder, engine):
+    """auto-aof-rewrite-percentage and auto-aof-rewrite-min-size, as Redis's: past both, the
+    server runs BGREWRITEAOF itself (INFO aof_rewrites), the file shrinks back to about one
+    record per key, and with the percentage at 0 it never does."""
+    process = start(build_dir, folder, engine)
+    try:
+        conn = crash.Connection(str(folder / "s.sock"))
+        assert conn.call("CONFIG", "GET", "auto-aof-rewrite-percentage") == [
+            b"auto-aof-rewrite-percentage", b"100"]
+        assert conn.call("CONFIG", "GET", "auto-aof-rewrite-min-size") == [
+            b"auto-aof-rewrite-min-size", str(64 << 20).encode()]
+        assert conn.call("CONFIG", "SET", "auto-aof-rewrite-percentage", "0") == "OK"
+        assert conn.call("CONFIG", "SET", "auto-aof-rewrite-min-size", "64kb") == "OK"
+        for i in range(1000):  # ~140 kB of overwrites of 10 keys
+            conn.call("SET", f"k{i % 10}", "x" * 100)
+        time.sleep(0.5)  # five of the checker's looks
+        assert info_fields(conn)["aof_rewrites"] == "0"  # percentage 0: never
+        assert conn.call("CONFIG", "SET", "auto-aof-rewrite-percentage", "100") == "OK"
+        deadline = time.monotonic() + 30
+        while info_fields(conn)["aof_rewrites"] != "1":
+            assert time.monotonic() < deadline, info_fields(conn)
+            time.sleep(0.05)
+        size = (folder / "appendonly.aof").stat().st_size
+        assert size < 64 * 1024, size  # the ten keys' RESTOREs, not 1000 SETs
+        assert conn.call("GET", "k3") == b"x" * 100
+    finally:
+        process.kill()
+        process.wait()
+    assert "automatic append-only file rewrite" in (folder / "server.log").read_text()

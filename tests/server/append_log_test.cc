@@ -18,6 +18,7 @@
 #include "engines/dump_payload.h"
 #include "server/aof_loader.h"
 #include "server/aof_record.h"
+#include "server/aof_rewrite_policy.h"
 #include "tests/server/session_driver.h"
 
 namespace kvlab::test {
@@ -317,6 +318,19 @@ TEST_P(AppendLogEngineTest, BgRewriteAofNeedsTheLogAndIsRefusedInMulti) {
   EXPECT_NE(replies.find("-EXECABORT"), std::string::npos) << replies;
   EXPECT_EQ(log_->counters().rewrites, 0u);
   EXPECT_FALSE(log_->counters().rewrite_in_progress);
+}
+
+// Redis's rule: past the minimum size and grown by the percentage over the
+// size after the last rewrite; a percentage of 0 never.
+TEST(AutoRewriteDue, IsRedisesGrowthRule) {
+  EXPECT_TRUE(AutoRewriteDue(1000, 500, 100, 64));  // grown by 100%
+  EXPECT_FALSE(AutoRewriteDue(999, 500, 100, 64));  // by 99.8%
+  EXPECT_TRUE(AutoRewriteDue(1001, 500, 100, 64));
+  EXPECT_FALSE(AutoRewriteDue(1001, 500, 100, 2000));                // below the minimum size
+  EXPECT_FALSE(AutoRewriteDue(1001, 500, 0, 64));                    // off
+  EXPECT_TRUE(AutoRewriteDue(100, 0, 100, 64));                      // no base yet: from 1 byte
+  EXPECT_FALSE(AutoRewriteDue(400, 500, 1, 64));                     // smaller than its base
+  EXPECT_TRUE(AutoRewriteDue(UINT64_MAX, UINT64_MAX / 4, 200, 64));  // no overflow
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, AppendLogEngineTest, ::testing::ValuesIn(AllEngineKinds()),
