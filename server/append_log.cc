@@ -50,7 +50,10 @@ AppendLog::AppendLog(int fd, std::string path, uint64_t file_base, AppendFsync p
 }
 
 AppendLog::~AppendLog() {
-  if (rewriter_.joinable()) rewriter_.join();
+  {
+    std::lock_guard lock(rewriter_mu_);
+    if (rewriter_.joinable()) rewriter_.join();
+  }
   {
     MutexLock lock(mu_);
     stop_ = true;
@@ -113,6 +116,7 @@ uint64_t AppendLog::MarkRewriteStart() {
 }
 
 void AppendLog::FinishRewrite(std::vector<std::string> head, uint64_t start) {
+  std::lock_guard lock(rewriter_mu_);
   if (rewriter_.joinable()) rewriter_.join();  // the previous one has ended
   rewriter_ = std::thread(
       [this, head = std::move(head), start]() mutable { Rewrite(std::move(head), start); });

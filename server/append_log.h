@@ -37,6 +37,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -148,6 +149,9 @@ class AppendLog final : public WriteLog {
   Counters counters_ GUARDED_BY(mu_);
   int64_t file_base_ GUARDED_BY(mu_);                // file offset = file_base_ + appended offset
   RewriteSwitch* switch_ GUARDED_BY(mu_) = nullptr;  // a switch for the writer to do
+  // The last rewrite's thread: a new rewrite (from any connection's thread)
+  // joins it before starting its own, once the last one has said it ended.
+  std::mutex rewriter_mu_;
   std::thread rewriter_;
   std::thread writer_;
 };
