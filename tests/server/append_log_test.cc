@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <thread>
 
@@ -161,6 +162,26 @@ class AppendLogEngineTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(AppendLog::Open(path_, 0, policy, &log_).ok());
     kvlab_.context->append_log = log_.get();
   }
+  // Connections writing at once (one on `single`, which is driven from
+  // one thread only: the Redis model), each feeding `round(me, i)` for i in
+  // [0, rounds) and counting it in `done`.
+  int WriterCount() const { return GetParam() == "single" ? 1 : 4; }
+  std::vector<std::thread> StartWriters(
+      int rounds, std::function<std::string(const std::string& me, int i)> round,
+      std::atomic<int>* done = nullptr) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < WriterCount(); ++t) {
+      threads.emplace_back([this, t, rounds, round, done] {
+        SessionDriver driver(*kvlab_.context, 10 + t);
+        const std::string me = std::to_string(t);
+        for (int i = 0; i < rounds; ++i) {
+          driver.Feed(round(me, i));
+          if (done != nullptr) done->fetch_add(1);
+        }
+      });
+    }
+    return threads;
+  }
   std::string path_;
   EngineUnderTest kvlab_;
   std::unique_ptr<AppendLog> log_;
@@ -209,24 +230,14 @@ TEST_P(AppendLogEngineTest, RestoreIsLoggedWithItsDeadline) {
 // included, which only a log in effect order reproduces.
 TEST_P(AppendLogEngineTest, ConcurrentWritersReplayToTheSameKeyspace) {
   ASSERT_NO_FATAL_FAILURE(OpenLogged("replay", AppendFsync::kEverySec));
-  // `single` is driven from one thread only (the Redis model).
-  const int threads_count = GetParam() == "single" ? 1 : 4;
-  constexpr int kRounds = 150;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < threads_count; ++t) {
-    threads.emplace_back([&, t] {
-      SessionDriver driver(*kvlab_.context, 10 + t);
-      const std::string me = std::to_string(t);
-      for (int i = 0; i < kRounds; ++i) {
-        const std::string n = std::to_string(i);
-        driver.Feed(Command({"LPUSH", "list", me + ":" + n}) + Command({"SET", "last", me}) +
-                    Command({"INCR", "counter"}) + Command({"MSET", "a", me + n, "b", me + n}) +
-                    Command({"HINCRBY", "h", "f" + me, "1"}) + "MULTI\r\n" +
-                    Command({"APPEND", "trail", me}) + Command({"RPUSH", "list2", n}) + "EXEC\r\n" +
-                    Command({"SADD", "set", n}) + Command({"SPOP", "set"}));
-      }
-    });
-  }
+  std::vector<std::thread> threads = StartWriters(150, [](const std::string& me, int i) {
+    const std::string n = std::to_string(i);
+    return Command({"LPUSH", "list", me + ":" + n}) + Command({"SET", "last", me}) +
+           Command({"INCR", "counter"}) + Command({"MSET", "a", me + n, "b", me + n}) +
+           Command({"HINCRBY", "h", "f" + me, "1"}) + "MULTI\r\n" +
+           Command({"APPEND", "trail", me}) + Command({"RPUSH", "list2", n}) + "EXEC\r\n" +
+           Command({"SADD", "set", n}) + Command({"SPOP", "set"});
+  });
   for (std::thread& thread : threads) thread.join();
   const std::string state =
       "LRANGE list 0 -1\r\nGET last\r\nGET counter\r\nMGET a b\r\n"
@@ -251,25 +262,20 @@ TEST_P(AppendLogEngineTest, ConcurrentWritersReplayToTheSameKeyspace) {
 // replaced, and replays to the same keyspace as the writers left.
 TEST_P(AppendLogEngineTest, ARewriteWhileWritersGoOnReplaysToTheSameKeyspace) {
   ASSERT_NO_FATAL_FAILURE(OpenLogged("rewrite", AppendFsync::kEverySec));
-  const int threads_count = GetParam() == "single" ? 1 : 4;
+  const int threads_count = WriterCount();
   constexpr int kRounds = 200;
   std::atomic<int> rounds_done{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < threads_count; ++t) {
-    threads.emplace_back([&, t] {
-      SessionDriver driver(*kvlab_.context, 10 + t);
-      const std::string me = std::to_string(t);
-      for (int i = 0; i < kRounds; ++i) {
+  std::vector<std::thread> threads = StartWriters(
+      kRounds,
+      [](const std::string& me, int i) {
         const std::string n = std::to_string(i);
-        driver.Feed(Command({"LPUSH", "list", me + ":" + n}) + Command({"INCR", "counter"}) +
-                    Command({"SET", "k" + std::to_string(i % 10), me + n}) +
-                    Command({"MSET", "a", me + n, "b", me + n}) +
-                    Command({"HINCRBY", "h", "f" + me, "1"}) + "MULTI\r\n" +
-                    Command({"APPEND", "trail", me}) + Command({"RPUSH", "list2", n}) + "EXEC\r\n");
-        rounds_done.fetch_add(1);
-      }
-    });
-  }
+        return Command({"LPUSH", "list", me + ":" + n}) + Command({"INCR", "counter"}) +
+               Command({"SET", "k" + std::to_string(i % 10), me + n}) +
+               Command({"MSET", "a", me + n, "b", me + n}) +
+               Command({"HINCRBY", "h", "f" + me, "1"}) + "MULTI\r\n" +
+               Command({"APPEND", "trail", me}) + Command({"RPUSH", "list2", n}) + "EXEC\r\n";
+      },
+      &rounds_done);
   // single: one thread drives the engine, so the rewrite is fed after it.
   if (threads_count == 1) threads[0].join();
   while (threads_count > 1 && rounds_done.load() < kRounds) std::this_thread::yield();
