@@ -170,9 +170,11 @@ PYBIND11_MODULE(_harness, module) {
       "Runs one sweep (one point per value of `threads`) and returns a SweepOutcome. "
       "`on_repetition(threads, repetition)` is called after each measured window.");
 
-  module.def("process_tree", &ProcessTreeOf, py::arg("roots"),
-             "The processes `roots` and their live descendants, roots first "
-             "(harness/measurement/process_readings.h; kvlab-load --server-pids reads these).");
+  module.def(
+      "process_tree", [](const std::vector<pid_t>& roots) { return ProcessTreeOf(roots); },
+      py::arg("roots"),
+      "The processes `roots` and their live descendants, roots first "
+      "(harness/measurement/process_readings.h; kvlab-load --server-pids reads these).");
   module.def("process_tree_cpu_seconds", &ProcessTreeCpuSeconds, py::arg("roots"),
              "CPU seconds used so far by process_tree(roots), threads included; < 0 when "
              "no root can be read: the server CPU kvlab-load --server-pids measures.");

@@ -46,10 +46,18 @@ double ProcessAgeSeconds(pid_t pid);
 pid_t ParseProcessParent(std::string_view proc_pid_stat_text);
 // `roots` and every live descendant of theirs (children, grandchildren, ...),
 // each once, roots first: a server started through a wrapper or one that
-// forks workers is its whole tree. Found by one pass over /proc/*/stat (the
-// kernel here has no /proc/PID/task/TID/children). A root that is gone is
-// left out.
-std::vector<pid_t> ProcessTreeOf(const std::vector<pid_t>& roots);
+// forks workers is its whole tree. Found from each member's threads'
+// /proc/PID/task/TID/children where the kernel has them (a few reads), else by
+// one pass over /proc/*/stat (every process's). A root that is gone is left out.
+enum class ChildrenFrom {
+  kBest,         // the threads' lists where the kernel has them, else the scan
+  kThreadLists,  // /proc/PID/task/TID/children (finds none where the kernel lacks them)
+  kProcScan,     // one pass over /proc/*/stat
+};
+std::vector<pid_t> ProcessTreeOf(const std::vector<pid_t>& roots,
+                                 ChildrenFrom from = ChildrenFrom::kBest);
+// Whether this kernel lists a thread's children (CONFIG_PROC_CHILDREN).
+bool KernelListsChildren();
 // CPU seconds of a live process over all its threads, from its CPU clock
 // (nanoseconds; /proc's ticks as a fallback); < 0 when it cannot be read.
 double ProcessClockSecondsOf(pid_t pid);
@@ -57,6 +65,9 @@ double ProcessClockSecondsOf(pid_t pid);
 // processes used so far (exited children are not counted: a server's
 // workers live as long as it does). < 0 when no root can be read.
 double ProcessTreeCpuSeconds(const std::vector<pid_t>& roots);
+// CPU seconds of the given processes (a tree found earlier), summed; a
+// process that has ended counts nothing; < 0 when none can be read.
+double ProcessesCpuSeconds(const std::vector<pid_t>& processes);
 
 // voluntary_ctxt_switches + nonvoluntary_ctxt_switches of one
 // /proc/PID/task/TID/status text; < 0 when neither line is there.

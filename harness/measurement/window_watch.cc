@@ -41,22 +41,27 @@ WindowWatch::WindowWatch(WatchOptions options, pid_t server_pid)
   if (server_pid_ > 0 && !HardwareCounters::Open(server_pid_, &counters_).ok()) counters_.reset();
 }
 
-WatchMark WindowWatch::Mark() const {
+std::vector<pid_t> WindowWatch::OwnProcesses() const {
+  // Each process once: a caller may name the server among its own pids too
+  // (the runner names every server it started; an alternation adds side B's).
+  std::set<pid_t> ours(options_.own_pids.begin(), options_.own_pids.end());
+  if (server_pid_ > 0) ours.insert(server_pid_);
+  ours.erase(::getpid());  // Mark's ProcessCpuSeconds() counts this process
+  if (options_.trees) {
+    const std::vector<pid_t> tree = ProcessTreeOf({ours.begin(), ours.end()});
+    ours = std::set<pid_t>(tree.begin(), tree.end());
+    ours.erase(::getpid());
+  }
+  return {ours.begin(), ours.end()};
+}
+
+WatchMark WindowWatch::Mark(const std::vector<pid_t>& own) const {
   WatchMark mark;
   if (!options_.measured_cpus.empty()) {
     mark.ticks = ReadCpuTicks(options_.measured_cpus);
     mark.own_seconds =
         ProcessCpuSeconds() + ChildrenCpuSeconds();  // a redis-benchmark child is ours
-    // Each process once: a caller may name the server among its own pids too
-    // (the runner names every server it started; an alternation adds side B's).
-    std::set<pid_t> ours(options_.own_pids.begin(), options_.own_pids.end());
-    if (server_pid_ > 0) ours.insert(server_pid_);
-    ours.erase(::getpid());  // ProcessCpuSeconds() above counts this process
-    if (options_.trees) {
-      const std::vector<pid_t> tree = ProcessTreeOf({ours.begin(), ours.end()});
-      ours = std::set<pid_t>(tree.begin(), tree.end());
-    }
-    for (pid_t pid : ours) mark.own_seconds += std::max(0.0, ProcessCpuSecondsOf(pid));
+    for (pid_t pid : own) mark.own_seconds += std::max(0.0, ProcessCpuSecondsOf(pid));
   }
   if (server_pid_ > 0) mark.server_switches = ProcessContextSwitchesOf(server_pid_);
   if (counters_) mark.counted = counters_->Read(&mark.counters).ok();

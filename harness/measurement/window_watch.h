@@ -69,7 +69,14 @@ class WindowWatch {
   // machine, else 0 (its context switches and counters are then n/a).
   WindowWatch(WatchOptions options, pid_t server_pid);
 
-  WatchMark Mark() const;
+  // The processes whose CPU is ours besides this one: the server, the own
+  // pids, and with `trees` their descendants. Finding descendants reads
+  // /proc, so a caller with a short window finds them before it opens
+  // (Mark(own)) rather than at its edges.
+  std::vector<pid_t> OwnProcesses() const;
+  WatchMark Mark() const { return Mark(OwnProcesses()); }
+  // `own`: OwnProcesses(), read earlier.
+  WatchMark Mark(const std::vector<pid_t>& own) const;
   WindowFigures Between(const WatchMark& before, const WatchMark& after) const;
 
  private:
