@@ -129,7 +129,10 @@ TEST_P(StagesKnownAnswer, StagesAddUpAndStayWithinTheClientsLatency) {
     const double allowed = name == "total" ? client_median + write_p50 : client_median;
     EXPECT_LE(fields["p50"], allowed * resolution) << name;
   }
-  EXPECT_LE(total_mean, client_mean);
+  // Means likewise: the whole's mean may exceed the client's by the write
+  // stage's mean (under ASan on a busy machine it did, by 1.3%).
+  const double write_mean = m.stages["write"]["usec"] / samples;
+  EXPECT_LE(total_mean, client_mean + write_mean);
 }
 
 // Injected in `stage` (parse: the server's own code; execute: the engine's,
