@@ -18,6 +18,7 @@ from kvlab.measures.alternation import Slice
 from kvlab.measures.stats import paired_interval, t_quantile_975
 
 from conftest import check_coverage, experiment_head, run_experiment
+from fake_alternation import fake_host
 
 
 def _ar1(rng, n, phi, sigma):
@@ -278,7 +279,7 @@ def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monk
     # still gets its minimum of undisturbed rounds.
     import types
     from kvlab.running import alternating
-    from kvlab.running.experiment import CompareSpec, Point, ServerSpec
+    from kvlab.running.experiment import CompareSpec, Point
 
     point = Point("s", "r", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
                   "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
@@ -295,24 +296,7 @@ def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monk
         Path(path).write_text(json.dumps(document))
         return types.SimpleNamespace(returncode=0, stdout="", stderr="")
 
-    class Process:
-        pid = None
-        pids = []
-        spec = ServerSpec("r", "redis")
-        def start(self): pass
-        def stop(self): pass
-        def target(self, transport): return "tcp://127.0.0.1:1"
-        def check_point(self, command, value_shape): pass
-
-    runner = types.SimpleNamespace(
-        experiment=types.SimpleNamespace(server=lambda name: ServerSpec(name, "redis"),
-                                         disturbance_cores=0.05, alternation_s=0.8,
-                                         slice_s=0.1),
-        starter=types.SimpleNamespace(process=lambda spec, work, bind: Process(),
-                                      prefill=lambda *a: None),
-        identify=lambda process: None,
-        problems=[], say=lambda text: None, helper_pids=[], measured_cpus=[0, 1],
-        build_dir=tmp_path, harness_cpus=None, run_dir=tmp_path, interrupted=False)
+    runner = fake_host(tmp_path, measured_cpus=[0, 1])
     monkeypatch.setattr(alternating.subprocess, "run", fake_run)
     pair = alternating.Pair(CompareSpec("A/A r", "server", "r", "r"), "set", "p", point, point,
                             calibration=True)

@@ -176,7 +176,7 @@ def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkey
     assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
                                     "rounds", "status", "metric", "client_bound", "method",
                                     "pairs", "seconds", "verdict", "modes_a", "modes_b",
-                                    "modes_between"]
+                                    "modes_between", "budget_needed_s"]
     (row,) = ratios.itertuples()
     assert row.status == "resolved" and row.ratio == pytest.approx(1.2, rel=0.02)
     # never before min_rounds (10), however tight the first rounds look
@@ -307,7 +307,7 @@ def test_alternation_resolves_by_the_experiments_min_rounds():
                           1200 + (i % 3) if i % 4 in (0, 3) else 1000, 0.05, 0.03, 1.0, 2.0)
                     for i in range(40)] for _ in range(4)]
     runner = SimpleNamespace(experiment=SimpleNamespace(precision=0.02, min_rounds=10),
-                             alternation_spent_by_pair={})
+                             plans={}, alternation_spent_by_pair={})
     assert Runner._pair_result(runner, pair).status == "inconclusive"
     runner.experiment.min_rounds = 4
     assert Runner._pair_result(runner, pair).status == "resolved"

@@ -48,12 +48,12 @@ import pandas as pd
 
 from ..running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
 from .modes import ratio_modes
-from .ratio_verdicts import RatioVerdict, decide, lower_is_better
+from .ratio_verdicts import NOT_MEASURED_BUDGET, RatioVerdict, decide, lower_is_better, not_measured
 from .stats import DEFAULT_PRECISION, RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
                  "metric", "client_bound", "method", "pairs", "seconds", "verdict",
-                 "modes_a", "modes_b", "modes_between")
+                 "modes_a", "modes_b", "modes_between", "budget_needed_s")
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
 
@@ -79,6 +79,8 @@ class RatioResult:
     modes_a: str = ""
     modes_b: str = ""
     modes_between: float = math.nan
+    # status `not measured (budget)`: the seconds the ratio would have needed
+    budget_needed_s: float = math.nan
 
     def row(self) -> dict:
         s = self.summary
@@ -91,11 +93,15 @@ class RatioResult:
                 "verdict": self.verdict().direction, "modes_a": self.modes_a,
                 "modes_b": self.modes_b,
                 "modes_between": "" if math.isnan(self.modes_between)
-                else f"{self.modes_between:.4f}"}
+                else f"{self.modes_between:.4f}",
+                "budget_needed_s": "" if math.isnan(self.budget_needed_s)
+                else f"{self.budget_needed_s:.0f}"}
 
     def verdict(self) -> RatioVerdict:
         """What the interval decides (ratio_verdicts.decide), without a seed."""
         s = self.summary
+        if self.status == NOT_MEASURED_BUDGET:
+            return not_measured(self.budget_needed_s)
         return decide(s.low, s.high, None, self.spec.a, self.spec.b,
                       lower_is_better(self.spec.metric), starts=s.n,
                       modes_between=self.modes_between)

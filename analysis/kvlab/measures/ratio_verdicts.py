@@ -52,6 +52,9 @@ from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD
 UNDECIDED = "undecided"
 TOO_FEW_STARTS = "undecided (too few starts)"
 LAYOUT_SENSITIVE = "layout-sensitive"
+# The run's plan (budget_plan.py) gave the ratio no starts: its budget could not buy
+# min_rounds of them; `why` says the seconds it would have needed.
+NOT_MEASURED_BUDGET = "not measured (budget)"
 SEED_INSIDE = "seed inside"
 SEED_OUTSIDE = "seed outside"
 SEED_NOT_TESTED = "seed not tested"
@@ -67,7 +70,8 @@ class RatioVerdict:
 
     def text(self) -> str:
         """One cell: 'concurrent ahead; seed outside, direction agrees'."""
-        parts = [self.direction]
+        parts = [self.direction + (f" ({self.why})" if self.why and self.seed is None
+                                   else "")]
         if self.seed is not None:
             seed = self.seed + (f" ({self.why})" if self.why else "")
             if self.seed_direction_agrees is True:
@@ -153,10 +157,20 @@ def _float(value: object) -> float:
         return math.nan
 
 
+def not_measured(needed_s: float) -> RatioVerdict:
+    """The verdict of a ratio the run's budget left out: none, and what it would need."""
+    why = f"needs about {needed_s:.0f} s more" if _finite(needed_s) else ""
+    return RatioVerdict(direction=NOT_MEASURED_BUDGET, ahead=None, seed=None,
+                        seed_direction_agrees=None, why=why)
+
+
 def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
                margin: float | None = None) -> RatioVerdict:
     """decide() for one row of ratios.csv (a dict or a pandas row: low, high, metric,
-    rounds, modes_between), the way the report's tables and the forest plot read it."""
+    rounds, modes_between, status, budget_needed_s), the way the report's tables and the
+    forest plot read it."""
+    if row.get("status") == NOT_MEASURED_BUDGET:
+        return not_measured(_float(row.get("budget_needed_s")))
     rounds = _float(row.get("rounds"))
     return decide(_float(row.get("low")), _float(row.get("high")), seed, a, b,
                   lower_is_better(row.get("metric")), margin,

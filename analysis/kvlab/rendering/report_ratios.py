@@ -177,7 +177,39 @@ def calibration_section(run_dir: Path, meta: dict) -> str:
     start = _start_length_line(pair_rounds, meta)
     if start:
         lines.append(start)
+    lines += plan_lines(meta)
     return "\n".join(lines)
+
+
+def plan_lines(meta: dict) -> list[str]:
+    """The budget plan made once the A/A had its rounds (budget_plan.py): per phase, how
+    many declared ratios it could take to the target, how many only to a lesser
+    precision, and which it left out with the seconds they would have needed."""
+    precision = meta.get("precision") or 0.05
+    lines = []
+    for phase, plans in (meta.get("alternation", {}).get("plan") or {}).items():
+        rows = plans.get("first") or []
+        if not rows:
+            continue
+        measured = [r for r in rows if r["measured"]]
+        full = [r for r in measured if r["cost_s"] >= r["needed_s"]]
+        lesser = [r for r in measured if r["cost_s"] < r["needed_s"]]
+        out = [r for r in rows if not r["measured"]]
+        seeds = [r for r in rows if r.get("seed_claim")]
+        text = (f"- plan ({phase}, made once the A/A had its rounds): {len(full)} of "
+                f"{len(rows)} declared ratios to ±{precision:.1%}")
+        if seeds:
+            text += f" ({sum(r in full for r in seeds)} of {len(seeds)} seed claims)"
+        if lesser:
+            widest = max((r["predicted_half_width"] or math.inf) for r in lesser)
+            text += f"; {len(lesser)} to a lesser precision, up to ±{widest:.1%}"
+        if out:
+            names = ", ".join(f"{r['comparison']} ({r['point']})" for r in out[:6])
+            more = f" and {len(out) - 6} more" if len(out) > 6 else ""
+            text += (f"; {len(out)} not measured (budget), needing about "
+                     f"{sum(r['needed_s'] for r in out):.0f} s more: {names}{more}")
+        lines.append(text + ".")
+    return lines
 
 
 def _start_length_line(pair_rounds: list[list[float]], meta: dict) -> str:

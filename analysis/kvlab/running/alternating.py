@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-from ..measures import alternation
+from ..measures import alternation, budget_plan
 from ..measures.declared_ratios import RatioResult
 from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
@@ -139,17 +139,26 @@ class Pair:
         of the per-start ratios (1.0: none found): measures.modes.ratio_modes."""
         return ratio_modes(*self.start_values())
 
-    def round_seconds(self) -> float:
+    def round_seconds(self, guess: float | None = None) -> float:
+        """The median wall time of this pair's rounds; before it has one, `guess` (another
+        pair's on this machine), else its warm-up plus ROUND_OVERHEAD_S."""
         if self.seconds:
             return sorted(self.seconds)[len(self.seconds) // 2]
-        return self.point_a.warmup + ROUND_OVERHEAD_S
+        return guess if guess is not None else self.point_a.warmup + ROUND_OVERHEAD_S
 
 
-def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> RatioResult:
+def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
+                planned: budget_plan.Planned | None = None) -> RatioResult:
     """A pair's ratio as declared_ratios.py reports one; a client-bound throughput comparison
-    carries the metric it was judged on (ops per server CPU second)."""
+    carries the metric it was judged on (ops per server CPU second). `planned`: the last
+    budget plan's entry for it; one the plan left out, short of min_rounds, is `not
+    measured (budget)` with the seconds it needed, whatever its few rounds say."""
     summary = pair.summary()
-    if not pair.rounds:
+    needed_s = math.nan
+    if planned is not None and not planned.measured and len(pair.rounds) < min_rounds \
+            and not pair.failed:
+        status, needed_s = budget_plan.NOT_MEASURED_BUDGET, planned.needed_s
+    elif not pair.rounds:
         status = "failed" if pair.failed else "disturbed" if pair.disturbed else "inconclusive"
     elif summary.n >= min_rounds and summary.half_width <= target:
         status = "resolved"
@@ -162,7 +171,51 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float) -> R
                        method=f"alternation: {summary.method}", pairs=summary.pairs,
                        seconds=spent_s, modes_a=modes_a.text() if modes_a.modes else "",
                        modes_b=modes_b.text() if modes_b.modes else "",
-                       modes_between=between)
+                       modes_between=between, budget_needed_s=needed_s)
+
+
+def plan_text(plan: dict, pairs: list[Pair], target: float, prior_var: float) -> str:
+    """What the budget can decide, said once the A/A has measured the machine's noise:
+    how many ratios reach the target, how many only a lesser precision, how many are
+    left out and the seconds they would need."""
+    declared = [p for p in pairs if not p.calibration]
+    reach = [p for p in declared if plan[p.key].reaches_target]
+    lesser = [p for p in declared if plan[p.key].measured and not plan[p.key].reaches_target]
+    left_out = [p for p in declared if not plan[p.key].measured]
+    seeds = [p for p in declared if p.spec.seed_ratio is not None]
+    noise = (f"a start's ratio varies ±{math.expm1(math.sqrt(prior_var)):.1%} (A/A)"
+             if not math.isnan(prior_var) else "the A/A gave no start variance")
+    text = (f"plan: {noise}; of {len(declared)} declared ratios {len(reach)} can reach "
+            f"±{target:.1%} in the time left"
+            + (f" ({sum(p in reach for p in seeds)} of {len(seeds)} seed claims)" if seeds
+               else ""))
+    if lesser:
+        widest = max(plan[p.key].predicted_half for p in lesser)
+        text += f", {len(lesser)} only a lesser precision (up to ±{widest:.1%})"
+    if left_out:
+        need = sum(plan[p.key].needed_s for p in left_out)
+        text += (f", {len(left_out)} not measured (budget): they would need about "
+                 f"{need:.0f} s more")
+    return text
+
+
+def plan_rows(plan: dict | None, pairs: list[Pair]) -> list[dict]:
+    """meta.json's record of a plan: per declared ratio, its planned starts, the predicted
+    half-width, and the seconds it still cost and would have needed."""
+    if not plan:
+        return []
+    rows = []
+    for p in pairs:
+        if p.calibration or p.key not in plan:
+            continue
+        planned = plan[p.key]
+        rows.append({"comparison": p.name, "test": p.test, "point": p.label,
+                     "seed_claim": p.spec.seed_ratio is not None, "rounds": planned.rounds,
+                     "predicted_half_width": None if math.isinf(planned.predicted_half)
+                     else round(planned.predicted_half, 4),
+                     "cost_s": round(planned.cost_s, 1), "needed_s": round(planned.needed_s, 1),
+                     "measured": planned.measured})
+    return rows
 
 
 def calibration_pair(pairs: list[Pair],
@@ -231,7 +284,7 @@ class AlternatingPhase:
     starter, the watch and the messages."""
 
     def __init__(self, runner: AlternationHost, pairs: list[Pair], work: Path, bind: str | None = None,
-                 netns: str | None = None) -> None:
+                 netns: str | None = None, carried_var: float = math.nan) -> None:
         self.runner = runner
         self.pairs = pairs
         self.work = work
@@ -239,28 +292,39 @@ class AlternatingPhase:
         self.netns = netns
         self.path = runner.run_dir / "alternation.csv"
         self.spent_s = {p.key: 0.0 for p in pairs}
+        # budget_plan's plans: the one made when the A/A had its rounds (said up front),
+        # and the latest; `carried_var`: an earlier phase's A/A start variance
+        self.first_plan: dict | None = None
+        self.plan: dict | None = None
+        self.carried_var = carried_var
 
     def run(self, deadline: float, target: float, max_rounds: int, min_rounds: int) -> str:
-        """Rounds until every pair is resolved, at max_rounds, or the next would pass
-        `deadline` (time.monotonic()); returns why it stopped."""
+        """The A/A pair's rounds first (the machine's noise), then the rounds that
+        budget_plan gives each declared ratio from the time left, planned again after
+        every round on what the rounds so far say; then, while time is left, rounds for
+        the ratio furthest from its target per second. Stops when every planned ratio is
+        resolved, at max_rounds, or when the next round would pass `deadline`
+        (time.monotonic()); returns why it stopped."""
+        calibration = next((p for p in self.pairs if p.calibration), None)
         while True:
-            states = {}
-            for pair in self.pairs:
-                # Disturbed and failed rounds are tried again, up to max_rounds of each.
-                if len(pair.rounds) >= max_rounds or pair.attempts >= 2 * max_rounds:
-                    continue
-                summary = pair.summary()
-                # The A/A pair calibrates: it gets the minimum rounds, not a share of the rest.
-                half = 0.0 if pair.calibration else summary.half_width
-                states[pair.key] = (len(pair.rounds), half, pair.round_seconds(), pair.attempts)
-            key = alternation.next_to_measure(states, target, min_rounds)
-            if key is None:
-                if any(p.attempts >= max_rounds and p.summary().half_width > target
-                       for p in self.pairs if not p.calibration):
-                    return f"max_rounds ({max_rounds}) reached"
-                return f"every declared ratio met ±{target:.1%} over at least {min_rounds} rounds"
-            pair = next(p for p in self.pairs if p.key == key)
-            if time.monotonic() + pair.round_seconds() > deadline:
+            if calibration is not None and len(calibration.rounds) < min_rounds and \
+                    calibration.attempts < 2 * max_rounds:
+                pair = calibration
+            else:
+                self.plan = self.make_plan(deadline, target, min_rounds, max_rounds)
+                if self.first_plan is None:
+                    self.first_plan = self.plan
+                    self.runner.say(plan_text(self.plan, self.pairs, target, self.prior_var()))
+                pair = self._next_pair(target, max_rounds, min_rounds)
+                if pair is None:
+                    if any(p.attempts >= max_rounds and p.summary().half_width > target
+                           for p in self.pairs if not p.calibration and self._planned(p)):
+                        return f"max_rounds ({max_rounds}) reached"
+                    if any(not self._planned(p) for p in self.pairs if not p.calibration):
+                        return "time budget reached: the plan left ratios out"
+                    return (f"every declared ratio met ±{target:.1%} over at least "
+                            f"{min_rounds} rounds")
+            if time.monotonic() + pair.round_seconds(self._round_guess()) > deadline:
                 return "time budget reached"
             started = time.monotonic()
             self.measure_round(pair)
@@ -269,6 +333,55 @@ class AlternatingPhase:
             self.spent_s[pair.key] += took
             if self.runner.interrupted:
                 return "interrupted"
+
+    def prior_var(self) -> float:
+        """The start variance of a ratio without its own: this phase's A/A's, else the
+        one the runner carried over from an earlier phase (NaN: none)."""
+        calibration = next((p for p in self.pairs if p.calibration), None)
+        if calibration is not None:
+            own = budget_plan.start_variance(calibration.summary())
+            if not math.isnan(own):
+                return own
+        return self.carried_var
+
+    def _round_guess(self) -> float:
+        """A round's seconds before a pair has one of its own: the A/A's, else the
+        experiment's alternation plus ROUND_OVERHEAD_S."""
+        measured = [s for p in self.pairs if p.calibration for s in p.seconds]
+        if measured:
+            return sorted(measured)[len(measured) // 2]
+        experiment = self.runner.experiment
+        return experiment.alternation_s + ROUND_OVERHEAD_S
+
+    def make_plan(self, deadline: float, target: float, min_rounds: int,
+                  max_rounds: int) -> dict:
+        inputs = [budget_plan.PlanInput(
+            p.key, p.spec.seed_ratio is not None, len(p.rounds),
+            p.round_seconds(self._round_guess()),
+            budget_plan.start_variance(p.summary()))
+            for p in self.pairs if not p.calibration and p.attempts < 2 * max_rounds]
+        left = deadline - time.monotonic() if math.isfinite(deadline) else math.inf
+        return budget_plan.plan(inputs, left, target, min_rounds, max_rounds, self.prior_var())
+
+    def _planned(self, pair: Pair) -> bool:
+        planned = self.plan.get(pair.key) if self.plan is not None else None
+        return planned is None or planned.measured
+
+    def _next_pair(self, target: float, max_rounds: int, min_rounds: int) -> Pair | None:
+        """A planned ratio short of its planned rounds (seed claims first, then the one
+        with the fewest attempts); then the widest one per second (next_to_measure)."""
+        def open_(p: Pair) -> bool:
+            return not p.calibration and len(p.rounds) < max_rounds and \
+                p.attempts < 2 * max_rounds and self._planned(p)
+        short = [p for p in self.pairs if open_(p) and self.plan is not None
+                 and len(p.rounds) < self.plan[p.key].rounds]
+        if short:
+            return min(short, key=lambda p: (p.spec.seed_ratio is None, p.attempts))
+        states = {p.key: (len(p.rounds), p.summary().half_width,
+                          p.round_seconds(self._round_guess()), p.attempts)
+                  for p in self.pairs if open_(p)}
+        key = alternation.next_to_measure(states, target, min_rounds)
+        return next((p for p in self.pairs if p.key == key), None)
 
     def measure_round(self, pair: Pair) -> None:
         runner = self.runner

@@ -275,6 +275,9 @@ class Runner:
         self.rounds_comparisons = experiment.comparisons
         self.alternation_spent: dict[str, float] = {}
         self.alternation_spent_by_pair: dict[tuple, float] = {}
+        self._alternation_phase: alternating.AlternatingPhase | None = None
+        # phase -> (the budget plan said up front, the last one): budget_plan.py
+        self.plans: dict[str, tuple[dict | None, dict | None]] = {}
         self.rounds_spent_s = 0.0
         self.started = time.monotonic()
         self._histogram_count = 0
@@ -409,7 +412,9 @@ class Runner:
             self.started + budget - self.reserve_s - self._alternation_reserve(later))
         self.say(f"alternation ({phase}): {len(pairs)} pairs, ABBA slices of "
                  f"{self.experiment.slice_s:g} s, {self.experiment.alternation_s:g} s a round")
-        self._alternation_phase = alternating.AlternatingPhase(self, pairs, work, bind, netns)
+        carried = self._alternation_phase.prior_var() if self._alternation_phase else math.nan
+        self._alternation_phase = alternating.AlternatingPhase(self, pairs, work, bind, netns,
+                                                               carried)
         started = time.monotonic()
         why = self._alternation_phase.run(
             deadline, self.experiment.precision or DEFAULT_PRECISION,
@@ -417,11 +422,14 @@ class Runner:
         self.stops[f"{phase} alternation"] = why
         self.alternation_spent[phase] = time.monotonic() - started
         self.alternation_spent_by_pair.update(self._alternation_phase.spent_s)
+        self.plans[phase] = (self._alternation_phase.first_plan, self._alternation_phase.plan)
 
     def _pair_result(self, pair: alternating.Pair) -> RatioResult:
+        last = [plans[1] for plans in self.plans.values() if plans[1] and pair.key in plans[1]]
         return alternating.pair_result(pair, self.experiment.precision or DEFAULT_PRECISION,
                                        self.experiment.min_rounds,
-                                       self.alternation_spent_by_pair.get(pair.key, 0.0))
+                                       self.alternation_spent_by_pair.get(pair.key, 0.0),
+                                       last[0][pair.key] if last else None)
 
     def _alternation_meta(self) -> dict:
         return {"slice_s": self.experiment.slice_s, "alternation_s": self.experiment.alternation_s,
@@ -435,7 +443,12 @@ class Runner:
                            "stalled_slices": p.stalled,
                            "client_bound": p.client_bound, "metric": p.metric,
                            "spent_s": round(self.alternation_spent_by_pair.get(p.key, 0.0), 1)}
-                          for p in self.pairs]}
+                          for p in self.pairs],
+                # budget_plan's plans per phase: the one said up front (after the A/A)
+                # and the last one, made before the last round
+                "plan": {phase: {"first": alternating.plan_rows(first, self.pairs),
+                                 "last": alternating.plan_rows(last, self.pairs)}
+                         for phase, (first, last) in self.plans.items()}}
 
     # ---- rounds ------------------------------------------------------------------------
 

@@ -1,0 +1,128 @@
+"""What a run's time can decide: the plan of rounds (fresh starts) per declared ratio.
+
+A ratio's interval after n starts is about t(n - 1) * sqrt(v / n) wide in log (stats.
+two_level_interval), where v is the variance of one start's mean log ratio: the
+between-start variance plus the slices' variance over one start's pairs
+(`start_variance`). v is known from the A/A pair once it has its rounds (the machine's
+noise: a server against a copy of itself) and from a ratio's own rounds once it has
+MIN_ROUNDS_FOR_SPREAD of them; a ratio that varies more than the A/A (modes of its own)
+is planned again on its own figure as soon as it has one.
+
+`plan` spends the seconds left in this order:
+1. a ratio already started first gets what it needs to reach min_rounds (its starts
+   are spent whatever happens next, and the plan is made again after every round as
+   the estimates move); then ratios that carry a seed's claim (a seed_ratio), then
+   those already started, then the rest, cheapest first inside each group, so the
+   budget decides as many ratios as it can;
+2. each gets the rounds that reach the target half-width (at least min_rounds, at most
+   max_rounds) where that fits; else as many rounds as fit, when that is min_rounds or
+   more (a ratio to a lesser precision, its predicted half-width said up front);
+3. else none: `not measured (budget)`, with the seconds it would have needed. A ratio is
+   never given fewer than min_rounds starts by the plan: that would buy a verdict from
+   too few starts.
+
+Pure functions; no I/O. Tested on known variances in tests/python/test_budget_plan.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Hashable, Iterable
+
+from .ratio_verdicts import NOT_MEASURED_BUDGET
+from .stats import MIN_ROUNDS_FOR_SPREAD, PairedSummary, t_quantile_975
+
+__all__ = ["NOT_MEASURED_BUDGET", "PlanInput", "Planned", "plan", "predicted_half_width",
+           "rounds_for", "start_variance"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanInput:
+    """One ratio as the plan sees it."""
+    key: Hashable
+    seed_claim: bool        # the ratio carries a seed's published claim
+    rounds: int             # starts measured so far
+    round_s: float          # wall seconds one more start costs
+    start_var: float        # variance of one start's mean log ratio; NaN: not known
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """What the plan gives one ratio."""
+    key: Hashable
+    rounds: int               # starts in all (those measured included); 0: not measured
+    predicted_half: float     # the half-width expected after `rounds` (inf: none)
+    cost_s: float             # seconds the rounds still to measure take
+    needed_s: float           # seconds the target half-width would take from here
+    measured: bool            # False: not measured (budget)
+
+    @property
+    def reaches_target(self) -> bool:
+        return self.measured and self.cost_s >= self.needed_s
+
+
+def start_variance(summary: PairedSummary) -> float:
+    """v of a ratio's own starts: between-start variance plus one start's share of the
+    slices' (pair_var over the mean pairs per start); NaN below MIN_ROUNDS_FOR_SPREAD."""
+    if summary.n < MIN_ROUNDS_FOR_SPREAD or not summary.pairs:
+        return math.nan
+    if math.isnan(summary.between_var) or math.isnan(summary.pair_var):
+        return math.nan
+    return summary.between_var + summary.pair_var / (summary.pairs / summary.n)
+
+
+def predicted_half_width(start_var: float, rounds: int) -> float:
+    """The half-width (a fraction, the larger side of a log-symmetric interval) of a
+    ratio over `rounds` starts whose start means have variance start_var."""
+    if rounds < MIN_ROUNDS_FOR_SPREAD or math.isnan(start_var):
+        return math.inf
+    return math.exp(t_quantile_975(rounds - 1) * math.sqrt(max(start_var, 0.0) / rounds)) - 1
+
+
+def rounds_for(start_var: float, target: float, min_rounds: int, max_rounds: int) -> int:
+    """The fewest starts, from min_rounds to max_rounds, whose predicted half-width is
+    within `target`; max_rounds when none is; min_rounds when the variance is unknown
+    (the plan is made again once the ratio has its own)."""
+    if math.isnan(start_var):
+        return min_rounds
+    for rounds in range(min_rounds, max_rounds + 1):
+        if predicted_half_width(start_var, rounds) <= target:
+            return rounds
+    return max_rounds
+
+
+def plan(ratios: Iterable[PlanInput], seconds_left: float, target: float, min_rounds: int,
+         max_rounds: int, prior_var: float = math.nan) -> dict[Hashable, Planned]:
+    """The rounds each ratio gets from `seconds_left` (math.inf: no budget). `prior_var`:
+    the start variance of a ratio without its own (the A/A's; NaN: unknown)."""
+    ratios = list(ratios)
+    needs = {}
+    for r in ratios:
+        var = r.start_var if not math.isnan(r.start_var) else prior_var
+        wanted = max(rounds_for(var, target, min_rounds, max_rounds), r.rounds)
+        needs[r.key] = (var, wanted, max(0, wanted - r.rounds) * r.round_s)
+    # A ratio already started keeps what it takes to reach min_rounds, whatever comes
+    # first: the plan is made again as estimates change, and dropping a started ratio
+    # would throw its starts away.
+    committed = {r.key: max(0, min_rounds - r.rounds) * r.round_s
+                 for r in ratios if 0 < r.rounds < min_rounds}
+    order = sorted(ratios, key=lambda r: (not r.seed_claim, r.rounds == 0, needs[r.key][2]))
+    left = seconds_left - sum(committed.values())
+    out = {}
+    for r in order:
+        var, wanted, needed_s = needs[r.key]
+        left += committed.get(r.key, 0.0)
+        if needed_s <= left:
+            rounds, cost = wanted, needed_s
+        else:
+            affordable = int(left // r.round_s) if r.round_s > 0 and math.isfinite(left) else 0
+            rounds = r.rounds + min(affordable, max(0, wanted - r.rounds))
+            cost = (rounds - r.rounds) * r.round_s
+        if rounds < min_rounds:
+            out[r.key] = Planned(r.key, 0, math.inf, 0.0, needed_s, False)
+            continue
+        left -= cost
+        out[r.key] = Planned(r.key, rounds, predicted_half_width(var, rounds), cost, needed_s,
+                             True)
+    return out

@@ -1,0 +1,197 @@
+"""The run's budget plan (kvlab.measures.budget_plan, running/alternating.py): the
+predicted half-width against two_level_interval's on synthetic starts of known variance,
+the order in which the budget is spent, and a phase with a fake kvlab-load and a fake
+clock: the A/A first, the seed claim's rounds next, a ratio the budget cannot buy
+`not measured (budget)` with the seconds it needs, never a verdict from a few starts."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+import statistics
+import types
+from pathlib import Path
+
+import pytest
+from fake_alternation import fake_host
+
+from kvlab.measures import budget_plan
+from kvlab.measures.budget_plan import PlanInput
+from kvlab.measures.ratio_verdicts import NOT_MEASURED_BUDGET, decide_row
+from kvlab.measures.stats import two_level_interval
+
+
+def _starts(rng: random.Random, n: int, between_sd: float, pair_sd: float,
+            pairs: int) -> list[list[float]]:
+    out = []
+    for _ in range(n):
+        effect = rng.gauss(0, between_sd)
+        out.append([effect + rng.gauss(0, pair_sd) for _ in range(pairs)])
+    return out
+
+
+@pytest.mark.parametrize("n, between_sd, pair_sd", [(10, 0.03, 0.05), (16, 0.01, 0.08),
+                                                    (6, 0.05, 0.02)])
+def test_the_predicted_half_width_is_what_the_interval_gives(n, between_sd, pair_sd):
+    """Known answer: starts with a known start effect and slice noise; the mean half-width
+    of two_level_interval over 400 trials is within 12% of the prediction from the true
+    start variance, and start_variance estimates that variance within 15% on average."""
+    rng = random.Random(n)
+    pairs = 16
+    true_var = between_sd ** 2 + pair_sd ** 2 / pairs
+    halves, estimates = [], []
+    for _ in range(400):
+        summary = two_level_interval(_starts(rng, n, between_sd, pair_sd, pairs))
+        halves.append(math.log1p(summary.half_width))
+        estimates.append(budget_plan.start_variance(summary))
+    predicted = math.log1p(budget_plan.predicted_half_width(true_var, n))
+    assert statistics.fmean(halves) == pytest.approx(predicted, rel=0.12)
+    assert statistics.fmean(estimates) == pytest.approx(true_var, rel=0.15)
+
+
+def test_rounds_for_reaches_the_target_with_the_fewest_starts():
+    var = 0.05 ** 2
+    rounds = budget_plan.rounds_for(var, 0.02, 10, 60)
+    assert budget_plan.predicted_half_width(var, rounds) <= 0.02
+    assert budget_plan.predicted_half_width(var, rounds - 1) > 0.02
+    assert 20 < rounds < 40
+    assert budget_plan.rounds_for(1e-8, 0.02, 10, 60) == 10      # quiet: the minimum
+    assert budget_plan.rounds_for(1.0, 0.02, 10, 60) == 60       # never: the most allowed
+    assert budget_plan.rounds_for(math.nan, 0.02, 10, 60) == 10  # unknown: the minimum
+    assert math.isinf(budget_plan.predicted_half_width(var, 2))  # too few starts: none
+
+
+def test_the_plan_spends_on_seed_claims_then_started_ratios_then_the_cheapest():
+    var = 0.05 ** 2  # about 28 rounds for ±2%
+    need = budget_plan.rounds_for(var, 0.02, 10, 60)
+    ratios = [PlanInput("other-cheap", False, 0, 1.0, math.nan),
+              PlanInput("other-dear", False, 0, 3.0, math.nan),
+              PlanInput("started", False, 4, 3.0, math.nan),
+              PlanInput("seed", True, 0, 2.0, math.nan)]
+    budget = need * 2.0 + (need - 4) * 3.0 + 15 * 1.0
+    plan = budget_plan.plan(ratios, budget, 0.02, 10, 60, prior_var=var)
+    assert plan["seed"].rounds == need and plan["seed"].reaches_target
+    assert plan["started"].rounds == need and plan["started"].cost_s == (need - 4) * 3.0
+    # 15 s left buys the cheap one 15 starts: a lesser precision, said up front
+    cheap = plan["other-cheap"]
+    assert cheap.measured and cheap.rounds == 15 and not cheap.reaches_target
+    assert cheap.predicted_half == pytest.approx(budget_plan.predicted_half_width(var, 15))
+    # nothing left: not measured, with what it would have needed
+    dear = plan["other-dear"]
+    assert not dear.measured and dear.rounds == 0 and dear.needed_s == need * 3.0
+    # fewer than min_rounds affordable is none at all
+    plan = budget_plan.plan([PlanInput("r", False, 0, 1.0, math.nan)], 9.5, 0.02, 10, 60,
+                            prior_var=var)
+    assert not plan["r"].measured
+    # a started ratio keeps its way to min_rounds even when a seed claim wants it all
+    plan = budget_plan.plan([PlanInput("seed", True, 0, 1.0, math.nan),
+                             PlanInput("started", False, 4, 1.0, math.nan)],
+                            need + 6.0, 0.02, 10, 60, prior_var=var)
+    assert plan["started"].rounds == 10 and plan["seed"].rounds == need
+    # no budget: everything to its target
+    plan = budget_plan.plan(ratios, math.inf, 0.02, 10, 60, prior_var=var)
+    assert all(p.reaches_target for p in plan.values())
+    # a ratio's own variance overrides the A/A's
+    plan = budget_plan.plan([PlanInput("quiet", False, 10, 1.0, 1e-8)], 100, 0.02, 10, 60,
+                            prior_var=var)
+    assert plan["quiet"].rounds == 10 and plan["quiet"].cost_s == 0
+
+
+def test_a_row_not_measured_says_so_and_what_it_needs():
+    row = {"low": "", "high": "", "rounds": "0", "status": NOT_MEASURED_BUDGET,
+           "budget_needed_s": "84", "metric": "ops_per_s"}
+    verdict = decide_row(row, 1.2, "a", "b")
+    assert verdict.direction == NOT_MEASURED_BUDGET and verdict.seed is None
+    assert verdict.text() == "not measured (budget) (needs about 84 s more)"
+
+
+def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch):
+    from kvlab.running import alternating
+    from kvlab.running.experiment import CompareSpec, Point
+
+    point = Point("s", "r", "kvlab-load", "unix", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    rng = random.Random(7)
+    clock = [0.0]
+    round_s = 2.0
+
+    def fake_run(command, **kwargs):
+        clock[0] += round_s
+        effect = rng.gauss(0, 0.1)  # each start's ratio varies ±10% (log SD)
+        slices = []
+        for i in range(16):
+            side = 0 if i % 4 in (0, 3) else 1
+            ops = 1000 * math.exp((effect if side == 0 else 0) + rng.gauss(0, 0.01))
+            slices.append({"index": i, "side": side, "start_s": 0.1 * i, "seconds": 0.1,
+                           "ops": int(ops), "server_cpu_s": 0.08, "client_cpu_s": 0.02,
+                           "mean_us": 10, "p99_us": 20})
+        document = {"status": "complete", "disturbed": False, "allowed_cores": 1,
+                    "slices": slices}
+        Path(command[command.index("--json") + 1]).write_text(json.dumps(document))
+        return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    said: list[str] = []
+    runner = fake_host(tmp_path, said, alternation_s=1.6)
+    monkeypatch.setattr(alternating.subprocess, "run", fake_run)
+    monkeypatch.setattr(alternating, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+
+    def pair(name: str, seed: float | None = None, calibration: bool = False):
+        spec = CompareSpec(name, "server", "r", "r", seed_ratio=seed)
+        return alternating.Pair(spec, "set", "p", point, point, calibration=calibration)
+
+    aa, other, seed, late = pair("A/A r", calibration=True), pair("other"), \
+        pair("seed", 1.1), pair("late")
+    phase = alternating.AlternatingPhase(runner, [aa, other, seed, late], tmp_path)
+    order = []
+    measure = phase.measure_round
+    monkeypatch.setattr(phase, "measure_round", lambda p: (order.append(p.name), measure(p)))
+    # ±10% a start would need about 100 starts for ±2%: every ratio is planned at
+    # max_rounds (20) whatever its estimate. The A/A's 10 rounds, the seed claim's 20,
+    # then 15 starts: one more ratio to a lesser precision, none for the last.
+    min_rounds, max_rounds, target = 10, 20, 0.02
+    deadline = round_s * (min_rounds + max_rounds + 15) + 0.5
+    why = phase.run(deadline, target, max_rounds, min_rounds)
+
+    assert order[:min_rounds] == ["A/A r"] * min_rounds, "the machine's noise comes first"
+    assert order[min_rounds:min_rounds + max_rounds] == ["seed"] * max_rounds, \
+        "then the seed claim"
+    plan_lines = [s for s in said if s.startswith("plan:")]
+    assert len(plan_lines) == 1 and "not measured (budget)" in plan_lines[0], said
+    assert "(1 of 1 seed claims)" in plan_lines[0]
+    results = {p.name: alternating.pair_result(p, target, min_rounds, 0.0, phase.plan[p.key])
+               for p in (other, seed, late)}
+    counts = {p.name: len(p.rounds) for p in phase.pairs}
+    assert counts["seed"] == max_rounds and sorted(counts.values()) == [0, 10, 15, 20], counts
+    assert "1 only a lesser precision" in plan_lines[0] and "1 not measured" in plan_lines[0]
+    # a ratio has min_rounds starts or none, and one the budget left out says so
+    assert all(n == 0 or n >= min_rounds for n in counts.values()), counts
+    left_out = [results[name] for name in ("other", "late") if counts[name] == 0]
+    assert len(left_out) == 1, (why, counts)
+    assert left_out[0].status == NOT_MEASURED_BUDGET and left_out[0].budget_needed_s > 0
+    assert left_out[0].verdict().direction == NOT_MEASURED_BUDGET
+    assert "time budget reached" in why
+    rows = alternating.plan_rows(phase.first_plan, phase.pairs)
+    assert {r["comparison"] for r in rows} == {"other", "seed", "late"}
+    assert [r["measured"] for r in rows if r["comparison"] == "seed"] == [True]
+    with (tmp_path / "alternation.csv").open() as handle:
+        assert len(list(csv.DictReader(handle))) == 16 * len(order)
+
+
+def test_the_report_says_what_the_plan_could_decide():
+    from kvlab.rendering.report_ratios import plan_lines
+    row = {"test": "set", "seed_claim": False, "predicted_half_width": 0.02}
+    rows = [dict(row, comparison="seed", point="P1", seed_claim=True, rounds=28,
+                 cost_s=56.0, needed_s=56.0, measured=True),
+            dict(row, comparison="cheap", point="P2", rounds=15, predicted_half_width=0.057,
+                 cost_s=15.0, needed_s=28.0, measured=True),
+            dict(row, comparison="dear", point="P3", rounds=0, predicted_half_width=None,
+                 cost_s=0.0, needed_s=84.0, measured=False)]
+    meta = {"precision": 0.02, "alternation": {"plan": {"local": {"first": rows,
+                                                                  "last": rows}}}}
+    (line,) = plan_lines(meta)
+    assert line == ("- plan (local, made once the A/A had its rounds): 1 of 3 declared "
+                    "ratios to ±2.0% (1 of 1 seed claims); 1 to a lesser precision, up to "
+                    "±5.7%; 1 not measured (budget), needing about 84 s more: dear (P3).")
+    assert plan_lines({"alternation": {}}) == []
