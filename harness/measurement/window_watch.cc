@@ -42,16 +42,17 @@ WindowWatch::WindowWatch(WatchOptions options, pid_t server_pid)
 }
 
 std::vector<pid_t> WindowWatch::OwnProcesses() const {
+  // Only interference needs them: without measured CPUs, no reading of /proc.
+  if (options_.measured_cpus.empty()) return {};
   // Each process once: a caller may name the server among its own pids too
   // (the runner names every server it started; an alternation adds side B's).
   std::set<pid_t> ours(options_.own_pids.begin(), options_.own_pids.end());
   if (server_pid_ > 0) ours.insert(server_pid_);
-  ours.erase(::getpid());  // Mark's ProcessCpuSeconds() counts this process
   if (options_.trees) {
     const std::vector<pid_t> tree = ProcessTreeOf({ours.begin(), ours.end()});
     ours = std::set<pid_t>(tree.begin(), tree.end());
-    ours.erase(::getpid());
   }
+  ours.erase(::getpid());  // Mark's ProcessCpuSeconds() counts this process
   return {ours.begin(), ours.end()};
 }
 

@@ -70,7 +70,7 @@ class WindowWatch {
   WindowWatch(WatchOptions options, pid_t server_pid);
 
   // The processes whose CPU is ours besides this one: the server, the own
-  // pids, and with `trees` their descendants. Finding descendants reads
+  // pids, and with `trees` their descendants; none without measured CPUs. Finding descendants reads
   // /proc, so a caller with a short window finds them before it opens
   // (Mark(own)) rather than at its edges.
   std::vector<pid_t> OwnProcesses() const;

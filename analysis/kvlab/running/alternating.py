@@ -297,6 +297,7 @@ class AlternatingPhase:
         self.first_plan: dict | None = None
         self.plan: dict | None = None
         self.carried_var = carried_var
+        self.calibration = next((p for p in pairs if p.calibration), None)
 
     def run(self, deadline: float, target: float, max_rounds: int, min_rounds: int) -> str:
         """The A/A pair's rounds first (the machine's noise), then the rounds that
@@ -305,7 +306,7 @@ class AlternatingPhase:
         the ratio furthest from its target per second. Stops when every planned ratio is
         resolved, at max_rounds, or when the next round would pass `deadline`
         (time.monotonic()); returns why it stopped."""
-        calibration = next((p for p in self.pairs if p.calibration), None)
+        calibration = self.calibration
         while True:
             if calibration is not None and len(calibration.rounds) < min_rounds and \
                     calibration.attempts < 2 * max_rounds:
@@ -337,9 +338,8 @@ class AlternatingPhase:
     def prior_var(self) -> float:
         """The start variance of a ratio without its own: this phase's A/A's, else the
         one the runner carried over from an earlier phase (NaN: none)."""
-        calibration = next((p for p in self.pairs if p.calibration), None)
-        if calibration is not None:
-            own = budget_plan.start_variance(calibration.summary())
+        if self.calibration is not None:
+            own = budget_plan.start_variance(self.calibration.summary())
             if not math.isnan(own):
                 return own
         return self.carried_var
@@ -347,11 +347,9 @@ class AlternatingPhase:
     def _round_guess(self) -> float:
         """A round's seconds before a pair has one of its own: the A/A's, else the
         experiment's alternation plus ROUND_OVERHEAD_S."""
-        measured = [s for p in self.pairs if p.calibration for s in p.seconds]
-        if measured:
-            return sorted(measured)[len(measured) // 2]
-        experiment = self.runner.experiment
-        return experiment.alternation_s + ROUND_OVERHEAD_S
+        if self.calibration is not None and self.calibration.seconds:
+            return self.calibration.round_seconds()
+        return self.runner.experiment.alternation_s + ROUND_OVERHEAD_S
 
     def make_plan(self, deadline: float, target: float, min_rounds: int,
                   max_rounds: int) -> dict:

@@ -425,11 +425,12 @@ class Runner:
         self.plans[phase] = (self._alternation_phase.first_plan, self._alternation_phase.plan)
 
     def _pair_result(self, pair: alternating.Pair) -> RatioResult:
-        last = [plans[1] for plans in self.plans.values() if plans[1] and pair.key in plans[1]]
+        planned = next((last[pair.key] for _, last in self.plans.values()
+                        if last and pair.key in last), None)
         return alternating.pair_result(pair, self.experiment.precision or DEFAULT_PRECISION,
                                        self.experiment.min_rounds,
                                        self.alternation_spent_by_pair.get(pair.key, 0.0),
-                                       last[0][pair.key] if last else None)
+                                       planned)
 
     def _alternation_meta(self) -> dict:
         return {"slice_s": self.experiment.slice_s, "alternation_s": self.experiment.alternation_s,
