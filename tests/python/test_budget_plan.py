@@ -195,3 +195,15 @@ def test_the_report_says_what_the_plan_could_decide():
                     "ratios to ±2.0% (1 of 1 seed claims); 1 to a lesser precision, up to "
                     "±5.7%; 1 not measured (budget), needing about 84 s more: dear (P3).")
     assert plan_lines({"alternation": {}}) == []
+
+
+def test_the_time_section_says_how_a_planned_run_gave_out_its_rounds():
+    from kvlab.rendering.report_ratios import time_section
+    spent = {"alternation_s": 2.0, "slice_s": 0.1, "min_rounds": 10, "rounds_spent_s": 785,
+             "spent_s": {"local": 352.0}, "pairs": []}
+    planned = time_section({"alternation": dict(spent, plan={"local": {"first": [],
+                                                                       "last": []}})})
+    assert "the A/A pair's 10 rounds first, then the rounds the budget plan gave each" \
+        in planned
+    # a run from before the plan says what it did then
+    assert "every pair 10 rounds first" in time_section({"alternation": spent})

@@ -301,9 +301,12 @@ def time_section(meta: dict) -> str:
              f"- rounds of every point (each side in its own window): "
              f"{spent.get('rounds_spent_s', 0):.0f} s; alternation: {total:.0f} s "
              f"({spent.get('alternation_s', '?')} s measured per round, slices of "
-             f"{spent.get('slice_s', '?')} s; every pair {spent.get('min_rounds', '?')} rounds "
-             "first, then each round to the declared ratio furthest from its target per "
-             "second of its round)"]
+             f"{spent.get('slice_s', '?')} s; " + (
+                 f"the A/A pair's {spent.get('min_rounds', '?')} rounds first, then the rounds "
+                 "the budget plan gave each declared ratio, then each round to the one "
+                 "furthest from its target per second of its round)" if "plan" in spent else
+                 f"every pair {spent.get('min_rounds', '?')} rounds first, then each round "
+                 "to the declared ratio furthest from its target per second of its round)")]
     for pair in spent.get("pairs", []):
         extra = []
         if pair.get("cycles_left_out"):

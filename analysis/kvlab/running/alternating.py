@@ -16,11 +16,13 @@ VM with builds beside it, the ratios of disturbed rounds moved with the machine'
 (their round means spread about three times their noise inside a round), while
 undisturbed rounds agreed to within that noise.
 
-Where the rounds go (kvlab.measures.alternation.next_to_measure): every pair (the A/A one
-included) gets the experiment's `min_rounds` rounds first (the one stopping rule of
-declared_ratios.py, default 10), then each further round goes to the declared
-comparison furthest from its precision target per second of its round, until every one
-is within it over at least min_rounds, its pair reached max_rounds, or the phase's
+Where the rounds go (AlternatingPhase.run): the A/A pair gets the experiment's
+`min_rounds` rounds first (the one stopping rule of declared_ratios.py, default 10), the
+machine's noise; then each declared ratio the rounds kvlab.measures.budget_plan gives it
+from the time left (none: `not measured (budget)`), planned again after every round;
+then each further round goes to the declared comparison furthest from its precision
+target per second of its round (kvlab.measures.alternation.next_to_measure), until every
+one is within it over at least min_rounds, its pair reached max_rounds, or the phase's
 deadline.
 
 A pair whose sides were client-bound in most rounds (kvlab-load saturated its cores) is
