@@ -90,6 +90,10 @@ def test_the_plan_spends_on_seed_claims_then_started_ratios_then_the_cheapest():
                              PlanInput("started", False, 4, 1.0, math.nan)],
                             need + 6.0, 0.02, 10, 60, prior_var=var)
     assert plan["started"].rounds == 10 and plan["seed"].rounds == need
+    # max_rounds short of the target: planned at the most, and not said to reach it
+    capped = budget_plan.plan([PlanInput("noisy", True, 0, 1.0, math.nan)], math.inf, 0.02,
+                              10, 20, prior_var=var)["noisy"]
+    assert capped.rounds == 20 and capped.predicted_half > 0.02 and not capped.reaches_target
     # no budget: everything to its target
     plan = budget_plan.plan(ratios, math.inf, 0.02, 10, 60, prior_var=var)
     assert all(p.reaches_target for p in plan.values())
@@ -159,12 +163,13 @@ def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch
         "then the seed claim"
     plan_lines = [s for s in said if s.startswith("plan:")]
     assert len(plan_lines) == 1 and "not measured (budget)" in plan_lines[0], said
-    assert "(1 of 1 seed claims)" in plan_lines[0]
+    # at max_rounds, ±10% a start is predicted about ±5%: no ratio is said to reach ±2%
+    assert "0 can reach ±2.0%" in plan_lines[0] and "(0 of 1 seed claims)" in plan_lines[0]
     results = {p.name: alternating.pair_result(p, target, min_rounds, 0.0, phase.plan[p.key])
                for p in (other, seed, late)}
     counts = {p.name: len(p.rounds) for p in phase.pairs}
     assert counts["seed"] == max_rounds and sorted(counts.values()) == [0, 10, 15, 20], counts
-    assert "1 only a lesser precision" in plan_lines[0] and "1 not measured" in plan_lines[0]
+    assert "2 only a lesser precision" in plan_lines[0] and "1 not measured" in plan_lines[0]
     # a ratio has min_rounds starts or none, and one the budget left out says so
     assert all(n == 0 or n >= min_rounds for n in counts.values()), counts
     left_out = [results[name] for name in ("other", "late") if counts[name] == 0]

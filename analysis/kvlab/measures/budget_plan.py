@@ -56,10 +56,9 @@ class Planned:
     cost_s: float             # seconds the rounds still to measure take
     needed_s: float           # seconds the target half-width would take from here
     measured: bool            # False: not measured (budget)
-
-    @property
-    def reaches_target(self) -> bool:
-        return self.measured and self.cost_s >= self.needed_s
+    # predicted_half is within the target: not so for a ratio cut short by the budget,
+    # nor one that max_rounds keeps from it, nor one whose variance is not known
+    reaches_target: bool = False
 
 
 def start_variance(summary: PairedSummary) -> float:
@@ -123,6 +122,6 @@ def plan(ratios: Iterable[PlanInput], seconds_left: float, target: float, min_ro
             out[r.key] = Planned(r.key, 0, math.inf, 0.0, needed_s, False)
             continue
         left -= cost
-        out[r.key] = Planned(r.key, rounds, predicted_half_width(var, rounds), cost, needed_s,
-                             True)
+        predicted = predicted_half_width(var, rounds)
+        out[r.key] = Planned(r.key, rounds, predicted, cost, needed_s, True, predicted <= target)
     return out

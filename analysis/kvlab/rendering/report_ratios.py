@@ -192,8 +192,9 @@ def plan_lines(meta: dict) -> list[str]:
         if not rows:
             continue
         measured = [r for r in rows if r["measured"]]
-        full = [r for r in measured if r["cost_s"] >= r["needed_s"]]
-        lesser = [r for r in measured if r["cost_s"] < r["needed_s"]]
+        full = [r for r in measured
+                if r.get("reaches_target", r["cost_s"] >= r["needed_s"])]
+        lesser = [r for r in measured if r not in full]
         out = [r for r in rows if not r["measured"]]
         seeds = [r for r in rows if r.get("seed_claim")]
         text = (f"- plan ({phase}, made once the A/A had its rounds): {len(full)} of "

@@ -216,7 +216,7 @@ def plan_rows(plan: dict | None, pairs: list[Pair]) -> list[dict]:
                      "predicted_half_width": None if math.isinf(planned.predicted_half)
                      else round(planned.predicted_half, 4),
                      "cost_s": round(planned.cost_s, 1), "needed_s": round(planned.needed_s, 1),
-                     "measured": planned.measured})
+                     "measured": planned.measured, "reaches_target": planned.reaches_target})
     return rows
 
 
