@@ -160,7 +160,7 @@ bench-quick:
 .PHONY: bench-harness
 bench-harness: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target kvlab-load
-	harness/benchmarks/compare_with_redis_benchmark.sh $(BUILD) 3
+	scripts/compare_with_redis_benchmark.sh $(BUILD) 3
 
 # Opens notebooks/analysis.ipynb in Jupyter; without the notebook server
 # (Debian: jupyter-notebook), renders it headless to $(BUILD)/notebook/analysis.html.

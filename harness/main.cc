@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "harness/alternation.h"
-#include "harness/command_line/command_line.h"
+#include "harness/command_line.h"
 #include "harness/clients/event_loop.h"
 #include "harness/measurement/machine_info.h"
 #include "harness/output/point_record.h"

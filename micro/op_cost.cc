@@ -51,9 +51,9 @@
 #include "engines/engine.h"
 #include "harness/clients/resp_encoding.h"
 #include "server/client_info.h"
-#include "server/connection.h"
-#include "server/connection_registry.h"
-#include "server/event_loop.h"
+#include "server/net/connection.h"
+#include "server/net/connection_registry.h"
+#include "server/net/event_loop.h"
 #include "server/server_context.h"
 #include "server/session.h"
 

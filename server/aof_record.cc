@@ -3,7 +3,7 @@
 #include <charconv>
 #include <string>
 
-#include "engines/container_call.h"
+#include "engines/calls/container_call.h"
 #include "server/commands/arguments.h"
 
 namespace kvlab {

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engines/atomic_group.h"
+#include "engines/calls/atomic_group.h"
 #include "engines/engine.h"
 #include "server/client_info.h"
 #include "server/reply_writer.h"

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engines/container_call.h"
+#include "engines/calls/container_call.h"
 #include "server/command.h"
 
 namespace kvlab {
@@ -59,7 +59,7 @@ struct CommandSpec {
   KeyPositions keys;
   std::string group;    // COMMAND DOCS group: "string", "generic", ...
   std::string summary;  // COMMAND DOCS summary
-  // A container command: what the engine runs (container_commands.cc).
+  // A container command: what the engine runs (engines/calls/container_calls.cc).
   const ContainerCommand* container = nullptr;
 };
 

@@ -11,8 +11,8 @@
 
 #include "base/ascii_case.h"
 #include "engines/containers/encoding_limits.h"
-#include "engines/glob.h"
-#include "engines/redis_integer.h"
+#include "engines/rules/glob.h"
+#include "engines/rules/redis_integer.h"
 #include "server/aof_rewrite_policy.h"
 #include "server/resp_parser.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engines/redis_integer.h"
+#include "engines/rules/redis_integer.h"
 
 namespace kvlab {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "base/stage_clock.h"
-#include "engines/keyspace_ops.h"
+#include "engines/calls/keyspace_ops.h"
 #include "server/cluster_routing.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "engines/containers/encoding_limits.h"
-#include "engines/redis_integer.h"
+#include "engines/rules/redis_integer.h"
 
 namespace kvlab {
 

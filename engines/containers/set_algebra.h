@@ -2,7 +2,7 @@
 // sinterGenericCommand() and sunionDiffGenericCommand() compute them,
 // written once for the commands that answer the result (SINTER, SUNION,
 // SDIFF, SINTERCARD: server/commands/set_algebra_commands.cc) and those
-// that store it (SINTERSTORE, SUNIONSTORE, SDIFFSTORE: set_commands.cc).
+// that store it (SINTERSTORE, SUNIONSTORE, SDIFFSTORE: engines/calls/set_calls.cc).
 //
 // Redis's details decide more than the members: a result it builds as an
 // intset (every member an integer, at most set-max-intset-entries) is

@@ -11,7 +11,7 @@
 
 #include "base/ascii_case.h"
 #include "engines/operation.h"
-#include "engines/redis_integer.h"
+#include "engines/rules/redis_integer.h"
 #include "server/command.h"
 
 namespace kvlab {

@@ -1,14 +1,14 @@
 // SETBIT GETBIT BITCOUNT BITPOS BITFIELD BITFIELD_RO BITOP in the server's
-// table. Each queues the engines' string command (engines/bit_commands.h)
+// table. Each queues the engines' string command (engines/calls/bit_calls.h)
 // with the command's arguments, where every engine runs it; BITFIELD with
 // no SET or INCRBY is queued as a read. BITOP queues one step per source
 // and one for the destination as one atomic group, so the sources are read
 // and the destination written as one step on every engine.
 #include <cassert>
 
-#include "engines/bit_arithmetic.h"
-#include "engines/bit_commands.h"
-#include "engines/string_call.h"
+#include "engines/rules/bit_arithmetic.h"
+#include "engines/calls/bit_calls.h"
+#include "engines/calls/string_call.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"

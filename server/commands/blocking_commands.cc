@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "engines/containers/list_value.h"
-#include "engines/containers/zset_algebra.h"
-#include "engines/redis_float.h"
+#include "engines/calls/zset_algebra.h"
+#include "engines/rules/redis_float.h"
 #include "server/blocking_command.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"

@@ -2,7 +2,7 @@
 // server's table: one handler queues the engine's ContainerCommand with the
 // command's arguments, one render writes its reply. Their semantics live in
 // engines/containers/, where every engine runs them.
-#include "engines/container_call.h"
+#include "engines/calls/container_call.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"

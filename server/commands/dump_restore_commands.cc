@@ -2,7 +2,7 @@
 // Redis 7.0's replies and the order of its checks: the options, then
 // BUSYKEY (the key exists and no REPLACE), then the TTL, then the payload's
 // version and checksum, then its contents. The payload format is
-// engines/dump_payload.h's. RESTORE's value is built by the engine with the
+// engines/containers/dump_payload.h's. RESTORE's value is built by the engine with the
 // key held, so it replaces the key in one step. IDLETIME and FREQ are
 // checked and then ignored: kvlab keeps no LRU or LFU data.
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engines/clock.h"
-#include "engines/dump_payload.h"
+#include "engines/containers/dump_payload.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 

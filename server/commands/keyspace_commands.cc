@@ -16,8 +16,8 @@
 #include "base/mutex.h"
 #include "engines/clock.h"
 #include "engines/entry.h"
-#include "engines/keyspace_ops.h"
-#include "engines/glob.h"
+#include "engines/calls/keyspace_ops.h"
+#include "engines/rules/glob.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 

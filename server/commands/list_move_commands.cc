@@ -2,12 +2,12 @@
 // Each queues one atomic group, so the pop and the push (or the keys'
 // looks) happen as one step on every engine:
 //   LMOVE, RPOPLPUSH: the source read, the destination's push, the
-//     source's pop (engines/containers/list_commands.cc);
+//     source's pop (engines/calls/list_calls.cc);
 //   LMPOP: one pop step per key, the first that answers stops the rest
 //     (multi_pop.cc, shared with ZMPOP).
 #include <string_view>
 
-#include "engines/container_call.h"
+#include "engines/calls/container_call.h"
 #include "engines/containers/list_value.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engines/container_call.h"
+#include "engines/calls/container_call.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "base/mutex.h"
-#include "engines/atomic_group.h"
-#include "engines/dump_payload.h"
+#include "engines/calls/atomic_group.h"
+#include "engines/containers/dump_payload.h"
 #include "server/aof_record.h"
 #include "server/append_log.h"
 #include "server/commands/arguments.h"

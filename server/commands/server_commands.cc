@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "base/allocated_bytes.h"
-#include "engines/thread_cpu.h"
+#include "engines/threads/thread_cpu.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 #include "server/version.h"

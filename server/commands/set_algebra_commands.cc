@@ -15,10 +15,10 @@
 #include <string_view>
 #include <vector>
 
-#include "engines/container_call.h"
+#include "engines/calls/container_call.h"
 #include "engines/containers/set_algebra.h"
 #include "engines/containers/set_value.h"
-#include "engines/redis_integer.h"
+#include "engines/rules/redis_integer.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"

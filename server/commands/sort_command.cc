@@ -1,7 +1,7 @@
 // SORT and SORT_RO. The handler parses the options (an error is answered at
 // once, before the key is read, as in Redis) and queues one atomic group:
 //   [kHoldKeyspace]  when BY or GET patterns may read other keys
-//   kReadKeys        the sort itself (engines/containers/sort_read.h)
+//   kReadKeys        the sort itself (engines/calls/sort_read.h)
 //   [kStoreCarry]    STORE: the destination, skipped if the sort failed
 // Why a whole-keyspace group for patterns: the keys they name are known
 // only once the sorted value has been read, inside the group, so no engine
@@ -16,8 +16,8 @@
 // is never cluster-enabled (CONFIG GET cluster-enabled is "no" even on
 // --shard-ports, which keeps multi-key commands atomic across owners
 // instead of answering CROSSSLOT), so patterns are served everywhere.
-#include "engines/containers/sort_options.h"
-#include "engines/containers/sort_read.h"
+#include "engines/calls/sort_options.h"
+#include "engines/calls/sort_read.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "engines/clock.h"
-#include "engines/keyspace_ops.h"
-#include "engines/redis_float.h"
+#include "engines/calls/keyspace_ops.h"
+#include "engines/rules/redis_float.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 

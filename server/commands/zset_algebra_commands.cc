@@ -2,7 +2,7 @@
 // ZUNIONSTORE ZINTERSTORE ZDIFFSTORE, ZRANGESTORE and ZMPOP. Each checks
 // numkeys at once (Redis answers those errors before reading a key), then
 // queues one atomic group whose steps read every key and compute — and
-// store — the result inside the group (engines/containers/zset_algebra.h),
+// store — the result inside the group (engines/calls/zset_algebra.h),
 // never at render time, so a concurrent writer can never slip between the
 // read and the store on any engine:
 //   ZUNION..ZDIFFSTORE  one read step per source, [kStoreCarry destination]
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "engines/container_call.h"
-#include "engines/containers/zset_algebra.h"
+#include "engines/calls/container_call.h"
+#include "engines/calls/zset_algebra.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"

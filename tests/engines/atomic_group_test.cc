@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "engines/atomic_group.h"
+#include "engines/calls/atomic_group.h"
 #include "tests/engines/engine_test_support.h"
 
 namespace kvlab::testing {

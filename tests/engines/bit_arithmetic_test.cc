@@ -1,8 +1,8 @@
-// Known answers for the bit commands' arithmetic (engines/bit_arithmetic.h),
+// Known answers for the bit commands' arithmetic (engines/rules/bit_arithmetic.h),
 // each taken from redis-server 7.0.15: BITFIELD's overflow rules at the
 // edges of its types (i8, u8, i64, u63), BITPOS looking for a 0 in a
 // string of ones, BITCOUNT over BIT ranges, and BITOP's fold.
-#include "engines/bit_arithmetic.h"
+#include "engines/rules/bit_arithmetic.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,6 +1,6 @@
 // MpscChannel: every message from every producer arrives exactly once, in
 // each producer's order; closing drains what was sent and refuses the rest.
-#include "engines/channel.h"
+#include "engines/threads/channel.h"
 
 #include <thread>
 #include <utility>

@@ -1,10 +1,10 @@
-// DUMP's payload format (engines/dump_payload.h): Redis's CRC-64 known
+// DUMP's payload format (engines/containers/dump_payload.h): Redis's CRC-64 known
 // answer, payloads captured from redis-server 7.0.15's DUMP read back (so
 // the expectations do not come from kvlab's writer), round trips of every
 // type and encoding, and hostile payloads — truncated, mutated, lying about
 // their lengths — each under a valid checksum, which must be refused or
 // read without harm (this test runs under ASan in `make test-asan`).
-#include "engines/dump_payload.h"
+#include "engines/containers/dump_payload.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // EntryRecord: key, value and optional expiry in one allocation — contents
 // survive every change, in place or by replacement.
-#include "engines/entry_record.h"
+#include "engines/keyspace/entry_record.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // keyspace unit's patterns), agreement with a recursive reference matcher on
 // random short patterns, and bounded work on the patterns of
 // CVE-2022-36021 (a recursive matcher needs exponential time on them).
-#include "engines/glob.h"
+#include "engines/rules/glob.h"
 
 #include <gtest/gtest.h>
 

@@ -15,9 +15,9 @@
 #include <gtest/gtest.h>
 
 #include "base/hash_slot.h"
-#include "engines/atomic_group.h"
-#include "engines/function_thread.h"
-#include "engines/owner_engine.h"
+#include "engines/calls/atomic_group.h"
+#include "engines/threads/function_thread.h"
+#include "engines/kinds/owner_engine.h"
 #include "tests/engines/engine_test_support.h"
 
 namespace kvlab::testing {

@@ -1,7 +1,7 @@
 // RecordTable: every stored key stays findable through inserts, growth,
 // replacement and backward-shift erasure; checked against std::unordered_map
 // over random operations dense enough to build long probe clusters.
-#include "engines/record_table.h"
+#include "engines/keyspace/record_table.h"
 
 #include <gtest/gtest.h>
 

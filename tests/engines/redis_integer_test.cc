@@ -1,6 +1,6 @@
 // ParseRedisInt64 must accept exactly what Redis's string2ll() accepts, and
 // CheckedAdd must refuse exactly the sums that overflow int64.
-#include "engines/redis_integer.h"
+#include "engines/rules/redis_integer.h"
 
 #include <cstdint>
 #include <limits>

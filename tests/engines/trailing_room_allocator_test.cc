@@ -1,7 +1,7 @@
 // TrailingRoomAllocator: a request's bytes go to exactly one one-object
 // allocation, in the same malloc chunk right after the object, and nothing
 // is left behind for a later allocation once the request closes.
-#include "engines/trailing_room_allocator.h"
+#include "engines/keyspace/trailing_room_allocator.h"
 
 #include <malloc.h>
 

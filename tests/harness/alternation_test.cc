@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "harness/alternation.h"
-#include "harness/command_line/command_line.h"
+#include "harness/command_line.h"
 #include "harness/measurement/process_readings.h"
 #include "tests/harness/cpu_burner.h"
 #include "tests/harness/delay_server.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/command_line/command_line.h"
+#include "harness/command_line.h"
 #include "harness/sweep.h"
 #include "harness/workloads/workload.h"
 #include "tests/harness/test_server.h"

@@ -1,4 +1,4 @@
-#include "harness/command_line/command_line.h"
+#include "harness/command_line.h"
 
 #include <gtest/gtest.h>
 

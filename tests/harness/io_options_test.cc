@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/command_line/command_line.h"
+#include "harness/command_line.h"
 #include "harness/clients/event_loop.h"
 
 namespace kvlab::harness {

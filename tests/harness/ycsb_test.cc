@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/command_line/command_line.h"
+#include "harness/command_line.h"
 #include "harness/clients/connection.h"
 #include "harness/clients/resp_encoding.h"
 #include "harness/clients/server_control.h"

@@ -16,8 +16,8 @@
 #include <iterator>
 #include <thread>
 
-#include "engines/dump_payload.h"
-#include "server/aof_loader.h"
+#include "engines/containers/dump_payload.h"
+#include "server/net/aof_loader.h"
 #include "server/aof_record.h"
 #include "server/aof_rewrite_policy.h"
 #include "tests/server/session_driver.h"

@@ -21,7 +21,7 @@
 #include <random>
 #include <sstream>
 
-#include "engines/redis_integer.h"
+#include "engines/rules/redis_integer.h"
 #include "server/append_log.h"
 #include "tests/server/redis_reference.h"
 #include "tests/server/resp_reply_reader.h"

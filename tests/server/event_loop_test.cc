@@ -1,7 +1,7 @@
 // EventLoop: level-triggered readiness, posting from other threads, the
 // after-round callbacks, forgetting a descriptor mid-round, and when Run()
 // returns.
-#include "server/event_loop.h"
+#include "server/net/event_loop.h"
 
 #include <sys/socket.h>
 #include <unistd.h>

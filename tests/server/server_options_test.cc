@@ -10,9 +10,9 @@
 
 #include "engines/engine_kind.h"
 
-#include "server/connection.h"
-#include "server/protected_mode.h"
-#include "server/server_options.h"
+#include "server/net/connection.h"
+#include "server/net/protected_mode.h"
+#include "server/net/server_options.h"
 #include "server/version.h"
 
 namespace kvlab {

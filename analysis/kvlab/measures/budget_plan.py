@@ -21,7 +21,7 @@ is planned again on its own figure as soon as it has one.
    never given fewer than min_rounds starts by the plan: that would buy a verdict from
    too few starts.
 
-Pure functions; no I/O. Tested on known variances in tests/python/test_budget_plan.py.
+Pure functions; no I/O. Tested on known variances in tests/python/measures/test_budget_plan.py.
 """
 
 from __future__ import annotations

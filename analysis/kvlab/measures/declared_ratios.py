@@ -23,7 +23,7 @@ Status of a ratio:
   (running/alternating.py) alike. Simulated (log-normal rounds, 3.5% noise,
   target 2%: runs stop near the minimum, median 14 rounds), stopping from
   round 4 on covered the true ratio 91.6% of the time, from round 10 on 94.0%
-  (tests/python/test_rounds.py, 2,000 runs each);
+  (tests/python/running/test_rounds.py, 2,000 runs each);
 - `disturbed`: fewer than two rounds with both sides undisturbed, while some
   rounds were lost to disturbance (runner.py re-runs a disturbed measurement a
   bounded number of times);

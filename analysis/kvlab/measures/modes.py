@@ -17,7 +17,7 @@ shape 4 (skewness 1, either way: the score is the same on mirrored data), by Mon
 Carlo (NULL_DRAWS draws from a fixed seed, per size). So on each of those shapes it
 alarms at most alpha of the time, and less on the others; a heavier tail than
 skewness 1 alarms more (lognormal sigma 0.5, skewness 1.75: about 9% at 16 starts).
-tests/python/test_modes.py measures the false alarms and the power on known two-mode
+tests/python/measures/test_modes.py measures the false alarms and the power on known two-mode
 mixtures: modes 25% apart with 3% spread inside each are found in 98% (50/50) and 96%
 (70/30) of 16-start samples; a mode of 1 start in 8, 45% above the rest, in about 60%
 (it shows in at least two of 16 starts only 61% of the time, and is found in nearly

@@ -162,7 +162,7 @@ def paired_interval(rounds: Iterable[Iterable[float | None]],
     MIN_ROUNDS_FOR_SPREAD rounds the spread between starts cannot be estimated and there
     is no interval (NaN, method "too few starts"). Coverage is tested on synthetic drift
     + AR(1) data with unimodal and bimodal start effects
-    (tests/python/test_alternation.py, test_two_level.py)."""
+    (tests/python/running/test_alternation.py, test_two_level.py)."""
     rounds = [[float(v) for v in r if v is not None and math.isfinite(v)] for r in rounds]
     rounds = [r for r in rounds if r]
     pairs = sum(len(r) for r in rounds)

@@ -292,7 +292,7 @@ PIPELINE_CAVEAT = (
 SELECTION_CAVEAT = (
     " sharded-hop-command was sampled {hop:.0f} times per million requests against "
     "{other:.0f} for {name}: a read is timed only when its connection has no batch still on "
-    "a shard thread (server/connection.cc), so its samples lean to its quieter moments and "
+    "a shard thread (server/net/connection.cc), so its samples lean to its quieter moments and "
     "its stage times may understate a typical request's.")
 
 
