@@ -1,5 +1,5 @@
 // Each container type's command table (one file per type owns its
-// commands' semantics); container_commands.cc joins them into the one
+// commands' semantics); container_calls.cc joins them into the one
 // table ContainerCommands() serves.
 //
 // Immutable static data; thread-safe.
@@ -11,9 +11,9 @@
 
 namespace kvlab {
 
-std::span<const ContainerCommand> HashCommands();  // hash_commands.cc
-std::span<const ContainerCommand> ListCommands();  // list_commands.cc
-std::span<const ContainerCommand> SetCommands();   // set_commands.cc
-std::span<const ContainerCommand> ZSetCommands();  // zset_commands.cc
+std::span<const ContainerCommand> HashCommands();  // hash_calls.cc
+std::span<const ContainerCommand> ListCommands();  // list_calls.cc
+std::span<const ContainerCommand> SetCommands();   // set_calls.cc
+std::span<const ContainerCommand> ZSetCommands();  // zset_calls.cc
 
 }  // namespace kvlab
