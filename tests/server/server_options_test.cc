@@ -2,6 +2,7 @@
 // decision (which the process test can only exercise where this machine has
 // a non-loopback address).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -180,7 +181,10 @@ TEST(ServerOptions, OwnerHasOneShardPerIoThreadAndShardPorts) {
 
 // Runs `program` (Python, with `d` the parsed --kinds JSON); its output.
 std::string OverKindsJson(const std::string& program) {
-  const std::string path = ::testing::TempDir() + "server_kinds.json";
+  // One file per process: CTest runs this binary's tests as parallel
+  // processes, and a shared name let one truncate the file another read.
+  const std::string path =
+      ::testing::TempDir() + "server_kinds." + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << KindsJson();
   const std::string command = std::string(KVLAB_PYTHON) + " -c \"import json; d=json.load(open('" +
                               path + "')); " + program + "\" 2>&1";
