@@ -96,6 +96,13 @@ class PointRun final : public WindowSources {
     if (!control_.Info("stages", &text).ok()) return {};
     return ParseStageTotals(text);
   }
+  // The entry node's INFO commandstats (redis-server's; of a cluster: that
+  // node's only).
+  CommandStatTotals ServerCommandStats() override {
+    std::string text;
+    if (!control_.Info("commandstats", &text).ok()) return {};
+    return ParseCommandStatTotals(text);
+  }
   int64_t LoopWakeups() const override { return strategy_->loop_wakeups(); }
   int64_t Moved() const override { return strategy_->moved(); }
   int64_t IncrbySum() const {

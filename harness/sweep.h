@@ -27,6 +27,7 @@
 #include "harness/clients/client_strategy.h"
 #include "harness/clients/connection.h"
 #include "harness/measurement/latency_histogram.h"
+#include "harness/measurement/server_command_stats.h"
 #include "harness/measurement/server_stages.h"
 #include "harness/status.h"
 #include "harness/clients/target.h"
@@ -142,6 +143,7 @@ struct RepetitionResult {
   int64_t moved = -1;               // --route slots: -MOVED replies followed; < 0: not routed
   WindowFigures watched;            // interference and the server's costs (window_watch.h)
   StageFigures stages;              // the server's INFO stages over the window (server_stages.h)
+  CommandStatFigures commands;  // its INFO commandstats over the window (server_command_stats.h)
   LatencyHistogram latency;
   std::vector<ThroughputSlice> slices;
 };

@@ -20,6 +20,7 @@ WindowMark WindowMarks::Take() {
   mark.server_cpu_s = sources_.ServerCpuSeconds();
   mark.server_cpu_at_ns = NowNs();
   mark.stages = sources_.ServerStages();
+  mark.commands = sources_.ServerCommandStats();
   return mark;
 }
 
@@ -36,6 +37,7 @@ RepetitionResult WindowMarks::Between(const WindowMark& start, WindowMark& end) 
   SetCosts(start, end, &r);
   r.watched = watch_.Between(start.watch, end.watch);
   r.stages = StagesBetween(start.stages, end.stages);
+  r.commands = CommandStatsBetween(start.commands, end.commands);
   r.latency = std::move(end.counters.latency);
   return r;
 }

@@ -2,8 +2,9 @@
 // boundaries — the threads' counters and the boundary's instant, the open
 // loop's backlog, the harness's CPU (process and per thread) and context
 // switches, the watched CPUs (window_watch.h), the server's CPU from INFO,
-// the event loops' wake-ups, the routed client's -MOVED count and the
-// server's per-stage time of sampled requests (INFO stages) — taken
+// the event loops' wake-ups, the routed client's -MOVED count, the
+// server's per-stage time of sampled requests (INFO stages) and its own
+// time per command (INFO commandstats, redis-server's) — taken
 // together by Take() and turned into one repetition's figures by Between().
 // The sweep takes a mark after the warm-up and one at the end of every
 // window; each end is the next window's start.
@@ -35,6 +36,8 @@ class WindowSources {
   virtual int64_t Moved() const = 0;        // < 0: not routed
   // The server's INFO stages totals; not reported when it has none.
   virtual StageTotals ServerStages() = 0;
+  // Its INFO commandstats totals; not reported when it has none.
+  virtual CommandStatTotals ServerCommandStats() = 0;
 };
 
 // The readings at one window boundary.
@@ -51,6 +54,7 @@ struct WindowMark {
   int64_t loop_wakeups = -1;
   int64_t moved = -1;
   StageTotals stages;
+  CommandStatTotals commands;
 };
 
 class WindowMarks {

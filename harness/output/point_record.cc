@@ -210,6 +210,12 @@ const std::vector<PointColumn> kColumns = {
   KVLAB_STAGE_COLUMN(6, "render", "executed or returned to the reply queued"),
   KVLAB_STAGE_COLUMN(7, "write", "reply queued to the send() that carried it"),
   KVLAB_STAGE_COLUMN(8, "total", "loop wake-up to send(), the sum of the stages"),
+  {"server_calls", K::kNumber, "INFO commandstats: commands the server ran in the window, every one but INFO (redis-server's; of a cluster the entry node's); empty: not reported", "count",
+   [](const RowSource& s, const char* f) {
+     return s.repetition.commands.calls == 0 ? std::string() : CellOf(f, s.repetition.commands.calls);
+   }},
+  {"server_usec_per_call", K::kNumber, "INFO commandstats: the server's own microseconds inside a command, per call (Redis's usec / calls over the window); empty: not reported", "%.3f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.commands.usec_per_call); }},
   {"histogram", K::kText, "the JSON file holding the window's latency histogram (--json)", "",
    [](const RowSource& s, const char*) { return HistogramFile(s); }},
   {"status", K::kText, "ok | disturbed (--disturbed-above); a runner adds failed | skipped", "",

@@ -7,10 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
+#include <string>
 #include <thread>
 
+#include "harness/clients/connection.h"
 #include "harness/clients/server_control.h"
+#include "harness/measurement/server_command_stats.h"
 #include "tests/harness/test_server.h"
 
 namespace kvlab::harness {
@@ -218,6 +222,35 @@ TEST_P(SweepTest, CancelKeepsCompletedRepetitions) {
   EXPECT_EQ(points[0].repetitions.size(), 1u);
 }
 
+// The server's own account per window (INFO commandstats): redis-server
+// counts the commands the window's replies answered — give or take those
+// executed between a boundary's client counters and its INFO, a few of the
+// window's tens of thousands — and a time per call; kvlab-server has no
+// such section, so its figures are absent, not zero.
+TEST_P(SweepTest, ServerCommandStatsCountTheWindowsCommandsWhereReported) {
+  LoadConfig config = ShortConfig(server_->unix_target());
+  config.client = ClientKind::kPooled;
+  config.threads = {2};
+  config.workload.command = CommandKind::kSet;
+  std::vector<PointResult> points;
+  ASSERT_TRUE(RunSweep(config, {}, &points).ok());
+  ASSERT_EQ(points.size(), 1u);
+  for (const RepetitionResult& r : points[0].repetitions) {
+    ASSERT_GT(r.ops, 100u);
+    if (GetParam().name == "redis") {
+      EXPECT_GT(r.commands.calls, r.ops * 9 / 10);
+      EXPECT_LT(r.commands.calls, r.ops * 11 / 10);
+      EXPECT_GT(r.commands.usec_per_call, 0);
+      // Inside the server is part of the round trip the client measured.
+      EXPECT_LT(r.commands.usec_per_call, r.mean_us);
+      EXPECT_EQ(r.commands.failed_calls, 0u);
+    } else {
+      EXPECT_EQ(r.commands.calls, 0u);
+      EXPECT_TRUE(std::isnan(r.commands.usec_per_call));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Servers, SweepTest, ::testing::ValuesIn(AvailableServers()),
                          [](const auto& info) { return info.param.name; });
 
@@ -237,6 +270,43 @@ TEST(SweepErrorsTest, InvalidConfigIsRejectedBeforeConnecting) {
   config.pipeline = 4;
   std::vector<PointResult> points;
   EXPECT_EQ(RunSweep(config, {}, &points).code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kvlab::harness
+
+namespace kvlab::harness {
+namespace {
+
+// A known answer for the figure itself: five DEBUG SLEEP 0.02 between two
+// readings are five calls of at least 20,000 µs each in redis-server's own
+// account, and the readings' own INFO is not among them.
+TEST(ServerCommandStatsTest, FiveKnownSleepsAreFiveCallsOfTheirLength) {
+  testing::ServerKind redis = testing::RedisServer();
+  redis.argv.insert(redis.argv.end(), {"--enable-debug-command", "yes"});
+  TestServer server(redis);
+  ASSERT_TRUE(server.started()) << server.start_error();
+  std::unique_ptr<ServerControl> control;
+  ASSERT_TRUE(ServerControl::Open(server.unix_target(), {}, &control).ok());
+  std::unique_ptr<Connection> connection;
+  ASSERT_TRUE(Connection::Open(server.unix_target(), {}, &connection).ok());
+  std::string text;
+  ASSERT_TRUE(control->Info("commandstats", &text).ok());
+  const CommandStatTotals start = ParseCommandStatTotals(text);
+  for (int i = 0; i < 5; ++i) {
+    ReplyPtr reply;
+    ASSERT_TRUE(
+        connection->Call("*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$4\r\n0.02\r\n", &reply).ok());
+    ASSERT_EQ(reply->type, REDIS_REPLY_STATUS);
+  }
+  ASSERT_TRUE(control->Info("commandstats", &text).ok());
+  const CommandStatTotals end = ParseCommandStatTotals(text);
+  ASSERT_TRUE(start.reported);
+  const CommandStatFigures figures = CommandStatsBetween(start, end);
+  EXPECT_EQ(figures.calls, 5u);
+  EXPECT_GE(figures.usec_per_call, 20000.0);
+  // A sleep overshoots by a scheduler's wake-up, not by another sleep.
+  EXPECT_LT(figures.usec_per_call, 40000.0);
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // WindowMarks (harness/window_marks.h): a mark takes every source's reading
 // at one boundary, and Between() turns two marks into a repetition's
 // figures — checked against a fake point whose counts, backlog, server CPU,
-// wake-ups, -MOVED replies and INFO stages are known.
+// wake-ups, -MOVED replies, INFO stages and INFO commandstats are known.
 #include "harness/window_marks.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+
+#include "harness/measurement/info_fields.h"
 
 namespace kvlab::harness {
 namespace {
@@ -29,6 +31,9 @@ class FakeSources final : public WindowSources {
   int64_t LoopWakeups() const override { return wakeups; }
   int64_t Moved() const override { return moved; }
   StageTotals ServerStages() override { return ParseStageTotals(stages_info); }
+  CommandStatTotals ServerCommandStats() override {
+    return ParseCommandStatTotals(commandstats_info);
+  }
 
   uint64_t at_ns_ = 0;
   ThreadCounters counters;
@@ -37,7 +42,8 @@ class FakeSources final : public WindowSources {
   double server_cpu_s = -1;
   int64_t wakeups = -1;
   int64_t moved = -1;
-  std::string stages_info;  // INFO stages' text
+  std::string stages_info;        // INFO stages' text
+  std::string commandstats_info;  // INFO commandstats' text
 };
 
 class WindowMarksTest : public testing::Test {
@@ -173,6 +179,74 @@ TEST_F(WindowMarksTest, ServerStagesAbsentOrResetGiveNothing) {
   end = marks.Take();
   r = marks.Between(start, end);
   EXPECT_EQ(r.stages.samples, 0u);
+}
+
+// INFO commandstats as redis-server 7.0 writes it: the window's commands
+// and microseconds per command, summed over every command but the
+// harness's own INFO, subcommands ("config|get") included.
+TEST_F(WindowMarksTest, CommandStatsAreWindowDeltasPerCall) {
+  WindowMarks marks(sources_, watch_, /*rate=*/0, 1, 1.0);
+  sources_.commandstats_info =
+      "# Commandstats\r\n"
+      "cmdstat_set:calls=100,usec=150,usec_per_call=1.50,rejected_calls=0,failed_calls=0\r\n"
+      "cmdstat_info:calls=4,usec=400,usec_per_call=100.00,rejected_calls=0,failed_calls=0\r\n"
+      "cmdstat_config|get:calls=1,usec=20,usec_per_call=20.00,rejected_calls=0,failed_calls=1\r\n";
+  WindowMark start = marks.Take();
+  sources_.at_ns_ = 1'000'000'000;
+  sources_.commandstats_info =
+      "# Commandstats\r\n"
+      "cmdstat_set:calls=400,usec=600,usec_per_call=1.50,rejected_calls=0,failed_calls=0\r\n"
+      "cmdstat_get:calls=100,usec=50,usec_per_call=0.50,rejected_calls=0,failed_calls=2\r\n"
+      "cmdstat_info:calls=6,usec=9000,usec_per_call=1500.00,rejected_calls=0,failed_calls=0\r\n"
+      "cmdstat_config|get:calls=1,usec=20,usec_per_call=20.00,rejected_calls=0,failed_calls=1\r\n";
+  WindowMark end = marks.Take();
+  const RepetitionResult r = marks.Between(start, end);
+  EXPECT_EQ(r.commands.calls, 400u);  // 300 SET + 100 GET; INFO left out
+  EXPECT_DOUBLE_EQ(r.commands.usec_per_call, (450.0 + 50.0) / 400.0);
+  EXPECT_EQ(r.commands.failed_calls, 2u);
+}
+
+// A server without INFO commandstats (kvlab-server), a window in which
+// nothing but INFO ran, or totals that went back (CONFIG RESETSTAT, a
+// restart): no figure at all.
+TEST_F(WindowMarksTest, CommandStatsAbsentIdleOrResetGiveNothing) {
+  WindowMarks marks(sources_, watch_, /*rate=*/0, 1, 1.0);
+  WindowMark start = marks.Take();
+  sources_.at_ns_ = 1'000'000'000;
+  WindowMark end = marks.Take();
+  RepetitionResult r = marks.Between(start, end);
+  EXPECT_EQ(r.commands.calls, 0u);
+  EXPECT_TRUE(std::isnan(r.commands.usec_per_call));
+
+  sources_.commandstats_info = "cmdstat_info:calls=4,usec=400,usec_per_call=100.00\r\n";
+  start = marks.Take();
+  EXPECT_TRUE(start.commands.reported);
+  sources_.commandstats_info = "cmdstat_info:calls=9,usec=900,usec_per_call=100.00\r\n";
+  end = marks.Take();
+  r = marks.Between(start, end);
+  EXPECT_EQ(r.commands.calls, 0u);
+  EXPECT_TRUE(std::isnan(r.commands.usec_per_call));
+
+  sources_.commandstats_info = "cmdstat_set:calls=90,usec=90\r\n";
+  start = marks.Take();
+  sources_.commandstats_info = "cmdstat_set:calls=3,usec=1\r\n";
+  end = marks.Take();
+  r = marks.Between(start, end);
+  EXPECT_EQ(r.commands.calls, 0u);
+  EXPECT_TRUE(std::isnan(r.commands.usec_per_call));
+}
+
+// A field list is read by name: "usec" is not "usec_per_call", and a
+// field without a number is absent.
+TEST(InfoFields, FieldsAreFoundByWholeName) {
+  double value = -1;
+  EXPECT_TRUE(InfoFieldValue("usec_per_call=2.5,usec=10", "usec", &value));
+  EXPECT_DOUBLE_EQ(value, 10.0);
+  EXPECT_TRUE(InfoFieldValue("usec_per_call=2.5,usec=10", "usec_per_call", &value));
+  EXPECT_DOUBLE_EQ(value, 2.5);
+  EXPECT_FALSE(InfoFieldValue("calls=x,usec=1", "calls", &value));
+  EXPECT_FALSE(InfoFieldValue("calls=3", "usec", &value));
+  EXPECT_FALSE(InfoFieldValue("", "calls", &value));
 }
 
 }  // namespace

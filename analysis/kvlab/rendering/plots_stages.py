@@ -7,6 +7,7 @@ written where its bar would stand, never a bar drawn from noise."""
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import pandas as pd
@@ -43,7 +44,9 @@ def _panel(axis: Axes, pair: Pair, shares: bool) -> None:
                               xytext=(0, 2), textcoords="offset points", ha="center",
                               va="bottom", fontsize=7)
         else:
-            axis.text(x, top / 2, textwrap.fill(side.note, 22), ha="center", va="center",
+            text = side.note if math.isnan(side.usec_per_call) \
+                else f"{side.note}: {side.usec_per_call:.2f} µs"
+            axis.text(x, top / 2, textwrap.fill(text, 22), ha="center", va="center",
                       fontsize=7, color=palette.NEUTRAL)
     axis.set_xticks(range(len(sides)))
     axis.set_xticklabels([s.server for s in sides], fontsize=8)

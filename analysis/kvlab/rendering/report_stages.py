@@ -16,6 +16,11 @@ no such stage or the server has no INFO stages).
 A side with fewer than MIN_SAMPLES sampled requests over its rounds gets no numbers and no
 bar: a mean over a handful of requests is noise. Stage times are latencies of sampled
 requests inside the server, not CPU time: the section says so where it is read.
+
+Beside them, each side's own account where its server gives one: redis-server's INFO
+commandstats, which kvlab-load writes per window as `server_calls` and
+`server_usec_per_call` (Redis's usec / calls of every command but INFO; blank for
+kvlab-server, which has no such section). commandstats_figures() folds them per point.
 """
 
 from __future__ import annotations
@@ -39,10 +44,26 @@ STAGE_COLUMNS = tuple(f"stage_{s}_us" for s in STAGES)
 # default --stage-sample 1000 a point serving 20k requests/s for 1 s reaches it.
 MIN_SAMPLES = 20
 NOT_REPORTED = "not reported by this server"
+# The note of a side whose server has no INFO stages but INFO commandstats (redis-server).
+OWN_ACCOUNT_ONLY = "no INFO stages; own µs/call from its INFO commandstats"
 # The crossings' share of the round-trip difference the ratio implies, from which on they
 # "account for most of it", and below which they "do not account for it".
 MOST = 0.8
 LITTLE = 0.2
+
+
+def commandstats_figures(rows: pd.DataFrame) -> dict[str, float]:
+    """point_table's INFO commandstats columns for one point's measured rows:
+    server_usec_per_call, the median over the rows that counted a call, and server_calls
+    summed over them (NaN where no row did). Empty when the run has no such columns."""
+    if "server_calls" not in rows:
+        return {}
+    calls = pd.to_numeric(rows["server_calls"], errors="coerce")
+    counted = rows[calls > 0]
+    usec = pd.to_numeric(counted.get("server_usec_per_call"), errors="coerce") \
+        if "server_usec_per_call" in counted else pd.Series(dtype=float)
+    return {"server_calls": float(calls[calls > 0].sum()) if len(counted) else math.nan,
+            "server_usec_per_call": float(usec.median()) if usec.notna().any() else math.nan}
 
 
 def stage_figures(rows: pd.DataFrame) -> dict[str, float]:
@@ -74,6 +95,9 @@ class Side:
     us: dict[str, float] = dataclasses.field(default_factory=dict)  # present stages only
     total_us: float = math.nan     # median of the rounds' stage_total_us
     per_million: float = math.nan  # sampled requests per million served
+    # The server's own account (INFO commandstats): µs inside a command per call, median
+    # over the rounds; NaN where the server gives none. Shown whatever `note` says.
+    usec_per_call: float = math.nan
 
     @property
     def shown(self) -> bool:
@@ -94,7 +118,19 @@ class Side:
 
 
 def side_of(row: pd.Series | None, server: str, meta: dict) -> Side:
-    """The stage breakdown of one point (a point_table row), or why there is none."""
+    """The stage breakdown of one point (a point_table row), or why there is none, and
+    the server's own µs per command where it reports one."""
+    side = _stage_side(row, server, meta)
+    if row is None:
+        return side
+    usec = pd.to_numeric(row.get("server_usec_per_call", math.nan), errors="coerce")
+    if pd.isna(usec):
+        return side
+    note = OWN_ACCOUNT_ONLY if side.note == NOT_REPORTED else side.note
+    return dataclasses.replace(side, usec_per_call=float(usec), note=note)
+
+
+def _stage_side(row: pd.Series | None, server: str, meta: dict) -> Side:
     kind = server_specs(meta).get(server, {}).get("kind")
     if row is None:
         return Side(server, "not measured")
@@ -175,7 +211,7 @@ def _number(value: float, digits: int = 1) -> str:
 def stages_table(sides: list[Side]) -> str:
     """One row per side: sampled requests, each stage's µs (share), the sum, the crossings."""
     header = (["server", "rounds timed", "samples", "per 1M requests"] + list(STAGES)
-              + ["sum µs", "queue+return µs", "note"])
+              + ["sum µs", "queue+return µs", "own µs/call", "note"])
     rows = []
     for side in sides:
         rows.append([side.server, str(side.rounds) if side.samples else "–",
@@ -183,7 +219,8 @@ def stages_table(sides: list[Side]) -> str:
                      _number(side.per_million, 0)]
                     + [_cell(side, s) for s in STAGES]
                     + [_number(side.sum_us) if side.shown else "–",
-                       _number(side.crossings_us) if side.shown else "–", side.note])
+                       _number(side.crossings_us) if side.shown else "–",
+                       _number(side.usec_per_call, 2), side.note])
     return markdown_table(header, rows)
 
 
@@ -198,7 +235,12 @@ SECTION_INTRO = (
     "These are latencies inside the server, "
     "not CPU time: waiting behind other sockets or in a shard's queue counts here and costs "
     f"no CPU. A side with fewer than {MIN_SAMPLES} sampled requests over its rounds gets "
-    "no figures (noise). The bars: plots/stages.png.")
+    "no figures (noise). The bars: plots/stages.png. `own µs/call` is the server's own "
+    "account where it gives one: redis-server's INFO commandstats, the µs it spent executing "
+    "a command on its main thread per call (Redis's usec / calls over the window, every "
+    "command but INFO, the median over the rounds); it counts every command, not a sample, "
+    "and stands for the execute stage of one command, not of a whole pipelined read. "
+    "kvlab-server has no such section (`–`).")
 
 
 def pair_title(pair: Pair) -> str:
@@ -212,8 +254,9 @@ def stages_section(points: pd.DataFrame, table: pd.DataFrame, meta: dict) -> str
     pairs = comparison_pairs(points, table, meta)
     if not pairs:
         return ""
-    if not any(p.a.samples or p.b.samples or p.a.note == NOT_REPORTED for p in pairs) \
-            and "stage_samples" not in points:
+    if not any(p.a.samples or p.b.samples or p.a.note in (NOT_REPORTED, OWN_ACCOUNT_ONLY)
+               for p in pairs) \
+            and "stage_samples" not in points and "server_calls" not in points:
         return ("## Where a request's time goes\n\nThis run has no stage columns "
                 "(kvlab-load before INFO stages).")
     blocks = ["## Where a request's time goes", "", SECTION_INTRO]

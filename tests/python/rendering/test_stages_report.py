@@ -3,7 +3,8 @@ INFO stages figures are written here, so every number the report states follows 
 sharded-hop-command's queue + return is exactly 20 µs, concurrent serves 4× its throughput
 at a 100 µs round trip (so 300 µs longer a request on sharded), single 1.1× at 200 µs (20
 µs longer: the crossings are all of it); striped has too few samples and redis-server has
-no INFO stages."""
+no INFO stages, only its own INFO commandstats (1.0, 1.5, 9.0 µs per call over the rounds:
+median 1.5)."""
 
 import json
 import math
@@ -14,8 +15,9 @@ import pytest
 from kvlab.rendering import palette
 from kvlab.rendering.plots_stages import pairs_figure
 from kvlab.rendering.report import point_table, render_report
-from kvlab.rendering.report_stages import (MIN_SAMPLES, NOT_REPORTED, STAGES,
-                                           comparison_pairs, stage_figures)
+from kvlab.rendering.report_stages import (MIN_SAMPLES, OWN_ACCOUNT_ONLY, STAGES,
+                                           commandstats_figures, comparison_pairs,
+                                           stage_figures)
 from kvlab.rendering.run_plots import write_plots
 from kvlab.running.results import load_meta, load_points
 
@@ -35,6 +37,9 @@ FIGURES = {"sharded-hop-command": (100000.0, 1000.0, 30, HOP),
            "single": (110000.0, 200.0, 100, INLINE),
            "striped": (300000.0, 150.0, 5, INLINE),
            "redis": (90000.0, 1100.0, None, {})}
+# redis-server's INFO commandstats per round (kvlab-load's server_calls, server_usec_per_call).
+OWN_CALLS = (90000, 90000, 45000)
+OWN_USEC = (1.0, 1.5, 9.0)
 COMPARISONS = [("concurrent/sharded", "concurrent", "sharded-hop-command"),
                ("single/redis", "single", "redis"),
                ("striped/concurrent", "striped", "concurrent")]
@@ -50,7 +55,9 @@ def _row(server: str, repetition: int) -> dict:
            "p90_us": 95.0, "p99_us": 120.0, "p999_us": 150.0, "max_us": 300.0,
            "mean_us": mean_us, "client_cpu": 0.5, "client_bound": "false",
            "server_cpu": 0.9, "status": "ok", "note": "",
-           "stage_samples": "" if samples is None else samples}
+           "stage_samples": "" if samples is None else samples,
+           "server_calls": OWN_CALLS[repetition - 1] if server == "redis" else "",
+           "server_usec_per_call": OWN_USEC[repetition - 1] if server == "redis" else ""}
     total = 0.0
     for stage in STAGES:
         value = stages.get(stage)
@@ -110,12 +117,13 @@ def test_the_table_states_the_crossings_the_samples_and_what_has_none(stage_run)
     assert "### concurrent/sharded (SET, p16: tcp dedicated P16 T8 keys=1000000)" in section
     # 90 samples over 300,000 requests; queue 12.5 of 42 = 30%; queue + return = 20
     assert ("| sharded-hop-command | 3 | 90 | 300 | 10.0 (24%) | 1.0 (2%) | 2.0 (5%) | "
-            "12.5 (30%) | 3.0 (7%) | 7.5 (18%) | 1.0 (2%) | 5.0 (12%) | 42.0 | 20.0 |  |"
+            "12.5 (30%) | 3.0 (7%) | 7.5 (18%) | 1.0 (2%) | 5.0 (12%) | 42.0 | 20.0 | – |  |"
             ) in section
     assert "| concurrent | 3 | 900 | 750 | 20.0 (50%) |" in section
     empty = "– | " * 10
-    assert f"| redis | – | – | – | {empty}{NOT_REPORTED} |" in section
-    assert (f"| striped | 3 | 15 | 17 | {empty}too few samples: 15 over 3 rounds (fewer "
+    # redis-server has no stages, but its own account of a command stands beside them.
+    assert f"| redis | – | – | – | {empty}1.50 | {OWN_ACCOUNT_ONLY} |" in section
+    assert (f"| striped | 3 | 15 | 17 | {empty}– | too few samples: 15 over 3 rounds (fewer "
             f"than {MIN_SAMPLES}); no figure from noise |"
             ) in section
 
@@ -178,7 +186,7 @@ def test_the_bars_use_one_colour_per_stage_and_skip_sides_without_figures(stage_
     assert all(len(colours) == 1 for colours in gids.values())
     assert len({palette.stage(s).colour for s in STAGES}) == len(STAGES)
     texts = [t.get_text().replace("\n", " ") for a in figure.axes for t in a.texts]
-    assert any(NOT_REPORTED in t for t in texts)
+    assert any(t == f"{OWN_ACCOUNT_ONLY}: 1.50 µs" for t in texts)  # redis-server's own
     assert any(t.startswith("too few samples: 15") for t in texts)
     names = {p.name for p in write_plots(stage_run)}
     assert {"stages.png", "stages.svg"} <= names
@@ -188,3 +196,17 @@ def test_a_run_without_stage_columns_has_no_stage_section(small_run):
     report = render_report(small_run)
     assert "## Where a request's time goes" not in report
     assert "the two crossings" not in report
+
+
+def test_commandstats_fold_to_the_median_per_call_and_the_summed_calls(stage_run):
+    table = point_table(load_points(stage_run), stage_run)
+    redis = table[table["server"] == "redis"].iloc[0]
+    assert redis["server_usec_per_call"] == 1.5 and redis["server_calls"] == sum(OWN_CALLS)
+    concurrent = table[table["server"] == "concurrent"].iloc[0]
+    assert math.isnan(concurrent["server_usec_per_call"])  # kvlab-server: not reported
+    assert math.isnan(concurrent["server_calls"])
+    assert commandstats_figures(pd.DataFrame({"ops": [1]})) == {}  # no such columns
+    pairs = _pairs(stage_run)
+    assert pairs["single/redis"].b.usec_per_call == 1.5
+    assert not pairs["single/redis"].b.shown  # no stages: the figure stands alone
+    assert math.isnan(pairs["single/redis"].a.usec_per_call)

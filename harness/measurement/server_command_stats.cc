@@ -1,0 +1,48 @@
+#include "harness/measurement/server_command_stats.h"
+
+#include <cmath>
+
+#include "harness/measurement/info_fields.h"
+
+namespace kvlab::harness {
+
+CommandStatFigures::CommandStatFigures() : usec_per_call(NAN) {}
+
+CommandStatTotals ParseCommandStatTotals(std::string_view info) {
+  constexpr std::string_view kPrefix = "cmdstat_";
+  CommandStatTotals totals;
+  ForEachInfoLine(info, [&](std::string_view line) {
+    if (line.substr(0, kPrefix.size()) != kPrefix) return;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return;
+    const std::string_view name = line.substr(kPrefix.size(), colon - kPrefix.size());
+    const std::string_view fields = line.substr(colon + 1);
+    double calls = 0, usec = 0, failed = 0;
+    if (!InfoFieldValue(fields, "calls", &calls) || !InfoFieldValue(fields, "usec", &usec)) return;
+    totals.reported = true;
+    // The harness's own INFO at every boundary is not the workload's.
+    if (name == "info") return;
+    totals.calls += static_cast<uint64_t>(calls);
+    totals.usec += usec;
+    if (InfoFieldValue(fields, "failed_calls", &failed)) {
+      totals.failed_calls += static_cast<uint64_t>(failed);
+    }
+  });
+  return totals;
+}
+
+CommandStatFigures CommandStatsBetween(const CommandStatTotals& start,
+                                       const CommandStatTotals& end) {
+  CommandStatFigures figures;
+  if (!start.reported || !end.reported || end.calls <= start.calls || end.usec < start.usec) {
+    return figures;
+  }
+  figures.calls = end.calls - start.calls;
+  figures.usec_per_call = (end.usec - start.usec) / static_cast<double>(figures.calls);
+  if (end.failed_calls >= start.failed_calls) {
+    figures.failed_calls = end.failed_calls - start.failed_calls;
+  }
+  return figures;
+}
+
+}  // namespace kvlab::harness
