@@ -18,14 +18,17 @@
 // Callbacks run on the thread that called RunSweep.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "harness/clients/client_strategy.h"
 #include "harness/clients/connection.h"
+#include "harness/measurement/client_phases.h"
 #include "harness/measurement/latency_histogram.h"
 #include "harness/measurement/server_command_stats.h"
 #include "harness/measurement/server_stages.h"
@@ -110,6 +113,13 @@ constexpr double kSliceSeconds = 0.1;
 // uniform arrivals that is an achieved rate below 95% of the offered rate.
 constexpr double kBehindFraction = 0.95;
 
+// Every phase NaN: not measured.
+inline std::array<double, kClientPhaseCount> NanPhases() {
+  std::array<double, kClientPhaseCount> phases;
+  phases.fill(std::numeric_limits<double>::quiet_NaN());
+  return phases;
+}
+
 struct RepetitionResult {
   int repetition = 0;          // 1-based
   uint64_t ops = 0;            // replies of the expected kind (GET misses included)
@@ -144,6 +154,9 @@ struct RepetitionResult {
   WindowFigures watched;            // interference and the server's costs (window_watch.h)
   StageFigures stages;              // the server's INFO stages over the window (server_stages.h)
   CommandStatFigures commands;  // its INFO commandstats over the window (server_command_stats.h)
+  // kvlab-load's own threads: µs per op in each phase (client_phases.h),
+  // summed over threads; NaN where the strategy does not measure them.
+  std::array<double, kClientPhaseCount> client_phase_us = NanPhases();
   LatencyHistogram latency;
   std::vector<ThroughputSlice> slices;
 };

@@ -38,6 +38,11 @@ RepetitionResult WindowMarks::Between(const WindowMark& start, WindowMark& end) 
   r.watched = watch_.Between(start.watch, end.watch);
   r.stages = StagesBetween(start.stages, end.stages);
   r.commands = CommandStatsBetween(start.commands, end.commands);
+  if (counters.phases_measured && counters.ops > 0) {
+    for (size_t i = 0; i < kClientPhaseCount; ++i) {
+      r.client_phase_us[i] = counters.phase_ns[i] / 1e3 / static_cast<double>(counters.ops);
+    }
+  }
   r.latency = std::move(end.counters.latency);
   return r;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/measurement/arrival_schedule.h"
+#include "harness/measurement/client_phases.h"
 #include "harness/measurement/load_clock.h"
 #include "harness/clients/reply_check.h"
 
@@ -86,15 +87,21 @@ class DedicatedThread {
   }
 
   Status Run() {
+    // Each step of a round is charged to its phase (client_phases.h).
+    PhaseClock phases(load_.recorder, ClientPhase::kBuild);
     for (;;) {
+      phases.Enter(ClientPhase::kBuild);
       const bool stopping = load_.stop->load(std::memory_order_acquire);
       const bool slot_free = open_loop_ ? SendDue(stopping) : (Refill(stopping), false);
+      phases.Enter(ClientPhase::kSend);
       Status written = WriteOutgoing();
       if (!written.ok()) return written;
       const bool in_flight = AnyInFlight();
       if (stopping && !in_flight && !OwesMore()) return Status::Ok();
       int ready = 0;
+      phases.Enter(ClientPhase::kWait);
       Status waited = Wait(WaitNs(stopping, slot_free), &ready);
+      phases.Enter(ClientPhase::kReceive);
       if (!waited.ok()) return waited;
       if (ready <= 0) {
         if (in_flight && NowNs() - last_progress_ns_ > reply_timeout_ns_) {

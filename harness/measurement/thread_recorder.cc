@@ -12,6 +12,8 @@ void ThreadCounters::Merge(const ThreadCounters& other) {
   errors += other.errors;
   wrong_type += other.wrong_type;
   ops_total += other.ops_total;
+  for (size_t i = 0; i < kClientPhaseCount; ++i) phase_ns[i] += other.phase_ns[i];
+  phases_measured = phases_measured || other.phases_measured;
 }
 
 void ThreadRecorder::RecordBatch(std::span<const Completion> completions) {
@@ -53,6 +55,12 @@ ThreadCounters ThreadRecorder::Take() {
   MutexLock lock(mutex_);
   std::swap(fresh, current_);
   fresh.ops_total = ops_total_.load(std::memory_order_relaxed);
+  fresh.phases_measured = phases_measured_.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < kClientPhaseCount; ++i) {
+    const uint64_t total = phase_ns_total_[i].load(std::memory_order_relaxed);
+    fresh.phase_ns[i] = total - phase_ns_taken_[i];
+    phase_ns_taken_[i] = total;
+  }
   return fresh;
 }
 

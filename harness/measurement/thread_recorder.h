@@ -7,11 +7,13 @@
 // Take/Peek/incrby_sum/completed_ops by any other thread at the same time.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <span>
 
 #include "base/mutex.h"
+#include "harness/measurement/client_phases.h"
 #include "harness/measurement/latency_histogram.h"
 #include "harness/clients/reply_check.h"
 
@@ -28,6 +30,10 @@ struct ThreadCounters {
   // The thread's ops since construction, at the moment of the Take that
   // ended this window (the sum over threads bounds the window's slices).
   uint64_t ops_total = 0;
+  // Its own time per phase (client_phases.h) charged in this window;
+  // phases_measured: the thread's strategy measures them at all.
+  PhaseNs phase_ns{};
+  bool phases_measured = false;
 
   void Merge(const ThreadCounters& other);
 };
@@ -67,6 +73,14 @@ class ThreadRecorder {
   // arrivals, the expected number for Poisson). 0 before NoteSchedule.
   uint64_t Backlog(uint64_t at_ns, double rate_per_s) const;
 
+  // Called by the owning thread (its PhaseClock): `ns` more of its time
+  // went to `phase`. Lock-free; Take() hands the window's share out.
+  void AddPhaseNs(ClientPhase phase, uint64_t ns) {
+    auto& total = phase_ns_total_[static_cast<size_t>(phase)];
+    total.store(total.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed);
+    phases_measured_.store(true, std::memory_order_relaxed);
+  }
+
   // The sum of INCRBY increments answered with an integer since construction
   // (warm-up included: it is what the server received).
   int64_t incrby_sum() const { return incrby_sum_.load(std::memory_order_relaxed); }
@@ -79,6 +93,11 @@ class ThreadRecorder {
   std::atomic<uint64_t> issued_total_{0};
   std::atomic<uint64_t> next_intended_ns_{0};
   std::atomic<int64_t> incrby_sum_{0};
+  // Phase time since construction (written by the owning thread only), and
+  // what the last Take had handed out of it.
+  std::array<std::atomic<uint64_t>, kClientPhaseCount> phase_ns_total_{};
+  std::atomic<bool> phases_measured_{false};
+  PhaseNs phase_ns_taken_ GUARDED_BY(mutex_){};
 };
 
 }  // namespace kvlab::harness

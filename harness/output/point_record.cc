@@ -56,6 +56,21 @@ std::string StageCell(const RowSource& s, const char* format) {
         StageCell<I>                                                                               \
   }
 
+// kvlab-load's own phase `I` (ClientPhaseNames()): microseconds per op of
+// its threads' time; blank where the strategy does not measure phases.
+template <size_t I>
+std::string ClientPhaseCell(const RowSource& s, const char* format) {
+  return CellOf(format, s.repetition.client_phase_us[I]);
+}
+#define KVLAB_CLIENT_PHASE_COLUMN(I, NAME, MEANING)                                \
+  {                                                                                \
+    "client_" NAME "_us", K::kNumber,                                              \
+        "kvlab-load's threads: " MEANING                                           \
+        ", microseconds per op summed over threads (the four "                     \
+        "add up to threads x window / ops); empty: not measured by this strategy", \
+        "%.3f", ClientPhaseCell<I>                                                 \
+  }
+
 std::string Cores(const char* format, double cores) {
   return cores < 0 ? "n/a" : CellOf(format, cores);
 }
@@ -214,6 +229,11 @@ const std::vector<PointColumn> kColumns = {
    [](const RowSource& s, const char* f) {
      return s.repetition.commands.calls == 0 ? std::string() : CellOf(f, s.repetition.commands.calls);
    }},
+  // In ClientPhaseNames()' order (client_phases.h); the dedicated strategy's.
+  KVLAB_CLIENT_PHASE_COLUMN(0, "build", "building requests"),
+  KVLAB_CLIENT_PHASE_COLUMN(1, "send", "in write()"),
+  KVLAB_CLIENT_PHASE_COLUMN(2, "wait", "in poll, waiting for replies or a send time"),
+  KVLAB_CLIENT_PHASE_COLUMN(3, "receive", "reading, parsing, checking and recording replies"),
   {"server_usec_per_call", K::kNumber, "INFO commandstats: the server's own microseconds inside a command, per call (Redis's usec / calls over the window); empty: not reported", "%.3f",
    [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.commands.usec_per_call); }},
   {"histogram", K::kText, "the JSON file holding the window's latency histogram (--json)", "",

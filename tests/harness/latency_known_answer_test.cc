@@ -14,9 +14,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <thread>
+#include <vector>
 
+#include "harness/measurement/client_phases.h"
 #include "harness/measurement/load_clock.h"
 #include "harness/sweep.h"
 #include "tests/harness/delay_server.h"
@@ -252,6 +255,60 @@ TEST(OpenLoopBehindTest, AServerThatCannotKeepUpIsBehindWithItsBacklogMeasured) 
   // Everything the server answered during and after the windows, minus the
   // warm-up, was measured (the drain ran to the end of the schedule).
   EXPECT_GE(server.pings(), measured);
+}
+
+// The client's own phases (client_phases.h) against a known delay: a
+// dedicated thread with one request in flight on a server that holds every
+// reply 5 ms spends those 5 ms of each operation waiting in poll, little
+// in the other three phases (the stack's cost at most), and the four add up
+// to the thread's whole window per operation.
+TEST(ClientPhasesTest, AKnownReplyDelayIsWaitingAndThePhasesAddUpToTheWindow) {
+  constexpr double kDelayUs = 5000;
+  DelayServer server(static_cast<uint64_t>(kDelayUs * 1000));
+  ASSERT_TRUE(server.started());
+  LoadConfig config = PingConfig(server.unix_target());
+  config.client = ClientKind::kDedicated;
+  config.threads = {1};
+  config.connections = 1;
+  config.pipeline = 1;
+  std::vector<PointResult> points;
+  ASSERT_TRUE(RunSweep(config, {}, &points).ok());
+  ASSERT_EQ(points.size(), 1u);
+  const RepetitionResult& r = points[0].repetitions.at(0);
+  ASSERT_GT(r.ops, 50u);
+  const auto& names = ClientPhaseNames();
+  double sum_us = 0, others_us = 0;
+  for (size_t i = 0; i < kClientPhaseCount; ++i) {
+    SCOPED_TRACE(names[i]);
+    ASSERT_FALSE(std::isnan(r.client_phase_us[i]));
+    EXPECT_GE(r.client_phase_us[i], 0);
+    sum_us += r.client_phase_us[i];
+    if (static_cast<ClientPhase>(i) != ClientPhase::kWait) others_us += r.client_phase_us[i];
+  }
+  const double wait_us = r.client_phase_us[static_cast<size_t>(ClientPhase::kWait)];
+  EXPECT_GE(wait_us, kDelayUs * 0.95);
+  EXPECT_LE(wait_us, UpperBoundUs(kDelayUs, kMaxStackUs));
+  EXPECT_LT(others_us, kMaxStackUs);
+  // One thread: its phases are its whole window, give or take the step
+  // running at each edge (one 5 ms wait of a 1 s window).
+  const double window_us_per_op = r.seconds * 1e6 / static_cast<double>(r.ops);
+  EXPECT_NEAR(sum_us, window_us_per_op, window_us_per_op * 0.03);
+}
+
+// A strategy that does not split its loop into phases reports none: the
+// figures are absent, not zero.
+TEST(ClientPhasesTest, APooledClientReportsNoPhases) {
+  DelayServer server(100'000);
+  ASSERT_TRUE(server.started());
+  LoadConfig config = PingConfig(server.unix_target());
+  config.client = ClientKind::kPooled;
+  config.threads = {1};
+  config.duration_s = 0.2;
+  std::vector<PointResult> points;
+  ASSERT_TRUE(RunSweep(config, {}, &points).ok());
+  const RepetitionResult& r = points.at(0).repetitions.at(0);
+  ASSERT_GT(r.ops, 0u);
+  for (double phase_us : r.client_phase_us) EXPECT_TRUE(std::isnan(phase_us));
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ from .report_ratios import (calibration_section, declared_section, disturbance_l
                             time_section, verdict_sections)
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
-from .report_stages import commandstats_figures, stage_figures, stages_section
+from .report_stages import (client_figures, commandstats_figures, stage_figures,
+                            stages_section)
 from .report_ycsb import ycsb_section
 from ..tracking.history import cost_columns
 from ..running.results import load_meta, load_points, whole_points
@@ -61,7 +62,8 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
                    max_us=measured["max_us"].max(),
                    **{c: pd.to_numeric(measured[c], errors="coerce").median()
                       for c in cost_columns(measured.columns)},
-                   **stage_figures(measured), **commandstats_figures(measured))
+                   **stage_figures(measured), **commandstats_figures(measured),
+                   **client_figures(measured))
         row.update(cv=math.nan, cold_windows=0, windows=0)
         if run_dir is not None and "histogram" in measured:
             merged = merged_percentiles(run_dir, measured["histogram"])

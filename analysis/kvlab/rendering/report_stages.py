@@ -21,6 +21,10 @@ Beside them, each side's own account where its server gives one: redis-server's 
 commandstats, which kvlab-load writes per window as `server_calls` and
 `server_usec_per_call` (Redis's usec / calls of every command but INFO; blank for
 kvlab-server, which has no such section). commandstats_figures() folds them per point.
+
+And the client's side: kvlab-load's own threads split their time into build, send, wait
+and receive (`client_<phase>_us`, µs per operation summed over its threads; the dedicated
+strategy's), folded per point by client_figures() and shown per pair by client_table().
 """
 
 from __future__ import annotations
@@ -50,6 +54,21 @@ OWN_ACCOUNT_ONLY = "no INFO stages; own µs/call from its INFO commandstats"
 # "account for most of it", and below which they "do not account for it".
 MOST = 0.8
 LITTLE = 0.2
+
+
+# kvlab-load's phases in the order a round of its loop meets them (client_phases.h).
+CLIENT_PHASES = ("build", "send", "wait", "receive")
+CLIENT_COLUMNS = tuple(f"client_{p}_us" for p in CLIENT_PHASES)
+
+
+def client_figures(rows: pd.DataFrame) -> dict[str, float]:
+    """point_table's client phase columns for one point's measured rows: each phase's
+    median over the rows (NaN where none measured it). Empty when the run has none."""
+    figures = {}
+    for column in (c for c in CLIENT_COLUMNS if c in rows):
+        values = pd.to_numeric(rows[column], errors="coerce").dropna()
+        figures[column] = float(values.median()) if len(values) else math.nan
+    return figures
 
 
 def commandstats_figures(rows: pd.DataFrame) -> dict[str, float]:
@@ -98,6 +117,9 @@ class Side:
     # The server's own account (INFO commandstats): µs inside a command per call, median
     # over the rounds; NaN where the server gives none. Shown whatever `note` says.
     usec_per_call: float = math.nan
+    # kvlab-load's own µs per operation in each phase (CLIENT_PHASES); empty where its
+    # strategy does not measure them.
+    client_us: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def shown(self) -> bool:
@@ -123,6 +145,10 @@ def side_of(row: pd.Series | None, server: str, meta: dict) -> Side:
     side = _stage_side(row, server, meta)
     if row is None:
         return side
+    client_us = {p: float(row[c]) for p, c in zip(CLIENT_PHASES, CLIENT_COLUMNS)
+                 if c in row.index and not pd.isna(row[c])}
+    if len(client_us) == len(CLIENT_PHASES):
+        side = dataclasses.replace(side, client_us=client_us)
     usec = pd.to_numeric(row.get("server_usec_per_call", math.nan), errors="coerce")
     if pd.isna(usec):
         return side
@@ -224,6 +250,33 @@ def stages_table(sides: list[Side]) -> str:
     return markdown_table(header, rows)
 
 
+def client_table(sides: list[Side]) -> str:
+    """kvlab-load's side of the same points: µs per operation in each phase of its
+    threads' loop (share of their sum), the sum and the client's CPU-bound mark."""
+    rows = []
+    for side in sides:
+        if not side.client_us:
+            rows.append([side.server] + ["–"] * (len(CLIENT_PHASES) + 1)
+                        + ["not measured by this client strategy"])
+            continue
+        total = sum(side.client_us.values())
+        rows.append([side.server]
+                    + [f"{side.client_us[p]:.2f} ({100 * side.client_us[p] / total:.0f}%)"
+                       if total > 0 else "–" for p in CLIENT_PHASES]
+                    + [f"{total:.2f}", ""])
+    return markdown_table(["server"] + [f"client {p}" for p in CLIENT_PHASES]
+                          + ["sum µs/op", "note"], rows)
+
+
+CLIENT_INTRO = (
+    "kvlab-load's side of the same points: its threads' time per operation in each phase "
+    "of their loop (build the requests, send them, wait in poll, receive: read, parse, "
+    "check and record the replies), summed over its threads, so the sum is threads × "
+    "window / operations; the dedicated strategy measures them. Much time waiting means "
+    "the client waits on the server; little, that the client itself is what limits the "
+    "point.")
+
+
 SECTION_INTRO = (
     "Inside the server, per sampled request: kvlab-server times every Nth read of each I/O "
     "thread (`--stage-sample`, INFO stages) from the loop's wake-up to the `send()` of its "
@@ -262,6 +315,8 @@ def stages_section(points: pd.DataFrame, table: pd.DataFrame, meta: dict) -> str
     blocks = ["## Where a request's time goes", "", SECTION_INTRO]
     for pair in pairs:
         blocks += ["", f"### {pair_title(pair)}", "", stages_table([pair.a, pair.b])]
+        if pair.a.client_us or pair.b.client_us:
+            blocks += ["", CLIENT_INTRO, "", client_table([pair.a, pair.b])]
     return "\n".join(blocks)
 
 

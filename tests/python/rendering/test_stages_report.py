@@ -15,7 +15,8 @@ import pytest
 from kvlab.rendering import palette
 from kvlab.rendering.plots_stages import pairs_figure
 from kvlab.rendering.report import point_table, render_report
-from kvlab.rendering.report_stages import (MIN_SAMPLES, OWN_ACCOUNT_ONLY, STAGES,
+from kvlab.rendering.report_stages import (CLIENT_PHASES, MIN_SAMPLES, OWN_ACCOUNT_ONLY,
+                                           STAGES, client_figures,
                                            commandstats_figures, comparison_pairs,
                                            stage_figures)
 from kvlab.rendering.run_plots import write_plots
@@ -40,6 +41,10 @@ FIGURES = {"sharded-hop-command": (100000.0, 1000.0, 30, HOP),
 # redis-server's INFO commandstats per round (kvlab-load's server_calls, server_usec_per_call).
 OWN_CALLS = (90000, 90000, 45000)
 OWN_USEC = (1.0, 1.5, 9.0)
+# kvlab-load's phases per server (µs per op, every round); sharded's and redis's were
+# measured by a strategy without phases (blank).
+CLIENT_US = {"concurrent": (0.25, 0.5, 1.0, 0.75), "single": (0.1, 0.2, 1.5, 0.2),
+             "striped": (0.3, 0.3, 0.3, 0.1)}
 COMPARISONS = [("concurrent/sharded", "concurrent", "sharded-hop-command"),
                ("single/redis", "single", "redis"),
                ("striped/concurrent", "striped", "concurrent")]
@@ -58,6 +63,8 @@ def _row(server: str, repetition: int) -> dict:
            "stage_samples": "" if samples is None else samples,
            "server_calls": OWN_CALLS[repetition - 1] if server == "redis" else "",
            "server_usec_per_call": OWN_USEC[repetition - 1] if server == "redis" else ""}
+    for phase, us in zip(CLIENT_PHASES, CLIENT_US.get(server, ("",) * 4)):
+        row[f"client_{phase}_us"] = us
     total = 0.0
     for stage in STAGES:
         value = stages.get(stage)
@@ -210,3 +217,19 @@ def test_commandstats_fold_to_the_median_per_call_and_the_summed_calls(stage_run
     assert pairs["single/redis"].b.usec_per_call == 1.5
     assert not pairs["single/redis"].b.shown  # no stages: the figure stands alone
     assert math.isnan(pairs["single/redis"].a.usec_per_call)
+
+
+def test_the_clients_phases_stand_under_each_pair_where_measured(stage_run):
+    table = point_table(load_points(stage_run), stage_run)
+    concurrent = table[table["server"] == "concurrent"].iloc[0]
+    assert concurrent["client_wait_us"] == 1.0
+    assert math.isnan(table[table["server"] == "redis"].iloc[0]["client_wait_us"])
+    assert client_figures(pd.DataFrame({"ops": [1]})) == {}
+    report = render_report(stage_run)
+    section = report[report.index("### concurrent/sharded"):report.index("### single/redis")]
+    # concurrent: 0.25 + 0.5 + 1.0 + 0.75 = 2.5 µs per op; wait is 40% of it
+    assert "| concurrent | 0.25 (10%) | 0.50 (20%) | 1.00 (40%) | 0.75 (30%) | 2.50 |  |" \
+        in section
+    assert "| sharded-hop-command | – | – | – | – | – | not measured by this client strategy |" \
+        in section
+    assert "kvlab-load's side of the same points" in section
