@@ -36,6 +36,13 @@ from ..running.results import load_meta, load_points, whole_points
 from ..measures.stats import Summary, summarize
 
 
+def _median(values: pd.Series) -> float:
+    """The median of the values that are numbers; NaN, and no numpy warning, when none
+    is (a cost column that is `n/a` in every round)."""
+    numbers = pd.to_numeric(values, errors="coerce").dropna()
+    return float(numbers.median()) if len(numbers) else math.nan
+
+
 def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFrame:
     """One row per point (rounds folded): median, CI, latencies, CPU, client-bound.
     Latency percentiles come from the merged histogram of the point's rounds where
@@ -49,18 +56,18 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
         row = dict(zip(POINT_VARIABLES, key))
         row.update(status="ok" if len(measured) else group["status"].iloc[0],
                    summary=summary, median=summary.median, low=summary.low, high=summary.high,
-                   n=summary.n, p50_us=measured["p50_us"].median(),
-                   p99_us=measured["p99_us"].median(), p999_us=measured["p999_us"].median(),
-                   mean_us=pd.to_numeric(measured.get("mean_us"), errors="coerce").median()
+                   n=summary.n, p50_us=_median(measured["p50_us"]),
+                   p99_us=_median(measured["p99_us"]), p999_us=_median(measured["p999_us"]),
+                   mean_us=_median(measured["mean_us"])
                    if "mean_us" in measured else math.nan,
-                   client_cpu=measured["client_cpu"].median(),
-                   server_cpu=measured["server_cpu"].median(),
+                   client_cpu=_median(measured["client_cpu"]),
+                   server_cpu=_median(measured["server_cpu"]),
                    client_bound=bool(measured["client_bound"].any()),
-                   seconds=measured["seconds"].median(),
+                   seconds=_median(measured["seconds"]),
                    errors=measured["errors"].sum(min_count=1),
                    disturbed=int((group["status"] == "disturbed").sum()),
                    max_us=measured["max_us"].max(),
-                   **{c: pd.to_numeric(measured[c], errors="coerce").median()
+                   **{c: _median(measured[c])
                       for c in cost_columns(measured.columns)},
                    **stage_figures(measured), **commandstats_figures(measured),
                    **client_figures(measured))

@@ -2,6 +2,7 @@
 
 import json
 import math
+import warnings
 
 from kvlab.rendering.report import point_table, render_report, write_report
 from kvlab.rendering.run_plots import write_plots
@@ -173,3 +174,24 @@ def test_memory_table_has_a_row_per_container_shape_beside_redis(tmp_path):
     assert "| 20,000 | hash: 10 fields of 16 B | a | 400 | – | 2.00 | 1 |" in text
     assert "| 20,000 | list: 100 elements of 16 B | a | 3,000 | – | 1.50 | 1 |" in text
     assert "| 1,000,000 | 64 B | redis | 152 | – | 1.00 | 1 |" in text
+
+
+def test_columns_no_round_measured_fold_to_blank_without_numpy_warnings(small_run):
+    """A cost column `n/a` in every round and a percentile blank in every round (what
+    redis-benchmark and command rows leave) fold to NaN, and rendering says nothing on
+    stderr: make bench used to print dozens of "Mean of empty slice" warnings."""
+    points = small_run / "points.csv"
+    text = points.read_text().splitlines()
+    header = text[0].split(",")
+    header.append("server_ctx_switches_per_op")
+    rows = [line.split(",") + ["n/a"] for line in text[1:]]
+    p999 = header.index("p999_us")
+    for row in rows:
+        row[p999] = ""
+    points.write_text("\n".join(",".join(r) for r in [header] + rows) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        table = point_table(load_points(small_run), small_run)
+        render_report(small_run)
+    assert table["server_ctx_switches_per_op"].isna().all()
+    assert table["p999_us"].isna().all()
