@@ -22,6 +22,7 @@ from .markdown import markdown_table
 from .report_format import (CLIENT_BOUND_MARK, ERROR_MARK, format_number, format_rate,
                             server_cpu_count, server_specs)
 from .report_durability import durability_section
+from .report_format import median_of_numbers as _median
 from .report_latency import latency_section, paired_latency_section
 from .report_memory import memory_section
 from .report_ratios import (calibration_section, declared_section, disturbance_line,
@@ -34,13 +35,6 @@ from .report_ycsb import ycsb_section
 from ..tracking.history import cost_columns
 from ..running.results import load_meta, load_points, whole_points
 from ..measures.stats import Summary, summarize
-
-
-def _median(values: pd.Series) -> float:
-    """The median of the values that are numbers; NaN, and no numpy warning, when none
-    is (a cost column that is `n/a` in every round)."""
-    numbers = pd.to_numeric(values, errors="coerce").dropna()
-    return float(numbers.median()) if len(numbers) else math.nan
 
 
 def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFrame:

@@ -75,3 +75,10 @@ def server_specs(meta: dict) -> dict:
 def server_cpu_count(meta: dict) -> int | None:
     cpus = meta.get("server_cpus")
     return len(parse_cpu_list(cpus)) if cpus else None
+
+
+def median_of_numbers(values: pd.Series) -> float:
+    """The median of the values that are numbers; NaN, and no numpy warning, when none
+    is (a column that is `n/a` or blank in every round)."""
+    numbers = pd.to_numeric(values, errors="coerce").dropna()
+    return float(numbers.median()) if len(numbers) else math.nan

@@ -38,7 +38,7 @@ from ..measures.declared_ratios import compute, point_key, specs_of
 from ..running.experiment import CompareSpec
 from ..running.results import whole_points
 from .markdown import markdown_table
-from .report_format import CLIENT_BOUND_MARK, find_point, server_specs
+from .report_format import CLIENT_BOUND_MARK, find_point, median_of_numbers, server_specs
 
 # INFO stages' stages in the order a request meets them; `total` is their sum.
 STAGES = ("read", "parse", "dispatch", "queue", "execute", "return", "render", "write")
@@ -64,11 +64,7 @@ CLIENT_COLUMNS = tuple(f"client_{p}_us" for p in CLIENT_PHASES)
 def client_figures(rows: pd.DataFrame) -> dict[str, float]:
     """point_table's client phase columns for one point's measured rows: each phase's
     median over the rows (NaN where none measured it). Empty when the run has none."""
-    figures = {}
-    for column in (c for c in CLIENT_COLUMNS if c in rows):
-        values = pd.to_numeric(rows[column], errors="coerce").dropna()
-        figures[column] = float(values.median()) if len(values) else math.nan
-    return figures
+    return {c: median_of_numbers(rows[c]) for c in CLIENT_COLUMNS if c in rows}
 
 
 def commandstats_figures(rows: pd.DataFrame) -> dict[str, float]:
@@ -79,10 +75,10 @@ def commandstats_figures(rows: pd.DataFrame) -> dict[str, float]:
         return {}
     calls = pd.to_numeric(rows["server_calls"], errors="coerce")
     counted = rows[calls > 0]
-    usec = pd.to_numeric(counted.get("server_usec_per_call"), errors="coerce") \
-        if "server_usec_per_call" in counted else pd.Series(dtype=float)
+    usec = counted["server_usec_per_call"] if "server_usec_per_call" in counted \
+        else pd.Series(dtype=float)
     return {"server_calls": float(calls[calls > 0].sum()) if len(counted) else math.nan,
-            "server_usec_per_call": float(usec.median()) if usec.notna().any() else math.nan}
+            "server_usec_per_call": median_of_numbers(usec)}
 
 
 def stage_figures(rows: pd.DataFrame) -> dict[str, float]:
