@@ -12,9 +12,9 @@
 #include "base/ascii_case.h"
 #include "engines/containers/encoding_limits.h"
 #include "engines/rules/glob.h"
+#include "engines/rules/proto_max_bulk_len.h"
 #include "engines/rules/redis_integer.h"
 #include "server/aof_rewrite_policy.h"
-#include "server/resp_parser.h"
 
 namespace kvlab {
 
@@ -286,11 +286,14 @@ const std::vector<Parameter>& Parameters() {
        .kind = ValueKind::kInteger,
        .fixed = [](const ConfigParameters& c) { return std::to_string(c.settings().port); }},
       {.name = "proto-max-bulk-len",
-       .effect = Effect::kFixed,
+       .effect = Effect::kApplied,
        .kind = ValueKind::kMemory,
-       .fixed =
-           [](const ConfigParameters&) {
-             return std::to_string(RespParser::Limits{}.max_bulk_len);
+       .min = kMinProtoMaxBulkLen,
+       .max = kLongMax,
+       .read = [](ConfigParameters&) { return std::to_string(ProtoMaxBulkLen()); },
+       .apply =
+           [](ConfigParameters&, unsigned long long value) {
+             ProtoMaxBulkLenSetting().store(static_cast<int64_t>(value), std::memory_order_relaxed);
            }},
       {.name = "protected-mode",
        .effect = Effect::kFixed,

@@ -248,7 +248,7 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
         return Fail(Result::kExpectedBulk, std::move(text));
       }
       std::optional<int64_t> len = ParseLength(buffer.substr(cursor_ + 1, cr - cursor_ - 1));
-      if (!len || *len < 0 || static_cast<uint64_t>(*len) > limits_.max_bulk_len) {
+      if (!len || *len < 0 || static_cast<uint64_t>(*len) > MaxBulkLen()) {
         return Fail(Result::kBadBulkLen, "invalid bulk length");
       }
       if (*len > 16384 && auth_required) {

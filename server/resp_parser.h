@@ -17,10 +17,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "engines/rules/proto_max_bulk_len.h"
 
 namespace kvlab {
 
@@ -41,7 +44,9 @@ class RespParser {
   };
 
   struct Limits {
-    uint64_t max_bulk_len = 512ull << 20;  // proto-max-bulk-len
+    // The longest bulk string; unset: the process's proto-max-bulk-len,
+    // read at every bulk header, so CONFIG SET reaches open connections.
+    std::optional<uint64_t> max_bulk_len;
     // Arguments per command. Redis 7.0 allows up to INT_MAX (older releases
     // 1024*1024); the connection's query-buffer limit bounds memory anyway.
     uint64_t max_args = 2147483647;
@@ -82,6 +87,9 @@ class RespParser {
                     bool auth_required);
   Result Fail(Result result, std::string text);
   void FinishCommand(size_t next_start);
+  uint64_t MaxBulkLen() const {
+    return limits_.max_bulk_len ? *limits_.max_bulk_len : static_cast<uint64_t>(ProtoMaxBulkLen());
+  }
 
   Limits limits_;
   Stage stage_ = Stage::kCommandStart;

@@ -9,6 +9,7 @@
 
 #include "engines/calls/atomic_group.h"
 #include "engines/rules/bit_arithmetic.h"
+#include "engines/rules/proto_max_bulk_len.h"
 #include "engines/calls/call_support.h"
 #include "engines/calls/keyspace_ops.h"
 #include "engines/rules/redis_integer.h"
@@ -23,7 +24,7 @@ constexpr std::string_view kFieldTypeError =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but "
     "i64 is.";
 
-// getBitOffsetFromArgument(): a bit offset below 512MB * 8; with
+// getBitOffsetFromArgument(): a bit offset below proto-max-bulk-len * 8; with
 // `field_bits`, "#N" means N fields of that width.
 bool ParseBitOffset(StringCall& call, std::string_view arg, int field_bits, uint64_t* offset) {
   const bool in_fields = field_bits > 0 && !arg.empty() && arg[0] == '#';
@@ -33,7 +34,7 @@ bool ParseBitOffset(StringCall& call, std::string_view arg, int field_bits, uint
     parsed =
         static_cast<int64_t>(static_cast<uint64_t>(*parsed) * static_cast<uint64_t>(field_bits));
   }
-  if (!parsed || *parsed < 0 || (*parsed >> 3) >= kMaxStringBytes) {
+  if (!parsed || *parsed < 0 || (*parsed >> 3) >= ProtoMaxBulkLen()) {
     call.Error(kBitOffsetError);
     return false;
   }

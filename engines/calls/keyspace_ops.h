@@ -32,6 +32,7 @@
 #include "engines/operation.h"
 #include "engines/rules/redis_float.h"
 #include "engines/rules/redis_integer.h"
+#include "engines/rules/proto_max_bulk_len.h"
 #include "engines/calls/string_call.h"
 
 namespace kvlab {
@@ -169,9 +170,8 @@ inline int64_t RedisRefcount(const EntryView& entry) {
   return value >= 0 && value < 10000 ? kSharedRefcount : 1;
 }
 
-// Redis's proto-max-bulk-len: the largest string SETRANGE or APPEND may
-// build (checkStringLength()), and the error for one that would be larger.
-inline constexpr int64_t kMaxStringBytes = 512ll * 1024 * 1024;
+// The error for a string SETRANGE or APPEND would build past
+// proto-max-bulk-len (checkStringLength(); engines/rules/proto_max_bulk_len.h).
 inline constexpr std::string_view kStringTooLongError =
     "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
@@ -402,8 +402,8 @@ OpResult WriteLive(const Operation& op, H& handle, const std::optional<EntryView
     }
     case OpCode::kAppend: {
       const size_t length = (live ? live->value.size() : 0) + op.value.size();
-      // CVE-2022-35977's family: refused, not grown past 512 MB.
-      if (live && length > static_cast<size_t>(kMaxStringBytes)) {
+      // CVE-2022-35977's family: refused, not grown past proto-max-bulk-len.
+      if (live && length > static_cast<size_t>(ProtoMaxBulkLen())) {
         return OpResult::ErrorText(kStringTooLongError);
       }
       handle.Append(op.value);

@@ -10,6 +10,7 @@
 #include "engines/clock.h"
 #include "engines/calls/keyspace_ops.h"
 #include "engines/rules/redis_float.h"
+#include "engines/rules/proto_max_bulk_len.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 
@@ -312,7 +313,7 @@ void SetRange(CommandCall& call) {
     return;
   }
   const int64_t length = static_cast<int64_t>(call.args[3].size());
-  if (length > 0 && *offset > kMaxStringBytes - length) {
+  if (length > 0 && *offset > ProtoMaxBulkLen() - length) {
     call.reply().Error(kStringTooLongError);
     return;
   }
@@ -344,7 +345,7 @@ void RenderLcs(const DeferredReply& deferred, std::span<const OpResult> results,
   // (Redis 7.2's rule and text) rather than allocated until the server dies.
   const uint64_t cells = (static_cast<uint64_t>(a.size()) + 1) * (b.size() + 1);
   if (a.size() >= UINT32_MAX - 1 || b.size() >= UINT32_MAX - 1 ||
-      cells > static_cast<uint64_t>(kMaxStringBytes) / sizeof(uint32_t)) {
+      cells > static_cast<uint64_t>(ProtoMaxBulkLen()) / sizeof(uint32_t)) {
     writer.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
     return;
   }

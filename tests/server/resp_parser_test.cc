@@ -187,6 +187,20 @@ TEST(RespParser, HonoursConfiguredLimits) {
   EXPECT_EQ(ParseChunks({"*3\r\n"}, limits).error, "ERR Protocol error: invalid multibulk length");
 }
 
+// Without a limit of its own, a parser reads the process's proto-max-bulk-len
+// at every bulk header: a CONFIG SET reaches a connection already open.
+TEST(RespParser, FollowsTheProcessProtoMaxBulkLen) {
+  RespParser before{RespParser::Limits{}};
+  RespParser after{RespParser::Limits{}};  // opened before the CONFIG SET too
+  std::vector<std::string_view> args;
+  const std::string header = "*1\r\n$" + std::to_string(kMinProtoMaxBulkLen + 1) + "\r\n";
+  EXPECT_EQ(before.Parse(header, &args), RespParser::Result::kInputPending);
+  ProtoMaxBulkLenSetting().store(kMinProtoMaxBulkLen, std::memory_order_relaxed);
+  EXPECT_EQ(after.Parse(header, &args), RespParser::Result::kBadBulkLen);
+  EXPECT_EQ(after.error(), "ERR Protocol error: invalid bulk length");
+  ProtoMaxBulkLenSetting().store(kDefaultProtoMaxBulkLen, std::memory_order_relaxed);
+}
+
 TEST(RespParser, AppliesRedisUnauthenticatedLimits) {
   EXPECT_EQ(ParseChunks({"*11\r\n"}, {}, true).error,
             "ERR Protocol error: unauthenticated multibulk length");
