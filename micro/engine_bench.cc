@@ -80,7 +80,7 @@ void RunPipelinedGets(benchmark::State& state, const EngineConfig& config) {
 
 int MaxThreads() { return std::max(2, static_cast<int>(std::thread::hardware_concurrency())); }
 
-void Register() {
+void RegisterEngineBenchmarks() {
   for (const char* kind : {"single", "sharded", "concurrent", "striped"}) {
     const EngineConfig config = BenchConfig(kind);
     const int max_threads = std::string(kind) == "single" ? 1 : MaxThreads();
@@ -110,7 +110,7 @@ void Register() {
   }
 }
 
-const bool registered = (Register(), true);
+const bool engine_benchmarks_registered = (RegisterEngineBenchmarks(), true);
 
 }  // namespace
 }  // namespace kvlab::micro

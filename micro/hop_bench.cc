@@ -103,7 +103,7 @@ void RunLoaded(benchmark::State& state, const EngineConfig& config, OpCode code)
                           static_cast<int64_t>(batch_size));
 }
 
-void Register() {
+void RegisterHopBenchmarks() {
   for (const char* kind : {"sharded", "concurrent"}) {
     const EngineConfig config = BenchConfig(kind, /*shards=*/1);
     for (OpCode code : {OpCode::kGet, OpCode::kSet}) {
@@ -128,7 +128,7 @@ void Register() {
   }
 }
 
-const bool registered = (Register(), true);
+const bool hop_benchmarks_registered = (RegisterHopBenchmarks(), true);
 
 }  // namespace
 }  // namespace kvlab::micro

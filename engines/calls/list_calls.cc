@@ -276,7 +276,7 @@ bool ToLeft(const ContainerCall& call) {
   return call.args.size() <= 3 || OptionIs(call.args[4], "left");
 }
 
-void MoveSource(ContainerCall& call) {
+void ListMoveSource(ContainerCall& call) {
   if (!call.CheckType()) return;
   const ListValue* list = call.Find<ListValue>();
   ListMove& move = call.group->list_move;
@@ -288,7 +288,7 @@ void MoveSource(ContainerCall& call) {
   call.Ok();
 }
 
-void MoveDestination(ContainerCall& call) {
+void ListMoveDestination(ContainerCall& call) {
   ListMove& move = call.group->list_move;
   if (!move.source_exists) return call.Nil();
   if (!call.CheckType()) return;
@@ -314,7 +314,7 @@ void MoveDestination(ContainerCall& call) {
   call.Bulk(move.element);
 }
 
-void MoveRemove(ContainerCall& call) {
+void ListMoveRemove(ContainerCall& call) {
   if (!call.group->list_move.moved) return call.Ok();
   ListValue* list = call.Find<ListValue>();
   if (FromLeft(call)) {
@@ -346,7 +346,7 @@ void LMPopStep(ContainerCall& call) {
 
 using namespace command_flags;
 constexpr ValueType kList = ValueType::kList;
-constexpr uint8_t kStep = kContainerInternal | kContainerGroupStep;
+constexpr uint8_t kListStep = kContainerInternal | kContainerGroupStep;
 
 constexpr ContainerCommand kListCommands[] = {
     {"lpush", -3, kList, kGrow, Push<true, false>},
@@ -363,9 +363,9 @@ constexpr ContainerCommand kListCommands[] = {
     {"ltrim", 4, kList, kWrite, LTrim},
     {"linsert", 5, kList, kGrow, LInsert},
     {"lpos", -3, kList, kRead, LPos},
-    {kListMoveSourceStep, -1, kList, kRead | kStep, MoveSource},
-    {kListMoveDestinationStep, -1, kList, kGrow | kStep, MoveDestination},
-    {kListMoveRemoveStep, -1, kList, kWrite | kStep, MoveRemove},
+    {kListMoveSourceStep, -1, kList, kRead | kListStep, ListMoveSource},
+    {kListMoveDestinationStep, -1, kList, kGrow | kListStep, ListMoveDestination},
+    {kListMoveRemoveStep, -1, kList, kWrite | kListStep, ListMoveRemove},
     {kListMPopStep, 2, kList, kWrite | kContainerInternal | kContainerGuard, LMPopStep},
 };
 

@@ -194,7 +194,7 @@ void StoreResult(ContainerCall& call) {
 // SMOVE source destination member (smoveCommand()), in three steps:
 // the source is read, the destination takes the member, the source gives
 // it up. Only a missing source is answered before the destination's type.
-void MoveSource(ContainerCall& call) {
+void SetMoveSource(ContainerCall& call) {
   if (!call.CheckType()) return;
   const SetValue* set = call.Find<SetValue>();
   call.group->set_move = {.source_exists = set != nullptr,
@@ -202,7 +202,7 @@ void MoveSource(ContainerCall& call) {
   call.Ok();
 }
 
-void MoveDestination(ContainerCall& call) {
+void SetMoveDestination(ContainerCall& call) {
   SetMove& move = call.group->set_move;
   if (!move.source_exists) return call.Integer(0);
   if (!call.CheckType()) return;
@@ -215,7 +215,7 @@ void MoveDestination(ContainerCall& call) {
   call.Integer(1);
 }
 
-void MoveRemove(ContainerCall& call) {
+void SetMoveRemove(ContainerCall& call) {
   if (call.group->set_move.moved && call.Find<SetValue>()->Remove(call.args[3])) call.Changed();
   call.Ok();
 }
@@ -227,7 +227,7 @@ void SScan(ContainerCall& call) {
 
 using namespace command_flags;
 constexpr ValueType kSet = ValueType::kSet;
-constexpr uint8_t kStep = kContainerInternal | kContainerGroupStep;
+constexpr uint8_t kSetStep = kContainerInternal | kContainerGroupStep;
 
 constexpr ContainerCommand kSetCommands[] = {
     {"sadd", -3, kSet, kGrow, SAdd},
@@ -240,14 +240,14 @@ constexpr ContainerCommand kSetCommands[] = {
     {"smembers", 2, kSet, kRead, SMembers},
     {"sscan", -3, kSet, kRead, SScan},
     {kSetMembersStep, 2, kSet, kContainerInternal, SMembers},
-    {kSetStoreFirstSourceStep, -1, kSet, kRead | kStep, StoreFirstSource},
-    {kSetStoreSourceStep, -1, kSet, kRead | kStep, StoreNextSource},
-    {kSetInterStoreStep, -1, kSet, kGrow | kStep, StoreResult<SetOperation::kInter>},
-    {kSetUnionStoreStep, -1, kSet, kGrow | kStep, StoreResult<SetOperation::kUnion>},
-    {kSetDiffStoreStep, -1, kSet, kGrow | kStep, StoreResult<SetOperation::kDiff>},
-    {kSetMoveSourceStep, -1, kSet, kRead | kStep, MoveSource},
-    {kSetMoveDestinationStep, -1, kSet, kWrite | kStep, MoveDestination},
-    {kSetMoveRemoveStep, -1, kSet, kWrite | kStep, MoveRemove},
+    {kSetStoreFirstSourceStep, -1, kSet, kRead | kSetStep, StoreFirstSource},
+    {kSetStoreSourceStep, -1, kSet, kRead | kSetStep, StoreNextSource},
+    {kSetInterStoreStep, -1, kSet, kGrow | kSetStep, StoreResult<SetOperation::kInter>},
+    {kSetUnionStoreStep, -1, kSet, kGrow | kSetStep, StoreResult<SetOperation::kUnion>},
+    {kSetDiffStoreStep, -1, kSet, kGrow | kSetStep, StoreResult<SetOperation::kDiff>},
+    {kSetMoveSourceStep, -1, kSet, kRead | kSetStep, SetMoveSource},
+    {kSetMoveDestinationStep, -1, kSet, kWrite | kSetStep, SetMoveDestination},
+    {kSetMoveRemoveStep, -1, kSet, kWrite | kSetStep, SetMoveRemove},
 };
 
 }  // namespace

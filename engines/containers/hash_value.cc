@@ -1,18 +1,9 @@
 #include "engines/containers/hash_value.h"
 
 #include "engines/containers/encoding_limits.h"
+#include "engines/containers/string_heap_bytes.h"
 
 namespace kvlab {
-
-namespace {
-
-// What one heap string costs beyond its object: nothing while it fits the
-// small buffer (15 bytes in libstdc++), else its bytes and a malloc header.
-size_t StringHeapBytes(const std::string& text) {
-  return text.size() > 15 ? text.capacity() + 1 + 16 : 0;
-}
-
-}  // namespace
 
 size_t HashValue::Size() const { return table_ ? table_->size() : packed_.size() / 2; }
 

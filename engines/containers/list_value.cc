@@ -3,15 +3,11 @@
 #include <algorithm>
 #include <iterator>
 
+#include "engines/containers/string_heap_bytes.h"
+
 namespace kvlab {
 
 namespace {
-
-// What one heap string costs beyond its object: nothing while it fits the
-// small buffer (15 bytes in libstdc++), else its bytes and a malloc header.
-size_t StringHeapBytes(const std::string& text) {
-  return text.size() > 15 ? text.capacity() + 1 + 16 : 0;
-}
 
 // libstdc++'s deque keeps its elements in 512-byte nodes (16 strings each)
 // reached through a map of node pointers.

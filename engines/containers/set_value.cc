@@ -7,16 +7,9 @@
 
 #include "engines/containers/encoding_limits.h"
 #include "engines/rules/redis_integer.h"
+#include "engines/containers/string_heap_bytes.h"
 
 namespace kvlab {
-
-namespace {
-
-size_t StringHeapBytes(const std::string& text) {
-  return text.size() > 15 ? text.capacity() + 1 + 16 : 0;
-}
-
-}  // namespace
 
 size_t SetValue::RandomIndex(size_t n) {
   thread_local std::mt19937_64 rng{std::random_device{}()};

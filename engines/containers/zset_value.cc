@@ -4,14 +4,11 @@
 #include <cstdio>
 
 #include "engines/containers/encoding_limits.h"
+#include "engines/containers/string_heap_bytes.h"
 
 namespace kvlab {
 
 namespace {
-
-size_t StringHeapBytes(const std::string& text) {
-  return text.size() > 15 ? text.capacity() + 1 + 16 : 0;
-}
 
 std::string_view ScoreBytes(const double& score) {
   return {reinterpret_cast<const char*>(&score), sizeof score};

@@ -23,7 +23,7 @@ struct OwnerEngine::PendingBatch final : PartitionedBatch {
 
 namespace {
 
-std::atomic<uint64_t> next_instance_id{1};
+std::atomic<uint64_t> next_owner_instance_id{1};
 
 // Which owner of which engine the calling thread is (0: none).
 struct OwnerIdentity {
@@ -44,7 +44,7 @@ void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
 
 OwnerEngine::OwnerEngine(const EngineConfig& config)
     : traits_(TraitsOf(config)),
-      instance_id_(next_instance_id.fetch_add(1, std::memory_order_relaxed)),
+      instance_id_(next_owner_instance_id.fetch_add(1, std::memory_order_relaxed)),
       multikey_(config.multikey),
       meter_(config.max_memory_bytes) {
   const unsigned count = std::min(ResolvedShards(config), kHashSlots);

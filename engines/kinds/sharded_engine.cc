@@ -21,7 +21,7 @@ struct ShardedEngine::PendingBatch final : PartitionedBatch {};
 
 namespace {
 
-std::atomic<uint64_t> next_instance_id{1};
+std::atomic<uint64_t> next_sharded_instance_id{1};
 
 thread_local DeferredWakeups deferred_wakeups;  // partitioned_batch.h
 
@@ -36,7 +36,7 @@ std::string PageOffset(const void* address) {
 
 ShardedEngine::ShardedEngine(const EngineConfig& config)
     : traits_(TraitsOf(config)),
-      instance_id_(next_instance_id.fetch_add(1, std::memory_order_relaxed)),
+      instance_id_(next_sharded_instance_id.fetch_add(1, std::memory_order_relaxed)),
       hop_(config.hop),
       multikey_(config.multikey),
       meter_(config.max_memory_bytes) {

@@ -10,7 +10,7 @@
 namespace kvlab::harness {
 namespace {
 
-Status Parse(std::vector<std::string> extra, CommandLineOptions* out) {
+Status ParseWithTarget(std::vector<std::string> extra, CommandLineOptions* out) {
   std::vector<std::string> args = {"kvlab-load", "--target", "unix:///tmp/x.sock"};
   args.insert(args.end(), extra.begin(), extra.end());
   return ParseCommandLine(args, out);
@@ -18,7 +18,7 @@ Status Parse(std::vector<std::string> extra, CommandLineOptions* out) {
 
 TEST(IoOptionsTest, DirectIsTheDefault) {
   CommandLineOptions options;
-  ASSERT_TRUE(Parse({"--client", "shared"}, &options).ok());
+  ASSERT_TRUE(ParseWithTarget({"--client", "shared"}, &options).ok());
   EXPECT_EQ(options.config.io.model, IoModel::kDirect);
   EXPECT_EQ(options.config.io.flush, FlushMode::kPerCommand);
   EXPECT_EQ(options.config.io.loop_threads, 0);
@@ -26,9 +26,9 @@ TEST(IoOptionsTest, DirectIsTheDefault) {
 
 TEST(IoOptionsTest, EventLoopWithThreadsAndBatchedFlush) {
   CommandLineOptions options;
-  ASSERT_TRUE(Parse({"--client", "pooled", "--io", "event-loop", "--loop-threads", "3",
-                     "--io-flush", "batch"},
-                    &options)
+  ASSERT_TRUE(ParseWithTarget({"--client", "pooled", "--io", "event-loop", "--loop-threads", "3",
+                               "--io-flush", "batch"},
+                              &options)
                   .ok());
   EXPECT_EQ(options.config.io.model, IoModel::kEventLoop);
   EXPECT_EQ(options.config.io.loop_threads, 3);
@@ -37,16 +37,18 @@ TEST(IoOptionsTest, EventLoopWithThreadsAndBatchedFlush) {
 
 TEST(IoOptionsTest, MistakesNameTheOptionAndWhatIsAllowed) {
   CommandLineOptions options;
-  Status bad = Parse({"--client", "shared", "--io", "netty"}, &options);
+  Status bad = ParseWithTarget({"--client", "shared", "--io", "netty"}, &options);
   EXPECT_NE(bad.message().find("bad --io 'netty' (allowed: direct, event-loop)"),
             std::string::npos);
-  bad = Parse({"--client", "shared", "--io", "event-loop", "--io-flush", "sometimes"}, &options);
+  bad = ParseWithTarget({"--client", "shared", "--io", "event-loop", "--io-flush", "sometimes"},
+                        &options);
   EXPECT_NE(bad.message().find("allowed: command, batch"), std::string::npos);
-  bad = Parse({"--client", "shared", "--io", "event-loop", "--loop-threads", "0"}, &options);
+  bad = ParseWithTarget({"--client", "shared", "--io", "event-loop", "--loop-threads", "0"},
+                        &options);
   EXPECT_NE(bad.message().find("--loop-threads"), std::string::npos);
-  bad = Parse({"--client", "shared", "--loop-threads", "2"}, &options);
+  bad = ParseWithTarget({"--client", "shared", "--loop-threads", "2"}, &options);
   EXPECT_NE(bad.message().find("apply to --io event-loop only"), std::string::npos);
-  bad = Parse({"--client", "dedicated", "--io", "event-loop"}, &options);
+  bad = ParseWithTarget({"--client", "dedicated", "--io", "event-loop"}, &options);
   EXPECT_NE(bad.message().find("applies to --client pooled and shared only"), std::string::npos);
 }
 

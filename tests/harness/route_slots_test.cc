@@ -141,7 +141,9 @@ TEST_F(RouteSlots, MovedRepliesAreFollowedAndCounted) {
       std::string request;
       AppendCommand(&request, {"GET", name});
       const size_t routed = options.slot_map->NodeOf(request);
-      if (routed != 0) EXPECT_EQ(routed, OwnerOfSlot(HashSlot(name), kOwners)) << name;
+      if (routed != 0) {
+        EXPECT_EQ(routed, OwnerOfSlot(HashSlot(name), kOwners)) << name;
+      }
     }
   }
 }

@@ -39,7 +39,7 @@ std::string ReadOffset(StreamSource& s) {
   return s.OneIn(5) ? Pick(s, {"4294967295", "4294967296", "99999999999"}) : WriteOffset(s);
 }
 
-std::string Index(StreamSource& s) {
+std::string BitIndex(StreamSource& s) {
   return Pick(s, {"0", "1", "2", "-1", "-2", "-3", "5", "100", "-100", "x", "9223372036854775807",
                   "-9223372036854775808"});
 }
@@ -80,8 +80,8 @@ std::vector<std::string> Bitfield(StreamSource& s, const std::string& name, bool
 // BITCOUNT's and BITPOS's optional [start [end [unit]]], or one too many.
 std::vector<std::string> WithRange(StreamSource& s, std::vector<std::string> cmd) {
   const int args = s.Uniform(0, 4);
-  if (args >= 1) cmd.push_back(Index(s));
-  if (args >= 2) cmd.push_back(Index(s));
+  if (args >= 1) cmd.push_back(BitIndex(s));
+  if (args >= 2) cmd.push_back(BitIndex(s));
   if (args >= 3) cmd.push_back(Unit(s));
   if (args >= 4) cmd.push_back("extra");
   return cmd;

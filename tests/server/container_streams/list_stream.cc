@@ -9,7 +9,7 @@ namespace {
 
 // An index or a count: mostly small and of either sign, sometimes past a
 // big list's end, sometimes the extremes or not an integer at all.
-std::string Index(StreamSource& s) {
+std::string ListIndex(StreamSource& s) {
   const int pick = s.Uniform(0, 19);
   if (pick < 12) return std::to_string(s.Uniform(-6, 6));
   if (pick < 16) return std::to_string(s.Uniform(-180, 180));
@@ -91,13 +91,13 @@ std::vector<std::string> NextNonBlocking(StreamSource& s) {
 }
 
 // One in five multi-key list commands is a blocking one.
-std::vector<std::string> NextMultiKey(StreamSource& s) {
+std::vector<std::string> NextListKeys(StreamSource& s) {
   std::vector<std::string> cmd = NextNonBlocking(s);
   return s.OneIn(5) ? Blocking(s, std::move(cmd)) : cmd;
 }
 
 std::vector<std::string> NextList(StreamSource& s) {
-  if (s.OneIn(7)) return NextMultiKey(s);
+  if (s.OneIn(7)) return NextListKeys(s);
   const std::string k = s.Key();
   const int pick = s.Uniform(0, 99);
   if (pick < 20) {
@@ -119,13 +119,13 @@ std::vector<std::string> NextList(StreamSource& s) {
     return cmd;
   }
   if (pick < 36) return {s.Case("llen"), k};
-  if (pick < 48) return {s.Case("lrange"), k, Index(s), s.OneIn(3) ? "-1" : Index(s)};
-  if (pick < 55) return {s.Case("lindex"), k, Index(s)};
-  if (pick < 61) return {s.Case("lset"), k, Index(s), s.Element()};
-  if (pick < 67) return {s.Case("lrem"), k, Index(s), s.Element()};
+  if (pick < 48) return {s.Case("lrange"), k, ListIndex(s), s.OneIn(3) ? "-1" : ListIndex(s)};
+  if (pick < 55) return {s.Case("lindex"), k, ListIndex(s)};
+  if (pick < 61) return {s.Case("lset"), k, ListIndex(s), s.Element()};
+  if (pick < 67) return {s.Case("lrem"), k, ListIndex(s), s.Element()};
   if (pick < 70) {
     // Mostly gentle (keep most of the list), sometimes anything.
-    if (s.OneIn(3)) return {s.Case("ltrim"), k, Index(s), Index(s)};
+    if (s.OneIn(3)) return {s.Case("ltrim"), k, ListIndex(s), ListIndex(s)};
     return {s.Case("ltrim"), k, std::to_string(s.Uniform(0, 2)), std::to_string(s.Uniform(-3, -1))};
   }
   if (pick < 78) {

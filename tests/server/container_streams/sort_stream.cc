@@ -22,7 +22,7 @@ std::string SortElement(StreamSource& s, bool with_nul) {
   return words[s.Uniform(0, 15)];
 }
 
-std::string Weight(StreamSource& s) {
+std::string SortWeight(StreamSource& s) {
   static const char* const weights[] = {"1", "2", "2", "-1.5", "10", "x", "1e3", "", " 3"};
   return weights[s.Uniform(0, 8)];
 }
@@ -46,9 +46,10 @@ std::vector<std::string> NextSetup(StreamSource& s) {
       }
       return cmd;
     case 3:
-      return {s.Case("set"), "w_" + SortElement(s, true), Weight(s)};
+      return {s.Case("set"), "w_" + SortElement(s, true), SortWeight(s)};
     case 4:
-      return {s.Case("hset"), "h_" + SortElement(s, true), "f", Weight(s), "g", "v" + Weight(s)};
+      return {s.Case("hset"),     "h_" + SortElement(s, true), "f", SortWeight(s), "g",
+              "v" + SortWeight(s)};
     default:
       return {s.Case("del"), s.OneOf({{"sl"}, {"ss"}, {"sz"}, {"dst"}})[0]};
   }

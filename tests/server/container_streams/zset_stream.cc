@@ -237,7 +237,7 @@ void AddSources(StreamSource& s, std::vector<std::string>& cmd, int* numkeys) {
   for (int i = 0; i < *numkeys; ++i) cmd.push_back(SourceKey(s));
 }
 
-std::string Weight(StreamSource& s) {
+std::string ZsetWeight(StreamSource& s) {
   static const char* const weights[] = {"1",     "2", "-1",  "0", "0.5", "inf",  "-inf",
                                         "1e300", "3", "nan", "x", "",    "1e400"};
   return weights[s.Uniform(0, s.OneIn(10) ? 12 : 8)];  // the last four are not floats
@@ -245,7 +245,7 @@ std::string Weight(StreamSource& s) {
 
 // ZUNION ZINTER ZDIFF ZINTERCARD and their STORE forms, ZRANGESTORE and
 // ZMPOP, then what their destination holds.
-std::vector<std::string> NextMultiKey(StreamSource& s) {
+std::vector<std::string> NextZsetKeys(StreamSource& s) {
   const std::string dst = s.OneIn(4) ? SourceKey(s) : "zdst";
   const int pick = s.Uniform(0, 19);
   if (pick < 3) {
@@ -268,7 +268,7 @@ std::vector<std::string> NextMultiKey(StreamSource& s) {
     if ((algebra || s.OneIn(10)) && s.OneIn(3)) {
       cmd.push_back(s.Case("weights"));
       const int weights = s.OneIn(10) ? numkeys - 1 : numkeys;
-      for (int i = 0; i < weights; ++i) cmd.push_back(Weight(s));
+      for (int i = 0; i < weights; ++i) cmd.push_back(ZsetWeight(s));
     }
     if ((algebra || s.OneIn(10)) && s.OneIn(3)) {
       static const char* const aggregates[] = {"sum", "min", "max", "bogus"};
@@ -327,7 +327,7 @@ std::vector<std::string> NextMultiKey(StreamSource& s) {
 }
 
 std::vector<std::string> NextZSet(StreamSource& s) {
-  if (s.OneIn(6)) return NextMultiKey(s);
+  if (s.OneIn(6)) return NextZsetKeys(s);
   const std::string k = ZKey(s);
   if (s.OneIn(8)) return NextRangeWrite(s, k);
   if (s.OneIn(12)) {
