@@ -103,10 +103,14 @@ fuzz: fuzz-build
 	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SECONDS)
 	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SECONDS) command_fuzzer
 
-# What `make test` runs: the real fuzzers for FUZZ_SMOKE_SECONDS each.
+# What `make test` runs: the real fuzzers for FUZZ_SMOKE_SECONDS each, side
+# by side (each is one process on one core: on 2 cores, the executions of
+# one after the other in half the time). Fails if either found a crash.
 fuzz-smoke: fuzz-build
-	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
-	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SMOKE_SECONDS) command_fuzzer
+	@tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SMOKE_SECONDS) & resp=$$!; \
+	tests/fuzz/run_fuzzer.sh build-fuzz $(FUZZ_SMOKE_SECONDS) command_fuzzer; command=$$?; \
+	wait $$resp; resp=$$?; \
+	test $$resp -eq 0 -a $$command -eq 0 || { echo "fuzz-smoke: a fuzzer failed" >&2; exit 1; }
 
 # ---- performance tracking: microbenchmarks, regression gate, dashboard ----
 PYTHON          ?= /usr/bin/python3
