@@ -110,11 +110,14 @@ TEST(KnownDelayTest, OpenLoopMedianIsTheReplyDelayForEveryStrategy) {
     double rate;
   };
   // Dedicated: ~10 requests in flight on one connection, each with its own
-  // intended time; pooled and shared: 20 ops/s per thread, a tenth of what
-  // one request at a time allows, so queueing behind the previous request is
-  // rare even with Poisson arrivals.
+  // intended time; pooled and shared: 40 ops/s per thread, a fifth of the
+  // 200/s that one request at a time allows. With Poisson arrivals a request
+  // then finds the one before it still in flight at most a fifth of the
+  // time, so the median is the delay itself (queueing would have to reach
+  // half the requests to move it), over 30 requests per thread and
+  // repetition in 0.75 s.
   for (const Case& c : {Case{ClientKind::kDedicated, 1, 32, 2000},
-                        Case{ClientKind::kPooled, 1, 1, 20}, Case{ClientKind::kShared, 2, 1, 40}}) {
+                        Case{ClientKind::kPooled, 1, 1, 40}, Case{ClientKind::kShared, 2, 1, 80}}) {
     for (const ArrivalKind arrival : {ArrivalKind::kUniform, ArrivalKind::kPoisson}) {
       SCOPED_TRACE(std::string(ClientKindName(c.client)) + " " + ArrivalKindName(arrival));
       LoadConfig config = PingConfig(immediate.unix_target());
@@ -123,7 +126,7 @@ TEST(KnownDelayTest, OpenLoopMedianIsTheReplyDelayForEveryStrategy) {
       config.pipeline = c.pipeline;
       config.rate = c.rate;
       config.arrival = arrival;
-      config.duration_s = c.rate >= 1000 ? 0.5 : 1.5;
+      config.duration_s = c.rate >= 1000 ? 0.5 : 0.75;
       config.repetitions = 3;
       // A starved moment of this shared machine (other tests, other builds)
       // can slow one whole measurement; such an attempt is measured again,
