@@ -29,7 +29,8 @@ Status EventLoopPooledClient::Connect() {
   return Status::Ok();
 }
 
-Status EventLoopPooledClient::Call(std::string_view request, ReplyPtr* reply) {
+Status EventLoopPooledClient::RoundTrip(std::string_view request, ReplyPtr* reply,
+                                        LoadPhaseClock*) {
   return pool_.WithBorrowed([&](PooledChannel* pooled) {
     ReplyWaiter waiter;
     pooled->loop->Submit(pooled->channel.get(), request, &waiter);

@@ -26,7 +26,8 @@ class EventLoopPooledClient final : public SynchronousClient {
 
   Status Connect() override;
   void Interrupt() override;
-  Status Call(std::string_view request, ReplyPtr* reply) override;
+  // The loop thread sends and reads; the caller waits (its phase on entry).
+  Status RoundTrip(std::string_view request, ReplyPtr* reply, LoadPhaseClock* phases) override;
 
   int borrowed() const { return pool_.borrowed(); }
   int64_t loop_wakeups() const override { return static_cast<int64_t>(loops_.wakeups()); }

@@ -24,7 +24,8 @@ Status EventLoopSharedClient::Connect() {
   return Status::Ok();
 }
 
-Status EventLoopSharedClient::Call(std::string_view request, ReplyPtr* reply) {
+Status EventLoopSharedClient::RoundTrip(std::string_view request, ReplyPtr* reply,
+                                        LoadPhaseClock*) {
   ReplyWaiter waiter;
   loop_->Submit(channel_.get(), request, &waiter);
   Status answered = waiter.Wait(reply);

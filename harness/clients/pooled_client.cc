@@ -15,9 +15,22 @@ Status PooledClient::Connect() {
   return Status::Ok();
 }
 
-Status PooledClient::Call(std::string_view request, ReplyPtr* reply) {
-  return pool_.WithBorrowed(
-      [&](Connection* connection) { return connection->Call(request, reply); });
+// A blocking read() waits for the reply and copies it in one call: it is
+// charged to wait, as the dedicated strategy's poll is; parsing is receive.
+// Waiting for a free connection is wait too.
+Status PooledClient::RoundTrip(std::string_view request, ReplyPtr* reply, LoadPhaseClock* phases) {
+  return pool_.WithBorrowed([&](Connection* connection) {
+    EnterPhase(phases, ClientPhase::kSend);
+    Status written = connection->Write(request);
+    if (!written.ok()) return written;
+    for (;;) {
+      EnterPhase(phases, ClientPhase::kReceive);
+      if (connection->PopReply(reply)) return Status::Ok();
+      EnterPhase(phases, ClientPhase::kWait);
+      Status read = connection->ReadAvailable();
+      if (!read.ok()) return read;
+    }
+  });
 }
 
 void PooledClient::Interrupt() {

@@ -25,7 +25,7 @@ class PooledClient final : public SynchronousClient {
 
   Status Connect() override;
   void Interrupt() override;
-  Status Call(std::string_view request, ReplyPtr* reply) override;
+  Status RoundTrip(std::string_view request, ReplyPtr* reply, LoadPhaseClock* phases) override;
 
   // Connections currently lent out (for tests of the pool's bound).
   int borrowed() const { return pool_.borrowed(); }

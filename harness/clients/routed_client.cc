@@ -31,10 +31,10 @@ Status RoutedClient::Connect() {
   return Status::Ok();
 }
 
-Status RoutedClient::Call(std::string_view request, ReplyPtr* reply) {
+Status RoutedClient::RoundTrip(std::string_view request, ReplyPtr* reply, LoadPhaseClock* phases) {
   size_t node = map_->NodeOf(request);
   for (int redirect = 0;; ++redirect) {
-    Status called = nodes_[node]->Call(request, reply);
+    Status called = nodes_[node]->RoundTrip(request, reply, phases);
     if (!called.ok()) return called;
     const std::optional<size_t> moved_to = map_->Follow(**reply);
     if (!moved_to) return Status::Ok();

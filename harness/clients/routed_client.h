@@ -22,7 +22,7 @@ class RoutedClient final : public SynchronousClient {
   RoutedClient(ClientKind kind, const StrategyOptions& options);
 
   Status Connect() override;
-  Status Call(std::string_view request, ReplyPtr* reply) override;
+  Status RoundTrip(std::string_view request, ReplyPtr* reply, LoadPhaseClock* phases) override;
   void Interrupt() override;
   int64_t loop_wakeups() const override;
   int64_t moved() const override { return map_ ? static_cast<int64_t>(map_->moved()) : 0; }

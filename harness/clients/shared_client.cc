@@ -26,7 +26,10 @@ Status SharedClient::Connect() {
   return Status::Ok();
 }
 
-Status SharedClient::Call(std::string_view request, ReplyPtr* reply) {
+// The caller that becomes the writer is in send while it drains the batch
+// (its own request and those queued behind it); every caller then waits
+// for the reader thread, which parses the reply on its own time.
+Status SharedClient::RoundTrip(std::string_view request, ReplyPtr* reply, LoadPhaseClock* phases) {
   ReplyWaiter waiter;
   bool become_writer = false;
   {
@@ -37,7 +40,11 @@ Status SharedClient::Call(std::string_view request, ReplyPtr* reply) {
     become_writer = !writing_;  // otherwise the caller sending now sends ours too
     writing_ = true;
   }
-  if (become_writer) WriteUntilDrained();
+  if (become_writer) {
+    EnterPhase(phases, ClientPhase::kSend);
+    WriteUntilDrained();
+    EnterPhase(phases, ClientPhase::kWait);
+  }
   return waiter.Wait(reply);
 }
 

@@ -34,7 +34,7 @@ class SharedClient final : public SynchronousClient {
 
   Status Connect() override;
   void Interrupt() override;
-  Status Call(std::string_view request, ReplyPtr* reply) override;
+  Status RoundTrip(std::string_view request, ReplyPtr* reply, LoadPhaseClock* phases) override;
 
   // How many writes were made (a write carries >= 1 request), for tests and
   // for reporting the batching achieved.

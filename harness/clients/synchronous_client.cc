@@ -24,9 +24,11 @@ Status SynchronousClient::RunThread(ThreadLoad& load) {
     load.recorder->NoteSchedule(schedule->next_ns(), false);
   }
   std::string request;
+  LoadPhaseClock phases(load.recorder, ClientPhase::kBuild);
   for (;;) {
     uint64_t start_ns;
     if (schedule) {
+      phases.Enter(ClientPhase::kWait);  // for the next intended send time
       // A call that outlasts the gap makes the next ones late; their
       // latencies still count from their intended times.
       SleepUntil(schedule->next_ns(), *load.stop);
@@ -39,13 +41,16 @@ Status SynchronousClient::RunThread(ThreadLoad& load) {
       if (load.stop->load(std::memory_order_relaxed)) break;
       start_ns = NowNs();
     }
+    phases.Enter(ClientPhase::kBuild);
     request.clear();
     RequestInfo info = load.generator->AppendNext(&request);
     ReplyOutcome outcome;
     do {  // an operation of several requests (YCSB): one round trip each
       ReplyPtr reply;
-      Status called = Call(request, &reply);
+      phases.Enter(ClientPhase::kWait);
+      Status called = RoundTrip(request, &reply, &phases);
       if (!called.ok()) return called;
+      phases.Enter(ClientPhase::kReceive);
       request.clear();
       outcome = load.generator->OnReply(*reply, &info, &request);
     } while (!outcome.done);

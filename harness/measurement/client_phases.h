@@ -3,13 +3,14 @@
 // every nanosecond of it charged to exactly one:
 //   build   — making the next requests (the workload's AppendNext);
 //   send    — write()/send() of what is ready;
-//   wait    — in poll until a reply (or the next intended send time) comes;
+//   wait    — until a reply, the next intended send time or a free
+//             connection comes (in poll, a blocking read or a waiter);
 //   receive — read(), parsing the replies, checking and recording them.
 // Summed over a window's threads and divided by its operations they are
 // microseconds per operation that add up to threads x window / ops, so a
 // client-bound point shows which of them the client spends its time in.
-// Only strategies whose loop has these steps apart measure them (the
-// dedicated strategy, routed or not); elsewhere the figures are absent.
+// Every strategy measures them (dedicated_client.cc, synchronous_client.h);
+// rows of other load generators leave them absent, not zero.
 //
 // PhaseClock costs one clock read per phase change.
 //

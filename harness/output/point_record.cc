@@ -62,13 +62,13 @@ template <size_t I>
 std::string ClientPhaseCell(const RowSource& s, const char* format) {
   return CellOf(format, s.repetition.client_phase_us[I]);
 }
-#define KVLAB_CLIENT_PHASE_COLUMN(I, NAME, MEANING)                                \
-  {                                                                                \
-    "client_" NAME "_us", K::kNumber,                                              \
-        "kvlab-load's threads: " MEANING                                           \
-        ", microseconds per op summed over threads (the four "                     \
-        "add up to threads x window / ops); empty: not measured by this strategy", \
-        "%.3f", ClientPhaseCell<I>                                                 \
+#define KVLAB_CLIENT_PHASE_COLUMN(I, NAME, MEANING)                                        \
+  {                                                                                        \
+    "client_" NAME "_us", K::kNumber,                                                      \
+        "kvlab-load's threads: " MEANING                                                   \
+        ", microseconds per op summed over threads (the four "                             \
+        "add up to threads x window / ops); empty: not measured (another load generator)", \
+        "%.3f", ClientPhaseCell<I>                                                         \
   }
 
 std::string Cores(const char* format, double cores) {
@@ -229,7 +229,7 @@ const std::vector<PointColumn> kColumns = {
    [](const RowSource& s, const char* f) {
      return s.repetition.commands.calls == 0 ? std::string() : CellOf(f, s.repetition.commands.calls);
    }},
-  // In ClientPhaseNames()' order (client_phases.h); the dedicated strategy's.
+  // In ClientPhaseNames()' order (client_phases.h).
   KVLAB_CLIENT_PHASE_COLUMN(0, "build", "building requests"),
   KVLAB_CLIENT_PHASE_COLUMN(1, "send", "in write()"),
   KVLAB_CLIENT_PHASE_COLUMN(2, "wait", "in poll, waiting for replies or a send time"),

@@ -268,7 +268,7 @@ CLIENT_INTRO = (
     "kvlab-load's side of the same points: its threads' time per operation in each phase "
     "of their loop (build the requests, send them, wait in poll, receive: read, parse, "
     "check and record the replies), summed over its threads, so the sum is threads × "
-    "window / operations; the dedicated strategy measures them. Much time waiting means "
+    "window / operations (where another thread does the I/O, the load threads wait). Much time waiting means "
     "the client waits on the server; little, that the client itself is what limits the "
     "point.")
 
