@@ -155,7 +155,12 @@ class NamespaceHosts:
             f"AuthorizedKeysFile {self.folder / 'authorized_keys'}",
             "PermitRootLogin prohibit-password", "PubkeyAuthentication yes",
             "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
-            "StrictModes no", "LogLevel ERROR", ""]))
+            "StrictModes no", "LogLevel ERROR",
+            # bash reads ~/.bashrc for every command sshd runs it for, unless it is not the
+            # first shell (SHLVL): that rc is this machine's root's, not the emulated host's,
+            # and one that runs a version manager's init (pyenv here) cost tens of processes
+            # per command, most of this file's tests' CPU.
+            "SetEnv SHLVL=1", ""]))
         log = (self.folder / f"sshd_{name}.log").open("w")
         self._sshd[name] = subprocess.Popen(
             ["ip", "netns", "exec", self.namespaces[name], SSHD, "-D", "-e", "-f", str(config)],
