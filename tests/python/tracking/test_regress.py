@@ -14,6 +14,7 @@ import subprocess
 import pytest
 
 from conftest import BUILD_DIR, python_env
+from kvlab.tracking.regress import DEFAULT_TOLERANCE_PCT
 
 ENGINES = "single,sharded,shell"
 
@@ -101,9 +102,13 @@ def test_counts_repeat_run_to_run(counted):
         assert a[("shell", op)] == b[("shell", op)]  # one client, one request at a time
     for op in ("GET", "SET", "INCR", "MSET8", "EXEC4"):
         assert a[("single", op)] == b[("single", op)]
-        # The hop's thread handoff (and a multi-shard group's barrier) may vary
-        # by an instruction or two per op.
-        assert abs(a[("sharded", op)] - b[("sharded", op)]) / a[("sharded", op)] < 0.01
+        # The hop's thread handoff (and a multi-shard group's barrier) varies
+        # with scheduling: an instruction or two per op on an idle machine, up
+        # to 1.6% (45 of 2860) measured while make test loaded both cores. What
+        # the gate needs is that this noise stays well inside its tolerance,
+        # so a run-to-run difference may use at most half of it.
+        half_tolerance = DEFAULT_TOLERANCE_PCT / 2 / 100
+        assert abs(a[("sharded", op)] - b[("sharded", op)]) / a[("sharded", op)] < half_tolerance
 
 
 def _edited_baseline(tmp, run, factor):
