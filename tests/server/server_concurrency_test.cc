@@ -76,18 +76,29 @@ TEST_P(ServerConcurrency, ConcurrentHashIncrementsAreExact) {
   StartServer({"--io-threads", "2", "--shards", "2"});
   constexpr int kThreads = 6;
   constexpr int kRounds = 200;
+  // Whole-hash reads beside the writes. The hash grows to ~900 fields, so
+  // rendering and parsing them is most of this test's time; under
+  // ThreadSanitizer (9 s per engine when every round read it) every fifth
+  // round reads, still 240 reads racing the writers.
+#if defined(__SANITIZE_THREAD__)
+  constexpr int kReadEvery = 5;
+#else
+  constexpr int kReadEvery = 1;
+#endif
   auto client_thread = [&](int t, RedisConnection& client, std::atomic<int>& failures) {
     for (int round = 0; round < kRounds; ++round) {
       const std::string own = "own:" + std::to_string(t) + ":" + std::to_string(round % 150);
+      const bool read_all = round % kReadEvery == 0;
       client.Append({"HINCRBY", "shared:hash", "a", "1"});
       client.Append({"HINCRBY", "shared:hash", "b", "-2"});
       client.Append({"HSET", "shared:hash", own, "x"});
       if (round % 3 == 0) client.Append({"HDEL", "shared:hash", own});
-      client.Append({"HGETALL", "shared:hash"});
+      if (read_all) client.Append({"HGETALL", "shared:hash"});
       if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
       if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
       if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
       if (round % 3 == 0 && !client.GetReply().IsInteger(1)) ++failures;
+      if (!read_all) continue;
       const Reply all = client.GetReply();
       if (all.type != REDIS_REPLY_ARRAY || all.elements.size() % 2 != 0) ++failures;
     }
