@@ -8,6 +8,19 @@ JOBS       ?= $(shell nproc)
 # timeouts, so twice the cores; the tests that time something claim all but
 # one slot each (tests/CMakeLists.txt), so they keep the load of -j $(JOBS).
 TEST_JOBS  ?= $(shell echo $$(( 2 * $(JOBS) )))
+# The tests labelled `timed` claim all but one of TEST_JOBS's slots each
+# (tests/CMakeLists.txt). Among the others CTest starves them (it starts
+# whatever fits a free slot) until they run one by one at the end, the
+# cores half idle. So `make test` runs them in a pass of their own, two at a
+# time: each still has exactly one test beside it, a timed one.
+TIMED_JOBS ?= $(shell echo $$(( 2 * ($(TEST_JOBS) - 1) )))
+# Runs CTest twice in one build folder: the untimed tests at TEST_JOBS, then
+# the timed ones two at a time, both passes whatever the first one found
+# ($(1): folder, $(2): extra label filter, e.g. -L tsan). Fails if either did.
+run_ctest_passes = status=0; \
+	$(3) ctest --test-dir $(1) $(2) -LE timed --output-on-failure -j $(TEST_JOBS) || status=1; \
+	$(3) ctest --test-dir $(1) $(2) -L timed --output-on-failure -j $(TIMED_JOBS) || status=1; \
+	exit $$status
 
 .PHONY: all deps build test test-tsan-core test-tsan test-asan check-thread-safety clean lint
 
@@ -37,7 +50,7 @@ test: build
 	$(MAKE) --no-print-directory check-thread-safety
 	@# server.redis_suite_subset needs Redis's suite; offline, that test fails and says why.
 	-scripts/redis-suite-fetch build-redis-suite >/dev/null
-	ctest --test-dir $(BUILD) --output-on-failure -j $(TEST_JOBS)
+	$(call run_ctest_passes,$(BUILD),,)
 
 build-tsan/build.ninja:
 	cmake -S . -B build-tsan -G $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVLAB_SANITIZE=thread
@@ -48,7 +61,7 @@ TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 # `tsan` — engines, server sessions and connections, client strategies.
 test-tsan-core: deps build-tsan/build.ninja
 	cmake --build build-tsan -j $(JOBS) --target tsan-tests
-	$(TSAN_ENV) ctest --test-dir build-tsan -L tsan --output-on-failure -j $(TEST_JOBS)
+	$(call run_ctest_passes,build-tsan,-L tsan,$(TSAN_ENV))
 
 # The whole suite under ThreadSanitizer.
 test-tsan: deps build-tsan/build.ninja

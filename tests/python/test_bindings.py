@@ -10,6 +10,10 @@ import pytest
 
 from kvlab.running import inprocess
 
+# Short in-process sweeps whose windows must serve operations: every test here
+# is timed (pytest.ini).
+pytestmark = pytest.mark.timed
+
 # Not built is a failure, not a skip: the module is the notebook's API.
 harness = inprocess.harness()
 

@@ -168,6 +168,7 @@ T_9995 = {1: 636.619, 2: 31.599, 3: 12.924, 4: 8.610, 5: 6.869, 6: 5.959, 7: 5.4
           8: 5.041, 9: 4.781, 10: 4.587, 11: 4.437}
 
 
+@pytest.mark.timed
 def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path):
     # Two redis-servers, the load alternating between them: the ratio's interval must
     # contain 1.0. Checked at 99.9% rather than 95%, so the suite fails one run in a
@@ -238,6 +239,7 @@ seed_ratio = 1.42
 """
 
 
+@pytest.mark.timed
 def test_a_run_alternates_its_declared_ratio_and_calibrates_with_a_over_a(build_dir, tmp_path):
     from kvlab.rendering.report import render_report
     run_dir, said = run_experiment(ALTERNATING, tmp_path, build_dir)
@@ -413,6 +415,7 @@ rate = 2000
 """
 
 
+@pytest.mark.timed
 def test_a_latency_comparison_alternates_open_loop_at_its_rate(build_dir, tmp_path):
     from kvlab.rendering.report import render_report
     run_dir, said = run_experiment(LATENCY_PAIR, tmp_path, build_dir)

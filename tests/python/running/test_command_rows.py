@@ -248,6 +248,7 @@ def test_failing_rows_are_named_and_the_others_measured(build_dir, tmp_path):
 
 # ---- CPU from /proc ------------------------------------------------------------------
 
+@pytest.mark.timed
 def test_process_tree_cpu_agrees_with_redis_info_within_two_percent(build_dir, tmp_path):
     """Redis's INFO used_cpu_user + used_cpu_sys is getrusage(RUSAGE_SELF): every thread of
     its process. Started under a shell that stays its parent, the tree (shell + server)
@@ -309,6 +310,7 @@ b = "single"
 """
 
 
+@pytest.mark.timed
 def test_command_rows_measure_as_their_native_kinds(build_dir, tmp_path):
     """The same binary started as a command row and as its own kind: alternated, the ratio's
     interval covers 1.0 (judged, as the A/A calibration is, at 99.9%: the machine is

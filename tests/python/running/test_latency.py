@@ -153,6 +153,7 @@ def test_plot_writes_a_figure(tmp_path):
     assert path.stat().st_size > 1000
 
 
+@pytest.mark.timed
 def test_a_real_open_loop_run_gives_a_curve_row(tmp_path):
     kvlab_binaries_or_fail(BUILD_DIR)
     socket = tmp_path / "redis.sock"

@@ -194,6 +194,7 @@ def test_the_figure_is_written_for_ycsb_runs_only(tmp_path):
 
 # ---- end to end against redis-server ----------------------------------------------------
 
+@pytest.mark.timed
 def test_a_tiny_ycsb_run_loads_the_records_once_and_reads_them(build_dir, tmp_path):
     kvlab_binaries_or_fail(build_dir)
     experiment = tmp_path / "ycsb.toml"
@@ -236,6 +237,7 @@ metric = "ops_per_server_cpu_s"
     assert (run / "plots" / "ycsb.png").exists()
 
 
+@pytest.mark.timed
 def test_an_alternating_run_loads_both_sides_and_alternates_a_ycsb_pair(build_dir, tmp_path):
     kvlab_binaries_or_fail(build_dir)
     import io
