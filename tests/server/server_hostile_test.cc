@@ -5,9 +5,13 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "tests/server/server_test_support.h"
 
@@ -334,6 +338,52 @@ TEST_P(ServerHostile, NestedStarPatternsAnswerAndOthersAreServed) {
   for (int i = 0; i < 50; ++i) client->Append({"KEYS", cve});
   EXPECT_TRUE(other->Command({"PING"}).IsStatus("PONG"));
   for (int i = 0; i < 50; ++i) EXPECT_TRUE(client->GetReply().ok);
+  ExpectHealthy();
+}
+
+// The KEYS pattern costs what a plain pattern costs: the bounded
+// matcher takes at most pattern x key steps (40 x 31 here, microseconds),
+// so its round trip is the plain one's. The two are alternated on one
+// connection and compared as a ratio of medians, not against a clock: a
+// slow machine slows both. A matcher that backtracks per star combination
+// takes C(31, 19) ~ 1e8 steps on this key (a second or more): 10x or worse.
+TEST_P(ServerHostile, NestedStarPatternCostsWhatAPlainPatternCosts) {
+  StartServer();
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Command({"SET", std::string(30, 'a') + "1", "x"}).IsStatus("OK"));
+  const std::string cve = "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b";
+  const std::string plain = "nomatch";  // also a full pass over the one key
+  constexpr int kPairs = 41;
+  std::vector<double> hostile_us, plain_us;
+  const auto timed = [&](const std::string& pattern, std::vector<double>& into) {
+    const auto start = std::chrono::steady_clock::now();
+    const Reply keys = client->Command({"KEYS", pattern});
+    into.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count());
+    ASSERT_TRUE(keys.ok) << keys.text;
+    EXPECT_TRUE(keys.elements.empty()) << pattern;
+  };
+  for (int i = 0; i < kPairs; ++i) {
+    // ABBA, so neither side always goes first after a pause.
+    if (i % 2 == 0) {
+      timed(cve, hostile_us);
+      timed(plain, plain_us);
+    } else {
+      timed(plain, plain_us);
+      timed(cve, hostile_us);
+    }
+  }
+  const auto median = [](std::vector<double> values) {
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    return values[values.size() / 2];
+  };
+  const double hostile = median(hostile_us), ordinary = median(plain_us);
+  std::printf("KEYS nested stars: median %.1f us, plain pattern %.1f us (%d calls each)\n", hostile,
+              ordinary, kPairs);
+  EXPECT_LT(hostile, 2.0 * ordinary)
+      << "nested stars " << hostile << " us, plain " << ordinary << " us";
   ExpectHealthy();
 }
 
