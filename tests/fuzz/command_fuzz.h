@@ -149,9 +149,12 @@ class CommandGenerator {
 
   // Commands whose honest execution is unbounded on any keyspace, so no
   // time bound can hold (reported as known issues, not hidden):
-  // SRANDMEMBER with a large negative count builds that many picks before
-  // the reply is sent (Redis streams them; kvlab's engine builds the reply
-  // whole, so the output-buffer limit cannot stop it early).
+  // SRANDMEMBER with a large negative count returns that many picks, so
+  // its cost is O(count) on redis-server too (7.0.15 answers -1e9 by
+  // building a billion replies: normal clients have no output-buffer
+  // limit by default, and its CVE-2023-25155 fix only refuses counts past
+  // LONG_MAX/2). kvlab's engine builds the reply whole before sending it;
+  // the work is Redis's, the exemption is not a hidden slow path.
   static bool KnownUnbounded(const Command& command) {
     if (command.size() < 3 || !EqualsIgnoringCase(command[0], "srandmember")) return false;
     char* end = nullptr;

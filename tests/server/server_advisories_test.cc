@@ -6,8 +6,6 @@
 //
 // Advisories that do not apply to kvlab, and why:
 //   CVE-2023-36824 (COMMAND GETKEYS key extraction): kvlab has no GETKEYS.
-//   ZRANGESTORE LIMIT overflow: kvlab has no ZRANGESTORE (ZRANGE LIMIT is
-//     tested below).
 //   Lua and scripting: CVE-2021-32626, CVE-2021-32672, CVE-2022-24735,
 //     CVE-2022-24736, CVE-2022-24834, CVE-2022-0543, CVE-2024-31449,
 //     CVE-2024-46981, CVE-2025-49844, CVE-2025-46817, CVE-2025-46818,
@@ -559,8 +557,8 @@ TEST_P(ServerAdvisories, ListIndexesAtLongExtremes) {
   ExpectHealthy();
 }
 
-// ZRANGE ... LIMIT and the pop counts at the extremes (ZRANGESTORE's LIMIT
-// overflow was the advisory; kvlab has ZRANGE's).
+// ZRANGE ... LIMIT and the pop counts at the extremes (ZRANGESTORE's are
+// below).
 TEST_P(ServerAdvisories, SortedSetLimitsAtLongExtremes) {
   ASSERT_NO_FATAL_FAILURE(StartBoth());
   ExpectSame({{"ZADD", "z", "1", "a", "2", "b", "3", "c"},
@@ -583,6 +581,34 @@ TEST_P(ServerAdvisories, SortedSetLimitsAtLongExtremes) {
               {"ZPOPMIN", "z", kLongMin},
               {"ZPOPMAX", "z", "-1"},
               {"ZPOPMIN", "z", kLongMax}});
+  ExpectHealthy();
+}
+
+// ZRANGESTORE with LIMIT at the extremes, and redis/redis#10767 (fixed in
+// 6.2.8 and 7.0): ZRANGESTORE crashed when zset-max-listpack-entries is 0
+// (the destination made as a skiplist from the start), and an empty result
+// must delete the destination, not store an empty set.
+TEST_P(ServerAdvisories, ZrangestoreLimitsAndAZeroEntryListpack) {
+  ASSERT_NO_FATAL_FAILURE(StartBoth());
+  ExpectSame({{"ZADD", "z", "1", "a", "2", "b", "3", "c"},
+              {"ZRANGESTORE", "dst", "z", "0", "-1", "BYSCORE", "LIMIT", kLongMax, kLongMax},
+              {"ZRANGESTORE", "dst", "z", "-inf", "+inf", "BYSCORE", "LIMIT", "0", kLongMin},
+              {"ZRANGESTORE", "dst", "z", "-inf", "+inf", "BYSCORE", "LIMIT", kLongMax, "-1"},
+              {"ZRANGESTORE", "dst", "z", "-inf", "+inf", "BYSCORE", "LIMIT", kLongMin, "1"},
+              {"ZRANGESTORE", "dst", "z", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", "1", kLongMax},
+              {"ZRANGESTORE", "dst", "z", "-", "+", "BYLEX", "LIMIT", "1", kLongMax},
+              {"ZRANGE", "dst", "0", "-1", "WITHSCORES"},
+              {"ZRANGESTORE", "dst", "z", kLongMin, kLongMax},
+              {"ZRANGESTORE", "dst", "z", kLongMax, kLongMin, "REV"},
+              {"EXISTS", "dst"},
+              {"CONFIG", "SET", "zset-max-listpack-entries", "0"},
+              {"ZRANGESTORE", "dst", "z", "0", "-1"},
+              {"OBJECT", "ENCODING", "dst"},
+              {"ZRANGE", "dst", "0", "-1", "WITHSCORES"},
+              {"ZRANGESTORE", "dst", "z", "5", "10"},
+              {"EXISTS", "dst"},
+              {"ZRANGESTORE", "dst", "z", "0", "-1", "BYSCORE", "LIMIT", "0", "0"},
+              {"EXISTS", "dst"}});
   ExpectHealthy();
 }
 
