@@ -141,7 +141,11 @@ constexpr CommandHandler Type = KeyCommand<OpCode::kType, RenderType>;
 
 // ---- RENAME RENAMENX COPY: a value carried between keys, in one step ------
 
-enum MoveFlag : int64_t { kMoveNx = 1, kMoveSameKey = 2, kMoveReplace = 4 };
+// Bits of the deferred reply's int64_t flags (plain constants, not an enum:
+// they are or-ed and tested as integers).
+constexpr int64_t kMoveNx = 1;
+constexpr int64_t kMoveSameKey = 2;
+constexpr int64_t kMoveReplace = 4;
 
 // RENAME/RENAMENX: results[0] says whether the source existed, and for
 // RENAMENX results[1] whether the destination did.
