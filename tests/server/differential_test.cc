@@ -743,6 +743,70 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
   }
 }
 
+// Redis's encoding knobs (both their ziplist and listpack names) through
+// CONFIG SET/GET, and the encodings and OBJECT replies they lead to, as
+// redis-server 7.0.15 gives them: the knobs Redis's own test units set
+// before their first test, each container crossing its threshold, a knob
+// refused with Redis's error, and OBJECT REFCOUNT/FREQ of plain and shared
+// values. IDLETIME is left out: Redis reads it from a clock that ticks in
+// serverCron, so two servers may differ by a second.
+TEST_P(DifferentialTest, EncodingKnobsAndObjectRepliesMatchRedis) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
+  ASSERT_TRUE(kvlab.engine);
+  SessionDriver driver(*kvlab.context);
+  const std::vector<std::vector<std::string>> commands = {
+      {"FLUSHALL"},
+      {"CONFIG", "GET", "hash-max-ziplist-entries"},
+      {"CONFIG", "GET", "hash-max-listpack-entries"},
+      {"CONFIG", "SET", "hash-max-ziplist-entries", "2"},
+      {"CONFIG", "GET", "hash-max-listpack-entries"},
+      {"HSET", "h", "a", "1", "b", "2"},
+      {"OBJECT", "ENCODING", "h"},
+      {"HSET", "h", "c", "3"},
+      {"OBJECT", "ENCODING", "h"},
+      {"CONFIG", "SET", "hash-max-listpack-value", "4"},
+      {"HSET", "h2", "a", "12345"},
+      {"OBJECT", "ENCODING", "h2"},
+      {"CONFIG", "SET", "set-max-intset-entries", "3"},
+      {"SADD", "s", "1", "2", "3"},
+      {"OBJECT", "ENCODING", "s"},
+      {"SADD", "s", "4"},
+      {"OBJECT", "ENCODING", "s"},
+      {"CONFIG", "SET", "zset-max-ziplist-entries", "1"},
+      {"ZADD", "z", "1", "a"},
+      {"OBJECT", "ENCODING", "z"},
+      {"ZADD", "z", "2", "b"},
+      {"OBJECT", "ENCODING", "z"},
+      {"CONFIG", "SET", "zset-max-listpack-value", "2"},
+      {"CONFIG", "GET", "zset-max-ziplist-value"},
+      {"CONFIG", "SET", "zset-max-listpack-entries", "128"},
+      {"ZADD", "z2", "1", "abc"},
+      {"OBJECT", "ENCODING", "z2"},
+      {"CONFIG", "SET", "list-max-ziplist-size", "2"},
+      {"CONFIG", "GET", "list-max-listpack-size"},
+      {"RPUSH", "l", "a", "b", "c"},
+      {"OBJECT", "ENCODING", "l"},
+      {"CONFIG", "SET", "list-compress-depth", "1"},
+      {"CONFIG", "GET", "list-compress-depth"},
+      {"CONFIG", "SET", "hash-max-ziplist-value", "abc"},
+      {"CONFIG", "SET", "save", ""},
+      {"CONFIG", "GET", "save"},
+      {"OBJECT", "REFCOUNT", "h"},
+      {"OBJECT", "REFCOUNT", "nokey"},
+      {"SET", "str", "a string value"},
+      {"OBJECT", "REFCOUNT", "str"},
+      {"OBJECT", "FREQ", "h"},
+      {"OBJECT", "NOSUCH", "h"},
+  };
+  for (const auto& command : commands) {
+    const std::string bytes = Encode(command);
+    const std::string expected = redis.Exchange(bytes, 1);
+    EXPECT_EQ(Escape(driver.Feed(bytes)), Escape(expected)) << Escape(bytes);
+  }
+}
+
 // Each malformed (or oddly formed) request on a fresh connection: the bytes
 // before the close must match Redis exactly, and both must close.
 TEST_P(DifferentialTest, ProtocolEdgeCasesMatchRedis) {
