@@ -118,3 +118,26 @@ def check_coverage(lows, highs, centres, truth, band=(0.93, 0.975), width=1.4):
     needed = 1.96 * float(np.std(centres, ddof=1))
     assert half <= width * needed, f"mean half-width {half:.4f}, the centres call for {needed:.4f}"
     return covered, half / needed
+
+
+# Student's t quantiles by degrees of freedom (tables, e.g. NIST/SEMATECH 1.3.6.7.2).
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+         9: 2.262, 10: 2.228, 11: 2.201}
+T_9995 = {1: 636.619, 2: 31.599, 3: 12.924, 4: 8.610, 5: 6.869, 6: 5.959, 7: 5.408,
+          8: 5.041, 9: 4.781, 10: 4.587, 11: 4.437}
+
+
+def check_a_over_a(ratio: float, low: float, high: float, starts: int, said: str,
+                   max_half_width: float) -> None:
+    """An A/A ratio's 95% interval (Student's t over `starts` start means, the two-level
+    interval) judged at 99.9%, as the A/A calibration is on a shared machine: t(0.9995, df)
+    / t(0.975, df) times as wide, for its own degrees of freedom (a normal factor, 3.29 /
+    1.96, is far too narrow at 2-5 of them). It must cover 1.0, and say something: an
+    interval too wide to miss would pass that, so its 95% half-width (relative, the larger
+    side) must be at most `max_half_width`."""
+    df = starts - 1
+    centre = math.log(ratio)
+    widened = (math.log(high) - centre) * T_9995[df] / T_975[df]
+    assert abs(centre) <= widened, said
+    half_width = max(high / ratio - 1, 1 - low / ratio)
+    assert half_width <= max_half_width, f"{said}: ±{half_width:.1%} > ±{max_half_width:.0%}"

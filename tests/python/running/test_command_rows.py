@@ -7,7 +7,6 @@ against their native kinds in an A/A-style alternation."""
 
 import csv
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD_DIR, kvlab_binaries_or_fail, python_env, run_experiment
+from conftest import BUILD_DIR, check_a_over_a, kvlab_binaries_or_fail, python_env, run_experiment
 from kvlab.running import commands, loadgens
 from kvlab.running.cpus import Topology
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
@@ -310,11 +309,17 @@ b = "single"
 """
 
 
+# 4 starts of 0.8 s alternation each: ±17% for single-command/single on the loaded
+# 2-core VM (2026-12-03); wider than ±35% could not tell a command row that costs a
+# third more from the native one.
+MAX_A_OVER_A_HALF_WIDTH = 0.35
+
+
 @pytest.mark.timed
 def test_command_rows_measure_as_their_native_kinds(build_dir, tmp_path):
     """The same binary started as a command row and as its own kind: alternated, the ratio's
     interval covers 1.0 (judged, as the A/A calibration is, at 99.9%: the machine is
-    shared), and both sides' server CPU was measured (the command side from /proc)."""
+    shared) and is narrow enough to say something, and both sides' server CPU was measured (the command side from /proc)."""
     kvlab_binaries_or_fail(build_dir)
     from kvlab.rendering.report import render_report
     run_dir, said = run_experiment(AGAINST_NATIVE, tmp_path, build_dir)
@@ -323,9 +328,9 @@ def test_command_rows_measure_as_their_native_kinds(build_dir, tmp_path):
     assert set(ratios) == {"redis-command/redis", "single-command/single"}, said
     for name, ratio in ratios.items():
         assert int(ratio["rounds"]) == 4, said
-        centre = math.log(float(ratio["ratio"]))
-        widened = (math.log(float(ratio["high"])) - centre) * 3.29 / 1.96
-        assert abs(centre) <= widened, f"{name}: {ratio['ratio']} [{ratio['low']}, {ratio['high']}]"
+        check_a_over_a(float(ratio["ratio"]), float(ratio["low"]), float(ratio["high"]), 4,
+                       f"{name}: {ratio['ratio']} [{ratio['low']}, {ratio['high']}]",
+                       MAX_A_OVER_A_HALF_WIDTH)
     with (run_dir / "alternation.csv").open() as handle:
         slices = list(csv.DictReader(handle))
     # Every slice's server CPU was read (< 0: unreadable); a slice of a server that got no
