@@ -16,7 +16,7 @@ Status of a ratio:
 - `resolved`: the interval's half-width (its larger side, as a fraction of the
   ratio) is at most the target precision (the experiment's `precision`, else
   DEFAULT_PRECISION), over at least `min_rounds` rounds (the experiment's, else
-  DEFAULT_MIN_ROUNDS). Rounds are added until a ratio resolves, so a run that
+  DEFAULT_MIN_ROUNDS) and never fewer than 3 (stats.MIN_ROUNDS_FOR_SPREAD). Rounds are added until a ratio resolves, so a run that
   stopped at the first narrow interval would favour the rounds whose spread
   happened to look small: over 3 rounds the spread itself is that uncertain.
   This is the one stopping rule, for rounds and for alternation
@@ -49,7 +49,7 @@ import pandas as pd
 from ..running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
 from .modes import ratio_modes
 from .ratio_verdicts import NOT_MEASURED_BUDGET, RatioVerdict, decide, lower_is_better, not_measured
-from .stats import DEFAULT_PRECISION, RatioSummary, ratio_interval
+from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
                  "metric", "client_bound", "method", "pairs", "seconds", "verdict",
@@ -193,8 +193,12 @@ def _per_round(frame: pd.DataFrame, metric: str) -> dict[tuple, dict[int, tuple[
 
 def meets_target(summary: RatioSummary, target: float,
                  min_rounds: int = DEFAULT_MIN_ROUNDS) -> bool:
-    """Whether a ratio's interval counts as resolved (see the module's docstring)."""
-    return summary.n >= min_rounds and summary.half_width <= target
+    """Whether a ratio's interval counts as resolved (see the module's docstring). Never
+    from fewer than MIN_ROUNDS_FOR_SPREAD rounds, whatever min_rounds says: below that
+    the spread between starts is not estimated and the verdict is `undecided (too few
+    starts)`, which a `resolved` status beside it would contradict."""
+    return (summary.n >= max(min_rounds, MIN_ROUNDS_FOR_SPREAD)
+            and summary.half_width <= target)
 
 
 def compute(frame: pd.DataFrame, comparisons: Sequence[CompareSpec],

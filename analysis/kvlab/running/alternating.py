@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from ..measures import alternation, budget_plan
-from ..measures.declared_ratios import RatioResult
+from ..measures.declared_ratios import RatioResult, meets_target
 from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
 from .experiment import POINT_VARIABLES, CompareSpec, Experiment, Point, point_fill
@@ -162,7 +162,7 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
         status, needed_s = budget_plan.NOT_MEASURED_BUDGET, planned.needed_s
     elif not pair.rounds:
         status = "failed" if pair.failed else "disturbed" if pair.disturbed else "inconclusive"
-    elif summary.n >= min_rounds and summary.half_width <= target:
+    elif meets_target(summary, target, min_rounds):
         status = "resolved"
     else:
         status = "inconclusive"

@@ -86,6 +86,8 @@ def test_a_ratio_over_two_rounds_is_undecided_in_its_row():
     (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")], precision=0.02,
                         min_rounds=2)
     assert result.row()["verdict"] == "undecided (too few starts)"
+    # and its status does not say otherwise, though the two rounds agree to 0.1%
+    assert result.status == "inconclusive"
     frame = pd.DataFrame(_rows("a", [1100, 1101, 1099]) + _rows("b", [1000] * 3))
     (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")], precision=0.02)
     assert result.row()["verdict"] == "a ahead"
