@@ -353,6 +353,59 @@ def test_command_rows_measure_as_their_native_kinds(build_dir, tmp_path):
     assert f"sha256 `{identity['sha256']}`" in report
 
 
+# ---- latency: curves and an open-loop comparison ----------------------------------------
+
+LATENCY_WITH_A_COMMAND_ROW = head("command-latency", precision=0.5, max_rounds=3, min_rounds=3,
+                                  alternation_s=0.8, slice_s=0.1) + server(
+    "single", "kvlab", engine="single") + server("single-command", command=KVLAB_TEMPLATE) + """
+[[sweep]]
+name = "p1"
+transport = "unix"
+command = "get"
+keys = 100
+pipeline = 1
+connections = 2
+threads = 1
+duration = 0.2
+warmup = 0.05
+repetitions = 1
+latency_curve = [0.3]
+latency_slo_us = 100000
+
+[[compare]]
+a = "single-command"
+b = "single"
+metric = "p99_us"
+rate = 2000
+"""
+
+
+@pytest.mark.timed
+def test_a_command_row_takes_part_in_latency_curves_and_comparisons(build_dir, tmp_path):
+    """Issue 37's "like any other row" for latency: the open-loop curve runs for the command
+    row as for its native kind, and a p99 comparison alternates the two at one offered
+    load, with the pair's own requests and percentiles."""
+    kvlab_binaries_or_fail(build_dir)
+    from kvlab.measures.latency_curves import load_curve_rows
+    run_dir, said = run_experiment(LATENCY_WITH_A_COMMAND_ROW, tmp_path, build_dir)
+    rows = load_curve_rows(run_dir / "latency.csv")
+    assert sorted(r["server"] for r in rows) == ["single", "single-command"], said
+    for row in rows:
+        assert row["fraction"] == 0.3 and row["requests"] > 0, row
+        assert row["offered_rate"] == pytest.approx(0.3 * row["closed_loop_max"], rel=0.01)
+        assert 1 < row["p50_us"] <= row["p99_us"] < 1e6, row
+    with (run_dir / "ratios.csv").open() as handle:
+        (ratio,) = list(csv.DictReader(handle))
+    assert ratio["comparison"] == "single-command/single p99 at 2000 ops/s", said
+    assert float(ratio["low"]) <= float(ratio["ratio"]) <= float(ratio["high"]), said
+    with (run_dir / "latency_pairs.csv").open() as handle:
+        (pair,) = list(csv.DictReader(handle))
+    # 2000 ops/s for 0.4 s of each side's slices a round, ramps dropped: about 700 a round
+    assert int(pair["a_requests"]) >= 500 * int(pair["rounds"]) > 0, pair
+    for column in ("a_p50_us", "b_p50_us", "a_p99_us", "b_p99_us"):
+        assert 1 < float(pair[column]) < 1e6, pair
+
+
 # ---- {password} ------------------------------------------------------------------------
 
 PASSWORD_TEMPLATE = REDIS_TEMPLATE + " --requirepass {password}"
