@@ -892,9 +892,15 @@ def _signal_group(pgid: int, signal_number: int) -> bool:
         return False
 
 
-def _end_group(process: subprocess.Popen, grace_s: float = 5.0) -> None:
+# Seconds a command row's process group has to end after SIGTERM before SIGKILL ends it.
+STOP_GRACE_S = 5.0
+
+
+def _end_group(process: subprocess.Popen, grace_s: float | None = None) -> bool:
     """SIGTERM to the process group that `process` leads (its children included), SIGKILL
-    to what is left after `grace_s`; reaps `process`."""
+    to what is left after `grace_s` (default STOP_GRACE_S); reaps `process`. True when
+    SIGKILL found a process of the group still there."""
+    grace_s = STOP_GRACE_S if grace_s is None else grace_s
     pgid = process.pid
     _signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
@@ -905,8 +911,9 @@ def _end_group(process: subprocess.Popen, grace_s: float = 5.0) -> None:
     # Children that outlive the leader (a wrapper's) get the rest of the grace time.
     while time.monotonic() < deadline and _signal_group(pgid, 0):
         time.sleep(0.05)
-    _signal_group(pgid, signal.SIGKILL)
+    killed = _signal_group(pgid, signal.SIGKILL)
     process.wait()
+    return killed
 
 
 def _command_values(spec: ServerSpec, port: int, bind: str, unix_socket: str, cpus: str | None,
@@ -967,6 +974,8 @@ class CommandServerProcess(ServerProcess):
             self.folder = Path(f"/tmp/kvlab-server-{self.port}.d")
         self.has_unix = "unix" in commands.placeholders_of(spec.command)
         self.uses_password = "password" in commands.placeholders_of(spec.command)
+        # How the last stop() ended it: "SIGTERM", or "SIGKILL" after STOP_GRACE_S.
+        self.stop_signal: str | None = None
         self._fill()
         self._fresh()
 
@@ -1081,9 +1090,16 @@ class CommandServerProcess(ServerProcess):
         if self.host is not None:
             super().stop()
             return
-        _end_group(self._process)
+        grace_s = STOP_GRACE_S
+        self.stop_signal = "SIGKILL" if _end_group(self._process, grace_s) else "SIGTERM"
         if self._reader is not None:
             self._reader.join(timeout=2)
+        if self.stop_signal == "SIGKILL":
+            # Said in the row's log: a server that ignores SIGTERM costs every start the
+            # grace time, and SIGKILL leaves it no chance to clean up.
+            with self.log_path.open("a") as log:
+                log.write(f"kvlab: server {self.spec.name} was still running {grace_s:g} s "
+                          "after SIGTERM to its process group: ended with SIGKILL\n")
         Path(self.unix_socket).unlink(missing_ok=True)
         shutil.rmtree(self.folder, ignore_errors=True)
 

@@ -8,14 +8,18 @@ against their native kinds in an A/A-style alternation."""
 import csv
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import BUILD_DIR, check_a_over_a, kvlab_binaries_or_fail, python_env, run_experiment
-from kvlab.running import commands, loadgens
+from kvlab.running import commands, loadgens, servers
 from kvlab.running.cpus import Topology
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.plan import resolve
@@ -172,6 +176,41 @@ def test_a_wrapped_server_is_its_process_tree_and_stops_with_its_group(tmp_path)
     finally:
         process.stop()
     assert process_tree([root, redis_pid]) == []  # SIGTERM to the group ended both
+    assert process.stop_signal == "SIGTERM"
+
+
+# A wrapper that ignores SIGTERM and stays after its server (argv[1:]) ended, saying how
+# the server ended: the leader of a group that SIGTERM cannot end.
+DEAF_WRAPPER = ("import signal, subprocess, sys; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "print('server ended with', subprocess.run(sys.argv[1:]).returncode, "
+                "flush=True); signal.pause()")
+
+
+def test_a_group_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, monkeypatch):
+    """SIGTERM goes to the whole group (the server under the wrapper obeys it and exits
+    0), the wrapper ignores it, and SIGKILL ends it once the grace time is over; the row's
+    log says so. The grace is 1 s here (5 s in a run) to keep the test short."""
+    kvlab_binaries_or_fail(BUILD_DIR)
+    monkeypatch.setattr(servers, "STOP_GRACE_S", 1.0)
+    spec = spec_of(f"{sys.executable} -c {shlex.quote(DEAF_WRAPPER)} {KVLAB_TEMPLATE}")
+    process = CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None)
+    process.start()
+    try:
+        wrapper = process.pid
+        server_pid = int(info_unix(process.control, "server")["process_id"])
+        assert process.pids == [wrapper, server_pid]
+    finally:
+        stopping = time.monotonic()
+        process.stop()
+    took = time.monotonic() - stopping
+    assert process_tree([wrapper, server_pid]) == []
+    assert process.stop_signal == "SIGKILL"
+    assert process._process.returncode == -signal.SIGKILL
+    assert took >= 1.0  # SIGTERM was given its grace before SIGKILL
+    log = (tmp_path / "row.log").read_text()
+    assert "server ended with 0" in log  # the server got SIGTERM, as the group's member
+    assert ("kvlab: server row was still running 1 s after SIGTERM to its process group: "
+            "ended with SIGKILL") in log
 
 
 def test_a_server_that_exits_at_once_is_named_with_its_last_words(tmp_path):
