@@ -213,6 +213,57 @@ def test_a_group_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, monkey
             "ended with SIGKILL") in log
 
 
+# A child of the server's that holds ALLOCATED bytes once told to (the file "go" in the
+# folder it is given): it says "ready" when started, "allocated" when every page is written.
+ALLOCATED = 64 << 20
+ALLOCATOR = f"""
+import os, sys, time
+folder = sys.argv[1]
+open(os.path.join(folder, "ready"), "w").close()
+while not os.path.exists(os.path.join(folder, "go")):
+    time.sleep(0.02)
+block = bytearray(b"x") * {ALLOCATED}
+open(os.path.join(folder, "allocated"), "w").close()
+time.sleep(60)
+"""
+
+
+def wait_for_file(path: Path, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear within {timeout:g} s"
+        time.sleep(0.02)
+
+
+def test_memory_counts_a_forked_childs_pages(tmp_path):
+    """A command row's RSS and PSS are its process tree's (/proc smaps_rollup): a child
+    the server's shell forked before it became the server, writing 64 MiB of its own,
+    raises both by those 64 MiB (its pages are private: PSS counts them whole)."""
+    kvlab_binaries_or_fail(BUILD_DIR)
+    spec = spec_of(f"sh -c '{sys.executable} -c \"$0\" \"$1\" & shift; exec \"$@\"' "
+                   f"{shlex.quote(ALLOCATOR)} {{dir}} {KVLAB_TEMPLATE}")
+    process = CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None)
+    process.start()
+    try:
+        server_pid = int(info_unix(process.control, "server")["process_id"])
+        tree = process.pids
+        assert tree[0] == server_pid == process.pid and len(tree) == 2, tree
+        wait_for_file(process.folder / "ready")
+        used, rss, keys, pss = process.memory()
+        (process.folder / "go").touch()
+        wait_for_file(process.folder / "allocated")
+        used_after, rss_after, _, pss_after = process.memory()
+    finally:
+        process.stop()
+    assert process_tree(tree) == []
+    assert used > 0 and keys == 0 and 0 < pss <= rss
+    mib = 1 << 20
+    grown = {"RSS": (rss_after - rss) / mib, "PSS": (pss_after - pss) / mib}
+    # 64 MiB, give or take what the interpreter and the idle server touch meanwhile
+    assert all(60 <= value <= 68 for value in grown.values()), grown
+    assert abs(used_after - used) < mib  # INFO used_memory is the server's own: unmoved
+
+
 def test_a_server_that_exits_at_once_is_named_with_its_last_words(tmp_path):
     spec = spec_of("sh -c 'echo no such option --port $0 >&2; exit 3' {port}")
     process = CommandServerProcess(spec, tmp_path, tmp_path / "row.log", None)
