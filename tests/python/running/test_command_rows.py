@@ -24,7 +24,7 @@ from kvlab.running.cpus import Topology
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.plan import resolve
 from kvlab.running.servers import (CommandServerProcess, ServerError, info_unix, ping_reply,
-                                   process_tree, server_process)
+                                   free_tcp_ports, process_tree, server_process)
 
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 REDIS_TEMPLATE = (f"{REDIS} --port {{port}} --bind {{bind}} --unixsocket {{unix}} "
@@ -712,3 +712,25 @@ def test_a_command_cluster_is_joined_and_driven_by_slots(build_dir, tmp_path):
     finally:
         process.stop()
     assert process_tree(pids) == []
+
+
+def test_an_owner_with_shard_ports_as_a_command_row_is_driven_by_slots(build_dir, tmp_path):
+    """kvlab-server's owner engine with --shard-ports answers CLUSTER SLOTS itself (as
+    Dragonfly's emulated cluster does): given as a command row with route = "slots", a run
+    drives it with kvlab-load --route slots (which fails on a server without a slot map)
+    and measures every point, with no -MOVED and no errors."""
+    kvlab_binaries_or_fail(build_dir)
+    # The template has no placeholder for shard ports: the row names its base, as a user
+    # would; free now, below the ephemeral range (servers.free_tcp_ports).
+    base = free_tcp_ports(2)
+    template = (f"{build_dir / 'kvlab-server'} --engine owner --io-threads {{io_threads}} "
+                f"--port {{port}} --bind {{bind}} --unixsocket {{unix}} --shard-ports {base}")
+    text = head("slots") + server("owner-command", command=template, route="slots",
+                                  io_threads=2) + SWEEP.replace('"incrby"', '"get"')
+    run_dir, said = run_experiment(text, tmp_path, build_dir)
+    with (run_dir / "points.csv").open() as handle:
+        rows = {r["command"]: r for r in csv.DictReader(handle)}
+    assert set(rows) == {"set", "get"}, said
+    for command, row in rows.items():
+        assert row["status"] == "ok" and int(row["ops"]) > 0, (command, row["note"], said)
+        assert (row["route"], row["moved"], row["errors"]) == ("slots", "0", "0"), row
