@@ -17,13 +17,16 @@ and nothing else (not the raw repetitions):
      "servers": {"<name>": {"path", "sha256", "version", "version_source", "label",
                             "build"}}}                                  # when known
 
-A server given by a command line (a `command` row) is a build of the user's: its
-series are kept apart per build. Its name in every point label and in the name of every
-ratio it takes part in carries its tag (commands.Identity.series_tag: the row's
-`version` label when given, else its version and SHA-256), e.g. "valkey[8.0.1
-sha256:1a2b3c4d5e6f] get ...": two builds never share a line, while the runs of one
-build (or of one label) do. kvlab's own rows and Debian's redis-server need no tag:
-kvlab's build is the record's commit, redis-server's version is the machine's package.
+A server given by a command line (a `command` row) is a build of the user's, and
+Debian's redis-server (a `redis` or `redis-cluster` row) is whichever package the machine
+has now: their series are kept apart per build. Its name in every point label and in the
+name of every ratio it takes part in carries its tag (commands.Identity.series_tag: the
+row's `version` label when given, else its version and SHA-256), e.g. "valkey[8.0.1
+sha256:1a2b3c4d5e6f] get ..." or "single/redis (single / redis[7.0.15
+sha256:c2f35b59cb22])": two builds never share a line (an upgrade of redis-server starts
+a new one), while the runs of one build (or of one label) do. kvlab's own rows need no
+tag: their build is the record's commit. A run whose meta.json has no identity (runs
+before identities were kept) leaves its rows untagged.
 
 A point's ops/s and costs are summarised over its `ok` rows with kvlab.measures.stats.summarize
 (median; 95% interval of the mean, null with one row). Numbers that are missing or
@@ -209,15 +212,17 @@ def record_from_run(run_dir: str | Path) -> dict:
     return record
 
 
-COMMAND_KINDS = ("command", "command-cluster")
+# The kinds whose build is not the record's commit: a build of the user's (command rows)
+# or the machine's redis-server package, which an upgrade changes under the same name.
+TAGGED_KINDS = ("command", "command-cluster", "redis", "redis-cluster")
 
 
 def build_tags(meta: dict) -> dict[str, str]:
-    """server name -> its series tag, for the command rows whose build is known."""
+    """server name -> its series tag, for the rows of TAGGED_KINDS whose build is known."""
     tags = {}
     for name, spec in (meta.get("servers") or {}).items():
         identity = spec.get("identity") if isinstance(spec, dict) else None
-        if spec.get("kind") in COMMAND_KINDS and identity:
+        if spec.get("kind") in TAGGED_KINDS and identity:
             tags[name] = identity.get("label") or identity.get("build") or ""
     return {name: tag for name, tag in tags.items() if tag}
 

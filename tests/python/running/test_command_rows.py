@@ -635,14 +635,16 @@ def test_a_password_run_measures_and_writes_the_password_nowhere(build_dir, tmp_
 # ---- the history ----------------------------------------------------------------------
 
 def fake_run(folder: Path, version: str | None, sha: str, label: str | None = None,
-             started: str = "2026-01-01T00:00:00+00:00") -> Path:
+             started: str = "2026-01-01T00:00:00+00:00", redis: dict | None = None) -> Path:
+    """A run folder of a command row `mine` and a native `redis` row (with `redis` as its
+    identity, else none: a run from before identities were kept) and their ratio."""
     folder.mkdir(parents=True)
     identity = commands.Identity("/opt/mine/bin/server", sha, version, "INFO redis_version",
                                  label).as_json()
     meta = {"experiment": "mine", "started_utc": started,
             "machine": {"cpu_model": "cpu", "cores": 2, "git": {"commit": "abc"}},
             "servers": {"mine": {"kind": "command", "identity": identity},
-                        "redis": {"kind": "redis"}},
+                        "redis": {"kind": "redis", **({"identity": redis} if redis else {})}},
             "comparisons": [{"name": "mine/redis", "by": "server", "a": "mine", "b": "redis"}]}
     (folder / "meta.json").write_text(json.dumps(meta))
     (folder / "points.csv").write_text(
@@ -680,6 +682,67 @@ def test_one_label_is_one_line_across_builds(tmp_path):
                                       started="2026-01-02T00:00:00+00:00"))
     assert set(series_of(first)) == set(series_of(second))
     assert any(k.name == "mine/redis (mine[main] / redis) get s" for k in series_of(first))
+
+
+def redis_identity(version: str, sha: str) -> dict:
+    return commands.Identity(REDIS, sha, version, "INFO redis_version").as_json()
+
+
+def test_a_redis_server_upgrade_starts_new_lines(tmp_path):
+    """A native redis row's series carry its build (version and SHA-256), as a command
+    row's do: a patched package (same version, another binary) starts new lines for its
+    ops/s and for every ratio against it, while two runs of one build share them, and a
+    command row given a label stays one line throughout."""
+    from kvlab.tracking.history import record_from_run, series_of
+    first, again, patched = (
+        record_from_run(fake_run(tmp_path / folder, "7.2.4", "2" * 64, label="main",
+                                 started=f"2026-01-0{day}T00:00:00+00:00",
+                                 redis=redis_identity("7.0.15", sha)))
+        for folder, day, sha in (("a", 1, "1" * 64), ("b", 2, "1" * 64), ("c", 3, "9" * 64)))
+    names = [{key.name for key in series_of(record)} for record in (first, again, patched)]
+    assert names[0] == names[1]
+    assert "mine/redis (mine[main] / redis[7.0.15 sha256:111111111111]) get s" in names[0]
+    assert "mine/redis (mine[main] / redis[7.0.15 sha256:999999999999]) get s" in names[2]
+    redis_lines = [{n for n in run if "redis[" in n} for run in names]
+    assert len(redis_lines[0]) == 2 and not (redis_lines[0] & redis_lines[2])  # ops/s, ratio
+    assert names[0] - redis_lines[0] == names[2] - redis_lines[2] != set()  # mine's ops/s
+    assert patched["servers"]["redis"]["sha256"] == "9" * 64
+
+
+NATIVE_RUN = head("native") + server("redis", "redis") + server(
+    "rc", "redis-cluster", nodes=1) + server("single", "kvlab", engine="single") + \
+    SWEEP.replace(', "incrby"', "")
+
+
+def test_native_redis_rows_carry_the_build_they_ran_into_the_history(build_dir, tmp_path):
+    """A real run's `redis` and `redis-cluster` rows are identified like command rows
+    (INFO redis_version and the SHA-256 of Debian's redis-server), and that build tags
+    their history series; kvlab's own row is untagged (its build is the record's commit).
+    The same run folder after an upgrade (another identity in meta.json) shares no redis
+    series with it, and every kvlab one."""
+    kvlab_binaries_or_fail(build_dir)
+    from kvlab.tracking.history import record_from_run, series_of
+    run_dir, said = run_experiment(NATIVE_RUN, tmp_path, build_dir)
+    meta = json.loads((run_dir / "meta.json").read_text())
+    identity = meta["servers"]["redis"]["identity"]
+    assert identity["sha256"] == commands.sha256_of(str(Path(REDIS).resolve())), said
+    assert identity["version_source"] == "INFO redis_version"
+    assert meta["servers"]["rc"]["identity"] == identity
+    build = identity["build"]
+    names = {key.name for key in series_of(record_from_run(run_dir))}
+    prefixes = (f"redis[{build}] set s ", f"rc[{build}] set s ", "single set s ")
+    assert all(any(n.startswith(p) for n in names) for p in prefixes), names
+    assert all(n.startswith(prefixes) for n in names), names
+    upgraded = tmp_path / "upgraded"
+    shutil.copytree(run_dir, upgraded)
+    for name in ("redis", "rc"):
+        meta["servers"][name]["identity"] = redis_identity("7.2.4", "f" * 64)
+    (upgraded / "meta.json").write_text(json.dumps(meta))
+    after = {key.name for key in series_of(record_from_run(upgraded))}
+    kvlab_lines = {n for n in names if n.startswith("single ")}
+    assert kvlab_lines and {n for n in after if n.startswith("single ")} == kvlab_lines
+    assert not (after - kvlab_lines) & (names - kvlab_lines)
+    assert all("[7.2.4 sha256:ffffffffffff] " in n for n in after - kvlab_lines)
 
 
 # ---- a cluster of any server ------------------------------------------------------------
