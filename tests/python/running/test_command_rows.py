@@ -399,10 +399,11 @@ b = "single"
 """
 
 
-# 4 starts of 0.8 s alternation each: ±17% for single-command/single on the loaded
-# 2-core VM (2026-12-03); wider than ±35% could not tell a command row that costs a
-# third more from the native one.
-MAX_A_OVER_A_HALF_WIDTH = 0.35
+# 4 starts of 0.8 s alternation each: ±6% on a quiet 2-core VM, ±17% on a loaded one
+# (2026-12-03); with a load average of 9 (builds and a crash checker beside it) one run
+# read ±420%, which says only that such a machine measures nothing. Wider than ±50%
+# could not tell a command row that costs half as much again from the native one.
+MAX_A_OVER_A_HALF_WIDTH = 0.5
 
 
 @pytest.mark.timed
