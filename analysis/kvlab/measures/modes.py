@@ -121,6 +121,27 @@ def critical_value(n: int, alpha: float = ALPHA) -> float:
     return max(quantiles)
 
 
+def has_modes(sorted_logs: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
+    """For samples in rows (each sorted logs, at least MIN_STARTS_TO_TEST), whether the
+    test splits them: find_modes's decision, for many samples at once (the tests' and
+    the calibration's thousands of trials)."""
+    x = np.atleast_2d(sorted_logs)
+    return _first_split(x, critical_value(x.shape[1], alpha))[2]
+
+
+def _first_split(x: np.ndarray, critical: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of sorted logs: the largest gap score, where it splits (the left group's
+    size), and whether that is a split: above the critical value and a gap of at least
+    MIN_MODE_DISTANCE."""
+    scores = gap_scores(x)
+    best = np.argmax(scores, axis=1)
+    rows = np.arange(len(x))
+    statistic = scores[rows, best]
+    cut = best + MIN_MODE_STARTS
+    gap = x[rows, cut] - x[rows, cut - 1]
+    return statistic, cut, (statistic > critical) & (gap >= math.log1p(MIN_MODE_DISTANCE))
+
+
 def find_modes(values: Iterable[float], alpha: float = ALPHA) -> Modes:
     """The modes of per-start values (rates, ratios; positive), by the gap test."""
     data = sorted(float(v) for v in values if v is not None and v > 0 and math.isfinite(v))
@@ -132,12 +153,10 @@ def find_modes(values: Iterable[float], alpha: float = ALPHA) -> Modes:
 
 def _split(data: list[float], alpha: float) -> tuple[float, float, list[list[float]]]:
     logs = np.log(np.asarray(data))
-    scores = gap_scores(logs)[0]
     critical = critical_value(len(data), alpha)
-    best = int(np.argmax(scores))
-    statistic = float(scores[best])
-    cut = best + MIN_MODE_STARTS
-    if not statistic > critical or logs[cut] - logs[cut - 1] < math.log1p(MIN_MODE_DISTANCE):
+    top_scores, cuts, splits = _first_split(logs[np.newaxis, :], critical)
+    statistic, cut = float(top_scores[0]), int(cuts[0])
+    if not splits[0]:
         return statistic, critical, [data]
     groups = []
     for part in (data[:cut], data[cut:]):
