@@ -11,19 +11,22 @@ The test is a **gap test** on the logs of the per-start values: sorted, every sp
 between neighbours that leaves at least MIN_MODE_STARTS starts on each side is scored
 by its gap over the two groups' pooled standard deviation, and the largest score is the
 statistic (it does not depend on the values' location or scale). Its critical value is
-the largest of its (1 - alpha) quantiles on three unimodal shapes of the same size:
-normal, uniform (flat: splitting it anywhere halves the groups' spread) and gamma with
-shape 4 (skewness 1, either way: the score is the same on mirrored data), by Monte
-Carlo (NULL_DRAWS draws from a fixed seed, per size). So on each of those shapes it
-alarms at most alpha of the time, and less on the others; a heavier tail than
-skewness 1 alarms more (lognormal sigma 0.5, skewness 1.75: about 9% at 16 starts).
-tests/python/measures/test_modes.py measures the false alarms and the power on known two-mode
-mixtures: modes 25% apart with 3% spread inside each are found in 98% (50/50) and 96%
-(70/30) of 16-start samples; a mode of 1 start in 8, 45% above the rest, in about 60%
-(it shows in at least two of 16 starts only 61% of the time, and is found in nearly
-all of those). A single start away from the rest is not a mode (it may be a
-disturbance): a mode has at least MIN_MODE_STARTS starts, and a gap under
-MIN_MODE_DISTANCE (2%) separates no modes. Where a split is found, each
+the largest of its (1 - ALPHA) quantiles on three unimodal shapes of the same size, the
+extremes of flat, heavy-tailed and skewed (NULL_SHAPES: uniform, Student's t with 3
+degrees of freedom, log-normal sigma 0.5 of skewness 1.75, either way: the score is the
+same on mirrored data), by Monte Carlo (NULL_DRAWS draws from a fixed seed, per size).
+ALPHA is 4%, a point under the 5% promised (FALSE_ALARM_BOUND), for the calibration's
+own error. Measured by scripts/modes_calibration.py (40,000 trials per shape at 5, 8,
+10, 12, 16 and 40 starts, seed 7, at a spread where the 2% floor below never vetoes:
+the worst case), those shapes alarm at most 4.3 ± 0.1%, and normal, logistic, t with 5
+df and gamma of skewness 1 to 1.4 at most 4.2%; a shape more skewed alarms more
+(exponential, skewness 2: 6.4% at 10 starts, 8.5% at 16). test_modes.py measures the
+false alarms and the power on known two-mode mixtures: modes 25% apart with 3% spread
+inside each are found in 93% (50/50) and 91% (70/30) of 16-start samples; a mode of 1
+start in 8, 45% above the rest, in about 61% (it shows in at least two of 16 starts only
+61% of the time, and is found in all of those). A single start away from the rest is
+not a mode (it may be a disturbance): a mode has at least MIN_MODE_STARTS starts, and a
+gap under MIN_MODE_DISTANCE (2%) separates no modes. Where a split is found, each
 group is tested again (a third mode), at the same level.
 
 Chosen over Hartigan's dip test because at 8-16 starts the dip has little power for
@@ -42,7 +45,14 @@ from typing import Iterable
 
 import numpy as np
 
-ALPHA = 0.05
+# What the test promises (issue 36): on unimodal starts, modes found in at most 5% of
+# samples, whatever the shape among NULL_SHAPES and those between them.
+FALSE_ALARM_BOUND = 0.05
+# The level the critical value is set at: a point under the promise, room for the
+# calibration's own Monte Carlo error (0.14 points at NULL_DRAWS) and for a test of
+# 5,000 samples per shape to check the promise with any seed (the worst shape alarms
+# 4.3 ± 0.1%; 5% is 2.4 of such a test's standard errors, 0.29 points, above it).
+ALPHA = 0.04
 MIN_MODE_STARTS = 2
 # Groups closer than this (their gap over the lower one's top) are not modes: below any
 # precision a comparison asks for, and noise-free values (whole ops in a synthetic test,
@@ -108,15 +118,28 @@ def gap_scores(sorted_logs: np.ndarray, min_size: int = MIN_MODE_STARTS) -> np.n
         return np.where(gap > 0, gap / sd, 0.0)
 
 
+# The unimodal shapes (of the logs) the critical value is calibrated on, each the
+# extreme of its kind among the shapes starts plausibly have: flat (splitting a uniform
+# anywhere halves the groups' spread), heavy-tailed (Student's t with 3 degrees of
+# freedom: two starts out in a tail look like a mode) and skewed (log-normal, sigma 0.5,
+# skewness 1.75: a floor with a sparse tail of faster starts; the score is the same on
+# mirrored data, so of slower ones too). Normal, logistic, t with 5 df and gamma of
+# skewness 1 to 1.4 lie between them and alarm less (scripts/modes_calibration.py).
+NULL_SHAPES = (
+    lambda rng, shape: rng.uniform(size=shape),
+    lambda rng, shape: rng.standard_t(3, size=shape),
+    lambda rng, shape: rng.lognormal(0.0, 0.5, size=shape),
+)
+
+
 @functools.lru_cache(maxsize=None)
 def critical_value(n: int, alpha: float = ALPHA) -> float:
     """The largest gap score's (1 - alpha) quantile over samples of n, the largest over
-    the normal, uniform and gamma(4) shapes (see the module's docstring)."""
+    NULL_SHAPES (see the module's docstring)."""
     rng = np.random.default_rng(20090307 + n)
     quantiles = []
-    for draws in (rng.normal(size=(NULL_DRAWS, n)), rng.uniform(size=(NULL_DRAWS, n)),
-                  rng.gamma(4.0, size=(NULL_DRAWS, n))):
-        scores = gap_scores(np.sort(draws, axis=1)).max(axis=1)
+    for draw in NULL_SHAPES:
+        scores = gap_scores(np.sort(draw(rng, (NULL_DRAWS, n)), axis=1)).max(axis=1)
         quantiles.append(float(np.quantile(scores, 1 - alpha)))
     return max(quantiles)
 
