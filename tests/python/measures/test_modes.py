@@ -144,3 +144,23 @@ def test_a_ratio_measured_in_rounds_is_layout_sensitive_too():
     assert row["verdict"] == LAYOUT_SENSITIVE
     assert row["modes_a"].startswith("2 modes: 75% at 722k, 25% at 1.1")
     assert row["modes_b"] == "one mode"
+
+
+def test_the_calibration_script_reports_every_shape_and_the_power():
+    """scripts/modes_calibration.py, which docs/methodology.md's figures come from, runs
+    against today's module and prints a rate with its standard error for every shape and
+    size asked, then the power table (a few hundred trials: its output, not its numbers)."""
+    import subprocess
+    import sys
+    from conftest import REPO
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "modes_calibration.py"),
+                           "--trials", "300", "--sizes", "5,10"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rates = [line for line in done.stdout.splitlines() if line.count("±") == 2
+             and not line.startswith(" ")]
+    assert len(rates) >= 8, done.stdout  # every unimodal shape, at both sizes
+    for line in rates:
+        for cell in line.split()[-2:]:
+            assert 0.0 <= float(cell.split("±")[0]) <= 100.0, line
+    assert "power" in done.stdout and "25% apart, 50/50" in done.stdout, done.stdout
