@@ -7,7 +7,8 @@ no such stage or the server has no INFO stages).
   point's rounds that timed a request, and the sampled requests summed over them;
 - stages_section(): for each declared comparison ([[compare]]) and each pair of points it
   compares, both sides' stages in µs and as shares of their sum (plots_stages.py draws the
-  same numbers as stacked bars);
+  same numbers as stacked bars); then, at each point a comparison stands at, every server
+  the run measured there, so that each engine's breakdown is shown, not only the pairs';
 - crossings_statement(): in the first seed's section, how many µs of
   sharded-hop-command's request are the two thread crossings (queue: handed to the shard
   thread; return: back on the I/O thread) against concurrent and single, and whether that
@@ -34,8 +35,8 @@ import math
 
 import pandas as pd
 
-from ..measures.declared_ratios import compute, point_key, specs_of
-from ..running.experiment import CompareSpec
+from ..measures.declared_ratios import compute, point_key, point_label, specs_of
+from ..running.experiment import POINT_VARIABLES, CompareSpec
 from ..running.results import whole_points
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK, find_point, median_of_numbers, server_specs
@@ -188,6 +189,7 @@ class Pair:
     point: str
     a: Side
     b: Side
+    key_a: tuple = ()  # side a's point variables (declared_ratios.point_key)
 
 
 def comparison_pairs(points: pd.DataFrame, table: pd.DataFrame, meta: dict) -> list[Pair]:
@@ -208,7 +210,8 @@ def comparison_pairs(points: pd.DataFrame, table: pd.DataFrame, meta: dict) -> l
             continue
         a, b = (rows.get(k) for k in key)
         pairs[key] = Pair((result.spec.name,), result.test, result.point,
-                          _side(a, result.spec, "a", meta), _side(b, result.spec, "b", meta))
+                          _side(a, result.spec, "a", meta), _side(b, result.spec, "b", meta),
+                          result.key_a)
     return list(pairs.values())
 
 
@@ -313,7 +316,41 @@ def stages_section(points: pd.DataFrame, table: pd.DataFrame, meta: dict) -> str
         blocks += ["", f"### {pair_title(pair)}", "", stages_table([pair.a, pair.b])]
         if pair.a.client_us or pair.b.client_us:
             blocks += ["", CLIENT_INTRO, "", client_table([pair.a, pair.b])]
-    return "\n".join(blocks)
+    return "\n".join(blocks + every_server_blocks(pairs, table, meta))
+
+
+SERVER_AT = POINT_VARIABLES.index("server")
+EVERY_SERVER_INTRO = (
+    "The same figures for every server the run measured at the point, in the run's order "
+    "of servers: the pairs above show two at a time, this table every engine side by side.")
+
+
+def _without_server(key: tuple) -> tuple:
+    return key[:SERVER_AT] + key[SERVER_AT + 1:]
+
+
+def every_server_blocks(pairs: list[Pair], table: pd.DataFrame, meta: dict) -> list[str]:
+    """At each distinct point the declared pairs stand at (side a's variables but the
+    server), one stages table of every server measured there; none where only the pair's
+    own two were (their table says it all)."""
+    at_point: dict[tuple, list[pd.Series]] = {}
+    for _, row in table.iterrows():
+        at_point.setdefault(_without_server(point_key(row)), []).append(row)
+    order = list(server_specs(meta))
+    rank = {name: i for i, name in enumerate(order)}
+    blocks, seen = [], set()
+    for pair in pairs:
+        point = _without_server(pair.key_a) if pair.key_a else None
+        if point is None or point in seen or len(at_point.get(point, ())) < 3:
+            continue
+        seen.add(point)
+        rows = sorted(at_point[point], key=lambda r: (rank.get(r["server"], len(order)),
+                                                      str(r["server"])))
+        sides = [side_of(row, row["server"], meta) for row in rows]
+        label = point_label(rows[0], "server")
+        blocks += ["", f"### Every server at {pair.test.upper()}, {label}", "",
+                   EVERY_SERVER_INTRO, "", stages_table(sides)]
+    return blocks
 
 
 # ----------------------------------------------------------------- seed 1's crossings

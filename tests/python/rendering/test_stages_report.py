@@ -233,3 +233,30 @@ def test_the_clients_phases_stand_under_each_pair_where_measured(stage_run):
     assert "| sharded-hop-command | – | – | – | – | – | not measured by this client strategy |" \
         in section
     assert "kvlab-load's side of the same points" in section
+
+
+def test_every_server_measured_at_a_declared_point_gets_its_row(stage_run):
+    """Issue 39's "the stage breakdown for every engine": the pairs show two servers at a
+    time; at their point a table then lists every server measured there, in the run's
+    order of servers, with the same cells as the pairs' tables."""
+    report = render_report(stage_run)
+    start = report.index("### Every server at SET, p16: tcp dedicated P16 T8 keys=1000000")
+    end = report.find("\n## ", start)
+    section = report[start:end if end >= 0 else len(report)]
+    assert section.count("### Every server at") == 1  # three pairs, one point
+    rows = [line.split(" | ")[0].lstrip("| ") for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| server")
+            and not line.startswith("| ---")]
+    assert rows == ["concurrent", "sharded-hop-command", "single", "striped", "redis"]
+    assert ("| sharded-hop-command | 3 | 90 | 300 | 10.0 (24%) | 1.0 (2%) | 2.0 (5%) | "
+            "12.5 (30%) | 3.0 (7%) | 7.5 (18%) | 1.0 (2%) | 5.0 (12%) | 42.0 | 20.0 | – |  |"
+            ) in section
+
+
+def test_a_point_with_only_the_pairs_two_servers_gets_no_second_table(stage_run):
+    points = pd.read_csv(stage_run / "points.csv", dtype=str, keep_default_na=False)
+    points = points[points["server"].isin(["concurrent", "sharded-hop-command"])]
+    points.to_csv(stage_run / "points.csv", index=False)
+    report = render_report(stage_run)
+    assert "### concurrent/sharded (SET" in report
+    assert "### Every server at" not in report
