@@ -2,7 +2,9 @@
 // test-only spin of a known time inside one stage (--stage-spin) must show
 // in that stage's median and in no other stage's; the stages must add up to
 // the server's whole time (wake-up to send); and no stage may take longer
-// than the round trip the client measured for the same requests.
+// than the round trip the client measured for the same requests. Each
+// thread's busy and waiting time (thread_<name>) holds a known spin on the
+// thread that executes it and only there, and a known sleep as waiting.
 //
 // Timing without flakiness: the injected time (2 ms) is far above what a
 // stage takes on a quiet or a busy machine (microseconds to tens of them),
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -30,18 +33,21 @@ constexpr double kSpinUsec = 2000;
 #endif
 constexpr double kTolerance = 0.1 * kSpinUsec;
 
-// One INFO stages line: calls=..,usec=..,usec_per_call=..,p50=..,p99=..,p99.9=..
+// One INFO stages line's fields: a stage's calls=..,usec=..,usec_per_call=..,
+// p50=..,p99=..,p99.9=.., or a thread's busy_usec=..,wait_usec=..
 using StageFields = std::map<std::string, double>;
 
-std::map<std::string, StageFields> ParseStages(const std::string& info) {
+// The INFO lines `<prefix><name>:<field>=<number>,...`, by name.
+std::map<std::string, StageFields> ParseFieldLines(const std::string& info,
+                                                   const std::string& prefix) {
   std::map<std::string, StageFields> stages;
   std::istringstream lines(info);
   std::string line;
   while (std::getline(lines, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.rfind("stage_", 0) != 0 || line.find('=') == std::string::npos) continue;
+    if (line.rfind(prefix, 0) != 0 || line.find('=') == std::string::npos) continue;
     const size_t colon = line.find(':');
-    StageFields& fields = stages[line.substr(6, colon - 6)];
+    StageFields& fields = stages[line.substr(prefix.size(), colon - prefix.size())];
     std::istringstream pairs(line.substr(colon + 1));
     std::string pair;
     while (std::getline(pairs, pair, ',')) {
@@ -50,6 +56,15 @@ std::map<std::string, StageFields> ParseStages(const std::string& info) {
     }
   }
   return stages;
+}
+
+std::map<std::string, StageFields> ParseStages(const std::string& info) {
+  return ParseFieldLines(info, "stage_");
+}
+
+// thread_io0, thread_shard1, ...: each thread's busy_usec and wait_usec.
+std::map<std::string, StageFields> ParseThreadTimes(const std::string& info) {
+  return ParseFieldLines(info, "thread_");
 }
 
 struct Measured {
@@ -221,6 +236,198 @@ TEST(StagesSampling, ADueSampleIsOwedNotDroppedWhileABatchIsAway) {
     }
     const double samples = ParseStages(c->Command({"INFO", "stages"}).text)["total"]["calls"];
     EXPECT_GE(samples, kPairs - 1);
+  }
+}
+
+// ---- Busy versus waiting: the thread_<name> lines ---------------------------
+//
+// Each I/O, shard or owner thread marks the moments its waits for work begin
+// and end (base/busy_wait_meter.h) and adds each span when it ends, so the
+// spans a thread adds between two INFO readings tile, without gap or
+// overlap, the time between its last mark before the first reading and its
+// last mark before the second. The bounds below come from that and from the
+// client's own clock, never from the server's figures.
+
+double SteadyUsec() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A key whose commands execute on another thread than the connection's: on
+// `owner`, one the other I/O thread owns, told by its `queue` stage (only a
+// hop has one); there every key is tried until one hops. "" if none did.
+std::string KeyOwnedByAnotherThread(RedisConnection& c) {
+  for (int i = 0; i < 64; ++i) {  // each key hops with odds 1/2: 2^-64 to find none
+    const std::string key = "owned:" + std::to_string(i);
+    if (!c.Command({"CONFIG", "RESETSTAT"}).IsStatus("OK")) return "";
+    if (!c.Command({"SET", key, "answer"}).IsStatus("OK")) return "";
+    if (ParseStages(c.Command({"INFO", "stages"}).text).count("queue")) return key;
+  }
+  return "";
+}
+
+// The thread that executed most operations by the engine's own counters
+// (INFO kvlab, which the busy figures do not feed): on `sharded` the shard
+// with the most (shard<i>_ops), on `owner` the owner with the most from
+// other threads' connections (owner<i>_remote_ops; owner i is I/O thread
+// i). "" on the inline engines, which count no thread's operations.
+std::string ThreadThatExecuted(const std::string& engine, const std::string& kvlab_info) {
+  std::string counter_prefix, counter_suffix, thread_prefix;
+  if (engine == "sharded") {
+    counter_prefix = "shard", counter_suffix = "_ops", thread_prefix = "shard";
+  } else if (engine == "owner") {
+    counter_prefix = "owner", counter_suffix = "_remote_ops", thread_prefix = "io";
+  } else {
+    return "";
+  }
+  std::string most;
+  double most_ops = -1;
+  std::istringstream lines(kvlab_info);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos || line.rfind(counter_prefix, 0) != 0) continue;
+    const std::string name = line.substr(0, colon);
+    if (name.size() <= counter_prefix.size() + counter_suffix.size() ||
+        name.compare(name.size() - counter_suffix.size(), counter_suffix.size(), counter_suffix) !=
+            0) {
+      continue;
+    }
+    const std::string index = name.substr(
+        counter_prefix.size(), name.size() - counter_prefix.size() - counter_suffix.size());
+    if (index.find_first_not_of("0123456789") != std::string::npos) continue;
+    const double ops = std::stod(line.substr(colon + 1));
+    if (ops > most_ops) most_ops = ops, most = thread_prefix + index;
+  }
+  return most;
+}
+
+// Known work: every GET (all sampled) spins kSpinUsec inside execute, on the
+// thread that executes it — the connection's I/O thread on the inline
+// engines, a shard thread on `sharded`, and on `owner` the key's owner,
+// chosen to be the other I/O thread, so that the connection's own thread
+// hands every GET over and executes none.
+//  - The busiest thread is that one (by the engine's operation counters
+//    where it has them), and its busy time holds every spin, once its spans
+//    have closed (below); and at most the wall time since the last request
+//    before the reset, inside which every span it added lies.
+//  - Every other thread ran no spin, only its own work per request
+//    (recv, parse, hand over, send: microseconds against a spin of
+//    milliseconds), so its busy time stays under half the spun total: a
+//    spin counted on the connection's thread, or waiting counted as busy,
+//    breaks that by far, and a thread descheduled for half a spin per
+//    request on a loaded machine does not.
+//  - No thread adds more busy plus waiting time than that wall time.
+TEST_P(StagesKnownAnswer, BusyTimeHoldsTheSpinOnlyOnTheThreadThatExecutes) {
+  const std::string engine = GetParam();
+  std::unique_ptr<ServerProcess> server;
+  const Status started =
+      ServerProcess::Start(engine,
+                           {"--stage-sample", "1", "--io-threads", "2", "--shards", "2",
+                            "--stage-spin", "execute=" + std::to_string(int(kSpinUsec))},
+                           &server);
+  ASSERT_TRUE(started.ok()) << started.message();
+  auto c = RedisConnection::Tcp(server->port());
+  ASSERT_NE(c, nullptr);
+  const std::string key = engine == "owner" ? KeyOwnedByAnotherThread(*c) : "known";
+  ASSERT_FALSE(key.empty()) << "no key hopped to the other owner";
+  const double before_last_request = SteadyUsec();
+  ASSERT_TRUE(c->Command({"SET", key, "answer"}).IsStatus("OK"));
+  ASSERT_TRUE(c->Command({"CONFIG", "RESETSTAT"}).IsStatus("OK"));
+  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(c->Command({"GET", key}).IsBulk("answer"));
+  const double spun_usec = kRequests * kSpinUsec;
+  // On `sharded` and `owner` another thread executes the GETs (by the
+  // engine's own counters, which are bumped before each reply).
+  const std::string executed = ThreadThatExecuted(engine, c->Command({"INFO", "kvlab"}).text);
+  if (engine == "sharded" || engine == "owner") {
+    ASSERT_FALSE(executed.empty()) << "INFO kvlab has no per-thread operation counts";
+  }
+  // The connection's thread answers INFO in a round after the last GET's
+  // (one recv() per readiness report), so its spans have all closed.
+  // Another thread adds its last span when it next waits, which a loaded
+  // machine can delay, and as an I/O loop marks only around epoll_wait, on
+  // `owner` that span can even hold the last few GETs: INFO is read again
+  // until that thread holds every spin, for at most 10 s (a wait for the
+  // spans to close, not a bound; INFO does not wake that thread).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string info;
+  std::map<std::string, StageFields> threads;
+  for (;;) {
+    info = c->Command({"INFO", "stages"}).text;
+    threads = ParseThreadTimes(info);
+    const auto executing = threads.find(executed);
+    if (executing == threads.end() || executing->second["busy_usec"] >= spun_usec ||
+        std::chrono::steady_clock::now() > deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const double wall_usec = SteadyUsec() - before_last_request;
+
+  ASSERT_TRUE(threads.count("io0")) << info;
+  if (engine == "sharded") ASSERT_TRUE(threads.count("shard1")) << info;
+  if (engine == "owner") ASSERT_TRUE(threads.count("io1")) << info;
+  auto busiest = std::max_element(threads.begin(), threads.end(), [](auto& a, auto& b) {
+    return a.second["busy_usec"] < b.second["busy_usec"];
+  });
+  if (!executed.empty()) {
+    EXPECT_EQ(busiest->first, executed) << "the busiest thread did not execute the GETs";
+  } else {
+    EXPECT_EQ(busiest->first.rfind("io", 0), 0u) << busiest->first << " is the busiest";
+  }
+  const double executing_busy = busiest->second["busy_usec"];
+  EXPECT_GE(executing_busy, spun_usec) << busiest->first;
+  EXPECT_LE(executing_busy, wall_usec) << busiest->first;
+  for (auto& [name, times] : threads) {
+    std::printf("  thread_%s busy %.0f us, wait %.0f us (spun %.0f us in a wall of %.0f us)\n",
+                name.c_str(), times["busy_usec"], times["wait_usec"], spun_usec, wall_usec);
+    EXPECT_LE(times["busy_usec"] + times["wait_usec"], wall_usec) << name;
+    if (name != busiest->first) EXPECT_LT(times["busy_usec"], spun_usec / 2) << name;
+  }
+}
+
+// Known idleness: between two readings the client sleeps kIdleMs, then one
+// GET wakes every thread (the I/O thread and, on `sharded`, the shard
+// thread; on `owner` the I/O thread is the owner). A thread asleep adds its
+// wait only when it wakes, hence the GET before the second reading.
+//  - Busy plus waiting grows by at least the client's time from the first
+//    reply to the GET (a thread's spans tile the time between its marks:
+//    one before the first reading, the GET's wake-up after), which holds
+//    the sleep; and by at most the time from the SET before the first
+//    reading to the second reply.
+//  - Busy grows by less than half the sleep: the thread answered one INFO
+//    and one GET (microseconds), and counting the sleep as busy would give
+//    the whole of it; half leaves a descheduled thread 250 ms.
+TEST_P(StagesKnownAnswer, AnIdleThreadWaitsThroughASleepAndIsNotBusy) {
+  constexpr int kIdleMs = 500;
+  std::unique_ptr<ServerProcess> server;
+  const Status started = ServerProcess::Start(
+      GetParam(), {"--stage-sample", "1", "--io-threads", "1", "--shards", "1"}, &server);
+  ASSERT_TRUE(started.ok()) << started.message();
+  auto c = RedisConnection::Tcp(server->port());
+  ASSERT_NE(c, nullptr);
+  const double before_set = SteadyUsec();
+  ASSERT_TRUE(c->Command({"SET", "known", "answer"}).IsStatus("OK"));
+  std::map<std::string, StageFields> first = ParseThreadTimes(c->Command({"INFO", "stages"}).text);
+  const double first_reply = SteadyUsec();
+  std::this_thread::sleep_for(std::chrono::milliseconds(kIdleMs));
+  const double before_get = SteadyUsec();
+  ASSERT_TRUE(c->Command({"GET", "known"}).IsBulk("answer"));
+  std::map<std::string, StageFields> second = ParseThreadTimes(c->Command({"INFO", "stages"}).text);
+  const double second_reply = SteadyUsec();
+
+  ASSERT_TRUE(second.count("io0"));
+  if (GetParam() == "sharded") ASSERT_TRUE(second.count("shard0"));
+  for (auto& [name, times] : second) {
+    ASSERT_TRUE(first.count(name)) << name;
+    const double busy = times["busy_usec"] - first[name]["busy_usec"];
+    const double wait = times["wait_usec"] - first[name]["wait_usec"];
+    std::printf("  thread_%s over %d ms idle: busy +%.0f us, wait +%.0f us\n", name.c_str(),
+                kIdleMs, busy, wait);
+    EXPECT_GE(busy + wait, before_get - first_reply) << name;
+    EXPECT_LE(busy + wait, second_reply - before_set) << name;
+    EXPECT_LT(busy, kIdleMs * 1000.0 / 2) << name;
   }
 }
 
