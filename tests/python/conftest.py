@@ -4,6 +4,7 @@ CTest passes KVLAB_BUILD_DIR (the folder with kvlab-server, kvlab-load and
 python/kvlab/_harness*.so); run by hand, the tests fall back to <repo>/build.
 """
 
+import csv
 import json
 import math
 import os
@@ -141,3 +142,16 @@ def check_a_over_a(ratio: float, low: float, high: float, starts: int, said: str
     assert abs(centre) <= widened, said
     half_width = max(high / ratio - 1, 1 - low / ratio)
     assert half_width <= max_half_width, f"{said}: ±{half_width:.1%} > ±{max_half_width:.0%}"
+
+
+def read_latency_pair(run_dir: Path) -> dict:
+    """The one row of a run's latency_pairs.csv (one p99 comparison at 2000 ops/s), checked
+    for what every such pair must hold: at 2000 ops/s for 0.4 s of each side's slices a
+    round, ramps dropped, about 700 requests a round (at least 500), and every side's p50
+    and p99 a real latency."""
+    with (run_dir / "latency_pairs.csv").open() as handle:
+        (pair,) = list(csv.DictReader(handle))
+    assert int(pair["a_requests"]) >= 500 * int(pair["rounds"]) > 0, pair
+    for column in ("a_p50_us", "b_p50_us", "a_p99_us", "b_p99_us"):
+        assert 1 < float(pair[column]) < 1e6, pair
+    return pair

@@ -16,8 +16,9 @@ Status of a ratio:
 - `resolved`: the interval's half-width (its larger side, as a fraction of the
   ratio) is at most the target precision (the experiment's `precision`, else
   DEFAULT_PRECISION), over at least `min_rounds` rounds (the experiment's, else
-  DEFAULT_MIN_ROUNDS) and never fewer than 3 (stats.MIN_ROUNDS_FOR_SPREAD). Rounds are added until a ratio resolves, so a run that
-  stopped at the first narrow interval would favour the rounds whose spread
+  DEFAULT_MIN_ROUNDS), and never fewer than 3 (stats.MIN_ROUNDS_FOR_SPREAD).
+  Rounds are added until a ratio resolves, so a run that stopped at the first
+  narrow interval would favour the rounds whose spread
   happened to look small: over 3 rounds the spread itself is that uncertain.
   This is the one stopping rule, for rounds and for alternation
   (running/alternating.py) alike. Simulated (log-normal rounds, 3.5% noise,

@@ -1090,15 +1090,14 @@ class CommandServerProcess(ServerProcess):
         if self.host is not None:
             super().stop()
             return
-        grace_s = STOP_GRACE_S
-        self.stop_signal = "SIGKILL" if _end_group(self._process, grace_s) else "SIGTERM"
+        self.stop_signal = "SIGKILL" if _end_group(self._process) else "SIGTERM"
         if self._reader is not None:
             self._reader.join(timeout=2)
         if self.stop_signal == "SIGKILL":
             # Said in the row's log: a server that ignores SIGTERM costs every start the
             # grace time, and SIGKILL leaves it no chance to clean up.
             with self.log_path.open("a") as log:
-                log.write(f"kvlab: server {self.spec.name} was still running {grace_s:g} s "
+                log.write(f"kvlab: server {self.spec.name} was still running {STOP_GRACE_S:g} s "
                           "after SIGTERM to its process group: ended with SIGKILL\n")
         Path(self.unix_socket).unlink(missing_ok=True)
         shutil.rmtree(self.folder, ignore_errors=True)

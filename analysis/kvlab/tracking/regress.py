@@ -81,7 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--history-dir", default=str(REPO / "results" / "regress"),
                    help="where each run's record is stored ('' to store nothing)")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE_PCT,
-                   help=f"allowed growth in percent before a case fails (default {DEFAULT_TOLERANCE_PCT:g})")
+                   help="allowed growth in percent before a case fails "
+                        f"(default {DEFAULT_TOLERANCE_PCT:g})")
     p.add_argument("--ops", type=int, default=1000,
                    help="operations per counted region (default 1000)")
     p.add_argument("--engines", default=None,

@@ -18,7 +18,8 @@ from kvlab.measures import alternation
 from kvlab.measures.alternation import Slice
 from kvlab.measures.stats import paired_interval, t_quantile_975
 
-from conftest import check_a_over_a, check_coverage, experiment_head, run_experiment
+from conftest import (check_a_over_a, check_coverage, experiment_head, read_latency_pair,
+                      run_experiment)
 from fake_alternation import fake_host
 
 
@@ -410,13 +411,8 @@ def test_a_latency_comparison_alternates_open_loop_at_its_rate(build_dir, tmp_pa
         (ratio,) = list(csv.DictReader(handle))
     assert ratio["metric"] == "p99_us" and ratio["comparison"] == "single/redis p99 at 2000 ops/s"
     assert float(ratio["low"]) <= float(ratio["ratio"]) <= float(ratio["high"]), said
-    with (run_dir / "latency_pairs.csv").open() as handle:
-        (pair,) = list(csv.DictReader(handle))
+    pair = read_latency_pair(run_dir)
     assert int(pair["rounds"]) >= 2
-    # 2000 ops/s for 0.4 s of each side's slices a round, ramps dropped: about 700 a round
-    assert int(pair["a_requests"]) >= 500 * int(pair["rounds"])
-    for column in ("a_p50_us", "b_p50_us", "a_p99_us", "b_p99_us"):
-        assert 1 < float(pair[column]) < 1e6
     # the slices of an open-loop pair carry the offered load, not a closed loop's maximum
     with (run_dir / "alternation.csv").open() as handle:
         slices = [r for r in csv.DictReader(handle) if r["calibration"] == "false"]
