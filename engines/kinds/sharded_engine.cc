@@ -157,7 +157,7 @@ std::vector<std::pair<std::string, BusyWaitTotals>> ShardedEngine::ThreadTimes()
 }
 
 void ShardedEngine::ResetThreadTimes() {
-  for (auto& shard : shards_) shard->busy_wait.Reset();
+  for (auto& shard : shards_) shard->busy_wait.Reset(StageClockNs());
 }
 
 EngineInfo ShardedEngine::Info() const {

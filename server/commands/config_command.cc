@@ -1,6 +1,7 @@
 // CONFIG GET | SET | RESETSTAT | REWRITE | HELP, with Redis 7.0's replies
 // (config.c). The parameters, their values and what a SET does are
 // ConfigParameters' (server/config_parameters.h).
+#include "base/stage_clock.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 #include "server/commands/subcommands.h"
@@ -38,7 +39,7 @@ void ConfigSet(CommandCall& call) {
 void ConfigResetStat(CommandCall& call) {
   ServerContext& server = call.server;
   server.stages.Reset();
-  for (BusyWaitMeter* meter : server.io_thread_meters) meter->Reset();
+  for (BusyWaitMeter* meter : server.io_thread_meters) meter->Reset(StageClockNs());
   server.engine.ResetThreadTimes();
   call.reply().Ok();
 }
