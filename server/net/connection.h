@@ -22,8 +22,10 @@
 //
 // INFO stages: every Nth read of the I/O thread (StageStats::sample_every)
 // starts a sampled request, timed from the loop's wake-up to the send that
-// carries its reply; one at a time per connection, none while a batch is
-// pending (its bytes would belong to a later request).
+// carries its reply; one at a time per connection. A read while a batch is
+// pending cannot start one (its bytes belong to a later request): its
+// sample starts when the batch returns, with the request processed next,
+// timed from the wake-up that ran the return.
 //
 // Thread-safety: every member runs on the connection's EventLoop thread;
 // only the resume callback is invoked elsewhere, and it only posts.
@@ -94,6 +96,8 @@ class Connection final : public EventLoop::Watcher,
   uint64_t UnparsedBytes() { return session_.input().size() + staged_input_.size(); }
   // INFO stages: whether this read starts a sampled request, and its end.
   void MaybeSampleThisRead(uint32_t every, int64_t received_ns);
+  void StartOwedSample();
+  void StartSample(int64_t wake, int64_t received_ns);
   void FinishSample();
 
   EventLoop& loop_;
@@ -131,6 +135,7 @@ class Connection final : public EventLoop::Watcher,
   // The sampled request in flight (stage_sample.h), while `sampling_`.
   StageSample sample_;
   bool sampling_ = false;
+  bool sample_on_resume_ = false;  // a read owed a sample while a batch was away
 };
 
 }  // namespace kvlab
