@@ -36,7 +36,7 @@ RepetitionResult WindowMarks::Between(const WindowMark& start, WindowMark& end) 
   if (rate_ > 0) SetOpenLoop(start, end, &r);
   SetCosts(start, end, &r);
   r.watched = watch_.Between(start.watch, end.watch);
-  r.stages = StagesBetween(start.stages, end.stages);
+  r.stages = StagesBetween(start.stages, end.stages, counters.ops);
   r.commands = CommandStatsBetween(start.commands, end.commands);
   if (counters.phases_measured && counters.ops > 0) {
     for (size_t i = 0; i < kClientPhaseCount; ++i) {

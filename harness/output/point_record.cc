@@ -225,6 +225,12 @@ const std::vector<PointColumn> kColumns = {
   KVLAB_STAGE_COLUMN(6, "render", "executed or returned to the reply queued"),
   KVLAB_STAGE_COLUMN(7, "write", "reply queued to the send() that carried it"),
   KVLAB_STAGE_COLUMN(8, "total", "loop wake-up to send(), the sum of the stages"),
+  {"server_io_busy_share", K::kNumber, "INFO stages: the server's I/O threads' (owner: the owners') busy time over their busy plus waiting time in the window, 0..1; empty: not reported", "%.4f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.stages.io_busy_share); }},
+  {"server_shard_busy_share", K::kNumber, "INFO stages: the same for its other threads (sharded: the shard threads); empty: none or not reported", "%.4f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.stages.other_busy_share); }},
+  {"server_busy_us_per_op", K::kNumber, "INFO stages: every server thread's busy microseconds per operation (time working, not waiting for work; a polling thread shows here, not in CPU%); empty: not reported", "%.3f",
+   [](const RowSource& s, const char* f) { return CellOf(f, s.repetition.stages.busy_us_per_op); }},
   {"server_calls", K::kNumber, "INFO commandstats: commands the server ran in the window, every one but INFO (redis-server's; of a cluster the entry node's); empty: not reported", "count",
    [](const RowSource& s, const char* f) {
      return s.repetition.commands.calls == 0 ? std::string() : CellOf(f, s.repetition.commands.calls);

@@ -29,7 +29,7 @@ from .report_ratios import (calibration_section, declared_section, disturbance_l
                             time_section, verdict_sections)
 from .report_syscalls import syscalls_section
 from .report_seeds import ember_section, lettuce_section
-from .report_stages import (client_figures, commandstats_figures, stage_figures,
+from .report_stages import (busy_figures, client_figures, commandstats_figures, stage_figures,
                             stages_section)
 from .report_ycsb import ycsb_section
 from ..tracking.history import cost_columns
@@ -64,7 +64,7 @@ def point_table(points: pd.DataFrame, run_dir: Path | None = None) -> pd.DataFra
                    **{c: _median(measured[c])
                       for c in cost_columns(measured.columns)},
                    **stage_figures(measured), **commandstats_figures(measured),
-                   **client_figures(measured))
+                   **client_figures(measured), **busy_figures(measured))
         row.update(cv=math.nan, cold_windows=0, windows=0)
         if run_dir is not None and "histogram" in measured:
             merged = merged_percentiles(run_dir, measured["histogram"])

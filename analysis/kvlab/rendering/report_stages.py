@@ -23,6 +23,12 @@ commandstats, which kvlab-load writes per window as `server_calls` and
 `server_usec_per_call` (Redis's usec / calls of every command but INFO; blank for
 kvlab-server, which has no such section). commandstats_figures() folds them per point.
 
+And each server's threads: kvlab-server's busy time against its waits for work
+(`server_io_busy_share`, `server_shard_busy_share`: busy / (busy + waiting) of the I/O and of
+the shard threads in the window; `server_busy_us_per_op`: every thread's busy µs per
+operation), folded per point by busy_figures() and shown in the same tables: CPU% cannot tell
+a thread that polls from one that works.
+
 And the client's side: kvlab-load's own threads split their time into build, send, wait
 and receive (`client_<phase>_us`, µs per operation summed over its threads; the dedicated
 strategy's), folded per point by client_figures() and shown per pair by client_table().
@@ -82,6 +88,18 @@ def commandstats_figures(rows: pd.DataFrame) -> dict[str, float]:
             "server_usec_per_call": median_of_numbers(usec)}
 
 
+BUSY_SHARE_COLUMNS = ("server_io_busy_share", "server_shard_busy_share")
+# A cost per operation (its name ends in _per_op): point_table folds it with the other costs,
+# and the history tracks it.
+BUSY_COLUMNS = BUSY_SHARE_COLUMNS + ("server_busy_us_per_op",)
+
+
+def busy_figures(rows: pd.DataFrame) -> dict[str, float]:
+    """point_table's thread busy shares for one point's measured rows: each one's median
+    over the rows that report it (NaN where none does). Empty when the run has none."""
+    return {c: median_of_numbers(rows[c]) for c in BUSY_SHARE_COLUMNS if c in rows}
+
+
 def stage_figures(rows: pd.DataFrame) -> dict[str, float]:
     """point_table's stage columns for one point's measured rows: each stage's median over
     the rows that timed a request (NaN where none has the stage: absent, not zero),
@@ -117,6 +135,11 @@ class Side:
     # kvlab-load's own µs per operation in each phase (CLIENT_PHASES); empty where its
     # strategy does not measure them.
     client_us: dict[str, float] = dataclasses.field(default_factory=dict)
+    # The server's threads (BUSY_COLUMNS' medians): busy share of the I/O threads and of the
+    # shard threads, and every thread's busy µs per operation; NaN where not reported.
+    io_busy_share: float = math.nan
+    shard_busy_share: float = math.nan
+    busy_us_per_op: float = math.nan
 
     @property
     def shown(self) -> bool:
@@ -146,6 +169,9 @@ def side_of(row: pd.Series | None, server: str, meta: dict) -> Side:
                  if c in row.index and not pd.isna(row[c])}
     if len(client_us) == len(CLIENT_PHASES):
         side = dataclasses.replace(side, client_us=client_us)
+    busy = [float(pd.to_numeric(row.get(c, math.nan), errors="coerce")) for c in BUSY_COLUMNS]
+    side = dataclasses.replace(side, io_busy_share=busy[0], shard_busy_share=busy[1],
+                               busy_us_per_op=busy[2])
     usec = pd.to_numeric(row.get("server_usec_per_call", math.nan), errors="coerce")
     if pd.isna(usec):
         return side
@@ -233,10 +259,16 @@ def _number(value: float, digits: int = 1) -> str:
     return "–" if value is None or pd.isna(value) else f"{value:,.{digits}f}"
 
 
+def _percent(share: float) -> str:
+    return "–" if share is None or pd.isna(share) else f"{100 * share:.0f}%"
+
+
 def stages_table(sides: list[Side]) -> str:
-    """One row per side: sampled requests, each stage's µs (share), the sum, the crossings."""
+    """One row per side: sampled requests, each stage's µs (share), the sum, the crossings,
+    the server's own µs per call and its threads' busy shares and busy µs per operation."""
     header = (["server", "rounds timed", "samples", "per 1M requests"] + list(STAGES)
-              + ["sum µs", "queue+return µs", "own µs/call", "note"])
+              + ["sum µs", "queue+return µs", "own µs/call", "I/O busy", "shard busy",
+                 "busy µs/op", "note"])
     rows = []
     for side in sides:
         rows.append([side.server, str(side.rounds) if side.samples else "–",
@@ -245,7 +277,9 @@ def stages_table(sides: list[Side]) -> str:
                     + [_cell(side, s) for s in STAGES]
                     + [_number(side.sum_us) if side.shown else "–",
                        _number(side.crossings_us) if side.shown else "–",
-                       _number(side.usec_per_call, 2), side.note])
+                       _number(side.usec_per_call, 2), _percent(side.io_busy_share),
+                       _percent(side.shard_busy_share), _number(side.busy_us_per_op, 2),
+                       side.note])
     return markdown_table(header, rows)
 
 
@@ -292,7 +326,11 @@ SECTION_INTRO = (
     "a command on its main thread per call (Redis's usec / calls over the window, every "
     "command but INFO, the median over the rounds); it counts every command, not a sample, "
     "and stands for the execute stage of one command, not of a whole pipelined read. "
-    "kvlab-server has no such section (`–`).")
+    "kvlab-server has no such section (`–`). `I/O busy` and `shard busy` are the share of "
+    "the window kvlab-server's I/O threads (on `owner`, the owners) and shard threads spent "
+    "working rather than waiting for work, and `busy µs/op` all its threads' busy time per "
+    "operation (medians over the rounds; wall time not waiting, which CPU% cannot tell from "
+    "polling; `–` where the server does not report it).")
 
 
 def pair_title(pair: Pair) -> str:

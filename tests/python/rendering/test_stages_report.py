@@ -4,7 +4,9 @@ sharded-hop-command's queue + return is exactly 20 µs, concurrent serves 4× it
 at a 100 µs round trip (so 300 µs longer a request on sharded), single 1.1× at 200 µs (20
 µs longer: the crossings are all of it); striped has too few samples and redis-server has
 no INFO stages, only its own INFO commandstats (1.0, 1.5, 9.0 µs per call over the rounds:
-median 1.5)."""
+median 1.5). kvlab-server's threads: sharded-hop-command's I/O threads busy 50, 60, 70% of
+the rounds (median 60%), its shard threads 20%, 4.0, 4.5, 3.5 busy µs per op (median 4.0);
+the inline engines' I/O threads 90%, 0.60 µs per op, no shard threads; redis none."""
 
 import json
 import math
@@ -15,8 +17,8 @@ import pytest
 from kvlab.rendering import palette
 from kvlab.rendering.plots_stages import pairs_figure
 from kvlab.rendering.report import point_table, render_report
-from kvlab.rendering.report_stages import (CLIENT_PHASES, MIN_SAMPLES, OWN_ACCOUNT_ONLY,
-                                           STAGES, client_figures,
+from kvlab.rendering.report_stages import (BUSY_COLUMNS, CLIENT_PHASES, MIN_SAMPLES,
+                                           OWN_ACCOUNT_ONLY, STAGES, client_figures,
                                            commandstats_figures, comparison_pairs,
                                            stage_figures)
 from kvlab.rendering.run_plots import write_plots
@@ -45,6 +47,9 @@ OWN_USEC = (1.0, 1.5, 9.0)
 # measured by a strategy without phases (blank).
 CLIENT_US = {"concurrent": (0.25, 0.5, 1.0, 0.75), "single": (0.1, 0.2, 1.5, 0.2),
              "striped": (0.3, 0.3, 0.3, 0.1)}
+# kvlab-server's thread busy figures per round: I/O share, shard share, busy µs per op.
+HOP_BUSY = ((0.5, 0.6, 0.7), (0.2, 0.2, 0.2), (4.0, 4.5, 3.5))
+INLINE_BUSY = ((0.9,) * 3, ("",) * 3, (0.6,) * 3)
 COMPARISONS = [("concurrent/sharded", "concurrent", "sharded-hop-command"),
                ("single/redis", "single", "redis"),
                ("striped/concurrent", "striped", "concurrent")]
@@ -65,6 +70,9 @@ def _row(server: str, repetition: int) -> dict:
            "server_usec_per_call": OWN_USEC[repetition - 1] if server == "redis" else ""}
     for phase, us in zip(CLIENT_PHASES, CLIENT_US.get(server, ("",) * 4)):
         row[f"client_{phase}_us"] = us
+    busy = {"redis": (("",) * 3,) * 3, "sharded-hop-command": HOP_BUSY}.get(server, INLINE_BUSY)
+    for column, per_round in zip(BUSY_COLUMNS, busy):
+        row[column] = per_round[repetition - 1]
     total = 0.0
     for stage in STAGES:
         value = stages.get(stage)
@@ -124,13 +132,15 @@ def test_the_table_states_the_crossings_the_samples_and_what_has_none(stage_run)
     assert "### concurrent/sharded (SET, p16: tcp dedicated P16 T8 keys=1000000)" in section
     # 90 samples over 300,000 requests; queue 12.5 of 42 = 30%; queue + return = 20
     assert ("| sharded-hop-command | 3 | 90 | 300 | 10.0 (24%) | 1.0 (2%) | 2.0 (5%) | "
-            "12.5 (30%) | 3.0 (7%) | 7.5 (18%) | 1.0 (2%) | 5.0 (12%) | 42.0 | 20.0 | – |  |"
+            "12.5 (30%) | 3.0 (7%) | 7.5 (18%) | 1.0 (2%) | 5.0 (12%) | 42.0 | 20.0 | – | 60% | "
+            "20% | 4.00 |  |"
             ) in section
     assert "| concurrent | 3 | 900 | 750 | 20.0 (50%) |" in section
     empty = "– | " * 10
     # redis-server has no stages, but its own account of a command stands beside them.
-    assert f"| redis | – | – | – | {empty}1.50 | {OWN_ACCOUNT_ONLY} |" in section
-    assert (f"| striped | 3 | 15 | 17 | {empty}– | too few samples: 15 over 3 rounds (fewer "
+    assert f"| redis | – | – | – | {empty}1.50 | – | – | – | {OWN_ACCOUNT_ONLY} |" in section
+    # The threads' figures stand whether or not the stages do.
+    assert (f"| striped | 3 | 15 | 17 | {empty}– | 90% | – | 0.60 | too few samples: 15 over 3 rounds (fewer "
             f"than {MIN_SAMPLES}); no figure from noise |"
             ) in section
 
@@ -249,7 +259,8 @@ def test_every_server_measured_at_a_declared_point_gets_its_row(stage_run):
             and not line.startswith("| ---")]
     assert rows == ["concurrent", "sharded-hop-command", "single", "striped", "redis"]
     assert ("| sharded-hop-command | 3 | 90 | 300 | 10.0 (24%) | 1.0 (2%) | 2.0 (5%) | "
-            "12.5 (30%) | 3.0 (7%) | 7.5 (18%) | 1.0 (2%) | 5.0 (12%) | 42.0 | 20.0 | – |  |"
+            "12.5 (30%) | 3.0 (7%) | 7.5 (18%) | 1.0 (2%) | 5.0 (12%) | 42.0 | 20.0 | – | 60% | "
+            "20% | 4.00 |  |"
             ) in section
 
 
