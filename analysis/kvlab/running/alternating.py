@@ -32,6 +32,10 @@ A latency comparison (metric p50_us or p99_us, `rate` ops/s) alternates open loo
 sides are offered the same rate, one at a time, and each slice's latency histogram
 belongs to its side (alternation.latency_interval); latency_pairs.csv keeps each side's
 percentiles beside the ratio.
+
+Every server start of a measured round is written to starts.csv with its layout's
+fingerprint (start_records.py); a side whose starts have modes says which fingerprint
+field they follow, if one does (measures.mode_layouts), in ratios.csv's modes_a/modes_b.
 """
 
 from __future__ import annotations
@@ -48,11 +52,13 @@ from typing import Callable, Protocol, Sequence
 
 from ..measures import alternation, budget_plan
 from ..measures.declared_ratios import RatioResult, meets_target
+from ..measures.mode_layouts import layout_text
 from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
 from .experiment import POINT_VARIABLES, CompareSpec, Experiment, Point, point_fill
 from .loadgens import Watch, alternation_command
 from .server_starter import ServerStarter
+from .start_records import append_starts, mode_fields, start_fingerprint, start_row
 from .servers import RedisClusterProcess, ServerError, ServerProcess
 
 
@@ -81,6 +87,8 @@ class Pair:
     cycles_left_out: int = 0  # disturbed ABBA cycles left out of kept rounds
     # slices of kept rounds in which side a / b served nothing (counted against that side)
     stalled: list[int] = dataclasses.field(default_factory=lambda: [0, 0])
+    # per kept round, side a's and side b's start fingerprints (start_records.py; {}: none)
+    prints: list[tuple[dict, dict]] = dataclasses.field(default_factory=list)
 
     @property
     def attempts(self) -> int:
@@ -128,13 +136,24 @@ class Pair:
             if metric in alternation.LATENCY_QUANTILES:
                 continue
             for side, out in ((0, a), (1, b)):
-                mine = [s for s in slices if s.side == side]
-                ops = sum(s.ops for s in mine)
-                time_s = sum(s.server_cpu_s if metric == "ops_per_server_cpu_s" else s.seconds
-                             for s in mine)
-                if time_s > 0:
-                    out.append(ops / time_s)
+                rate = _side_rate(slices, side, metric)
+                if rate is not None:
+                    out.append(rate)
         return a, b, ratios
+
+    def start_layouts(self, modes_a: Modes, modes_b: Modes) -> tuple[str, str]:
+        """For each side with modes, which fingerprint field its starts' modes follow
+        (measures.mode_layouts.layout_text); '' for a side without modes or fingerprints."""
+        texts = []
+        for side, modes in ((0, modes_a), (1, modes_b)):
+            values, prints = [], []
+            for slices, round_prints in zip(self.rounds, self.prints):
+                rate = _side_rate(slices, side, self.metric)
+                if rate is not None and self.metric not in alternation.LATENCY_QUANTILES:
+                    values.append(rate)
+                    prints.append(mode_fields(round_prints[side]))
+            texts.append(layout_text(values, prints, modes))
+        return texts[0], texts[1]
 
     def modes(self) -> tuple[Modes, Modes, float]:
         """The modes of each side's per-start rates, and the distance between the modes
@@ -147,6 +166,22 @@ class Pair:
         if self.seconds:
             return sorted(self.seconds)[len(self.seconds) // 2]
         return guess if guess is not None else self.point_a.warmup + ROUND_OVERHEAD_S
+
+
+def _side_rate(slices: list[alternation.Slice], side: int, metric: str) -> float | None:
+    """One side's rate over a round: its ops over its slices' seconds (or server CPU
+    seconds, for ops_per_server_cpu_s); None when it had no time."""
+    mine = [s for s in slices if s.side == side]
+    ops = sum(s.ops for s in mine)
+    time_s = sum(s.server_cpu_s if metric == "ops_per_server_cpu_s" else s.seconds
+                 for s in mine)
+    return ops / time_s if time_s > 0 else None
+
+
+def _modes_text(modes: Modes, layout: str) -> str:
+    if not modes.modes:
+        return ""
+    return modes.text() + (f"; {layout}" if layout else "")
 
 
 def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
@@ -168,11 +203,12 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
         status = "inconclusive"
     spec = dataclasses.replace(pair.spec, metric=pair.metric)
     modes_a, modes_b, between = pair.modes()
+    layout_a, layout_b = pair.start_layouts(modes_a, modes_b)
     return RatioResult(spec, pair.test, pair.label, summary, pair.disturbed, status,
                        pair.client_bound, point_key(pair.point_a), point_key(pair.point_b),
                        method=f"alternation: {summary.method}", pairs=summary.pairs,
-                       seconds=spent_s, modes_a=modes_a.text() if modes_a.modes else "",
-                       modes_b=modes_b.text() if modes_b.modes else "",
+                       seconds=spent_s, modes_a=_modes_text(modes_a, layout_a),
+                       modes_b=_modes_text(modes_b, layout_b),
                        modes_between=between, budget_needed_s=needed_s)
 
 
@@ -399,6 +435,7 @@ class AlternatingPhase:
             for process in processes:
                 process.start()
                 runner.identify(process)
+            prints = [start_fingerprint(process) for process in processes]
             for process, point in zip(processes, (pair.point_a, pair.point_b)):
                 process.check_point(point.command, point.value_shape)
             targets = [processes[0].target(pair.point_a.transport),
@@ -409,7 +446,8 @@ class AlternatingPhase:
                     if problem:
                         break
             if problem is None:
-                problem = self._alternate(pair, round_no, targets, processes)
+                problem = self._alternate(pair, round_no, targets, processes,
+                                          (prints[0], prints[-1]))
         except ServerError as error:
             problem = f"server failed: {error}"
         except (ValueError, OSError) as error:  # a pair kvlab-load cannot alternate, a lost file
@@ -424,7 +462,8 @@ class AlternatingPhase:
             runner.say(f"alternation {pair.name} round {round_no}: FAILED: {problem}")
 
     def _alternate(self, pair: Pair, round_no: int, targets: list[str],
-                   processes: list[ServerProcess | RedisClusterProcess]) -> str | None:
+                   processes: list[ServerProcess | RedisClusterProcess],
+                   prints: tuple[dict, dict]) -> str | None:
         runner = self.runner
         experiment = runner.experiment
         own = tuple([pid for p in processes for pid in p.pids]
@@ -464,10 +503,16 @@ class AlternatingPhase:
             pair.disturbed += 1
         else:
             pair.rounds.append(kept)
+            pair.prints.append(prints)
             pair.bound += bound
             pair.cycles_left_out += left_out
             pair.stalled = [n + m for n, m in zip(pair.stalled, stalled)]
         self._write(pair, round_no, slices, document, bound, set(map(id, kept or [])))
+        names = (pair.name, pair.test, pair.label, "true" if pair.calibration else "false")
+        append_starts(runner.run_dir / "starts.csv",
+                      [start_row(names, round_no, side, process.spec.name, not disturbed, p)
+                       for side, process, p in zip("ab", (processes[0], processes[-1]),
+                                                   prints)])
         summary = pair.summary()
         runner.say(f"alternation {pair.name} {pair.test} {pair.label} round {round_no}: "
                    f"{len(slices)} slices, ratio {summary.ratio:.3f}"

@@ -240,6 +240,11 @@ def test_a_run_alternates_its_declared_ratio_and_calibrates_with_a_over_a(build_
     assert len(slices) == 1 + 2 * 4 * 8
     meta = json.loads((run_dir / "meta.json").read_text())
     assert [p["rounds"] for p in meta["alternation"]["pairs"]] == [4, 4]
+    # every start with its fingerprint, read while it ran: where its pages landed
+    with (run_dir / "starts.csv").open() as handle:
+        starts = list(csv.DictReader(handle))
+    assert len(starts) == 2 * 4 * 2 and all(r["kept"] == "true" for r in starts)
+    assert all("executable=0x" in r["bases"] and "heap=0x" in r["bases"] for r in starts), starts
     report = render_report(run_dir)
     sections = [line for line in report.splitlines() if line.startswith("## ")]
     assert sections[:3] == ["## Calibration (A/A)",
@@ -301,6 +306,14 @@ def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monk
         rows = list(csv.DictReader(handle))
     assert len(rows) == 8 * (minimum + 1)
     assert [r["disturbed"] for r in rows] == ["true"] * 8 + ["false"] * (len(rows) - 8)
+    # every start of every round is in starts.csv, the disturbed one marked not kept; the
+    # fake servers have no process, so no fingerprint
+    with (tmp_path / "starts.csv").open() as handle:
+        starts = list(csv.DictReader(handle))
+    assert [(r["round"], r["side"], r["kept"]) for r in starts[:4]] == [
+        ("1", "a", "false"), ("1", "b", "false"), ("2", "a", "true"), ("2", "b", "true")]
+    assert len(starts) == 2 * (minimum + 1) and {r["env_pad"] for r in starts} == {""}
+    assert len(pair.prints) == minimum
     assert "every declared ratio met" in why
     assert alternating.pair_result(pair, 0.02, 4, 1.0).status == "resolved"
 
@@ -516,7 +529,15 @@ def test_a_side_whose_starts_fall_in_modes_makes_its_ratio_layout_sensitive():
     assert row["modes_a"] == "2 modes: 75% at 1.04k, 25% at 1.5k"   # whole ops per slice
     assert row["modes_b"] == "one mode"
     assert float(row["modes_between"]) == pytest.approx(1502.5 / 1049.0, rel=0.01)
+    # With each start's fingerprint: A's fast starts had the engine at 0x040 modulo 4096,
+    # its slow ones at 0x880; the padding differs in every start; B has one mode.
+    pair.prints = [({"env_pad": 17 * i, "layout_engine": "0x040" if rate > 1400 else "0x880"},
+                    {"env_pad": 5 * i}) for i, rate in enumerate(rates)]
+    row = alternating.pair_result(pair, 0.02, 2, 1.0).row()
+    assert row["modes_a"] == ("2 modes: 75% at 1.04k, 25% at 1.5k; the modes follow "
+                              "layout_engine (0x880 x12 / 0x040 x4)")
+    assert row["modes_b"] == "one mode"
     # the same starts without the fast mode decide
-    pair.rounds = pair.rounds[:12]
+    pair.rounds, pair.prints = pair.rounds[:12], pair.prints[:12]
     row = alternating.pair_result(pair, 0.02, 2, 1.0).row()
     assert row["verdict"] == "c ahead" and row["modes_a"] == "one mode"
