@@ -192,46 +192,6 @@ TEST_P(StagesKnownAnswer, ConfigSetTurnsSamplingOff) {
   EXPECT_EQ(ParseStages(c->Command({"INFO", "stages"}).text)["total"]["calls"], 1);
 }
 
-// The union must outlast the 2 ms pause before the PING by far. Under
-// ThreadSanitizer, which runs it several times slower, a fifth of the
-// members does (the test took 37 s there with all of them).
-#if defined(__SANITIZE_THREAD__)
-constexpr int kUnionMembers = 20000;
-#else
-constexpr int kUnionMembers = 100000;
-#endif
-
-// A `sharded` server with one I/O thread and one shard, sampling every
-// `sample_every`-th read, whose set "big" holds kUnionMembers members.
-void StartWithABigSet(const std::string& sample_every, std::unique_ptr<ServerProcess>* server,
-                      std::unique_ptr<RedisConnection>* c) {
-  ASSERT_TRUE(
-      ServerProcess::Start(
-          "sharded", {"--stage-sample", sample_every, "--io-threads", "1", "--shards", "1"}, server)
-          .ok());
-  *c = RedisConnection::Tcp((*server)->port());
-  ASSERT_NE(*c, nullptr);
-  for (int batch = 0; batch < kUnionMembers / 10000; ++batch) {
-    std::vector<std::string> sadd = {"SADD", "big"};
-    for (int i = 0; i < 10000; ++i) sadd.push_back(std::to_string(batch * 10000 + i));
-    ASSERT_TRUE((*c)->Command(sadd).IsInteger(10000));
-  }
-}
-
-// `pairs` times: a SUNIONSTORE of "big", and a PING read while it runs on
-// the shard thread.
-void SendPingsWhileUnionsRun(RedisConnection& c, int pairs) {
-  for (int pair = 0; pair < pairs; ++pair) {
-    c.Append({"SUNIONSTORE", "copy", "big", "big"});
-    ASSERT_TRUE(c.Flush());
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // its own read, mid-union
-    c.Append({"PING"});
-    ASSERT_TRUE(c.Flush());
-    ASSERT_TRUE(c.GetReply().IsInteger(kUnionMembers));
-    ASSERT_TRUE(c.GetReply().IsStatus("PONG"));
-  }
-}
-
 // A sample falls due on a read that arrives while its connection still has
 // a batch on a shard thread: it is owed, not dropped, and taken when that
 // batch returns, by the request the read brought. Here every second read is
@@ -247,7 +207,7 @@ void SendPingsWhileUnionsRun(RedisConnection& c, int pairs) {
 //    away, left that engine a fifth of the others' samples per request.
 TEST(StagesSampling, ADueSampleIsTakenWhenItsConnectionsBatchReturns) {
   constexpr int kPairs = 8;
-  // The union must outlast the 2 ms pause before the PING by far. Under
+  // The union must outlast the 20 ms pause before the PING by far. Under
   // ThreadSanitizer, which runs it several times slower, a fifth of the
   // members does (the test took 37 s there with all of them).
 #if defined(__SANITIZE_THREAD__)
@@ -275,7 +235,10 @@ TEST(StagesSampling, ADueSampleIsTakenWhenItsConnectionsBatchReturns) {
     for (int pair = 0; pair < kPairs; ++pair) {
       c->Append({"SUNIONSTORE", "copy", "big", "big"});
       ASSERT_TRUE(c->Flush());
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // its own read, mid-union
+      // Its own read, mid-union: a union of 100,000 members takes 40-100 ms here,
+      // so 20 ms leaves the server time to have read the SUNIONSTORE alone even when
+      // it is descheduled (one read holding both would shift the parity).
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
       c->Append({"PING"});
       ASSERT_TRUE(c->Flush());
       ASSERT_TRUE(c->GetReply().IsInteger(kMembers));
