@@ -48,6 +48,18 @@ class FakeSources final : public WindowSources {
 
 class WindowMarksTest : public testing::Test {
  protected:
+  // The stage figures of one window whose edges read INFO stages as
+  // `start_info` and `end_info`, and which completed `ops` operations.
+  StageFigures StagesOver(WindowMarks& marks, const char* start_info, const char* end_info,
+                          uint64_t ops) {
+    sources_.stages_info = start_info;
+    WindowMark start = marks.Take();
+    sources_.stages_info = end_info;
+    sources_.counters.ops = ops;
+    WindowMark end = marks.Take();
+    return marks.Between(start, end).stages;
+  }
+
   FakeSources sources_;
   const WindowWatch watch_{WatchOptions{}, 0};
 };
@@ -187,69 +199,61 @@ TEST_F(WindowMarksTest, ServerStagesAbsentOrResetGiveNothing) {
 // the shard 500 of 1,000, over 400 operations.
 TEST_F(WindowMarksTest, ThreadBusyTimesAreWindowSharesAndPerOp) {
   WindowMarks marks(sources_, watch_, /*rate=*/0, 1, 1.0);
-  sources_.stages_info =
-      "stage_total:calls=1,usec=1.0\r\n"
-      "thread_io0:busy_usec=1000.000,wait_usec=2000.000\r\n"
-      "thread_io1:busy_usec=10.000,wait_usec=20.000\r\n"
-      "thread_shard0:busy_usec=5.000,wait_usec=5.000\r\n";
-  WindowMark start = marks.Take();
-  sources_.at_ns_ = 1'000'000'000;
-  sources_.counters.ops = 400;
-  sources_.stages_info =
-      "stage_total:calls=2,usec=2.0\r\n"
-      "thread_io0:busy_usec=1300.000,wait_usec=2700.000\r\n"
-      "thread_io1:busy_usec=110.000,wait_usec=920.000\r\n"
-      "thread_shard0:busy_usec=505.000,wait_usec=505.000\r\n";
-  WindowMark end = marks.Take();
-  RepetitionResult r = marks.Between(start, end);
-  EXPECT_DOUBLE_EQ(r.stages.io_busy_share, 400.0 / 2000.0);
-  EXPECT_DOUBLE_EQ(r.stages.other_busy_share, 0.5);
-  EXPECT_DOUBLE_EQ(r.stages.busy_us_per_op, 900.0 / 400.0);
+  const StageFigures sharded = StagesOver(marks,
+                                          "stage_total:calls=1,usec=1.0\r\n"
+                                          "thread_io0:busy_usec=1000.000,wait_usec=2000.000\r\n"
+                                          "thread_io1:busy_usec=10.000,wait_usec=20.000\r\n"
+                                          "thread_shard0:busy_usec=5.000,wait_usec=5.000\r\n",
+                                          "stage_total:calls=2,usec=2.0\r\n"
+                                          "thread_io0:busy_usec=1300.000,wait_usec=2700.000\r\n"
+                                          "thread_io1:busy_usec=110.000,wait_usec=920.000\r\n"
+                                          "thread_shard0:busy_usec=505.000,wait_usec=505.000\r\n",
+                                          400);
+  EXPECT_DOUBLE_EQ(sharded.io_busy_share, 400.0 / 2000.0);
+  EXPECT_DOUBLE_EQ(sharded.other_busy_share, 0.5);
+  EXPECT_DOUBLE_EQ(sharded.busy_us_per_op, 900.0 / 400.0);
 
   // An inline engine has I/O threads only: no shard share, and the busy
   // time per operation is theirs.
-  sources_.stages_info = "thread_io0:busy_usec=0,wait_usec=0\r\n";
-  start = marks.Take();
-  sources_.stages_info = "thread_io0:busy_usec=200,wait_usec=600\r\n";
-  sources_.counters.ops = 400;
-  end = marks.Take();
-  r = marks.Between(start, end);
-  EXPECT_DOUBLE_EQ(r.stages.io_busy_share, 0.25);
-  EXPECT_TRUE(std::isnan(r.stages.other_busy_share));
-  EXPECT_DOUBLE_EQ(r.stages.busy_us_per_op, 0.5);
+  const StageFigures inline_engine = StagesOver(marks, "thread_io0:busy_usec=0,wait_usec=0\r\n",
+                                                "thread_io0:busy_usec=200,wait_usec=600\r\n", 400);
+  EXPECT_DOUBLE_EQ(inline_engine.io_busy_share, 0.25);
+  EXPECT_TRUE(std::isnan(inline_engine.other_busy_share));
+  EXPECT_DOUBLE_EQ(inline_engine.busy_us_per_op, 0.5);
 }
 
 // No thread figure when sampling was off (nothing added), the totals went
 // back (CONFIG RESETSTAT), a group's threads changed, or the server has no
-// thread lines (redis-server).
+// thread lines (redis-server). Every window completed 100 operations.
 TEST_F(WindowMarksTest, ThreadBusyTimesWithoutAWindowGiveNothing) {
   WindowMarks marks(sources_, watch_, /*rate=*/0, 1, 1.0);
-  sources_.counters.ops = 100;
-  auto between = [&](const char* start_info, const char* end_info) {
-    sources_.stages_info = start_info;
-    WindowMark start = marks.Take();
-    sources_.stages_info = end_info;
-    WindowMark end = marks.Take();
-    return marks.Between(start, end).stages;
-  };
   const char* kIo = "thread_io0:busy_usec=5,wait_usec=5\r\n";
-  StageFigures idle = between(kIo, kIo);
+  const StageFigures idle = StagesOver(marks, kIo, kIo, 100);
   EXPECT_TRUE(std::isnan(idle.io_busy_share));
   EXPECT_TRUE(std::isnan(idle.busy_us_per_op));
-  StageFigures reset = between(kIo, "thread_io0:busy_usec=1,wait_usec=1\r\n");
+  const StageFigures reset = StagesOver(marks, kIo, "thread_io0:busy_usec=1,wait_usec=1\r\n", 100);
   EXPECT_TRUE(std::isnan(reset.io_busy_share));
-  StageFigures grew =
-      between(kIo, "thread_io0:busy_usec=9,wait_usec=9\r\nthread_io1:busy_usec=1,wait_usec=1\r\n");
+  const StageFigures grew = StagesOver(
+      marks, kIo, "thread_io0:busy_usec=9,wait_usec=9\r\nthread_io1:busy_usec=1,wait_usec=1\r\n",
+      100);
   EXPECT_TRUE(std::isnan(grew.io_busy_share));
   // The shard threads went back: a share for the I/O threads, but no busy
-  // time per operation, which would leave the shards' out.
-  StageFigures part =
-      between("thread_io0:busy_usec=5,wait_usec=5\r\nthread_shard0:busy_usec=9,wait_usec=9\r\n",
-              "thread_io0:busy_usec=6,wait_usec=8\r\nthread_shard0:busy_usec=1,wait_usec=1\r\n");
+  // time per operation, which would leave the shards' out; with the shard
+  // thread moving on instead, the same window has one.
+  const char* kWithShard =
+      "thread_io0:busy_usec=5,wait_usec=5\r\nthread_shard0:busy_usec=9,wait_usec=9\r\n";
+  const StageFigures part = StagesOver(
+      marks, kWithShard,
+      "thread_io0:busy_usec=6,wait_usec=8\r\nthread_shard0:busy_usec=1,wait_usec=1\r\n", 100);
   EXPECT_DOUBLE_EQ(part.io_busy_share, 0.25);
   EXPECT_TRUE(std::isnan(part.other_busy_share));
   EXPECT_TRUE(std::isnan(part.busy_us_per_op));
-  StageFigures none = between("stage_total:calls=1,usec=1\r\n", "stage_total:calls=2,usec=2\r\n");
+  const StageFigures whole = StagesOver(
+      marks, kWithShard,
+      "thread_io0:busy_usec=6,wait_usec=8\r\nthread_shard0:busy_usec=19,wait_usec=9\r\n", 100);
+  EXPECT_DOUBLE_EQ(whole.busy_us_per_op, (1.0 + 10.0) / 100);
+  const StageFigures none =
+      StagesOver(marks, "stage_total:calls=1,usec=1\r\n", "stage_total:calls=2,usec=2\r\n", 100);
   EXPECT_TRUE(std::isnan(none.io_busy_share));
   EXPECT_TRUE(std::isnan(none.busy_us_per_op));
 }

@@ -144,12 +144,14 @@ class Pair:
     def start_layouts(self, modes_a: Modes, modes_b: Modes) -> tuple[str, str]:
         """For each side with modes, which fingerprint field its starts' modes follow
         (measures.mode_layouts.layout_text); '' for a side without modes or fingerprints."""
+        if self.metric in alternation.LATENCY_QUANTILES:  # no per-side rates, no modes
+            return "", ""
         texts = []
         for side, modes in ((0, modes_a), (1, modes_b)):
             values, prints = [], []
             for slices, round_prints in zip(self.rounds, self.prints):
                 rate = _side_rate(slices, side, self.metric)
-                if rate is not None and self.metric not in alternation.LATENCY_QUANTILES:
+                if rate is not None:
                     values.append(rate)
                     prints.append(mode_fields(round_prints[side]))
             texts.append(layout_text(values, prints, modes))
