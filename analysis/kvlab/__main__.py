@@ -50,7 +50,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def _use_build(named: str | None) -> Path:
     """The build folder of a command: the one named, else kinds' default; the engine and
     client kinds are read from its binaries."""
-    from .running import kinds
+    from .schema import kinds
     if named:
         kinds.use_build(named)
     return kinds.build_folder()

@@ -22,7 +22,7 @@ def test_every_module_is_named_in_its_rooms_row():
     rows = layout_rows((REPO / "README.md").read_text())
     package = REPO / "analysis" / "kvlab"
     rooms = sorted(p for p in package.iterdir() if (p / "__init__.py").exists())
-    assert [r.name for r in rooms] == ["measures", "rendering", "running", "tracking"]
+    assert [r.name for r in rooms] == ["measures", "rendering", "running", "schema", "tracking"]
     for room in rooms:
         row = rows[f"analysis/kvlab/{room.name}/"]
         for module in sorted(room.glob("*.py")):

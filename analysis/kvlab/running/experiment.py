@@ -143,10 +143,11 @@ from pathlib import Path
 from typing import Any
 
 from ..measures.alternation import LATENCY_QUANTILES
+from ..schema import kinds
+from ..schema.toml_checker import (AUTO, Checker, ExperimentError, at_least_two,
+                                   non_negative, positive, positive_or_auto, valid_name)
+from . import commands
 from .hosts import parse_hosts
-from . import commands, kinds
-from .toml_checker import (AUTO, Checker, ExperimentError, at_least_two, non_negative,
-                           positive, positive_or_auto, valid_name)
 
 SEEDS = ("ember-pr50", "lettuce-threads")
 SERVER_KINDS = ("kvlab", "redis", "redis-cluster", "command", "command-cluster")

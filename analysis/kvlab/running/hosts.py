@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .toml_checker import Checker, ExperimentError, valid_name
+from ..schema.toml_checker import Checker, ExperimentError, valid_name
 
 THIS_CHECKOUT = Path(__file__).resolve().parents[3]
 DEFAULT_SERVER_PORT = 6390

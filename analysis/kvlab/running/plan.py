@@ -28,8 +28,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from ..schema import kinds
 from .cpus import Allocation, Topology, allocate, format_cpu_list, thread_counts
-from . import kinds
 from .experiment import AUTO, CLUSTER_KINDS, Experiment, Point, ServerSpec, point_fill
 
 # Seconds a measurement costs beyond its window: starting kvlab-load or redis-benchmark,

@@ -151,7 +151,7 @@ def check_counted_functions(engine: str, profile: str) -> None:
 def default_engines(build: Path) -> str:
     """Every engine this build's kvlab-server has (`--kinds`, the one list of them), then
     the shell: an engine added to the server is counted without editing this file."""
-    from ..running import kinds
+    from ..schema import kinds
     kinds.use_build(build)
     try:
         return ",".join([*kinds.engines(), SHELL])

@@ -1,5 +1,5 @@
 """The runner keeps no copy of the engine and client kinds: it reads them from
-`kvlab-server --kinds` and `kvlab-load --kinds` (analysis/kvlab/running/kinds.py).
+`kvlab-server --kinds` and `kvlab-load --kinds` (analysis/kvlab/schema/kinds.py).
 
 Known answers: the real binaries' tables give what the shipped workloads use; a fake
 build folder whose binaries print a table with a made-up engine and client makes the
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD_DIR, kvlab_binaries_or_fail
-from kvlab.running import kinds
+from kvlab.schema import kinds
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 
 REPO = Path(__file__).resolve().parents[3]
