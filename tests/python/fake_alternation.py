@@ -6,7 +6,7 @@ scheduling and bookkeeping are tested without any process."""
 import types
 from pathlib import Path
 
-from kvlab.running.experiment import ServerSpec
+from kvlab.schema.specs import ServerSpec
 
 
 class FakeServer:

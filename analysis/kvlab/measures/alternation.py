@@ -57,13 +57,12 @@ import statistics
 from pathlib import Path
 from typing import Hashable
 
+from ..schema.specs import LATENCY_QUANTILES
 from .histograms import Histogram
 from .stats import PairedSummary, batch_size, batched_interval
 
 # A comparison whose client used this share of its cores is client-bound.
 CLIENT_BOUND_SHARE = 0.9
-# The latency metrics a declared comparison may divide (open loop): metric -> quantile.
-LATENCY_QUANTILES = {"p50_us": 0.50, "p99_us": 0.99}
 # An ABBA cycle with more foreign CPU (or steal) than this, in cores, is left out: four
 # times the run's disturbance_cores (0.05 by default), never below what /proc's tick
 # rounding leaves a quiet cycle (within +-0.2 here); a run that raises disturbance_cores

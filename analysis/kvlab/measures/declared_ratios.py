@@ -47,7 +47,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from ..running.experiment import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
+from ..schema.specs import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
 from .modes import ratio_modes
 from .ratio_verdicts import NOT_MEASURED_BUDGET, RatioVerdict, decide, lower_is_better, not_measured
 from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, RatioSummary, ratio_interval

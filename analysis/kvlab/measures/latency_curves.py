@@ -12,7 +12,7 @@ import csv
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..running.experiment import DEFAULT_LATENCY_SLO_US
+from ..schema.specs import DEFAULT_LATENCY_SLO_US
 
 # The interval columns of a curve row: (value column, low column, high column).
 CURVE_INTERVALS = (("achieved_rate", "achieved_low", "achieved_high"),

@@ -38,7 +38,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from . import palette  # noqa: E402
-from ..running.experiment import POINT_VARIABLES  # noqa: E402
+from ..schema.specs import POINT_VARIABLES  # noqa: E402
 
 # The variables a line stands for, in the order its label names them.
 LINE_VARIABLES = ("server", "client", "loadgen", "nodelay")

@@ -37,7 +37,7 @@ from .plots import (client_bound_handle, draw_points, figure_grid, line_columns,
 from .report_latency import curve_groups
 from ..measures import histograms
 from ..measures.histograms import Histogram
-from ..running.experiment import POINT_VARIABLES
+from ..schema.specs import POINT_VARIABLES
 from ..measures.latency_curves import CURVE_INTERVALS, latency_capped_throughput, load_curve_rows
 from ..running.results import whole_points
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..running.experiment import POINT_VARIABLES
+from ..schema.specs import POINT_VARIABLES
 from ..measures.histograms import merged_percentiles
 from ..measures.slices import point_steadiness
 from .markdown import markdown_table

@@ -42,7 +42,7 @@ import math
 import pandas as pd
 
 from ..measures.declared_ratios import compute, point_key, point_label, specs_of
-from ..running.experiment import POINT_VARIABLES, CompareSpec
+from ..schema.specs import POINT_VARIABLES, CompareSpec
 from ..running.results import whole_points
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK, find_point, median_of_numbers, server_specs

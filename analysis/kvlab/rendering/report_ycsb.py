@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..measures.declared_ratios import point_label
-from ..running.experiment import is_ycsb
+from ..schema.specs import is_ycsb
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK, format_cell, format_number, format_ratio
 

@@ -55,7 +55,7 @@ from ..measures.declared_ratios import RatioResult, meets_target
 from ..measures.mode_layouts import layout_text
 from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
-from .experiment import POINT_VARIABLES, CompareSpec, Experiment, Point, point_fill
+from ..schema.specs import POINT_VARIABLES, CompareSpec, Experiment, Point, point_fill
 from .loadgens import Watch, alternation_command
 from .server_starter import ServerStarter
 from .start_records import append_starts, mode_fields, start_fingerprint, start_row

@@ -38,7 +38,7 @@ from typing import Callable, Iterable
 
 from ..tracking import machine
 from . import syscalls
-from .experiment import ServerSpec
+from ..schema.specs import ServerSpec
 from .servers import info_unix
 
 COLUMNS = ("aof_fsyncs_per_op", "aof_bytes_per_op", "aof_fsync_counter", "aof_fsyncs",

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from .experiment import ServerSpec
+from ..schema.specs import ServerSpec
 from .servers import ServerProcess
 
 REPO = Path(__file__).resolve().parents[3]

@@ -35,7 +35,7 @@ from typing import Iterable, Sequence
 from . import loadgens
 from ..measures.stats import ratio_interval, summarize
 from ..measures.latency_curves import CURVE_COLUMNS, CURVE_INTERVALS
-from .experiment import Point
+from ..schema.specs import Point
 
 DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 

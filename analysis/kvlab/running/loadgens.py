@@ -32,7 +32,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from .experiment import Point
+from ..schema.specs import Point
 from .servers import launch_prefix, password_arguments
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..measures.histograms import Histogram
-from .experiment import Experiment, Point, ServerSpec, point_fill
+from ..schema.specs import Experiment, Point, ServerSpec, point_fill
 from .hosts import (ClockOffset, Host, HostError, describe_failure, inspect_host,
                     local_binaries, local_commit, multiplexed, placed_hosts, render_report,
                     stop_multiplexing)

@@ -29,8 +29,9 @@ import dataclasses
 import json
 
 from ..schema import kinds
+from ..schema.specs import CLUSTER_KINDS, Experiment, Point, ServerSpec, point_fill
+from ..schema.toml_checker import AUTO
 from .cpus import Allocation, Topology, allocate, format_cpu_list, thread_counts
-from .experiment import AUTO, CLUSTER_KINDS, Experiment, Point, ServerSpec, point_fill
 
 # Seconds a measurement costs beyond its window: starting kvlab-load or redis-benchmark,
 # opening connections, the runner's bookkeeping (checked against real runs: see

@@ -60,7 +60,7 @@ from . import alternating, durability, latency, loadgens, syscalls
 from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, RatioResult, compute,
                                         point_label, unresolved_points, write_ratios)
 from .commands import BUILD_COLUMN
-from .experiment import CONTAINER_WRITES, POINT_VARIABLES, CompareSpec, Point, point_fill
+from ..schema.specs import CONTAINER_WRITES, POINT_VARIABLES, CompareSpec, Point, point_fill
 from .plan import SERVER_START_S, Plan, point_seconds
 from .remote import CLIENT_NAMESPACE, LinkUnavailable, RemoteLink
 from .results import PointsWriter
@@ -68,7 +68,7 @@ from .server_starter import ServerStarter
 from .servers import RedisClusterProcess, ServerError, ServerProcess
 
 # GET/mix need their keys to exist, YCSB's workloads their records: prefilled once per
-# fill (experiment.fill_of), key count and value size while a server runs. INCRBY needs
+# fill (schema/specs.py's fill_of), key count and value size while a server runs. INCRBY needs
 # an integer: its key is set to 0 before every INCRBY point (as the seed did), since a
 # SET point may have left a string there.
 # Requests of a redis-benchmark run traced for its system calls (a fixed load, no calibration).

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from . import durability, loadgens
-from .experiment import Point, ServerSpec, point_fill
+from ..schema.specs import Point, ServerSpec, point_fill
 from .remote import SERVER_NAMESPACE
 from .servers import RedisClusterProcess, ServerProcess, server_process
 

@@ -36,7 +36,7 @@ from typing import Callable, TextIO
 
 from . import commands
 from .cpus import format_cpu_list
-from .experiment import ServerSpec
+from ..schema.specs import ServerSpec
 from .hosts import Host, HostError
 from .layout import layout_env
 

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from ..measures import modes
-from .experiment import ServerSpec
+from ..schema.specs import ServerSpec
 from .cpus import parse_cpu_list
 from .layout import fingerprint, maps_bases
 from .loadgens import Watch

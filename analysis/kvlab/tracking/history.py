@@ -51,7 +51,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..running.experiment import POINT_VARIABLES
+from ..schema.specs import COMMAND_KINDS, POINT_VARIABLES
 from .machine import fingerprint
 from ..measures.stats import summarize
 
@@ -214,7 +214,7 @@ def record_from_run(run_dir: str | Path) -> dict:
 
 # The kinds whose build is not the record's commit: a build of the user's (command rows)
 # or the machine's redis-server package, which an upgrade changes under the same name.
-TAGGED_KINDS = ("command", "command-cluster", "redis", "redis-cluster")
+TAGGED_KINDS = COMMAND_KINDS + ("redis", "redis-cluster")
 
 
 def build_tags(meta: dict) -> dict[str, str]:

@@ -113,7 +113,7 @@ def test_a_row_not_measured_says_so_and_what_it_needs():
 
 def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch):
     from kvlab.running import alternating
-    from kvlab.running.experiment import CompareSpec, Point
+    from kvlab.schema.specs import CompareSpec, Point
 
     point = Point("s", "r", "kvlab-load", "unix", "dedicated", "direct", "set", "", 10,
                   "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)

@@ -130,7 +130,7 @@ def test_modes_the_machine_gives_both_sides_do_not_make_a_ratio_layout_sensitive
 def test_a_ratio_measured_in_rounds_is_layout_sensitive_too():
     import pandas as pd
     from kvlab.measures.declared_ratios import compute
-    from kvlab.running.experiment import CompareSpec
+    from kvlab.schema.specs import CompareSpec
     base = {"sweep": "s", "loadgen": "kvlab-load", "transport": "unix", "client": "dedicated",
             "io": "direct", "command": "set", "ratio": "", "keys": 1, "key_dist": "uniform",
             "value_size": 64, "pipeline": 16, "connections": 50, "nodelay": "on", "threads": 1}

@@ -102,7 +102,7 @@ def test_the_starts_carry_the_interval_when_fresh_processes_differ_more_than_sli
 
 def test_an_alternated_ratio_over_two_starts_is_undecided_in_ratios_csv():
     from kvlab.running import alternating
-    from kvlab.running.experiment import CompareSpec, Point
+    from kvlab.schema.specs import CompareSpec, Point
     point = Point("s", "c", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
                   "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
     pair = alternating.Pair(CompareSpec("c/s", "server", "c", "s"), "set", "p", point,
@@ -169,7 +169,7 @@ def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path
     # Two redis-servers, the load alternating between them: the ratio's interval must
     # contain 1.0. Checked at 99.9% rather than 95%, so the suite fails one run in a
     # thousand by chance, not one in twenty; each round's processes are fresh.
-    from kvlab.running.experiment import ServerSpec
+    from kvlab.schema.specs import ServerSpec
     from kvlab.running.servers import ServerProcess
     rounds = []
     for round_no in range(5):
@@ -255,7 +255,7 @@ def test_a_run_alternates_its_declared_ratio_and_calibrates_with_a_over_a(build_
 
 def test_the_a_over_a_pair_is_the_reference_server_against_a_copy_of_itself():
     from kvlab.running.alternating import Pair, calibration_pair
-    from kvlab.running.experiment import CompareSpec, Point
+    from kvlab.schema.specs import CompareSpec, Point
 
     def point(server):
         return Point("s", server, "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
@@ -275,7 +275,7 @@ def test_a_disturbed_round_is_written_left_out_and_measured_again(tmp_path, monk
     # still gets its minimum of undisturbed rounds.
     import types
     from kvlab.running import alternating
-    from kvlab.running.experiment import CompareSpec, Point
+    from kvlab.schema.specs import CompareSpec, Point
 
     point = Point("s", "r", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
                   "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
@@ -514,7 +514,7 @@ def test_the_report_says_how_many_slices_stalled():
 
 def test_a_side_whose_starts_fall_in_modes_makes_its_ratio_layout_sensitive():
     from kvlab.running import alternating
-    from kvlab.running.experiment import CompareSpec, Point
+    from kvlab.schema.specs import CompareSpec, Point
     point = Point("s", "c", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
                   "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
     pair = alternating.Pair(CompareSpec("c/s", "server", "c", "s"), "set", "p", point,

@@ -174,7 +174,7 @@ def test_redis_benchmark_cross_checks_a_cluster_of_any_size(tmp_path, nodes):
     that node's), and with two nodes in its cluster mode (whose CSV follows a list of
     the masters); both write their keys into the cluster."""
     import subprocess
-    from kvlab.running.experiment import ServerSpec
+    from kvlab.schema.specs import ServerSpec
     assert (BUILD_DIR / "kvlab-load").exists(), f"kvlab-load is not built in {BUILD_DIR}"
     if shutil.which("redis-benchmark") is None:
         pytest.fail("redis-benchmark is not installed (scripts/install-deps installs it)")

@@ -18,7 +18,8 @@ import pytest
 from conftest import experiment_head, kvlab_binaries_or_fail, python_env, run_experiment
 from kvlab.rendering.report import render_report
 from kvlab.running import durability, syscalls
-from kvlab.running.experiment import ExperimentError, ServerSpec, parse_experiment_text
+from kvlab.running.experiment import ExperimentError, parse_experiment_text
+from kvlab.schema.specs import ServerSpec
 from kvlab.running.server_starter import ServerStarter
 from kvlab.running.servers import call_unix, info_unix
 from kvlab.tracking import machine

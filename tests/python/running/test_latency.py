@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD_DIR, kvlab_binaries_or_fail
-from kvlab.running.experiment import Point
+from kvlab.schema.specs import Point
 from kvlab.rendering.plots_latency import write_latency_curve
 from kvlab.measures.latency_curves import latency_capped_throughput, load_curve_rows
 from kvlab.running.latency import (DEFAULT_FRACTIONS, append_curve_rows, closed_loop_maximum,

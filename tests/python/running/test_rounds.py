@@ -14,7 +14,8 @@ import pytest
 from conftest import REPO, check_coverage
 from kvlab.measures.declared_ratios import compute, unresolved_points
 from kvlab.running.cpus import this_machine
-from kvlab.running.experiment import CompareSpec, parse_experiment_text
+from kvlab.running.experiment import parse_experiment_text
+from kvlab.schema.specs import CompareSpec
 from kvlab.running.loadgens import LoadResult
 from kvlab.running.plan import resolve
 from kvlab.running.results import load_points
@@ -284,7 +285,7 @@ def test_the_stopping_rule_keeps_coverage_where_it_stops_near_the_minimum():
     # the minimum of 10 rounds (a t interval over n rounds is about 2.2 * 3.5% / sqrt(n)
     # wide at n = 10..15), so early stops on a lucky spread are common, and coverage at
     # the stop is what the rule is worth. Over 2,000 runs chance moves it by about 0.5%.
-    from kvlab.running.experiment import DEFAULT_MIN_ROUNDS
+    from kvlab.schema.specs import DEFAULT_MIN_ROUNDS
     coverage, median_stop, first_stop = _sequential_runs(0.035, DEFAULT_MIN_ROUNDS)
     assert first_stop == DEFAULT_MIN_ROUNDS and median_stop <= 16
     assert coverage >= 0.92, coverage
@@ -298,7 +299,7 @@ def test_alternation_resolves_by_the_experiments_min_rounds():
     # experiment's min_rounds, not by a minimum of its own.
     from types import SimpleNamespace
     from kvlab.running import alternating
-    from kvlab.running.experiment import Point
+    from kvlab.schema.specs import Point
     from kvlab.running.runner import Runner
     from kvlab.measures.alternation import Slice
     point = Point("s", "c", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,

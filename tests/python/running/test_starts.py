@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from kvlab.running import layout, starts
-from kvlab.running.experiment import ServerSpec
+from kvlab.schema.specs import ServerSpec
 from kvlab.running.servers import ServerProcess, info_unix
 
 from conftest import REPO

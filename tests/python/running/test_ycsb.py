@@ -17,8 +17,8 @@ from kvlab.rendering.plots_ycsb import write_ycsb_plot
 from kvlab.rendering.report import point_table, render_report
 from kvlab.rendering.report_ycsb import ycsb_section
 from kvlab.running import loadgens
-from kvlab.running.experiment import (ExperimentError, fill_of, is_ycsb, load_experiment,
-                                      parse_experiment_text)
+from kvlab.running.experiment import ExperimentError, load_experiment, parse_experiment_text
+from kvlab.schema.specs import fill_of, is_ycsb
 from kvlab.running.results import load_points
 from synthetic_runs import point_row, ratio_row, write_run
 
