@@ -1,8 +1,10 @@
 """No import cycle anywhere in the analysis package: every module's imports (top-level or
 inside a function, absolute or relative, and those under `if TYPE_CHECKING:`: a cycle
-that only type hints close is still two modules that cannot be read apart) read with ast, and the graph of kvlab's own modules must be acyclic. One dialect: pathlib, not
-os.path or glob, and every function of every module annotated (each parameter but
-self/cls, and the return), under `from __future__ import annotations`."""
+that only type hints close is still two modules that cannot be read apart) read with ast, and the graph of kvlab's own modules must be acyclic. The rooms import only down their
+order (ROOM_ORDER: schema, measures, tracking, running, rendering), read from the same
+graph. One dialect: pathlib, not os.path or glob, and every function of every module
+annotated (each parameter but self/cls, and the return), under `from __future__ import
+annotations`."""
 
 import ast
 import textwrap
@@ -124,6 +126,78 @@ def test_a_cycle_closed_by_a_type_hint_import_is_found(tmp_path):
         "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A\n",
     })
     assert find_cycle(import_graph(root, "pkg")) == ["pkg.a", "pkg.b", "pkg.a"]
+
+
+# The package's rooms, bottom up (README.md, "Layout"): a room's modules may import their
+# own room's and those of the rooms before it, never one after it. The schema (what an
+# experiment may say) is below the statistics, so that measures/ and tracking/ read its
+# types without the runner. The package's own top-level modules (__init__, __main__) may
+# import every room.
+ROOM_ORDER = ("schema", "measures", "tracking", "running", "rendering")
+# Imports up the order kept on purpose: (importer, imported) -> why. An entry must still be
+# an import of the package (the test fails on a stale one).
+UPWARD_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
+    ("kvlab.tracking.base_vs_new", "kvlab.rendering.markdown"):
+        "`compare BASE NEW` prints a markdown table; markdown.py imports nothing of kvlab",
+}
+
+
+def room_of(module: str, order: tuple[str, ...]) -> str | None:
+    """The room of a dotted module name ("kvlab.measures.stats" -> "measures"), None for
+    the package's top-level modules."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in order else None
+
+
+def upward_imports(graph: dict[str, set[str]], order: tuple[str, ...],
+                   allowed: dict[tuple[str, str], str] | None = None) -> list[str]:
+    """Every import of a room's module from a room later in `order` (those in `allowed`
+    left out), as "importer -> imported", sorted."""
+    rank = {room: i for i, room in enumerate(order)}
+    found = []
+    for module, targets in graph.items():
+        here = room_of(module, order)
+        for target in targets:
+            there = room_of(target, order)
+            if (here is not None and there is not None and rank[there] > rank[here]
+                    and (module, target) not in (allowed or {})):
+                found.append(f"{module} -> {target}")
+    return sorted(found)
+
+
+def test_the_rooms_import_only_down():
+    package = REPO / "analysis" / "kvlab"
+    rooms = sorted(p.name for p in package.iterdir() if (p / "__init__.py").exists())
+    assert rooms == sorted(ROOM_ORDER), "a new room needs its place in ROOM_ORDER"
+    graph = import_graph(package, "kvlab")
+    assert graph["kvlab.measures.declared_ratios"]  # it read the rooms' imports
+    assert upward_imports(graph, ROOM_ORDER, UPWARD_IMPORTS_ALLOWED) == []
+    stale = [pair for pair in UPWARD_IMPORTS_ALLOWED if pair[1] not in graph.get(pair[0], ())]
+    assert stale == [], "UPWARD_IMPORTS_ALLOWED names imports the package no longer has"
+
+
+def test_a_planted_upward_import_is_found(tmp_path):
+    # measures -> running inside a function; schema -> measures for type hints only;
+    # running -> schema points down; the top-level main imports every room, as __main__.
+    root = _package(tmp_path, {
+        "__init__.py": "",
+        "main.py": "from .running import r\nfrom .measures import a\n",
+        "schema/__init__.py": "",
+        "schema/s.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                       "    from ..measures.a import A\n",
+        "measures/__init__.py": "",
+        "measures/a.py": "def f():\n    from ..running import r\n",
+        "running/__init__.py": "",
+        "running/r.py": "from ..schema import s\nfrom . import q\n",
+        "running/q.py": "",
+    })
+    graph = import_graph(root, "pkg")
+    order = ("schema", "measures", "running")
+    assert upward_imports(graph, order) == ["pkg.measures.a -> pkg.running.r",
+                                            "pkg.schema.s -> pkg.measures.a"]
+    assert upward_imports(graph, order, {("pkg.measures.a", "pkg.running.r"): "why"}) == [
+        "pkg.schema.s -> pkg.measures.a"]
+    assert room_of("pkg.running", order) == "running" and room_of("pkg.main", order) is None
 
 
 # Modules left out of the annotation check while they are rewritten: none now. A module
