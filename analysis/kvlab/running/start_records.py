@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 from .layout import fingerprint, maps_bases
-from .experiment import ServerSpec
+from ..schema.specs import ServerSpec
 from .servers import info_unix
 
 START_COLUMNS = ("comparison", "test", "point", "calibration", "round", "side", "server",
