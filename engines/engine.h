@@ -127,6 +127,10 @@ class Engine {
   virtual EngineTraits Traits() const = 0;
   virtual void Execute(Batch& batch, Completion done) = 0;
   virtual EngineInfo Info() const = 0;
+  // How many log lanes the engine appends to (write_log.h): one per
+  // partition for an engine whose threads each own part of the keyspace,
+  // else one. Fixed for the engine's life.
+  virtual unsigned LogLanes() const { return 1; }
   // Wake-ups per round instead of per batch, for engines whose Execute()
   // hands the batch to other threads (sharded). After
   // DeferWakeupsOnThisThread(), Execute() calls made on this thread may queue

@@ -12,6 +12,14 @@
 // Append() also gets the clock reading the group ran with (its batch's
 // now_ms), so that a replay can decide every expiry as the write did.
 //
+// Log lanes: an engine whose keyspace is split among threads (the sharded
+// engine's shards, the owner engine's owners) has one lane per partition
+// (Engine::LogLanes()), so that each thread may append to a log of its own.
+// Append() gets the group's place: the lanes whose keys it touched (every
+// lane for a keyless write such as FLUSHALL). A group of several lanes runs
+// with every one of them held (the engine's group barrier), so its place in
+// each of those lanes' order is the same moment.
+//
 // The entry's bytes are opaque to the engine: it neither builds nor reads
 // them. Thread-safe: Append() is called from any engine thread at once.
 #pragma once
@@ -24,19 +32,26 @@ namespace kvlab {
 struct OpResult;
 struct LogEntry;
 
+// Where a group's record belongs: `lanes`, ascending, the partitions it
+// touched; empty means lane 0 alone (an engine of one lane).
+struct LogPlace {
+  std::span<const uint32_t> lanes;
+};
+
 class WriteLog {
  public:
   virtual ~WriteLog() = default;
   // `results` are those of the group's operations, for a record that
   // depends on them (SPOP's popped members); `now_ms` the clock reading the
   // group decided expiry with.
-  virtual void Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms) = 0;
+  virtual void Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms,
+                      LogPlace place) = 0;
 };
 
 struct LogEntry {
   WriteLog* log = nullptr;
-  void AppendWith(std::span<const OpResult> results, int64_t now_ms) const {
-    log->Append(*this, results, now_ms);
+  void AppendWith(std::span<const OpResult> results, int64_t now_ms, LogPlace place) const {
+    log->Append(*this, results, now_ms, place);
   }
 };
 

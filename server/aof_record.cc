@@ -1,6 +1,7 @@
 #include "server/aof_record.h"
 
 #include <charconv>
+#include <limits>
 #include <string>
 
 #include "engines/calls/container_call.h"
@@ -78,6 +79,55 @@ Status ParseClockAnnotation(std::string_view line, std::optional<int64_t>* now_m
     return Status::InvalidArgument("a malformed clock annotation");
   }
   *now_ms = value;
+  return Status::Ok();
+}
+
+namespace {
+constexpr std::string_view kGroupAnnotation = "#kvlab-group:";
+
+bool ParseDecimal(std::string_view digits, uint64_t* value) {
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), *value);
+  return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+}
+}  // namespace
+
+std::string GroupAnnotation(uint64_t id, std::span<const uint32_t> lanes) {
+  std::string line(kGroupAnnotation);
+  line += std::to_string(id);
+  char separator = ':';
+  for (uint32_t lane : lanes) {
+    line += separator;
+    line += std::to_string(lane);
+    separator = ',';
+  }
+  return line;
+}
+
+Status ParseGroupAnnotation(std::string_view line, std::optional<GroupMark>* mark) {
+  *mark = std::nullopt;
+  if (!line.starts_with(kGroupAnnotation)) return Status::Ok();
+  std::string_view rest = line.substr(kGroupAnnotation.size());
+  const size_t colon = rest.find(':');
+  GroupMark parsed;
+  if (colon == std::string_view::npos || !ParseDecimal(rest.substr(0, colon), &parsed.id) ||
+      parsed.id == 0) {
+    return Status::InvalidArgument("a malformed group annotation");
+  }
+  rest = rest.substr(colon + 1);
+  while (true) {
+    const size_t comma = rest.find(',');
+    uint64_t lane = 0;
+    if (!ParseDecimal(rest.substr(0, comma), &lane) ||
+        lane > std::numeric_limits<uint32_t>::max() ||
+        (!parsed.lanes.empty() && lane <= parsed.lanes.back())) {
+      return Status::InvalidArgument("a malformed group annotation");
+    }
+    parsed.lanes.push_back(static_cast<uint32_t>(lane));
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  if (parsed.lanes.size() < 2) return Status::InvalidArgument("a group annotation of one lane");
+  *mark = std::move(parsed);
   return Status::Ok();
 }
 

@@ -69,6 +69,20 @@ void AppendClockAnnotation(int64_t now_ms, std::string& out);
 // kvlab clock that is not a non-negative decimal number.
 Status ParseClockAnnotation(std::string_view line, std::optional<int64_t>* now_ms);
 
+// A group of several lanes (lane_log.h): `#kvlab-group:<id>:<lane>,<lane>...`,
+// the lanes ascending, written in each of those lanes' files; the first
+// lane's is followed by the group's record.
+struct GroupMark {
+  uint64_t id = 0;
+  std::vector<uint32_t> lanes;
+};
+// The annotation line of `mark`, without its CRLF.
+std::string GroupAnnotation(uint64_t id, std::span<const uint32_t> lanes);
+// The group of an annotation line (without its CRLF): nullopt for another
+// annotation; InvalidArgument for a kvlab group annotation that is malformed
+// (no lanes, lanes not ascending, a bad number).
+Status ParseGroupAnnotation(std::string_view line, std::optional<GroupMark>* mark);
+
 // The RESP array of `args` (*N, then $len bulks), appended to `out`.
 void AppendRespCommand(std::span<const std::string_view> args, std::string& out);
 

@@ -49,7 +49,47 @@ AppendLog::AppendLog(int fd, std::string path, uint64_t file_base, AppendFsync p
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
-AppendLog::~AppendLog() {
+AppendLog::~AppendLog() { Close(); }
+
+void AppendLog::Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms,
+                       LogPlace) {
+  AppendRendered(&entry, results, now_ms, {});
+}
+
+void AppendLog::AppendAnnotated(const LogEntry& entry, std::span<const OpResult> results,
+                                int64_t now_ms, std::string_view annotation) {
+  AppendRendered(&entry, results, now_ms, annotation);
+}
+
+void AppendLog::AppendAnnotation(std::string_view annotation) {
+  AppendRendered(nullptr, {}, 0, annotation);
+}
+
+void AppendLog::AppendRendered(const LogEntry* entry, std::span<const OpResult> results,
+                               int64_t now_ms, std::string_view annotation) {
+  bool was_empty;
+  {
+    MutexLock lock(mu_);
+    was_empty = pending_.empty();
+    const size_t before = pending_.size();
+    if (entry != nullptr && last_clock_ms_ != now_ms) {
+      AppendClockAnnotation(now_ms, pending_);
+      last_clock_ms_ = now_ms;
+    }
+    if (!annotation.empty()) {
+      pending_.append(annotation);
+      pending_ += "\r\n";
+    }
+    if (entry != nullptr) static_cast<const AofRecord&>(*entry).RenderInto(results, pending_);
+    counters_.appended_bytes += pending_.size() - before;
+  }
+  // The writer sleeps only on an empty buffer.
+  if (was_empty) work_cv_.notify_one();
+}
+
+void AppendLog::Close() {
+  if (closed_) return;
+  closed_ = true;
   {
     std::lock_guard lock(rewriter_mu_);
     if (rewriter_.joinable()) rewriter_.join();
@@ -61,24 +101,6 @@ AppendLog::~AppendLog() {
   work_cv_.notify_all();
   writer_.join();
   ::close(fd_);
-}
-
-void AppendLog::Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms) {
-  const auto& record = static_cast<const AofRecord&>(entry);
-  bool was_empty;
-  {
-    MutexLock lock(mu_);
-    was_empty = pending_.empty();
-    const size_t before = pending_.size();
-    if (last_clock_ms_ != now_ms) {
-      AppendClockAnnotation(now_ms, pending_);
-      last_clock_ms_ = now_ms;
-    }
-    record.RenderInto(results, pending_);
-    counters_.appended_bytes += pending_.size() - before;
-  }
-  // The writer sleeps only on an empty buffer.
-  if (was_empty) work_cv_.notify_one();
 }
 
 uint64_t AppendLog::appended() const {

@@ -48,30 +48,13 @@
 #include "base/status.h"
 #include "base/thread_annotations.h"
 #include "engines/write_log.h"
+#include "server/durable_log.h"
 #include "server/server_settings.h"
 
 namespace kvlab {
 
-class AppendLog final : public WriteLog {
+class AppendLog final : public DurableLog {
  public:
-  struct Counters {
-    uint64_t appended_bytes = 0;  // handed to the log since the start
-    uint64_t written_bytes = 0;   // of which write() has taken
-    uint64_t durable_bytes = 0;   // of which an fsync has covered
-    uint64_t fsyncs = 0;
-    uint64_t write_errors = 0;
-    bool last_write_ok = true;
-    uint64_t file_bytes = 0;  // the file's size, once written_bytes are in it
-    uint64_t base_bytes = 0;  // its size at the open or the last rewrite
-    // BGREWRITEAOF
-    bool rewrite_in_progress = false;
-    uint64_t rewrites = 0;
-    bool last_rewrite_ok = true;
-    double last_rewrite_seconds = -1;     // -1: none yet (Redis's aof_last_rewrite_time_sec)
-    uint64_t last_rewrite_hold_us = 0;    // every write held for the snapshot
-    uint64_t last_rewrite_switch_us = 0;  // appenders held for the switch
-  };
-
   // Opens (creating it) `path` for appending after its first `valid_bytes`
   // (what a replay loaded; a truncated tail beyond them is cut off) and
   // starts the writer thread.
@@ -83,33 +66,40 @@ class AppendLog final : public WriteLog {
   AppendLog(const AppendLog&) = delete;
   AppendLog& operator=(const AppendLog&) = delete;
 
-  void Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms) override;
+  // Appends to this one file whatever the place's lanes.
+  void Append(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms,
+              LogPlace place) override;
+  // The record with `annotation` (a `#...` line without its CRLF) between
+  // its clock and its bytes (LaneLog's group lead).
+  void AppendAnnotated(const LogEntry& entry, std::span<const OpResult> results, int64_t now_ms,
+                       std::string_view annotation);
+  // `annotation` alone, as a line (LaneLog's group marker).
+  void AppendAnnotation(std::string_view annotation);
+  // Writes and fsyncs what is buffered and stops the writer thread; the
+  // object stays readable (counters(), WaitReleasable() return at once).
+  // No Append() may follow.
+  void Close();
 
-  AppendFsync policy() const { return policy_; }
+  AppendFsync policy() const override { return policy_; }
   // Bytes appended so far: a reply that may show any write appended before
   // it waits for WaitReleasable(appended()).
   uint64_t appended() const;
   // Blocks until the first `offset` appended bytes are fsynced (always) or
   // written to the kernel (everysec, no).
   void WaitReleasable(uint64_t offset);
-  Counters counters() const;
+  void WaitForAppended() override { WaitReleasable(appended()); }
+  Counters counters() const override;
+  const std::string& path() const { return path_; }
 
-  // Claims the one rewrite that may run at a time: false if one is running.
-  bool TryBeginRewrite();
-  // Called with the whole keyspace held (no record can be appended
-  // meanwhile): the offset (in appended bytes) where the records after the
-  // snapshot begin. The next record says its clock.
-  uint64_t MarkRewriteStart();
-  // Starts the rewrite's background thread: the new file is `head` (the
-  // keyspace at the mark, as records) and then every record appended since
-  // `start`. Ends the rewrite TryBeginRewrite() claimed, however it ends.
-  // `head` comes in pieces (a snapshot of many keys is not one string that
-  // grows by copying itself while every writer waits).
-  void FinishRewrite(std::vector<std::string> head, uint64_t start);
-  // Ends a claimed rewrite that never took its snapshot.
-  void AbandonRewrite();
-  // How long the snapshot held the keyspace (INFO aof_last_rewrite_hold_us).
-  void NoteRewriteHold(uint64_t micros);
+  bool TryBeginRewrite() override;
+  // The offset (in appended bytes) where the records after the snapshot
+  // begin. The next record says its clock.
+  uint64_t MarkRewriteStart() override;
+  // Starts the rewrite's background thread: the new file is `head` and then
+  // every record appended since `start`, renamed over the old one.
+  void FinishRewrite(std::vector<std::string> head, uint64_t start) override;
+  void AbandonRewrite() override;
+  void NoteRewriteHold(uint64_t micros) override;
 
  private:
   // What the rewrite thread hands the writer thread to finish: a new file
@@ -126,6 +116,8 @@ class AppendLog final : public WriteLog {
   };
 
   AppendLog(int fd, std::string path, uint64_t file_base, AppendFsync policy);
+  void AppendRendered(const LogEntry* entry, std::span<const OpResult> results, int64_t now_ms,
+                      std::string_view annotation);
   void WriterLoop();
   bool WriteAll(int fd, const std::string& bytes);
   void Rewrite(std::vector<std::string> head, uint64_t start);
@@ -154,6 +146,7 @@ class AppendLog final : public WriteLog {
   std::mutex rewriter_mu_;
   std::thread rewriter_;
   std::thread writer_;
+  bool closed_ = false;  // Close() ran (the owner's thread only)
 };
 
 }  // namespace kvlab

@@ -20,7 +20,7 @@
 
 #include "engines/engine.h"
 #include "server/aof_load_report.h"
-#include "server/append_log.h"
+#include "server/durable_log.h"
 #include "server/blocking_registry.h"
 #include "server/config_parameters.h"
 #include "server/server_settings.h"
@@ -76,7 +76,7 @@ struct ServerContext {
   std::function<void()> shutdown;
   // The append-only file (--appendonly yes), set once it is loaded and open,
   // before the first client is accepted; null otherwise. Its load, for INFO.
-  AppendLog* append_log = nullptr;
+  DurableLog* append_log = nullptr;
   std::atomic<bool> loading{false};
   AppendLogLoad append_log_load;
   // Each I/O thread's busy versus waiting time (INFO stages' thread_io<i>),

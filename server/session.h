@@ -211,7 +211,7 @@ class Session {
   // Last, so that the members above keep their offsets. The append-only
   // file, or null (also while the file is replayed: the replaying Session
   // exists before the log does).
-  AppendLog* const append_log_;
+  DurableLog* const append_log_;
   StageSample* sample_ = nullptr;  // SampleNextRequest(); null for all but sampled requests
 };
 

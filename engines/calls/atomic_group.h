@@ -112,10 +112,11 @@ class GroupKeyReader final : public KeyReader {
 
 // Runs batch.ops of `group` in order. run_keyed(op, GroupState&) -> OpResult
 // runs one keyed operation, run_keyless(op) -> OpResult one keyless one;
-// both decide expiry at `now_ms`, which the group's log record carries.
+// both decide expiry at `now_ms`, which the group's log record carries;
+// `place` is the record's lanes (write_log.h).
 template <typename RunKeyed, typename RunKeyless>
 void RunGroupOps(Batch& batch, AtomicGroup& group, int64_t now_ms, RunKeyed&& run_keyed,
-                 RunKeyless&& run_keyless) {
+                 RunKeyless&& run_keyless, LogPlace place = {}) {
   const uint32_t end = group.first + group.count;
   GroupState state;
   state.now_ms = now_ms;
@@ -153,7 +154,7 @@ void RunGroupOps(Batch& batch, AtomicGroup& group, int64_t now_ms, RunKeyed&& ru
   }
   if (group.log != nullptr) {
     group.log->AppendWith(
-        std::span<const OpResult>(batch.results).subspan(group.first, group.count), now_ms);
+        std::span<const OpResult>(batch.results).subspan(group.first, group.count), now_ms, place);
   }
 }
 

@@ -43,11 +43,12 @@
 // Execute() in progress and no work in flight (HasWorkInFlight()); the
 // server's loops have stopped.
 //
-// Append-only log (write_log.h): as for `sharded`, one log shared by the
-// owners: an owner appends a local write's record as it runs it, a hopped
+// Append-only log (write_log.h): as for `sharded`, a lane per owner: an
+// owner appends a local write's record to its lane as it runs it, a hopped
 // write's record is appended by its owner's loop, and a multi-owner group's
 // record once, by whichever loop runs it with every owner it touches held,
-// so it is one contiguous record replayed atomically.
+// to the group's first owner's lane, with a marker in each other's
+// (server/lane_log.h): replayed once every lane has reached it.
 #pragma once
 
 #include <atomic>
@@ -76,6 +77,7 @@ class OwnerEngine final : public Engine {
   EngineTraits Traits() const override { return traits_; }
   void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
+  unsigned LogLanes() const override { return static_cast<unsigned>(owners_.size()); }
   void DeferWakeupsOnThisThread() override;
   void WakeDeferred() override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }

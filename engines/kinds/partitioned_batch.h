@@ -251,15 +251,34 @@ void ReachGroup(PartitionedBatch& pending, uint32_t g, std::atomic<uint64_t>& mu
 // range of partition pointers (each with a `keys` keyspace), part_of(key)
 // the key's index in it. REQUIRES: each partition it touches is this thread
 // or waits at the group's barrier.
+// A logged group's record goes to the lane of every partition it touched
+// (write_log.h), which are exactly the partitions held for it.
 template <typename Parts, typename PartOf>
 void RunGroupOver(Batch& batch, AtomicGroup& group, Parts& parts, PartOf&& part_of,
                   int64_t now_ms) {
+  LogPlace place;
+  if (group.log != nullptr) {
+    thread_local std::vector<uint32_t> lanes;
+    lanes.clear();
+    for (uint32_t i = group.first; i < group.first + group.count; ++i) {
+      const Operation& op = batch.ops[i];
+      if (IsKeyless(op.code)) {
+        lanes.resize(parts.size());
+        for (uint32_t p = 0; p < lanes.size(); ++p) lanes[p] = p;
+        break;
+      }
+      lanes.push_back(static_cast<uint32_t>(part_of(op.key)));
+    }
+    std::sort(lanes.begin(), lanes.end());
+    lanes.erase(std::unique(lanes.begin(), lanes.end()), lanes.end());
+    place.lanes = lanes;
+  }
   RunGroupOps(
       batch, group, now_ms,
       [&](const Operation& op, GroupState& state) {
         return parts[part_of(op.key)]->keys.Apply(op, now_ms, &state);
       },
-      [&](const Operation& op) { return RunKeylessOnEach(op, parts, now_ms); });
+      [&](const Operation& op) { return RunKeylessOnEach(op, parts, now_ms); }, place);
 }
 
 // The one-shot completion: the partition whose share finishes last sees the

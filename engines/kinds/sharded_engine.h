@@ -48,14 +48,17 @@
 // Destruction stops the shard threads after they have finished every batch
 // already sent, so no completion is lost; REQUIRES: no Execute() in progress.
 //
-// Append-only log (write_log.h): one log, one order, shared by the shards. A
-// shard appends a single-key write's record right after running it, still
-// the key's sole owner; a group's record is appended by the thread that runs
-// the group while every shard it touches is held at its point of the global
-// order, so a cross-shard MSET or EXEC is one contiguous record, replayed
-// all or nothing, and any write to one of its keys lies wholly before or
-// after it in the log as in the keyspace. Shards serialise on the log's
-// buffer mutex only, never on a write() or an fsync (the log's own thread).
+// Append-only log (write_log.h): a lane per shard (LogLanes()), so each
+// shard appends to a file of its own (server/lane_log.h). A shard appends a
+// single-key write's record to its lane right after running it, still the
+// key's sole owner, so every key's records are in one lane in effect order.
+// A group's record is appended by the thread that runs the group while
+// every shard it touches is held at its point of the global order: the
+// record goes to its first shard's lane and a marker to each other's, at
+// the same moment of each lane's order, and the replay runs it once every
+// lane has reached it (all or nothing; net/lane_merge.h). Shards share no
+// buffer: a lane's mutex is taken by its shard, the group that holds it,
+// and its writer thread only.
 #pragma once
 
 #include <sys/types.h>
@@ -83,6 +86,7 @@ class ShardedEngine final : public Engine {
   EngineTraits Traits() const override { return traits_; }
   void Execute(Batch& batch, Completion done) override;
   EngineInfo Info() const override;
+  unsigned LogLanes() const override { return static_cast<unsigned>(shards_.size()); }
   void DeferWakeupsOnThisThread() override;
   void WakeDeferred() override;
   bool OverMemoryLimit() const override { return meter_.OverLimit(); }

@@ -6,11 +6,13 @@
 // a kReadKeys that serializes every live key as the record that recreates
 // it — RESTORE key <deadline> <DUMP payload> ABSTTL, after a clock
 // annotation of the group's own clock (aof_record.h) — and marks where the
-// log's later records begin (AppendLog::MarkRewriteStart). No write runs
+// log's later records begin (DurableLog::MarkRewriteStart). No write runs
 // while it is held, so the snapshot and the records after the mark are one
-// consistent history: the new file is the snapshot and then every record
-// appended since the mark, which AppendLog::FinishRewrite copies in the
-// background and renames over the old file. Writers wait for the hold (it
+// consistent history: one file's log (append_log.h) becomes the snapshot
+// and then every record appended since the mark, copied in the background
+// and renamed over the old file; a log of lanes (lane_log.h) switches to
+// new lane files at the mark and lists the snapshot before them in its
+// manifest. Writers wait for the hold (it
 // grows with the keyspace: INFO aof_last_rewrite_hold_us) and for the
 // switch (aof_last_rewrite_switch_us), not for the copying.
 //
@@ -25,7 +27,7 @@
 #include "engines/calls/atomic_group.h"
 #include "engines/containers/dump_payload.h"
 #include "server/aof_record.h"
-#include "server/append_log.h"
+#include "server/durable_log.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 #include "server/server_context.h"
@@ -42,7 +44,7 @@ constexpr size_t kPieceBytes = 4 << 20;
 // time after every Offer().
 class KeyspaceSnapshot final : public KeyCollector {
  public:
-  explicit KeyspaceSnapshot(AppendLog& log) : log_(log) {}
+  explicit KeyspaceSnapshot(DurableLog& log) : log_(log) {}
   // A command whose reply was never rendered (its client left) still ends
   // the rewrite it claimed.
   ~KeyspaceSnapshot() override {
@@ -95,7 +97,7 @@ class KeyspaceSnapshot final : public KeyCollector {
   }
 
  private:
-  AppendLog& log_;
+  DurableLog& log_;
   Mutex mutex_;
   std::vector<std::string> keys_ GUARDED_BY(mutex_);
   std::chrono::steady_clock::time_point held_since_;
@@ -114,7 +116,7 @@ void RenderRewriteStarted(const DeferredReply& deferred, std::span<const OpResul
 }
 
 void BgRewriteAof(CommandCall& call) {
-  AppendLog* log = call.server.append_log;
+  DurableLog* log = call.server.append_log;
   if (log == nullptr) {
     call.reply().Error(
         "ERR kvlab-server rewrites only its own append-only file: start it with "

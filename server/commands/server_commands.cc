@@ -117,7 +117,7 @@ Fields PersistenceSection(const ServerContext& server) {
     fields.push_back({"aof_rewrite_in_progress", "0"});
     return fields;
   }
-  const AppendLog::Counters log = server.append_log->counters();
+  const DurableLog::Counters log = server.append_log->counters();
   const AppendLogLoad& load = server.append_log_load;
   fields.insert(fields.end(),
                 {{"aof_rewrite_in_progress", log.rewrite_in_progress ? "1" : "0"},
@@ -136,6 +136,7 @@ Fields PersistenceSection(const ServerContext& server) {
                  {"aof_buffer_length", std::to_string(log.appended_bytes - log.written_bytes)},
                  {"aof_pending_fsync", log.durable_bytes < log.written_bytes ? "1" : "0"},
                  {"aof_fsyncs", std::to_string(log.fsyncs)},
+                 {"aof_lanes", std::to_string(log.lanes)},
                  {"aof_write_errors", std::to_string(log.write_errors)},
                  {"aof_loaded_commands", std::to_string(load.commands)},
                  {"aof_loaded_truncated_bytes", std::to_string(load.dropped_bytes)},

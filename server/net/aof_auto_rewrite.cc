@@ -10,7 +10,7 @@
 
 namespace kvlab {
 
-AutoRewrite::AutoRewrite(ServerContext& server, EventLoop& loop, AppendLog& log)
+AutoRewrite::AutoRewrite(ServerContext& server, EventLoop& loop, DurableLog& log)
     : server_(server), loop_(loop), log_(log) {
   thread_ = std::thread([this] { Run(); });
 }
@@ -28,7 +28,7 @@ void AutoRewrite::Run() {
   std::unique_lock lock(mutex_);
   std::chrono::steady_clock::time_point last_attempt;
   while (!stop_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; })) {
-    const AppendLog::Counters counters = log_.counters();
+    const DurableLog::Counters counters = log_.counters();
     const AofRewritePolicy& policy = AutoRewritePolicy();
     // A failed rewrite (a full disk, say) is tried again after a pause, not
     // ten times a second.

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "server/append_log.h"
+#include "server/durable_log.h"
 #include "server/net/event_loop.h"
 #include "server/server_context.h"
 
@@ -19,7 +19,7 @@ namespace kvlab {
 
 class AutoRewrite {
  public:
-  AutoRewrite(ServerContext& server, EventLoop& loop, AppendLog& log);
+  AutoRewrite(ServerContext& server, EventLoop& loop, DurableLog& log);
   ~AutoRewrite();
   AutoRewrite(const AutoRewrite&) = delete;
   AutoRewrite& operator=(const AutoRewrite&) = delete;
@@ -29,7 +29,7 @@ class AutoRewrite {
 
   ServerContext& server_;
   EventLoop& loop_;
-  AppendLog& log_;
+  DurableLog& log_;
   std::mutex mutex_;
   std::condition_variable stop_cv_;
   bool stop_ = false;

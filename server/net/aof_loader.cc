@@ -1,5 +1,6 @@
 #include "server/net/aof_loader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -10,7 +11,9 @@
 #include <sstream>
 
 #include "engines/clock.h"
+#include "server/aof_manifest.h"
 #include "server/aof_record.h"
+#include "server/net/lane_merge.h"
 #include "server/commands/arguments.h"
 #include "server/session.h"
 
@@ -164,26 +167,49 @@ Status RunCommandsOnLoop(ServerContext& server, EventLoop& loop, std::vector<Rep
   return replayer->Start().get();
 }
 
-AppendLogScan ScanAppendLog(std::string_view bytes) {
+AppendLogScan ScanAppendLog(std::string_view bytes, uint32_t lane) {
   AppendLogScan scan;
   Framing framing(bytes);
   bool in_multi = false;
   uint64_t commands = 0;
   uint64_t unit_begin = 0;
+  uint64_t unit_commands_begin = 0;
   std::optional<int64_t> clock_ms;
+  // A group annotation in its first lane: the unit after it is the group's.
+  std::optional<GroupMark> lead;
+  uint64_t lead_begin = 0;
   while (!framing.done()) {
     const uint64_t start = framing.pos();
     if (!in_multi && bytes[start] == '#') {
       std::string_view line;
       if (!framing.Annotation(&line)) break;  // cut short: truncated
       std::optional<int64_t> annotated;
-      if (Status parsed = ParseClockAnnotation(line, &annotated); !parsed.ok()) {
+      std::optional<GroupMark> group;
+      Status parsed = ParseClockAnnotation(line, &annotated);
+      if (parsed.ok()) parsed = ParseGroupAnnotation(line, &group);
+      if (parsed.ok() && group &&
+          (lead ||
+           std::find(group->lanes.begin(), group->lanes.end(), lane) == group->lanes.end())) {
+        parsed = Status::InvalidArgument(lead ? "a group annotation without its record"
+                                              : "a group annotation of other lanes");
+      }
+      if (!parsed.ok()) {
         scan.corruption =
             "bad annotation at byte " + std::to_string(start) + ": " + parsed.message();
         return scan;
       }
       if (annotated) clock_ms = annotated;
-      scan.valid_bytes = framing.pos();
+      if (group && group->lanes.front() == lane) {
+        lead = std::move(group);
+        lead_begin = start;
+        continue;  // valid only once its record is whole
+      }
+      if (group) {
+        AppendLogUnit marker{framing.pos(), framing.pos(),           clock_ms, start,
+                             group->id,     std::move(group->lanes), true};
+        scan.units.push_back(std::move(marker));
+      }
+      if (!lead) scan.valid_bytes = framing.pos();
       continue;
     }
     std::string_view name;
@@ -193,8 +219,11 @@ AppendLogScan ScanAppendLog(std::string_view bytes) {
       scan.corruption = "bad record at byte " + std::to_string(start) + ": " + framing.error();
       return scan;
     }
+    if (!in_multi) {
+      unit_begin = start;
+      unit_commands_begin = commands;
+    }
     ++commands;
-    if (!in_multi) unit_begin = start;
     if (EqualsIgnoreCase(name, "multi")) {
       if (in_multi) {
         scan.corruption = "MULTI inside MULTI at byte " + std::to_string(start);
@@ -209,7 +238,15 @@ AppendLogScan ScanAppendLog(std::string_view bytes) {
       in_multi = false;
     }
     if (!in_multi) {
-      scan.units.push_back(AppendLogUnit{unit_begin, framing.pos(), clock_ms});
+      AppendLogUnit unit{unit_begin, framing.pos(), clock_ms, unit_begin};
+      unit.commands = commands - unit_commands_begin;
+      if (lead) {
+        unit.cut = lead_begin;
+        unit.group = lead->id;
+        unit.group_lanes = std::move(lead->lanes);
+        lead.reset();
+      }
+      scan.units.push_back(std::move(unit));
       scan.valid_bytes = framing.pos();
       scan.commands = commands;
     }
@@ -218,40 +255,108 @@ AppendLogScan ScanAppendLog(std::string_view bytes) {
   return scan;
 }
 
+namespace {
+
+// Whole units of one clock make a piece, the annotations left out.
+void AddUnit(const std::string& bytes, const AppendLogUnit& unit,
+             std::vector<ReplayPiece>& pieces) {
+  if (pieces.empty() || pieces.back().clock_ms != unit.clock_ms ||
+      pieces.back().bytes.size() >= kReplayPieceBytes) {
+    pieces.push_back(ReplayPiece{{}, unit.clock_ms});
+  }
+  pieces.back().bytes.append(bytes, unit.begin, unit.end - unit.begin);
+}
+
+// Reads `path` whole into *bytes; *found false for a missing file.
+Status ReadLogFile(const std::string& path, std::string* bytes, bool* found) {
+  std::ifstream file(path, std::ios::binary);
+  *found = static_cast<bool>(file);
+  if (!file) {
+    if (errno == ENOENT) return Status::Ok();
+    return Status::InvalidArgument("cannot read the append-only file " + path + ": " +
+                                   std::strerror(errno));
+  }
+  bytes->assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  return Status::Ok();
+}
+
+Status Corrupt(const std::string& path, const std::string& what) {
+  return Status::InvalidArgument("the append-only file " + path + " is corrupt (" + what +
+                                 "); refusing to start");
+}
+
+// One segment's files (lanes) scanned, merged and turned into pieces;
+// what it keeps of each file goes to *loaded.
+Status LoadSegment(const std::string& folder, AppendLogLoad::Segment* loaded, AppendLogLoad* load,
+                   std::vector<ReplayPiece>& pieces) {
+  std::vector<std::string> bytes(loaded->files.size());
+  std::vector<AppendLogScan> scans(loaded->files.size());
+  for (uint32_t lane = 0; lane < loaded->files.size(); ++lane) {
+    const std::string path = folder + loaded->files[lane].name;
+    bool found = false;
+    if (Status read = ReadLogFile(path, &bytes[lane], &found); !read.ok()) return read;
+    if (!found) {
+      return Status::InvalidArgument("the append-only manifest names " + path +
+                                     ", which is missing; refusing to start");
+    }
+    scans[lane] = ScanAppendLog(bytes[lane], lane);
+    if (!scans[lane].corruption.empty()) return Corrupt(path, scans[lane].corruption);
+  }
+  const LaneMerge merge = MergeLanes(scans);
+  if (!merge.corruption.empty()) return Corrupt(folder + loaded->files[0].name, merge.corruption);
+  for (const auto& [lane, unit] : merge.order) {
+    AddUnit(bytes[lane], scans[lane].units[unit], pieces);
+    load->commands += scans[lane].units[unit].commands;
+  }
+  for (uint32_t lane = 0; lane < scans.size(); ++lane) {
+    const AppendLogScan& scan = scans[lane];
+    const size_t kept = merge.replayed[lane];
+    const uint64_t valid = kept < scan.units.size() ? scan.units[kept].cut : scan.valid_bytes;
+    loaded->files[lane].valid_bytes = valid;
+    load->loaded_bytes += valid;
+    load->dropped_bytes += bytes[lane].size() - valid;
+  }
+  load->max_group = std::max(load->max_group, merge.max_group);
+  load->incomplete_groups += merge.incomplete_groups;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ReplayAppendLog(const std::string& path, ServerContext& server, EventLoop& loop,
                        AppendLogLoad* load) {
   const auto started = std::chrono::steady_clock::now();
   *load = AppendLogLoad{};
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    if (errno == ENOENT) return Status::Ok();  // no log yet: an empty keyspace
-    return Status::InvalidArgument("cannot read the append-only file " + path + ": " +
-                                   std::strerror(errno));
+  const std::string folder = FolderOf(path);
+  AofManifest manifest;
+  if (Status read = AofManifest::Read(ManifestPath(path), &manifest, &load->has_manifest);
+      !read.ok()) {
+    return Status::InvalidArgument(read.message() + "; refusing to start");
   }
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  const AppendLogScan scan = ScanAppendLog(bytes);
-  if (!scan.corruption.empty()) {
-    return Status::InvalidArgument("the append-only file " + path + " is corrupt (" +
-                                   scan.corruption + "); refusing to start");
+  if (load->has_manifest) {
+    load->next_generation = manifest.next_generation;
+    for (const AofSegment& segment : manifest.segments) {
+      AppendLogLoad::Segment& loaded = load->segments.emplace_back();
+      loaded.layout = segment.layout;
+      for (const std::string& file : segment.files) loaded.files.push_back({file, 0});
+    }
+  } else {
+    std::ifstream probe(path, std::ios::binary);
+    if (probe) {
+      load->segments.push_back({"one", {{path.substr(folder.size()), 0}}});
+    } else if (errno != ENOENT) {  // no log yet is an empty keyspace; anything else an error
+      return Status::InvalidArgument("cannot read the append-only file " + path + ": " +
+                                     std::strerror(errno));
+    }
   }
   std::vector<ReplayPiece> pieces;
-  // A piece is whole units of one clock, the annotations left out.
-  for (const AppendLogUnit& unit : scan.units) {
-    if (pieces.empty() || pieces.back().clock_ms != unit.clock_ms ||
-        pieces.back().bytes.size() >= kReplayPieceBytes) {
-      pieces.push_back(ReplayPiece{{}, unit.clock_ms});
-    }
-    pieces.back().bytes.append(bytes, unit.begin, unit.end - unit.begin);
+  for (AppendLogLoad::Segment& segment : load->segments) {
+    if (Status loaded = LoadSegment(folder, &segment, load, pieces); !loaded.ok()) return loaded;
   }
-  bytes.clear();
-  bytes.shrink_to_fit();
   if (!RunCommandsOnLoop(server, loop, std::move(pieces)).ok()) {
     return Status::InvalidArgument(
         "the append-only file holds a command the server refused to replay");
   }
-  load->loaded_bytes = scan.valid_bytes;
-  load->dropped_bytes = scan.dropped_bytes;
-  load->commands = scan.commands;
   load->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return Status::Ok();
 }

@@ -34,6 +34,16 @@ struct AppendLogUnit {
   uint64_t begin = 0;               // its first command's first byte
   uint64_t end = 0;                 // one past its last byte
   std::optional<int64_t> clock_ms;  // the clock it replays at (none: the current time)
+  // Where the file is cut to leave this unit out: `begin`, or its group
+  // annotation's first byte.
+  uint64_t cut = 0;
+  // A part of a group of several lanes (lane_log.h): its id (0: none) and
+  // lanes. The first lane's part holds the record; the others' are markers
+  // (begin == end), which replay nothing.
+  uint64_t group = 0;
+  std::vector<uint32_t> group_lanes;
+  bool marker = false;
+  uint64_t commands = 0;  // RESP commands in it (MULTI and EXEC included)
 };
 
 struct AppendLogScan {
@@ -44,7 +54,9 @@ struct AppendLogScan {
   std::string corruption;            // non-empty: what is wrong, and where
 };
 
-AppendLogScan ScanAppendLog(std::string_view bytes);
+// `lane`: which lane of its segment the file is (a group annotation is the
+// record's own in the group's first lane, a marker in the others).
+AppendLogScan ScanAppendLog(std::string_view bytes, uint32_t lane = 0);
 
 // Consecutive whole commands that run at one clock.
 struct ReplayPiece {

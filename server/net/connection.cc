@@ -279,7 +279,7 @@ void Connection::HoldUntilDurable() {
   awaiting_durability.push_back(shared_from_this());
   if (!first) return;
   loop_.AfterRound([log = durable_log_] {
-    log->WaitReleasable(log->appended());
+    log->WaitForAppended();
     std::vector<std::shared_ptr<Connection>> ready;
     ready.swap(awaiting_durability);
     for (const std::shared_ptr<Connection>& connection : ready) {

@@ -130,7 +130,7 @@ class Connection final : public EventLoop::Watcher,
   // alignment sets the cost of every copy out of it, counted by `make regress`).
   // --appendonly yes: the log whose write (fsync under always) replies
   // wait for; else null.
-  AppendLog* const durable_log_;
+  DurableLog* const durable_log_;
   std::string held_;  // with the log: replies waiting for the round's write
   // The sampled request in flight (stage_sample.h), while `sampling_`.
   StageSample sample_;

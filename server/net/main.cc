@@ -30,6 +30,7 @@
 #include "server/net/aof_loader.h"
 #include "server/net/aof_auto_rewrite.h"
 #include "server/append_log.h"
+#include "server/lane_log.h"
 #include "server/net/connection_registry.h"
 #include "server/net/io_thread_pool.h"
 #include "server/net/listener.h"
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
   io_threads.Start();
   // Written before the first Session exists, as ServerContext requires.
   server_context.settings.io_thread_ids = io_threads.ThreadIds();
-  std::unique_ptr<kvlab::AppendLog> append_log;
+  std::unique_ptr<kvlab::DurableLog> append_log;
   std::unique_ptr<kvlab::AutoRewrite> auto_rewrite;  // stopped before the I/O threads
   if (running.append_only) {
     // Loaded on an I/O thread (the owner engine's shards are those threads)
@@ -141,12 +142,26 @@ int main(int argc, char** argv) {
     std::cerr << "kvlab-server: loaded " << load.commands << " commands (" << load.loaded_bytes
               << " bytes) from " << path << " in " << load.seconds << " s\n";
     if (load.dropped_bytes != 0) {
-      std::cerr << "kvlab-server: warning: the append-only file ended in a truncated record: "
-                << load.dropped_bytes << " bytes dropped (aof-load-truncated)\n";
+      std::cerr << "kvlab-server: warning: the append-only file ended in a truncated record"
+                << (load.incomplete_groups != 0 ? " or a group some lane never reached" : "")
+                << ": " << load.dropped_bytes << " bytes dropped (aof-load-truncated)\n";
     }
-    if (const kvlab::Status opened =
-            kvlab::AppendLog::Open(path, load.loaded_bytes, running.append_fsync, &append_log);
-        !opened.ok()) {
+    // One file, as Redis's, for an engine of one lane; a file per lane
+    // (lane_log.h) for one whose threads each own part of the keyspace, or
+    // where such a log was left (its manifest).
+    const unsigned lanes = engine->LogLanes();
+    kvlab::Status opened;
+    if (lanes == 1 && !load.has_manifest) {
+      std::unique_ptr<kvlab::AppendLog> one_file;
+      opened = kvlab::AppendLog::Open(path, load.loaded_bytes, running.append_fsync, &one_file);
+      append_log = std::move(one_file);
+    } else {
+      std::unique_ptr<kvlab::LaneLog> lane_log;
+      opened = kvlab::LaneLog::Open(path, load, running.engine.kind + "/" + std::to_string(lanes),
+                                    lanes, running.append_fsync, &lane_log);
+      append_log = std::move(lane_log);
+    }
+    if (!opened.ok()) {
       std::cerr << "kvlab-server: " << opened.message() << "\n";
       std::_Exit(1);
     }

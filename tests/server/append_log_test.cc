@@ -103,7 +103,7 @@ TEST(AppendLogClock, TheLogAnnotatesEachChangeOfTheWritesClock) {
   AofRecord record(log.get());
   const std::string_view args[] = {"SET", "a", "1"};
   record.AddCommand(args, {}, 0);
-  for (int64_t clock : {5, 5, 7, 5}) record.AppendWith({}, clock);
+  for (int64_t clock : {5, 5, 7, 5}) record.AppendWith({}, clock, {});
   log.reset();
   const std::string set = Command({"SET", "a", "1"});
   EXPECT_EQ(ReadFile(path), "#kvlab-now-ms:5\r\n" + set + set + "#kvlab-now-ms:7\r\n" + set +
