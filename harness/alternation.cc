@@ -17,6 +17,7 @@
 #include "harness/output/result_files.h"
 #include "harness/clients/server_control.h"
 #include "harness/measurement/thread_recorder.h"
+#include "harness/measurement/irq_accounting.h"
 
 namespace kvlab::harness {
 namespace {
@@ -360,7 +361,7 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
         const double tick_s = 1.0 / ProcTicksPerSecond();
         const double seconds = std::max((slice_end.ns - slice_start.ns) / 1e9, 1e-9);
         const double busy =
-            static_cast<double>(slice_end.ticks.busy - slice_start.ticks.busy) * tick_s;
+            BusySeconds(slice_start.ticks, slice_end.ticks, seconds, ProcTicksPerSecond());
         slice.foreign_cores = (busy - (slice_end.own_seconds - slice_start.own_seconds)) / seconds;
         slice.steal_cores =
             static_cast<double>(slice_end.ticks.steal - slice_start.ticks.steal) * tick_s / seconds;
@@ -419,6 +420,7 @@ std::string AlternationJson(const AlternationConfig& config, const AlternationRe
   json.Key("steal_cpu").Number(result.watched.steal_cores);
   json.Key("disturbed").Bool(result.watched.disturbed);
   json.Key("slices_measure_cpus").Bool(result.measured_cpus);  // per-slice foreign/steal read
+  json.Key("irq_time").String(ThisKernelIrqAccounting().Describe());  // what busy counts
   json.Key("sides").BeginArray();
   SideJson(json, config.a, result.sides[0]);
   SideJson(json, config.b, result.sides[1]);

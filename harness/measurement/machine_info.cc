@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "harness/measurement/cpu_usage.h"
+#include "harness/measurement/irq_accounting.h"
 
 namespace kvlab::harness {
 
@@ -35,6 +36,7 @@ MachineInfo CollectMachineInfo() {
 #endif
   info.hiredis_version = std::to_string(HIREDIS_MAJOR) + "." + std::to_string(HIREDIS_MINOR) + "." +
                          std::to_string(HIREDIS_PATCH);
+  info.irq_time = ThisKernelIrqAccounting().Describe();
   return info;
 }
 

@@ -15,6 +15,7 @@ struct MachineInfo {
   std::string hostname;
   std::string compiler;
   std::string hiredis_version;
+  std::string irq_time;  // IrqAccounting::Describe(): what the disturbance watch counts busy
 };
 
 MachineInfo CollectMachineInfo();

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include "harness/measurement/irq_accounting.h"
 
 namespace kvlab::harness {
 namespace {
@@ -52,7 +53,8 @@ std::string ReadTextFile(const std::string& path) {
 
 double ProcTicksPerSecond() { return static_cast<double>(::sysconf(_SC_CLK_TCK)); }
 
-CpuTicks ParseProcStat(std::string_view text, const std::vector<int>& cpus) {
+CpuTicks ParseProcStat(std::string_view text, const std::vector<int>& cpus,
+                       bool irq_charged_to_tasks) {
   std::set<std::string> wanted;
   for (int cpu : cpus) wanted.insert("cpu" + std::to_string(cpu));
   CpuTicks ticks;
@@ -65,14 +67,29 @@ CpuTicks ParseProcStat(std::string_view text, const std::vector<int>& cpus) {
     // user nice system idle iowait irq softirq steal ...
     uint64_t values[8] = {};
     for (uint64_t& value : values) fields >> value;
-    ticks.busy += values[0] + values[1] + values[2];
+    ticks.ticked += values[0] + values[1] + values[2];
+    ticks.irq += values[5] + values[6];
+    ticks.idle += values[3] + values[4];
     ticks.steal += values[7];
+    ++ticks.cpus;
   }
+  ticks.irq_charged_to_tasks = irq_charged_to_tasks;
   return ticks;
 }
 
+double BusySeconds(const CpuTicks& before, const CpuTicks& after, double seconds,
+                   double ticks_per_second) {
+  auto delta = [&](uint64_t CpuTicks::*field) {
+    return static_cast<double>(after.*field - before.*field) / ticks_per_second;
+  };
+  double busy = after.cpus * seconds - delta(&CpuTicks::idle) - delta(&CpuTicks::steal);
+  if (!after.irq_charged_to_tasks) busy -= delta(&CpuTicks::irq);
+  return busy;
+}
+
 CpuTicks ReadCpuTicks(const std::vector<int>& cpus) {
-  return ParseProcStat(ReadTextFile("/proc/stat"), cpus);
+  return ParseProcStat(ReadTextFile("/proc/stat"), cpus,
+                       ThisKernelIrqAccounting().charged_to_tasks);
 }
 
 int64_t ParseProcessStatTicks(std::string_view text) {

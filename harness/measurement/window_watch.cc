@@ -15,8 +15,7 @@ WindowFigures FiguresBetween(const WatchMark& before, const WatchMark& after, bo
   WindowFigures figures;
   const double seconds = std::max(static_cast<double>(after.ns - before.ns) / 1e9, 1e-9);
   if (measured) {
-    const double busy =
-        static_cast<double>(after.ticks.busy - before.ticks.busy) / ticks_per_second;
+    const double busy = BusySeconds(before.ticks, after.ticks, seconds, ticks_per_second);
     const double own = after.own_seconds - before.own_seconds;
     figures.foreign_cores = std::max(0.0, busy - own) / seconds;
     figures.steal_cores =
@@ -60,13 +59,16 @@ WatchMark WindowWatch::Mark(const std::vector<pid_t>& own) const {
   WatchMark mark;
   if (!options_.measured_cpus.empty()) {
     mark.ticks = ReadCpuTicks(options_.measured_cpus);
+    // The CPUs' busy time is their time since the last mark less their idle
+    // time (BusySeconds): the clock is read with /proc/stat.
+    mark.ns = NowNs();
     mark.own_seconds =
         ProcessCpuSeconds() + ChildrenCpuSeconds();  // a redis-benchmark child is ours
     for (pid_t pid : own) mark.own_seconds += std::max(0.0, ProcessCpuSecondsOf(pid));
   }
   if (server_pid_ > 0) mark.server_switches = ProcessContextSwitchesOf(server_pid_);
   if (counters_) mark.counted = counters_->Read(&mark.counters).ok();
-  mark.ns = NowNs();
+  if (options_.measured_cpus.empty()) mark.ns = NowNs();
   return mark;
 }
 

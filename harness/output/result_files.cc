@@ -199,6 +199,7 @@ std::string JsonResultFile::Render(const std::vector<PointResult>& points,
   json.Key("hostname").String(machine.hostname);
   json.Key("compiler").String(machine.compiler);
   json.Key("hiredis").String(machine.hiredis_version);
+  json.Key("irq_time").String(machine.irq_time);
   json.EndObject();
   json.Key("server_info").BeginObject();
   for (const auto& [key, value] : description_.server_info) json.Key(key).String(value);
