@@ -291,6 +291,9 @@ def test_a_log_of_lanes_replays_after_a_change_of_engine(build_dir, folder):
                                              if round_index else None)
             values = conn.call("MGET", "a", "b", "c", "d")
             assert len(set(values)) == 1, values  # every MSET whole
+            # INFO says how many files it appends to: a lane per shard or owner.
+            assert info_fields(conn)["aof_lanes"] == {"sharded": "3", "owner": "2",
+                                                      "single": "1"}[engine]
             for i in range(100):
                 conn.call("INCR", "n")
                 conn.call("MSET", "a", f"{round_index}:{i}", "b", f"{round_index}:{i}",
