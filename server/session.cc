@@ -506,7 +506,7 @@ bool Session::ResumeBlocked(std::string& out) {
 }
 
 void Session::EndBlocking() {
-  per_read_batches_ = ctx_.engine.Traits().batch_per_read;
+  per_read_batches_ = batch_every_read_ || ctx_.engine.Traits().batch_per_read;
   input_exhausted_ = false;  // the commands after it may be parsed now
   if (waiter_) ctx_.blocking.Unblock(*waiter_);
   waiter_.reset();

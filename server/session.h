@@ -70,6 +70,15 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Every read becomes one engine batch, whatever the engine's
+  // Traits().batch_per_read: for a session whose commands' order is all that
+  // matters and nobody waits between them (the append-only log's replay; a
+  // batch keeps the commands' order on every key).
+  void BatchEveryRead() {
+    batch_every_read_ = true;
+    per_read_batches_ = true;
+  }
+
   // The read buffer: the connection appends received bytes here. The Session
   // erases what it has parsed and keeps an incomplete command's tail.
   std::string& input() { return input_; }
@@ -177,7 +186,8 @@ class Session {
   std::string input_;
   RespParser parser_;
   std::vector<std::string_view> args_;
-  bool per_read_batches_ = true;  // engine Traits().batch_per_read
+  bool per_read_batches_ = true;   // engine Traits().batch_per_read
+  bool batch_every_read_ = false;  // BatchEveryRead()
   bool protocol_error_ = false;
   bool input_exhausted_ = false;
   bool holding_command_ = false;  // args_ holds a parsed command not yet dispatched

@@ -109,7 +109,12 @@ class Framing {
 class Replayer : public std::enable_shared_from_this<Replayer> {
  public:
   Replayer(ServerContext& server, EventLoop& loop, std::vector<ReplayPiece> pieces)
-      : server_(server), loop_(loop), session_(server, ClientInfo{}), pieces_(std::move(pieces)) {}
+      : server_(server), loop_(loop), session_(server, ClientInfo{}), pieces_(std::move(pieces)) {
+    // A piece at a time, not a command at a time on an engine that hops per
+    // command: sharded --hop command loaded 1M RESTOREs in 77 s so (a hop
+    // and a wake-up each), one engine batch per piece keeps their order.
+    session_.BatchEveryRead();
+  }
 
   std::future<Status> Start() {
     loop_.Post([self = shared_from_this()] { self->Step(); });

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "server/command_table.h"
@@ -465,6 +466,45 @@ std::vector<std::string> MultithreadedEngineKinds() {
 }
 INSTANTIATE_TEST_SUITE_P(Engines, MultithreadedSessionTest,
                          ::testing::ValuesIn(MultithreadedEngineKinds()), EngineTestName);
+
+// An engine that counts the batches it is given and runs them on another.
+class BatchCountingEngine final : public Engine {
+ public:
+  explicit BatchCountingEngine(Engine& inner) : inner_(inner) {}
+  EngineTraits Traits() const override { return inner_.Traits(); }
+  void Execute(Batch& batch, Completion done) override {
+    batches.fetch_add(1);
+    inner_.Execute(batch, std::move(done));
+  }
+  EngineInfo Info() const override { return inner_.Info(); }
+  void DeferWakeupsOnThisThread() override { inner_.DeferWakeupsOnThisThread(); }
+  void WakeDeferred() override { inner_.WakeDeferred(); }
+  bool OverMemoryLimit() const override { return inner_.OverMemoryLimit(); }
+  uint64_t MemoryLimit() const override { return inner_.MemoryLimit(); }
+  void SetMemoryLimit(uint64_t bytes) override { inner_.SetMemoryLimit(bytes); }
+  std::atomic<int> batches{0};
+
+ private:
+  Engine& inner_;
+};
+
+// BatchEveryRead (the append-only log's replay): the commands of one read go
+// to the engine as one batch even where it hops per command, which sends
+// each command as a batch of its own: three SETs are three batches there and
+// one here, with the same replies.
+TEST(SessionBatching, BatchEveryReadSendsAReadAsOneBatchOnAHopPerCommandEngine) {
+  EngineUnderTest kvlab = MakeEngineUnderTest("sharded");  // --hop command
+  ASSERT_TRUE(kvlab.engine);
+  ASSERT_FALSE(kvlab.engine->Traits().batch_per_read);
+  for (const bool whole : {false, true}) {
+    BatchCountingEngine counting(*kvlab.engine);
+    ServerContext context(counting, ServerSettings{});
+    SessionDriver driver(context);
+    if (whole) driver.session().BatchEveryRead();
+    EXPECT_EQ(driver.Feed("SET a 1\r\nSET b 2\r\nSET c 3\r\n"), "+OK\r\n+OK\r\n+OK\r\n");
+    EXPECT_EQ(counting.batches.load(), whole ? 1 : 3) << (whole ? "BatchEveryRead" : "per command");
+  }
+}
 
 }  // namespace
 }  // namespace kvlab::test
