@@ -10,18 +10,12 @@
 #include <iterator>
 #include <sstream>
 
+#include "server/file_writes.h"
+
 namespace kvlab {
 namespace {
 
 constexpr std::string_view kHeader = "kvlab-aof-manifest 1";
-
-Status SyncFolder(const std::string& folder) {
-  const int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return Status::InvalidArgument("cannot open the folder " + folder);
-  const bool ok = ::fsync(dir) == 0;
-  ::close(dir);
-  return ok ? Status::Ok() : Status::InvalidArgument("cannot fsync the folder " + folder);
-}
 
 // A file name a manifest may hold: no folder, nothing a line could hide.
 bool PlainName(const std::string& name) {
@@ -124,14 +118,7 @@ Status AofManifest::Write(const std::string& path) const {
   const std::string text = Render();
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::InvalidArgument("cannot write " + temp + ": " + std::strerror(errno));
-  size_t done = 0;
-  bool ok = true;
-  while (ok && done < text.size()) {
-    const ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    ok = wrote > 0;
-    if (ok) done += static_cast<size_t>(wrote);
-  }
+  bool ok = WriteFully(fd, text);
   ok = ok && ::fsync(fd) == 0;
   ::close(fd);
   if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
@@ -139,7 +126,11 @@ Status AofManifest::Write(const std::string& path) const {
     ::unlink(temp.c_str());
     return Status::InvalidArgument("cannot replace " + path + ": " + error);
   }
-  return SyncFolder(FolderOf(path));
+  if (!SyncFolder(FolderOf(path))) {
+    return Status::InvalidArgument("cannot fsync the folder of " + path + ": " +
+                                   std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 std::string ManifestPath(const std::string& log_path) { return log_path + ".manifest"; }

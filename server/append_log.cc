@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "server/aof_record.h"
+#include "server/file_writes.h"
 
 namespace kvlab {
 namespace {
@@ -232,13 +233,7 @@ void AppendLog::SwitchFiles() {
               ::fdatasync(change.fd) == 0 && ::rename(change.temp_path.c_str(), path_.c_str()) == 0;
   if (change.ok) {
     // The rename itself is on disk once the folder is.
-    const std::string folder = path_.substr(0, path_.find_last_of('/') + 1);
-    const int dir =
-        ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-      ::fsync(dir);
-      ::close(dir);
-    }
+    SyncFolder(path_.substr(0, path_.find_last_of('/') + 1));
     ::close(fd_);
     fd_ = change.fd;
     file_base_ = change.base;
@@ -255,17 +250,9 @@ void AppendLog::SwitchFiles() {
 }
 
 bool AppendLog::WriteAll(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      std::cerr << "kvlab-server: writing the append-only file: " << std::strerror(errno) << "\n";
-      return false;
-    }
-    done += static_cast<size_t>(wrote);
-  }
-  return true;
+  if (WriteFully(fd, bytes)) return true;
+  std::cerr << "kvlab-server: writing the append-only file: " << std::strerror(errno) << "\n";
+  return false;
 }
 
 void AppendLog::WriterLoop() {

@@ -9,20 +9,10 @@
 #include <iostream>
 
 #include "server/aof_record.h"
+#include "server/file_writes.h"
 
 namespace kvlab {
 namespace {
-
-bool WriteWhole(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) return false;
-    done += static_cast<size_t>(wrote);
-  }
-  return true;
-}
 
 void AddTotals(const DurableLog::Counters& from, DurableLog::Counters& into) {
   into.appended_bytes += from.appended_bytes;
@@ -245,7 +235,7 @@ void LaneLog::Rewrite(std::vector<std::string> head) {
     const int fd = ::open((folder_ + base).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     ok = fd >= 0;
     for (const std::string& piece : head) {
-      ok = ok && WriteWhole(fd, piece);
+      ok = ok && WriteFully(fd, piece);
       base_bytes += piece.size();
     }
     head = {};
