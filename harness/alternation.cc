@@ -360,9 +360,9 @@ Status RunAlternation(const AlternationConfig& config, const std::atomic<bool>* 
         // unclamped figure averages back to it over many slices.
         const double tick_s = 1.0 / ProcTicksPerSecond();
         const double seconds = std::max((slice_end.ns - slice_start.ns) / 1e9, 1e-9);
-        const double busy =
-            BusySeconds(slice_start.ticks, slice_end.ticks, seconds, ProcTicksPerSecond());
-        slice.foreign_cores = (busy - (slice_end.own_seconds - slice_start.own_seconds)) / seconds;
+        slice.foreign_cores = ForeignSecondsBetween(slice_start, slice_end, ProcTicksPerSecond(),
+                                                    watch_options.wake_cost_seconds) /
+                              seconds;
         slice.steal_cores =
             static_cast<double>(slice_end.ticks.steal - slice_start.ticks.steal) * tick_s / seconds;
       }
@@ -421,6 +421,8 @@ std::string AlternationJson(const AlternationConfig& config, const AlternationRe
   json.Key("disturbed").Bool(result.watched.disturbed);
   json.Key("slices_measure_cpus").Bool(result.measured_cpus);  // per-slice foreign/steal read
   json.Key("irq_time").String(ThisKernelIrqAccounting().Describe());  // what busy counts
+  // What foreign_cpu left out per sleep of ours (wake_cost.h); < 0: not measured.
+  json.Key("wake_cost_us").Number(config.a.watch.wake_cost_seconds * 1e6);
   json.Key("sides").BeginArray();
   SideJson(json, config.a, result.sides[0]);
   SideJson(json, config.b, result.sides[1]);

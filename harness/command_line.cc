@@ -77,10 +77,12 @@ po::options_description Describe() {
     ("csv", text(), "CSV file: one row per point and repetition (the point record: see --schema)")
     ("label", po::value<std::vector<std::string>>()->composing(), "NAME=VALUE: a leading column of every CSV row, in the order given (repeatable; a label named like a measured column replaces it)")
     ("schema", po::bool_switch(), "print the measured columns of the CSV (name, kind, meaning) as JSON and exit")
+    ("calibrate-wake-cost", po::bool_switch(), "measure what each sleep of our threads costs the --measured-cpus uncharged (three 1-second ping-pong windows), print it as JSON and exit; a run passes the figure to each kvlab-load as --wake-cost-us")
     ("kinds", po::bool_switch(), "print the client strategies, what applies to each, and the commands and ranges kvlab-load accepts as JSON and exit")
     ("measured-cpus", text(), "CPUs watched for interference: others' CPU time on them and steal, e.g. 0-3")
     ("server-pids", text(), "the server's processes on this machine (a server of several: every one): its CPU is read from /proc over their process trees (threads and children) instead of INFO cpu, and counts as ours: 12,34 (none: INFO cpu)")
     ("own-pids", text(), "processes whose CPU on the measured CPUs is ours, not others' (a link forwarder): 12,34")
+    ("wake-cost-us", text(), "microseconds of the measured CPUs' time each sleep of our threads costs uncharged, subtracted from others' work (default: calibrated at start, as --calibrate-wake-cost, about 3 s; 0: none)")
     ("disturbed-above", text(), ("a window whose foreign or steal CPU exceeds this many cores is disturbed (default " + Seconds(kDefaultDisturbedAboveCores) + ")").c_str())
     ("json", text(), "JSON file: config, machine, server INFO, histograms")
     ("password", text(), "AUTH with this password on every connection right after it connects (redis-benchmark: -a); a refusal fails the run (status 1); never written to --json or --csv")
@@ -475,6 +477,11 @@ Status ParseWatchAndOutputOptions(const po::variables_map& values, CommandLineOp
     status = ParseNumberOption(values, "disturbed-above", 0.0, 4096.0,
                                &config.watch.disturbed_above_cores);
   }
+  if (status.ok() && values.count("wake-cost-us")) {
+    double micros = 0;
+    status = ParseNumberOption(values, "wake-cost-us", 0.0, 1e6, &micros);
+    config.watch.wake_cost_seconds = micros / 1e6;
+  }
   if (values.count("label")) {
     for (const std::string& text : values["label"].as<std::vector<std::string>>()) {
       Label label;
@@ -520,6 +527,19 @@ Status ParseCommandLine(const std::vector<std::string>& args, CommandLineOptions
   options.help = values["help"].as<bool>();
   options.schema = values["schema"].as<bool>();
   options.kinds = values["kinds"].as<bool>();
+  options.calibrate_wake_cost = values["calibrate-wake-cost"].as<bool>();
+  if (options.calibrate_wake_cost) {
+    Status status;
+    if (values.count("measured-cpus")) {
+      status = ParseCpuList(TextOf(values, "measured-cpus"), &options.config.watch.measured_cpus);
+    }
+    if (status.ok() && options.config.watch.measured_cpus.empty()) {
+      status = Status::InvalidArgument("--calibrate-wake-cost needs --measured-cpus");
+    }
+    if (!status.ok()) return status;
+    *out = options;
+    return Status::Ok();
+  }
   if (options.help || options.schema || options.kinds) {
     *out = options;
     return Status::Ok();

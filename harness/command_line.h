@@ -45,6 +45,8 @@ struct CommandLineOptions {
   bool help = false;
   bool schema = false;  // --schema: print the point record's columns, measure nothing
   bool kinds = false;   // --kinds: print KindsJson(), measure nothing
+  bool calibrate_wake_cost =
+      false;  // --calibrate-wake-cost: print WakeCost as JSON, measure nothing
 };
 
 // Parses argv (argv[0] is the program). InvalidArgument names the option

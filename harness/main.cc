@@ -22,6 +22,7 @@
 #include "harness/output/result_files.h"
 #include "harness/clients/server_control.h"
 #include "harness/measurement/start_instant.h"
+#include "harness/measurement/wake_cost.h"
 #include "harness/output/summary_table.h"
 #include "harness/sweep.h"
 
@@ -59,6 +60,9 @@ class FrontEnd {
       : options_(std::move(options)), args_(std::move(args)) {}
 
   int Run() {
+    // Before anything is measured: the calibration runs its own threads on the measured CPUs.
+    CalibrateWakeCostIfAsked(options_.alternate ? &options_.alternation.a.watch
+                                                : &options_.config.watch);
     if (options_.alternate) return RunAlternationMode();
     const LoadConfig& config = options_.config;
     Status reachable;
@@ -126,6 +130,20 @@ class FrontEnd {
   }
 
  private:
+  // The watch's cost per sleep of ours (wake_cost.h), measured here unless
+  // --wake-cost-us gave it; without measured CPUs nothing is subtracted.
+  static void CalibrateWakeCostIfAsked(WatchOptions* watch) {
+    if (watch->wake_cost_seconds >= 0) return;
+    if (watch->measured_cpus.empty()) {
+      watch->wake_cost_seconds = 0;
+      return;
+    }
+    const WakeCost cost = CalibrateWakeCost(watch->measured_cpus);
+    watch->wake_cost_seconds = cost.seconds_per_sleep;
+    std::printf("kvlab-load: wake-up cost on the measured CPUs: %s\n", cost.Describe().c_str());
+    std::fflush(stdout);
+  }
+
   // --alternate-with: one alternation of two sides; every slice goes to --json.
   int RunAlternationMode() {
     const AlternationConfig& config = options_.alternation;
@@ -280,7 +298,7 @@ class FrontEnd {
     return kExitRunFailed;
   }
 
-  const CommandLineOptions options_;
+  CommandLineOptions options_;  // Run() fills in the calibrated wake-up cost
   const std::vector<std::string> args_;
   std::unique_ptr<CsvResultFile> csv_;
   std::unique_ptr<JsonResultFile> json_;
@@ -308,6 +326,14 @@ int main(int argc, char** argv) {
   }
   if (options.kinds) {
     std::printf("%s", KindsJson().c_str());
+    return kExitOk;
+  }
+  if (options.calibrate_wake_cost) {
+    const WakeCost cost = CalibrateWakeCost(options.config.watch.measured_cpus);
+    std::printf(
+        "{\"wake_cost_us\": %.6f, \"windows\": %d, \"sleeps\": %lld, \"others_cores\": %.4f}\n",
+        cost.seconds_per_sleep * 1e6, cost.windows, static_cast<long long>(cost.sleeps),
+        cost.others_cores);
     return kExitOk;
   }
   InstallInterruptHandler();

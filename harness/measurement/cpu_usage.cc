@@ -111,12 +111,20 @@ uint64_t ContextSwitchesOf(int who) {
   getrusage(who, &usage);
   return static_cast<uint64_t>(usage.ru_nvcsw) + static_cast<uint64_t>(usage.ru_nivcsw);
 }
+uint64_t VoluntarySwitchesOf(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return static_cast<uint64_t>(usage.ru_nvcsw);
+}
 }  // namespace
 
 double ProcessCpuSeconds() { return CpuSecondsOf(RUSAGE_SELF); }
 uint64_t ProcessContextSwitches() { return ContextSwitchesOf(RUSAGE_SELF); }
 double ChildrenCpuSeconds() { return CpuSecondsOf(RUSAGE_CHILDREN); }
 uint64_t ChildrenContextSwitches() { return ContextSwitchesOf(RUSAGE_CHILDREN); }
+uint64_t VoluntarySwitchesWithChildren() {
+  return VoluntarySwitchesOf(RUSAGE_SELF) + VoluntarySwitchesOf(RUSAGE_CHILDREN);
+}
 
 }  // namespace kvlab::harness
 

@@ -39,6 +39,9 @@ uint64_t ChildrenContextSwitches();
 // Voluntary + involuntary context switches of the whole process so far
 // (getrusage): each blocked hand-off between threads costs about two.
 uint64_t ProcessContextSwitches();
+// Voluntary switches alone (sleeps) of this process and its waited-for
+// children: what a wake-up costs the CPUs is charged per sleep (wake_cost.h).
+uint64_t VoluntarySwitchesWithChildren();
 
 // The CPU bandwidth a cgroup quota allows, in cores ("150000 100000" in
 // cgroup v2's cpu.max is 1.5 cores); 0 when unlimited ("max ...") or unreadable.

@@ -216,16 +216,19 @@ double ProcessTreeCpuSeconds(const std::vector<pid_t>& roots) {
   return ProcessesCpuSeconds(ProcessTreeOf(roots));
 }
 
-int64_t ParseTaskContextSwitches(std::string_view text) {
+namespace {
+
+// The sum of the named counters' lines; < 0 when none is there.
+int64_t SumStatusCounters(std::string_view text, std::initializer_list<std::string_view> names) {
   int64_t total = 0;
   bool found = false;
   std::istringstream lines{std::string(text)};
   for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with("voluntary_ctxt_switches:") &&
-        !line.starts_with("nonvoluntary_ctxt_switches:")) {
-      continue;
-    }
-    std::istringstream value(line.substr(line.find(':') + 1));
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string_view name = std::string_view(line).substr(0, colon);
+    if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+    std::istringstream value(line.substr(colon + 1));
     int64_t count = 0;
     if (value >> count) {
       total += count;
@@ -233,6 +236,29 @@ int64_t ParseTaskContextSwitches(std::string_view text) {
     }
   }
   return found ? total : -1;
+}
+
+// Summed over the process's live threads' status files; < 0 when it cannot be read.
+int64_t SumOverThreads(pid_t pid, int64_t (*parse)(std::string_view)) {
+  const std::vector<pid_t> threads = ThreadsOf(pid);
+  if (threads.empty()) return -1;
+  int64_t total = 0;
+  for (pid_t tid : threads) {
+    const int64_t switches = parse(
+        ReadTextFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status"));
+    if (switches > 0) total += switches;  // a thread that exited meanwhile counts nothing
+  }
+  return total;
+}
+
+}  // namespace
+
+int64_t ParseTaskContextSwitches(std::string_view text) {
+  return SumStatusCounters(text, {"voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"});
+}
+
+int64_t ParseTaskVoluntarySwitches(std::string_view text) {
+  return SumStatusCounters(text, {"voluntary_ctxt_switches"});
 }
 
 std::vector<pid_t> ThreadsOf(pid_t pid) {
@@ -248,15 +274,11 @@ std::vector<pid_t> ThreadsOf(pid_t pid) {
 }
 
 int64_t ProcessContextSwitchesOf(pid_t pid) {
-  const std::vector<pid_t> threads = ThreadsOf(pid);
-  if (threads.empty()) return -1;
-  int64_t total = 0;
-  for (pid_t tid : threads) {
-    const int64_t switches = ParseTaskContextSwitches(
-        ReadTextFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status"));
-    if (switches > 0) total += switches;  // a thread that exited meanwhile counts nothing
-  }
-  return total;
+  return SumOverThreads(pid, ParseTaskContextSwitches);
+}
+
+int64_t ProcessVoluntarySwitchesOf(pid_t pid) {
+  return SumOverThreads(pid, ParseTaskVoluntarySwitches);
 }
 
 }  // namespace kvlab::harness

@@ -91,8 +91,12 @@ double ProcessesCpuSeconds(const std::vector<pid_t>& processes);
 // voluntary_ctxt_switches + nonvoluntary_ctxt_switches of one
 // /proc/PID/task/TID/status text; < 0 when neither line is there.
 int64_t ParseTaskContextSwitches(std::string_view task_status_text);
+// voluntary_ctxt_switches alone: the times a thread went to sleep (each
+// wakes later, often a CPU out of idle); < 0 when the line is not there.
+int64_t ParseTaskVoluntarySwitches(std::string_view task_status_text);
 // Summed over the process's live threads; < 0 when it cannot be read.
 int64_t ProcessContextSwitchesOf(pid_t pid);
+int64_t ProcessVoluntarySwitchesOf(pid_t pid);
 // The ids of the process's live threads (empty when it cannot be read).
 std::vector<pid_t> ThreadsOf(pid_t pid);
 

@@ -10,14 +10,25 @@
 
 namespace kvlab::harness {
 
+double ForeignSecondsBetween(const WatchMark& before, const WatchMark& after,
+                             double ticks_per_second, double wake_cost_seconds) {
+  const double seconds = std::max(static_cast<double>(after.ns - before.ns) / 1e9, 1e-9);
+  const double busy = BusySeconds(before.ticks, after.ticks, seconds, ticks_per_second);
+  const double own = after.own_seconds - before.own_seconds;
+  const double sleeps =
+      static_cast<double>(std::max<int64_t>(0, after.own_sleeps - before.own_sleeps));
+  return busy - own - std::max(0.0, wake_cost_seconds) * sleeps;
+}
+
 WindowFigures FiguresBetween(const WatchMark& before, const WatchMark& after, bool measured,
-                             double ticks_per_second, double disturbed_above_cores) {
+                             double ticks_per_second, double disturbed_above_cores,
+                             double wake_cost_seconds) {
   WindowFigures figures;
   const double seconds = std::max(static_cast<double>(after.ns - before.ns) / 1e9, 1e-9);
   if (measured) {
-    const double busy = BusySeconds(before.ticks, after.ticks, seconds, ticks_per_second);
-    const double own = after.own_seconds - before.own_seconds;
-    figures.foreign_cores = std::max(0.0, busy - own) / seconds;
+    figures.foreign_cores =
+        std::max(0.0, ForeignSecondsBetween(before, after, ticks_per_second, wake_cost_seconds)) /
+        seconds;
     figures.steal_cores =
         static_cast<double>(after.ticks.steal - before.ticks.steal) / ticks_per_second / seconds;
     figures.disturbed = figures.foreign_cores > disturbed_above_cores ||
@@ -64,7 +75,11 @@ WatchMark WindowWatch::Mark(const std::vector<pid_t>& own) const {
     mark.ns = NowNs();
     mark.own_seconds =
         ProcessCpuSeconds() + ChildrenCpuSeconds();  // a redis-benchmark child is ours
-    for (pid_t pid : own) mark.own_seconds += std::max(0.0, ProcessCpuSecondsOf(pid));
+    mark.own_sleeps = static_cast<int64_t>(VoluntarySwitchesWithChildren());
+    for (pid_t pid : own) {
+      mark.own_seconds += std::max(0.0, ProcessCpuSecondsOf(pid));
+      mark.own_sleeps += std::max<int64_t>(0, ProcessVoluntarySwitchesOf(pid));
+    }
   }
   if (server_pid_ > 0) mark.server_switches = ProcessContextSwitchesOf(server_pid_);
   if (counters_) mark.counted = counters_->Read(&mark.counters).ok();
@@ -74,7 +89,7 @@ WatchMark WindowWatch::Mark(const std::vector<pid_t>& own) const {
 
 WindowFigures WindowWatch::Between(const WatchMark& before, const WatchMark& after) const {
   return FiguresBetween(before, after, !options_.measured_cpus.empty(), ProcTicksPerSecond(),
-                        options_.disturbed_above_cores);
+                        options_.disturbed_above_cores, options_.wake_cost_seconds);
 }
 
 }  // namespace kvlab::harness

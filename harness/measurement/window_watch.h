@@ -4,7 +4,8 @@
 //   - interference: CPU time others used on the measured CPUs (their busy
 //     time from /proc/stat minus the server's, kvlab-load's (children
 //     included) and the given
-//     helper processes' CPU time) and the hypervisor's steal time; the load
+//     helper processes' CPU time, less what their sleeps cost the CPUs
+//     uncharged: wake_cost.h) and the hypervisor's steal time; the load
 //     average cannot say this (the benchmark itself raises it);
 //   - the server's context switches, summed over its threads (/proc), and
 //     its instructions and cycles (perf_event_open), when the server runs on
@@ -33,6 +34,10 @@ struct WatchOptions {
   std::vector<int> measured_cpus;  // --measured-cpus; empty: interference not measured
   std::vector<pid_t> own_pids;     // --own-pids: helpers whose CPU is ours (a link forwarder)
   double disturbed_above_cores = kDefaultDisturbedAboveCores;  // --disturbed-above
+  // CPU time per sleep of ours that no process is charged with (wake_cost.h),
+  // subtracted from others' work; < 0: calibrate before measuring (the front
+  // end does, --wake-cost-us gives it).
+  double wake_cost_seconds = -1;
   // --server-pids given: the children of ours (the server's, the own pids')
   // are ours too (a server of several processes; ProcessTreeOf).
   bool trees = false;
@@ -43,6 +48,7 @@ struct WatchMark {
   uint64_t ns = 0;         // steady clock
   CpuTicks ticks;          // of the measured CPUs
   double own_seconds = 0;  // CPU time of kvlab-load (and its children), the server, the own pids
+  int64_t own_sleeps = 0;  // their voluntary context switches
   int64_t server_switches = -1;  // < 0: not readable
   bool counted = false;          // counters holds a reading
   CounterReading counters;
@@ -58,10 +64,17 @@ struct WindowFigures {
   bool disturbed = false;  // foreign or steal above the threshold
 };
 
+// Others' CPU seconds on the measured CPUs between two marks: the CPUs'
+// busy time less ours and less the uncharged cost of our sleeps. Not
+// clamped at zero (/proc/stat's rounding scatters a quiet window around it).
+double ForeignSecondsBetween(const WatchMark& before, const WatchMark& after,
+                             double ticks_per_second, double wake_cost_seconds);
+
 // The figures between two marks; `measured` says whether marks hold CPU
 // ticks. Pure: the known-answer tests call it with made-up marks.
 WindowFigures FiguresBetween(const WatchMark& before, const WatchMark& after, bool measured,
-                             double ticks_per_second, double disturbed_above_cores);
+                             double ticks_per_second, double disturbed_above_cores,
+                             double wake_cost_seconds = 0);
 
 class WindowWatch {
  public:

@@ -200,6 +200,8 @@ std::string JsonResultFile::Render(const std::vector<PointResult>& points,
   json.Key("compiler").String(machine.compiler);
   json.Key("hiredis").String(machine.hiredis_version);
   json.Key("irq_time").String(machine.irq_time);
+  // What the watch left out of others' work per sleep of ours (wake_cost.h); < 0: not measured.
+  json.Key("wake_cost_us").Number(description_.config.watch.wake_cost_seconds * 1e6);
   json.EndObject();
   json.Key("server_info").BeginObject();
   for (const auto& [key, value] : description_.server_info) json.Key(key).String(value);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace kvlab::harness::testing {
 
@@ -19,6 +20,17 @@ inline int FirstAllowedCpu() {
   int cpu = 0;
   while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) ++cpu;
   return cpu;
+}
+
+// Every CPU this process may run on.
+inline std::vector<int> AllowedCpus() {
+  cpu_set_t allowed;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  }
+  return cpus;
 }
 
 // The burner's pid (<= 0: fork failed); the caller kills and reaps it.

@@ -159,16 +159,19 @@ TEST_F(KvlabLoadCliTest, RowsCarryTheLabelsAndTheLocalServersCosts) {
       << output;
   std::string fields;
   ASSERT_EQ(RunProcess({KVLAB_PYTHON, "-c",
-                        "import csv,sys; r=list(csv.DictReader(open(sys.argv[1])))[0]; "
+                        "import csv,json,sys; r=list(csv.DictReader(open(sys.argv[1])))[0]; "
                         "print(list(r)[:3], r['transport'], r['status'] in ('ok', 'disturbed'), "
                         "float(r['server_cpu']) > 0, float(r['server_ctx_switches_per_op']) >= 0, "
-                        "float(r['foreign_cpu']) >= 0, r['histogram'].endswith('r.json'))",
-                        csv},
+                        "float(r['foreign_cpu']) >= 0, r['histogram'].endswith('r.json'), "
+                        "json.load(open(sys.argv[2]))['machine']['wake_cost_us'] >= 0)",
+                        csv, directory_ + "/r.json"},
                        &fields),
             0)
       << fields;
-  // redis answers INFO cpu and runs here: its CPU and context switches are measured.
-  EXPECT_EQ(fields, "['sweep', 'server', 'transport'] remote True True True True True\n");
+  // redis answers INFO cpu and runs here: its CPU and context switches are measured; the
+  // wake-up cost was calibrated (no --wake-cost-us) and is recorded.
+  EXPECT_EQ(fields, "['sweep', 'server', 'transport'] remote True True True True True True\n");
+  EXPECT_NE(output.find("wake-up cost on the measured CPUs"), std::string::npos) << output;
 }
 
 TEST_F(KvlabLoadCliTest, RedisBenchmarkRowsAreThePointRecordWithItsFiguresAndBlanks) {
@@ -186,6 +189,7 @@ TEST_F(KvlabLoadCliTest, RedisBenchmarkRowsAreThePointRecordWithItsFiguresAndBla
                              "--repeat",        "2",
                              "--label",         "loadgen=redis-benchmark",
                              "--measured-cpus", "0",
+                             "--wake-cost-us",  "0",
                              "--csv",           csv,
                              "--quiet"}),
                        &output),

@@ -195,16 +195,7 @@ TEST(IrqAccountingTest, TheKernelConfigurationSaysWhetherIrqTimeIsChargedToTasks
   EXPECT_FALSE(ThisKernelIrqAccounting().source.empty());
 }
 
-// Every CPU this process may run on.
-std::vector<int> AllowedCpus() {
-  cpu_set_t allowed;
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
+using testing::AllowedCpus;
 
 // Loopback TCP traffic between two threads of this process, on every CPU
 // it may use: all of it is ours, so the watch must read no foreign work —

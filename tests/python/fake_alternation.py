@@ -40,4 +40,5 @@ def fake_host(folder: Path, said: list | None = None, measured_cpus: list | None
         identify=lambda process: None, problems=[],
         say=said.append if said is not None else (lambda text: None), helper_pids=[],
         measured_cpus=measured_cpus if measured_cpus is not None else [],
-        build_dir=folder, harness_cpus=None, run_dir=folder, interrupted=False)
+        build_dir=folder, harness_cpus=None, run_dir=folder, interrupted=False,
+        wake_cost_us=lambda: 0.0)

@@ -473,7 +473,8 @@ class AlternatingPhase:
         # A command row's CPU is its process tree's (/proc): kvlab-load --server-pids.
         server_pids = (processes[0].pids if processes[0].spec.is_command else None,
                        processes[-1].pids if processes[-1].spec.is_command else None)
-        watch = Watch(tuple(runner.measured_cpus), own, experiment.disturbance_cores)
+        watch = Watch(tuple(runner.measured_cpus), own, experiment.disturbance_cores,
+                      runner.wake_cost_us())
         with tempfile.TemporaryDirectory(prefix="kvlab-alternation-") as folder:
             json_path = Path(folder) / "alternation.json"
             command = alternation_command(

@@ -17,6 +17,12 @@ A server given by a command line (a `command` row) is measured from /proc: its
 processes are passed as `--server-pids`, and kvlab-load reads their process trees' CPU
 (threads and children) instead of INFO cpu, which such a server may not report.
 
+The watch counts the CPUs' busy time less ours as others' work, and each sleep of our
+threads costs the CPUs a little that no process is charged with (harness/measurement/
+wake_cost.h). `wake_cost` measures it once per boot and CPU pair (`kvlab-load
+--calibrate-wake-cost`, about 3 s, kept in the user's cache folder) and every kvlab-load
+of a run gets it as `--wake-cost-us`.
+
 A run returns the rows keyed by their header (strings, "" for unknown) and an
 error message when it failed (the rows that completed are still returned).
 """
@@ -25,9 +31,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import datetime
 import functools
 import io
 import json
+import os
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -83,6 +91,8 @@ class Watch:
     measured_cpus: tuple[int, ...] = ()
     own_pids: tuple[int, ...] = ()
     disturbed_above: float | None = None
+    wake_cost_us: float | None = None  # None: kvlab-load calibrates it itself
+
 
     def arguments(self) -> list[str]:
         arguments = []
@@ -92,7 +102,65 @@ class Watch:
             arguments += ["--own-pids", ",".join(str(p) for p in self.own_pids)]
         if self.disturbed_above is not None:
             arguments += ["--disturbed-above", f"{self.disturbed_above:g}"]
+        if self.measured_cpus and self.wake_cost_us is not None:
+            arguments += ["--wake-cost-us", f"{self.wake_cost_us:.6f}"]
         return arguments
+
+
+WAKE_COST_CACHE = "wake-cost.json"
+
+
+def _cache_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kvlab"
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def wake_cost(build_dir: Path, measured_cpus: Iterable[int],
+              cache: Path | None = None) -> dict:
+    """The measured CPUs' uncharged cost per sleep of ours: {"wake_cost_us", "windows",
+    "sleeps", "others_cores", "boot_id", "cpus", "measured_utc", "cached"}. Measured
+    with `kvlab-load --calibrate-wake-cost` on the first two CPUs (the ping-pong's), once
+    per boot: a kernel's figure, not a run's, and 3 s a run would be a tenth of a short
+    one. Raises LoadgenMissing when kvlab-load cannot measure it."""
+    cpus = list(measured_cpus)[:2]
+    key = {"boot_id": _boot_id(), "cpus": cpus}
+    path = (cache or _cache_folder()) / WAKE_COST_CACHE
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, ValueError):
+        entries = []
+    entries = [e for e in entries if isinstance(e, dict) and e.get("boot_id") == key["boot_id"]]
+    for entry in entries:
+        if entry.get("cpus") == cpus and isinstance(entry.get("wake_cost_us"), (int, float)):
+            return {**entry, "cached": True}
+    binary = Path(build_dir) / "kvlab-load"
+    try:
+        done = subprocess.run([str(binary), "--calibrate-wake-cost", "--measured-cpus",
+                               ",".join(str(c) for c in cpus)],
+                              capture_output=True, text=True, timeout=60)
+        measured = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
+        raise LoadgenMissing(f"{binary} --calibrate-wake-cost: {error}") from error
+    if not isinstance(measured, dict) or not isinstance(measured.get("wake_cost_us"),
+                                                          (int, float)):
+        raise LoadgenMissing(f"{binary} --calibrate-wake-cost exited with status "
+                             f"{done.returncode}: {_tail(done.stderr or done.stdout)}")
+    entry = {**measured, **key,
+             "measured_utc": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(entries + [entry], indent=1) + "\n")
+        temporary.replace(path)
+    except OSError:
+        pass  # an unwritable cache measures again next time; the run still has its figure
+    return {**entry, "cached": False}
 
 
 def _tail(text: str, lines: int = 4) -> str:

@@ -266,6 +266,8 @@ class Runner:
         self.rows: list[dict] = []          # every row written, for the ratios
         self.remote_link: dict | None = None  # the link's measured figures, when it came up
         self.helper_pids: list[int] = []    # our other processes on the measured CPUs (the link)
+        # The watch's uncharged cost per sleep of ours (loadgens.wake_cost); None: not read.
+        self.wake_cost: dict | None = None
         self.reserve_s = 0.0                # time later phases need, kept out of the budget
         self.stops: dict[str, str] = {}     # phase -> why it stopped adding rounds
         # measurement = "alternate" (running/alternating.py): the pairs alternated, the A/A
@@ -296,6 +298,9 @@ class Runner:
         self.schema = loadgens.point_schema(self.build_dir)
         for sub in ("histograms", "logs"):
             (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
+        if self.measured_cpus and self.experiment.placement is None:
+            # Before anything is measured: its ping-pong runs on the measured CPUs.
+            self.wake_cost = loadgens.wake_cost(self.build_dir, self.measured_cpus)
         meta = self._meta()
         meta["points_schema"] = self.schema
         self._write_meta(meta)
@@ -736,7 +741,7 @@ class Runner:
         own_pids = tuple([pid for p in processes.values() for pid in p.pids]
                          + self.helper_pids + [os.getpid()])
         watch = loadgens.Watch(tuple(self.measured_cpus), own_pids,
-                               self.experiment.disturbance_cores)
+                               self.experiment.disturbance_cores, self.wake_cost_us())
         for attempt in range(MAX_RETRIES + 1):
             server_pids = process.pids if process.spec.is_command else None
             results = [self._load(point, round_no, target, netns, watch, server_pids,
@@ -821,6 +826,10 @@ class Runner:
         (self.run_dir / csv_path).unlink(missing_ok=True)
         return result
 
+    def wake_cost_us(self) -> float | None:
+        """What every kvlab-load of this run subtracts per sleep of ours (--wake-cost-us)."""
+        return None if self.wake_cost is None else float(self.wake_cost["wake_cost_us"])
+
     def _meta(self) -> dict:
         return {
             "experiment": self.experiment.name,
@@ -850,6 +859,8 @@ class Runner:
             "measurement": self.experiment.measurement,
             "budget_s": self.experiment.budget_s,
             "disturbance_cores": self.experiment.disturbance_cores,
+            # What the watch left out of others' work per sleep of ours, and when measured.
+            "wake_cost": self.wake_cost,
             "machine": machine.describe_machine(self.repo),
             # Each logged row's folder: the device and filesystem its fsyncs reached.
             "log_folders": self.log_folders,

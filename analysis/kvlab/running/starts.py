@@ -43,7 +43,7 @@ from ..measures import modes
 from ..schema.specs import ServerSpec
 from .cpus import parse_cpu_list
 from .layout import fingerprint, maps_bases
-from .loadgens import Watch
+from .loadgens import LoadgenMissing, Watch, wake_cost
 from .servers import ServerError, ServerProcess, info_unix
 
 REFERENCE = "redis"
@@ -153,7 +153,7 @@ def measure_start(name: str, build: Path, work: Path, args: argparse.Namespace,
                    "--warmup", f"{args.warmup:g}", "--repeat", "1", "--csv", str(csv_path),
                    "--json", str(work / f"{spec.name}-{index}.json")] + Watch(
                        measured_cpus=tuple(parse_cpu_list(f"{server_cpu},{client_cpus}")),
-                       own_pids=tuple(server.pids)).arguments()
+                       own_pids=tuple(server.pids), wake_cost_us=getattr(args, "wake_cost_us", None)).arguments()
         done = subprocess.run(command, capture_output=True, text=True,
                               timeout=args.seconds + args.warmup + 60)
         if done.returncode != 0:
@@ -212,6 +212,13 @@ def main(args: argparse.Namespace) -> int:
     if REFERENCE not in names:
         names.append(REFERENCE)
     server_cpu, client_cpus = _cpus(args)
+    # Measured once (cached per boot), not by each start's kvlab-load (3 s each).
+    try:
+        args.wake_cost_us = wake_cost(build, parse_cpu_list(f"{server_cpu},{client_cpus}"))[
+            "wake_cost_us"]
+    except (LoadgenMissing, OSError, ValueError, subprocess.TimeoutExpired) as error:
+        print(f"kvlab starts: {error}", file=sys.stderr)
+        return 1
     order = random.Random(args.seed)
     records: list[dict] = []
     disturbed = 0   # starts measured again because others used the measured CPUs
@@ -220,7 +227,8 @@ def main(args: argparse.Namespace) -> int:
           f"kvlab-load on {client_cpus}, {args.command.upper()} P{args.pipeline} keys="
           f"{args.keys}, {args.seconds:g} s after {args.warmup:g} s; "
           f"{'ASLR off (setarch -R)' if args.no_aslr else 'ASLR on'}, padding "
-          f"{args.pad if args.pad is not None else 'random'}; load average "
+          f"{args.pad if args.pad is not None else 'random'}; wake-up cost "
+          f"{args.wake_cost_us:.2f} us per sleep; load average "
           f"{os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kvlab-starts-") as folder:
         for index in range(args.starts):

@@ -1,0 +1,185 @@
+// Known answers for the wake-up cost (wake_cost.h): the arithmetic, the
+// reading of other processes' CPU, and two real measurements — our own
+// loopback traffic, once its sleeps are charged, reads as no foreign work;
+// a CPU burner beside the calibration does not raise the cost.
+#include "harness/measurement/wake_cost.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "harness/measurement/process_readings.h"
+#include "harness/measurement/window_watch.h"
+#include "tests/harness/cpu_burner.h"
+
+namespace kvlab::harness {
+namespace {
+
+using testing::AllowedCpus;
+
+TEST(WakeCostTest, CostPerSleepIsTheBusyTimeNobodyIsChargedWithPerSleep) {
+  // 1 s busy, 0.7 s ours, 0.2 s another process's: 0.1 s over 100,000 sleeps.
+  EXPECT_NEAR(CostPerSleep(1.0, 0.7, 0.2, 100000), 1e-6, 1e-15);
+  EXPECT_EQ(CostPerSleep(1.0, 1.2, 0, 1000), 0);  // ours read above busy: no cost
+  EXPECT_EQ(CostPerSleep(1.0, 0.5, 0, 0), 0);     // no sleeps: nothing to charge
+}
+
+TEST(WakeCostTest, OthersCpuCountsOnlyProcessesReadBothTimes) {
+  const std::vector<std::pair<pid_t, double>> before = {{10, 1.0}, {20, 5.0}, {30, 2.0}};
+  // 10 used 0.5 s; 20 ended; 25 started (its 3 s are not in the window); 30
+  // is a reused pid that reads lower: nothing.
+  const std::vector<std::pair<pid_t, double>> after = {{10, 1.5}, {25, 3.0}, {30, 0.1}};
+  EXPECT_DOUBLE_EQ(CpuSecondsBetween(before, after), 0.5);
+  EXPECT_DOUBLE_EQ(CpuSecondsBetween({}, after), 0);
+}
+
+TEST(WakeCostTest, ProcessClocksListOthersSortedAndNotThisProcess) {
+  const auto clocks = OtherProcessClocks();
+  ASSERT_FALSE(clocks.empty());  // pid 1 at least
+  EXPECT_TRUE(std::is_sorted(clocks.begin(), clocks.end()));
+  for (const auto& [pid, seconds] : clocks) {
+    EXPECT_NE(pid, getpid());
+    EXPECT_GE(seconds, 0);
+  }
+}
+
+TEST(WakeCostTest, VoluntarySwitchesAloneAreTheSleeps) {
+  const std::string text =
+      "Name:\tkvlab-server\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n";
+  EXPECT_EQ(ParseTaskVoluntarySwitches(text), 120);
+  EXPECT_LT(ParseTaskVoluntarySwitches("Name:\tx\nnonvoluntary_ctxt_switches:\t7\n"), 0);
+  EXPECT_GE(ProcessVoluntarySwitchesOf(getpid()), 0);
+}
+
+TEST(WakeCostTest, TheWatchChargesEachOfOurSleepsItsCost) {
+  // 1 s of 2 CPUs, 0.5 s idle: 1.5 s busy, 1.3 s ours, 150,000 sleeps of ours.
+  WatchMark before, after;
+  before.ticks.cpus = after.ticks.cpus = 2;
+  after.ns = 1'000'000'000;
+  after.ticks.idle = 50;
+  after.own_seconds = 1.3;
+  after.own_sleeps = 150000;
+  EXPECT_NEAR(ForeignSecondsBetween(before, after, 100, 0), 0.2, 1e-12);
+  EXPECT_NEAR(ForeignSecondsBetween(before, after, 100, 1e-6), 0.05, 1e-12);
+  // 0.05 cores left: disturbed above 0.04, not above 0.06.
+  EXPECT_TRUE(FiguresBetween(before, after, true, 100, 0.04, 1e-6).disturbed);
+  EXPECT_FALSE(FiguresBetween(before, after, true, 100, 0.06, 1e-6).disturbed);
+  EXPECT_TRUE(FiguresBetween(before, after, true, 100, 0.06, 0).disturbed);
+}
+
+// Two threads of this process exchanging a byte over loopback TCP (not the
+// calibration's pipes), sleeping on each read.
+class LoopbackPingPong {
+ public:
+  LoopbackPingPong() {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    listen(listener_, 1);
+    echo_ = std::thread([this] {
+      const int conn = accept(listener_, nullptr, nullptr);
+      char byte;
+      while (conn >= 0 && read(conn, &byte, 1) == 1 && write(conn, &byte, 1) == 1) {
+      }
+      if (conn >= 0) close(conn);
+    });
+    client_ = socket(AF_INET, SOCK_STREAM, 0);
+    connected_ = connect(client_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    const int one = 1;
+    setsockopt(client_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ping_ = std::thread([this] {
+      char byte = 'x';
+      while (connected_ && !stop_.load(std::memory_order_relaxed) &&
+             write(client_, &byte, 1) == 1 && read(client_, &byte, 1) == 1) {
+        trips_.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  ~LoopbackPingPong() {
+    stop_.store(true);
+    shutdown(client_, SHUT_RDWR);
+    ping_.join();
+    if (!connected_) shutdown(listener_, SHUT_RDWR);
+    echo_.join();
+    close(client_);
+    close(listener_);
+  }
+  uint64_t trips() const { return trips_.load(); }
+
+ private:
+  int listener_ = -1;
+  int client_ = -1;
+  bool connected_ = false;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> trips_{0};
+  std::thread echo_;
+  std::thread ping_;
+};
+
+TEST(WakeCostTest, OurLoopbackTrafficReadsNoForeignWorkOnceItsSleepsAreCharged) {
+  const std::vector<int> cpus = AllowedCpus();
+  const WakeCost cost = CalibrateWakeCost(cpus);
+  EXPECT_EQ(cost.windows, 3);
+  EXPECT_GT(cost.sleeps, 0);
+  // Others' work only adds to a window: the least of three 1-second windows.
+  double uncharged = 1e9, charged = 1e9;
+  LoopbackPingPong traffic;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const WindowWatch watch({cpus, {}, 0.05, cost.seconds_per_sleep}, 0);
+  for (int window = 0; window < 3; ++window) {
+    const WatchMark start = watch.Mark();
+    const uint64_t trips_before = traffic.trips();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    const WatchMark end = watch.Mark();
+    ASSERT_GT(traffic.trips() - trips_before, 1000u) << "no traffic to measure";
+    const double seconds = (end.ns - start.ns) / 1e9;
+    uncharged =
+        std::min(uncharged, ForeignSecondsBetween(start, end, ProcTicksPerSecond(), 0) / seconds);
+    charged = std::min(
+        charged,
+        ForeignSecondsBetween(start, end, ProcTicksPerSecond(), cost.seconds_per_sleep) / seconds);
+  }
+  std::printf("wake cost %s; loopback ping-pong: %.4f cores foreign uncharged, %.4f charged\n",
+              cost.Describe().c_str(), uncharged, charged);
+  // /proc's rounding: a few ticks on each side of each reading.
+  const double tick_cores = 4 / ProcTicksPerSecond();
+  EXPECT_LT(charged, 0.015) << "the sleeps' cost still reads as others' work";
+  EXPECT_GT(charged, -0.015 - tick_cores) << "more charged than the sleeps cost";
+}
+
+TEST(WakeCostTest, ABurnerBesideTheCalibrationDoesNotRaiseTheCost) {
+  const std::vector<int> cpus = AllowedCpus();
+  // Short windows: the comparison needs only the order of magnitude.
+  const WakeCost quiet = CalibrateWakeCost(cpus, 300, 2);
+  const pid_t burner = testing::StartBurner(cpus.front());
+  ASSERT_GT(burner, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const WakeCost beside = CalibrateWakeCost(cpus, 300, 2);
+  kill(burner, SIGKILL);
+  waitpid(burner, nullptr, 0);
+  std::printf("quiet %s; beside a burner %s, others %.2f cores\n", quiet.Describe().c_str(),
+              beside.Describe().c_str(), beside.others_cores);
+  EXPECT_GT(beside.others_cores, 0.5) << "the burner was not read";
+  // Uncorrected, the burner's 0.1 s a window over a few thousand sleeps
+  // would read as tens of microseconds per sleep.
+  EXPECT_LT(beside.seconds_per_sleep, 3 * quiet.seconds_per_sleep + 2e-6);
+}
+
+}  // namespace
+}  // namespace kvlab::harness
