@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,7 +133,31 @@ class LoopbackPingPong {
   std::thread ping_;
 };
 
+// Holds idle CPUs polling (a 0 us PM QoS request, as a run does:
+// analysis/kvlab/running/cpu_idle.py) while it lives: the cost per sleep
+// depends on whether a CPU halts, and a test running beside this one may
+// take or drop such a request; with this one held, the calibration and the
+// measurement see the same regime. Without the right to open the device
+// (not root) both run as the kernel lets them.
+class PollingHold {
+ public:
+  PollingHold() : fd_(open("/dev/cpu_dma_latency", O_WRONLY)) {
+    const int32_t zero = 0;
+    if (fd_ >= 0 && write(fd_, &zero, sizeof(zero)) != sizeof(zero)) {
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~PollingHold() {
+    if (fd_ >= 0) close(fd_);
+  }
+
+ private:
+  int fd_;
+};
+
 TEST(WakeCostTest, OurLoopbackTrafficReadsNoForeignWorkOnceItsSleepsAreCharged) {
+  const PollingHold polling;
   const std::vector<int> cpus = AllowedCpus();
   const WakeCost cost = CalibrateWakeCost(cpus);
   EXPECT_EQ(cost.windows, 3);
@@ -157,10 +182,11 @@ TEST(WakeCostTest, OurLoopbackTrafficReadsNoForeignWorkOnceItsSleepsAreCharged) 
   }
   std::printf("wake cost %s; loopback ping-pong: %.4f cores foreign uncharged, %.4f charged\n",
               cost.Describe().c_str(), uncharged, charged);
-  // /proc's rounding: a few ticks on each side of each reading.
-  const double tick_cores = 4 / ProcTicksPerSecond();
-  EXPECT_LT(charged, 0.015) << "the sleeps' cost still reads as others' work";
-  EXPECT_GT(charged, -0.015 - tick_cores) << "more charged than the sleeps cost";
+  // Within 0.03 cores of none, well under the default threshold of 0.05
+  // (held polling, uncharged reads 0.13-0.14 here: the sleeps are 15 times as
+  // many; the TCP stack's share per sleep is a little above the pipes').
+  EXPECT_LT(charged, 0.03) << "the sleeps' cost still reads as others' work";
+  EXPECT_GT(charged, -0.03) << "more charged than the sleeps cost";
 }
 
 TEST(WakeCostTest, ABurnerBesideTheCalibrationDoesNotRaiseTheCost) {

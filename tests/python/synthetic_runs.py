@@ -46,11 +46,14 @@ def ratio_row(comparison="concurrent/redis", test="set", point="p16 tcp dedicate
 
 
 def write_run(folder, rows, ratios=(), machine=MACHINE_A, commit="a" * 40,
-              started="2026-11-30T10:00:00+00:00", experiment="headline"):
+              started="2026-11-30T10:00:00+00:00", experiment="headline", polled=None):
+    """`polled`: meta.json's cpu_idle.held (None: no cpu_idle, as runs before it)."""
     folder = Path(folder)
     folder.mkdir(parents=True)
     meta = {"experiment": experiment, "started_utc": started,
             "machine": {**machine, "hostname": "vm", "git": {"commit": commit, "dirty": False}}}
+    if polled is not None:
+        meta["cpu_idle"] = {"mode": "poll", "held": polled}
     (folder / "meta.json").write_text(json.dumps(meta))
     with (folder / "points.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)

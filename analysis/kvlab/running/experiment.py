@@ -31,6 +31,10 @@ ExperimentError naming the file, the key and what is allowed.
                                      # (each side in its own window, one after the other)
     alternation_s = 2.0              # optional, alternate: seconds measured per round
     slice_s = 0.1                    # optional, alternate: seconds per slice
+    cpu_idle = "poll"                # optional: poll (default: idle CPUs poll for the
+                                     # run, a PM QoS request; a halted virtual CPU's
+                                     # wake-up made modes) | kernel (the kernel's choice);
+                                     # see running/cpu_idle.py
 
     [[compare]]                      # optional: a ratio the experiment exists for
     a = "concurrent"                 # the numerator: a value of `by`
@@ -152,6 +156,7 @@ from ..schema.specs import (CLUSTER_KINDS, COMMAND_KINDS, COMPARE_BY, COMPARE_ME
 from ..schema.toml_checker import (AUTO, Checker, ExperimentError, at_least_two,
                                    non_negative, positive, positive_or_auto, valid_name)
 from . import commands
+from .cpu_idle import DEFAULT_MODE as DEFAULT_CPU_IDLE, MODES as CPU_IDLE_MODES
 from .hosts import parse_hosts
 
 # kvlab-load's commands (its --kinds: commands) are a single-key NAME, a multi-key
@@ -472,6 +477,7 @@ def _parse_experiment(data: dict, text: str, path: Path) -> Experiment:
     measurement = c.get("measurement", str, DEFAULT_MEASUREMENT, allowed=MEASUREMENTS)
     slice_s = float(c.get("slice_s", (int, float), 0.1, check=_slice))
     alternation_s = float(c.get("alternation_s", (int, float), 2.0, check=positive))
+    cpu_idle = c.get("cpu_idle", str, DEFAULT_CPU_IDLE, allowed=CPU_IDLE_MODES)
     if alternation_s < 4 * slice_s:
         raise ExperimentError(f"{path}: experiment.alternation_s: {alternation_s:g} is less "
                               f"than one ABBA cycle of 4 slices ({4 * slice_s:g} s)")
@@ -516,7 +522,7 @@ def _parse_experiment(data: dict, text: str, path: Path) -> Experiment:
                       precision=precision, budget_s=budget_s, max_rounds=max_rounds,
                       min_rounds=min_rounds,
                       disturbance_cores=disturbance_cores, measurement=measurement,
-                      alternation_s=alternation_s, slice_s=slice_s,
+                      alternation_s=alternation_s, slice_s=slice_s, cpu_idle=cpu_idle,
                       hosts=hosts, placement=placement)
 
 

@@ -19,7 +19,7 @@ processes are passed as `--server-pids`, and kvlab-load reads their process tree
 
 The watch counts the CPUs' busy time less ours as others' work, and each sleep of our
 threads costs the CPUs a little that no process is charged with (harness/measurement/
-wake_cost.h). `wake_cost` measures it once per boot and CPU pair (`kvlab-load
+wake_cost.h). `wake_cost` measures it once per boot, CPU pair and way of idling (`kvlab-load
 --calibrate-wake-cost`, about 3 s, kept in the user's cache folder) and every kvlab-load
 of a run gets it as `--wake-cost-us`.
 
@@ -122,14 +122,16 @@ def _boot_id() -> str:
 
 
 def wake_cost(build_dir: Path, measured_cpus: Iterable[int],
-              cache: Path | None = None) -> dict:
+              cache: Path | None = None, idle: str = "kernel") -> dict:
     """The measured CPUs' uncharged cost per sleep of ours: {"wake_cost_us", "windows",
     "sleeps", "others_cores", "boot_id", "cpus", "measured_utc", "cached"}. Measured
     with `kvlab-load --calibrate-wake-cost` on the first two CPUs (the ping-pong's), once
     per boot: a kernel's figure, not a run's, and 3 s a run would be a tenth of a short
-    one. Raises LoadgenMissing when kvlab-load cannot measure it."""
+    one. `idle`: how idle CPUs wait now (cpu_idle.IdleHold.regime()): a polling CPU
+    wakes without a halt's cost, so each way has its own figure. Raises LoadgenMissing
+    when kvlab-load cannot measure it."""
     cpus = list(measured_cpus)[:2]
-    key = {"boot_id": _boot_id(), "cpus": cpus}
+    key = {"boot_id": _boot_id(), "cpus": cpus, "idle": idle}
     path = (cache or _cache_folder()) / WAKE_COST_CACHE
     try:
         entries = json.loads(path.read_text())
@@ -137,7 +139,8 @@ def wake_cost(build_dir: Path, measured_cpus: Iterable[int],
         entries = []
     entries = [e for e in entries if isinstance(e, dict) and e.get("boot_id") == key["boot_id"]]
     for entry in entries:
-        if entry.get("cpus") == cpus and isinstance(entry.get("wake_cost_us"), (int, float)):
+        if entry.get("cpus") == cpus and entry.get("idle", "kernel") == idle \
+                and isinstance(entry.get("wake_cost_us"), (int, float)):
             return {**entry, "cached": True}
     binary = Path(build_dir) / "kvlab-load"
     try:

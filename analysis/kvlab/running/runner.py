@@ -56,7 +56,7 @@ from typing import Any, Callable, Sequence, TextIO
 import pandas as pd
 
 from ..tracking import machine
-from . import alternating, durability, latency, loadgens, syscalls
+from . import alternating, cpu_idle, durability, latency, loadgens, syscalls
 from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, RatioResult, compute,
                                         point_label, unresolved_points, write_ratios)
 from .commands import BUILD_COLUMN
@@ -268,6 +268,7 @@ class Runner:
         self.helper_pids: list[int] = []    # our other processes on the measured CPUs (the link)
         # The watch's uncharged cost per sleep of ours (loadgens.wake_cost); None: not read.
         self.wake_cost: dict | None = None
+        self.idle_hold = cpu_idle.IdleHold(experiment.cpu_idle)
         self.reserve_s = 0.0                # time later phases need, kept out of the budget
         self.stops: dict[str, str] = {}     # phase -> why it stopped adding rounds
         # measurement = "alternate" (running/alternating.py): the pairs alternated, the A/A
@@ -298,9 +299,13 @@ class Runner:
         self.schema = loadgens.point_schema(self.build_dir)
         for sub in ("histograms", "logs"):
             (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
-        if self.measured_cpus and self.experiment.placement is None:
-            # Before anything is measured: its ping-pong runs on the measured CPUs.
-            self.wake_cost = loadgens.wake_cost(self.build_dir, self.measured_cpus)
+        if self.experiment.placement is None:
+            # How idle CPUs wait, held from here to the end of this process (cpu_idle.py);
+            # the wake-up cost is measured under the same hold as everything after it.
+            self.idle_hold.take()
+            if self.measured_cpus:
+                self.wake_cost = loadgens.wake_cost(self.build_dir, self.measured_cpus,
+                                                    idle=self.idle_hold.regime())
         meta = self._meta()
         meta["points_schema"] = self.schema
         self._write_meta(meta)
@@ -342,6 +347,7 @@ class Runner:
             self.problems.append("interrupted: the points after the last one shown were not run")
         finally:
             writer.close()
+            self.idle_hold.release()
             results = self._ratios()
             write_ratios(self.run_dir / "ratios.csv", results)
             if self.calibration is not None:
@@ -861,6 +867,8 @@ class Runner:
             "disturbance_cores": self.experiment.disturbance_cores,
             # What the watch left out of others' work per sleep of ours, and when measured.
             "wake_cost": self.wake_cost,
+            # How the measured CPUs waited when idle (cpu_idle.py): held to polling or not.
+            "cpu_idle": self.idle_hold.describe(self.measured_cpus),
             "machine": machine.describe_machine(self.repo),
             # Each logged row's folder: the device and filesystem its fsyncs reached.
             "log_folders": self.log_folders,

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from ..measures import modes
 from ..schema.specs import ServerSpec
+from . import cpu_idle
 from .cpus import parse_cpu_list
 from .layout import fingerprint, maps_bases
 from .loadgens import LoadgenMissing, Watch, wake_cost
@@ -94,6 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--disturbed-above", type=float, default=0.1,
                         help="a start whose measured CPUs others used more than this many "
                              "cores of is measured again")
+    parser.add_argument("--cpu-idle", choices=cpu_idle.MODES, default=cpu_idle.DEFAULT_MODE,
+                        help="poll: idle CPUs poll for the whole run (a PM QoS request; "
+                             "running/cpu_idle.py) | kernel: the kernel's choice (a virtual "
+                             "CPU halts, and waking it costs a trip through the hypervisor)")
     parser.add_argument("--retries", type=int, default=2,
                         help="how often a disturbed start is measured again")
     parser.add_argument("--mmap-shift-pages", type=int, default=0,
@@ -154,8 +159,16 @@ def measure_start(name: str, build: Path, work: Path, args: argparse.Namespace,
                    "--json", str(work / f"{spec.name}-{index}.json")] + Watch(
                        measured_cpus=tuple(parse_cpu_list(f"{server_cpu},{client_cpus}")),
                        own_pids=tuple(server.pids), wake_cost_us=getattr(args, "wake_cost_us", None)).arguments()
+        idle_before = cpu_idle.idle_states(parse_cpu_list(f"{server_cpu},{client_cpus}"))
+        began = time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True,
                               timeout=args.seconds + args.warmup + 60)
+        halted = cpu_idle.halts(idle_before, cpu_idle.idle_states(
+            parse_cpu_list(f"{server_cpu},{client_cpus}")))
+        # Halts of the measured CPUs a second over the whole kvlab-load (its warm-up
+        # too): each costs a wake-up through the hypervisor on a VM (cpu_idle.py).
+        record["cpu_halts_per_s"] = (halted / (time.monotonic() - began)
+                                     if halted is not None else math.nan)
         if done.returncode != 0:
             raise ServerError(f"kvlab-load against {spec.name} exited with status "
                               f"{done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}")
@@ -168,6 +181,8 @@ def measure_start(name: str, build: Path, work: Path, args: argparse.Namespace,
         # competing for the CPU (a busy machine takes time, not cycles per operation)
         cost = record["server_cpu_us_per_op"]
         record["ops_per_server_cpu_s"] = 1e6 / cost if cost > 0 else math.nan
+        record["cpu_halts_per_op"] = record["cpu_halts_per_s"] / record["ops_per_s"] \
+            if record["ops_per_s"] > 0 else math.nan
         return record
     finally:
         server.stop()
@@ -212,10 +227,12 @@ def main(args: argparse.Namespace) -> int:
     if REFERENCE not in names:
         names.append(REFERENCE)
     server_cpu, client_cpus = _cpus(args)
+    hold = cpu_idle.IdleHold(args.cpu_idle)
+    hold.take()  # released when this process ends
     # Measured once (cached per boot), not by each start's kvlab-load (3 s each).
     try:
-        args.wake_cost_us = wake_cost(build, parse_cpu_list(f"{server_cpu},{client_cpus}"))[
-            "wake_cost_us"]
+        args.wake_cost_us = wake_cost(build, parse_cpu_list(f"{server_cpu},{client_cpus}"),
+                                      idle=hold.regime())["wake_cost_us"]
     except (LoadgenMissing, OSError, ValueError, subprocess.TimeoutExpired) as error:
         print(f"kvlab starts: {error}", file=sys.stderr)
         return 1
@@ -228,7 +245,7 @@ def main(args: argparse.Namespace) -> int:
           f"{args.keys}, {args.seconds:g} s after {args.warmup:g} s; "
           f"{'ASLR off (setarch -R)' if args.no_aslr else 'ASLR on'}, padding "
           f"{args.pad if args.pad is not None else 'random'}; wake-up cost "
-          f"{args.wake_cost_us:.2f} us per sleep; load average "
+          f"{args.wake_cost_us:.2f} us per sleep; {hold.why}; load average "
           f"{os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kvlab-starts-") as folder:
         for index in range(args.starts):
@@ -273,6 +290,12 @@ def main(args: argparse.Namespace) -> int:
             cpu_ok, cpu_text = steady(per_cpu[name], per_cpu[REFERENCE])
             print(f"  per server CPU second: {'steady' if cpu_ok else 'NOT steady'}: "
                   f"{cpu_text}")
+    for name in names:
+        halts = [r["cpu_halts_per_op"] for r in records
+                 if r["server"] == name and math.isfinite(r.get("cpu_halts_per_op", math.nan))]
+        if halts:
+            print(f"{name}: halts of the measured CPUs per operation, median "
+                  f"{statistics.median(halts):.3f} (from {min(halts):.3f} to {max(halts):.3f})")
     kept_disturbed = sum(r["disturbed"] for r in records)
     foreign = statistics.median([r["foreign_cpu"] for r in records
                                  if math.isfinite(r["foreign_cpu"])] or [math.nan])
@@ -282,6 +305,8 @@ def main(args: argparse.Namespace) -> int:
           f"{args.disturbed_above:g} cores after {args.retries} retries (kept, counted)")
     if args.json:
         args.json.write_text(json.dumps({"arguments": {k: str(v) for k, v in vars(args).items()},
+                                         "cpu_idle": hold.describe(
+                                             parse_cpu_list(f"{server_cpu},{client_cpus}")),
                                          "starts": records, "summary": results,
                                          "summary_per_server_cpu": per_cpu}, indent=1))
     return 1 if failed else 0

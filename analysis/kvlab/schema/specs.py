@@ -205,6 +205,7 @@ class Experiment:
     measurement: str = DEFAULT_MEASUREMENT
     alternation_s: float = 2.0
     slice_s: float = 0.1
+    cpu_idle: str = "poll"           # how idle CPUs wait during the run (running/cpu_idle.py)
     # [[host]] and [placement] (kvlab.running.hosts); without them everything runs on this machine.
     hosts: tuple = ()
     placement: Any = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..rendering.markdown import markdown_table
-from .history import HistoryError, describe_fingerprint, load_records, series_of
+from .history import HistoryError, describe_fingerprint, load_records, series_name, series_of
 from .verdict import HISTORY_WINDOW, MIN_EFFECT, SeriesVerdict, count, judge_record
 
 
@@ -39,8 +39,11 @@ def compare(base: str | Path, new: str | Path, min_effect: float = MIN_EFFECT,
         raise CompareError(
             f"base holds runs of another machine ({', '.join(others)}) than new ({new_id}); "
             "figures of two machines are not one series (--across-machines to compare anyway)")
-    same_experiment = [r for r in history if r["experiment"] == new_record["experiment"]]
-    history = [r for r in (same_experiment or history)
+    same_experiment = [r for r in history if series_name(r) == series_name(new_record)]
+    # Never across idle regimes, even without the same experiment (series_name).
+    same_idle = [r for r in history
+                 if r.get("cpu_idle", "kernel") == new_record.get("cpu_idle", "kernel")]
+    history = [r for r in (same_experiment or same_idle)
                if r["started_utc"] != new_record["started_utc"] or r["run"] != new_record["run"]]
     return history, new_record, judge_record(history, new_record, min_effect)
 

@@ -34,7 +34,9 @@ A point's ops/s and costs are summarised over its `ok` rows with kvlab.measures.
 
 A series is one thing tracked over records: a declared ratio, a point's ops/s, or a
 point's cost column. `series_of(record)` names each with a SeriesKey; series of
-different fingerprints or experiments are never joined (`group_records`).
+different fingerprints or experiments are never joined (`group_records`), nor runs
+whose idle CPUs polled with runs whose CPUs could halt (`cpu_idle`: on a VM a halted
+CPU's wake-up moves low-concurrency rates several-fold; running/cpu_idle.py).
 
 Pure functions of the files they read; thread-compatible.
 """
@@ -202,6 +204,7 @@ def record_from_run(run_dir: str | Path) -> dict:
     record = {"schema": SCHEMA, "fingerprint": fingerprint(machine),
               "commit": git.get("commit") or "", "dirty": bool(git.get("dirty")),
               "experiment": str(meta.get("experiment") or run_dir.name),
+              "cpu_idle": idle_regime(meta),
               "started_utc": started, "run": run_dir.name,
               "ratios": _tag_ratios(_read_ratios(run_dir / "ratios.csv"), meta, tags),
               "points": [_summarise_point(label, rows) for label, rows in by_point.items()]}
@@ -375,12 +378,26 @@ def sort_records(records: list[dict]) -> list[dict]:
                                           r.get("run", "")))
 
 
+def idle_regime(meta: dict) -> str:
+    """"poll" when the run held its idle CPUs polling (meta.json cpu_idle.held), else
+    "kernel" (runs from before the hold was taken let the CPUs halt)."""
+    held = (meta.get("cpu_idle") or {}).get("held")
+    return "poll" if held else "kernel"
+
+
+def series_name(record: dict) -> str:
+    """The experiment a record continues: its name, marked when its idle CPUs polled."""
+    regime = record.get("cpu_idle", "kernel")
+    return record["experiment"] + ("" if regime == "kernel" else f" (idle CPUs {regime})")
+
+
 def group_records(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
-    """(fingerprint id, experiment) → its records, oldest first. Trends and verdicts only
-    ever look inside one group: figures of two machines are never one series."""
+    """(fingerprint id, series_name) → its records, oldest first. Trends and verdicts only
+    ever look inside one group: figures of two machines, or of CPUs that polled and CPUs
+    that halted, are never one series."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for record in sort_records(records):
-        groups.setdefault((record["fingerprint"]["id"], record["experiment"]), []).append(record)
+        groups.setdefault((record["fingerprint"]["id"], series_name(record)), []).append(record)
     return groups
 
 

@@ -101,6 +101,20 @@ def test_a_history_folder_is_a_base(tmp_path):
     assert judgement.verdict == "regressed" and judgement.runs == 5
 
 
+def test_a_run_whose_idle_cpus_polled_is_not_judged_against_halting_ones(tmp_path):
+    history = tmp_path / "history"
+    for i, value in enumerate(QUIET):
+        run = write_run(tmp_path / f"run{i}", repetitions([value * 0.995, value, value * 1.005]),
+                        started=f"2026-11-30T1{i}:00:00+00:00", experiment=f"e{i}")
+        write_record(record_from_run(run), history)
+    # Five times faster with the CPUs polling: not an improvement of the code.
+    new = write_run(tmp_path / "new", repetitions([5e5, 5.01e5, 4.99e5]), polled=True,
+                    started="2026-11-30T20:00:00+00:00", experiment="other")
+    (folder,) = history.iterdir()
+    judged = [j for k, j in _verdicts(folder, new).items() if k.kind == "ops/s"]
+    assert all(j.runs == 0 and j.verdict != "improved" for j in judged), judged
+
+
 def test_two_machines_are_not_compared_unless_asked(tmp_path):
     base = write_run(tmp_path / "base", repetitions(QUIET[:3]))
     new = write_run(tmp_path / "new", repetitions(QUIET[:3]), machine=MACHINE_B)

@@ -89,6 +89,18 @@ def test_two_fingerprints_never_share_a_series(tmp_path):
         repetitions([1.0])[0])) in names[0]
 
 
+def test_runs_whose_idle_cpus_polled_are_a_series_of_their_own(tmp_path):
+    results = tmp_path / "results"
+    # Before the hold existed (no cpu_idle), not held, held, held.
+    for i, polled in enumerate((None, False, True, True)):
+        run = write_run(tmp_path / f"run{i}", repetitions([1e5, 1e5, 1e5]), polled=polled,
+                        started=f"2026-11-30T1{i}:00:00+00:00")
+        write_record(record_from_run(run), results / "history")
+    groups = group_records(load_history(results))
+    assert {name: len(g) for (_, name), g in groups.items()} == {
+        "headline": 2, "headline (idle CPUs poll)": 2}
+
+
 def test_local_runs_join_the_history_once(tmp_path):
     results = tmp_path / "results"
     run = write_run(results / "runs" / "20261130T100000Z-headline", repetitions([1e5, 1e5]))
