@@ -331,9 +331,10 @@ int main(int argc, char** argv) {
   if (options.calibrate_wake_cost) {
     const WakeCost cost = CalibrateWakeCost(options.config.watch.measured_cpus);
     std::printf(
-        "{\"wake_cost_us\": %.6f, \"windows\": %d, \"sleeps\": %lld, \"others_cores\": %.4f}\n",
-        cost.seconds_per_sleep * 1e6, cost.windows, static_cast<long long>(cost.sleeps),
-        cost.others_cores);
+        "{\"wake_cost_us\": %.6f, \"windows\": %d, \"rejected\": %d, \"sleeps\": %lld, "
+        "\"others_cores\": %.4f}\n",
+        cost.seconds_per_sleep * 1e6, cost.windows, cost.rejected,
+        static_cast<long long>(cost.sleeps), cost.others_cores);
     return kExitOk;
   }
   InstallInterruptHandler();

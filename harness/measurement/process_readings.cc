@@ -63,6 +63,7 @@ CpuTicks ParseProcStat(std::string_view text, const std::vector<int>& cpus,
     std::istringstream fields(line);
     std::string name;
     fields >> name;
+    if (name == "processes") fields >> ticks.forks;
     if (!wanted.contains(name)) continue;
     // user nice system idle iowait irq softirq steal ...
     uint64_t values[8] = {};

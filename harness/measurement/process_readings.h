@@ -35,6 +35,9 @@ struct CpuTicks {
   uint64_t steal = 0;
   int cpus = 0;
   bool irq_charged_to_tasks = true;
+  // /proc/stat's `processes`: processes and threads created since boot (a
+  // window in which it moved had work that may have come and gone unseen).
+  uint64_t forks = 0;
 };
 CpuTicks ParseProcStat(std::string_view proc_stat_text, const std::vector<int>& cpus,
                        bool irq_charged_to_tasks);

@@ -29,7 +29,8 @@ namespace kvlab::harness {
 
 struct WakeCost {
   double seconds_per_sleep = 0;  // >= 0; what the watch subtracts per sleep of ours
-  int windows = 0;               // calibration windows measured
+  int windows = 0;               // clean calibration windows measured (0: not measured)
+  int rejected = 0;              // windows left out: a process or thread was created in them
   int64_t sleeps = 0;            // our sleeps in the window chosen
   double others_cores = 0;       // other processes' CPU in that window (left out)
   std::string Describe() const;  // "1.02 us per sleep (3 windows, 2,841 sleeps)"
@@ -47,7 +48,12 @@ double CostPerSleep(double busy_seconds, double own_seconds, double others_secon
 // only adds to a window's figure, so the least of the windows' figures is
 // the cost; other processes' CPU time in a window (a scan of /proc) is left
 // out, so a CPU burner running beside the calibration does not make the
-// cost large enough to hide it later.
+// cost large enough to hide it later. A process that starts and ends inside
+// a window escapes the scan (a busy test suite starts dozens a second and
+// read 15.7 us a sleep against 0.6 quiet), so a window in which /proc/stat's
+// `processes` moved is left out and another is tried, at most
+// 3 x `windows` in all; with no clean window the cost is 0 and `windows` 0:
+// nothing is subtracted, which can only call more windows disturbed.
 // /proc/stat counts idle time in 10 ms ticks and the cost is a few
 // hundredths of a core: windows of a second resolve it to about half.
 WakeCost CalibrateWakeCost(const std::vector<int>& cpus, int window_ms = 1000, int windows = 3);

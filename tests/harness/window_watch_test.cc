@@ -30,13 +30,15 @@ TEST(ProcessReadingsTest, ProcStatSumsEachStateOfTheChosenCpusOnly) {
       "cpu0 100 10 50 5000 1 7 8 3 0 0\n"
       "cpu1 200 20 60 4000 2 7 8 4 0 0\n"
       "cpu12 1000 0 0 0 0 0 0 50 0 0\n"
-      "intr 1 2 3\n";
+      "intr 1 2 3\n"
+      "processes 98765\n";
   const CpuTicks one = ParseProcStat(text, {1}, true);
   EXPECT_EQ(one.ticked, 280u);  // user + nice + system
   EXPECT_EQ(one.irq, 15u);      // irq + softirq
   EXPECT_EQ(one.idle, 4002u);   // idle + iowait
   EXPECT_EQ(one.steal, 4u);
   EXPECT_EQ(one.cpus, 1);
+  EXPECT_EQ(one.forks, 98765u);  // processes and threads created since boot
   const CpuTicks both = ParseProcStat(text, {0, 1}, false);
   EXPECT_EQ(both.ticked, 440u);
   EXPECT_EQ(both.idle, 9003u);

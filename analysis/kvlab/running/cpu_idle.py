@@ -79,7 +79,7 @@ class IdleHold:
     """Holds the measured CPUs to polling (mode "poll") from `take()` until `release()`
     or the process's end. Not thread-safe; one owner (the runner)."""
 
-    def __init__(self, mode: str = DEFAULT_MODE, qos_path: Path = QOS_PATH):
+    def __init__(self, mode: str = DEFAULT_MODE, qos_path: Path = QOS_PATH) -> None:
         if mode not in MODES:
             raise ValueError(f"cpu_idle: {mode!r} is not one of {', '.join(MODES)}")
         self.mode = mode

@@ -156,6 +156,10 @@ def wake_cost(build_dir: Path, measured_cpus: Iterable[int],
                              f"{done.returncode}: {_tail(done.stderr or done.stdout)}")
     entry = {**measured, **key,
              "measured_utc": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    if not measured.get("windows"):
+        # Processes came and went in every window: nothing subtracted this run, and
+        # nothing kept, so that the next run measures again.
+        return {**entry, "cached": False}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")

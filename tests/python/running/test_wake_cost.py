@@ -64,6 +64,17 @@ def test_a_failed_calibration_is_an_error_not_a_zero(tmp_path, reply, status):
     assert not (tmp_path / "cache" / loadgens.WAKE_COST_CACHE).exists()
 
 
+def test_a_calibration_without_a_clean_window_is_used_once_not_kept(tmp_path):
+    build, cache = tmp_path / "build", tmp_path / "cache"
+    fake_kvlab_load(build, '{"wake_cost_us": 0, "windows": 0, "rejected": 9, "sleeps": 0, '
+                           '"others_cores": 0}')
+    got = loadgens.wake_cost(build, [0, 1], cache)
+    assert got["wake_cost_us"] == 0 and got["windows"] == 0 and not got["cached"]
+    loadgens.wake_cost(build, [0, 1], cache)
+    assert calls(build) == 2  # measured again: a busy moment is not this boot's figure
+    assert not (cache / loadgens.WAKE_COST_CACHE).exists()
+
+
 def test_the_watch_passes_it_only_with_measured_cpus():
     assert loadgens.Watch((0, 1), (), 0.05, 0.85).arguments()[-2:] == ["--wake-cost-us",
                                                                        "0.850000"]
@@ -74,5 +85,7 @@ def test_the_watch_passes_it_only_with_measured_cpus():
 def test_the_real_kvlab_load_measures_a_cost(build_dir, tmp_path):
     cpus = sorted(os.sched_getaffinity(0))[:2]
     got = loadgens.wake_cost(build_dir, cpus, tmp_path / "cache")
-    assert got["windows"] == 3 and got["sleeps"] > 1000
+    # A busy moment (processes created in every window) measures nothing; else 3 windows.
+    assert got["windows"] + got["rejected"] >= 3
+    assert got["windows"] == 0 or (got["windows"] == 3 and got["sleeps"] > 1000)
     assert 0 <= got["wake_cost_us"] < 1000
