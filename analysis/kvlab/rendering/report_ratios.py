@@ -88,7 +88,24 @@ def disturbance_line(points: pd.DataFrame, meta: dict) -> str:
     steal = points["steal_cpu"].max() if "steal_cpu" in points else math.nan
     if not pd.isna(steal) and steal > 0:
         line += f"; steal up to {steal:.2f} cores"
-    return line
+    return line + idle_and_wake_cost(meta)
+
+
+def idle_and_wake_cost(meta: dict) -> str:
+    """How the measured CPUs waited when idle (running/cpu_idle.py) and what the watch
+    charged each sleep of ours (loadgens.wake_cost); "" for runs from before either."""
+    text = ""
+    idle = meta.get("cpu_idle") or {}
+    if idle:
+        text += ("; idle CPUs polled (held for the run)" if idle.get("held")
+                 else f"; idle CPUs free to halt ({idle.get('why') or 'not held'})")
+    cost = meta.get("wake_cost") or {}
+    if cost:
+        text += (f"; {float(cost.get('wake_cost_us', 0)):.2f} µs charged to each sleep of ours"
+                 if cost.get("windows") else
+                 "; the wake-up cost was not measured (processes started in every "
+                 "calibration window): nothing charged to our sleeps")
+    return text
 
 
 def _read(path: Path) -> pd.DataFrame:

@@ -4,6 +4,8 @@ import json
 import math
 import warnings
 
+import pytest
+
 from kvlab.rendering.report import point_table, render_report, write_report
 from kvlab.rendering.run_plots import write_plots
 from kvlab.running.results import load_points
@@ -97,6 +99,27 @@ def test_disturbed_measurements_are_called_out_in_the_header(small_run):
     assert (f"- disturbance: 1 of {measured} measurements had other work on the measured "
             "CPUs above the threshold and were run again; foreign CPU median 0.010 cores, "
             "worst 0.40") in report
+
+
+@pytest.mark.parametrize("idle,cost,said", [
+    ({"held": True}, {"wake_cost_us": 0.6354, "windows": 3},
+     "; idle CPUs polled (held for the run); 0.64 µs charged to each sleep of ours"),
+    ({"held": False, "why": "/dev/cpu_dma_latency: Permission denied"},
+     {"wake_cost_us": 0, "windows": 0},
+     "; idle CPUs free to halt (/dev/cpu_dma_latency: Permission denied); the wake-up cost "
+     "was not measured"),
+])
+def test_the_header_says_how_idle_cpus_waited_and_what_sleeps_were_charged(small_run, idle,
+                                                                            cost, said):
+    import pandas as pd
+    points = pd.read_csv(small_run / "points.csv", dtype=str, keep_default_na=False)
+    points["foreign_cpu"] = "0.010"
+    points.to_csv(small_run / "points.csv", index=False)
+    meta_path = small_run / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta.update(cpu_idle=idle, wake_cost=cost)
+    meta_path.write_text(json.dumps(meta))
+    assert said in render_report(small_run)
 
 
 def test_the_report_leads_with_the_declared_comparisons(small_run):
