@@ -131,10 +131,25 @@ TEST(LaneScan, AGroupAnnotationIsTheRecordsInItsFirstLaneAndAMarkerElsewhere) {
   }
 }
 
-// A fresh folder under the build tree (a real disk: fsync means something).
+// This run's folders: beside the test executable, in the build tree (a real
+// disk: fsync means something), never in the folder it was started from (a
+// run from the repository's root once left 78 log files there for git to
+// pick up); removed when the tests end.
+std::filesystem::path ThisRunsFolder() {
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "lane_log_test" /
+         std::to_string(::getpid());
+}
+
+class RemoveThisRunsFolder : public ::testing::Environment {
+ public:
+  void TearDown() override { std::filesystem::remove_all(ThisRunsFolder()); }
+};
+const auto* const kRemoveThisRunsFolder =
+    ::testing::AddGlobalTestEnvironment(new RemoveThisRunsFolder);
+
+// A fresh folder of this run's.
 std::string FreshLogPath(const std::string& name) {
-  const std::filesystem::path folder =
-      std::filesystem::current_path() / "lane_log_test" / (name + "-" + std::to_string(::getpid()));
+  const std::filesystem::path folder = ThisRunsFolder() / name;
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
   return (folder / "appendonly.aof").string();

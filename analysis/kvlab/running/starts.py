@@ -137,6 +137,7 @@ def measure_start(name: str, build: Path, work: Path, args: argparse.Namespace,
     """One fresh start of server `name` (with NO_ASLR: under setarch -R): its rate
     (ops/s), its cost per operation and its fingerprint."""
     spec = SERVERS[name.removesuffix(NO_ASLR)]
+    measured = parse_cpu_list(f"{server_cpu},{client_cpus}")
     log = work / f"{spec.name}.log"
     server = ServerProcess(spec, build, work, log, server_cpu)
     shift = random.randrange(args.mmap_shift_pages + 1) if args.mmap_shift_pages else None
@@ -157,14 +158,13 @@ def measure_start(name: str, build: Path, work: Path, args: argparse.Namespace,
                    "--keys", str(args.keys), "--duration", f"{args.seconds:g}",
                    "--warmup", f"{args.warmup:g}", "--repeat", "1", "--csv", str(csv_path),
                    "--json", str(work / f"{spec.name}-{index}.json")] + Watch(
-                       measured_cpus=tuple(parse_cpu_list(f"{server_cpu},{client_cpus}")),
+                       measured_cpus=tuple(measured),
                        own_pids=tuple(server.pids), wake_cost_us=getattr(args, "wake_cost_us", None)).arguments()
-        idle_before = cpu_idle.idle_states(parse_cpu_list(f"{server_cpu},{client_cpus}"))
+        idle_before = cpu_idle.idle_states(measured)
         began = time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True,
                               timeout=args.seconds + args.warmup + 60)
-        halted = cpu_idle.halts(idle_before, cpu_idle.idle_states(
-            parse_cpu_list(f"{server_cpu},{client_cpus}")))
+        halted = cpu_idle.halts(idle_before, cpu_idle.idle_states(measured))
         # Halts of the measured CPUs a second over the whole kvlab-load (its warm-up
         # too): each costs a wake-up through the hypervisor on a VM (cpu_idle.py).
         record["cpu_halts_per_s"] = (halted / (time.monotonic() - began)
@@ -227,11 +227,12 @@ def main(args: argparse.Namespace) -> int:
     if REFERENCE not in names:
         names.append(REFERENCE)
     server_cpu, client_cpus = _cpus(args)
+    measured = parse_cpu_list(f"{server_cpu},{client_cpus}")
     hold = cpu_idle.IdleHold(args.cpu_idle)
     hold.take()  # released when this process ends
     # Measured once (cached per boot), not by each start's kvlab-load (3 s each).
     try:
-        args.wake_cost_us = wake_cost(build, parse_cpu_list(f"{server_cpu},{client_cpus}"),
+        args.wake_cost_us = wake_cost(build, measured,
                                       idle=hold.regime())["wake_cost_us"]
     except (LoadgenMissing, OSError, ValueError, subprocess.TimeoutExpired) as error:
         print(f"kvlab starts: {error}", file=sys.stderr)
@@ -306,7 +307,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps({"arguments": {k: str(v) for k, v in vars(args).items()},
                                          "cpu_idle": hold.describe(
-                                             parse_cpu_list(f"{server_cpu},{client_cpus}")),
+                                             measured),
                                          "starts": records, "summary": results,
                                          "summary_per_server_cpu": per_cpu}, indent=1))
     return 1 if failed else 0
