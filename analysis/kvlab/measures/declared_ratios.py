@@ -49,7 +49,7 @@ import pandas as pd
 
 from ..schema.specs import DEFAULT_MIN_ROUNDS, POINT_VARIABLES, CompareSpec
 from .modes import ratio_modes
-from .ratio_verdicts import NOT_MEASURED_BUDGET, RatioVerdict, decide, lower_is_better, not_measured
+from .ratio_verdicts import RatioVerdict, decide_row
 from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, RatioSummary, ratio_interval
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
@@ -80,8 +80,10 @@ class RatioResult:
     modes_a: str = ""
     modes_b: str = ""
     modes_between: float = math.nan
-    # status `not measured (budget)`: the seconds the ratio would have needed
+    # status `not measured (budget)`: the seconds the ratio would have needed; status
+    # `inconclusive`: the seconds it would still need to reach `target` (NaN: not known)
     budget_needed_s: float = math.nan
+    target: float = math.nan      # the half-width the run set out to reach
 
     def row(self) -> dict:
         s = self.summary
@@ -99,13 +101,15 @@ class RatioResult:
                 else f"{self.budget_needed_s:.0f}"}
 
     def verdict(self) -> RatioVerdict:
-        """What the interval decides (ratio_verdicts.decide), without a seed."""
+        """What the interval decides (ratio_verdicts.decide_row, the report's rule),
+        without a seed."""
         s = self.summary
-        if self.status == NOT_MEASURED_BUDGET:
-            return not_measured(self.budget_needed_s)
-        return decide(s.low, s.high, None, self.spec.a, self.spec.b,
-                      lower_is_better(self.spec.metric), starts=s.n,
-                      modes_between=self.modes_between)
+        return decide_row({"status": self.status, "low": s.low, "high": s.high,
+                           "metric": self.spec.metric, "rounds": s.n,
+                           "modes_between": self.modes_between,
+                           "budget_needed_s": self.budget_needed_s},
+                          None, self.spec.a, self.spec.b,
+                          None if math.isnan(self.target) else self.target)
 
 
 def _fmt(value: float) -> str:
@@ -264,7 +268,7 @@ def compute(frame: pd.DataFrame, comparisons: Sequence[CompareSpec],
                                        client_bound, key_a, key_b,
                                        modes_a=modes_a.text() if modes_a.modes else "",
                                        modes_b=modes_b.text() if modes_b.modes else "",
-                                       modes_between=between))
+                                       modes_between=between, target=target))
     return results
 
 

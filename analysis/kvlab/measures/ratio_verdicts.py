@@ -35,6 +35,13 @@ data landed, not on the architecture; the report gives each mode's share and med
 instead of a verdict from the pooled mean. A difference larger than the modes'
 distance still decides on its interval.
 
+A measured ratio that did not reach the run's target (its status `inconclusive`: wider
+than the experiment's precision, or over fewer starts than its min_rounds, when time ran
+out) is `not resolved (budget)`: no side, however far its interval lies from 1.0, and
+the cell says how wide it got over how many starts and the seconds it would still need.
+Its interval is printed beside it; a verdict is only claimed at the precision the run
+set out to reach. A layout-sensitive ratio or one over too few starts keeps that verdict.
+
 The one owner of this rule: the report's verdict tables and the forest plot
 call decide(); neither writes its own comparison against 1.0.
 
@@ -55,6 +62,8 @@ LAYOUT_SENSITIVE = "layout-sensitive"
 # The run's plan (budget_plan.py) gave the ratio no starts: its budget could not buy
 # min_rounds of them; `why` says the seconds it would have needed.
 NOT_MEASURED_BUDGET = "not measured (budget)"
+# Measured, but the budget ran out before the interval reached the target precision.
+NOT_RESOLVED_BUDGET = "not resolved (budget)"
 SEED_INSIDE = "seed inside"
 SEED_OUTSIDE = "seed outside"
 SEED_NOT_TESTED = "seed not tested"
@@ -67,11 +76,13 @@ class RatioVerdict:
     seed: str | None                # SEED_INSIDE, SEED_OUTSIDE, SEED_NOT_TESTED; None without a seed
     seed_direction_agrees: bool | None  # None without a seed or when ours is undecided
     why: str = ""                   # why the seed was not tested ("interval ±41% > ±5%")
+    # what the direction rests on, where it is not a side ("±3.1% over 11 starts, ...")
+    detail: str = ""
 
     def text(self) -> str:
         """One cell: 'concurrent ahead; seed outside, direction agrees'."""
-        parts = [self.direction + (f" ({self.why})" if self.why and self.seed is None
-                                   else "")]
+        detail = self.detail or (self.why if self.seed is None else "")
+        parts = [self.direction + (f" ({detail})" if detail else "")]
         if self.seed is not None:
             seed = self.seed + (f" ({self.why})" if self.why else "")
             if self.seed_direction_agrees is True:
@@ -164,6 +175,27 @@ def not_measured(needed_s: float) -> RatioVerdict:
                         seed_direction_agrees=None, why=why)
 
 
+def not_resolved(low: float, high: float, starts: int | None, target: float | None,
+                 needed_s: float, seed_verdict: RatioVerdict | None = None) -> RatioVerdict:
+    """The verdict of a measured ratio that ended short of the run's target: its width
+    and starts, and the seconds it would still need (NaN: not known). What its interval
+    says of a seed (`seed_verdict`: decide()'s) stands: a seed outside the interval is
+    outside whatever the width; no side is claimed, so no direction agrees."""
+    target = DEFAULT_PRECISION if target is None or not _finite(target) else target
+    parts = []
+    if _finite(low) and _finite(high) and low > 0:
+        parts.append(f"±{half_width(low, high):.1%}"
+                     + (f" over {starts} starts" if starts else "")
+                     + f", the target ±{target:.1%}")
+    if _finite(needed_s):
+        parts.append(f"needs about {needed_s:.0f} s more")
+    seed = seed_verdict.seed if seed_verdict is not None else None
+    return RatioVerdict(direction=NOT_RESOLVED_BUDGET, ahead=None, seed=seed,
+                        seed_direction_agrees=None,
+                        why=seed_verdict.why if seed_verdict is not None else "",
+                        detail="; ".join(parts))
+
+
 def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
                margin: float | None = None) -> RatioVerdict:
     """decide() for one row of ratios.csv (a dict or a pandas row: low, high, metric,
@@ -172,7 +204,12 @@ def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
     if row.get("status") == NOT_MEASURED_BUDGET:
         return not_measured(_float(row.get("budget_needed_s")))
     rounds = _float(row.get("rounds"))
-    return decide(_float(row.get("low")), _float(row.get("high")), seed, a, b,
-                  lower_is_better(row.get("metric")), margin,
-                  int(rounds) if math.isfinite(rounds) else None,
-                  _float(row.get("modes_between")))
+    starts = int(rounds) if math.isfinite(rounds) else None
+    low, high = _float(row.get("low")), _float(row.get("high"))
+    verdict = decide(low, high, seed, a, b, lower_is_better(row.get("metric")), margin,
+                     starts, _float(row.get("modes_between")))
+    if row.get("status") == "inconclusive" and verdict.direction not in (
+            LAYOUT_SENSITIVE, TOO_FEW_STARTS):
+        return not_resolved(low, high, starts, margin, _float(row.get("budget_needed_s")),
+                            verdict)
+    return verdict

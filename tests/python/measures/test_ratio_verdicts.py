@@ -131,8 +131,43 @@ def test_the_report_and_the_forest_plot_say_what_few_starts_and_wide_intervals_d
         writer.writerows(rows)
     report = verdict_sections(tmp_path, meta)
     assert "| undecided (too few starts) |" in report
-    assert "| undecided; seed not tested (interval ±100.0% wider than ±2.0%) |" in report
+    assert ("| not resolved (budget) (±100.0% over 6 starts, the target ±2.0%); "
+            "seed not tested (interval ±100.0% wider than ±2.0%) |") in report
     assert "seed inside" not in report and "concurrent ahead" not in report
     texts = [t.get_text() for t in verdicts_figure(tmp_path, meta).axes[0].texts]
     assert any(t.startswith("undecided (too few starts)  (") for t in texts), texts
-    assert any(t.startswith("undecided; seed not tested") for t in texts), texts
+    assert any(t.startswith("not resolved (budget)") for t in texts), texts
+
+
+def test_a_ratio_short_of_its_target_claims_no_side_however_far_from_one():
+    # 3.365 [3.278, 3.470] over 11 starts is ±2.9%: far from 1.0, but the run set out
+    # to reach ±2%, so it says what it reached and what it still needs, not a side.
+    from kvlab.measures.ratio_verdicts import NOT_RESOLVED_BUDGET, decide_row
+    row = {"low": "3.278", "high": "3.470", "rounds": "11", "metric": "ops_per_s",
+           "status": "inconclusive", "budget_needed_s": "42"}
+    v = decide_row(row, 1.13, "concurrent", "sharded", 0.02)
+    assert v.direction == NOT_RESOLVED_BUDGET and v.ahead is None
+    assert v.seed == SEED_OUTSIDE and v.seed_direction_agrees is None
+    assert v.text() == ("not resolved (budget) (±2.9% over 11 starts, the target ±2.0%; "
+                        "needs about 42 s more); seed outside")
+    # the same interval, resolved by the run's rule, keeps its side
+    assert decide_row(dict(row, status="resolved"), None, "c", "s", 0.05).direction == "c ahead"
+    # a layout-sensitive ratio and one over too few starts keep their verdicts
+    modes = dict(row, low="0.97", high="1.11", modes_between="1.2")
+    assert decide_row(modes, None, "c", "s", 0.02).direction == "layout-sensitive"
+    assert decide_row(dict(row, rounds="2"), None, "c", "s").direction == \
+        "undecided (too few starts)"
+
+
+def test_a_result_short_of_its_target_says_so_in_ratios_csv():
+    from kvlab.measures.declared_ratios import RatioResult
+    from kvlab.measures.stats import ratio_interval
+    from kvlab.schema.specs import CompareSpec
+    spec = CompareSpec(name="c/s", by="server", a="concurrent", b="sharded")
+    summary = ratio_interval([3.2, 3.5, 3.3, 3.6, 3.4, 3.25, 3.55, 3.3, 3.45, 3.5])
+    common = dict(spec=spec, test="set", point="p16", summary=summary, disturbed_rounds=0,
+                  client_bound=False, key_a=(), key_b=(), budget_needed_s=30.0, target=0.02)
+    short = RatioResult(status="inconclusive", **common)
+    assert short.row()["verdict"] == "not resolved (budget)"
+    assert "needs about 30 s more" in short.verdict().text()
+    assert RatioResult(status="resolved", **common).row()["verdict"] == "concurrent ahead"

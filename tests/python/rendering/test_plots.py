@@ -20,7 +20,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from kvlab.rendering import palette  # noqa: E402
 from kvlab.rendering.run_plots import figures_of_run, write_plots  # noqa: E402
 from kvlab.rendering.plots_latency import BEHIND_TEXT  # noqa: E402
-from kvlab.measures.ratio_verdicts import decide  # noqa: E402
+from kvlab.measures.ratio_verdicts import NOT_RESOLVED_BUDGET, decide, not_resolved  # noqa: E402
 from kvlab.measures.histograms import compress_documents  # noqa: E402
 from kvlab.measures.latency_curves import CURVE_COLUMNS, CURVE_INTERVALS  # noqa: E402
 from synthetic_runs import MACHINE_A, point_row  # noqa: E402
@@ -304,15 +304,19 @@ def test_the_forest_plot_writes_the_shared_verdict_beside_each_ratio(figures):
     texts = [t.get_text() for t in figures["verdicts"].axes[0].texts]
     expected = [
         decide(1.60, 1.72, 1.13, "concurrent", "sharded-hop-command").text(),
-        decide(1.05, 1.19, 1.13, "concurrent", "sharded-hop-command").text(),
+        # inconclusive: short of the run's target, so no side, whatever the interval says
+        not_resolved(1.05, 1.19, 12, None, float("nan"),
+                     decide(1.05, 1.19, 1.13, "concurrent", "sharded-hop-command")).text(),
         # The seed's own table: shared/pooled at unix, 2 threads and at remote, 4 threads.
-        decide(0.90, 1.02, 81195.900 / 56938.187, "shared", "pooled").text(),
+        not_resolved(0.90, 1.02, 10, None, float("nan"),
+                     decide(0.90, 1.02, 81195.900 / 56938.187, "shared", "pooled")).text(),
         decide(0.75, 0.85, 7952.492 / 15807.410, "shared", "pooled").text(),
     ]
     for verdict in expected:
         assert any(t.startswith(verdict + "  (") for t in texts), (verdict, texts)
     assert expected[0] == "concurrent ahead; seed outside, direction agrees"
     assert expected[3] == "pooled ahead; seed outside, direction agrees"
+    assert expected[1].startswith(NOT_RESOLVED_BUDGET + " (±6.5% over 12 starts")
     # A reference line at 1.0 and one seed star per ratio.
     axis = figures["verdicts"].axes[0]
     references = [line for line in axis.get_lines() if line.get_gid() == "reference"]

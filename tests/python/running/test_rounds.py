@@ -90,8 +90,14 @@ def test_a_ratio_over_two_rounds_is_undecided_in_its_row():
     # and its status does not say otherwise, though the two rounds agree to 0.1%
     assert result.status == "inconclusive"
     frame = pd.DataFrame(_rows("a", [1100, 1101, 1099]) + _rows("b", [1000] * 3))
-    (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")], precision=0.02)
+    (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")], precision=0.02,
+                        min_rounds=3)
     assert result.row()["verdict"] == "a ahead"
+    # short of the experiment's min_rounds, the same three rounds claim no side
+    (result,) = compute(frame, [CompareSpec("a/b", "server", "a", "b")], precision=0.02,
+                        min_rounds=10)
+    assert result.status == "inconclusive"
+    assert result.row()["verdict"] == "not resolved (budget)"
 
 
 def test_noise_leaves_a_ratio_inconclusive_and_disturbance_is_said():
