@@ -11,7 +11,8 @@ is planned again on its own figure as soon as it has one.
 `plan` spends the seconds left in this order:
 1. a ratio already started first gets what it needs to reach min_rounds (its starts
    are spent whatever happens next, and the plan is made again after every round as
-   the estimates move); then ratios that carry a seed's claim (a seed_ratio), then
+   the estimates move); where the time cannot finish every started ratio, the cheapest
+   to finish are kept (seed claims first) and the rest dropped at once; then ratios that carry a seed's claim (a seed_ratio), then
    those already started, then the rest, cheapest first inside each group, so the
    budget decides as many ratios as it can;
 2. each gets the rounds that reach the target half-width (at least min_rounds, at most
@@ -103,14 +104,25 @@ def plan(ratios: Iterable[PlanInput], seconds_left: float, target: float, min_ro
         needs[r.key] = (var, wanted, max(0, wanted - r.rounds) * r.round_s)
     # A ratio already started keeps what it takes to reach min_rounds, whatever comes
     # first: the plan is made again as estimates change, and dropping a started ratio
-    # would throw its starts away.
-    committed = {r.key: max(0, min_rounds - r.rounds) * r.round_s
-                 for r in ratios if 0 < r.rounds < min_rounds}
+    # would throw its starts away. When the time left cannot finish them all, the
+    # cheapest to finish are kept (seed claims first): the most ratios reach min_rounds,
+    # and the others are dropped now rather than each left a few starts short.
+    started = sorted((r for r in ratios if 0 < r.rounds < min_rounds),
+                     key=lambda r: (not r.seed_claim, (min_rounds - r.rounds) * r.round_s))
+    committed, left = {}, seconds_left
+    for r in started:
+        cost = (min_rounds - r.rounds) * r.round_s
+        if cost <= left:
+            committed[r.key] = cost
+            left -= cost
+    dropped = {r.key for r in started if r.key not in committed}
     order = sorted(ratios, key=lambda r: (not r.seed_claim, r.rounds == 0, needs[r.key][2]))
-    left = seconds_left - sum(committed.values())
     out = {}
     for r in order:
         var, wanted, needed_s = needs[r.key]
+        if r.key in dropped:
+            out[r.key] = Planned(r.key, 0, math.inf, 0.0, needed_s, False)
+            continue
         left += committed.get(r.key, 0.0)
         if needed_s <= left:
             rounds, cost = wanted, needed_s

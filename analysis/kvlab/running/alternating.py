@@ -186,6 +186,17 @@ def _modes_text(modes: Modes, layout: str) -> str:
     return modes.text() + (f"; {layout}" if layout else "")
 
 
+def _seconds_to_target(starts: int, half: float, target: float, min_rounds: int,
+                       round_s: float) -> float:
+    """The seconds of further starts that would bring a ratio now `half` wide over
+    `starts` starts to `target` (and to min_rounds): the starts scale by the square of
+    the widths' ratio in log; NaN when the width is not known."""
+    if starts <= 0 or not math.isfinite(half) or half <= 0 or not math.isfinite(round_s):
+        return math.nan
+    wanted = starts * (math.log1p(half) / math.log1p(target)) ** 2
+    return max(0, max(math.ceil(wanted), min_rounds) - starts) * round_s
+
+
 def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
                 planned: budget_plan.Planned | None = None) -> RatioResult:
     """A pair's ratio as declared_ratios.py reports one; a client-bound throughput comparison
@@ -202,7 +213,11 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
     elif meets_target(summary, target, min_rounds):
         status = "resolved"
     else:
+        # short of its target when time ran out: the starts its own spread says it
+        # still needs (a half-width shrinks as 1/sqrt(starts)), at its round's cost
         status = "inconclusive"
+        needed_s = _seconds_to_target(summary.n, summary.half_width, target, min_rounds,
+                                      pair.round_seconds())
     spec = dataclasses.replace(pair.spec, metric=pair.metric)
     modes_a, modes_b, between = pair.modes()
     layout_a, layout_b = pair.start_layouts(modes_a, modes_b)
@@ -211,7 +226,7 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
                        method=f"alternation: {summary.method}", pairs=summary.pairs,
                        seconds=spent_s, modes_a=_modes_text(modes_a, layout_a),
                        modes_b=_modes_text(modes_b, layout_b),
-                       modes_between=between, budget_needed_s=needed_s)
+                       modes_between=between, budget_needed_s=needed_s, target=target)
 
 
 def plan_text(plan: dict, pairs: list[Pair], target: float, prior_var: float) -> str:
@@ -324,9 +339,13 @@ class AlternatingPhase:
     starter, the watch and the messages."""
 
     def __init__(self, runner: AlternationHost, pairs: list[Pair], work: Path, bind: str | None = None,
-                 netns: str | None = None, carried_var: float = math.nan) -> None:
+                 netns: str | None = None, carried_var: float = math.nan,
+                 later: list[Pair] | None = None) -> None:
         self.runner = runner
         self.pairs = pairs
+        # a later phase's pairs (the remote ones, after the local): this phase leaves
+        # them min_rounds each, at what a round costs here once the A/A has measured one
+        self.later = later or []
         self.work = work
         self.bind = bind
         self.netns = netns
@@ -347,7 +366,9 @@ class AlternatingPhase:
         resolved, at max_rounds, or when the next round would pass `deadline`
         (time.monotonic()); returns why it stopped."""
         calibration = self.calibration
+        base_deadline = deadline
         while True:
+            deadline = base_deadline - self._later_reserve(min_rounds)
             if calibration is not None and len(calibration.rounds) < min_rounds and \
                     calibration.attempts < 2 * max_rounds:
                 pair = calibration
@@ -374,6 +395,13 @@ class AlternatingPhase:
             self.spent_s[pair.key] += took
             if self.runner.interrupted:
                 return "interrupted"
+
+    def _later_reserve(self, min_rounds: int) -> float:
+        """Seconds kept for the later phase's pairs: min_rounds each at this machine's
+        round cost (the A/A's measured round, before it the first guess). A guess that
+        is too high leaves the later phase time it can only spend on its own widest ratio
+        while this phase's ratios go unmeasured."""
+        return sum(min_rounds * p.round_seconds(self._round_guess()) for p in self.later)
 
     def prior_var(self) -> float:
         """The start variance of a ratio without its own: this phase's A/A's, else the

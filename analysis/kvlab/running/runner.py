@@ -419,13 +419,14 @@ class Runner:
             return
         later = [] if remote else [p for p in self.pairs if p.point_a.transport == "remote"]
         budget = self.experiment.budget_s
-        deadline = math.inf if budget is None else (
-            self.started + budget - self.reserve_s - self._alternation_reserve(later))
+        # the later phase's pairs are reserved inside the phase (AlternatingPhase.
+        # _later_reserve), at the round cost it measures
+        deadline = math.inf if budget is None else self.started + budget - self.reserve_s
         self.say(f"alternation ({phase}): {len(pairs)} pairs, ABBA slices of "
                  f"{self.experiment.slice_s:g} s, {self.experiment.alternation_s:g} s a round")
         carried = self._alternation_phase.prior_var() if self._alternation_phase else math.nan
         self._alternation_phase = alternating.AlternatingPhase(self, pairs, work, bind, netns,
-                                                               carried)
+                                                               carried, later)
         started = time.monotonic()
         why = self._alternation_phase.run(
             deadline, self.experiment.precision or DEFAULT_PRECISION,

@@ -147,7 +147,12 @@ def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch
 
     aa, other, seed, late = pair("A/A r", calibration=True), pair("other"), \
         pair("seed", 1.1), pair("late")
-    phase = alternating.AlternatingPhase(runner, [aa, other, seed, late], tmp_path)
+    # a later phase's pair (a remote one): min_rounds are kept for it, at first at the
+    # guess (alternation_s + ROUND_OVERHEAD_S), then at the round the A/A measured here
+    remote = pair("remote, measured later")
+    phase = alternating.AlternatingPhase(runner, [aa, other, seed, late], tmp_path,
+                                         later=[remote])
+    assert phase._later_reserve(10) == pytest.approx(10 * (1.6 + alternating.ROUND_OVERHEAD_S))
     order = []
     measure = phase.measure_round
     monkeypatch.setattr(phase, "measure_round", lambda p: (order.append(p.name), measure(p)))
@@ -155,8 +160,10 @@ def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch
     # max_rounds (20) whatever its estimate. The A/A's 10 rounds, the seed claim's 20,
     # then 15 starts: one more ratio to a lesser precision, none for the last.
     min_rounds, max_rounds, target = 10, 20, 0.02
-    deadline = round_s * (min_rounds + max_rounds + 15) + 0.5
+    deadline = round_s * (min_rounds + max_rounds + 15) + 0.5 + min_rounds * round_s
     why = phase.run(deadline, target, max_rounds, min_rounds)
+    assert phase._later_reserve(min_rounds) == pytest.approx(min_rounds * round_s)
+    assert not remote.rounds
 
     assert order[:min_rounds] == ["A/A r"] * min_rounds, "the machine's noise comes first"
     assert order[min_rounds:min_rounds + max_rounds] == ["seed"] * max_rounds, \
@@ -212,3 +219,20 @@ def test_the_time_section_says_how_a_planned_run_gave_out_its_rounds():
         in planned
     # a run from before the plan says what it did then
     assert "every pair 10 rounds first" in time_section({"alternation": spent})
+
+
+def test_a_budget_short_of_every_started_ratio_finishes_the_cheapest():
+    # Seven seed-claim ratios at 6 of 10 starts: four cost 2.5 s a start, three 10 s
+    # (a million keys to prefill). 50 s finishes the four cheap ones (40 s), not one dear
+    # one more; the dear ones are dropped now, not each left 4 starts short.
+    var = 0.01 ** 2
+    ratios = [PlanInput(f"cheap{i}", True, 6, 2.5, var) for i in range(4)] + \
+             [PlanInput(f"dear{i}", True, 6, 10.0, var) for i in range(3)]
+    plan = budget_plan.plan(ratios, 50.0, 0.02, 10, 60)
+    assert [plan[f"cheap{i}"].rounds for i in range(4)] == [10] * 4
+    assert all(not plan[f"dear{i}"].measured for i in range(3))
+    assert plan["dear0"].needed_s == 40.0
+    # with enough for one dear ratio besides, exactly one of them is kept
+    plan = budget_plan.plan(ratios, 80.0, 0.02, 10, 60)
+    assert sum(plan[f"dear{i}"].measured for i in range(3)) == 1
+    assert all(plan[f"cheap{i}"].measured for i in range(4))
