@@ -233,13 +233,13 @@ Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) 
   } else {
     for (auto& node : nodes_) targets.push_back(node.get());
   }
-  // One server: MSETs of kKeysPerMset keys, one command per kKeysPerMset keys instead of
+  // Unrouted: MSETs of kKeysPerMset keys, one command per kKeysPerMset keys instead of
   // one each: a server that pays per command (the sharded engine's hop per command, ~4 s
   // for a million single SETs) fills in a fraction of the time, which every fresh start
-  // of an alternated GET point pays. Routed, keys of different slots cannot share a
-  // command (CROSSSLOT), so each key is its own SET to its owner.
+  // of an alternated GET point pays. Routed (a cluster, even of one node), keys of
+  // different slots cannot share a command (CROSSSLOT), so each key is its own SET.
   constexpr uint64_t kKeysPerMset = 100;
-  const bool one_target = targets.size() == 1;
+  const bool one_target = nodes_.empty();
   std::vector<std::string> batches(targets.size());
   std::vector<uint64_t> sent(targets.size());
   std::string request;

@@ -153,6 +153,24 @@ def test_kvlab_load_drives_the_cluster_routed(cluster, tmp_path):
     assert cluster.memory()[2] == 100  # the prefill put each key on its owner
 
 
+def test_a_cluster_of_one_node_is_prefilled_key_by_key(tmp_path):
+    """On a 2-core machine the cluster row has one node: every slot on it, yet a
+    multi-key command over keys of different slots is still CROSSSLOT. The prefill of a
+    routed point must not batch keys into MSETs (a default run lost both prefilled
+    redis-cluster points to it)."""
+    kvlab_binaries_or_fail(BUILD_DIR)
+    plan = resolve(rows(), Topology.of(range(2)))
+    spec = next(s for s in plan.experiment.servers if s.kind == "redis-cluster")
+    point = next(p for p in plan.points if p.server == "redis-cluster")
+    with RedisClusterProcess(spec, tmp_path, tmp_path / "cluster.log", cpus=None) as one:
+        assert len(one.pids) == 1
+        result = loadgens.run_kvlab_load(point, BUILD_DIR, one.target("tcp"), None, None,
+                                         tmp_path / "p.csv", tmp_path / "p.json",
+                                         prefill=True)
+        assert not result.error, result.error
+        assert one.memory()[2] == 100
+
+
 def test_shard_ports_come_from_below_the_ephemeral_range():
     """A range taken from bind(0) can hold the server's own main port (the kernel hands a
     released port out again; CI failed on it): --shard-ports bases come from below."""
