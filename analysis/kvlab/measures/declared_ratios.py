@@ -104,7 +104,8 @@ class RatioResult:
         """What the interval decides (ratio_verdicts.decide_row, the report's rule),
         without a seed."""
         s = self.summary
-        return decide_row({"status": self.status, "low": s.low, "high": s.high,
+        return decide_row({"status": self.status, "ratio": s.ratio, "low": s.low,
+                           "high": s.high,
                            "metric": self.spec.metric, "rounds": s.n,
                            "modes_between": self.modes_between,
                            "budget_needed_s": self.budget_needed_s},

@@ -176,15 +176,21 @@ def not_measured(needed_s: float) -> RatioVerdict:
 
 
 def not_resolved(low: float, high: float, starts: int | None, target: float | None,
-                 needed_s: float, seed_verdict: RatioVerdict | None = None) -> RatioVerdict:
+                 needed_s: float, seed_verdict: RatioVerdict | None = None,
+                 ratio: float | None = None) -> RatioVerdict:
     """The verdict of a measured ratio that ended short of the run's target: its width
     and starts, and the seconds it would still need (NaN: not known). What its interval
     says of a seed (`seed_verdict`: decide()'s) stands: a seed outside the interval is
-    outside whatever the width; no side is claimed, so no direction agrees."""
+    outside whatever the width; no side is claimed, so no direction agrees. With the
+    `ratio`, the width is its interval's larger side from it, as the report's column
+    and the run's stopping rule measure it (a two-level interval is not symmetric in
+    log); without, the log-symmetric half_width()."""
     target = DEFAULT_PRECISION if target is None or not _finite(target) else target
     parts = []
     if _finite(low) and _finite(high) and low > 0:
-        parts.append(f"±{half_width(low, high):.1%}"
+        half = (max(high / ratio - 1, 1 - low / ratio) if _finite(ratio) and ratio > 0
+                else half_width(low, high))
+        parts.append(f"±{half:.1%}"
                      + (f" over {starts} starts" if starts else "")
                      + f", the target ±{target:.1%}")
     if _finite(needed_s):
@@ -211,5 +217,5 @@ def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
     if row.get("status") == "inconclusive" and verdict.direction not in (
             LAYOUT_SENSITIVE, TOO_FEW_STARTS):
         return not_resolved(low, high, starts, margin, _float(row.get("budget_needed_s")),
-                            verdict)
+                            verdict, _float(row.get("ratio")))
     return verdict
