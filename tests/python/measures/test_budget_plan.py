@@ -236,3 +236,21 @@ def test_a_budget_short_of_every_started_ratio_finishes_the_cheapest():
     plan = budget_plan.plan(ratios, 80.0, 0.02, 10, 60)
     assert sum(plan[f"dear{i}"].measured for i in range(3)) == 1
     assert all(plan[f"cheap{i}"].measured for i in range(4))
+
+
+def test_a_phase_plans_inside_its_target_for_the_intervals_larger_side(tmp_path, monkeypatch):
+    # The plan predicts a log-symmetric half-width; a ratio resolves on its interval's
+    # larger side, up to 18% wider. So the phase asks the plan for PLAN_AIM of the target.
+    from kvlab.running import alternating
+    assert 0.8 <= alternating.PLAN_AIM < 1.0
+    seen = []
+    monkeypatch.setattr(alternating.budget_plan, "plan",
+                        lambda inputs, left, target, *rest: seen.append(target) or {})
+    phase = alternating.AlternatingPhase(fake_host(tmp_path, []), [], tmp_path)
+    phase.make_plan(math.inf, 0.02, 10, 60)
+    assert seen == [pytest.approx(0.02 * alternating.PLAN_AIM)]
+    # what that buys: at ±2.5% a start, 10 starts are predicted ±1.8% (the larger side
+    # may then be ±2.1%); aiming at ±1.7% plans 11
+    var = math.log1p(0.025) ** 2
+    assert budget_plan.rounds_for(var, 0.02, 10, 60) < \
+        budget_plan.rounds_for(var, 0.02 * alternating.PLAN_AIM, 10, 60)
