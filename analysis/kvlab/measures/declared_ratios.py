@@ -54,7 +54,8 @@ from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, RatioSummary, ratio
 
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
                  "metric", "client_bound", "method", "pairs", "seconds", "verdict",
-                 "modes_a", "modes_b", "modes_between", "budget_needed_s")
+                 "modes_a", "modes_b", "modes_between", "budget_needed_s",
+                 "median_a", "median_b")
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
 
@@ -84,6 +85,10 @@ class RatioResult:
     # `inconclusive`: the seconds it would still need to reach `target` (NaN: not known)
     budget_needed_s: float = math.nan
     target: float = math.nan      # the half-width the run set out to reach
+    # each side's median rate over its starts, in the metric's units (NaN: none): which
+    # side moved when the same ratio differs between two runs
+    median_a: float = math.nan
+    median_b: float = math.nan
 
     def row(self) -> dict:
         s = self.summary
@@ -98,7 +103,8 @@ class RatioResult:
                 "modes_between": "" if math.isnan(self.modes_between)
                 else f"{self.modes_between:.4f}",
                 "budget_needed_s": "" if math.isnan(self.budget_needed_s)
-                else f"{self.budget_needed_s:.0f}"}
+                else f"{self.budget_needed_s:.0f}",
+                "median_a": _rate(self.median_a), "median_b": _rate(self.median_b)}
 
     def verdict(self) -> RatioVerdict:
         """What the interval decides (ratio_verdicts.decide_row, the report's rule),
@@ -115,6 +121,19 @@ class RatioResult:
 
 def _fmt(value: float) -> str:
     return "" if value is None or math.isnan(value) else f"{value:.4f}"
+
+
+def _rate(value: float) -> str:
+    return "" if value is None or math.isnan(value) else f"{value:.6g}"
+
+
+def median_of(values: Sequence[float]) -> float:
+    """The median of a side's per-start rates (NaN: none)."""
+    ordered = sorted(v for v in values if v == v)
+    if not ordered:
+        return math.nan
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def point_label(variables: dict, by: str) -> str:
@@ -269,7 +288,9 @@ def compute(frame: pd.DataFrame, comparisons: Sequence[CompareSpec],
                                        client_bound, key_a, key_b,
                                        modes_a=modes_a.text() if modes_a.modes else "",
                                        modes_b=modes_b.text() if modes_b.modes else "",
-                                       modes_between=between, target=target))
+                                       modes_between=between, target=target,
+                                       median_a=median_of(values_a),
+                                       median_b=median_of(values_b)))
     return results
 
 

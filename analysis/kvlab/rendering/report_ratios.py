@@ -173,6 +173,17 @@ def calibration_section(run_dir: Path, meta: dict) -> str:
                      f"median over rounds); drift within a round (first fifth to last, "
                      f"absolute) {drift_text}; between rounds the same server's median slice "
                      f"ranged {spread:.0%}.")
+    if medians:
+        # The machine's speed as this run saw it: two runs of one machine compare by it.
+        # The same ratio measured minutes apart can differ beyond both intervals (the
+        # intervals hold the spread between starts within a run, not between runs);
+        # where this held, the ratio moved with one of its sides (ratios.csv: median_a,
+        # median_b), not with the machine.
+        lines.append(f"- machine speed: the A/A's server served a median "
+                     f"{statistics.median(medians):,.0f} ops/s per slice over its "
+                     f"{len(medians)} starts (between runs of this machine, a ratio that "
+                     f"moved while this held moved with one of its sides: ratios.csv "
+                     f"median_a, median_b).")
     precision = meta.get("precision") or 0.05
     # What the slices' own noise allows (batch means alone): the A/A's few rounds say
     # little about the spread between rounds, which a declared ratio measures itself.

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from ..measures import alternation, budget_plan
-from ..measures.declared_ratios import RatioResult, meets_target
+from ..measures.declared_ratios import RatioResult, median_of, meets_target
 from ..measures.mode_layouts import layout_text
 from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
@@ -226,13 +226,15 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
                                       pair.round_seconds())
     spec = dataclasses.replace(pair.spec, metric=pair.metric)
     modes_a, modes_b, between = pair.modes()
+    rates_a, rates_b, _ = pair.start_values()
     layout_a, layout_b = pair.start_layouts(modes_a, modes_b)
     return RatioResult(spec, pair.test, pair.label, summary, pair.disturbed, status,
                        pair.client_bound, point_key(pair.point_a), point_key(pair.point_b),
                        method=f"alternation: {summary.method}", pairs=summary.pairs,
                        seconds=spent_s, modes_a=_modes_text(modes_a, layout_a),
                        modes_b=_modes_text(modes_b, layout_b),
-                       modes_between=between, budget_needed_s=needed_s, target=target)
+                       modes_between=between, budget_needed_s=needed_s, target=target,
+                       median_a=median_of(rates_a), median_b=median_of(rates_b))
 
 
 def plan_text(plan: dict, pairs: list[Pair], target: float, prior_var: float) -> str:

@@ -541,3 +541,23 @@ def test_a_side_whose_starts_fall_in_modes_makes_its_ratio_layout_sensitive():
     pair.rounds, pair.prints = pair.rounds[:12], pair.prints[:12]
     row = alternating.pair_result(pair, 0.02, 2, 1.0).row()
     assert row["verdict"] == "c ahead" and row["modes_a"] == "one mode"
+
+
+def test_the_calibration_section_says_the_machines_speed_from_the_a_over_a(tmp_path):
+    # Three starts whose A side served 1,000, 1,200 and 1,100 ops per 0.1 s slice
+    # (10,000-12,000 ops/s): the machine's speed is the median start, 11,000 ops/s.
+    from kvlab.rendering.report_ratios import calibration_section
+    (tmp_path / "calibration.csv").write_text(
+        "comparison,test,point,ratio,low,high,rounds,status,metric,pairs\n"
+        "A/A r,set,p,1.0,0.99,1.01,3,resolved,ops_per_s,12\n")
+    rows = ["comparison,test,point,calibration,round,index,side,start_s,seconds,ops,"
+            "server_cpu_s,client_cpu_s,mean_us,p99_us,left_out"]
+    for round_no, ops in ((1, 1000), (2, 1200), (3, 1100)):
+        for index in range(8):
+            side = "a" if index % 4 in (0, 3) else "b"
+            rows.append(f"A/A r,set,p,true,{round_no},{index},{side},{0.1 * index:.1f},0.1,"
+                        f"{ops + index % 2},0.05,0.02,10,20,false")
+    (tmp_path / "alternation.csv").write_text("\n".join(rows) + "\n")
+    text = calibration_section(tmp_path, {"alternation": {"slice_s": 0.1}})
+    assert "- machine speed: the A/A's server served a median 11,0" in text, text
+    assert "over its 3 starts" in text

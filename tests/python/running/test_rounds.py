@@ -79,6 +79,9 @@ def test_a_declared_comparison_pairs_points_inside_each_round():
     assert result.summary.ratio == pytest.approx(1.1)
     assert result.summary.n == 4 and result.status == "resolved"
     assert result.row()["point"] == "s: tcp dedicated P16 T1 keys=10"
+    # each side's median over its rounds: which side moved when two runs differ
+    assert result.median_a == pytest.approx(192.5) and result.median_b == pytest.approx(175)
+    assert result.row()["median_a"] == "192.5" and result.row()["median_b"] == "175"
 
 
 def test_a_ratio_over_two_rounds_is_undecided_in_its_row():
@@ -185,7 +188,8 @@ def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkey
     assert list(ratios.columns) == ["comparison", "test", "point", "ratio", "low", "high",
                                     "rounds", "status", "metric", "client_bound", "method",
                                     "pairs", "seconds", "verdict", "modes_a", "modes_b",
-                                    "modes_between", "budget_needed_s"]
+                                    "modes_between", "budget_needed_s", "median_a",
+                                    "median_b"]
     (row,) = ratios.itertuples()
     assert row.status == "resolved" and row.ratio == pytest.approx(1.2, rel=0.02)
     # never before min_rounds (10), however tight the first rounds look
