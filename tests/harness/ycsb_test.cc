@@ -523,9 +523,19 @@ TEST_F(YcsbServerTest, EveryStrategyAndOpenLoopRunEveryWorkload) {
                           {ClientKind::kPooled, 1, IoModel::kEventLoop, 0},
                           {ClientKind::kShared, 1, IoModel::kDirect, 0},
                           {ClientKind::kShared, 1, IoModel::kEventLoop, 1000}};
-  for (const YcsbWorkload workload :
-       {YcsbWorkload::kLoad, YcsbWorkload::kA, YcsbWorkload::kB, YcsbWorkload::kC, YcsbWorkload::kD,
-        YcsbWorkload::kE, YcsbWorkload::kF}) {
+#if defined(__SANITIZE_THREAD__)
+  // Under ThreadSanitizer every strategy still runs, over the workloads that take its
+  // threads through each kind of operation (inserts, reads with updates, scans, and
+  // read-modify-write: two requests for one operation); B, C and D add no new path
+  // between threads, and each costs ~2 s under TSan.
+  const std::vector<YcsbWorkload> workloads = {YcsbWorkload::kLoad, YcsbWorkload::kA,
+                                               YcsbWorkload::kE, YcsbWorkload::kF};
+#else
+  const std::vector<YcsbWorkload> workloads = {
+      YcsbWorkload::kLoad, YcsbWorkload::kA, YcsbWorkload::kB, YcsbWorkload::kC,
+      YcsbWorkload::kD,    YcsbWorkload::kE, YcsbWorkload::kF};
+#endif
+  for (const YcsbWorkload workload : workloads) {
     for (const Setup& setup : setups) {
       SCOPED_TRACE(std::string(YcsbWorkloadName(workload)) + " " + ClientKindName(setup.client) +
                    (setup.io == IoModel::kEventLoop ? " event-loop" : "") +
