@@ -239,7 +239,7 @@ Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) 
   // of an alternated GET point pays. Routed (a cluster, even of one node), keys of
   // different slots cannot share a command (CROSSSLOT), so each key is its own SET.
   constexpr uint64_t kKeysPerMset = 100;
-  const bool one_target = nodes_.empty();
+  const bool unrouted = nodes_.empty();
   std::vector<std::string> batches(targets.size());
   std::vector<uint64_t> sent(targets.size());
   std::string request;
@@ -252,7 +252,7 @@ Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) 
       const std::string_view value =
           spec.command == CommandKind::kIncrby ? std::string_view("0") : generator.NextValue();
       const std::string key(generator.KeyName(index));
-      if (one_target) {
+      if (unrouted) {
         if (mset.empty()) mset.push_back("MSET");
         mset.push_back(key);
         mset.emplace_back(value);
@@ -280,7 +280,7 @@ Status ServerControl::Prefill(const WorkloadSpec& spec, uint64_t* keys_written) 
         Status read = targets[n]->ReadReply(&reply);
         if (!read.ok()) return read.WithContext("prefill");
         if (CheckReply(*reply, ExpectedReply::kOk) != ReplyVerdict::kOk) {
-          return Status::IoError(std::string("prefill: ") + (one_target ? "MSET" : "SET") +
+          return Status::IoError(std::string("prefill: ") + (unrouted ? "MSET" : "SET") +
                                  " was not answered +OK");
         }
       }

@@ -35,7 +35,11 @@ from .ratio_verdicts import NOT_MEASURED_BUDGET
 from .stats import MIN_ROUNDS_FOR_SPREAD, PairedSummary, t_quantile_975
 
 __all__ = ["NOT_MEASURED_BUDGET", "PlanInput", "Planned", "plan", "predicted_half_width",
-           "rounds_for", "start_variance"]
+           "rounds_for", "seconds_to_target", "start_variance"]
+
+# rounds_for()'s ceiling where no max_rounds applies (what a ratio would need, not what a
+# run gives it)
+UNBOUNDED_ROUNDS = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +94,18 @@ def rounds_for(start_var: float, target: float, min_rounds: int, max_rounds: int
         if predicted_half_width(start_var, rounds) <= target:
             return rounds
     return max_rounds
+
+
+def seconds_to_target(summary: PairedSummary, target: float, min_rounds: int,
+                      round_s: float) -> float:
+    """The seconds of further starts a measured ratio still needs to reach `target`: the
+    starts rounds_for() gives its own start variance, at least one more and at least
+    min_rounds in all, at `round_s` each; NaN where its variance is not known yet."""
+    var = start_variance(summary)
+    if math.isnan(var) or not math.isfinite(round_s):
+        return math.nan
+    wanted = rounds_for(var, target, min_rounds, UNBOUNDED_ROUNDS)
+    return max(1, wanted - summary.n) * round_s
 
 
 def plan(ratios: Iterable[PlanInput], seconds_left: float, target: float, min_rounds: int,

@@ -42,6 +42,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import statistics
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -128,12 +129,9 @@ def _rate(value: float) -> str:
 
 
 def median_of(values: Sequence[float]) -> float:
-    """The median of a side's per-start rates (NaN: none)."""
-    ordered = sorted(v for v in values if v == v)
-    if not ordered:
-        return math.nan
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    """The median of a side's per-start rates, NaNs left out (NaN: none)."""
+    finite = [v for v in values if not math.isnan(v)]
+    return statistics.median(finite) if finite else math.nan
 
 
 def point_label(variables: dict, by: str) -> str:

@@ -54,7 +54,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 
-from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD
+from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, larger_side
 
 UNDECIDED = "undecided"
 TOO_FEW_STARTS = "undecided (too few starts)"
@@ -188,7 +188,7 @@ def not_resolved(low: float, high: float, starts: int | None, target: float | No
     target = DEFAULT_PRECISION if target is None or not _finite(target) else target
     parts = []
     if _finite(low) and _finite(high) and low > 0:
-        half = (max(high / ratio - 1, 1 - low / ratio) if _finite(ratio) and ratio > 0
+        half = (larger_side(ratio, low, high) if _finite(ratio) and ratio > 0
                 else half_width(low, high))
         parts.append(f"±{half:.1%}"
                      + (f" over {starts} starts" if starts else "")

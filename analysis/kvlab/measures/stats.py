@@ -70,6 +70,13 @@ def summarize(values: Iterable[float | None]) -> Summary:
     return Summary(len(data), median, mean, low, mean + half)
 
 
+def larger_side(ratio: float, low: float, high: float) -> float:
+    """An interval's larger distance from its ratio, as a fraction of the ratio: the
+    half-width a ratio's precision is judged on (a two-level interval with the skewness
+    correction is not symmetric in log)."""
+    return max(high / ratio - 1, 1 - low / ratio)
+
+
 @dataclasses.dataclass(frozen=True)
 class RatioSummary:
     """A ratio A/B measured in n paired rounds: geometric mean and its 95% interval."""
@@ -83,7 +90,7 @@ class RatioSummary:
         """The interval's larger distance from the ratio, as a fraction of it."""
         if self.n < 2 or math.isnan(self.low):
             return math.inf
-        return max(self.high / self.ratio - 1, 1 - self.low / self.ratio)
+        return larger_side(self.ratio, self.low, self.high)
 
 
 def ratio_interval(ratios: Iterable[float | None]) -> RatioSummary:
@@ -135,7 +142,7 @@ class PairedSummary:
     def half_width(self) -> float:
         if math.isnan(self.low) or self.ratio <= 0:
             return math.inf
-        return max(self.high / self.ratio - 1, 1 - self.low / self.ratio)
+        return larger_side(self.ratio, self.low, self.high)
 
 
 def batch_size(pairs: int) -> int:

@@ -14,7 +14,8 @@ import pandas as pd
 
 from ..measures import alternation
 from ..measures.ratio_verdicts import decide_row
-from ..measures.stats import MIN_ROUNDS_FOR_SPREAD, best_start_seconds, paired_interval
+from ..measures.stats import (MIN_ROUNDS_FOR_SPREAD, best_start_seconds, larger_side,
+                              paired_interval)
 from .markdown import markdown_table
 from .report_format import CLIENT_BOUND_MARK
 from ..running.results import load_table
@@ -31,7 +32,7 @@ def _interval(row: pd.Series) -> str:
         return "–"
     if pd.isna(row["low"]):
         return f"{row['ratio']:.3f} [–]"
-    half = max(row["high"] / row["ratio"] - 1, 1 - row["low"] / row["ratio"])
+    half = larger_side(row["ratio"], row["low"], row["high"])
     return f"{row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}] ±{100 * half:.1f}%"
 
 

@@ -192,17 +192,6 @@ def _modes_text(modes: Modes, layout: str) -> str:
     return modes.text() + (f"; {layout}" if layout else "")
 
 
-def _seconds_to_target(starts: int, half: float, target: float, min_rounds: int,
-                       round_s: float) -> float:
-    """The seconds of further starts that would bring a ratio now `half` wide over
-    `starts` starts to `target` (and to min_rounds): the starts scale by the square of
-    the widths' ratio in log; NaN when the width is not known."""
-    if starts <= 0 or not math.isfinite(half) or half <= 0 or not math.isfinite(round_s):
-        return math.nan
-    wanted = starts * (math.log1p(half) / math.log1p(target)) ** 2
-    return max(0, max(math.ceil(wanted), min_rounds) - starts) * round_s
-
-
 def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
                 planned: budget_plan.Planned | None = None) -> RatioResult:
     """A pair's ratio as declared_ratios.py reports one; a client-bound throughput comparison
@@ -219,11 +208,11 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
     elif meets_target(summary, target, min_rounds):
         status = "resolved"
     else:
-        # short of its target when time ran out: the starts its own spread says it
-        # still needs (a half-width shrinks as 1/sqrt(starts)), at its round's cost
+        # short of its target when time ran out: what the plan's own rule says it still
+        # needs, on its own start variance, aimed as the plan aims
         status = "inconclusive"
-        needed_s = _seconds_to_target(summary.n, summary.half_width, target, min_rounds,
-                                      pair.round_seconds())
+        needed_s = budget_plan.seconds_to_target(summary, target * PLAN_AIM, min_rounds,
+                                                 pair.round_seconds())
     spec = dataclasses.replace(pair.spec, metric=pair.metric)
     modes_a, modes_b, between = pair.modes()
     rates_a, rates_b, _ = pair.start_values()

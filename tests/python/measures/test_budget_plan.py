@@ -254,3 +254,21 @@ def test_a_phase_plans_inside_its_target_for_the_intervals_larger_side(tmp_path,
     var = math.log1p(0.025) ** 2
     assert budget_plan.rounds_for(var, 0.02, 10, 60) < \
         budget_plan.rounds_for(var, 0.02 * alternating.PLAN_AIM, 10, 60)
+
+
+def test_a_ratio_short_of_its_target_is_told_the_seconds_the_plans_rule_gives():
+    # a start varies ±3% (between starts alone): 10 starts predict about ±2.2%; ±2% takes
+    # rounds_for's answer, and each further start costs 2.5 s
+    from kvlab.measures.stats import PairedSummary
+    var = math.log1p(0.03) ** 2
+    summary = PairedSummary(n=10, pairs=100, ratio=1.2, low=1.17, high=1.23, batches=10,
+                            method="two-level", between_var=var, pair_var=0.0)
+    wanted = budget_plan.rounds_for(var, 0.02, 10, 1000)
+    assert wanted > 10
+    assert budget_plan.seconds_to_target(summary, 0.02, 10, 2.5) == (wanted - 10) * 2.5
+    # predicted within target but not there: at least one more start
+    assert budget_plan.seconds_to_target(summary, 0.5, 10, 2.5) == 2.5
+    # no variance yet (under 3 starts): not known
+    few = PairedSummary(n=2, pairs=20, ratio=1.2, low=math.nan, high=math.nan, batches=2,
+                        method="too few starts")
+    assert math.isnan(budget_plan.seconds_to_target(few, 0.02, 10, 2.5))
