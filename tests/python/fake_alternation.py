@@ -42,3 +42,27 @@ def fake_host(folder: Path, said: list | None = None, measured_cpus: list | None
         measured_cpus=measured_cpus if measured_cpus is not None else [],
         build_dir=folder, harness_cpus=None, run_dir=folder, interrupted=False,
         wake_cost_us=lambda: 0.0)
+
+
+def shared_pooled_incr(repetitions: int, seed_ratio: float | None = None) -> str:
+    """The sweep and the declared ratio of a short alternated run (after experiment_head):
+    INCRBY on one key over a Unix socket, shared against pooled connections."""
+    return f"""
+[[sweep]]
+name = "incr"
+transport = "unix"
+client = ["pooled", "shared"]
+command = "incrby"
+keys = 1
+connections = 2
+threads = 2
+duration = 0.1
+warmup = 0.05
+repetitions = {repetitions}
+
+[[compare]]
+by = "client"
+a = "shared"
+b = "pooled"
+sweep = "incr"
+""" + (f"seed_ratio = {seed_ratio}\n" if seed_ratio is not None else "")

@@ -33,6 +33,7 @@ from .report_stages import (busy_figures, client_figures, commandstats_figures, 
                             stages_section)
 from .report_ycsb import ycsb_section
 from ..tracking.history import cost_columns
+from ..running.alternated_points import START_NOTE
 from ..running.results import load_meta, load_points, whole_points
 from ..measures.stats import Summary, summarize
 
@@ -263,14 +264,26 @@ def _measurement_sections(run_dir: Path, table: pd.DataFrame, meta: dict) -> lis
 def _sweeps_section(points: pd.DataFrame, meta: dict, measured: set[str]) -> str:
     sweeps = meta.get("sweeps", {})
     lines = ["## Sweeps", ""]
+    starts = points["note"].astype(str) == START_NOTE if "note" in points else \
+        pd.Series(False, index=points.index)
     for sweep in dict.fromkeys(points["sweep"]):
         settings = sweeps.get(sweep, {})
-        rounds = points[points["sweep"] == sweep]["repetition"].max()
-        lines.append(f"- `{sweep}`: at least {settings.get('repetitions', '?')} rounds "
-                     f"(up to {rounds:.0f} where a declared ratio needed more) of "
-                     f"{settings.get('duration', '?')} s after {settings.get('warmup', '?')} s "
-                     "warm-up, each from a fresh server process"
-                     + ("" if sweep in measured else "; nothing measured"))
+        mine = points["sweep"] == sweep
+        text = f"- `{sweep}`: "
+        if (mine & ~starts).any():
+            rounds = points[mine & ~starts]["repetition"].max()
+            text += (f"at least {settings.get('repetitions', '?')} rounds (up to {rounds:.0f} "
+                     f"where a declared ratio needed more) of {settings.get('duration', '?')} s "
+                     f"after {settings.get('warmup', '?')} s warm-up, each from a fresh server "
+                     "process")
+        alternated = points[mine & starts]
+        if not alternated.empty:
+            per_point = alternated.groupby(list(POINT_VARIABLES), dropna=False).size()
+            text += ("; " if (mine & ~starts).any() else "") + (
+                f"{len(per_point)} points from the starts of their declared ratio's "
+                f"alternation ({per_point.min()}-{per_point.max()} starts each, a side's "
+                "slices in each: the ratio's own rates), not in rounds")
+        lines.append(text + ("" if sweep in measured else "; nothing measured"))
     return "\n".join(lines)
 
 

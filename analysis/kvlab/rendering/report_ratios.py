@@ -327,8 +327,12 @@ def time_section(meta: dict) -> str:
     if not spent:
         return ""
     total = sum(spent.get("spent_s", {}).values())
+    from_starts = spent.get("points_from_starts")
+    rounds_of = "rounds of every point" if from_starts is None else (
+        f"the sweeps' rounds of the points no alternation start measured ({from_starts} "
+        "points were measured by their declared ratio's starts)")
     lines = ["## How the time was spent", "",
-             f"- rounds of every point (each side in its own window): "
+             f"- {rounds_of} (each side in its own window): "
              f"{spent.get('rounds_spent_s', 0):.0f} s; alternation: {total:.0f} s "
              f"({spent.get('alternation_s', '?')} s measured per round, slices of "
              f"{spent.get('slice_s', '?')} s; " + (

@@ -58,6 +58,7 @@ from ..measures.stats import PairedSummary, paired_interval
 from ..schema.specs import POINT_VARIABLES, CompareSpec, Experiment, Point, point_fill
 from .loadgens import Watch, alternation_command
 from .server_starter import ServerStarter
+from .alternated_points import pair_points, point_identity
 from .start_records import append_starts, mode_fields, start_fingerprint, start_row
 from .servers import RedisClusterProcess, ServerError, ServerProcess
 
@@ -95,6 +96,8 @@ class Pair:
     stalled: list[int] = dataclasses.field(default_factory=lambda: [0, 0])
     # per kept round, side a's and side b's start fingerprints (start_records.py; {}: none)
     prints: list[tuple[dict, dict]] = dataclasses.field(default_factory=list)
+    # per kept round, whether kvlab-load was the bottleneck in it
+    round_bound: list[bool] = dataclasses.field(default_factory=list)
 
     @property
     def attempts(self) -> int:
@@ -337,9 +340,13 @@ class AlternatingPhase:
 
     def __init__(self, runner: AlternationHost, pairs: list[Pair], work: Path, bind: str | None = None,
                  netns: str | None = None, carried_var: float = math.nan,
-                 later: list[Pair] | None = None) -> None:
+                 later: list[Pair] | None = None,
+                 rounds_cost: Callable[[list[Point]], float] = lambda points: 0.0) -> None:
         self.runner = runner
         self.pairs = pairs
+        # what the sweeps' rounds of some points cost: a ratio the plan leaves out has its
+        # points measured in rounds after this phase (alternated_points.py), kept in time
+        self.rounds_cost = rounds_cost
         # a later phase's pairs (the remote ones, after the local): this phase leaves
         # them min_rounds each, at what a round costs here once the A/A has measured one
         self.later = later or []
@@ -369,8 +376,11 @@ class AlternatingPhase:
             if calibration is not None and len(calibration.rounds) < min_rounds and \
                     calibration.attempts < 2 * max_rounds:
                 pair = calibration
+                deadline -= self._rounds_reserve(None)
             else:
-                self.plan = self.make_plan(deadline, target, min_rounds, max_rounds)
+                self.plan = self._plan_with_rounds_kept(deadline, target, min_rounds,
+                                                        max_rounds)
+                deadline -= self._rounds_reserve(self.plan)
                 if self.first_plan is None:
                     self.first_plan = self.plan
                     self.runner.say(plan_text(self.plan, self.pairs, target, self.prior_var()))
@@ -392,6 +402,34 @@ class AlternatingPhase:
             self.spent_s[pair.key] += took
             if self.runner.interrupted:
                 return "interrupted"
+
+    def _rounds_reserve(self, plan: dict | None) -> float:
+        """What the sweeps' rounds of the points that no start will measure cost: those of
+        the ratios `plan` leaves out (all, before a plan) that have no kept start, less the
+        points a measured ratio shares."""
+        left_out = [p for p in self.pairs if not p.calibration and not p.rounds
+                    and (plan is None or p.key not in plan or not plan[p.key].measured)]
+        out = {id(p) for p in left_out}
+        measured = {point_identity(point) for p in self.pairs
+                    if not p.calibration and id(p) not in out
+                    for point in (p.point_a, p.point_b)}
+        return self.rounds_cost([point for point in pair_points(left_out)
+                                 if point_identity(point) not in measured])
+
+    def _plan_with_rounds_kept(self, deadline: float, target: float, min_rounds: int,
+                               max_rounds: int) -> dict:
+        """The budget plan inside the time that also leaves the left-out ratios' points
+        their rounds: which ratios are left out depends on the time, so the plan is made
+        again with the reserve of the last one, until the two agree (3 times at most)."""
+        plan = self.plan
+        for _ in range(3):
+            new = self.make_plan(deadline - self._rounds_reserve(plan), target, min_rounds,
+                                 max_rounds)
+            if plan is not None and {k: v.measured for k, v in new.items()} == \
+                    {k: v.measured for k, v in plan.items()}:
+                return new
+            plan = new
+        return plan
 
     def _later_reserve(self, min_rounds: int) -> float:
         """Seconds kept for the later phase's pairs: min_rounds each at this machine's
@@ -534,6 +572,7 @@ class AlternatingPhase:
             pair.rounds.append(kept)
             pair.prints.append(prints)
             pair.bound += bound
+            pair.round_bound.append(bool(bound))
             pair.cycles_left_out += left_out
             pair.stalled = [n + m for n, m in zip(pair.stalled, stalled)]
         self._write(pair, round_no, slices, document, bound, set(map(id, kept or [])))

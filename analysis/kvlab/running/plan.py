@@ -31,6 +31,9 @@ import json
 from ..schema import kinds
 from ..schema.specs import CLUSTER_KINDS, Experiment, Point, ServerSpec, point_fill
 from ..schema.toml_checker import AUTO
+from ..measures.declared_ratios import point_label
+from .alternated_points import pair_points, point_identity
+from .alternating import declared_pairs
 from .cpus import Allocation, Topology, allocate, format_cpu_list, thread_counts
 
 # Seconds a measurement costs beyond its window: starting kvlab-load or redis-benchmark,
@@ -56,6 +59,21 @@ class Plan:
     def points(self) -> list[Point]:
         return self.experiment.points()
 
+    def alternated_points(self) -> list[Point]:
+        """The points measured by their declared ratio's alternation, not in rounds
+        (alternated_points.py; measurement = "alternate")."""
+        if self.experiment.measurement != "alternate" or not self.experiment.comparisons \
+                or self.experiment.placement is not None:  # several hosts measure in rounds
+            return []
+        pairs = declared_pairs([p for p in self.points if p.loadgen == "kvlab-load"],
+                               self.experiment.comparisons, point_label)
+        return pair_points(pairs)
+
+    def rounds_points(self) -> list[Point]:
+        """The points the sweeps' rounds measure."""
+        alternated = {point_identity(p) for p in self.alternated_points()}
+        return [p for p in self.points if point_identity(p) not in alternated]
+
     @property
     def server_cpu_count(self) -> int:
         return len(self.allocation.server)
@@ -64,7 +82,7 @@ class Plan:
         return sorted({p.threads for p in self.points})
 
     def estimated_s(self) -> float:
-        return estimated_seconds(self.points, len(self.experiment.servers))
+        return estimated_seconds(self.rounds_points(), len(self.experiment.servers))
 
     def as_json(self) -> dict:
         server_cpus = self.allocation.server_list
@@ -78,6 +96,7 @@ class Plan:
                         for s in self.experiment.servers],
             "harness": {"cpus": self.allocation.harness_list, "threads": self.harness_threads()},
             "points": len(self.points),
+            "alternated_points": len(self.alternated_points()),
             "estimated_s": round(self.estimated_s()),
             # With a precision target, rounds go on up to the time budget.
             "budget_s": self.experiment.budget_s if self.experiment.precision else None,
@@ -108,7 +127,10 @@ class Plan:
             lines.append(f"note: the server has {self.server_cpu_count} CPU(s), the seeds' "
                          f"server had {SEED_SERVER_CPUS} vCPUs; seed comparisons are labelled so")
         minutes, seconds = divmod(data["estimated_s"], 60)
-        line = f"{data['points']} points, estimated {minutes} min {seconds:02d} s"
+        line = f"{data['points']} points" + (
+            f" ({data['alternated_points']} measured by their declared ratio's alternation)"
+            if data["alternated_points"] else "") + \
+            f", estimated {minutes} min {seconds:02d} s"
         if self.experiment.precision:
             line += (f" for the sweeps' rounds; more rounds until every declared ratio is "
                      f"within ±{self.experiment.precision:.1%}")

@@ -56,7 +56,8 @@ from typing import Any, Callable, Sequence, TextIO
 import pandas as pd
 
 from ..tracking import machine
-from . import alternating, cpu_idle, durability, latency, loadgens, syscalls
+from . import alternated_points, alternating, cpu_idle, durability, latency, loadgens, syscalls
+from .alternated_points import point_identity
 from ..measures.declared_ratios import (DEFAULT_PRECISION, FOLLOW_THE_CLIENT, RatioResult, compute,
                                         point_label, unresolved_points, write_ratios)
 from .commands import BUILD_COLUMN
@@ -274,6 +275,7 @@ class Runner:
         # measurement = "alternate" (running/alternating.py): the pairs alternated, the A/A
         # one among them; the comparisons left to rounds.
         self.pairs: list = []
+        self._starts_written: dict[tuple, int] = {}  # points.csv rows per alternated point
         self.calibration = None
         self.rounds_comparisons = experiment.comparisons
         self.alternation_spent: dict[str, float] = {}
@@ -310,10 +312,16 @@ class Runner:
         meta["points_schema"] = self.schema
         self._write_meta(meta)
         points = self.experiment.points()
+        if self.experiment.placement is None:
+            self._plan_alternation(points)
+        # The declared ratios' points are measured by their alternation's starts, not in
+        # rounds (alternated_points.py); a left-out ratio's points get rounds afterwards.
+        alternated = {point_identity(p) for p in alternated_points.pair_points(self.pairs)}
+        in_rounds = [p for p in points if point_identity(p) not in alternated]
         self.say(f"kvlab run {self.experiment.name}: {len(points)} points in rounds, "
                  f"server CPUs {self.server_cpus or 'any'}, harness CPUs "
                  f"{self.harness_cpus or 'any'} -> {self.run_dir}")
-        progress = Progress(points, self.stream)
+        progress = Progress(in_rounds, self.stream)
         labels = list(POINT_VARIABLES) + [BUILD_COLUMN] + (
             ["host"] if self.experiment.placement else []) + (
             list(durability.COLUMNS) if self.log_folders else [])
@@ -328,19 +336,18 @@ class Runner:
                     points, writer.write, progress.point_done)
                 return self.run_dir
             with tempfile.TemporaryDirectory(prefix="kvlab-run-") as work:
-                local = [p for p in points if p.transport != "remote"]
-                remote = [p for p in points if p.transport == "remote"]
-                self._plan_alternation(points)
+                local = [p for p in in_rounds if p.transport != "remote"]
+                remote = [p for p in in_rounds if p.transport == "remote"]
                 # Adaptive local rounds leave the remote phase's own rounds, and every
                 # alternated pair's first rounds, inside the budget.
                 remote_rounds = sum(_one_round(p) * p.repetitions for p in remote)
                 self.reserve_s = remote_rounds + self._alternation_reserve(self.pairs)
-                if local:
+                if local or any(p.point_a.transport != "remote" for p in self.pairs):
                     self._run_rounds("local", local, Path(work), writer, progress)
                     self.reserve_s = remote_rounds
-                    self._alternate("local", Path(work))
+                    self._alternate("local", Path(work), writer, progress)
                 self.reserve_s = 0.0
-                if remote:
+                if remote or any(p.point_a.transport == "remote" for p in self.pairs):
                     self._measure_remote(remote, Path(work), writer, progress)
         except KeyboardInterrupt:
             self.interrupted = True
@@ -411,13 +418,47 @@ class Runner:
         return sum(self.experiment.min_rounds
                    * (self.experiment.alternation_s + p.round_seconds()) for p in pairs)
 
-    def _alternate(self, phase: str, work: Path, bind: str | None = None,
-                   netns: str | None = None) -> None:
+    def _alternate(self, phase: str, work: Path, writer: PointsWriter, progress: Progress,
+                   bind: str | None = None, netns: str | None = None) -> None:
         remote = phase == "remote"
         pairs = [p for p in self.pairs if (p.point_a.transport == "remote") == remote]
         if not pairs or self.interrupted:
             return
-        later = [] if remote else [p for p in self.pairs if p.point_a.transport == "remote"]
+        try:
+            self._alternate_pairs(phase, pairs, work, bind, netns)
+        finally:
+            self._write_start_rows(pairs, writer)
+        left_out = alternated_points.unmeasured_points(pairs)
+        if left_out and not self.interrupted:
+            # cheap next to a ratio's starts: the seed-shaped tables keep these points
+            progress.add([p for p in left_out for _ in range(p.repetitions)])
+            self._run_rounds(f"{phase} (points of ratios not alternated)", left_out, work,
+                             writer, progress, bind, adaptive_allowed=False)
+
+    def _write_start_rows(self, pairs: list[alternating.Pair], writer: PointsWriter) -> None:
+        """points.csv rows of the pairs' kept starts, numbered per point across pairs."""
+        rows = []
+        for pair in pairs:
+            for point, row in alternated_points.start_rows(pair):
+                identity = point_identity(point)
+                self._starts_written[identity] = self._starts_written.get(identity, 0) + 1
+                rows.append({**row, "repetition": str(self._starts_written[identity]),
+                             BUILD_COLUMN: self.build_of(point.server)})
+        if rows:
+            writer.write(rows)
+
+    def _rounds_cost(self, points: list[Point]) -> float:
+        """What the sweeps' rounds of `points` cost: their measurements and each round's
+        server starts."""
+        if not points:
+            return 0.0
+        rounds = max(p.repetitions for p in points)
+        return sum(_one_round(p) * p.repetitions for p in points) \
+            + SERVER_START_S * rounds * len({p.server for p in points})
+
+    def _alternate_pairs(self, phase: str, pairs: list[alternating.Pair], work: Path,
+                         bind: str | None, netns: str | None) -> None:
+        later = [] if phase == "remote" else [p for p in self.pairs if p.point_a.transport == "remote"]
         budget = self.experiment.budget_s
         # the later phase's pairs are reserved inside the phase (AlternatingPhase.
         # _later_reserve), at the round cost it measures
@@ -426,7 +467,8 @@ class Runner:
                  f"{self.experiment.slice_s:g} s, {self.experiment.alternation_s:g} s a round")
         carried = self._alternation_phase.prior_var() if self._alternation_phase else math.nan
         self._alternation_phase = alternating.AlternatingPhase(self, pairs, work, bind, netns,
-                                                               carried, later)
+                                                               carried, later,
+                                                               self._rounds_cost)
         started = time.monotonic()
         why = self._alternation_phase.run(
             deadline, self.experiment.precision or DEFAULT_PRECISION,
@@ -449,6 +491,8 @@ class Runner:
                 "min_rounds": self.experiment.min_rounds,
                 "spent_s": {phase: round(s, 1) for phase, s in self.alternation_spent.items()},
                 "rounds_spent_s": round(self.rounds_spent_s, 1),
+                # points measured by their ratio's starts instead of rounds
+                "points_from_starts": len(self._starts_written),
                 "pairs": [{"comparison": p.name, "test": p.test, "point": p.label,
                            "calibration": p.calibration, "rounds": len(p.rounds),
                            "failed": p.failed, "disturbed": p.disturbed,
@@ -466,9 +510,11 @@ class Runner:
     # ---- rounds ------------------------------------------------------------------------
 
     def _run_rounds(self, phase: str, points: list[Point], work: Path, writer: PointsWriter,
-                    progress: Progress, bind: str | None = None) -> None:
+                    progress: Progress, bind: str | None = None,
+                    adaptive_allowed: bool = True) -> None:
         keys = {p: _key(p) for p in points}
-        adaptive = self.experiment.precision is not None and self.rounds_comparisons
+        adaptive = adaptive_allowed and self.experiment.precision is not None \
+            and self.rounds_comparisons
         started = time.monotonic()
         try:
             self._rounds_loop(phase, points, work, writer, progress, bind, keys, adaptive)
@@ -675,7 +721,9 @@ class Runner:
             problem = f"remote link unavailable: {error}"
             self.say(problem)
             self.problems.append(problem)
-            for point in points:
+            pair_points = alternated_points.pair_points(
+                [p for p in self.pairs if p.point_a.transport == "remote"])
+            for point in points + pair_points:
                 for round_no in range(1, point.repetitions + 1):
                     self._give_up([point], round_no, "skipped", problem, writer, progress,
                                   announce=False)
@@ -690,7 +738,8 @@ class Runner:
                      f"{measured.get('measured_p50_us', '?')} us")
             self._run_rounds("remote", points, work, writer, progress,
                              bind=link.server_address)
-            self._alternate("remote", work, bind=link.server_address, netns=CLIENT_NAMESPACE)
+            self._alternate("remote", work, writer, progress, bind=link.server_address,
+                            netns=CLIENT_NAMESPACE)
         finally:
             self.helper_pids = []
             link.down()

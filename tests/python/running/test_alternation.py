@@ -20,7 +20,7 @@ from kvlab.measures.stats import paired_interval, t_quantile_975
 
 from conftest import (check_a_over_a, check_coverage, experiment_head, read_latency_pair,
                       run_experiment)
-from fake_alternation import fake_host
+from fake_alternation import fake_host, shared_pooled_incr
 
 
 def _ar1(rng, n, phi, sigma):
@@ -205,26 +205,7 @@ def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path
 
 
 ALTERNATING = experiment_head("alternating", precision=0.5, max_rounds=4, alternation_s=0.4,
-                              slice_s=0.05) + """
-[[sweep]]
-name = "incr"
-transport = "unix"
-client = ["pooled", "shared"]
-command = "incrby"
-keys = 1
-connections = 2
-threads = 2
-duration = 0.1
-warmup = 0.05
-repetitions = 1
-
-[[compare]]
-by = "client"
-a = "shared"
-b = "pooled"
-sweep = "incr"
-seed_ratio = 1.42
-"""
+                              slice_s=0.05) + shared_pooled_incr(1, 1.42)
 
 
 @pytest.mark.timed
@@ -251,6 +232,16 @@ def test_a_run_alternates_its_declared_ratio_and_calibrates_with_a_over_a(build_
                             "## Seed claims: Lettuce (pooled vs shared connections)",
                             "## How the time was spent"]
     assert "shared/pooled INCRBY" in report and ": seed 1.42 |" in report
+    # the sweep's two points are the ratio's sides: measured by its 4 starts, not in rounds
+    with (run_dir / "points.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted((r["client"], r["repetition"], r["note"]) for r in rows) == sorted(
+        (client, str(n), "alternation start") for client in ("pooled", "shared")
+        for n in range(1, 5)), rows
+    assert all(float(r["ops_per_s"]) > 0 for r in rows)
+    assert "`incr`: 2 points from the starts of their declared ratio's alternation (4-4 " \
+        "starts each" in report, report
+    assert "(2 points were measured by their declared ratio's starts)" in report
 
 
 def test_the_a_over_a_pair_is_the_reference_server_against_a_copy_of_itself():

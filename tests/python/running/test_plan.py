@@ -169,3 +169,30 @@ def test_plan_cli_rejects_a_bad_cpu_list_with_status_2():
         [sys.executable, "-m", "kvlab", "plan", str(REPO / "workloads" / "quick.toml"),
          "--cpus", "0-x"], capture_output=True, text=True, env=python_env())
     assert done.returncode == 2 and "not a CPU list" in done.stderr
+
+
+def test_the_points_of_declared_ratios_are_left_out_of_the_rounds_estimate():
+    # sharded and redis are a declared ratio's sides in p16: alternation measures them,
+    # so the sweeps' rounds (and their estimate) have p16's other rows and sweep pool
+    declared = EXPERIMENT + """
+[[compare]]
+name = "sharded/redis"
+a = "sharded"
+b = "redis"
+sweep = "p16"
+"""
+    topology = Topology.of(range(4))
+    alternated = resolve(parse_experiment_text(declared, Path("d.toml")), topology)
+    assert {(p.sweep, p.server) for p in alternated.alternated_points()} == {
+        ("p16", "sharded"), ("p16", "redis")}
+    assert {p.server for p in alternated.rounds_points() if p.sweep == "p16"} == {
+        "single", "redis-io-threads"}
+    assert len(alternated.rounds_points()) + len(alternated.alternated_points()) == \
+        len(alternated.points)
+    assert alternated.as_json()["alternated_points"] == len(alternated.alternated_points())
+    assert "measured by their declared ratio's alternation" in alternated.render()
+    rounds = resolve(parse_experiment_text(declared.replace(
+        '[experiment]\nname = "auto"', '[experiment]\nname = "auto"\nmeasurement = "rounds"'),
+        Path("r.toml")), topology)
+    assert rounds.alternated_points() == [] and rounds.rounds_points() == rounds.points
+    assert alternated.estimated_s() < rounds.estimated_s()
