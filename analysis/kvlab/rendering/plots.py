@@ -253,6 +253,9 @@ def throughput_figure(table: pd.DataFrame, sweep: str) -> Figure:
 
 
 def latency_figure(table: pd.DataFrame, sweep: str) -> Figure:
+    # Points measured by alternation starts have no percentiles (alternated_points.py): a
+    # panel of those alone would be an empty log axis.
+    table = table[table["p50_us"].notna() | table["p99_us"].notna()]
     chosen = panels(table)
     figure, axes = figure_grid(len(chosen))
     handles: dict[str, Line2D] = {}

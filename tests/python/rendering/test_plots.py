@@ -496,3 +496,29 @@ def test_a_log_latency_axis_is_labelled_per_decade_when_wide_and_inside_one_when
               if t.get_text() and 200 <= t.get_position()[1] <= 520]
     assert len(labels) >= 2 and all("µs" in label for label in labels), labels
     plt.close(figure)
+
+
+def test_points_without_percentiles_leave_the_latency_figure_not_a_blank_log_axis(run, tmp_path):
+    # A declared ratio's points measured by alternation starts carry no percentiles
+    # (alternated_points.py): p16's GET panel then has nothing to draw and is left out
+    # (an axis of no values cannot be log-scaled: make bench stopped on one).
+    import shutil
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    points = pd.read_csv(copy / "points.csv")
+    starts = (points["sweep"] == "p16") & (points["command"] == "get")
+    for column in ("p50_us", "p99_us", "p999_us", "max_us", "histogram"):
+        points[column] = points[column].astype(object)
+        points.loc[starts, column] = None
+    points.loc[starts, "note"] = "alternation start"
+    points.to_csv(copy / "points.csv", index=False)
+    drawn = dict(figures_of_run(copy))
+    try:
+        titles = [a.get_title() for a in drawn["p16-latency"].axes if a.get_visible()]
+        before = [a.get_title() for a in dict(figures_of_run(run))["p16-latency"].axes
+                  if a.get_visible()]
+        assert any("get" in t.lower() for t in before), before
+        assert titles and not any("get" in t.lower() for t in titles), titles
+        drawn["p16-latency"].canvas.draw()
+    finally:
+        plt.close("all")
