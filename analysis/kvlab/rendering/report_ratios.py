@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..measures import alternation
-from ..measures.ratio_verdicts import decide_row
+from ..measures.ratio_verdicts import NOT_MEASURED_BUDGET, decide_row
 from ..measures.stats import (MIN_ROUNDS_FOR_SPREAD, best_start_seconds, larger_side,
                               paired_interval)
 from .markdown import markdown_table
@@ -28,7 +28,9 @@ PER_CPU_NOTE = "judged per server CPU (client-bound)"
 
 
 def _interval(row: pd.Series) -> str:
-    if pd.isna(row["ratio"]):
+    # A ratio the plan dropped after a start or two is no measurement: its few starts'
+    # ratio is not printed beside "not measured (budget)".
+    if pd.isna(row["ratio"]) or row.get("status") == NOT_MEASURED_BUDGET:
         return "–"
     if pd.isna(row["low"]):
         return f"{row['ratio']:.3f} [–]"

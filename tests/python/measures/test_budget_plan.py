@@ -209,6 +209,22 @@ def test_the_report_says_what_the_plan_could_decide():
     assert plan_lines({"alternation": {}}) == []
 
 
+def test_a_ratio_dropped_after_a_start_prints_no_ratio_beside_not_measured():
+    import pandas as pd
+    from kvlab.rendering.report_ratios import _interval
+    dropped = pd.Series({"ratio": 1.605, "low": math.nan, "high": math.nan,
+                         "status": NOT_MEASURED_BUDGET})
+    assert _interval(dropped) == "–"
+    few = dropped.copy()
+    few["status"] = "inconclusive"  # two starts it kept: its ratio, no interval
+    assert _interval(few) == "1.605 [–]"
+    # the time section of a run that measured points from starts says so
+    from kvlab.rendering.report_ratios import time_section
+    text = time_section({"alternation": {"points_from_starts": 42, "rounds_spent_s": 487,
+                                         "spent_s": {"local": 500.0}, "pairs": []}})
+    assert "(42 points were measured by their declared ratio's starts)" in text
+
+
 def test_the_time_section_says_how_a_planned_run_gave_out_its_rounds():
     from kvlab.rendering.report_ratios import time_section
     spent = {"alternation_s": 2.0, "slice_s": 0.1, "min_rounds": 10, "rounds_spent_s": 785,
@@ -236,6 +252,50 @@ def test_a_budget_short_of_every_started_ratio_finishes_the_cheapest():
     plan = budget_plan.plan(ratios, 80.0, 0.02, 10, 60)
     assert sum(plan[f"dear{i}"].measured for i in range(3)) == 1
     assert all(plan[f"cheap{i}"].measured for i in range(4))
+
+
+def test_a_ratio_its_own_starts_say_cannot_resolve_gets_min_rounds_and_comes_last():
+    # Its own 12 starts vary ±8% (a side with modes): 40 starts would still be about ±2.6%.
+    # It stops where it is, and the budget goes to two unstarted ratios that can resolve.
+    hopeless_var = math.log1p(0.08) ** 2
+    assert budget_plan.predicted_half_width(hopeless_var, 40) > 0.02
+    quiet = 0.01 ** 2
+    ratios = [PlanInput("modes", False, 12, 2.5, hopeless_var),
+              PlanInput("new1", False, 0, 2.5, math.nan),
+              PlanInput("new2", False, 0, 2.5, math.nan)]
+    plan = budget_plan.plan(ratios, 50.0, 0.02, 10, 40, prior_var=quiet)
+    assert plan["modes"].measured and plan["modes"].rounds == 12 and plan["modes"].cost_s == 0
+    assert not plan["modes"].reaches_target
+    assert plan["new1"].rounds == plan["new2"].rounds == 10
+    # short of min_rounds it still gets them (what it has started is concluded), but only
+    # after the ratios that can resolve
+    ratios[0] = PlanInput("modes", False, 5, 2.5, hopeless_var)
+    plan = budget_plan.plan(ratios, 50.0, 0.02, 10, 40, prior_var=quiet)
+    assert plan["modes"].rounds == 10 and plan["new1"].rounds == 10
+    assert not plan["new2"].measured
+    # a seed claim is never given up so: it is planned at max_rounds as before
+    plan = budget_plan.plan([PlanInput("seed", True, 12, 2.5, hopeless_var)], math.inf,
+                            0.02, 10, 40)
+    assert plan["seed"].rounds == 40
+
+
+def test_a_phase_finishes_a_started_ratio_before_it_starts_another(tmp_path):
+    from kvlab.running import alternating
+    from kvlab.schema.specs import CompareSpec, Point
+    point = Point("s", "r", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    pairs = [alternating.Pair(CompareSpec(name, "server", "r", "r", seed_ratio=seed), "set",
+                              "p", point, point) for name, seed in
+             (("fresh", None), ("started", None), ("further", None), ("seed", 1.1))]
+    pairs[1].rounds, pairs[2].rounds = [[]] * 2, [[]] * 5
+    phase = alternating.AlternatingPhase(fake_host(tmp_path, []), pairs, tmp_path)
+    phase.plan = {p.key: types.SimpleNamespace(rounds=10, measured=True) for p in pairs}
+    order = []
+    for _ in range(4):
+        chosen = phase._next_pair(0.02, 40, 10)
+        order.append(chosen.name)
+        chosen.rounds = chosen.rounds + [[]] * 10  # done with its plan
+    assert order == ["seed", "further", "started", "fresh"]
 
 
 def test_a_phase_plans_inside_its_target_for_the_intervals_larger_side(tmp_path, monkeypatch):
