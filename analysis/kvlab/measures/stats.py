@@ -158,14 +158,16 @@ def _t_half(values: list[float]) -> float:
 
 
 def paired_interval(rounds: Iterable[Iterable[float | None]],
-                    between_rounds: bool = True) -> PairedSummary:
+                    between_rounds: bool = True, symmetric: bool = False) -> PairedSummary:
     """Per round (a fresh start of both sides' processes), the log ratios of its pairs in
     time order -> the geometric mean ratio and a 95% interval with two levels of
     variance: between starts, and between slices within a start (two_level_interval).
 
     between_rounds=False: batch means alone (each round's pairs cut into batches of
     consecutive pairs, batch_size; Student's t over the batch means), what the slices'
-    own noise allows: a calibration figure, never a verdict. With fewer than
+    own noise allows: a calibration figure, never a verdict. symmetric=True: the two
+    sides are exchangeable (an A/A), so the start means' skewness is noise and is not
+    corrected for (two_level_interval). With fewer than
     MIN_ROUNDS_FOR_SPREAD rounds the spread between starts cannot be estimated and there
     is no interval (NaN, method "too few starts"). Coverage is tested on synthetic drift
     + AR(1) data with unimodal and bimodal start effects
@@ -176,7 +178,7 @@ def paired_interval(rounds: Iterable[Iterable[float | None]],
     if not pairs:
         return PairedSummary(0, 0, math.nan, math.nan, math.nan, 0, "none")
     if between_rounds:
-        return two_level_interval(rounds)
+        return two_level_interval(rounds, symmetric)
     centre = statistics.fmean([v for r in rounds for v in r])
     batch_means = [m for values in rounds for m in _batch_means(values)]
     return batched_interval(centre, batch_means, [statistics.fmean(r) for r in rounds], pairs,
@@ -189,7 +191,7 @@ def _batch_means(values: list[float]) -> list[float]:
             for i in range(0, len(values) - size + 1, size)]
 
 
-def two_level_interval(starts: list[list[float]]) -> PairedSummary:
+def two_level_interval(starts: list[list[float]], symmetric: bool = False) -> PairedSummary:
     """The two-level interval of a log ratio: starts (fresh processes), then slices within
     a start. The model is the one-way random-effects (mixed) model
     y_ij = mu + u_i + e_ij, u_i the start's effect (any distribution: a layout's mode is
@@ -209,7 +211,13 @@ def two_level_interval(starts: list[list[float]]) -> PairedSummary:
       balanced starts is the mixed model's REML interval for mu.
 
     The starts, not the slices, are the unit: a thousand slices from three starts give
-    2 degrees of freedom. Fewer than MIN_ROUNDS_FOR_SPREAD starts: no interval."""
+    2 degrees of freedom. Fewer than MIN_ROUNDS_FOR_SPREAD starts: no interval.
+
+    symmetric=True (an A/A: a server against a copy of itself): the per-start log ratio
+    is symmetric about 0 by exchange of the sides, so any skewness of its start means is
+    noise, and the skewness correction (_skew_corrected) is left out: on 10 starts of
+    symmetric, heavy-tailed ratios (a layout mode on both sides, 3,000 trials) the
+    correction's own noise took coverage from 94.9% to 93.4%."""
     starts = [list(s) for s in starts if s]
     n = len(starts)
     pairs = sum(len(s) for s in starts)
@@ -236,7 +244,11 @@ def two_level_interval(starts: list[list[float]]) -> PairedSummary:
     weights = [w / total for w in raw]
     centre = sum(w * m for w, m in zip(weights, means))
     variance = n / (n - 1) * sum((w * (m - centre)) ** 2 for w, m in zip(weights, means))
-    low, high = _skew_corrected(centre, variance, weights, means)
+    if symmetric:
+        half = t_quantile_975(n - 1) * math.sqrt(variance)
+        low, high = centre - half, centre + half
+    else:
+        low, high = _skew_corrected(centre, variance, weights, means)
     return PairedSummary(n, pairs, math.exp(centre), math.exp(low), math.exp(high),
                          n_batches, "two-level", between, per_pair)
 

@@ -128,7 +128,9 @@ class Pair:
         metric = metric or self.metric
         if metric in alternation.LATENCY_QUANTILES:
             return alternation.latency_interval(self.rounds, metric)
-        return paired_interval([alternation.pair_log_ratios(r, metric) for r in self.rounds])
+        # an A/A's sides are exchangeable: its interval is not corrected for skewness
+        return paired_interval([alternation.pair_log_ratios(r, metric) for r in self.rounds],
+                               symmetric=self.calibration)
 
     def start_values(self, metric: str | None = None) -> tuple[list[float], list[float],
                                                                  list[float]]:
