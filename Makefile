@@ -102,7 +102,7 @@ clean:
 # `make fuzz` runs it for FUZZ_SECONDS on build-fuzz/fuzz-corpus (seeded from
 # tests/fuzz/corpus, kept between runs); crashes land in build-fuzz/fuzz-crashes/.
 FUZZ_SECONDS       ?= 300
-FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_SMOKE_SECONDS ?= 12
 .PHONY: fuzz fuzz-smoke fuzz-build
 
 build-fuzz/build.ninja:

@@ -61,7 +61,10 @@ TEST_P(ServerHostile, GarbageBytes) {
     if (round % 2 == 0) garbage[0] = '*';  // half claim to be a RESP array
     client->Send(garbage + "\r\n");
     // Whatever comes back is an error reply (unknown command, protocol error).
-    const std::string reply = client->ReadSome(std::chrono::milliseconds(500));
+    // About half the rounds leave the server waiting for more bytes: nothing
+    // comes, and the wait is this test's whole time; a reply later than the
+    // window goes unchecked, and ExpectHealthy still checks the server.
+    const std::string reply = client->ReadSome(std::chrono::milliseconds(150));
     if (!reply.empty()) {
       EXPECT_EQ(reply[0], '-') << reply;
     }
