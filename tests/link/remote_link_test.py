@@ -63,6 +63,36 @@ def parse_stats(line):
     return {k: float(v) for k, v in (field.split("=") for field in line.split())}
 
 
+def round_trip_failures(ping_bin, server_address):
+    """ROUND_TRIPS ping-pongs through the link: what is wrong with their count or median."""
+    failures = []
+    echo = subprocess.Popen(["ip", "netns", "exec", "kvlab-server", ping_bin, "serve",
+                             "--bind", server_address, "--port", str(PORT), "--once"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        echo.stdout.readline()  # "listening ..." once the socket is bound
+        ping = subprocess.run(["ip", "netns", "exec", "kvlab-client", ping_bin, "ping",
+                               "--host", server_address, "--port", str(PORT),
+                               "--count", str(ROUND_TRIPS), "--warmup", "20"],
+                              capture_output=True, text=True, timeout=60)
+        print(ping.stdout + ping.stderr)
+        if ping.returncode != 0:
+            failures.append(f"ping-pong through the link failed with {ping.returncode}")
+        else:
+            stats = parse_stats(ping.stdout)
+            if stats["count"] != ROUND_TRIPS:
+                failures.append(f"{stats['count']} round trips measured, expected {ROUND_TRIPS}")
+            if abs(stats["p50_us"] - RTT_US) > TOLERANCE * RTT_US:
+                failures.append(f"median round trip {stats['p50_us']} us is not within "
+                                f"{TOLERANCE:.0%} of the configured {RTT_US} us")
+        echo.wait(timeout=10)
+    finally:
+        if echo.poll() is None:
+            echo.kill()
+            echo.wait()
+    return failures
+
+
 def main():
     script, link_bin, ping_bin = sys.argv[1:4]
     if os.geteuid() != 0:
@@ -76,7 +106,6 @@ def main():
 
     env = dict(os.environ, KVLAB_LINK_BIN=link_bin)
     failures = []
-    echo = None
     try:
         up = subprocess.run([script, "up", "--rtt-us", str(RTT_US)], env=env,
                             capture_output=True, text=True, timeout=30)
@@ -98,25 +127,18 @@ def main():
         if not 0 <= measured["base_p50_us"] <= measured["measured_p50_us"]:
             failures.append(f"base and measured round trips disagree: {measured}")
 
-        echo = subprocess.Popen(["ip", "netns", "exec", "kvlab-server", ping_bin, "serve",
-                                 "--bind", server_address, "--port", str(PORT), "--once"],
-                                stdout=subprocess.PIPE, text=True)
-        echo.stdout.readline()  # "listening ..." once the socket is bound
-        ping = subprocess.run(["ip", "netns", "exec", "kvlab-client", ping_bin, "ping",
-                               "--host", server_address, "--port", str(PORT),
-                               "--count", str(ROUND_TRIPS), "--warmup", "20"],
-                              capture_output=True, text=True, timeout=60)
-        print(ping.stdout + ping.stderr)
-        if ping.returncode != 0:
-            failures.append(f"ping-pong through the link failed with {ping.returncode}")
+        failures += round_trip_failures(ping_bin, server_address)
+
+        # A fresh forwarder at the calibrated delay: another process, the same round trip.
+        before = running_forwarders()
+        restart = subprocess.run([script, "restart"], env=env, capture_output=True,
+                                 text=True, timeout=30)
+        print(restart.stdout + restart.stderr)
+        after = running_forwarders()
+        if restart.returncode != 0 or len(after) != 1 or after == before:
+            failures.append(f"restart: rc={restart.returncode}, forwarders {before} -> {after}")
         else:
-            stats = parse_stats(ping.stdout)
-            if stats["count"] != ROUND_TRIPS:
-                failures.append(f"{stats['count']} round trips measured, expected {ROUND_TRIPS}")
-            if abs(stats["p50_us"] - RTT_US) > TOLERANCE * RTT_US:
-                failures.append(f"median round trip {stats['p50_us']} us is not within "
-                                f"{TOLERANCE:.0%} of the configured {RTT_US} us")
-        echo.wait(timeout=10)
+            failures += round_trip_failures(ping_bin, server_address)
 
         # No delay can make a round trip shorter than the link's own.
         refused = subprocess.run([script, "up", "--rtt-us", "1"], env=env,
@@ -126,9 +148,6 @@ def main():
             failures.append(f"up --rtt-us 1 exited {refused.returncode}, expected "
                             f"{EXIT_BASE_EXCEEDS_TARGET} with a reason")
     finally:
-        if echo is not None and echo.poll() is None:
-            echo.kill()
-            echo.wait()
         down = subprocess.run([script, "down"], env=env, capture_output=True, text=True)
         print(down.stdout + down.stderr)
         if down.returncode != 0:
@@ -140,6 +159,9 @@ def main():
     status = subprocess.run([script, "status"], env=env, capture_output=True, text=True)
     if status.returncode != 1:
         failures.append(f"status after down exits {status.returncode}, expected 1")
+    restart = subprocess.run([script, "restart"], env=env, capture_output=True, text=True)
+    if restart.returncode != 1 or "not up" not in restart.stderr:
+        failures.append(f"restart while down exits {restart.returncode}: {restart.stderr!r}")
     # The forwarder gets SIGTERM; allow it a moment to be reaped.
     deadline = time.monotonic() + 2
     while running_forwarders() and time.monotonic() < deadline:

@@ -343,8 +343,12 @@ class AlternatingPhase:
     def __init__(self, runner: AlternationHost, pairs: list[Pair], work: Path, bind: str | None = None,
                  netns: str | None = None, carried_var: float = math.nan,
                  later: list[Pair] | None = None,
-                 rounds_cost: Callable[[list[Point]], float] = lambda points: 0.0) -> None:
+                 rounds_cost: Callable[[list[Point]], float] = lambda points: 0.0,
+                 before_start: Callable[[], str | None] | None = None) -> None:
         self.runner = runner
+        # called before each round's servers start (the remote phase: a fresh link
+        # forwarder); a message it returns fails the round
+        self.before_start = before_start
         self.pairs = pairs
         # what the sweeps' rounds of some points cost: a ratio the plan leaves out has its
         # points measured in rounds after this phase (alternated_points.py), kept in time
@@ -495,6 +499,13 @@ class AlternatingPhase:
     def measure_round(self, pair: Pair) -> None:
         runner = self.runner
         round_no = pair.attempts + 1
+        problem = self.before_start() if self.before_start is not None else None
+        if problem:
+            pair.failed += 1
+            runner.problems.append(f"alternation {pair.name} {pair.label} round {round_no}: "
+                                   f"{problem}")
+            runner.say(f"alternation {pair.name} round {round_no}: FAILED: {problem}")
+            return
         two_servers = pair.calibration or pair.spec.by == "server"
         specs = [runner.experiment.server(pair.point_a.server)]
         if two_servers:

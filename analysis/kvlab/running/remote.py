@@ -74,6 +74,22 @@ class RemoteLink:
         self.measured = read_measured(self.measured_file)
         return self.server_address
 
+    def restart_forwarder(self) -> None:
+        """A fresh forwarder process at the calibrated delay (`remote-link restart`): its
+        layout and placement are drawn anew, as every server's are at a start. Raises
+        LinkUnavailable when it did not come back."""
+        if self.server_address is None:
+            raise LinkUnavailable("the remote link is not up")
+        try:
+            done = subprocess.run([str(self.script), "restart"], capture_output=True,
+                                  text=True, timeout=60, env=self.environment)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise LinkUnavailable(f"remote-link restart failed: {error}") from None
+        if done.returncode != 0:
+            reason = (done.stderr or done.stdout).strip().splitlines()
+            raise LinkUnavailable(f"remote-link restart exited with status {done.returncode}"
+                                  + (f": {reason[-1]}" if reason else ""))
+
     def down(self) -> None:
         if self.server_address is None:
             return

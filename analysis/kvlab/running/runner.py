@@ -275,6 +275,7 @@ class Runner:
         # measurement = "alternate" (running/alternating.py): the pairs alternated, the A/A
         # one among them; the comparisons left to rounds.
         self.pairs: list = []
+        self._link: RemoteLink | None = None  # up during the remote phase
         self._starts_written: dict[tuple, int] = {}  # points.csv rows per alternated point
         self.calibration = None
         self.rounds_comparisons = experiment.comparisons
@@ -447,6 +448,19 @@ class Runner:
         if rows:
             writer.write(rows)
 
+    def _fresh_forwarder(self) -> str | None:
+        """Before each start of a remote ratio: a fresh forwarder (RemoteLink.
+        restart_forwarder), so that its process is drawn anew with each start like the
+        servers'. In runs at ee957cc every start of one run fell in one mode of
+        shared/pooled INCRBY over the link and the next run's in the other (T4: 1.139
+        ±0.5%, then 0.947): a factor that lived as long as the run."""
+        try:
+            self._link.restart_forwarder()
+        except LinkUnavailable as error:
+            return str(error)
+        self.helper_pids = pids_named("kvlab-link")  # the watch counts it as ours
+        return None
+
     def _rounds_cost(self, points: list[Point]) -> float:
         """What the sweeps' rounds of `points` cost: their measurements and each round's
         server starts."""
@@ -466,9 +480,10 @@ class Runner:
         self.say(f"alternation ({phase}): {len(pairs)} pairs, ABBA slices of "
                  f"{self.experiment.slice_s:g} s, {self.experiment.alternation_s:g} s a round")
         carried = self._alternation_phase.prior_var() if self._alternation_phase else math.nan
+        fresh_link = self._fresh_forwarder if phase == "remote" and self._link else None
         self._alternation_phase = alternating.AlternatingPhase(self, pairs, work, bind, netns,
                                                                carried, later,
-                                                               self._rounds_cost)
+                                                               self._rounds_cost, fresh_link)
         started = time.monotonic()
         why = self._alternation_phase.run(
             deadline, self.experiment.precision or DEFAULT_PRECISION,
@@ -728,6 +743,7 @@ class Runner:
                     self._give_up([point], round_no, "skipped", problem, writer, progress,
                                   announce=False)
             return
+        self._link = link
         try:
             measured = link.measured or {}
             self.remote_link = link.meta()
@@ -742,6 +758,7 @@ class Runner:
                             netns=CLIENT_NAMESPACE)
         finally:
             self.helper_pids = []
+            self._link = None
             link.down()
 
     def _give_up(self, points: list[Point], round_no: int, status: str, problem: str,

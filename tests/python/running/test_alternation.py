@@ -552,3 +552,62 @@ def test_the_calibration_section_says_the_machines_speed_from_the_a_over_a(tmp_p
     text = calibration_section(tmp_path, {"alternation": {"slice_s": 0.1}})
     assert "- machine speed: the A/A's server served a median 11,0" in text, text
     assert "over its 3 starts" in text
+
+
+def test_each_start_first_calls_the_phases_hook_and_a_refusal_fails_the_round(tmp_path,
+                                                                              monkeypatch):
+    # The remote phase restarts the link's forwarder before every start (runner.
+    # _fresh_forwarder): the hook runs once per round, before the servers; a message
+    # from it fails that round, which is measured again.
+    import types
+    from kvlab.running import alternating
+    from kvlab.schema.specs import CompareSpec, Point
+
+    point = Point("s", "r", "kvlab-load", "remote", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    launched = []
+
+    def fake_run(command, **kwargs):
+        launched.append(len(hooks))
+        slices = [{"index": i, "side": 0 if i % 4 in (0, 3) else 1, "start_s": 0.1 * i,
+                   "seconds": 0.09, "ops": 1000, "server_cpu_s": 0.08, "client_cpu_s": 0.02,
+                   "mean_us": 10, "p99_us": 20} for i in range(8)]
+        Path(command[command.index("--json") + 1]).write_text(json.dumps(
+            {"status": "complete", "disturbed": False, "allowed_cores": 1, "slices": slices}))
+        return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    hooks = []
+
+    def fresh_forwarder():
+        hooks.append(len(launched))
+        return "remote-link restart exited with status 1" if len(hooks) == 2 else None
+
+    monkeypatch.setattr(alternating.subprocess, "run", fake_run)
+    runner = fake_host(tmp_path)
+    pair = alternating.Pair(CompareSpec("A/A r", "server", "r", "r"), "set", "p", point, point,
+                            calibration=True)
+    phase = alternating.AlternatingPhase(runner, [pair], tmp_path, before_start=fresh_forwarder)
+    phase.run(math.inf, 0.02, 10, 3)
+    # hook, start; hook refuses (no start); then hook, start twice more
+    assert hooks == [0, 1, 1, 2] and launched == [1, 3, 4]
+    assert pair.failed == 1 and len(pair.rounds) == 3
+    assert any("restart exited with status 1" in p for p in runner.problems)
+
+
+def test_the_runner_gives_each_remote_start_a_fresh_forwarder():
+    import types
+    from kvlab.running.remote import LinkUnavailable
+    from kvlab.running.runner import Runner
+
+    class Link:
+        restarts = 0
+
+        def restart_forwarder(self):
+            self.restarts += 1
+            if self.restarts == 2:
+                raise LinkUnavailable("remote-link restart exited with status 1: not up")
+
+    host = types.SimpleNamespace(_link=Link(), helper_pids=None)
+    assert Runner._fresh_forwarder(host) is None and host._link.restarts == 1
+    assert isinstance(host.helper_pids, list)  # the new forwarder's pid counts as ours
+    assert "not up" in Runner._fresh_forwarder(host)
