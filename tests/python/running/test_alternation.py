@@ -611,3 +611,25 @@ def test_the_runner_gives_each_remote_start_a_fresh_forwarder():
     assert Runner._fresh_forwarder(host) is None and host._link.restarts == 1
     assert isinstance(host.helper_pids, list)  # the new forwarder's pid counts as ours
     assert "not up" in Runner._fresh_forwarder(host)
+
+
+def test_the_watch_is_given_running_helpers_only_not_zombies():
+    # A zombie's CPU is counted until it is reaped; reaped mid-window it reads as
+    # others' work. pids_named leaves zombies out.
+    import time
+    from kvlab.running.runner import pids_named
+    live = subprocess.Popen(["sleep", "30"])
+    dead = subprocess.Popen(["sleep", "0"])
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # until the second one has exited, unreaped
+            with open(f"/proc/{dead.pid}/stat") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.01)
+        found = pids_named("sleep")
+        assert live.pid in found and dead.pid not in found
+    finally:
+        live.kill()
+        live.wait()
+        dead.wait()
