@@ -18,15 +18,29 @@ and the slices' histograms are not kept. Pure functions; the runner writes the r
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable, Protocol
 
-from ..schema.specs import Point
-
-if TYPE_CHECKING:  # alternating imports this module
-    from .alternating import Pair
+from ..measures.alternation import Slice
+from ..schema.specs import CompareSpec, Point, point_fill, is_ycsb
 
 # points.csv's note on a row measured as one start of an alternated ratio
 START_NOTE = "alternation start"
+
+
+class AlternatedPair(Protocol):
+    """What these functions read of an alternating.Pair (a protocol: alternating imports
+    this module)."""
+    spec: CompareSpec
+    calibration: bool
+    point_a: Point
+    point_b: Point
+    rounds: list[list[Slice]]
+    round_bound: list[bool]
+
+
+class Servers(Protocol):
+    """What these functions read of the experiment: a server's settings by name."""
+    def server(self, name: str) -> object: ...
 
 
 def point_identity(point: Point) -> tuple:
@@ -34,35 +48,55 @@ def point_identity(point: Point) -> tuple:
     return tuple(str(v) for v in point.variables().values())
 
 
-def pair_points(pairs: Iterable[Pair]) -> list[Point]:
-    """The points the declared pairs alternate (the A/A's copy aside), each once."""
+def measured_by_starts(point: Point, servers: Servers) -> bool:
+    """Whether a start's rows hold all that the point's rounds would: a closed-loop
+    throughput point with nothing measured beside it. Not: a point with a prefill (its
+    fill's bytes per key are measured in rounds, memory.csv), YCSB (misses and wrong
+    types are counted per round), latency curves or system calls (measured after a
+    round's points), or a server that keeps a log (fsyncs per operation)."""
+    return (point.loadgen == "kvlab-load" and not point_fill(point) and not is_ycsb(point.command)
+            and not point.latency_curve and not point.syscalls
+            and not getattr(servers.server(point.server), "appendfsync", None))
+
+
+def _throughput_pairs(pairs: Iterable[AlternatedPair]) -> list[AlternatedPair]:
+    """The declared pairs whose starts measure each side's throughput: closed loop (a
+    latency comparison offers both sides one rate), the A/A's copy aside."""
+    return [p for p in pairs if not p.calibration and not p.spec.rate
+            and p.spec.metric == "ops_per_s"]
+
+
+def pair_points(pairs: Iterable[AlternatedPair], servers: Servers) -> list[Point]:
+    """The points the declared pairs' starts measure in place of rounds, each once."""
     seen: dict[tuple, Point] = {}
-    for pair in pairs:
-        if pair.calibration:
-            continue
+    for pair in _throughput_pairs(pairs):
         for point in (pair.point_a, pair.point_b):
-            seen.setdefault(point_identity(point), point)
+            if measured_by_starts(point, servers):
+                seen.setdefault(point_identity(point), point)
     return list(seen.values())
 
 
-def unmeasured_points(pairs: Iterable[Pair]) -> list[Point]:
+def unmeasured_points(pairs: Iterable[AlternatedPair], servers: Servers) -> list[Point]:
     """The pair points no kept start measured (their ratios were left out by the budget
     plan, failed or were disturbed in every round): they need their sweep rounds."""
-    pairs = [p for p in pairs if not p.calibration]
+    pairs = _throughput_pairs(pairs)
     measured = {point_identity(point) for pair in pairs if pair.rounds
                 for point in (pair.point_a, pair.point_b)}
-    return [p for p in pair_points(pairs) if point_identity(p) not in measured]
+    return [p for p in pair_points(pairs, servers) if point_identity(p) not in measured]
 
 
-def start_rows(pair: Pair) -> list[tuple[Point, dict]]:
-    """One row per kept start of `pair` and side: (the side's point, its points.csv
-    values). The caller adds the repetition number and the server's build."""
-    if pair.calibration:
+def start_rows(pair: AlternatedPair, servers: Servers) -> list[tuple[Point, dict]]:
+    """One row per kept start of `pair` and side whose point is measured by starts
+    (pair_points): (the side's point, its points.csv values). The caller adds the
+    repetition number and the server's build."""
+    if not _throughput_pairs([pair]):
         return []
     rows = []
     for index, slices in enumerate(pair.rounds):
         bound = pair.round_bound[index] if index < len(pair.round_bound) else False
         for side, point in ((0, pair.point_a), (1, pair.point_b)):
+            if not measured_by_starts(point, servers):
+                continue
             mine = [s for s in slices if s.side == side]
             ops = sum(s.ops for s in mine)
             seconds = sum(s.seconds for s in mine)

@@ -419,7 +419,8 @@ class AlternatingPhase:
         measured = {point_identity(point) for p in self.pairs
                     if not p.calibration and id(p) not in out
                     for point in (p.point_a, p.point_b)}
-        return self.rounds_cost([point for point in pair_points(left_out)
+        rounds = pair_points(left_out, self.runner.experiment)
+        return self.rounds_cost([point for point in rounds
                                  if point_identity(point) not in measured])
 
     def _plan_with_rounds_kept(self, deadline: float, target: float, min_rounds: int,

@@ -67,7 +67,7 @@ class Plan:
             return []
         pairs = declared_pairs([p for p in self.points if p.loadgen == "kvlab-load"],
                                self.experiment.comparisons, point_label)
-        return pair_points(pairs)
+        return pair_points(pairs, self.experiment)
 
     def rounds_points(self) -> list[Point]:
         """The points the sweeps' rounds measure."""

@@ -323,7 +323,7 @@ class Runner:
             self._plan_alternation(points)
         # The declared ratios' points are measured by their alternation's starts, not in
         # rounds (alternated_points.py); a left-out ratio's points get rounds afterwards.
-        alternated = {point_identity(p) for p in alternated_points.pair_points(self.pairs)}
+        alternated = {point_identity(p) for p in alternated_points.pair_points(self.pairs, self.experiment)}
         in_rounds = [p for p in points if point_identity(p) not in alternated]
         self.say(f"kvlab run {self.experiment.name}: {len(points)} points in rounds, "
                  f"server CPUs {self.server_cpus or 'any'}, harness CPUs "
@@ -435,7 +435,7 @@ class Runner:
             self._alternate_pairs(phase, pairs, work, bind, netns)
         finally:
             self._write_start_rows(pairs, writer)
-        left_out = alternated_points.unmeasured_points(pairs)
+        left_out = alternated_points.unmeasured_points(pairs, self.experiment)
         if left_out and not self.interrupted:
             # cheap next to a ratio's starts: the seed-shaped tables keep these points
             progress.add([p for p in left_out for _ in range(p.repetitions)])
@@ -446,7 +446,7 @@ class Runner:
         """points.csv rows of the pairs' kept starts, numbered per point across pairs."""
         rows = []
         for pair in pairs:
-            for point, row in alternated_points.start_rows(pair):
+            for point, row in alternated_points.start_rows(pair, self.experiment):
                 identity = point_identity(point)
                 self._starts_written[identity] = self._starts_written.get(identity, 0) + 1
                 rows.append({**row, "repetition": str(self._starts_written[identity]),
@@ -743,7 +743,7 @@ class Runner:
             self.say(problem)
             self.problems.append(problem)
             pair_points = alternated_points.pair_points(
-                [p for p in self.pairs if p.point_a.transport == "remote"])
+                [p for p in self.pairs if p.point_a.transport == "remote"], self.experiment)
             for point in points + pair_points:
                 for round_no in range(1, point.repetitions + 1):
                     self._give_up([point], round_no, "skipped", problem, writer, progress,

@@ -3,6 +3,7 @@ per side, the points no start measured, the time the plan keeps for their rounds
 real run whose ratio the budget left out measuring its points in rounds."""
 
 import csv
+import dataclasses
 import math
 import types
 
@@ -10,15 +11,20 @@ import pytest
 
 from kvlab.measures.alternation import Slice
 from kvlab.running import alternated_points, alternating
-from kvlab.schema.specs import CompareSpec, Point
+from kvlab.schema.specs import CompareSpec, Point, ServerSpec
 
 from conftest import experiment_head, run_experiment
 from fake_alternation import fake_host, shared_pooled_incr
 
 
-def point(server: str, threads: int = 1) -> Point:
-    return Point("s", server, "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+def point(server: str, threads: int = 1, command: str = "set") -> Point:
+    return Point("s", server, "kvlab-load", "tcp", "dedicated", "direct", command, "", 10,
                  "uniform", 64, 16, 50, "on", threads, 0.3, 0.1, 3)
+
+
+# the experiment's servers: "logged" keeps an append-only log
+SERVERS = types.SimpleNamespace(server=lambda name: ServerSpec(
+    name, "kvlab", engine="single", appendfsync="always" if name == "logged" else None))
 
 
 def pair(a: str, b: str, threads: int = 1, calibration: bool = False) -> alternating.Pair:
@@ -33,7 +39,7 @@ def test_a_start_row_is_its_sides_ops_over_its_slices_seconds():
                         Slice(1, 0.1, 0.1, 50, -1.0, 0.01, 40.0, 80.0),
                         Slice(0, 0.2, 0.1, 100, 0.05, 0.02, 30.0, 60.0)]]
     measured.round_bound = [True]
-    rows = alternated_points.start_rows(measured)
+    rows = alternated_points.start_rows(measured, SERVERS)
     assert [p.server for p, _ in rows] == ["c", "s"]
     a, b = rows[0][1], rows[1][1]
     assert a["ops"] == 400 and a["seconds"] == pytest.approx(0.2)
@@ -48,17 +54,37 @@ def test_a_start_row_is_its_sides_ops_over_its_slices_seconds():
     # the A/A compares a server with its copy: its starts are not the point's rows
     calibration = pair("s", "s", calibration=True)
     calibration.rounds = measured.rounds
-    assert alternated_points.start_rows(calibration) == []
+    assert alternated_points.start_rows(calibration, SERVERS) == []
 
 
 def test_the_points_no_start_measured_are_those_of_unmeasured_pairs_only():
     measured, shares, alone = pair("c", "s"), pair("o", "s"), pair("x", "y", threads=2)
     measured.rounds = [[Slice(0, 0, 0.1, 1, 0, 0, 1, 1), Slice(1, 0, 0.1, 1, 0, 0, 1, 1)]]
-    got = alternated_points.unmeasured_points([measured, shares, alone])
+    got = alternated_points.unmeasured_points([measured, shares, alone], SERVERS)
     # "s" at T1 is a side of the measured pair: only o, x and y need rounds
     assert [p.server for p in got] == ["o", "x", "y"]
-    assert [p.server for p in alternated_points.pair_points([measured, shares])] == \
+    assert [p.server for p in alternated_points.pair_points([measured, shares], SERVERS)] == \
         ["c", "s", "o"]
+
+
+def test_only_what_a_start_measures_in_full_leaves_the_rounds():
+    # A GET's prefill (memory.csv), YCSB's misses, latency curves, system calls, a logged
+    # server's fsyncs are measured in rounds; so is a latency comparison's point (its
+    # starts run open loop at one rate, not the point's closed-loop rate).
+    assert alternated_points.measured_by_starts(point("c"), SERVERS)
+    assert not alternated_points.measured_by_starts(point("c", command="get"), SERVERS)
+    assert not alternated_points.measured_by_starts(point("logged"), SERVERS)
+    curved = dataclasses.replace(point("c"), latency_curve=(0.5,))
+    assert not alternated_points.measured_by_starts(curved, SERVERS)
+    traced = dataclasses.replace(point("c"), syscalls=True)
+    assert not alternated_points.measured_by_starts(traced, SERVERS)
+    gets = alternating.Pair(CompareSpec("c/s GET", "server", "c", "s"), "get", "p",
+                            point("c", command="get"), point("s", command="get"))
+    latency = alternating.Pair(CompareSpec("c/s p99", "server", "c", "s", metric="p99_us",
+                                           rate=1000.0), "set", "p", point("c"), point("s"))
+    assert alternated_points.pair_points([gets, latency], SERVERS) == []
+    latency.rounds = [[Slice(0, 0, 0.1, 1, 0, 0, 1, 1), Slice(1, 0, 0.1, 1, 0, 0, 1, 1)]]
+    assert alternated_points.start_rows(latency, SERVERS) == []
 
 
 def test_the_plan_keeps_the_rounds_of_the_points_it_leaves_out(tmp_path):
