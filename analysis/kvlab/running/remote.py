@@ -58,16 +58,7 @@ class RemoteLink:
         command = [str(self.script), "up", "--rtt-us", str(self.rtt_us)]
         if self.rate_mbit:
             command += ["--rate-mbit", str(self.rate_mbit)]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=180,
-                                  env=self.environment)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise LinkUnavailable(f"remote-link up failed: {error}") from None
-        if done.returncode != 0:
-            reason = (done.stderr or done.stdout).strip().splitlines()
-            raise LinkUnavailable(f"remote-link up exited with status {done.returncode}"
-                                  + (f": {reason[-1]}" if reason else ""))
-        words = done.stdout.split()
+        words = self._script(command[1:], timeout=180).split()
         if not words:
             raise LinkUnavailable("remote-link up printed no server address")
         self.server_address = words[-1]
@@ -80,15 +71,22 @@ class RemoteLink:
         LinkUnavailable when it did not come back."""
         if self.server_address is None:
             raise LinkUnavailable("the remote link is not up")
+        self._script(["restart"], timeout=60)
+
+    def _script(self, arguments: list[str], timeout: float) -> str:
+        """`remote-link ARGUMENTS`' stdout; LinkUnavailable, with its last line of output as
+        the reason, when it could not run or exited non-zero."""
+        verb = arguments[0]
         try:
-            done = subprocess.run([str(self.script), "restart"], capture_output=True,
-                                  text=True, timeout=60, env=self.environment)
+            done = subprocess.run([str(self.script), *arguments], capture_output=True,
+                                  text=True, timeout=timeout, env=self.environment)
         except (OSError, subprocess.TimeoutExpired) as error:
-            raise LinkUnavailable(f"remote-link restart failed: {error}") from None
+            raise LinkUnavailable(f"remote-link {verb} failed: {error}") from None
         if done.returncode != 0:
             reason = (done.stderr or done.stdout).strip().splitlines()
-            raise LinkUnavailable(f"remote-link restart exited with status {done.returncode}"
+            raise LinkUnavailable(f"remote-link {verb} exited with status {done.returncode}"
                                   + (f": {reason[-1]}" if reason else ""))
+        return done.stdout
 
     def down(self) -> None:
         if self.server_address is None:
