@@ -206,12 +206,16 @@ TEST(WakeCostTest, OurLoopbackTrafficReadsNoForeignWorkOnceItsSleepsAreCharged) 
   ASSERT_GT(clean, 0) << "no second without a process created in " << kAttempts << " attempts";
   std::printf("wake cost %s; loopback ping-pong: %.4f cores foreign uncharged, %.4f charged\n",
               its_cost.Describe().c_str(), its_uncharged, best_charged);
-  // Within 0.03 cores of none, well under the default threshold of 0.05
-  // (held polling, uncharged reads 0.13-0.14 on one VM: the sleeps are 15
-  // times as many; the TCP stack's share per sleep is a little above the
-  // pipes').
-  EXPECT_LT(best_charged, 0.03) << "the sleeps' cost still reads as others' work";
-  EXPECT_GT(best_charged, -0.03) << "more charged than the sleeps cost";
+  // What matters is the watch's verdict: charged, our own traffic must not
+  // read as a disturbance at the default threshold (held polling, uncharged
+  // reads 0.13-0.15 on two machines: the sleeps are 15 times as many; the TCP
+  // stack's share per sleep is a little above the pipes', so charged reads
+  // 0.00-0.036 where the machine runs another test beside this one). And the
+  // charge must remove most of it, not merely land under the line.
+  EXPECT_LT(best_charged, kDefaultDisturbedAboveCores)
+      << "the sleeps' cost still reads as others' work";
+  EXPECT_GT(best_charged, -kDefaultDisturbedAboveCores) << "more charged than the sleeps cost";
+  EXPECT_LT(std::abs(best_charged), its_uncharged / 3) << "the charge removed too little";
 }
 
 // The least-figure calibration with a clean window, up to kAttempts tries.
