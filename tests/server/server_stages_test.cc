@@ -192,6 +192,49 @@ TEST_P(StagesKnownAnswer, ConfigSetTurnsSamplingOff) {
   EXPECT_EQ(ParseStages(c->Command({"INFO", "stages"}).text)["total"]["calls"], 1);
 }
 
+// One measurement of the test below: per parity (as started, shifted by one
+// PING), how many of the sampled requests hopped to the shard.
+void MeasureSampledHops(int pairs, int members, std::vector<double>* hopped) {
+  for (const bool shift : {false, true}) {
+    SCOPED_TRACE(shift ? "parity shifted" : "parity as started");
+    std::unique_ptr<ServerProcess> server;
+    ASSERT_TRUE(ServerProcess::Start("sharded",
+                                     {"--stage-sample", "2", "--io-threads", "1", "--shards", "1"},
+                                     &server)
+                    .ok());
+    auto c = RedisConnection::Tcp(server->port());
+    ASSERT_NE(c, nullptr);
+    for (int batch = 0; batch < members / 10000; ++batch) {
+      std::vector<std::string> sadd = {"SADD", "big"};
+      for (int i = 0; i < 10000; ++i) sadd.push_back(std::to_string(batch * 10000 + i));
+      ASSERT_TRUE(c->Command(sadd).IsInteger(10000));
+    }
+    ASSERT_TRUE(c->Command({"CONFIG", "RESETSTAT"}).IsStatus("OK"));
+    if (shift) {
+      ASSERT_TRUE(c->Command({"PING"}).IsStatus("PONG"));
+    }
+    for (int pair = 0; pair < pairs; ++pair) {
+      c->Append({"SUNIONSTORE", "copy", "big", "big"});
+      ASSERT_TRUE(c->Flush());
+      // Its own read, mid-union: a union of 100,000 members takes 40-100 ms here,
+      // so 20 ms leaves the server time to have read the SUNIONSTORE alone even when
+      // it is descheduled (one read holding both would shift the parity).
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      c->Append({"PING"});
+      ASSERT_TRUE(c->Flush());
+      ASSERT_TRUE(c->GetReply().IsInteger(members));
+      ASSERT_TRUE(c->GetReply().IsStatus("PONG"));
+    }
+    auto stages = ParseStages(c->Command({"INFO", "stages"}).text);
+    std::printf("  sampled %.0f requests, %.0f with a hop\n", stages["total"]["calls"],
+                stages["queue"]["calls"]);
+    // `pairs`, give or take RESETSTAT's or the extra PING's own sample.
+    EXPECT_GE(stages["total"]["calls"], pairs - 1);
+    EXPECT_LE(stages["total"]["calls"], pairs + 1);
+    hopped->push_back(stages["queue"]["calls"]);
+  }
+}
+
 // A sample falls due on a read that arrives while its connection still has
 // a batch on a shard thread: it is owed, not dropped, and taken when that
 // batch returns, by the request the read brought. Here every second read is
@@ -215,44 +258,20 @@ TEST(StagesSampling, ADueSampleIsTakenWhenItsConnectionsBatchReturns) {
 #else
   constexpr int kMembers = 100000;
 #endif
+  // A server descheduled for the whole 20 ms pause (`make test` runs four
+  // tests on two cores; seen once) reads the SUNIONSTORE and the PING in one
+  // read, which shifts the parity for every later pair: both parities then
+  // sample the unions. That is the scheduler, not the sampling, so such a
+  // measurement is made again, up to three times; the bug this test is for
+  // (a sample owed to the thread's next read) samples the unions every time.
   std::vector<double> hopped;  // per parity: sampled requests that hopped to the shard
-  for (const bool shift : {false, true}) {
-    SCOPED_TRACE(shift ? "parity shifted" : "parity as started");
-    std::unique_ptr<ServerProcess> server;
-    ASSERT_TRUE(ServerProcess::Start("sharded",
-                                     {"--stage-sample", "2", "--io-threads", "1", "--shards", "1"},
-                                     &server)
-                    .ok());
-    auto c = RedisConnection::Tcp(server->port());
-    ASSERT_NE(c, nullptr);
-    for (int batch = 0; batch < kMembers / 10000; ++batch) {
-      std::vector<std::string> sadd = {"SADD", "big"};
-      for (int i = 0; i < 10000; ++i) sadd.push_back(std::to_string(batch * 10000 + i));
-      ASSERT_TRUE(c->Command(sadd).IsInteger(10000));
-    }
-    ASSERT_TRUE(c->Command({"CONFIG", "RESETSTAT"}).IsStatus("OK"));
-    if (shift) ASSERT_TRUE(c->Command({"PING"}).IsStatus("PONG"));
-    for (int pair = 0; pair < kPairs; ++pair) {
-      c->Append({"SUNIONSTORE", "copy", "big", "big"});
-      ASSERT_TRUE(c->Flush());
-      // Its own read, mid-union: a union of 100,000 members takes 40-100 ms here,
-      // so 20 ms leaves the server time to have read the SUNIONSTORE alone even when
-      // it is descheduled (one read holding both would shift the parity).
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      c->Append({"PING"});
-      ASSERT_TRUE(c->Flush());
-      ASSERT_TRUE(c->GetReply().IsInteger(kMembers));
-      ASSERT_TRUE(c->GetReply().IsStatus("PONG"));
-    }
-    auto stages = ParseStages(c->Command({"INFO", "stages"}).text);
-    std::printf("  sampled %.0f requests, %.0f with a hop\n", stages["total"]["calls"],
-                stages["queue"]["calls"]);
-    // kPairs, give or take RESETSTAT's or the extra PING's own sample.
-    EXPECT_GE(stages["total"]["calls"], kPairs - 1);
-    EXPECT_LE(stages["total"]["calls"], kPairs + 1);
-    hopped.push_back(stages["queue"]["calls"]);
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    hopped.clear();
+    ASSERT_NO_FATAL_FAILURE(MeasureSampledHops(kPairs, kMembers, &hopped));
+    std::sort(hopped.begin(), hopped.end());
+    if (hopped[0] <= 1) break;
+    std::printf("  attempt %d: both parities sampled the unions; measured again\n", attempt);
   }
-  std::sort(hopped.begin(), hopped.end());
   EXPECT_LE(hopped[0], 1) << "with the PINGs due, the sampled requests were not the PINGs";
   EXPECT_GE(hopped[1], kPairs - 1) << "with the unions due, they were not the unions";
 }
