@@ -242,9 +242,8 @@ def two_level_interval(starts: list[list[float]], symmetric: bool = False) -> Pa
     between = per_pair = math.nan
     if df > 0:
         per_pair = squares / df    # a pair's variance, as far as batch means see it
-        within = [per_pair / len(s) for s in starts]
-        if symmetric:
-            within = _own_within_parts(starts, per_pair)
+        within = (_own_within_parts(starts, per_pair) if symmetric
+                  else [per_pair / len(s) for s in starts])
         between = max(0.0, statistics.variance(means) - statistics.fmean(within))
         raw = [1.0 / (between + w) if between + w > 0 else 1.0 for w in within]
     else:
@@ -278,9 +277,8 @@ def _own_within_parts(starts: list[list[float]], per_pair: float) -> list[float]
     own = [statistics.variance(s) if len(s) > 1 else math.nan for s in starts]
     known = [v for v in own if not math.isnan(v)]
     pooled = statistics.fmean(known) if known else 0.0
-    if pooled <= 0:
-        return [per_pair / len(s) for s in starts]
-    inflation = per_pair / pooled
+    # no spread in any start's pairs: their batch means have none either (per_pair is 0)
+    inflation = per_pair / pooled if pooled > 0 else 0.0
     parts = []
     for values, variance in zip(starts, own):
         shrunk = pooled

@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from kvlab.measures.stats import best_start_seconds, paired_interval, two_level_interval
+from kvlab.measures.stats import (best_start_seconds, paired_interval, t_quantile_975,
+                                  two_level_interval)
 
 from conftest import check_coverage
 
@@ -96,9 +97,9 @@ def noisy_moments(rng, trials, starts, pairs, start_effect, share, factor):
 def test_an_a_over_a_weighs_a_start_by_its_own_noise_and_still_covers():
     # A server against a copy of itself, a layout mode on both sides, and 40% of the
     # starts caught in a noisy moment (3 times the slice noise), 10 pairs a start (2 s of
-    # 0.1 s slices, as default.toml's starts). Each
-    # start weighs by its own noise: 95-96% coverage, and narrower than Student's t over
-    # the plain start means (which covers as well: the weights buy width, not coverage).
+    # 0.1 s slices, as default.toml's starts). Each start weighs by its own noise: 95-96%
+    # coverage, and narrower than Student's t over the plain start means (which covers
+    # as well: the weights buy width, not coverage).
     def both_sides_modes(rng, shape):
         return 0.08 * ((rng.random(shape) < 0.2).astype(float)
                        - (rng.random(shape) < 0.2).astype(float))
@@ -109,7 +110,7 @@ def test_an_a_over_a_weighs_a_start_by_its_own_noise_and_still_covers():
     check_coverage([s.low for s in summaries], [s.high for s in summaries],
                    [s.ratio for s in summaries], TRUE_RATIO, band=(0.93, 0.97))
     means = data.mean(axis=2)
-    plain_width = 2 * 2.262 * means.std(axis=1, ddof=1) / math.sqrt(10)
+    plain_width = 2 * t_quantile_975(9) * means.std(axis=1, ddof=1) / math.sqrt(10)
     width = np.array([math.log(s.high / s.low) for s in summaries])
     assert width.mean() < 0.95 * plain_width.mean()
 
