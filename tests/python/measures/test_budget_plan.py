@@ -111,19 +111,12 @@ def test_a_row_not_measured_says_so_and_what_it_needs():
     assert verdict.text() == "not measured (budget) (needs about 84 s more)"
 
 
-def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch):
-    from kvlab.running import alternating
-    from kvlab.schema.specs import CompareSpec, Point
-
-    point = Point("s", "r", "kvlab-load", "unix", "dedicated", "direct", "set", "", 10,
-                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
-    rng = random.Random(7)
-    clock = [0.0]
-    round_s = 2.0
-
+def _fake_kvlab_load(rng: random.Random, clock: list[float], round_s: float):
+    """subprocess.run for an alternation round: `round_s` on the fake clock, 16 slices
+    whose side a differs from side b by a start effect of ±10% (log SD) and slices by 1%."""
     def fake_run(command, **kwargs):
         clock[0] += round_s
-        effect = rng.gauss(0, 0.1)  # each start's ratio varies ±10% (log SD)
+        effect = rng.gauss(0, 0.1)
         slices = []
         for i in range(16):
             side = 0 if i % 4 in (0, 3) else 1
@@ -135,16 +128,29 @@ def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch
                     "slices": slices}
         Path(command[command.index("--json") + 1]).write_text(json.dumps(document))
         return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+    return fake_run
 
+
+def _phase_pair(name: str, seed: float | None = None, calibration: bool = False):
+    from kvlab.running import alternating
+    from kvlab.schema.specs import CompareSpec, Point
+    point = Point("s", "r", "kvlab-load", "unix", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    spec = CompareSpec(name, "server", "r", "r", seed_ratio=seed)
+    return alternating.Pair(spec, "set", "p", point, point, calibration=calibration)
+
+
+def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch):
+    from kvlab.running import alternating
+
+    clock = [0.0]
+    round_s = 2.0
     said: list[str] = []
     runner = fake_host(tmp_path, said, alternation_s=1.6)
-    monkeypatch.setattr(alternating.subprocess, "run", fake_run)
+    monkeypatch.setattr(alternating.subprocess, "run",
+                        _fake_kvlab_load(random.Random(7), clock, round_s))
     monkeypatch.setattr(alternating, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
-
-    def pair(name: str, seed: float | None = None, calibration: bool = False):
-        spec = CompareSpec(name, "server", "r", "r", seed_ratio=seed)
-        return alternating.Pair(spec, "set", "p", point, point, calibration=calibration)
-
+    pair = _phase_pair
     aa, other, seed, late = pair("A/A r", calibration=True), pair("other"), \
         pair("seed", 1.1), pair("late")
     # a later phase's pair (a remote one): min_rounds are kept for it, at first at the
@@ -189,6 +195,43 @@ def test_a_phase_measures_the_a_over_a_first_then_its_plan(tmp_path, monkeypatch
     assert [r["measured"] for r in rows if r["comparison"] == "seed"] == [True]
     with (tmp_path / "alternation.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 16 * len(order)
+
+
+@pytest.mark.parametrize("spare_s, seed_rounds", [(4.5, 20), (2.5, 19), (24.5, 20)])
+def test_seed_claims_take_the_later_phases_reserve_first(tmp_path, monkeypatch, spare_s,
+                                                          seed_rounds):
+    """The remote phase's min_rounds are kept only from what the seed claims do not need.
+    2-s rounds: the A/A's 10, then a seed claim planned at max_rounds (20: ±10% a start)
+    and a ratio with no claim; the later phase's reserve is 10 rounds (20 s), 4 s of
+    which are its points' sweep rounds. With 4.5 s beyond the A/A and the seed claim's
+    rounds, the seed claim gets all 20 out of that reserve; with 2.5 s it gets 19, since
+    the 4 s of sweep rounds stay kept whatever the claims need; with 24.5 s the reserve
+    is kept whole. The ratio without a claim never takes the reserve."""
+    from kvlab.running import alternating
+
+    clock = [0.0]
+    round_s = 2.0
+    monkeypatch.setattr(alternating.subprocess, "run",
+                        _fake_kvlab_load(random.Random(11), clock, round_s))
+    monkeypatch.setattr(alternating, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    aa, seed, other = _phase_pair("A/A r", calibration=True), _phase_pair("seed", 1.1), \
+        _phase_pair("other")
+    remote = _phase_pair("remote, measured later")
+    phase = alternating.AlternatingPhase(fake_host(tmp_path, [], alternation_s=1.6),
+                                         [aa, seed, other], tmp_path, later=[remote],
+                                         rounds_cost=lambda points: 4.0 * len(points))
+    min_rounds, max_rounds, target = 10, 20, 0.02
+    deadline = round_s * (min_rounds + max_rounds) + spare_s
+    phase.run(deadline, target, max_rounds, min_rounds)
+    assert len(aa.rounds) == min_rounds and len(seed.rounds) == seed_rounds
+    assert not other.rounds and not remote.rounds
+    # what is left to the deadline is the later phase's, up to its min_rounds
+    left = deadline - clock[0]
+    assert left >= 4.0
+    if seed_rounds == max_rounds:
+        assert phase._seed_claims_need(target, min_rounds, max_rounds) == 0
+        assert phase._later_reserve(min_rounds, deadline, target, max_rounds) == \
+            pytest.approx(min(left, min_rounds * round_s))
 
 
 def test_the_report_says_what_the_plan_could_decide():
