@@ -75,6 +75,24 @@ def test_a_calibration_without_a_clean_window_is_used_once_not_kept(tmp_path):
     assert not (cache / loadgens.WAKE_COST_CACHE).exists()
 
 
+def test_a_figure_kept_from_a_busy_calibration_is_measured_again(tmp_path):
+    # An older kvlab-load kept windows in which others used 1.64 cores: its 0.126 us was
+    # the low figure of sleeps through no idle, and a quiet run then read its own
+    # wake-ups as others' work. Such an entry is measured again and replaced.
+    build, cache = tmp_path / "build", tmp_path / "cache"
+    cache.mkdir()
+    key = {"boot_id": loadgens._boot_id(), "cpus": [0, 1], "idle": "poll"}
+    (cache / loadgens.WAKE_COST_CACHE).write_text(json.dumps(
+        [{**key, "wake_cost_us": 0.126, "windows": 1, "others_cores": 1.6419}]))
+    fake_kvlab_load(build, '{"wake_cost_us": 1.57, "windows": 3, "sleeps": 96387, '
+                           '"others_cores": 0.0081}')
+    got = loadgens.wake_cost(build, [0, 1], cache, idle="poll")
+    assert got["wake_cost_us"] == 1.57 and not got["cached"] and calls(build) == 1
+    kept = json.loads((cache / loadgens.WAKE_COST_CACHE).read_text())
+    assert [e["wake_cost_us"] for e in kept] == [1.57]
+    assert loadgens.wake_cost(build, [0, 1], cache, idle="poll")["cached"]
+
+
 def test_the_watch_passes_it_only_with_measured_cpus():
     assert loadgens.Watch((0, 1), (), 0.05, 0.85).arguments()[-2:] == ["--wake-cost-us",
                                                                        "0.850000"]
