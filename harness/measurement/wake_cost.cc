@@ -117,6 +117,7 @@ WakeCost CalibrateWakeCost(const std::vector<int>& cpus, int window_ms, int wind
   if (!traffic.Start(cpus)) return cost;
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // both threads in their loops
   double best = std::numeric_limits<double>::infinity();
+  int busy_windows = 0;
   for (int attempt = 0; attempt < 3 * windows && cost.windows < windows; ++attempt) {
     const auto others_before = OtherProcessClocks();
     const CpuTicks ticks_before = ReadCpuTicks(cpus);
@@ -135,9 +136,13 @@ WakeCost CalibrateWakeCost(const std::vector<int>& cpus, int window_ms, int wind
     // kept the CPUs busy, is left out. The second because our sleeps then
     // take no CPU through idle and back, which is the cost measured: beside
     // a test suite using 1.64 cores of two, one window read 0.126 us a sleep
-    // against 1.57 quiet, and as the least figure it was the one kept.
-    if (ticks_after.forks != ticks_before.forks || others / seconds > kDefaultDisturbedAboveCores) {
+    // against 1.57 quiet, and as the least figure it was the one kept. Busy
+    // CPUs last longer than a process's start: after `windows` such windows
+    // the calibration stops rather than spend 3 x `windows` on a busy moment.
+    const bool others_busy = others / seconds > kDefaultDisturbedAboveCores;
+    if (ticks_after.forks != ticks_before.forks || others_busy) {
       ++cost.rejected;
+      if (others_busy && ++busy_windows == windows) break;
       continue;
     }
     const double figure = CostPerSleep(busy, own, others, sleeps);

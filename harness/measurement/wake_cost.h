@@ -58,7 +58,8 @@ double CostPerSleep(double busy_seconds, double own_seconds, double others_secon
 // low figure (0.126 us against 1.57 quiet, beside a test suite), kept for
 // the boot, let a later quiet run read its own wake-ups as others' work
 // (0.08-0.10 cores: most of a default run's client-sweep points disturbed
-// and run again). With no clean window the cost is 0 and `windows` 0:
+// and run again); after `windows` windows of busy CPUs it stops there.
+// With no clean window the cost is 0 and `windows` 0:
 // nothing is subtracted, which can only call more windows disturbed.
 // /proc/stat counts idle time in 10 ms ticks and the cost is a few
 // hundredths of a core: windows of a second resolve it to about half.

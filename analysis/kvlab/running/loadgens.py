@@ -108,10 +108,30 @@ class Watch:
 
 
 WAKE_COST_CACHE = "wake-cost.json"
+# A calibration that found no clean window (the CPUs busy with others) is kept this long,
+# so that runs started one after another on a busy machine (a test suite's) do not each
+# spend the calibration's seconds finding the same; a later run measures again.
+NOT_MEASURED_KEPT_S = 120.0
 
 
 def _cache_folder() -> Path:
+    """KVLAB_CACHE_DIR (the test suite's own, so that its busy calibrations never reach
+    the user's runs), else the user's cache folder."""
+    if os.environ.get("KVLAB_CACHE_DIR"):
+        return Path(os.environ["KVLAB_CACHE_DIR"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kvlab"
+
+
+def _fresh(entry: dict, now: datetime.datetime) -> bool:
+    """Whether a cached entry may be used: a measured figure for the whole boot, one
+    without a clean window for NOT_MEASURED_KEPT_S."""
+    if entry.get("windows") != 0:
+        return True
+    try:
+        measured = datetime.datetime.fromisoformat(entry.get("measured_utc", ""))
+    except (TypeError, ValueError):
+        return False
+    return 0 <= (now - measured).total_seconds() < NOT_MEASURED_KEPT_S
 
 
 def _boot_id() -> str:
@@ -141,8 +161,9 @@ def wake_cost(build_dir: Path, measured_cpus: Iterable[int],
     # An entry measured while other processes kept the CPUs busy (a kvlab-load from before
     # such windows were left out) holds the low figure of sleeps that took no CPU through
     # idle: measured again, and replaced.
+    now = datetime.datetime.now(datetime.timezone.utc)
     entries = [e for e in entries
-               if not e.get("others_cores", 0) > DEFAULT_DISTURBANCE_CORES]
+               if not e.get("others_cores", 0) > DEFAULT_DISTURBANCE_CORES and _fresh(e, now)]
     for entry in entries:
         if entry.get("cpus") == cpus and entry.get("idle", "kernel") == idle \
                 and isinstance(entry.get("wake_cost_us"), (int, float)):
@@ -162,9 +183,10 @@ def wake_cost(build_dir: Path, measured_cpus: Iterable[int],
     entry = {**measured, **key,
              "measured_utc": datetime.datetime.now(datetime.timezone.utc).isoformat()}
     if not measured.get("windows"):
-        # Processes came and went in every window: nothing subtracted this run, and
-        # nothing kept, so that the next run measures again.
-        return {**entry, "cached": False}
+        # Processes came and went, or kept the CPUs busy, in every window: nothing
+        # subtracted this run, and kept only NOT_MEASURED_KEPT_S (a busy moment is not
+        # this boot's figure).
+        entry["windows"] = 0
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
