@@ -120,12 +120,13 @@ def test_the_watch_passes_it_only_with_measured_cpus():
 def test_the_real_kvlab_load_measures_a_cost(build_dir, tmp_path):
     cpus = sorted(os.sched_getaffinity(0))[:2]
     got = loadgens.wake_cost(build_dir, cpus, tmp_path / "cache")
-    # Clean windows until 3, at most 9 tries: a window in which a process was created is
-    # left out, so a busy test suite can leave 0, 1 or 2 clean windows after 9 tries.
+    # Clean windows until 3, at most 9 tries: a window in which a process was created or
+    # others kept the CPUs busy is left out, and after 3 busy windows it stops. A busy test
+    # suite can leave 0, 1 or 2 clean windows: then at least 3 were left out (3 busy, or
+    # the 7-9 tries a process creation spoilt).
     assert 0 <= got["windows"] <= 3
-    if got["windows"] == 3:
-        assert got["rejected"] <= 6
-    else:
-        assert got["windows"] + got["rejected"] == 9
+    assert got["windows"] + got["rejected"] <= 9
+    if got["windows"] < 3:
+        assert got["rejected"] >= 3
     assert got["windows"] == 0 or got["sleeps"] > 1000
     assert 0 <= got["wake_cost_us"] < 1000
