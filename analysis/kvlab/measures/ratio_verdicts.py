@@ -42,6 +42,13 @@ the cell says how wide it got over how many starts and the seconds it would stil
 Its interval is printed beside it; a verdict is only claimed at the precision the run
 set out to reach. A layout-sensitive ratio or one over too few starts keeps that verdict.
 
+Such a ratio is `host-sensitive` instead when its per-start values move with the host's
+speed (kvlab.measures.host_sensitivity: the fit on the host probe is significant and
+its fitted ratio at the slow and the fast end of the host speeds seen differ by more
+than the target): more starts would not narrow it, the quantity itself moves. The cell
+gives the ratio at both ends, and names a side only where both ends and the interval
+agree on it ("concurrent ahead at every host speed seen").
+
 The one owner of this rule: the report's verdict tables and the forest plot
 call decide(); neither writes its own comparison against 1.0.
 
@@ -54,6 +61,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 
+from .host_sensitivity import moves_with_host
 from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, larger_side
 
 UNDECIDED = "undecided"
@@ -64,6 +72,8 @@ LAYOUT_SENSITIVE = "layout-sensitive"
 NOT_MEASURED_BUDGET = "not measured (budget)"
 # Measured, but the budget ran out before the interval reached the target precision.
 NOT_RESOLVED_BUDGET = "not resolved (budget)"
+# Measured, short of the target, and moving with the host's speed (host_sensitivity.py).
+HOST_SENSITIVE = "host-sensitive"
 SEED_INSIDE = "seed inside"
 SEED_OUTSIDE = "seed outside"
 SEED_NOT_TESTED = "seed not tested"
@@ -202,11 +212,27 @@ def not_resolved(low: float, high: float, starts: int | None, target: float | No
                         detail="; ".join(parts))
 
 
+def host_sensitive(verdict: RatioVerdict, slow: float, fast: float, a: str, b: str,
+                   lower_better: bool = False) -> RatioVerdict:
+    """The verdict of a ratio that moves with the host: its fitted ratio at the slow and
+    the fast host speed; a side only where both ends and the interval's verdict
+    (`verdict`, decide()'s) agree on it; what the interval says of a seed stands."""
+    above, below = ("b", "a") if lower_better else ("a", "b")
+    ends = above if min(slow, fast) > 1.0 else below if max(slow, fast) < 1.0 else None
+    ahead = verdict.ahead if verdict.ahead == ends else None
+    detail = f"{slow:.4g} at the slow host speed, {fast:.4g} at the fast"
+    if ahead is not None:
+        detail = f"{(a if ahead == 'a' else b)} ahead at every host speed seen; {detail}"
+    return RatioVerdict(direction=HOST_SENSITIVE, ahead=ahead, seed=verdict.seed,
+                        seed_direction_agrees=verdict.seed_direction_agrees if ahead else None,
+                        why=verdict.why, detail=detail)
+
+
 def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
                margin: float | None = None) -> RatioVerdict:
     """decide() for one row of ratios.csv (a dict or a pandas row: low, high, metric,
-    rounds, modes_between, status, budget_needed_s), the way the report's tables and the
-    forest plot read it."""
+    rounds, modes_between, status, budget_needed_s, host_p, host_slow, host_fast), the
+    way the report's tables and the forest plot read it."""
     if row.get("status") == NOT_MEASURED_BUDGET:
         return not_measured(_float(row.get("budget_needed_s")))
     rounds = _float(row.get("rounds"))
@@ -216,6 +242,10 @@ def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
                      starts, _float(row.get("modes_between")))
     if row.get("status") == "inconclusive" and verdict.direction not in (
             LAYOUT_SENSITIVE, TOO_FEW_STARTS):
+        slow, fast = _float(row.get("host_slow")), _float(row.get("host_fast"))
+        if moves_with_host(_float(row.get("host_p")), slow, fast, margin):
+            return host_sensitive(verdict, slow, fast, a, b,
+                                  lower_is_better(row.get("metric")))
         return not_resolved(low, high, starts, margin, _float(row.get("budget_needed_s")),
                             verdict, _float(row.get("ratio")))
     return verdict
