@@ -56,7 +56,7 @@ from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, RatioSummary, ratio
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
                  "metric", "client_bound", "method", "pairs", "seconds", "verdict",
                  "modes_a", "modes_b", "modes_between", "budget_needed_s",
-                 "median_a", "median_b")
+                 "median_a", "median_b", "host_slope", "host_p", "host_slow", "host_fast")
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
 
@@ -90,6 +90,13 @@ class RatioResult:
     # side moved when the same ratio differs between two runs
     median_a: float = math.nan
     median_b: float = math.nan
+    # the per-start ratios fitted on the host probe's speed (host_sensitivity.host_fit):
+    # the slope, its permutation p-value, and the fitted ratio at the slow and the fast
+    # end of the host speeds seen (NaN: no fit)
+    host_slope: float = math.nan
+    host_p: float = math.nan
+    host_slow: float = math.nan
+    host_fast: float = math.nan
 
     def row(self) -> dict:
         s = self.summary
@@ -105,7 +112,9 @@ class RatioResult:
                 else f"{self.modes_between:.4f}",
                 "budget_needed_s": "" if math.isnan(self.budget_needed_s)
                 else f"{self.budget_needed_s:.0f}",
-                "median_a": _rate(self.median_a), "median_b": _rate(self.median_b)}
+                "median_a": _rate(self.median_a), "median_b": _rate(self.median_b),
+                "host_slope": _fmt(self.host_slope), "host_p": _fmt(self.host_p),
+                "host_slow": _fmt(self.host_slow), "host_fast": _fmt(self.host_fast)}
 
     def verdict(self) -> RatioVerdict:
         """What the interval decides (ratio_verdicts.decide_row, the report's rule),
@@ -115,7 +124,9 @@ class RatioResult:
                            "high": s.high,
                            "metric": self.spec.metric, "rounds": s.n,
                            "modes_between": self.modes_between,
-                           "budget_needed_s": self.budget_needed_s},
+                           "budget_needed_s": self.budget_needed_s,
+                           "host_p": self.host_p, "host_slow": self.host_slow,
+                           "host_fast": self.host_fast},
                           None, self.spec.a, self.spec.b,
                           None if math.isnan(self.target) else self.target)
 

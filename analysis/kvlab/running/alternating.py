@@ -52,10 +52,12 @@ from typing import Callable, Protocol, Sequence
 
 from ..measures import alternation, budget_plan
 from ..measures.declared_ratios import RatioResult, median_of, meets_target
+from ..measures.host_sensitivity import HostFit, host_fit
 from ..measures.mode_layouts import layout_text
 from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import PairedSummary, paired_interval
 from ..schema.specs import POINT_VARIABLES, CompareSpec, Experiment, Point, point_fill
+from .host_probe import HostProbe
 from .loadgens import Watch, alternation_command
 from .server_starter import ServerStarter
 from .alternated_points import pair_points, point_identity
@@ -76,6 +78,11 @@ ALTERNATION_COLUMNS = ("comparison", "test", "point", "calibration", "round", "i
                        "start_s", "seconds", "ops", "server_cpu_s", "client_cpu_s", "mean_us",
                        "p99_us", "foreign_cpu", "steal_cpu", "disturbed", "client_bound",
                        "slice_foreign_cpu", "slice_steal_cpu", "left_out")
+
+# host_probes.csv: each round's host probe before its servers start and after they stop
+# (millions of probe reads per second: host_probe.py), and whether the round was kept.
+HOST_PROBE_COLUMNS = ("comparison", "test", "point", "calibration", "round", "before",
+                      "after", "kept")
 
 
 @dataclasses.dataclass
@@ -98,6 +105,8 @@ class Pair:
     prints: list[tuple[dict, dict]] = dataclasses.field(default_factory=list)
     # per kept round, whether kvlab-load was the bottleneck in it
     round_bound: list[bool] = dataclasses.field(default_factory=list)
+    # per kept round, the host probe's speed around it (host_probe.py; NaN: not probed)
+    host_speeds: list[float] = dataclasses.field(default_factory=list)
 
     @property
     def attempts(self) -> int:
@@ -173,6 +182,23 @@ class Pair:
         of the per-start ratios (1.0: none found): measures.modes.ratio_modes."""
         return ratio_modes(*self.start_values())
 
+    def host_fit(self) -> HostFit | None:
+        """Each kept round's ratio fitted on its host speed (measures.host_sensitivity);
+        None for a latency metric, without probes, or with too few rounds."""
+        if self.metric in alternation.LATENCY_QUANTILES or \
+                len(self.host_speeds) != len(self.rounds):
+            return None
+        ratios = []
+        for slices in self.rounds:
+            logs = alternation.pair_log_ratios(slices, self.metric)
+            ratios.append(math.exp(sum(logs) / len(logs)) if logs else math.nan)
+        return host_fit(ratios, self.host_speeds)
+
+    def host_sensitive(self, target: float) -> HostFit | None:
+        """The host fit, where the ratio moves with the host by more than `target`."""
+        fit = self.host_fit()
+        return fit if fit is not None and fit.moves(target) else None
+
     def round_seconds(self, guess: float | None = None) -> float:
         """The median wall time of this pair's rounds; before it has one, `guess` (another
         pair's on this machine), else its warm-up plus ROUND_OVERHEAD_S."""
@@ -222,13 +248,18 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
     modes_a, modes_b, between = pair.modes()
     rates_a, rates_b, _ = pair.start_values()
     layout_a, layout_b = pair.start_layouts(modes_a, modes_b)
+    fit = pair.host_fit()
+    host = (fit.slope, fit.p_value, fit.slow_ratio, fit.fast_ratio) if fit is not None \
+        else (math.nan,) * 4
     return RatioResult(spec, pair.test, pair.label, summary, pair.disturbed, status,
                        pair.client_bound, point_key(pair.point_a), point_key(pair.point_b),
                        method=f"alternation: {summary.method}", pairs=summary.pairs,
                        seconds=spent_s, modes_a=_modes_text(modes_a, layout_a),
                        modes_b=_modes_text(modes_b, layout_b),
                        modes_between=between, budget_needed_s=needed_s, target=target,
-                       median_a=median_of(rates_a), median_b=median_of(rates_b))
+                       median_a=median_of(rates_a), median_b=median_of(rates_b),
+                       host_slope=host[0], host_p=host[1], host_slow=host[2],
+                       host_fast=host[3])
 
 
 def plan_text(plan: dict, pairs: list[Pair], target: float, prior_var: float) -> str:
@@ -344,8 +375,12 @@ class AlternatingPhase:
                  netns: str | None = None, carried_var: float = math.nan,
                  later: list[Pair] | None = None,
                  rounds_cost: Callable[[list[Point]], float] = lambda points: 0.0,
-                 before_start: Callable[[], str | None] | None = None) -> None:
+                 before_start: Callable[[], str | None] | None = None,
+                 host_speed: Callable[[], float] | None = None) -> None:
         self.runner = runner
+        # the host's speed now (host_probe.py), timed before and after every round;
+        # injectable for tests (default: a HostProbe on the measured CPUs, made at first use)
+        self._host_speed = host_speed
         # called before each round's servers start (the remote phase: a fresh link
         # forwarder); a message it returns fails the round
         self.before_start = before_start
@@ -398,8 +433,11 @@ class AlternatingPhase:
                         return f"max_rounds ({max_rounds}) reached"
                     if any(not self._planned(p) for p in self.pairs if not p.calibration):
                         return "time budget reached: the plan left ratios out"
+                    moving = sum(1 for p in self.pairs
+                                 if not p.calibration and p.host_sensitive(target))
                     return (f"every declared ratio met ±{target:.1%} over at least "
-                            f"{min_rounds} rounds")
+                            f"{min_rounds} rounds"
+                            + (f" or moves with the host's speed ({moving})" if moving else ""))
             if time.monotonic() + pair.round_seconds(self._round_guess()) > deadline:
                 return "time budget reached"
             started = time.monotonic()
@@ -509,10 +547,13 @@ class AlternatingPhase:
         widest one per second (next_to_measure). Finishing what is started before starting
         another means a ratio the plan drops later, as its estimates change, has rarely
         been started (a default run started four redis-cluster ratios once each, at 5 s a
-        start, and then dropped all four)."""
+        start, and then dropped all four). A ratio found host-sensitive after min_rounds
+        starts gets no more (its interval cannot reach the target while the host moves)."""
         def open_(p: Pair) -> bool:
+            # a ratio that moves with the host's speed is not narrowed by more starts
             return not p.calibration and len(p.rounds) < max_rounds and \
-                p.attempts < 2 * max_rounds and self._planned(p)
+                p.attempts < 2 * max_rounds and self._planned(p) and \
+                not (len(p.rounds) >= min_rounds and p.host_sensitive(target))
         short = [p for p in self.pairs if open_(p) and self.plan is not None
                  and len(p.rounds) < self.plan[p.key].rounds]
         if short:
@@ -524,7 +565,33 @@ class AlternatingPhase:
         key = alternation.next_to_measure(states, target, min_rounds)
         return next((p for p in self.pairs if p.key == key), None)
 
+    def host_speed(self) -> float:
+        if self._host_speed is None:
+            self._host_speed = HostProbe(self.runner.measured_cpus).speed
+        return self._host_speed()
+
     def measure_round(self, pair: Pair) -> None:
+        """One round, bracketed by host probes whose geometric mean the round keeps."""
+        kept = len(pair.rounds)
+        round_no = pair.attempts + 1
+        before = self.host_speed()
+        self._measure_round(pair)
+        after = self.host_speed()
+        if len(pair.rounds) > kept:
+            pair.host_speeds.append(math.sqrt(before * after)
+                                    if before > 0 and after > 0 else math.nan)
+        path = self.runner.run_dir / "host_probes.csv"
+        new = not path.exists()
+        with path.open("a", newline="") as handle:
+            writer = csv.writer(handle)
+            if new:
+                writer.writerow(HOST_PROBE_COLUMNS)
+            writer.writerow([pair.name, pair.test, pair.label,
+                             "true" if pair.calibration else "false", round_no,
+                             _cell(before), _cell(after),
+                             "true" if len(pair.rounds) > kept else "false"])
+
+    def _measure_round(self, pair: Pair) -> None:
         runner = self.runner
         round_no = pair.attempts + 1
         problem = self.before_start() if self.before_start is not None else None

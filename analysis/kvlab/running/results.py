@@ -10,6 +10,8 @@
                    kept in meta.json as points_schema.
     ratios.csv     the declared comparisons: comparison,test,point,ratio,low,high,
                    rounds,status,metric,client_bound (declared_ratios.py)
+    host_probes.csv  alternation: the host probe's speed before and after each round
+                   (running/host_probe.py; alternating.HOST_PROBE_COLUMNS)
     meta.json      machine, git commit, package versions, CPUs, the experiment text
     histograms/    kvlab-load's JSON (latency histograms) per point (and client host)
     hosts.json     with [placement]: each host's commit, cores and clock offset
