@@ -80,9 +80,10 @@ ALTERNATION_COLUMNS = ("comparison", "test", "point", "calibration", "round", "i
                        "slice_foreign_cpu", "slice_steal_cpu", "left_out")
 
 # host_probes.csv: each round's host probe before its servers start and after they stop
-# (millions of probe reads per second: host_probe.py), and whether the round was kept.
+# (millions of probe reads per second, and microseconds per page fault of its fresh
+# buffer: host_probe.py), and whether the round was kept.
 HOST_PROBE_COLUMNS = ("comparison", "test", "point", "calibration", "round", "before",
-                      "after", "kept")
+                      "after", "before_fault_us", "after_fault_us", "kept")
 
 
 @dataclasses.dataclass
@@ -381,6 +382,7 @@ class AlternatingPhase:
         # the host's speed now (host_probe.py), timed before and after every round;
         # injectable for tests (default: a HostProbe on the measured CPUs, made at first use)
         self._host_speed = host_speed
+        self._probe: HostProbe | None = None
         # called before each round's servers start (the remote phase: a fresh link
         # forwarder); a message it returns fails the round
         self.before_start = before_start
@@ -565,18 +567,22 @@ class AlternatingPhase:
         key = alternation.next_to_measure(states, target, min_rounds)
         return next((p for p in self.pairs if p.key == key), None)
 
-    def host_speed(self) -> float:
+    def host_speed(self) -> tuple[float, float]:
+        """The host probe's speed now, and its microseconds per page fault (NaN from an
+        injected probe)."""
         if self._host_speed is None:
-            self._host_speed = HostProbe(self.runner.measured_cpus).speed
-        return self._host_speed()
+            self._probe = HostProbe(self.runner.measured_cpus)
+            self._host_speed = self._probe.speed
+        speed = self._host_speed()
+        return speed, self._probe.fault_us if self._probe is not None else math.nan
 
     def measure_round(self, pair: Pair) -> None:
         """One round, bracketed by host probes whose geometric mean the round keeps."""
         kept = len(pair.rounds)
         round_no = pair.attempts + 1
-        before = self.host_speed()
+        before, before_fault = self.host_speed()
         self._measure_round(pair)
-        after = self.host_speed()
+        after, after_fault = self.host_speed()
         if len(pair.rounds) > kept:
             pair.host_speeds.append(math.sqrt(before * after)
                                     if before > 0 and after > 0 else math.nan)
@@ -588,7 +594,8 @@ class AlternatingPhase:
                 writer.writerow(HOST_PROBE_COLUMNS)
             writer.writerow([pair.name, pair.test, pair.label,
                              "true" if pair.calibration else "false", round_no,
-                             _cell(before), _cell(after),
+                             _cell(before), _cell(after), _cell(before_fault),
+                             _cell(after_fault),
                              "true" if len(pair.rounds) > kept else "false"])
 
     def _measure_round(self, pair: Pair) -> None:

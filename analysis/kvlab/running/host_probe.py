@@ -10,10 +10,14 @@ does the same fixed work before and after every round gives each round a host sp
 does not come from the servers being compared (measures.host_sensitivity fits each ratio
 against it).
 
-The work is dependent-free random reads over a buffer larger than a VM's share of the
-last-level cache (what a million-key keyspace does) and a short arithmetic loop, both in
-numpy so that the interpreter's own overhead is a small part of the time. The probe's
-speed is the median of a few repeats, in millions of reads per second.
+The work: a fresh 64 MiB buffer, written once (its page faults timed: `fault_us`, the
+microseconds a 4 KiB page took), then independent random reads over it and a short
+arithmetic loop, in numpy so that the interpreter's own overhead is a small part of the
+time. Fresh on every call because the servers' memory is fresh on every start: a buffer
+kept for the run would keep the backing its pages got once, while the state that moved
+the servers in one run (both sides of a million-key SET ratio 40-65% apart between
+minutes, no steal) is plausibly in how newly allocated memory is backed. The probe's
+speed is the median of the read timings, in millions of reads per second.
 
 Not thread-safe: one alternation owns one probe. It pins the calling thread to the
 measured CPUs while it runs and restores the thread's CPU set after.
@@ -30,14 +34,16 @@ import numpy as np
 
 # 64 MiB of float64: larger than the L3 share of the 2-8 core VMs kvlab runs on.
 PROBE_BYTES = 64 << 20
-# Random reads per repeat: about 3-10 ms on a quiet VM.
+# Random reads per repeat: a few to 20 ms, depending on the machine.
 PROBE_READS = 1 << 18
-PROBE_REPEATS = 5
+PROBE_REPEATS = 3
+PAGE_BYTES = 4096
 
 
 class HostProbe:
     """Times a fixed memory-and-arithmetic workload on `cpus` (None: where the caller
-    runs). `clock` is injectable for tests."""
+    runs). `clock` is injectable for tests. After speed(), `fault_us` holds the last
+    call's microseconds per page fault (NaN before the first)."""
 
     def __init__(self, cpus: Iterable[int] | None = None, repeats: int = PROBE_REPEATS,
                  clock: Callable[[], float] = time.perf_counter):
@@ -45,22 +51,30 @@ class HostProbe:
         self.repeats = max(1, repeats)
         self._clock = clock
         generator = np.random.default_rng(20261206)
-        self._buffer = np.ones(PROBE_BYTES // 8)
-        self._indexes = generator.integers(0, len(self._buffer), PROBE_READS)
+        self._indexes = generator.integers(0, PROBE_BYTES // 8, PROBE_READS)
         self._numbers = np.arange(PROBE_READS, dtype=np.float64)
+        self.fault_us = math.nan
 
-    def _once(self) -> float:
+    def _once(self, buffer: np.ndarray) -> float:
         begin = self._clock()
-        total = float(self._buffer[self._indexes].sum())
+        total = float(buffer[self._indexes].sum())
         total += float(np.sqrt(self._numbers * 1.0001 + 1.0).sum())
         elapsed = self._clock() - begin
         if not math.isfinite(total) or elapsed <= 0:
             return math.nan
         return PROBE_READS / elapsed / 1e6
 
+    def _measure(self) -> list[float]:
+        begin = self._clock()
+        buffer = np.empty(PROBE_BYTES // 8)
+        buffer.fill(1.0)  # every page faulted in now, fresh
+        faulted = self._clock() - begin
+        self.fault_us = faulted / (PROBE_BYTES / PAGE_BYTES) * 1e6 if faulted > 0 else math.nan
+        return sorted(self._once(buffer) for _ in range(self.repeats))
+
     def speed(self) -> float:
-        """Millions of probe reads per second now: the median of `repeats` timings; NaN
-        when the clock did not move."""
+        """Millions of probe reads per second now: the median of `repeats` timings over a
+        fresh buffer; NaN when the clock did not move."""
         previous = None
         if self.cpus is not None and hasattr(os, "sched_setaffinity"):
             try:
@@ -69,7 +83,7 @@ class HostProbe:
             except OSError:  # a CPU set this process may not use: probe where it is
                 previous = None
         try:
-            timings = sorted(self._once() for _ in range(self.repeats))
+            timings = self._measure()
         finally:
             if previous is not None:
                 os.sched_setaffinity(0, previous)

@@ -16,14 +16,17 @@ import pytest
 
 from fake_alternation import fake_host
 from kvlab.running import alternating
-from kvlab.running.host_probe import PROBE_READS, HostProbe
+from kvlab.running.host_probe import PROBE_BYTES, PROBE_READS, HostProbe
 from kvlab.schema.specs import CompareSpec, Point
 
 
 def test_the_probe_speed_is_reads_over_the_clocks_seconds():
     ticks = itertools.count(step=0.004)  # every timing lasts 4 ms on this clock
     probe = HostProbe(clock=lambda: next(ticks) * 1.0, repeats=3)
+    assert math.isnan(probe.fault_us)
     assert probe.speed() == PROBE_READS / 0.004 / 1e6
+    # the fresh buffer's 16,384 pages were faulted in within one 4 ms tick
+    assert probe.fault_us == 0.004 / (PROBE_BYTES // 4096) * 1e6
 
 
 def test_the_probe_pins_itself_to_its_cpus_and_gives_the_thread_its_own_back():
