@@ -341,6 +341,28 @@ def test_a_phase_finishes_a_started_ratio_before_it_starts_another(tmp_path):
     assert order == ["seed", "further", "started", "fresh"]
 
 
+def test_every_seed_claim_gets_min_rounds_before_one_goes_past_them(tmp_path):
+    # Two default runs gave one SET seed claim 40 starts, its plan growing with its spread,
+    # and left the four GET claims unmeasured. A claim past min_rounds now waits for the
+    # others' first min_rounds, and among those short of it, the started one goes first.
+    from kvlab.running import alternating
+    from kvlab.schema.specs import CompareSpec, Point
+    point = Point("s", "r", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    pairs = [alternating.Pair(CompareSpec(name, "server", "r", "r", seed_ratio=1.1), "set",
+                              "p", point, point) for name in ("wide", "fresh", "begun")]
+    pairs[0].rounds, pairs[2].rounds = [[]] * 12, [[]] * 3
+    phase = alternating.AlternatingPhase(fake_host(tmp_path, []), pairs, tmp_path)
+    phase.plan = {p.key: types.SimpleNamespace(rounds=40 if p.name == "wide" else 10,
+                                               measured=True) for p in pairs}
+    order = []
+    for _ in range(3):
+        chosen = phase._next_pair(0.02, 40, 10)
+        order.append(chosen.name)
+        chosen.rounds = chosen.rounds + [[]] * 40  # past any plan: done
+    assert order == ["begun", "fresh", "wide"]
+
+
 def test_a_phase_plans_inside_its_target_for_the_intervals_larger_side(tmp_path, monkeypatch):
     # The plan predicts a log-symmetric half-width; a ratio resolves on its interval's
     # larger side, up to 18% wider. So the phase asks the plan for PLAN_AIM of the target.
