@@ -140,6 +140,17 @@ def plan(ratios: Iterable[PlanInput], seconds_left: float, target: float, min_ro
             committed[r.key] = cost
             left -= cost
     dropped = {r.key for r in started if r.key not in committed}
+    # Every seed claim not yet started has its min_rounds set aside next, cheapest first,
+    # before a started one takes rounds past its own: run O of a default run gave one SET
+    # claim 28 starts and another 32 while its plan, which served started claims whole
+    # first, left the other five claims unmeasured.
+    floors = {}
+    for r in sorted((r for r in ratios if r.seed_claim and r.rounds == 0),
+                    key=lambda r: min_rounds * r.round_s):
+        cost = min_rounds * r.round_s
+        if cost <= left:
+            floors[r.key] = cost
+            left -= cost
     order = sorted(ratios, key=lambda r: (not r.seed_claim, r.key in hopeless, r.rounds == 0,
                                           needs[r.key][2]))
     out = {}
@@ -148,7 +159,7 @@ def plan(ratios: Iterable[PlanInput], seconds_left: float, target: float, min_ro
         if r.key in dropped:
             out[r.key] = Planned(r.key, 0, math.inf, 0.0, needed_s, False)
             continue
-        left += committed.get(r.key, 0.0)
+        left += committed.get(r.key, 0.0) + floors.get(r.key, 0.0)
         if needed_s <= left:
             rounds, cost = wanted, needed_s
         else:

@@ -397,3 +397,48 @@ def test_a_ratio_short_of_its_target_is_told_the_seconds_the_plans_rule_gives():
     few = PairedSummary(n=2, pairs=20, ratio=1.2, low=math.nan, high=math.nan, batches=2,
                         method="too few starts")
     assert math.isnan(budget_plan.seconds_to_target(few, 0.02, 10, 2.5))
+
+
+def test_unstarted_seed_claims_keep_min_rounds_before_a_started_one_takes_more():
+    # Run O of a default run: a started SET claim whose plan grew with its spread took 28
+    # starts, and the plan, serving started claims whole first, left five claims out.
+    # Now each unstarted claim's min_rounds are set aside first.
+    wide = math.log1p(0.06) ** 2  # a start varies ±6%: 40 starts wanted
+    quiet = 0.01 ** 2
+    ratios = [PlanInput("started", True, 10, 1.0, wide),
+              PlanInput("get1", True, 0, 1.0, math.nan),
+              PlanInput("get2", True, 0, 1.0, math.nan)]
+    plan = budget_plan.plan(ratios, 30.0, 0.02, 10, 40, prior_var=quiet)
+    assert plan["get1"].measured and plan["get1"].rounds == 10
+    assert plan["get2"].measured and plan["get2"].rounds == 10
+    assert plan["started"].rounds == 20  # what is left after the two floors: 10 more
+    # with time for only one floor, the one set aside is measured and the other is not
+    plan = budget_plan.plan(ratios, 15.0, 0.02, 10, 40, prior_var=quiet)
+    assert sorted(p.measured for k, p in plan.items() if k != "started") == [False, True]
+    assert plan["started"].rounds == 15
+
+
+def test_a_ratio_within_its_target_gets_no_more_starts_whatever_its_plan(tmp_path):
+    # Run P: a seed claim at ±0.9% after 10 starts was planned 32 (its start variance said
+    # so) and given them, while five claims went unmeasured.
+    from kvlab.measures.alternation import Slice
+    from kvlab.running import alternating
+    from kvlab.schema.specs import CompareSpec, Point
+    point = Point("s", "r", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    rng = random.Random(3)
+
+    def tight_round():  # ABBA slices, A twice B's rate, ±0.2%
+        return [Slice(side, 0.1 * i, 0.1, round((2000 if side == 0 else 1000)
+                                              * rng.uniform(0.998, 1.002)), 0.09, 0.02,
+                      10.0, 20.0) for i, side in enumerate((0, 1, 1, 0) * 2)]
+    done, fresh = (alternating.Pair(CompareSpec(name, "server", "r", "r", seed_ratio=1.1),
+                                    "set", "p", point, point) for name in ("done", "fresh"))
+    done.rounds = [tight_round() for _ in range(10)]
+    assert done.summary().half_width < 0.02
+    phase = alternating.AlternatingPhase(fake_host(tmp_path, []), [done, fresh], tmp_path)
+    phase.plan = {done.key: types.SimpleNamespace(rounds=32, measured=True),
+                  fresh.key: types.SimpleNamespace(rounds=10, measured=True)}
+    assert phase._next_pair(0.02, 40, 10) is fresh
+    fresh.rounds = [tight_round() for _ in range(10)]
+    assert phase._next_pair(0.02, 40, 10) is None
