@@ -24,6 +24,28 @@ for path in (str(BUILD_DIR / "python"), str(REPO / "analysis")):
         sys.path.insert(0, path)
 
 
+class SteadyHostProbe:
+    """A host probe whose host never changes speed (no fit can be made on it)."""
+
+    fault_us = math.nan
+
+    def __init__(self, cpus=None):
+        self.cpus = cpus
+
+    def speed(self) -> float:
+        return 1.0
+
+
+@pytest.fixture(autouse=True)
+def steady_host_probe(monkeypatch):
+    """Alternation phases run in a test probe a steady host: a real probe's timings
+    beside a faked kvlab-load's random ratios would let the host fit stop a ratio by
+    chance. The probe and the fit have their own tests (running/test_host_probe.py);
+    `kvlab run` in a subprocess uses the real probe."""
+    from kvlab.running import alternating
+    monkeypatch.setattr(alternating, "HostProbe", SteadyHostProbe)
+
+
 @pytest.fixture
 def repo() -> Path:
     return REPO
