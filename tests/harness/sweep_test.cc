@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -240,8 +242,12 @@ TEST_P(SweepTest, ServerCommandStatsCountTheWindowsCommandsWhereReported) {
   for (const RepetitionResult& r : points[0].repetitions) {
     ASSERT_GT(r.ops, 100u);
     if (GetParam().name == "redis") {
-      EXPECT_GT(r.commands.calls, r.ops * 9 / 10);
-      EXPECT_LT(r.commands.calls, r.ops * 11 / 10);
+      // The boundary slack is a number of commands, not a share: under a sanitizer on a
+      // loaded machine a window holds few commands (1,193 calls against 1,367 ops once
+      // under TSan), so the bound is a tenth or 300 commands, whichever is larger.
+      const uint64_t slack = std::max<uint64_t>(r.ops / 10, 300);
+      EXPECT_GT(r.commands.calls + slack, r.ops);
+      EXPECT_LT(r.commands.calls, r.ops + slack);
       EXPECT_GT(r.commands.usec_per_call, 0);
       // Inside the server is part of the round trip the client measured.
       EXPECT_LT(r.commands.usec_per_call, r.mean_us);
