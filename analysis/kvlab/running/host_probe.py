@@ -46,7 +46,7 @@ class HostProbe:
     call's microseconds per page fault (NaN before the first)."""
 
     def __init__(self, cpus: Iterable[int] | None = None, repeats: int = PROBE_REPEATS,
-                 clock: Callable[[], float] = time.perf_counter):
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.cpus = sorted(set(cpus)) if cpus else None
         self.repeats = max(1, repeats)
         self._clock = clock
