@@ -32,10 +32,10 @@ import math
 from collections.abc import Hashable, Iterable
 
 from .ratio_verdicts import NOT_MEASURED_BUDGET
-from .stats import MIN_ROUNDS_FOR_SPREAD, PairedSummary, t_quantile_975
+from .stats import MIN_ROUNDS_FOR_SPREAD, PairedSummary, best_start_seconds, t_quantile_975
 
 __all__ = ["NOT_MEASURED_BUDGET", "PlanInput", "Planned", "plan", "predicted_half_width",
-           "rounds_for", "seconds_to_target", "start_variance"]
+           "rounds_for", "seconds_to_target", "start_seconds", "start_variance"]
 
 # rounds_for()'s ceiling where no max_rounds applies (what a ratio would need, not what a
 # run gives it)
@@ -66,14 +66,37 @@ class Planned:
     reaches_target: bool = False
 
 
-def start_variance(summary: PairedSummary) -> float:
+def start_variance(summary: PairedSummary, pairs_per_start: float | None = None) -> float:
     """v of a ratio's own starts: between-start variance plus one start's share of the
-    slices' (pair_var over the mean pairs per start); NaN below MIN_ROUNDS_FOR_SPREAD."""
+    slices' (pair_var over the pairs of a start: `pairs_per_start` for starts of another
+    length than those measured, else their mean); NaN below MIN_ROUNDS_FOR_SPREAD."""
     if summary.n < MIN_ROUNDS_FOR_SPREAD or not summary.pairs:
         return math.nan
     if math.isnan(summary.between_var) or math.isnan(summary.pair_var):
         return math.nan
-    return summary.between_var + summary.pair_var / (summary.pairs / summary.n)
+    pairs = pairs_per_start if pairs_per_start else summary.pairs / summary.n
+    return summary.between_var + summary.pair_var / pairs
+
+
+def start_seconds(between_var: float, pair_var: float, pairs_per_s: float, overhead_s: float,
+                  target: float, min_rounds: int, shortest: float, longest: float) -> float:
+    """Seconds of alternating for a ratio's next starts, from its own variance components
+    (between starts; one pair of slices) and what a start costs beyond its alternating.
+
+    Where the target needs more than min_rounds starts, the length that buys the narrowest
+    interval per second spent (stats.best_start_seconds: short starts where starts
+    differ, long ones where the slices are the noise). Where min_rounds starts of some
+    shorter length already reach it, that length: min_rounds are run anyway, so a longer
+    start buys nothing the ratio needs. Clamped to [shortest, longest]; NaN where the
+    components are not known (the caller keeps its length)."""
+    best = best_start_seconds(between_var, pair_var, pairs_per_s, overhead_s)
+    if math.isnan(best) or min_rounds < MIN_ROUNDS_FOR_SPREAD:
+        return math.nan
+    # v(L) = between + within / L must be at most what min_rounds starts allow
+    allowed = min_rounds * (math.log1p(target) / t_quantile_975(min_rounds - 1)) ** 2
+    within = pair_var / pairs_per_s
+    enough = within / (allowed - between_var) if allowed > between_var else math.inf
+    return min(max(min(best, enough), shortest), longest)
 
 
 def predicted_half_width(start_var: float, rounds: int) -> float:

@@ -196,8 +196,9 @@ def calibration_section(run_dir: Path, meta: dict) -> str:
     declared = [p for p in spent.get("pairs", []) if not p.get("calibration")]
     buys = ""
     if declared and seconds > 0:
-        share = sum(p["rounds"] for p in declared) / len(declared) * float(
-            spent.get("alternation_s", 2.0))
+        share = sum(sum(p["start_lengths_s"]) if "start_lengths_s" in p else
+                    p["rounds"] * float(spent.get("alternation_s", 2.0))
+                    for p in declared) / len(declared)
         if share > 0:
             buys = (f"; this run's alternation, {share:.0f} s measured per declared ratio on "
                     f"average, buys about ±{half * math.sqrt(seconds / share):.1%} each")
@@ -323,6 +324,13 @@ def verdict_sections(run_dir: Path, meta: dict) -> str:
     return "\n".join(out).rstrip()
 
 
+def _lengths_chosen(spent: dict) -> bool:
+    """Whether some declared ratio's starts took another length than alternation_s."""
+    length = spent.get("alternation_s")
+    return any(abs(n - length) > 1e-6 for p in spent.get("pairs", [])
+               for n in p.get("start_lengths_s", [])) if length is not None else False
+
+
 def time_section(meta: dict) -> str:
     """How the run's time was spent: every point's rounds, then each alternated pair."""
     spent = meta.get("alternation")
@@ -336,7 +344,9 @@ def time_section(meta: dict) -> str:
     lines = ["## How the time was spent", "",
              f"- {rounds_of} (each side in its own window): "
              f"{spent.get('rounds_spent_s', 0):.0f} s; alternation: {total:.0f} s "
-             f"({spent.get('alternation_s', '?')} s measured per round, slices of "
+             f"({spent.get('alternation_s', '?')} s measured per round" + (
+                 ", a declared ratio's later ones as long as its own starts said"
+                 if _lengths_chosen(spent) else "") + ", slices of "
              f"{spent.get('slice_s', '?')} s; " + (
                  f"the A/A pair's {spent.get('min_rounds', '?')} rounds first, then the rounds "
                  "the budget plan gave each declared ratio, then each round to the one "
@@ -354,6 +364,10 @@ def time_section(meta: dict) -> str:
             extra.append(f"{pair['disturbed']} more disturbed, left out")
         if pair.get("failed"):
             extra.append(f"{pair['failed']} failed")
+        lengths = pair.get("start_lengths_s") or []
+        if len(set(lengths)) > 1:
+            extra.append("starts of " + ", ".join(
+                f"{n:g} s" for n in dict.fromkeys(lengths)) + " in turn")
         lines.append(f"- {pair['comparison']} {str(pair['test']).upper()}: {pair['spent_s']:.0f} s, "
                      f"{pair['rounds']} rounds" + (f" ({', '.join(extra)})" if extra else ""))
     return "\n".join(lines)

@@ -55,7 +55,7 @@ from ..measures.declared_ratios import RatioResult, median_of, meets_target
 from ..measures.host_sensitivity import HostFit, host_fit
 from ..measures.mode_layouts import layout_text
 from ..measures.modes import Modes, ratio_modes
-from ..measures.stats import PairedSummary, paired_interval
+from ..measures.stats import MIN_ROUNDS_FOR_SPREAD, PairedSummary, paired_interval
 from ..schema.specs import POINT_VARIABLES, CompareSpec, Experiment, Point, point_fill
 from .host_probe import HostProbe
 from .loadgens import Watch, alternation_command
@@ -74,6 +74,15 @@ ROUND_OVERHEAD_S = 1.5
 # correction makes up to 18% wider (a default run: 5 ratios planned to ±2.0% ended at
 # ±1.8-1.9% symmetric, ±2.2% on the larger side, `not resolved` for 7-14 s each).
 PLAN_AIM = 0.85
+
+# A declared ratio's starts are as long as its own variance components say
+# (budget_plan.start_seconds, after MIN_ROUNDS_FOR_SPREAD starts at the experiment's
+# alternation_s): at least this many ABBA cycles (two: four pairs of slices, two batches),
+# at most this many times alternation_s. A default run's million-key SET claims varied
+# about 7% from start to start while their slices varied 1% over a second: 2 s starts
+# (3 s a start with its processes) bought 11 starts where 0.8 s ones buy about 18.
+SHORTEST_START_CYCLES = 2
+LONGEST_START_FACTOR = 2.0
 ALTERNATION_COLUMNS = ("comparison", "test", "point", "calibration", "round", "index", "side",
                        "start_s", "seconds", "ops", "server_cpu_s", "client_cpu_s", "mean_us",
                        "p99_us", "foreign_cpu", "steal_cpu", "disturbed", "client_bound",
@@ -113,6 +122,10 @@ class Pair:
     def attempts(self) -> int:
         return len(self.rounds) + self.failed + self.disturbed
     seconds: list[float] = dataclasses.field(default_factory=list)  # wall time per round
+    # seconds of alternating asked of each round (as `seconds`), and of the next one
+    # (None: the experiment's alternation_s)
+    lengths: list[float] = dataclasses.field(default_factory=list)
+    next_length: float | None = None
 
     @property
     def name(self) -> str:
@@ -201,11 +214,21 @@ class Pair:
         return fit if fit is not None and fit.moves(target) else None
 
     def round_seconds(self, guess: float | None = None) -> float:
-        """The median wall time of this pair's rounds; before it has one, `guess` (another
-        pair's on this machine), else its warm-up plus ROUND_OVERHEAD_S."""
+        """The median wall time of this pair's rounds (once its starts' length changed:
+        the median of what a round cost beyond its alternating, plus the next length);
+        before it has one, `guess` (another pair's on this machine), else its warm-up plus
+        ROUND_OVERHEAD_S."""
+        if self.seconds and self.next_length is not None and \
+                len(self.lengths) == len(self.seconds):
+            return median_of([s - n for s, n in zip(self.seconds, self.lengths)]) + \
+                self.next_length
         if self.seconds:
             return sorted(self.seconds)[len(self.seconds) // 2]
         return guess if guess is not None else self.point_a.warmup + ROUND_OVERHEAD_S
+
+    def length(self, default: float) -> float:
+        """Seconds of alternating for this pair's next round."""
+        return self.next_length if self.next_length is not None else default
 
 
 def _side_rate(slices: list[alternation.Slice], side: int, metric: str) -> float | None:
@@ -443,12 +466,44 @@ class AlternatingPhase:
             if time.monotonic() + pair.round_seconds(self._round_guess()) > deadline:
                 return "time budget reached"
             started = time.monotonic()
+            length = pair.length(self.runner.experiment.alternation_s)
             self.measure_round(pair)
             took = time.monotonic() - started
             pair.seconds.append(took)
+            pair.lengths.append(length)
             self.spent_s[pair.key] += took
+            self._choose_length(pair, target, min_rounds)
             if self.runner.interrupted:
                 return "interrupted"
+
+    def _choose_length(self, pair: Pair, target: float, min_rounds: int) -> None:
+        """Sets the length of the pair's next starts from its own starts so far
+        (budget_plan.start_seconds, whole ABBA cycles), and says so when it changes. The
+        A/A keeps the experiment's: it is the machine's noise at that length."""
+        experiment = self.runner.experiment
+        if pair.calibration or pair.metric in alternation.LATENCY_QUANTILES or \
+                len(pair.rounds) < MIN_ROUNDS_FOR_SPREAD or \
+                len(pair.lengths) != len(pair.seconds) or math.isnan(target):
+            return
+        summary = pair.summary()
+        overhead = max(0.0, median_of([s - n for s, n in zip(pair.seconds, pair.lengths)]))
+        cycle = 4 * experiment.slice_s
+        shortest = SHORTEST_START_CYCLES * cycle
+        length = budget_plan.start_seconds(
+            summary.between_var, summary.pair_var, 1 / (2 * experiment.slice_s), overhead,
+            target * PLAN_AIM, min_rounds, shortest,
+            LONGEST_START_FACTOR * experiment.alternation_s)
+        if math.isnan(length):
+            return
+        length = round(max(shortest, round(length / cycle) * cycle), 6)
+        if abs(length - pair.length(experiment.alternation_s)) < cycle / 2:
+            return
+        pair.next_length = length
+        self.runner.say(
+            f"alternation {pair.name} {pair.test} {pair.label}: starts of {length:g} s from "
+            f"now (between starts ±{math.sqrt(summary.between_var):.1%}, its slices "
+            f"±{math.sqrt(summary.pair_var * 2 * experiment.slice_s):.1%} over a second, "
+            f"{overhead:.1f} s a start beyond its alternating)")
 
     def _rounds_reserve(self, plan: dict | None) -> float:
         """What the sweeps' rounds of the points that no start will measure cost: those of
@@ -535,9 +590,12 @@ class AlternatingPhase:
                                 self.prior_var())
 
     def _plan_input(self, pair: Pair) -> budget_plan.PlanInput:
+        # a start of the next length has that length's pairs of slices
+        pairs = pair.next_length / (2 * self.runner.experiment.slice_s) \
+            if pair.next_length is not None else None
         return budget_plan.PlanInput(pair.key, pair.spec.seed_ratio is not None,
                                      len(pair.rounds), pair.round_seconds(self._round_guess()),
-                                     budget_plan.start_variance(pair.summary()))
+                                     budget_plan.start_variance(pair.summary(), pairs))
 
     def _planned(self, pair: Pair) -> bool:
         planned = self.plan.get(pair.key) if self.plan is not None else None
@@ -672,14 +730,15 @@ class AlternatingPhase:
                        processes[-1].pids if processes[-1].spec.is_command else None)
         watch = Watch(tuple(runner.measured_cpus), own, experiment.disturbance_cores,
                       runner.wake_cost_us())
+        length = pair.length(experiment.alternation_s)
         with tempfile.TemporaryDirectory(prefix="kvlab-alternation-") as folder:
             json_path = Path(folder) / "alternation.json"
             command = alternation_command(
                 pair.point_a, targets[0], pair.point_b, targets[1], runner.build_dir,
-                runner.harness_cpus, self.netns, json_path, experiment.alternation_s,
+                runner.harness_cpus, self.netns, json_path, length,
                 experiment.slice_s, watch, prefill=pair.point_a.command == "incrby",
                 rate=pair.spec.rate or 0, server_pids=server_pids)
-            budget = experiment.alternation_s + pair.point_a.warmup + 60
+            budget = length + pair.point_a.warmup + 60
             try:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=budget)
             except subprocess.TimeoutExpired:

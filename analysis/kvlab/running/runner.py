@@ -520,7 +520,10 @@ class Runner:
                            "cycles_left_out": p.cycles_left_out,
                            "stalled_slices": p.stalled,
                            "client_bound": p.client_bound, "metric": p.metric,
-                           "spent_s": round(self.alternation_spent_by_pair.get(p.key, 0.0), 1)}
+                           "spent_s": round(self.alternation_spent_by_pair.get(p.key, 0.0), 1),
+                           # seconds of alternating asked of each attempt (a ratio's
+                           # starts take the length its own variance says, after three)
+                           "start_lengths_s": [round(n, 2) for n in p.lengths]}
                           for p in self.pairs],
                 # budget_plan's plans per phase: the one said up front (after the A/A)
                 # and the last one, made before the last round

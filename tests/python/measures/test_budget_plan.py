@@ -442,3 +442,111 @@ def test_a_ratio_within_its_target_gets_no_more_starts_whatever_its_plan(tmp_pat
     assert phase._next_pair(0.02, 40, 10) is fresh
     fresh.rounds = [tight_round() for _ in range(10)]
     assert phase._next_pair(0.02, 40, 10) is None
+
+
+# ---- a start's length from the ratio's own variance components ----------------------
+
+def test_a_start_that_differs_from_the_next_is_as_short_as_allowed():
+    # A run's million-key SET claims: starts ±7% apart, slices ±1% over a second, 1 s of
+    # processes a start. min_rounds cannot reach ±1.7% (the target inside PLAN_AIM) at
+    # any length, and the unconstrained best (0.13 s) is below the shortest.
+    pair_var = 0.01 ** 2 / (5 * 0.1 * 2)  # ±1% over one second at 5 pairs a second
+    length = budget_plan.start_seconds(0.07 ** 2, pair_var, 5.0, 1.0, 0.017, 10, 0.8, 4.0)
+    assert length == 0.8
+
+
+def test_min_rounds_that_reach_the_target_make_a_start_no_longer_than_needed():
+    # No start effect, noisy slices (±5% a pair): the best length is unbounded, but
+    # min_rounds of 0.90 s starts already reach ±1.7%, and a longer start buys nothing
+    # the ratio needs. The known answer: the start variance at that length is what
+    # min_rounds starts allow, so the predicted half-width is the target exactly.
+    pair_var = 0.05 ** 2
+    length = budget_plan.start_seconds(0.0, pair_var, 5.0, 1.5, 0.017, 10, 0.8, 4.0)
+    assert length == pytest.approx(0.9004, abs=1e-3)
+    start_var = pair_var / (5.0 * length)
+    assert budget_plan.predicted_half_width(start_var, 10) == pytest.approx(0.017, rel=1e-9)
+    # a small start effect lengthens it, as the slices must make up for it
+    assert budget_plan.start_seconds(0.005 ** 2, pair_var, 5.0, 1.5, 0.017, 10, 0.8, 4.0) \
+        == pytest.approx(pair_var / 5.0 / (10 * (math.log1p(0.017) / 2.262157) ** 2
+                                            - 0.005 ** 2), rel=1e-3)
+    # clamped: slices so noisy that min_rounds would need 32 s starts take the longest
+    assert budget_plan.start_seconds(0.0, 0.3 ** 2, 5.0, 1.5, 0.017, 10, 0.8, 4.0) == 4.0
+
+
+def test_where_min_rounds_cannot_reach_the_target_the_best_length_per_second_wins():
+    # between ±3%, pairs ±5%, 1.5 s a start: stats.best_start_seconds's 0.913 s
+    assert budget_plan.start_seconds(0.03 ** 2, 0.05 ** 2, 5.0, 1.5, 0.017, 10, 0.8, 4.0) \
+        == pytest.approx(0.913, abs=1e-3)
+    assert math.isnan(budget_plan.start_seconds(math.nan, 0.05 ** 2, 5.0, 1.5, 0.017, 10,
+                                                0.8, 4.0))
+
+
+def _fake_kvlab_load_of_duration(rng: random.Random, clock: list[float], overhead_s: float,
+                                 between_sd: float, slice_sd: float, lengths: list[float]):
+    """subprocess.run for an alternation round that honours --duration: `overhead_s` plus
+    the duration on the fake clock, ABBA slices of 0.1 s for the duration, side a off side
+    b by a start effect (log SD between_sd) and each slice by slice_sd."""
+    def fake_run(command, **kwargs):
+        duration = float(command[command.index("--duration") + 1])
+        lengths.append(duration)
+        clock[0] += overhead_s + duration
+        effect = rng.gauss(0, between_sd)
+        slices = []
+        for i in range(int(round(duration / 0.1))):
+            side = 0 if i % 4 in (0, 3) else 1
+            ops = 1000 * math.exp((effect if side == 0 else 0) + rng.gauss(0, slice_sd))
+            slices.append({"index": i, "side": side, "start_s": 0.1 * i, "seconds": 0.1,
+                           "ops": int(ops), "server_cpu_s": 0.08, "client_cpu_s": 0.02,
+                           "mean_us": 10, "p99_us": 20})
+        Path(command[command.index("--json") + 1]).write_text(json.dumps(
+            {"status": "complete", "disturbed": False, "allowed_cores": 1, "slices": slices}))
+        return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+    return fake_run
+
+
+@pytest.mark.parametrize("between_sd, slice_sd, expected", [(0.07, 0.01, 0.8),
+                                                             (0.0, 0.001, 0.8),
+                                                             (0.002, 0.04, 1.2)])
+def test_a_phase_gives_a_ratio_starts_of_the_length_its_own_starts_say(
+        tmp_path, monkeypatch, between_sd, slice_sd, expected):
+    # The A/A keeps the experiment's 2 s (the machine's noise at that length); a declared
+    # ratio's first three starts too, then the length budget_plan.start_seconds gives its
+    # own components: the shortest where starts differ (±7%) or where nothing is noisy,
+    # longer where the slices are the noise and min_rounds must make up for it.
+    from kvlab.running import alternating
+    clock, lengths, said = [0.0], [], []
+    runner = fake_host(tmp_path, said, alternation_s=2.0)
+    monkeypatch.setattr(alternating.subprocess, "run", _fake_kvlab_load_of_duration(
+        random.Random(11), clock, 1.0, between_sd, slice_sd, lengths))
+    monkeypatch.setattr(alternating, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    aa, seed = _phase_pair("A/A r", calibration=True), _phase_pair("seed", 1.1)
+    phase = alternating.AlternatingPhase(runner, [aa, seed], tmp_path)
+    phase.run(400.0, 0.02, 40, 10)
+    assert aa.lengths == [2.0] * len(aa.rounds) and lengths[:10] == [2.0] * 10
+    assert seed.lengths[:3] == [2.0] * 3 and len(seed.rounds) >= 10
+    # what kvlab-load was asked is what the pair recorded
+    assert lengths[10:] == seed.lengths
+    later = seed.lengths[3:]
+    assert later and all(n == pytest.approx(later[-1]) for n in later[len(later) // 2:])
+    assert later[-1] == pytest.approx(expected, abs=0.41), seed.lengths  # within a cycle
+    assert any(f"starts of {later[0]:g} s from now" in s for s in said), said
+    # the plan costs the next start at its new length: what a start took beyond its
+    # alternating (1 s here) plus that length
+    assert seed.round_seconds() == pytest.approx(1.0 + later[-1])
+
+
+def test_the_time_section_says_which_ratios_took_starts_of_their_own_length():
+    from kvlab.rendering.report_ratios import time_section
+    spent = {"alternation_s": 2.0, "slice_s": 0.1, "min_rounds": 10, "rounds_spent_s": 600,
+             "spent_s": {"local": 300.0}, "plan": {},
+             "pairs": [{"comparison": "A/A r", "test": "set", "rounds": 10, "spent_s": 28.0,
+                        "calibration": True, "start_lengths_s": [2.0] * 10},
+                       {"comparison": "c/s", "test": "set", "rounds": 12, "spent_s": 24.0,
+                        "start_lengths_s": [2.0] * 3 + [0.8] * 9}]}
+    text = time_section({"alternation": spent})
+    assert "a declared ratio's later ones as long as its own starts said" in text
+    assert "- c/s SET: 24 s, 12 rounds (starts of 2 s, 0.8 s in turn)" in text
+    assert "- A/A r SET: 28 s, 10 rounds\n" in text + "\n"
+    for pair in spent["pairs"]:
+        pair["start_lengths_s"] = [2.0] * pair["rounds"]
+    assert "later ones" not in time_section({"alternation": spent})
