@@ -78,11 +78,13 @@ PLAN_AIM = 0.85
 # A declared ratio's starts are as long as its own variance components say
 # (budget_plan.start_seconds, after MIN_ROUNDS_FOR_SPREAD starts at the experiment's
 # alternation_s): at least this many ABBA cycles (two: four pairs of slices, two batches),
-# at most this many times alternation_s. A default run's million-key SET claims varied
-# about 7% from start to start while their slices varied 1% over a second: 2 s starts
-# (3 s a start with its processes) bought 11 starts where 0.8 s ones buy about 18.
+# at most alternation_s. A default run's million-key SET claims varied about 7% from
+# start to start while their slices varied 1% over a second: 2 s starts (3 s a start
+# with its processes) bought 11 starts where 0.8 s ones buy about 18. Never longer: a
+# longer start pays only where starts do not differ, and a few starts cannot show that
+# (run R: one ratio's between-start estimate read 0 to 2.3% from one start to the next,
+# its length 0.8, 1.6, 2, 1.6 then 4 s).
 SHORTEST_START_CYCLES = 2
-LONGEST_START_FACTOR = 2.0
 ALTERNATION_COLUMNS = ("comparison", "test", "point", "calibration", "round", "index", "side",
                        "start_s", "seconds", "ops", "server_cpu_s", "client_cpu_s", "mean_us",
                        "p99_us", "foreign_cpu", "steal_cpu", "disturbed", "client_bound",
@@ -489,10 +491,14 @@ class AlternatingPhase:
         overhead = max(0.0, median_of([s - n for s, n in zip(pair.seconds, pair.lengths)]))
         cycle = 4 * experiment.slice_s
         shortest = SHORTEST_START_CYCLES * cycle
+        # no ratio's starts differ less than a server's against its own copy's: the A/A's
+        # between-start variance is the floor of a ratio's, whose own estimate from a few
+        # starts often reads 0 (then min_rounds of short starts were planned to reach
+        # the target and a run R claim took 30)
+        between = max(summary.between_var, self._machine_between_var())
         length = budget_plan.start_seconds(
-            summary.between_var, summary.pair_var, 1 / (2 * experiment.slice_s), overhead,
-            target * PLAN_AIM, min_rounds, shortest,
-            LONGEST_START_FACTOR * experiment.alternation_s)
+            between, summary.pair_var, 1 / (2 * experiment.slice_s), overhead,
+            target * PLAN_AIM, min_rounds, shortest, experiment.alternation_s)
         if math.isnan(length):
             return
         length = round(max(shortest, round(length / cycle) * cycle), 6)
@@ -501,9 +507,17 @@ class AlternatingPhase:
         pair.next_length = length
         self.runner.say(
             f"alternation {pair.name} {pair.test} {pair.label}: starts of {length:g} s from "
-            f"now (between starts ±{math.sqrt(summary.between_var):.1%}, its slices "
+            f"now (between starts ±{math.sqrt(between):.1%}, its slices "
             f"±{math.sqrt(summary.pair_var * 2 * experiment.slice_s):.1%} over a second, "
             f"{overhead:.1f} s a start beyond its alternating)")
+
+    def _machine_between_var(self) -> float:
+        """The A/A's between-start variance once it has starts enough (0: none)."""
+        aa = self.calibration
+        if aa is None or len(aa.rounds) < MIN_ROUNDS_FOR_SPREAD:
+            return 0.0
+        between = aa.summary().between_var
+        return between if between > 0 else 0.0
 
     def _rounds_reserve(self, plan: dict | None) -> float:
         """What the sweeps' rounds of the points that no start will measure cost: those of
