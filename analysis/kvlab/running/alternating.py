@@ -222,11 +222,15 @@ class Pair:
         ROUND_OVERHEAD_S."""
         if self.seconds and self.next_length is not None and \
                 len(self.lengths) == len(self.seconds):
-            return median_of([s - n for s, n in zip(self.seconds, self.lengths)]) + \
-                self.next_length
+            return self.start_overhead() + self.next_length
         if self.seconds:
             return sorted(self.seconds)[len(self.seconds) // 2]
         return guess if guess is not None else self.point_a.warmup + ROUND_OVERHEAD_S
+
+    def start_overhead(self) -> float:
+        """The median seconds a round cost beyond its alternating (processes, prefill,
+        connections, probes); NaN before a round with a recorded length."""
+        return median_of([s - n for s, n in zip(self.seconds, self.lengths)])
 
     def length(self, default: float) -> float:
         """Seconds of alternating for this pair's next round."""
@@ -488,7 +492,7 @@ class AlternatingPhase:
                 len(pair.lengths) != len(pair.seconds) or math.isnan(target):
             return
         summary = pair.summary()
-        overhead = max(0.0, median_of([s - n for s, n in zip(pair.seconds, pair.lengths)]))
+        overhead = max(0.0, pair.start_overhead())
         cycle = 4 * experiment.slice_s
         shortest = SHORTEST_START_CYCLES * cycle
         # no ratio's starts differ less than a server's against its own copy's: the A/A's
