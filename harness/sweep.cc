@@ -101,7 +101,9 @@ class PointRun final : public WindowSources {
   CommandStatTotals ServerCommandStats() override {
     std::string text;
     if (!control_.Info("commandstats", &text).ok()) return {};
-    return ParseCommandStatTotals(text);
+    CommandStatTotals totals = ParseCommandStatTotals(text);
+    totals.read_at_ns = NowNs();
+    return totals;
   }
   int64_t LoopWakeups() const override { return strategy_->loop_wakeups(); }
   int64_t Moved() const override { return strategy_->moved(); }

@@ -10,6 +10,9 @@ namespace kvlab::harness {
 WindowMark WindowMarks::Take() {
   WindowMark mark;
   mark.counters = sources_.TakeCounters(&mark.at_ns);
+  // First after the counters: the commands the server runs between the two
+  // count in calls but not in ops, so the shorter that gap the better.
+  mark.commands = sources_.ServerCommandStats();
   mark.process_cpu_s = ProcessCpuSeconds();
   mark.threads = CurrentThreadCpuTimes();
   mark.watch = watch_.Mark();
@@ -20,7 +23,6 @@ WindowMark WindowMarks::Take() {
   mark.server_cpu_s = sources_.ServerCpuSeconds();
   mark.server_cpu_at_ns = NowNs();
   mark.stages = sources_.ServerStages();
-  mark.commands = sources_.ServerCommandStats();
   return mark;
 }
 
@@ -37,7 +39,7 @@ RepetitionResult WindowMarks::Between(const WindowMark& start, WindowMark& end) 
   SetCosts(start, end, &r);
   r.watched = watch_.Between(start.watch, end.watch);
   r.stages = StagesBetween(start.stages, end.stages, counters.ops);
-  r.commands = CommandStatsBetween(start.commands, end.commands);
+  r.commands = CommandStatsBetween(start.commands, start.at_ns, end.commands, end.at_ns);
   if (counters.phases_measured && counters.ops > 0) {
     for (size_t i = 0; i < kClientPhaseCount; ++i) {
       r.client_phase_us[i] = counters.phase_ns[i] / 1e3 / static_cast<double>(counters.ops);

@@ -36,7 +36,8 @@ class WindowSources {
   virtual int64_t Moved() const = 0;        // < 0: not routed
   // The server's INFO stages totals; not reported when it has none.
   virtual StageTotals ServerStages() = 0;
-  // Its INFO commandstats totals; not reported when it has none.
+  // Its INFO commandstats totals, with the instant the reply came back;
+  // not reported when it has none.
   virtual CommandStatTotals ServerCommandStats() = 0;
 };
 

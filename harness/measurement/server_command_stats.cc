@@ -6,7 +6,7 @@
 
 namespace kvlab::harness {
 
-CommandStatFigures::CommandStatFigures() : usec_per_call(NAN) {}
+CommandStatFigures::CommandStatFigures() : usec_per_call(NAN), boundary_lag_s(NAN) {}
 
 CommandStatTotals ParseCommandStatTotals(std::string_view info) {
   constexpr std::string_view kPrefix = "cmdstat_";
@@ -31,14 +31,25 @@ CommandStatTotals ParseCommandStatTotals(std::string_view info) {
   return totals;
 }
 
-CommandStatFigures CommandStatsBetween(const CommandStatTotals& start,
-                                       const CommandStatTotals& end) {
+namespace {
+
+// A reply read before its boundary (a clock step, a fake) lags by nothing.
+double LagSeconds(uint64_t boundary_ns, uint64_t read_at_ns) {
+  return read_at_ns > boundary_ns ? static_cast<double>(read_at_ns - boundary_ns) / 1e9 : 0.0;
+}
+
+}  // namespace
+
+CommandStatFigures CommandStatsBetween(const CommandStatTotals& start, uint64_t start_at_ns,
+                                       const CommandStatTotals& end, uint64_t end_at_ns) {
   CommandStatFigures figures;
   if (!start.reported || !end.reported || end.calls <= start.calls || end.usec < start.usec) {
     return figures;
   }
   figures.calls = end.calls - start.calls;
   figures.usec_per_call = (end.usec - start.usec) / static_cast<double>(figures.calls);
+  figures.boundary_lag_s =
+      LagSeconds(start_at_ns, start.read_at_ns) + LagSeconds(end_at_ns, end.read_at_ns);
   if (end.failed_calls >= start.failed_calls) {
     figures.failed_calls = end.failed_calls - start.failed_calls;
   }

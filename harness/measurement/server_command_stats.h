@@ -23,6 +23,9 @@ struct CommandStatTotals {
   uint64_t calls = 0;
   double usec = 0;
   uint64_t failed_calls = 0;  // replied with an error (Redis 7's failed_calls)
+  // When the reply came back; its window boundary was taken earlier, and the
+  // commands the server ran in between count here but not in that window.
+  uint64_t read_at_ns = 0;
 };
 
 // Sums INFO commandstats' text over every command but INFO.
@@ -36,10 +39,17 @@ struct CommandStatFigures {
   uint64_t calls = 0;
   double usec_per_call;
   uint64_t failed_calls = 0;
+  // Seconds from each edge's boundary to its INFO reply, summed over the two
+  // edges: calls can differ from the window's answered commands by what the
+  // server ran in these seconds (plus the requests in flight), a time and
+  // not a count. NaN when calls is not reported.
+  double boundary_lag_s;
   CommandStatFigures();
 };
 
-CommandStatFigures CommandStatsBetween(const CommandStatTotals& start,
-                                       const CommandStatTotals& end);
+// `start_at_ns` and `end_at_ns`: the window's boundaries (its client
+// counters' instants), from which each edge's lag to read_at_ns is taken.
+CommandStatFigures CommandStatsBetween(const CommandStatTotals& start, uint64_t start_at_ns,
+                                       const CommandStatTotals& end, uint64_t end_at_ns);
 
 }  // namespace kvlab::harness

@@ -32,7 +32,9 @@ class FakeSources final : public WindowSources {
   int64_t Moved() const override { return moved; }
   StageTotals ServerStages() override { return ParseStageTotals(stages_info); }
   CommandStatTotals ServerCommandStats() override {
-    return ParseCommandStatTotals(commandstats_info);
+    CommandStatTotals totals = ParseCommandStatTotals(commandstats_info);
+    totals.read_at_ns = commandstats_read_at_ns;
+    return totals;
   }
 
   uint64_t at_ns_ = 0;
@@ -42,8 +44,9 @@ class FakeSources final : public WindowSources {
   double server_cpu_s = -1;
   int64_t wakeups = -1;
   int64_t moved = -1;
-  std::string stages_info;        // INFO stages' text
-  std::string commandstats_info;  // INFO commandstats' text
+  std::string stages_info;               // INFO stages' text
+  std::string commandstats_info;         // INFO commandstats' text
+  uint64_t commandstats_read_at_ns = 0;  // when its reply came back
 };
 
 class WindowMarksTest : public testing::Test {
@@ -281,6 +284,31 @@ TEST_F(WindowMarksTest, CommandStatsAreWindowDeltasPerCall) {
   EXPECT_EQ(r.commands.calls, 400u);  // 300 SET + 100 GET; INFO left out
   EXPECT_DOUBLE_EQ(r.commands.usec_per_call, (450.0 + 50.0) / 400.0);
   EXPECT_EQ(r.commands.failed_calls, 2u);
+}
+
+// Each edge's INFO reply comes after its boundary: the window's lag is the
+// two gaps summed (2 ms after the start, 3 ms after the end), the time in
+// which calls can gain or lose commands against the window's ops.
+TEST_F(WindowMarksTest, CommandStatsLagIsBothEdgesGapToTheirReply) {
+  WindowMarks marks(sources_, watch_, /*rate=*/0, 1, 1.0);
+  sources_.at_ns_ = 5'000'000'000;
+  sources_.commandstats_read_at_ns = 5'002'000'000;
+  sources_.commandstats_info = "cmdstat_set:calls=100,usec=100\r\n";
+  WindowMark start = marks.Take();
+  sources_.at_ns_ = 6'000'000'000;
+  sources_.commandstats_read_at_ns = 6'003'000'000;
+  sources_.commandstats_info = "cmdstat_set:calls=300,usec=300\r\n";
+  WindowMark end = marks.Take();
+  RepetitionResult r = marks.Between(start, end);
+  EXPECT_EQ(r.commands.calls, 200u);
+  EXPECT_NEAR(r.commands.boundary_lag_s, 0.005, 1e-12);
+
+  // No figure, no lag.
+  sources_.commandstats_info.clear();
+  start = marks.Take();
+  end = marks.Take();
+  r = marks.Between(start, end);
+  EXPECT_TRUE(std::isnan(r.commands.boundary_lag_s));
 }
 
 // A server without INFO commandstats (kvlab-server), a window in which
