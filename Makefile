@@ -36,16 +36,17 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The concurrency tests under TSan, the RESP fuzzer briefly, clang's
-# thread-safety analysis, then every test of the normal build (its summary is
-# the last thing printed).
 # The formatter (.clang-format) and pyflakes over every tracked file; fix C++
 # with clang-format -i --style=file FILE (CONTRIBUTING "Style").
 lint: deps
 	scripts/lint
 
+# The RESP fuzzers briefly, clang's thread-safety analysis, then every test of
+# the normal build (its summary is the last thing printed). The concurrency
+# tests under ThreadSanitizer are a target of their own, test-tsan-core, which
+# CI runs after this one (.ci/run): a third build and its tests were a third
+# of this target's time (CONTRIBUTING "CI and how long `make test` takes").
 test: build
-	$(MAKE) --no-print-directory test-tsan-core
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory check-thread-safety
 	@# server.redis_suite_subset needs Redis's suite; offline, that test fails and says why.
@@ -57,8 +58,9 @@ build-tsan/build.ninja:
 
 TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 
-# What `make test` (and so CI) runs under ThreadSanitizer: the tests labelled
-# `tsan` — engines, server sessions and connections, client strategies.
+# What CI runs under ThreadSanitizer after `make test` (.ci/run): the tests
+# labelled `tsan` — engines, server sessions and connections, client
+# strategies. Run it before landing a change to concurrent code.
 test-tsan-core: deps build-tsan/build.ninja
 	cmake --build build-tsan -j $(JOBS) --target tsan-tests
 	$(call run_ctest_passes,build-tsan,-L tsan,$(TSAN_ENV))
