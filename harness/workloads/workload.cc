@@ -355,6 +355,10 @@ RequestInfo WorkloadGenerator::AppendNext(std::string* out) {
       return AppendTransactionStep(out);
     case CommandKind::kYcsb:
       return ycsb_->Start(out);
+    case CommandKind::kRedisBenchmark:
+      // Never generated here: ValidateConfig (sweep.cc) gives these to
+      // redis-benchmark, which runs its own tests.
+      break;
   }
   return {ExpectedReply::kOk, 0};
 }

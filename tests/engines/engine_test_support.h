@@ -86,6 +86,8 @@ inline std::string Describe(const OpResult& r) {
       return "\"" + r.bulk.str() + "\"";
     case OpResult::Kind::kError:
       return "error " + std::to_string(static_cast<int>(r.error));
+    case OpResult::Kind::kReply:
+      return "a reply of several values";
   }
   return "?";
 }

@@ -18,6 +18,10 @@ namespace {
 std::atomic<long> allocations{0};
 }  // namespace
 
+// GCC inlines this operator new into callers and then sees free() on what it
+// takes for new's memory (-Wmismatched-new-delete); both sides here are
+// malloc and free, so the pair matches.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(size_t bytes) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* memory = std::malloc(bytes == 0 ? 1 : bytes)) return memory;
