@@ -21,6 +21,7 @@
 #include <random>
 #include <sstream>
 
+#include "engines/containers/encoding_limits.h"
 #include "engines/rules/redis_integer.h"
 #include "server/append_log.h"
 #include "tests/server/redis_reference.h"
@@ -753,6 +754,13 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
 TEST_P(DifferentialTest, EncodingKnobsAndObjectRepliesMatchRedis) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  // The encoding limits are the process's (one redis-server's): this test
+  // sets them, so it starts and ends at Redis's defaults, as the fresh
+  // redis-server it compares with does, whatever ran before it in this process.
+  CompactEncodingLimits().Reset();
+  struct ResetLimitsAtEnd {
+    ~ResetLimitsAtEnd() { CompactEncodingLimits().Reset(); }
+  } reset_limits_at_end;
   EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
   ASSERT_TRUE(kvlab.engine);
   SessionDriver driver(*kvlab.context);
