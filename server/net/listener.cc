@@ -55,7 +55,6 @@ Listener::Listener(const ServerSettings& options, boost::asio::io_context& accep
                    IoThreadPool& io_threads, ServerContext& server_context,
                    ConnectionRegistry& registry)
     : options_(options),
-      accept_context_(accept_context),
       io_threads_(io_threads),
       server_context_(server_context),
       registry_(registry),

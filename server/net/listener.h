@@ -68,7 +68,6 @@ class Listener {
   bool Full() const;
 
   const ServerSettings& options_;
-  boost::asio::io_context& accept_context_;
   IoThreadPool& io_threads_;
   ServerContext& server_context_;
   ConnectionRegistry& registry_;

@@ -406,8 +406,12 @@ TEST_P(StagesKnownAnswer, BusyTimeHoldsTheSpinOnlyOnTheThreadThatExecutes) {
   const double wall_usec = SteadyUsec() - before_last_request;
 
   ASSERT_TRUE(threads.count("io0")) << info;
-  if (engine == "sharded") ASSERT_TRUE(threads.count("shard1")) << info;
-  if (engine == "owner") ASSERT_TRUE(threads.count("io1")) << info;
+  if (engine == "sharded") {
+    ASSERT_TRUE(threads.count("shard1")) << info;
+  }
+  if (engine == "owner") {
+    ASSERT_TRUE(threads.count("io1")) << info;
+  }
   auto busiest = std::max_element(threads.begin(), threads.end(), [](auto& a, auto& b) {
     return a.second["busy_usec"] < b.second["busy_usec"];
   });
@@ -423,7 +427,9 @@ TEST_P(StagesKnownAnswer, BusyTimeHoldsTheSpinOnlyOnTheThreadThatExecutes) {
     std::printf("  thread_%s busy %.0f us, wait %.0f us (spun %.0f us in a wall of %.0f us)\n",
                 name.c_str(), times["busy_usec"], times["wait_usec"], spun_usec, wall_usec);
     EXPECT_LE(times["busy_usec"] + times["wait_usec"], wall_usec) << name;
-    if (name != busiest->first) EXPECT_LT(times["busy_usec"], spun_usec / 2) << name;
+    if (name != busiest->first) {
+      EXPECT_LT(times["busy_usec"], spun_usec / 2) << name;
+    }
   }
 }
 
@@ -458,7 +464,9 @@ TEST_P(StagesKnownAnswer, AnIdleThreadWaitsThroughASleepAndIsNotBusy) {
   const double second_reply = SteadyUsec();
 
   ASSERT_TRUE(second.count("io0"));
-  if (GetParam() == "sharded") ASSERT_TRUE(second.count("shard0"));
+  if (GetParam() == "sharded") {
+    ASSERT_TRUE(second.count("shard0"));
+  }
   for (auto& [name, times] : second) {
     ASSERT_TRUE(first.count(name)) << name;
     const double busy = times["busy_usec"] - first[name]["busy_usec"];
