@@ -546,12 +546,24 @@ void RunRandomStream(const std::string& engine, RespVersion protocol, bool logge
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
   EngineUnderTest kvlab = MakeEngineUnderTest(engine);
   ASSERT_TRUE(kvlab.engine);
+  // The append-only file's folder goes when the case passed (a failure keeps
+  // it to look at); before, every run left one in the working directory.
+  struct RemovedWhenPassed {
+    std::filesystem::path folder;
+    ~RemovedWhenPassed() {
+      if (folder.empty() || ::testing::Test::HasFailure()) return;
+      std::error_code ignored;
+      std::filesystem::remove_all(folder, ignored);
+      std::filesystem::remove(folder.parent_path(), ignored);  // only if no other is left
+    }
+  } aof_folder;
   std::unique_ptr<AppendLog> log;
   if (logged) {
     const std::filesystem::path folder = std::filesystem::current_path() / "differential-aof" /
                                          (engine + "-" + std::to_string(::getpid()));
     std::filesystem::remove_all(folder);
     std::filesystem::create_directories(folder);
+    aof_folder.folder = folder;
     ASSERT_TRUE(
         AppendLog::Open((folder / "appendonly.aof").string(), 0, AppendFsync::kAlways, &log).ok());
     kvlab.context->append_log = log.get();
