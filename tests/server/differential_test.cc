@@ -631,7 +631,15 @@ void RunRandomStream(const std::string& engine, RespVersion protocol, bool logge
   }
 }
 
-class DifferentialTest : public ::testing::TestWithParam<std::string> {};
+// The compact-encoding limits are the process's (one redis-server's), and a
+// case may CONFIG SET them: each case starts and ends at Redis's defaults, as
+// the fresh redis-server it compares with does, whatever ran before it in this
+// process (CTest runs each case alone; a developer may run the binary whole).
+class DifferentialTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { CompactEncodingLimits().Reset(); }
+  void TearDown() override { CompactEncodingLimits().Reset(); }
+};
 
 TEST_P(DifferentialTest, RandomStreamMatchesRedisByteForByte) {
   RunRandomStream(GetParam(), RespVersion::kResp2);
@@ -774,13 +782,6 @@ TEST_P(DifferentialTest, KeyspaceIterationMatchesRedis) {
 TEST_P(DifferentialTest, EncodingKnobsAndObjectRepliesMatchRedis) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
-  // The encoding limits are the process's (one redis-server's): this test
-  // sets them, so it starts and ends at Redis's defaults, as the fresh
-  // redis-server it compares with does, whatever ran before it in this process.
-  CompactEncodingLimits().Reset();
-  struct ResetLimitsAtEnd {
-    ~ResetLimitsAtEnd() { CompactEncodingLimits().Reset(); }
-  } reset_limits_at_end;
   EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
   ASSERT_TRUE(kvlab.engine);
   SessionDriver driver(*kvlab.context);
