@@ -25,6 +25,9 @@ from ..running.results import load_table
 SEED_TITLES = {"ember-pr50": "Seed claims: ember PR #50 (concurrent map vs sharded keyspace)",
                "lettuce-threads": "Seed claims: Lettuce (pooled vs shared connections)"}
 PER_CPU_NOTE = "judged per server CPU (client-bound)"
+# where alternation's rounds go once the plan's are spent (alternation.next_to_measure)
+_LATER_ROUNDS = ("cheapest to finish in the time left, else the one furthest from its "
+                 "target per second of its round")
 
 
 def _interval(row: pd.Series) -> str:
@@ -350,9 +353,9 @@ def time_section(meta: dict) -> str:
              f"{spent.get('slice_s', '?')} s; " + (
                  f"the A/A pair's {spent.get('min_rounds', '?')} rounds first, then the rounds "
                  "the budget plan gave each declared ratio, then each round to the one "
-                 "furthest from its target per second of its round)" if "plan" in spent else
+                 f"{_LATER_ROUNDS})" if "plan" in spent else
                  f"every pair {spent.get('min_rounds', '?')} rounds first, then each round "
-                 "to the declared ratio furthest from its target per second of its round)")]
+                 f"to the declared ratio {_LATER_ROUNDS})")]
     for pair in spent.get("pairs", []):
         extra = []
         if pair.get("cycles_left_out"):

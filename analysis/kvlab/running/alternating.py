@@ -20,9 +20,10 @@ Where the rounds go (AlternatingPhase.run): the A/A pair gets the experiment's
 `min_rounds` rounds first (the one stopping rule of declared_ratios.py, default 10), the
 machine's noise; then each declared ratio the rounds kvlab.measures.budget_plan gives it
 from the time left (none: `not measured (budget)`), planned again after every round;
-then each further round goes to the declared comparison furthest from its precision
-target per second of its round (kvlab.measures.alternation.next_to_measure), until every
-one is within it over at least min_rounds, its pair reached max_rounds, or the phase's
+then each further round goes to the declared comparison cheapest to finish within the
+time left, else the one furthest from its precision target per second of its round
+(kvlab.measures.alternation.next_to_measure), until every one is within it over at
+least min_rounds, its pair reached max_rounds, or no round fits before the phase's
 deadline.
 
 A pair whose sides were client-bound in most rounds (kvlab-load saturated its cores) is
@@ -438,7 +439,8 @@ class AlternatingPhase:
         """The A/A pair's rounds first (the machine's noise), then the rounds that
         budget_plan gives each declared ratio from the time left, planned again after
         every round on what the rounds so far say; then, while time is left, rounds for
-        the ratio furthest from its target per second. Stops when every planned ratio is
+        the ratio cheapest to finish, else the one furthest from its target per second.
+        Stops when every planned ratio is
         resolved, at max_rounds, or when the next round would pass `deadline`
         (time.monotonic()); returns why it stopped."""
         calibration = self.calibration
@@ -457,7 +459,10 @@ class AlternatingPhase:
                 if self.first_plan is None:
                     self.first_plan = self.plan
                     self.runner.say(plan_text(self.plan, self.pairs, target, self.prior_var()))
-                pair = self._next_pair(target, max_rounds, min_rounds)
+                pair = self._next_pair(target, max_rounds, min_rounds,
+                                       deadline - time.monotonic())
+                if pair is None and self._next_pair(target, max_rounds, min_rounds) is not None:
+                    return "time budget reached"
                 if pair is None:
                     if any(p.attempts >= max_rounds and p.summary().half_width > target
                            for p in self.pairs if not p.calibration and self._planned(p)):
@@ -619,11 +624,14 @@ class AlternatingPhase:
         planned = self.plan.get(pair.key) if self.plan is not None else None
         return planned is None or planned.measured
 
-    def _next_pair(self, target: float, max_rounds: int, min_rounds: int) -> Pair | None:
-        """A planned ratio short of its planned rounds (seed claims first, then one short
-        of min_rounds, then a started one, the most started first, then the one with the
-        fewest attempts); then the
-        widest one per second (next_to_measure). Finishing what is started before starting
+    def _next_pair(self, target: float, max_rounds: int, min_rounds: int,
+                   seconds_left: float = math.inf) -> Pair | None:
+        """Among the pairs whose next round fits in `seconds_left`: a planned ratio short
+        of its planned rounds (seed claims first, then one short of min_rounds, then a
+        started one, the most started first, then the one with the fewest attempts); then
+        the one cheapest to finish, else the widest one per second (next_to_measure). A
+        round that does not fit no longer ends the phase while a cheaper one would.
+        Finishing what is started before starting
         another means a ratio the plan drops later, as its estimates change, has rarely
         been started (a default run started four redis-cluster ratios once each, at 5 s a
         start, and then dropped all four). Every planned ratio gets its min_rounds before
@@ -643,17 +651,26 @@ class AlternatingPhase:
         # a ratio already within its target is done, whatever its plan said: the plan
         # predicts from its start variance, which can be wider than its interval (run P:
         # a seed claim at ±0.9% after 10 starts was planned 32 and given them)
+        guess = self._round_guess()
         short = [p for p in self.pairs if open_(p) and self.plan is not None
                  and len(p.rounds) < self.plan[p.key].rounds
+                 and p.round_seconds(guess) <= seconds_left
                  and not meets_target(p.summary(), target, min_rounds)]
         if short:
             return min(short, key=lambda p: (p.spec.seed_ratio is None,
                                              len(p.rounds) >= min_rounds, not p.rounds,
                                              -len(p.rounds), p.attempts))
-        states = {p.key: (len(p.rounds), p.summary().half_width,
-                          p.round_seconds(self._round_guess()), p.attempts)
-                  for p in self.pairs if open_(p)}
-        key = alternation.next_to_measure(states, target, min_rounds)
+        states = {}
+        for p in self.pairs:
+            if not open_(p):
+                continue
+            summary, round_s = p.summary(), p.round_seconds(guess)
+            # what the plan's own rule says it still needs, aimed as the plan aims
+            needed = budget_plan.seconds_to_target(summary, target * PLAN_AIM, min_rounds,
+                                                   round_s)
+            states[p.key] = (len(p.rounds), summary.half_width, round_s, p.attempts,
+                             needed if not math.isnan(needed) else math.inf)
+        key = alternation.next_to_measure(states, target, min_rounds, seconds_left)
         return next((p for p in self.pairs if p.key == key), None)
 
     def host_speed(self) -> tuple[float, float]:

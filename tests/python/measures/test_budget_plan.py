@@ -341,6 +341,44 @@ def test_a_phase_finishes_a_started_ratio_before_it_starts_another(tmp_path):
     assert order == ["seed", "further", "started", "fresh"]
 
 
+def test_past_the_plan_a_phase_finishes_the_cheapest_ratio_in_the_time_left(tmp_path):
+    # Runs W and X of a default run gave their last minutes to a million-key GET needing
+    # 382 s more while three ratios ended 2-14 s short of ±2%. Past their plans, the time
+    # left goes to the ratio cheapest to finish; a round that does not fit is not begun,
+    # and one that does still is.
+    from kvlab.measures.stats import PairedSummary
+    from kvlab.running import alternating
+    from kvlab.schema.specs import CompareSpec, Point
+    point = Point("s", "r", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    shapes = {"far": (14, 0.049, 6.4), "near": (15, 0.021, 1.9), "mid": (22, 0.024, 2.4)}
+    pairs = []
+    for name, (n, half, round_s) in shapes.items():
+        pair = alternating.Pair(CompareSpec(name, "server", "r", "r", seed_ratio=1.1), "set",
+                                "p", point, point)
+        pair.rounds, pair.seconds = [[]] * n, [round_s] * n
+        # the start variance that gives this half-width over n starts
+        var = n * (math.log1p(half) / budget_plan.t_quantile_975(n - 1)) ** 2
+        pair.summary = (lambda n=n, half=half, var=var, metric=None: PairedSummary(
+            n=n, pairs=20 * n, ratio=2.0, low=2.0 / (1 + half),
+            high=2.0 * (1 + half), batches=n, method="two-level", between_var=var,
+            pair_var=0.0))
+        pairs.append(pair)
+    phase = alternating.AlternatingPhase(fake_host(tmp_path, []), pairs, tmp_path)
+    phase.plan = {p.key: types.SimpleNamespace(rounds=len(p.rounds), measured=True)
+                  for p in pairs}
+    assert phase._next_pair(0.02, 60, 10, seconds_left=120).name == "near"
+    pairs[1].rounds = pairs[1].rounds + [[]]
+    pairs[1].summary = lambda metric=None: PairedSummary(
+        n=16, pairs=320, ratio=2.0, low=1.97, high=2.03, batches=16, method="two-level",
+        between_var=0.0, pair_var=0.0)
+    assert phase._next_pair(0.02, 60, 10, seconds_left=120).name == "mid"
+    # nothing can finish in 5 s: the furthest per second whose round fits
+    assert phase._next_pair(0.02, 60, 10, seconds_left=5).name == "mid"
+    assert phase._next_pair(0.02, 60, 10, seconds_left=1) is None
+    assert phase._next_pair(0.02, 60, 10) is not None
+
+
 def test_every_seed_claim_gets_min_rounds_before_one_goes_past_them(tmp_path):
     # Two default runs gave one SET seed claim 40 starts, its plan growing with its spread,
     # and left the four GET claims unmeasured. A claim past min_rounds now waits for the

@@ -162,6 +162,25 @@ def test_budget_goes_to_the_widest_ratio_per_second_after_the_minimum():
     assert alternation.seconds_for(0.04, 10, 0.02) == pytest.approx(40)
 
 
+def test_the_time_left_goes_to_the_ratio_cheapest_to_finish():
+    # (rounds, half-width, seconds a round, attempts, seconds its starts say it needs)
+    states = {"far": (14, 0.049, 6.4, 14, 382.0), "near": (15, 0.021, 1.9, 15, 2.0),
+              "mid": (22, 0.024, 2.4, 22, 14.0)}
+    # the furthest per second would be "far"; a round of "near" resolves a ratio
+    assert alternation.next_to_measure(states, 0.02, 10, seconds_left=60) == "near"
+    del states["near"]
+    assert alternation.next_to_measure(states, 0.02, 10, seconds_left=60) == "mid"
+    # none can finish in the time left: the furthest per second whose round fits
+    assert alternation.next_to_measure(states, 0.02, 10, seconds_left=10) == "far"
+    assert alternation.next_to_measure(states, 0.02, 10, seconds_left=5) == "mid"
+    # no round fits: nothing, not a round that would run past the deadline
+    assert alternation.next_to_measure(states, 0.02, 10, seconds_left=2) is None
+    # one short of min_rounds whose round does not fit waits for one that does
+    states = {"long": (2, 0.5, 6.0, 2, 60.0), "open": (12, 0.03, 2.0, 12, 8.0)}
+    assert alternation.next_to_measure(states, 0.02, 10, seconds_left=5) == "open"
+    assert alternation.next_to_measure(states, 0.02, 10, seconds_left=7) == "long"
+
+
 
 
 @pytest.mark.timed
