@@ -56,7 +56,8 @@ from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, RatioSummary, ratio
 RATIO_COLUMNS = ("comparison", "test", "point", "ratio", "low", "high", "rounds", "status",
                  "metric", "client_bound", "method", "pairs", "seconds", "verdict",
                  "modes_a", "modes_b", "modes_between", "budget_needed_s",
-                 "median_a", "median_b", "host_slope", "host_p", "host_slow", "host_fast")
+                 "median_a", "median_b", "host_slope", "host_p", "host_slow", "host_fast",
+                 "host_by")
 # Point variables that follow from the client strategy rather than being chosen.
 FOLLOW_THE_CLIENT = ("connections", "pipeline")
 
@@ -97,6 +98,10 @@ class RatioResult:
     host_p: float = math.nan
     host_slow: float = math.nan
     host_fast: float = math.nan
+    # what the fit is on (HostFit.by): "probe" (the columns above as said), "time" (the
+    # starts in measured order: host_slope is their lag-1 autocorrelation, host_slow and
+    # host_fast the ratio's low and high state); "": no fit
+    host_by: str = ""
 
     def row(self) -> dict:
         s = self.summary
@@ -114,7 +119,8 @@ class RatioResult:
                 else f"{self.budget_needed_s:.0f}",
                 "median_a": _rate(self.median_a), "median_b": _rate(self.median_b),
                 "host_slope": _fmt(self.host_slope), "host_p": _fmt(self.host_p),
-                "host_slow": _fmt(self.host_slow), "host_fast": _fmt(self.host_fast)}
+                "host_slow": _fmt(self.host_slow), "host_fast": _fmt(self.host_fast),
+                "host_by": self.host_by}
 
     def verdict(self) -> RatioVerdict:
         """What the interval decides (ratio_verdicts.decide_row, the report's rule),
@@ -126,7 +132,7 @@ class RatioResult:
                            "modes_between": self.modes_between,
                            "budget_needed_s": self.budget_needed_s,
                            "host_p": self.host_p, "host_slow": self.host_slow,
-                           "host_fast": self.host_fast},
+                           "host_fast": self.host_fast, "host_by": self.host_by},
                           None, self.spec.a, self.spec.b,
                           None if math.isnan(self.target) else self.target)
 

@@ -25,6 +25,20 @@ host slowly, the ratio's own noise sometimes too), the permutation p-value alone
 alarm too often; the effect-size bar is what keeps false alarms down (the test's own
 figure: tests/python/measures/test_host_sensitivity.py).
 
+The probe only sees what slows its own work. A host state it does not see still shows in
+the order of the starts: a state that lasts minutes makes consecutive starts' ratios
+alike. In two default runs on a 2-core VM the probe read the same speed throughout while
+both servers of a one-key SET ratio served 25-37% less for ten starts in a row, the ratio
+11.5 there and 9.7 in the thirty starts after; every ratio that ran to 40 starts without
+reaching ±2% had a lag-1 autocorrelation of its per-start ratios of +0.41 to +0.80, those
+that resolved in 10 starts about 0. `state_fit` is that evidence: the lag-1
+autocorrelation of the per-start log ratios in the order they were measured, a one-sided
+permutation test of it (shuffled orders: exact where starts are exchangeable, whatever
+their distribution, modes of layout included), and the ratio's low and high ends: the
+10th and 90th percentiles of its running means over STATE_WINDOW consecutive starts. A
+ratio is host-sensitive on it under the same two conditions as on the probe (p <=
+HOST_ALPHA and ends further apart than the target).
+
 Pure functions; no I/O.
 """
 
@@ -43,6 +57,10 @@ PERMUTATIONS = 2000
 # Rounds before a fit is tried: below this, a slope and its test mean little.
 MIN_ROUNDS_FOR_FIT = 8
 SLOW_QUANTILE, FAST_QUANTILE = 0.10, 0.90
+# Consecutive starts a state fit averages for its ends: a state lasts minutes, a start
+# seconds, and one start's own noise would otherwise set the ends.
+STATE_WINDOW = 3
+PROBE, TIME = "probe", "time"   # HostFit.by: what the ratio was seen to move with
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,8 +69,12 @@ class HostFit:
     p_value: float        # permutation test of the slope against 0
     slow_ratio: float     # the fitted ratio at the slow end of the rounds' host speeds
     fast_ratio: float     # ... and at the fast end
-    host_spread: float    # the fast end's host speed over the slow end's
+    host_spread: float    # the fast end's host speed over the slow end's (NaN: by TIME)
     rounds: int
+    # PROBE: slope and ends against the host probe's speed; TIME: `slope` is the lag-1
+    # autocorrelation of the starts in measured order and the ends are the ratio's low
+    # and high state (state_fit), the host's speed in each not known
+    by: str = PROBE
 
     def moves(self, target: float | None) -> bool:
         """Whether the ratio moves with the host by more than `target` across the host
@@ -102,3 +124,31 @@ def host_fit(ratios: Sequence[float], host_speeds: Sequence[float],
     slow = math.exp(centre + slope * (slow_x - x.mean()))
     fast = math.exp(centre + slope * (fast_x - x.mean()))
     return HostFit(slope, p_value, slow, fast, math.exp(fast_x - slow_x), len(pairs))
+
+
+def state_fit(ratios: Sequence[float], permutations: int = PERMUTATIONS,
+              seed: int = 0) -> HostFit | None:
+    """Whether per-start ratios, in the order they were measured, stay alike for longer
+    than chance (a host state lasting many starts): their lag-1 autocorrelation, its
+    one-sided permutation p-value, and the low and high ends of their running means over
+    STATE_WINDOW starts (the module's docstring). None with fewer than
+    MIN_ROUNDS_FOR_FIT usable starts or none that differ."""
+    logs = [math.log(r) for r in ratios
+            if r is not None and math.isfinite(r) and r > 0]
+    if len(logs) < MIN_ROUNDS_FOR_FIT:
+        return None
+    y = np.array(logs)
+    centred = y - y.mean()
+    total = float(centred @ centred)
+    if total <= len(y) * 1e-18:
+        return None
+    lag1 = float(centred[:-1] @ centred[1:]) / total
+    generator = np.random.default_rng(seed)
+    shuffled = np.array([generator.permutation(centred) for _ in range(permutations)])
+    lags = np.einsum("ij,ij->i", shuffled[:, :-1], shuffled[:, 1:]) / total
+    p_value = (1 + int(np.sum(lags >= lag1 - 1e-15))) / (1 + permutations)
+    window = min(STATE_WINDOW, len(y))
+    means = np.convolve(y, np.ones(window) / window, mode="valid")
+    low = math.exp(float(np.quantile(means, SLOW_QUANTILE)))
+    high = math.exp(float(np.quantile(means, FAST_QUANTILE)))
+    return HostFit(lag1, p_value, low, high, math.nan, len(logs), TIME)

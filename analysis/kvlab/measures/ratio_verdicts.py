@@ -45,7 +45,8 @@ set out to reach. A layout-sensitive ratio or one over too few starts keeps that
 Such a ratio is `host-sensitive` instead when its per-start values move with the host's
 speed (kvlab.measures.host_sensitivity: the fit on the host probe is significant and
 its fitted ratio at the slow and the fast end of the host speeds seen differ by more
-than the target): more starts would not narrow it, the quantity itself moves. The cell
+than the target), or with a host state the probe does not see (consecutive starts
+alike beyond chance, and the ratio's low and high state further apart than the target): more starts would not narrow it, the quantity itself moves. The cell
 gives the ratio at both ends, and names a side only where both ends and the interval
 agree on it ("concurrent ahead at every host speed seen").
 
@@ -61,7 +62,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 
-from .host_sensitivity import moves_with_host
+from .host_sensitivity import PROBE, TIME, moves_with_host
 from .stats import DEFAULT_PRECISION, MIN_ROUNDS_FOR_SPREAD, larger_side
 
 UNDECIDED = "undecided"
@@ -213,26 +214,39 @@ def not_resolved(low: float, high: float, starts: int | None, target: float | No
 
 
 def host_sensitive(verdict: RatioVerdict, slow: float, fast: float, a: str, b: str,
-                   lower_better: bool = False) -> RatioVerdict:
+                   lower_better: bool = False, by: str = PROBE) -> RatioVerdict:
     """The verdict of a ratio that moves with the host: its fitted ratio at the slow and
-    the fast host speed; a side only where both ends and the interval's verdict
-    (`verdict`, decide()'s) agree on it; what the interval says of a seed stands."""
+    the fast host speed (by PROBE), or its low and high state over the run's starts (by
+    TIME: consecutive starts alike, the probe not seeing why); a side only where both
+    ends and the interval's verdict (`verdict`, decide()'s) agree on it; what the
+    interval says of a seed stands."""
     above, below = ("b", "a") if lower_better else ("a", "b")
     ends = above if min(slow, fast) > 1.0 else below if max(slow, fast) < 1.0 else None
     ahead = verdict.ahead if verdict.ahead == ends else None
-    detail = f"{slow:.4g} at the slow host speed, {fast:.4g} at the fast"
+    if by == TIME:
+        seen = "host state seen"
+        detail = (f"from {slow:.4g} to {fast:.4g} as the host's state moved: consecutive "
+                  "starts alike")
+    else:
+        seen = "host speed seen"
+        detail = f"{slow:.4g} at the slow host speed, {fast:.4g} at the fast"
     if ahead is not None:
-        detail = f"{(a if ahead == 'a' else b)} ahead at every host speed seen; {detail}"
+        detail = f"{(a if ahead == 'a' else b)} ahead at every {seen}; {detail}"
     return RatioVerdict(direction=HOST_SENSITIVE, ahead=ahead, seed=verdict.seed,
                         seed_direction_agrees=verdict.seed_direction_agrees if ahead else None,
                         why=verdict.why, detail=detail)
 
 
+def _fit_by(value: object) -> str:
+    # ratios.csv's host_by; blank (NaN in a pandas row) in runs before it: the probe's
+    return value if isinstance(value, str) and value else PROBE
+
+
 def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
                margin: float | None = None) -> RatioVerdict:
     """decide() for one row of ratios.csv (a dict or a pandas row: low, high, metric,
-    rounds, modes_between, status, budget_needed_s, host_p, host_slow, host_fast), the
-    way the report's tables and the forest plot read it."""
+    rounds, modes_between, status, budget_needed_s, host_p, host_slow, host_fast,
+    host_by), the way the report's tables and the forest plot read it."""
     if row.get("status") == NOT_MEASURED_BUDGET:
         return not_measured(_float(row.get("budget_needed_s")))
     rounds = _float(row.get("rounds"))
@@ -245,7 +259,8 @@ def decide_row(row: Mapping[str, object], seed: float | None, a: str, b: str,
         slow, fast = _float(row.get("host_slow")), _float(row.get("host_fast"))
         if moves_with_host(_float(row.get("host_p")), slow, fast, margin):
             return host_sensitive(verdict, slow, fast, a, b,
-                                  lower_is_better(row.get("metric")))
+                                  lower_is_better(row.get("metric")),
+                                  _fit_by(row.get("host_by")))
         return not_resolved(low, high, starts, margin, _float(row.get("budget_needed_s")),
                             verdict, _float(row.get("ratio")))
     return verdict

@@ -53,7 +53,7 @@ from typing import Callable, Protocol, Sequence
 
 from ..measures import alternation, budget_plan
 from ..measures.declared_ratios import RatioResult, median_of, meets_target
-from ..measures.host_sensitivity import HostFit, host_fit
+from ..measures.host_sensitivity import HostFit, host_fit, state_fit
 from ..measures.mode_layouts import layout_text
 from ..measures.modes import Modes, ratio_modes
 from ..measures.stats import MIN_ROUNDS_FOR_SPREAD, PairedSummary, paired_interval
@@ -199,21 +199,30 @@ class Pair:
         of the per-start ratios (1.0: none found): measures.modes.ratio_modes."""
         return ratio_modes(*self.start_values())
 
-    def host_fit(self) -> HostFit | None:
-        """Each kept round's ratio fitted on its host speed (measures.host_sensitivity);
-        None for a latency metric, without probes, or with too few rounds."""
-        if self.metric in alternation.LATENCY_QUANTILES or \
-                len(self.host_speeds) != len(self.rounds):
+    def host_fit(self, target: float | None = None) -> HostFit | None:
+        """Each kept round's ratio fitted on its host speed, and in the order the rounds
+        were measured (measures.host_sensitivity: host_fit, state_fit): the probe's fit
+        where it moves by more than `target`, else the state fit where that does, else
+        the probe's fit (the state fit without probes); None for a latency metric or
+        with too few rounds."""
+        if self.metric in alternation.LATENCY_QUANTILES:
             return None
         ratios = []
         for slices in self.rounds:
             logs = alternation.pair_log_ratios(slices, self.metric)
             ratios.append(math.exp(sum(logs) / len(logs)) if logs else math.nan)
-        return host_fit(ratios, self.host_speeds)
+        probe = host_fit(ratios, self.host_speeds) \
+            if len(self.host_speeds) == len(self.rounds) else None
+        if probe is not None and probe.moves(target):
+            return probe
+        in_time = state_fit(ratios)
+        if in_time is not None and (in_time.moves(target) or probe is None):
+            return in_time
+        return probe
 
     def host_sensitive(self, target: float) -> HostFit | None:
         """The host fit, where the ratio moves with the host by more than `target`."""
-        fit = self.host_fit()
+        fit = self.host_fit(target)
         return fit if fit is not None and fit.moves(target) else None
 
     def round_seconds(self, guess: float | None = None) -> float:
@@ -279,7 +288,7 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
     modes_a, modes_b, between = pair.modes()
     rates_a, rates_b, _ = pair.start_values()
     layout_a, layout_b = pair.start_layouts(modes_a, modes_b)
-    fit = pair.host_fit()
+    fit = pair.host_fit(target)
     host = (fit.slope, fit.p_value, fit.slow_ratio, fit.fast_ratio) if fit is not None \
         else (math.nan,) * 4
     return RatioResult(spec, pair.test, pair.label, summary, pair.disturbed, status,
@@ -290,7 +299,7 @@ def pair_result(pair: Pair, target: float, min_rounds: int, spent_s: float,
                        modes_between=between, budget_needed_s=needed_s, target=target,
                        median_a=median_of(rates_a), median_b=median_of(rates_b),
                        host_slope=host[0], host_p=host[1], host_slow=host[2],
-                       host_fast=host[3])
+                       host_fast=host[3], host_by=fit.by if fit is not None else "")
 
 
 def plan_text(plan: dict, pairs: list[Pair], target: float, prior_var: float) -> str:
@@ -473,7 +482,8 @@ class AlternatingPhase:
                                  if not p.calibration and p.host_sensitive(target))
                     return (f"every declared ratio met ±{target:.1%} over at least "
                             f"{min_rounds} rounds"
-                            + (f" or moves with the host's speed ({moving})" if moving else ""))
+                            + (f" or moves with the host's speed or state ({moving})"
+                               if moving else ""))
             if time.monotonic() + pair.round_seconds(self._round_guess()) > deadline:
                 return "time budget reached"
             started = time.monotonic()

@@ -89,7 +89,7 @@ def test_a_ratio_that_moves_with_the_host_is_host_sensitive_and_stops(tmp_path, 
     pair, why, calls = run_phase(tmp_path, monkeypatch, 1.0)
     # ±0.2% is out of reach while the ratio moves 3% a round; it stops at min_rounds
     assert len(pair.rounds) == 10 == len(pair.host_speeds) == len(calls)
-    assert "moves with the host's speed (1)" in why
+    assert "moves with the host's speed or state (1)" in why
     result = alternating.pair_result(pair, 0.002, 10, 1.0)
     assert result.status == "inconclusive"
     assert result.host_slope == pytest.approx(-1.0, rel=0.05) and result.host_p <= 0.01
@@ -112,3 +112,32 @@ def test_a_ratio_that_ignores_the_host_is_not_host_sensitive(tmp_path, monkeypat
     assert not (result.host_p <= 0.01 and abs(math.log(result.host_slow / result.host_fast))
                 > math.log1p(0.002))
     assert result.verdict().direction != "host-sensitive"
+
+
+def test_a_host_state_the_probe_does_not_see_still_stops_the_ratio_and_says_so(
+        tmp_path, monkeypatch):
+    # Run Y: the probe read one speed throughout while both servers served 25-37% less
+    # for ten starts and the one-key SET ratio was 11.5 there, 9.7 after; it ran to 40
+    # starts. Here the host is slow for five rounds, fast for the next five, and so on,
+    # the probe reading 1.0 throughout: at min_rounds (10) the order of the starts says
+    # it, and the ratio gets no more.
+    rounds = {"n": 0}
+
+    def host_state():
+        rounds["n"] += 1
+        return 1.0 if (rounds["n"] - 1) // 5 % 2 == 0 else 1.2
+    run, _ = fake_kvlab_load(host_state, 1.0)
+    monkeypatch.setattr(alternating.subprocess, "run", run)
+    pair = alternating.Pair(CompareSpec("x/y", "server", "x", "y"), "set", "p", POINT,
+                            POINT)
+    phase = alternating.AlternatingPhase(fake_host(tmp_path), [pair], tmp_path,
+                                         host_speed=lambda: 1.0)
+    why = phase.run(math.inf, 0.002, 40, 10)
+    assert len(pair.rounds) == 10 and "moves with the host's speed or state (1)" in why
+    result = alternating.pair_result(pair, 0.002, 10, 1.0)
+    assert result.host_by == "time" and result.row()["host_by"] == "time"
+    assert result.host_slow == pytest.approx(4.4 / 1.2, rel=0.01)
+    assert result.host_fast == pytest.approx(4.4, rel=0.01)
+    verdict = result.verdict()
+    assert verdict.direction == "host-sensitive" and verdict.ahead == "a"
+    assert "as the host's state moved" in verdict.text()

@@ -190,7 +190,7 @@ def test_adaptive_stopping_stops_at_the_target(tmp_path, load_only_build, monkey
                                     "pairs", "seconds", "verdict", "modes_a", "modes_b",
                                     "modes_between", "budget_needed_s", "median_a",
                                     "median_b", "host_slope", "host_p", "host_slow",
-                                    "host_fast"]
+                                    "host_fast", "host_by"]
     (row,) = ratios.itertuples()
     assert row.status == "resolved" and row.ratio == pytest.approx(1.2, rel=0.02)
     # never before min_rounds (10), however tight the first rounds look
