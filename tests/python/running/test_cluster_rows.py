@@ -171,18 +171,33 @@ def test_a_cluster_of_one_node_is_prefilled_key_by_key(tmp_path):
         assert one.memory()[2] == 100
 
 
-def test_shard_ports_come_from_below_the_ephemeral_range():
+def test_ports_come_from_below_the_ephemeral_range():
     """A range taken from bind(0) can hold the server's own main port (the kernel hands a
-    released port out again; CI failed on it): --shard-ports bases come from below."""
+    released port out again; CI failed on it), and a main port from bind(0) can be an
+    outgoing connection's by the time the server binds it (a default run lost a round
+    to it): both come from below the ephemeral range, and a range never holds a port
+    that is bound, as the server's main port is by then."""
     low, _ = _ephemeral_range()
-    main_port = free_tcp_port()
-    for _ in range(20):
-        base = free_tcp_ports(4)
-        assert base + 4 <= low
-        assert not base <= main_port < base + 4
-        for port in range(base, base + 4):
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", port))
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", free_tcp_port()))
+        main_port = server.getsockname()[1]
+        assert main_port < low
+        for _ in range(20):
+            base = free_tcp_ports(4)
+            assert base + 4 <= low
+            assert not base <= main_port < base + 4
+            for port in range(base, base + 4):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", port))
+
+
+def test_an_ephemeral_range_of_every_port_still_gives_a_free_port(monkeypatch):
+    from kvlab.running import servers
+    monkeypatch.setattr(servers, "_ephemeral_range", lambda: (1024, 65535))
+    port = servers.free_tcp_port()
+    assert 1024 <= port <= 65535
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))
 
 
 @pytest.mark.parametrize("nodes", [1, 2])
