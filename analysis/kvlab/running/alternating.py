@@ -757,11 +757,20 @@ class AlternatingPhase:
             specs.append(second)
         processes = [runner.starter.process(spec, self.work, self.bind) for spec in specs]
         problem = None
+        # Which server is launched first, and which is stopped first, is drawn afresh for
+        # every start: side a launched and stopped first every time would give it the same
+        # place in whatever the kernel hands out in order (pids, the pages the last start
+        # freed, the first wake-ups) in all of a run's starts, a difference that repeats
+        # rather than averages. The order is part of each start's fingerprint (`launched`).
+        launch = self.order_rng.sample(range(len(processes)), len(processes))
         try:
-            for process in processes:
-                process.start()
-                runner.identify(process)
+            for index in launch:
+                processes[index].start()
+                runner.identify(processes[index])
             prints = [start_fingerprint(process) for process in processes]
+            if len(processes) > 1:
+                for position, index in enumerate(launch, start=1):
+                    prints[index]["launched"] = position
             for process, point in zip(processes, (pair.point_a, pair.point_b)):
                 process.check_point(point.command, point.value_shape)
             targets = [processes[0].target(pair.point_a.transport),
@@ -779,8 +788,8 @@ class AlternatingPhase:
         except (ValueError, OSError) as error:  # a pair kvlab-load cannot alternate, a lost file
             problem = str(error)
         finally:
-            for process in processes:
-                process.stop()
+            for index in self.order_rng.sample(range(len(processes)), len(processes)):
+                processes[index].stop()
         if problem:
             pair.failed += 1
             runner.problems.append(f"alternation {pair.name} {pair.label} round {round_no}: "

@@ -7,8 +7,10 @@ fingerprint): the comparison, test, point, round and side it served, whether the
 was kept, and the fingerprint read while the process runs: its environment padding
 read back, ASLR, transparent huge pages, the cache line, the engine's hot addresses
 modulo 4096 (kvlab-server's INFO kvlab `layout_*` fields, as `name=value;...`) and where
-its pages landed (/proc/PID/maps, `bases`). A server on another host, or one whose pid
-is not known, gets an empty fingerprint.
+its pages landed (/proc/PID/maps, `bases`), and, where a start launches two servers,
+whether this one was launched first or second (`launched`, 1 or 2: drawn at random for
+every start). A server on another host, or one whose pid is not known, gets an empty
+fingerprint (`launched` is kept even there).
 
 Not thread-safe; the alternation phase writes it from its one thread.
 """
@@ -24,7 +26,7 @@ from ..schema.specs import ServerSpec
 from .servers import info_unix
 
 START_COLUMNS = ("comparison", "test", "point", "calibration", "round", "side", "server",
-                 "kept", "env_pad", "aslr", "thp", "cache_line", "layout", "bases")
+                 "kept", "env_pad", "aslr", "thp", "cache_line", "layout", "bases", "launched")
 
 
 class StartedServer(Protocol):
@@ -68,7 +70,7 @@ def start_row(names: Sequence[str], round_no: int, side: str, server: str, kept:
 
     return [*names, str(round_no), side, server, "true" if kept else "false", cell("env_pad"),
             cell("aslr"), cell("thp"), cell("cache_line"), _joined(layout),
-            _joined(bases) if isinstance(bases, dict) else ""]
+            _joined(bases) if isinstance(bases, dict) else "", cell("launched")]
 
 
 def append_starts(path: Path, rows: list[list[str]]) -> None:
