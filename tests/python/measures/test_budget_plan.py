@@ -407,7 +407,7 @@ def test_every_seed_claim_gets_min_rounds_before_one_goes_past_them(tmp_path):
 def test_seed_claims_take_turns_in_a_fresh_random_order_each_cycle(tmp_path):
     # A claim's ten back-to-back starts sat 14-19% above its next thirty in a default run
     # (a host state lasting about 30 s), and one claim's value ranged 9.5-12.2 over 21 runs
-    # with intervals of ±1%: each claim now gets one start per cycle, so its starts spread
+    # with intervals of ±0.4-2.9%: each claim now gets one start per cycle, so its starts spread
     # over the whole phase. The order within a cycle is random (no claim always follows
     # the same one), and a failed start (no round kept) is tried again in its place.
     from kvlab.running import alternating
