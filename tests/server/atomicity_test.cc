@@ -67,15 +67,27 @@ class Race {
   }
   // Runs writer(first_writer), writer(first_writer + 1) and three readers
   // for `budget` or until stopped; expects no errors. Returns {reads, torn}.
+  // Past `budget` it goes on until the readers have made kMinReads reads (a
+  // race of fewer checks little), up to kMinReadsCeiling: on a loaded
+  // machine under ThreadSanitizer 750 ms once gave 97 reads (CI, 62c559c),
+  // while a server that stops answering still ends with too few.
+  static constexpr long kMinReads = 200;
+  static constexpr auto kMinReadsCeiling = std::chrono::seconds(20);
   template <typename Writer, typename Reader>
   TornCount Run(Writer& writer, int first_writer, Reader& reader, Clock::duration budget) {
     std::vector<std::thread> threads;
     threads.emplace_back(writer, first_writer);
     threads.emplace_back(writer, first_writer + 1);
     for (int i = 0; i < 3; ++i) threads.emplace_back(reader);
-    const auto deadline = Clock::now() + budget;
-    while (!stop.load() && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto start = Clock::now();
+    const auto deadline = start + budget;
+    const auto ceiling = start + std::max<Clock::duration>(budget, kMinReadsCeiling);
+    auto running = [&] {
+      const auto now = Clock::now();
+      if (stop.load() || now >= ceiling) return false;
+      return now < deadline || reads.load() < kMinReads;
+    };
+    while (running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     stop = true;
     for (auto& thread : threads) thread.join();
     EXPECT_EQ(errors.load(), 0);
