@@ -183,14 +183,28 @@ def _merged(slices: list[Slice]) -> Histogram:
     return merged
 
 
-def _quantile_log_ratio(slices: list[Slice], quantile: float) -> float:
-    """log(A's quantile / B's) over these slices' merged histograms, stalled slices counted
-    against their side; NaN when a side is empty."""
+def _side_histograms(slices: list[Slice]) -> list[Histogram]:
+    """Side A's and side B's merged histograms over these slices, stalled slices counted
+    against their side (paired as the slices come: 0-1, 2-3, ...)."""
     sides = [_merged([s for s in slices if s.side == side]) for side in (0, 1)]
     for first, second in zip(slices[0::2], slices[1::2]):
         for stalled, partner in ((first, second), (second, first)):
             if stalled.stalled and partner.ops > 0:
                 sides[stalled.side].add(_stall_histogram(stalled, partner))
+    return sides
+
+
+def _sum_of(parts: list[list[Histogram]]) -> list[Histogram]:
+    """Per side, the merge of already merged histograms."""
+    sides = [Histogram(), Histogram()]
+    for part in parts:
+        for side in (0, 1):
+            sides[side].add_histogram(part[side])
+    return sides
+
+
+def _log_ratio(sides: list[Histogram], quantile: float) -> float:
+    """log(A's quantile / B's); NaN when a side is empty."""
     a, b = (h.value_at_quantile(quantile) for h in sides)
     return math.log(a / b) if a > 0 and b > 0 else math.nan
 
@@ -199,24 +213,32 @@ def latency_interval(rounds: list[list[Slice]], metric: str,
                      between_rounds: bool = True) -> PairedSummary:
     """A/B of a latency percentile (`metric` in LATENCY_QUANTILES) over rounds of open-loop
     slices with histograms: per batch of consecutive pairs, per round and over all rounds,
-    from merged histograms (see the module's docstring)."""
+    from merged histograms (see the module's docstring). Each slice's histogram is merged
+    once, into its batch (or its round, past the last whole batch); a round's histograms
+    are the merge of its batches', the centre's of its rounds': the same counts as merging
+    every slice at each level, a third of the work (the coverage tests merge 100,000)."""
     quantile = LATENCY_QUANTILES[metric]
     rounds = [r for r in rounds if len(r) >= 2]
-    batches, by_round = [], []
+    batches, by_round, round_sides = [], [], []
     for slices in rounds:
         pairs = len(slices) // 2
         size = batch_size(pairs)
-        for first in range(0, pairs - size + 1, size):
-            value = _quantile_log_ratio(slices[2 * first:2 * (first + size)], quantile)
+        whole = pairs - pairs % size  # pairs in whole batches
+        parts = []
+        for first in range(0, whole, size):
+            parts.append(_side_histograms(slices[2 * first:2 * (first + size)]))
+            value = _log_ratio(parts[-1], quantile)
             if math.isfinite(value):
                 batches.append(value)
-        value = _quantile_log_ratio(slices, quantile)
+        parts.append(_side_histograms(slices[2 * whole:]))  # the rest, an odd slice too
+        round_sides.append(_sum_of(parts))
+        value = _log_ratio(round_sides[-1], quantile)
         if math.isfinite(value):
             by_round.append(value)
     pairs = sum(len(r) // 2 for r in rounds)
     if not by_round:
         return PairedSummary(0, 0, math.nan, math.nan, math.nan, 0, "none")
-    centre = _quantile_log_ratio([s for r in rounds for s in r], quantile)
+    centre = _log_ratio(_sum_of(round_sides), quantile)
     return batched_interval(centre, batches, by_round, pairs, between_rounds)
 
 

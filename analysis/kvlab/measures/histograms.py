@@ -64,6 +64,16 @@ class Histogram:
         self.max_ns = max(self.max_ns, data["max"])
         self.count += data["count"]
 
+    def add_histogram(self, other: "Histogram") -> None:
+        """Adds another merged histogram (the same as adding each document it holds)."""
+        if not other.count:
+            return
+        for bucket, count in other.buckets.items():
+            self.buckets[bucket] = self.buckets.get(bucket, 0) + count
+        self.min_ns = other.min_ns if self.count == 0 else min(self.min_ns, other.min_ns)
+        self.max_ns = max(self.max_ns, other.max_ns)
+        self.count += other.count
+
     def value_at_quantile(self, q: float) -> float:
         """Nanoseconds at quantile q, as LatencyHistogram::ValueAtQuantile computes it:
         nearest rank ceil(q * count) (at least 1), the middle of the bucket holding it,
