@@ -287,7 +287,8 @@ def seconds_for(half_width: float, seconds: float, target: float) -> float:
 
 
 def next_to_measure(states: dict, target: float, min_rounds: int,
-                    seconds_left: float = math.inf) -> Hashable | None:
+                    seconds_left: float = math.inf,
+                    last_started: dict | None = None) -> Hashable | None:
     """The comparison the next round should go to, or None when every one is resolved
     or no round fits in `seconds_left`.
 
@@ -299,7 +300,12 @@ def next_to_measure(states: dict, target: float, min_rounds: int,
     the target) among those whose needed_s fits in seconds_left, so that the time left
     resolves as many comparisons as it can. Two default runs gave their last minutes to
     the ratio furthest from its target (a million-key GET needing 382 s more) while three
-    others ended 2-14 s short, `not resolved (budget)`. Only where none can finish, the
+    others ended 2-14 s short, `not resolved (budget)`. Where every one that can finish
+    fits in seconds_left together, they take turns instead, the one started longest ago
+    first (`last_started`: name -> its latest start's time.monotonic(); never started
+    first): all of them finish either way, and no ratio's last starts fall in one block of
+    the host's states (a default run gave one seed claim its last eight starts back to
+    back, all in one low state). Only where none can finish, the
     one furthest from its target per second of measuring: the largest
     (half_width / target - 1) over its round's seconds, among those whose round fits. A
     comparison within its target after min_rounds gets no more."""
@@ -315,6 +321,9 @@ def next_to_measure(states: dict, target: float, min_rounds: int,
     finishable = [(state[4], name) for name, state in open_.items()
                   if len(state) > 4 and math.isfinite(state[4]) and state[4] <= seconds_left]
     if finishable:
+        if last_started is not None and sum(needed for needed, _ in finishable) <= seconds_left:
+            return min(finishable,
+                       key=lambda item: (last_started.get(item[1], -math.inf), item[0]))[1]
         return min(finishable, key=lambda item: item[0])[1]
     best, best_score = None, 0.0
     for name, (rounds, half_width, seconds, *_) in open_.items():

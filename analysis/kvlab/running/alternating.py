@@ -130,6 +130,8 @@ class Pair:
     # (None: the experiment's alternation_s)
     lengths: list[float] = dataclasses.field(default_factory=list)
     next_length: float | None = None
+    # time.monotonic() when its latest start (kept or not) began; None: never started
+    last_started: float | None = None
 
     @property
     def name(self) -> str:
@@ -493,6 +495,7 @@ class AlternatingPhase:
             if time.monotonic() + pair.round_seconds(self._round_guess()) > deadline:
                 return "time budget reached"
             started = time.monotonic()
+            pair.last_started = started
             length = pair.length(self.runner.experiment.alternation_s)
             self.measure_round(pair)
             took = time.monotonic() - started
@@ -647,7 +650,8 @@ class AlternatingPhase:
         starts, ties in a random order drawn afresh each cycle; then, among the others,
         one short of min_rounds, then a started one, the most started first, then the
         one with the fewest attempts); then
-        the one cheapest to finish, else the widest one per second (next_to_measure). A
+        the one cheapest to finish (in turns where all of them fit), else the widest one
+        per second (next_to_measure). A
         round that does not fit no longer ends the phase while a cheaper one would.
         For the other ratios, finishing what is started before starting
         another means a ratio the plan drops later, as its estimates change, has rarely
@@ -695,7 +699,9 @@ class AlternatingPhase:
                                                    round_s)
             states[p.key] = (len(p.rounds), summary.half_width, round_s, p.attempts,
                              needed if not math.isnan(needed) else math.inf)
-        key = alternation.next_to_measure(states, target, min_rounds, seconds_left)
+        key = alternation.next_to_measure(states, target, min_rounds, seconds_left,
+                                          {p.key: p.last_started for p in self.pairs
+                                           if p.last_started is not None})
         return next((p for p in self.pairs if p.key == key), None)
 
     def _rank_in_cycle(self, pair: Pair) -> float:

@@ -439,6 +439,47 @@ def test_seed_claims_take_turns_in_a_fresh_random_order_each_cycle(tmp_path):
         assert at[0] < 6 and at[-1] >= 54 and max(b - a for a, b in zip(at, at[1:])) <= 11
 
 
+def test_claims_past_their_plan_that_can_all_finish_take_turns(tmp_path, monkeypatch):
+    # Past its planned starts a ratio's next start goes to the one cheapest to finish; one
+    # default run gave a seed claim its last eight starts back to back that way, all in one
+    # low host state. Where every open ratio can finish in the time left, they now take
+    # turns, the one started longest ago first; where they cannot, the cheapest still goes
+    # first.
+    from kvlab.measures.stats import PairedSummary
+    from kvlab.running import alternating
+    from kvlab.schema.specs import CompareSpec, Point
+    point = Point("s", "r", "kvlab-load", "tcp", "dedicated", "direct", "set", "", 10,
+                  "uniform", 64, 16, 50, "on", 1, 0.3, 0.1, 1)
+    pairs = {name: alternating.Pair(CompareSpec(name, "server", "r", "r", seed_ratio=1.1),
+                                    "set", "p", point, point) for name in ("cheap", "dear")}
+    for name, pair in pairs.items():
+        ratio = 1.1 if name == "cheap" else 1.2
+        # ±3% against a 2% target: both open
+        pair.summary = lambda pair=pair, ratio=ratio: PairedSummary(
+            len(pair.rounds), 200, ratio, ratio / 1.03, ratio * 1.03, 20, "two-level")
+        pair.host_sensitive = lambda target: False
+    # what each one's starts say it still needs: 10 s and 30 s
+    monkeypatch.setattr(alternating.budget_plan, "seconds_to_target",
+                        lambda summary, *rest: 10.0 if summary.ratio < 1.15 else 30.0)
+    phase = alternating.AlternatingPhase(fake_host(tmp_path, []), list(pairs.values()),
+                                         tmp_path)
+    phase.plan = {p.key: types.SimpleNamespace(rounds=10, measured=True)
+                  for p in pairs.values()}
+
+    def choices(seconds_left):
+        for pair in pairs.values():
+            pair.rounds, pair.last_started = [[]] * 10, None
+        order = []
+        for clock in range(8):
+            chosen = phase._next_pair(0.02, 40, 10, seconds_left)
+            order.append(chosen.name)
+            chosen.rounds = chosen.rounds + [[]]
+            chosen.last_started = float(clock)
+        return order
+    assert choices(1000.0) == ["cheap", "dear"] * 4   # 40 s needed of 1,000: turns
+    assert choices(35.0) == ["cheap"] * 8             # 40 s needed of 35: cheapest first
+
+
 def test_a_phase_plans_inside_its_target_for_the_intervals_larger_side(tmp_path, monkeypatch):
     # The plan predicts a log-symmetric half-width; a ratio resolves on its interval's
     # larger side, up to 18% wider. So the phase asks the plan for PLAN_AIM of the target.
