@@ -140,8 +140,10 @@ WakeCost CalibrateWakeCost(const std::vector<int>& cpus, int window_ms, int wind
     // CPUs last longer than a process's start: after `windows` such windows
     // the calibration stops rather than spend 3 x `windows` on a busy moment.
     const bool others_busy = others / seconds > kDefaultDisturbedAboveCores;
-    if (ticks_after.forks != ticks_before.forks || others_busy) {
+    const bool process_created = ticks_after.forks != ticks_before.forks;
+    if (process_created || others_busy) {
       ++cost.rejected;
+      if (process_created) ++cost.rejected_for_processes;
       if (others_busy && ++busy_windows == windows) break;
       continue;
     }

@@ -28,12 +28,13 @@
 namespace kvlab::harness {
 
 struct WakeCost {
-  double seconds_per_sleep = 0;  // >= 0; what the watch subtracts per sleep of ours
-  int windows = 0;               // clean calibration windows measured (0: not measured)
-  int rejected = 0;              // windows left out: a process created, or others busy
-  int64_t sleeps = 0;            // our sleeps in the window chosen
-  double others_cores = 0;       // other processes' CPU in that window (left out)
-  std::string Describe() const;  // "1.02 us per sleep (3 windows, 2,841 sleeps)"
+  double seconds_per_sleep = 0;    // >= 0; what the watch subtracts per sleep of ours
+  int windows = 0;                 // clean calibration windows measured (0: not measured)
+  int rejected = 0;                // windows left out: a process created, or others busy
+  int rejected_for_processes = 0;  // of those, the ones in which a process was created
+  int64_t sleeps = 0;              // our sleeps in the window chosen
+  double others_cores = 0;         // other processes' CPU in that window (left out)
+  std::string Describe() const;    // "1.02 us per sleep (3 windows, 2,841 sleeps)"
 };
 
 // One calibration window's figures -> the cost per sleep: the CPUs' busy

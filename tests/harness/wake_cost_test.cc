@@ -265,7 +265,12 @@ TEST(WakeCostTest, AWindowInWhichAProcessWasCreatedIsLeftOut) {
   stop.store(true);
   forker.join();
   EXPECT_EQ(cost.windows, 0);
-  EXPECT_EQ(cost.rejected, 6);  // 3 x windows tried
+  // Every window tried saw a process created. Three times `windows` are tried, fewer
+  // where `windows` of them were also busy with other work (a fresh clone's make test, beside
+  // another timed test: 5), which stops the calibration early.
+  EXPECT_EQ(cost.rejected_for_processes, cost.rejected);
+  EXPECT_GE(cost.rejected, 2);
+  EXPECT_LE(cost.rejected, 6);
   EXPECT_EQ(cost.seconds_per_sleep, 0);
   EXPECT_NE(cost.Describe().find("not measured"), std::string::npos) << cost.Describe();
 }
