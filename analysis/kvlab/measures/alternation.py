@@ -216,7 +216,8 @@ def latency_interval(rounds: list[list[Slice]], metric: str,
     from merged histograms (see the module's docstring). Each slice's histogram is merged
     once, into its batch (or its round, past the last whole batch); a round's histograms
     are the merge of its batches', the centre's of its rounds': the same counts as merging
-    every slice at each level, a third of the work (the coverage tests merge 100,000)."""
+    every slice at each level, a third of the work (the coverage tests merge 100,000). A
+    stalled slice's partner is always the other slice of its pair inside its own round."""
     quantile = LATENCY_QUANTILES[metric]
     rounds = [r for r in rounds if len(r) >= 2]
     batches, by_round, round_sides = [], [], []
