@@ -184,7 +184,6 @@ def test_the_time_left_goes_to_the_ratio_cheapest_to_finish():
 
 
 
-@pytest.mark.timed
 def test_ratios_that_can_all_finish_take_turns_the_one_started_longest_ago_first():
     # (rounds, half-width, seconds a round, attempts, seconds its starts say it needs)
     states = {"a": (12, 0.03, 2.0, 12, 8.0), "b": (12, 0.025, 2.0, 12, 4.0),
@@ -208,6 +207,7 @@ def test_ratios_that_can_all_finish_take_turns_the_one_started_longest_ago_first
     assert alternation.next_to_measure(states, 0.02, 10, 60) == "c"
 
 
+@pytest.mark.timed
 def test_a_over_a_on_two_identical_real_servers_contains_one(build_dir, tmp_path):
     # Two redis-servers, the load alternating between them: the ratio's interval must
     # contain 1.0. Checked at 99.9% rather than 95%, so the suite fails one run in a
