@@ -56,23 +56,22 @@ class Histogram:
 
     def add(self, data: dict) -> None:
         """Adds one kvlab-load histogram ({"count", "min", "max", "buckets": [[lo, hi, n]]})."""
-        if not data.get("count"):
-            return
-        for low, high, count in data["buckets"]:
-            self.buckets[(low, high)] = self.buckets.get((low, high), 0) + count
-        self.min_ns = data["min"] if self.count == 0 else min(self.min_ns, data["min"])
-        self.max_ns = max(self.max_ns, data["max"])
-        self.count += data["count"]
+        if data.get("count"):
+            self._add_counts((((low, high), n) for low, high, n in data["buckets"]),
+                             data["count"], data["min"], data["max"])
 
     def add_histogram(self, other: "Histogram") -> None:
         """Adds another merged histogram (the same as adding each document it holds)."""
-        if not other.count:
-            return
-        for bucket, count in other.buckets.items():
-            self.buckets[bucket] = self.buckets.get(bucket, 0) + count
-        self.min_ns = other.min_ns if self.count == 0 else min(self.min_ns, other.min_ns)
-        self.max_ns = max(self.max_ns, other.max_ns)
-        self.count += other.count
+        if other.count:
+            self._add_counts(other.buckets.items(), other.count, other.min_ns, other.max_ns)
+
+    def _add_counts(self, buckets: Iterable[tuple[tuple[int, int], int]], count: int,
+                    min_ns: int, max_ns: int) -> None:
+        for bucket, n in buckets:
+            self.buckets[bucket] = self.buckets.get(bucket, 0) + n
+        self.min_ns = min_ns if self.count == 0 else min(self.min_ns, min_ns)
+        self.max_ns = max(self.max_ns, max_ns)
+        self.count += count
 
     def value_at_quantile(self, q: float) -> float:
         """Nanoseconds at quantile q, as LatencyHistogram::ValueAtQuantile computes it:

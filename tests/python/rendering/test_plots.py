@@ -514,6 +514,7 @@ def test_points_without_percentiles_leave_the_latency_figure_not_a_blank_log_axi
     points.loc[starts, "note"] = "alternation start"
     points.to_csv(copy / "points.csv", index=False)
     # the figures up to p16-latency only (figures_of_run makes each when it is taken)
+    open_before = set(plt.get_fignums())
     latency = next(figure for stem, figure in figures_of_run(copy) if stem == "p16-latency")
     try:
         titles = [a.get_title() for a in latency.axes if a.get_visible()]
@@ -522,6 +523,5 @@ def test_points_without_percentiles_leave_the_latency_figure_not_a_blank_log_axi
         assert titles and not any("get" in t.lower() for t in titles), titles
         latency.canvas.draw()
     finally:
-        for number in plt.get_fignums():
-            if plt.figure(number) not in figures.values():
-                plt.close(number)
+        for number in set(plt.get_fignums()) - open_before:  # the fixture's stay open
+            plt.close(number)
