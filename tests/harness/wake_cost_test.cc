@@ -177,13 +177,21 @@ TEST(WakeCostTest, OurLoopbackTrafficReadsNoForeignWorkOnceItsSleepsAreCharged) 
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   int clean = 0;
   double best_charged = 1e9, its_uncharged = 0;
-  WakeCost its_cost;
+  WakeCost its_cost, cost;
   for (int attempt = 0; attempt < kAttempts && std::abs(best_charged) >= 0.03; ++attempt) {
     // Calibrated beside the running TCP ping-pong would count its sleeps too:
     // the calibration's own pipe ping-pong runs while the TCP one waits.
     traffic.Pause();
-    const WakeCost cost = CalibrateWakeCost(cpus, 1000, 1);
+    const WakeCost window = CalibrateWakeCost(cpus, 1000, 1);
     traffic.Resume();
+    // Others' work only adds to a window's figure, so the least window so
+    // far is the cost (CalibrateWakeCost's own rule, across attempts): one
+    // window read 3.86 us a sleep against 1.6-1.8 in the others, and as the
+    // only clean one it overcharged the traffic to -0.10 cores.
+    if (window.windows > 0 &&
+        (cost.windows == 0 || window.seconds_per_sleep < cost.seconds_per_sleep)) {
+      cost = window;
+    }
     if (cost.windows == 0) continue;
     const WindowWatch watch({cpus, {}, 0.05, cost.seconds_per_sleep}, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
