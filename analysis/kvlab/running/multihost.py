@@ -16,7 +16,10 @@ histograms, and writes one row per client host plus a `merged` row per repetitio
   note names the bound hosts (each host's row keeps its own flag).
 
 A client host that fails (kvlab-load exits non-zero, the host or its ssh dies) fails the
-point with the host's name and error; completed points are kept and the run goes on.
+point with the host's name and error; the other hosts' kvlab-load is stopped then (on
+the host, by the pid its command wrote) instead of loading the server to the end of the
+point, and so is any still running past the point's budget; completed points are kept
+and the run goes on.
 Only kvlab-load over TCP is measured this way (the experiment file is refused
 otherwise: see hosts.parse_hosts).
 
@@ -27,9 +30,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import queue
 import shlex
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -96,31 +101,83 @@ class HostOutcome:
     error: str | None
 
 
-def _run_on_clients(clients: list[Host], commands: dict[str, str],
+# What a client host's value is in _run_on_clients when the runner stopped its kvlab-load
+# because another host had failed the point.
+STOPPED = "stopped: another client host failed the point"
+# Seconds a stop (one short command on the host) may take.
+STOP_TIMEOUT_S = 10.0
+
+
+def _stop_load(host: Host, process: subprocess.Popen, pid_path: str) -> None:
+    """Stops a client host's kvlab-load: on the host by the pid its command wrote (over ssh,
+    killing the local ssh client leaves the remote program running to the end of the
+    point), then the local process. Best effort: a host that no longer answers keeps
+    whatever runs there."""
+    pid_file = shlex.quote(pid_path)
+    try:
+        host.run(f"test -s {pid_file} && kill $(cat {pid_file}) 2>/dev/null; true",
+                 timeout=STOP_TIMEOUT_S)
+    except HostError:
+        pass
+    if process.poll() is None:
+        process.kill()
+
+
+def _run_on_clients(clients: list[Host], commands: dict[str, str], pid_paths: dict[str, str],
                     budget: float) -> dict[str, subprocess.CompletedProcess | str]:
     """Starts one command per client host at once; waits for all. A host's value is its
-    finished process, or why it could not run."""
-    processes: dict[str, subprocess.Popen | str] = {}
+    finished process, or why it could not run (STOPPED when another host failed first).
+
+    Each command writes its program's pid to `pid_paths[host]` on its host. The first
+    command to fail (a host or its ssh dying, kvlab-load exiting non-zero) fails the point,
+    so the others are stopped then rather than left to load the server to the end of the
+    point; past `budget` every command still running is stopped."""
+    processes: dict[str, subprocess.Popen] = {}
+    finished: dict[str, subprocess.CompletedProcess | str] = {}
     for host in clients:
         try:
             processes[host.name] = subprocess.Popen(
                 host.command(commands[host.name]), stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as error:
-            processes[host.name] = f"cannot start {host.command('')[0]}: {error.strerror}"
+            finished[host.name] = f"cannot start {host.command('')[0]}: {error.strerror}"
+    # One reader per process: each pipe is drained while it runs, and the first to end
+    # is known at once, whichever host it is.
+    ended: queue.Queue[tuple[str, subprocess.CompletedProcess]] = queue.Queue()
+
+    def read(name: str, process: subprocess.Popen) -> None:
+        out, err = process.communicate()
+        ended.put((name, subprocess.CompletedProcess([], process.returncode, out, err)))
+
+    readers = [threading.Thread(target=read, args=item, daemon=True)
+               for item in processes.items()]
+    for reader in readers:
+        reader.start()
+    hosts = {host.name: host for host in clients}
+    stopped: dict[str, str] = {}
+
+    def stop_the_rest(why: str) -> None:
+        for name, process in processes.items():
+            if name not in finished and name not in stopped:
+                stopped[name] = why
+                _stop_load(hosts[name], process, pid_paths[name])
+
     deadline = time.monotonic() + budget
-    finished: dict[str, subprocess.CompletedProcess | str] = {}
-    for name, process in processes.items():
-        if isinstance(process, str):
-            finished[name] = process
-            continue
+    if finished:  # a host whose command could not start fails the point
+        stop_the_rest(STOPPED)
+    waiting = set(processes)
+    while waiting:
         try:
-            out, err = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            finished[name] = subprocess.CompletedProcess([], process.returncode, out, err)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            finished[name] = f"kvlab-load did not finish within {budget:.0f} s"
+            name, done = ended.get(timeout=max(0.05, deadline - time.monotonic()))
+        except queue.Empty:
+            stop_the_rest(f"kvlab-load did not finish within {budget:.0f} s")
+            continue
+        waiting.discard(name)
+        finished[name] = stopped.get(name, done)
+        if done.returncode != 0 and name not in stopped:
+            stop_the_rest(STOPPED)
+    for reader in readers:
+        reader.join()
     return finished
 
 
@@ -128,11 +185,14 @@ FILE_SEPARATOR = "\n--- kvlab: next file ---\n"
 START_LINE = "kvlab-load: started at --start-at + "
 
 
-def _fetch_and_remove(host: Host, csv_path: str, json_path: str) -> tuple[str, str]:
-    """Both result files of a host in one command (one ssh login), then removes them."""
+def _fetch_and_remove(host: Host, csv_path: str, json_path: str,
+                      pid_path: str) -> tuple[str, str]:
+    """Both result files of a host in one command (one ssh login), then removes them and
+    the pid file."""
     csv_file, json_file = shlex.quote(csv_path), shlex.quote(json_path)
     output = host.run(f"cat {csv_file} && printf %s {shlex.quote(FILE_SEPARATOR)} && "
-                      f"cat {json_file} && rm -f {csv_file} {json_file}")
+                      f"cat {json_file} && rm -f {csv_file} {json_file} "
+                      f"{shlex.quote(pid_path)}")
     csv_text, separator, json_text = output.partition(FILE_SEPARATOR)
     if not separator:
         raise ValueError("the host's output lacks the second file")
@@ -148,9 +208,17 @@ def _start_late_ms(stdout: bytes) -> float | None:
 
 
 def _outcome(host: Host, finished: subprocess.CompletedProcess | str, csv_path: str,
-             json_path: str) -> HostOutcome:
+             json_path: str, pid_path: str) -> HostOutcome:
     if isinstance(finished, str):
-        return HostOutcome(host, [], {}, "", None, f"client host {host.name}: {finished}")
+        try:  # what a stopped kvlab-load left (a host that died keeps its files)
+            host.run("rm -f " + " ".join(shlex.quote(p) for p in (csv_path, json_path, pid_path)),
+                     timeout=STOP_TIMEOUT_S)
+        except HostError:
+            pass
+        # A host stopped because another failed has no error of its own: the point's
+        # note is the failed host's.
+        error = None if finished == STOPPED else f"client host {host.name}: {finished}"
+        return HostOutcome(host, [], {}, "", None, error)
     error = None
     if finished.returncode != 0:
         # 255 is ssh's own failure (the link or the host); anything else is kvlab-load's.
@@ -159,7 +227,7 @@ def _outcome(host: Host, finished: subprocess.CompletedProcess | str, csv_path: 
         error = f"client host {host.name}: {program}{failure}"
     rows, histograms, json_text = [], {}, ""
     try:
-        csv_text, json_text = _fetch_and_remove(host, csv_path, json_path)
+        csv_text, json_text = _fetch_and_remove(host, csv_path, json_path, pid_path)
         rows = read_kvlab_load_rows(csv_text)
         document = json.loads(json_text)
         for point in document.get("points", []):
@@ -373,7 +441,8 @@ class MultiHostMeasurement:
         commands, files = {}, {}
         for host in self.clients:
             csv_path, json_path = f"{scratch}-{host.name}.csv", f"{scratch}-{host.name}.json"
-            files[host.name] = (csv_path, json_path)
+            pid_path = f"{scratch}-{host.name}.pid"
+            files[host.name] = (csv_path, json_path, pid_path)
             offset = self.clocks[host.name].offset_ns
             taskset = ["taskset", "-c", self.experiment.harness_cpus] \
                 if self.experiment.harness_cpus else []
@@ -381,10 +450,14 @@ class MultiHostMeasurement:
                 point, server.target(), csv_path, json_path) + [
                 "--start-at", str(start_ns + offset), "--quiet"]
             # --quiet drops the per-second line, not the start line read back here.
-            commands[host.name] = "exec " + " ".join(shlex.quote(w) for w in words)
+            # `exec`: the pid written is kvlab-load's (taskset execs it too), which is
+            # what a stop kills on the host.
+            commands[host.name] = (f"echo $$ > {shlex.quote(pid_path)} && exec "
+                                   + " ".join(shlex.quote(w) for w in words))
         budget = (self.lead_s + point.warmup + point.repetitions * point.duration
                   + LOAD_BUDGET_EXTRA_S)
-        finished = _run_on_clients(self.clients, commands, budget)
+        finished = _run_on_clients(self.clients, commands,
+                                   {name: paths[2] for name, paths in files.items()}, budget)
         outcomes = [_outcome(h, finished[h.name], *files[h.name]) for h in self.clients]
         self._adapt_lead(point, outcomes)
         rows, error = self._rows(point, slug, outcomes)

@@ -4,6 +4,7 @@ between network namespaces (namespace_hosts.py): a server host and two client ho
 
 import hashlib
 import json
+import shlex
 import shutil
 import subprocess
 import time
@@ -16,8 +17,10 @@ from kvlab.measures.histograms import Histogram
 from kvlab.running.experiment import ExperimentError, parse_experiment_text
 from kvlab.running.hosts import (build_folder_in_checkout, describe_failure,
                                  offset_from_round_trips, placed_hosts)
-from kvlab.running.multihost import (START_LEAD_MAX_S, HostOutcome, MultiHostMeasurement,
-                                     merged_row, start_skew_note)
+from kvlab.running.hosts import Host
+from kvlab.running.multihost import (START_LEAD_MAX_S, STOPPED, HostOutcome,
+                                     MultiHostMeasurement, _run_on_clients, merged_row,
+                                     start_skew_note)
 from kvlab.running.loadgens import cell_formats, point_schema
 from kvlab.running.results import load_points
 from namespace_hosts import NamespaceHosts, missing_programs, why_not_possible
@@ -110,6 +113,65 @@ def test_placement_refuses_cluster_rows(cluster):
     with pytest.raises(ExperimentError, match=r"server\[0\]\.kind: .* cannot be placed on "
                                               r"hosts"):
         parse(text)
+
+
+class ShellHost(Host):
+    """A client host that is this machine, reached the way ssh reaches one: the local
+    process is a shell that runs the command as its child, so killing the local process
+    leaves the command's program running, as killing ssh leaves the remote one."""
+    def command(self, shell_command):
+        # `; exit $?`: a command after it, so the shell forks the child, not execs it
+        return ["sh", "-c", f"sh -c {shlex.quote(shell_command)}; exit $?"]
+
+
+def shell_host(name):
+    return ShellHost(name=name, checkout="/", address="127.0.0.1")
+
+
+def running(pid):
+    """Whether pid is a live process (a zombie is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def long_load(pid_path):
+    return f"echo $$ > {shlex.quote(str(pid_path))} && exec sleep 60"
+
+
+def test_a_client_host_failing_stops_the_others_on_their_host(tmp_path):
+    hosts = [shell_host("c1"), shell_host("c2"), shell_host("c3")]
+    pids = {h.name: tmp_path / f"{h.name}.pid" for h in hosts}
+    commands = {"c1": long_load(pids["c1"]), "c2": "sleep 0.3; exit 3",
+                "c3": long_load(pids["c3"])}
+    finished = _run_on_clients(hosts, commands, {k: str(v) for k, v in pids.items()}, 120)
+    assert finished["c2"].returncode == 3
+    assert finished["c1"] == finished["c3"] == STOPPED
+    for name in ("c1", "c3"):
+        # the program itself, which killing the local process alone would leave running
+        assert not running(int(pids[name].read_text())), name
+
+
+def test_a_client_host_past_the_budget_is_stopped_on_its_host(tmp_path):
+    hosts = [shell_host("c1"), shell_host("c2")]
+    pids = {h.name: tmp_path / f"{h.name}.pid" for h in hosts}
+    commands = {"c1": long_load(pids["c1"]), "c2": f"echo $$ > {pids['c2']} && exec echo done"}
+    finished = _run_on_clients(hosts, commands, {k: str(v) for k, v in pids.items()}, 0.5)
+    assert finished["c2"].returncode == 0 and finished["c2"].stdout == b"done\n"
+    assert finished["c1"] == "kvlab-load did not finish within 0 s"
+    assert not running(int(pids["c1"].read_text()))
+
+
+def test_client_hosts_that_succeed_are_all_waited_for(tmp_path):
+    hosts = [shell_host("c1"), shell_host("c2")]
+    pids = {h.name: str(tmp_path / f"{h.name}.pid") for h in hosts}
+    commands = {"c1": f"echo $$ > {pids['c1']} && exec sh -c 'sleep 0.5; echo slow'",
+                "c2": f"echo $$ > {pids['c2']} && exec echo fast"}
+    finished = _run_on_clients(hosts, commands, pids, 120)
+    assert {n: (f.returncode, f.stdout) for n, f in finished.items()} == {
+        "c1": (0, b"slow\n"), "c2": (0, b"fast\n")}
 
 
 def test_merged_row_sums_and_flags_bound_hosts():
@@ -458,14 +520,20 @@ name = "after"
         _, err = finish(run)
 
     run_dir = next(out.glob("*-namespaces"))
-    for left in Path("/tmp").glob(f"kvlab-{run_dir.name}-*"):
-        left.unlink()  # what the killed host's kvlab-load never handed back
+    left = sorted(Path("/tmp").glob(f"kvlab-{run_dir.name}-*"))
+    for path in left:
+        path.unlink()  # what the killed host's kvlab-load never handed back
+    # c1's stopped load left nothing (its namespace shares this machine's /tmp)
+    assert not [p.name for p in left if p.stem.endswith("-c1")]
     points = load_points(run_dir).set_index(["sweep", "host"])
     assert points.loc[("before", "merged"), "status"] == "ok"   # completed points are kept
     assert points.loc[("before", "c2"), "status"] == "ok"
     victim = points.loc[("victim", "merged")]
     assert victim["status"] == "failed"
     assert victim["note"].startswith("client host c2: "), victim["note"]
+    # The surviving host's load was stopped when c2 failed: its row says why, in c2's words.
+    survivor = points.loc[("victim", "c1")]
+    assert survivor["status"] == "failed" and survivor["note"] == victim["note"]
     assert "client host c2" in err
     assert "after" in points.index.get_level_values("sweep")   # the run went on
     assert "client host c2" in (run_dir / "report.md").read_text()
