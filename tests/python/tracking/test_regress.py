@@ -19,9 +19,9 @@ from kvlab.tracking.regress import DEFAULT_TOLERANCE_PCT
 ENGINES = "single,sharded,shell"
 
 
-def _regress(tmp_path, *args):
+def _regress(tmp_path, *args, engines=ENGINES):
     return subprocess.run(["/usr/bin/python3", "-m", "kvlab", "regress", "--build", str(BUILD_DIR),
-                           "--ops", "200", "--engines", ENGINES,
+                           "--ops", "200", "--engines", engines,
                            "--history-dir", str(tmp_path / "history"), *args],
                           capture_output=True, text=True, timeout=240, env=python_env())
 
@@ -127,9 +127,11 @@ def _edited_baseline(tmp, run, factor):
     return path
 
 
+# The gate against an edited baseline counts the edited engine only (a third of the
+# valgrind time of all three); the baseline's other cases are then notes, not failures.
 def test_growth_past_tolerance_fails_and_names_the_case(counted):
     tmp, (first, _) = counted
-    done = _regress(tmp, "--baseline", str(_edited_baseline(tmp, first, 0.8)))
+    done = _regress(tmp, "--baseline", str(_edited_baseline(tmp, first, 0.8)), engines="single")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FAILED: 1 case(s) grew" in done.stdout
     assert "single/GET" in done.stdout
@@ -141,6 +143,7 @@ def test_growth_past_tolerance_fails_and_names_the_case(counted):
 
 def test_shrinking_passes(counted):
     tmp, (first, _) = counted
-    done = _regress(tmp, "--baseline", str(_edited_baseline(tmp, first, 1.25)))
+    done = _regress(tmp, "--baseline", str(_edited_baseline(tmp, first, 1.25)), engines="single")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "shrank" in done.stdout and "regress: OK" in done.stdout
+    assert "baseline case sharded/GET was not measured" in done.stderr
