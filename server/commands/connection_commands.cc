@@ -1,4 +1,4 @@
-// Connection commands: PING ECHO QUIT AUTH HELLO SELECT CLIENT — the
+// Connection commands: PING ECHO QUIT RESET AUTH HELLO SELECT CLIENT — the
 // per-client state (authentication, name) and the handshakes clients do on
 // connect. Replies follow Redis 7.0's server.c, networking.c and acl.c.
 #include <string>
@@ -35,6 +35,21 @@ void Echo(CommandCall& call) { call.reply().Bulk(call.args[1]); }
 void Quit(CommandCall& call) {
   call.client.close_after_reply = true;
   call.reply().Ok();
+}
+
+// RESET: the connection's state back to a new connection's (Redis 7.0's
+// resetCommand() and clearClientConnectionState()): an open MULTI
+// discarded and every WATCH forgotten, RESP2, no name, and authenticated
+// only where the default user needs no password. The Session runs it at
+// once inside MULTI (kNoMulti) and before AUTH (kNoAuth), as Redis does.
+void Reset(CommandCall& call) {
+  Transaction& transaction = call.client.transaction;
+  if (transaction.open()) transaction.TakeQueued();
+  call.server.watches.UnwatchAll(transaction.watcher());
+  call.client.protocol = RespVersion::kResp2;
+  call.client.name.clear();
+  call.client.authenticated = call.server.settings.requirepass.empty();
+  call.reply().SimpleString("RESET");
 }
 
 void Auth(CommandCall& call) {
@@ -258,6 +273,12 @@ void RegisterConnectionCommands(CommandTable& table) {
              .handler = Quit,
              .group = "connection",
              .summary = "Close the connection"});
+  table.Add({.name = "reset",
+             .arity = 1,
+             .flags = F::kNoAuth | F::kFast | F::kNoMulti,
+             .handler = Reset,
+             .group = "connection",
+             .summary = "Reset the connection"});
   table.Add({.name = "auth",
              .arity = -2,
              .flags = F::kNoAuth | F::kFast,

@@ -890,14 +890,28 @@ std::string MaskClientId(std::string reply) {
   return reply;
 }
 
+// Each step's commands, pipelined, to one connection of Redis and to one
+// Session over `kind`, step after step: the replies must match byte for
+// byte, but for HELLO's client id, which each server numbers its own way.
+void CompareSteps(RedisReference& redis, const std::string& kind,
+                  const std::vector<std::vector<std::vector<std::string>>>& steps) {
+  EngineUnderTest kvlab = MakeEngineUnderTest(kind);
+  ASSERT_TRUE(kvlab.engine);
+  SessionDriver driver(*kvlab.context);
+  for (const auto& step : steps) {
+    std::string bytes;
+    for (const auto& command : step) bytes += Encode(command);
+    const std::string expected = MaskClientId(redis.Exchange(bytes, step.size()));
+    const std::string actual = MaskClientId(driver.Feed(bytes));
+    EXPECT_EQ(Escape(actual), Escape(expected)) << "commands: " << Escape(bytes.substr(0, 200));
+  }
+}
+
 // HELLO's own replies and errors, the switch to RESP3 and back, and the
 // replies on either side of it, on one connection to each server.
 TEST_P(DifferentialTest, HelloSwitchesProtocolsAsRedisDoes) {
   RedisReference redis;
   ASSERT_TRUE(redis.available()) << "redis-server is not installed";
-  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
-  ASSERT_TRUE(kvlab.engine);
-  SessionDriver driver(*kvlab.context);
   const std::vector<std::vector<std::vector<std::string>>> steps = {
       {{"SET", "s", "v"},
        {"HSET", "h", "f", "1", "g", "2"},
@@ -952,13 +966,43 @@ TEST_P(DifferentialTest, HelloSwitchesProtocolsAsRedisDoes) {
        {"EXEC"},
        {"GET", "nokey"}},
   };
-  for (const auto& step : steps) {
-    std::string bytes;
-    for (const auto& command : step) bytes += Encode(command);
-    const std::string expected = MaskClientId(redis.Exchange(bytes, step.size()));
-    const std::string actual = MaskClientId(driver.Feed(bytes));
-    EXPECT_EQ(Escape(actual), Escape(expected)) << "commands: " << Escape(bytes.substr(0, 200));
-  }
+  CompareSteps(redis, GetParam(), steps);
+}
+
+// RESET inside MULTI (run at once, the transaction gone), after WATCH,
+// HELLO 3 and CLIENT SETNAME, with arguments, and as the first command; one
+// connection to each server, step after step.
+TEST_P(DifferentialTest, ResetClearsTheConnectionAsRedisDoes) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  const std::vector<std::vector<std::vector<std::string>>> steps = {
+      {{"RESET"}, {"RESET", "extra"}, {"reset"}},
+      {{"MULTI"}, {"SET", "k", "queued"}, {"RESET"}, {"EXEC"}, {"GET", "k"}, {"DISCARD"}},
+      {{"MULTI"}, {"nosuch"}, {"RESET"}, {"MULTI"}, {"SET", "k", "v"}, {"EXEC"}, {"GET", "k"}},
+      {{"WATCH", "w"}, {"RESET"}, {"MULTI"}, {"WATCH", "w"}, {"RESET"}, {"EXEC"}},
+      {{"HSET", "h", "f", "1"},
+       {"HELLO", "3", "SETNAME", "named"},
+       {"HGETALL", "h"},
+       {"RESET"},
+       {"HGETALL", "h"},
+       {"CLIENT", "GETNAME"},
+       {"GET", "nokey"}},
+  };
+  CompareSteps(redis, GetParam(), steps);
+}
+
+// RESET ends an authenticated connection's AUTH where a password is set, and
+// needs none itself.
+TEST_P(DifferentialTest, ResetForgetsAuthenticationAsRedisDoes) {
+  RedisReference redis({"--requirepass", "secret"});
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  ServerSettings settings;
+  settings.requirepass = "secret";
+  const std::vector<std::string> inputs = {
+      Encode({"RESET"}) + Encode({"GET", "k"}),
+      Encode({"AUTH", "secret"}) + Encode({"SET", "k", "v"}) + Encode({"RESET"}) +
+          Encode({"GET", "k"}) + Encode({"AUTH", "default", "secret"}) + Encode({"GET", "k"})};
+  CompareFreshConnections(redis, GetParam(), settings, inputs);
 }
 
 // Before and after AUTH, with a password set on both servers.
