@@ -11,7 +11,8 @@
 //   engine's resume), over a small keyspace of every value type that
 //   Reseed() rebuilds.
 // - CommandWatchdog: a thread that aborts, printing the command, when one
-//   command runs longer than its bound: a hang is reported, not waited for.
+//   command uses more than its bound of CPU, or waits ten times as long: a
+//   hang is reported, not waited for.
 //
 // Invariants checked per command (abort() with the command on violation):
 // the reply is exactly one well-formed RESP reply (resp_reply_validator.h),
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -305,10 +307,26 @@ class CommandGenerator {
   std::vector<const CommandSpec*> specs_;
 };
 
-// Aborts the process, printing the command, when one command runs longer
-// than `bound`. Arm() before a command, Disarm() after it.
+// The CPU time this process has used, all threads.
+inline std::chrono::nanoseconds ProcessCpuTime() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
+
+// Aborts the process, printing the command, when one command is hung: it
+// has used more than `bound` of the process's CPU since Arm() (a loop: the
+// KEYS pattern of CVE-2022-36021 was one), or it has not finished after
+// kStalledFactor x `bound` of wall time whatever CPU it used (a deadlock).
+// Wall time alone is not the test: a command's wall time grows with the
+// tests beside it (a fresh clone's make test aborted on a SETBIT at offset
+// 2^32-1, a 512 MiB allocation, past a 1 s wall bound with three tests
+// beside it), its CPU time does not. Arm() before a command, Disarm()
+// after it.
 class CommandWatchdog {
  public:
+  static constexpr int kStalledFactor = 10;
+
   explicit CommandWatchdog(std::chrono::milliseconds bound)
       : bound_(bound), thread_([this] { Watch(); }) {}
   ~CommandWatchdog() {
@@ -325,7 +343,8 @@ class CommandWatchdog {
   void Arm(const std::string& engine, const Command& command) {
     std::lock_guard lock(mutex_);
     what_ = engine + ": " + Describe(command);
-    deadline_ = std::chrono::steady_clock::now() + bound_;
+    armed_at_ = std::chrono::steady_clock::now();
+    cpu_at_arm_ = ProcessCpuTime();
     armed_ = true;
   }
   void Disarm() {
@@ -338,13 +357,22 @@ class CommandWatchdog {
     std::unique_lock lock(mutex_);
     while (!stop_) {
       wake_.wait_for(lock, std::chrono::milliseconds(50));
-      if (armed_ && std::chrono::steady_clock::now() > deadline_) {
-        std::fprintf(stderr, "command_fuzz: a command ran longer than %lld ms (a hang):\n  %s\n",
-                     static_cast<long long>(bound_.count()), what_.c_str());
-        std::fflush(stderr);
-        std::abort();
+      if (!armed_) continue;
+      const auto waited = std::chrono::steady_clock::now() - armed_at_;
+      if (waited <= bound_) continue;
+      const auto used = ProcessCpuTime() - cpu_at_arm_;
+      if (used > bound_) {
+        Abort("used more than " + std::to_string(bound_.count()) + " ms of CPU (a hang)");
+      } else if (waited > kStalledFactor * bound_) {
+        Abort("has not finished after " + std::to_string((kStalledFactor * bound_).count()) +
+              " ms (a deadlock)");
       }
     }
+  }
+  [[noreturn]] void Abort(const std::string& how) {
+    std::fprintf(stderr, "command_fuzz: a command %s:\n  %s\n", how.c_str(), what_.c_str());
+    std::fflush(stderr);
+    std::abort();
   }
 
   const std::chrono::milliseconds bound_;
@@ -352,7 +380,8 @@ class CommandWatchdog {
   std::condition_variable wake_;
   bool stop_ = false;
   bool armed_ = false;
-  std::chrono::steady_clock::time_point deadline_;
+  std::chrono::steady_clock::time_point armed_at_;
+  std::chrono::nanoseconds cpu_at_arm_{0};
   std::string what_;
   std::thread thread_;  // last: starts once the members above exist
 };
