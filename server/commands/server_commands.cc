@@ -19,6 +19,7 @@
 
 #include "base/allocated_bytes.h"
 #include "engines/threads/thread_cpu.h"
+#include "server/command_keys.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
 #include "server/version.h"
@@ -312,6 +313,7 @@ std::vector<std::string> CommandFlags(const CommandSpec& spec) {
   if (spec.flags & CommandSpec::kBlocking) flags.push_back("blocking");
   if (spec.flags & CommandSpec::kNoAuth) flags.push_back("no_auth");
   if (spec.flags & CommandSpec::kFast) flags.push_back("fast");
+  if (HasMovableKeys(spec.name)) flags.push_back("movablekeys");
   return flags;
 }
 
@@ -387,6 +389,18 @@ void Command(CommandCall& call) {
     }
     reply.MapHeader(chosen.size());
     for (const CommandSpec* spec : chosen) WriteCommandDocs(reply, *spec);
+  } else if (EqualsIgnoreCase(sub, "getkeys")) {
+    if (args.size() < 4) {
+      reply.Error(WrongArityError("command|getkeys"));
+      return;
+    }
+    const CommandKeys keys = FindCommandKeys(args.subspan(2));
+    if (keys.outcome != CommandKeys::Outcome::kKeys) {
+      reply.Error("ERR " + std::string(CommandKeysError(keys.outcome)));
+      return;
+    }
+    reply.ArrayHeader(keys.positions.size());
+    for (const size_t position : keys.positions) reply.Bulk(args[2 + position]);
   } else if (EqualsIgnoreCase(sub, "count") || EqualsIgnoreCase(sub, "list")) {
     reply.Error(WrongArityError("command|" +
                                 std::string(EqualsIgnoreCase(sub, "count") ? "count" : "list")));

@@ -991,6 +991,72 @@ TEST_P(DifferentialTest, ResetClearsTheConnectionAsRedisDoes) {
   CompareSteps(redis, GetParam(), steps);
 }
 
+// COMMAND GETKEYS over fixed positions, the numkeys commands (a count that
+// is not an integer, too large, zero, negative, or an integer only to
+// atoi(), which Redis's getkeys procedure then reads), SORT's last STORE,
+// the subcommands with a key, and each error.
+TEST_P(DifferentialTest, CommandGetKeysMatchesRedis) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  const std::vector<std::vector<std::string>> commands = {
+      {"get", "key"},
+      {"mset", "a", "1", "b"},
+      {"bitop", "and", "d", "a", "b"},
+      {"blpop", "a", "b", "0"},
+      {"lmove", "a", "b", "left", "right"},
+      {"zunionstore", "target", "3", "a", "b", "c"},
+      {"zunionstore", "d", "x", "a"},
+      {"zunionstore", "d", "2x", "a", "b"},
+      {"zunionstore", "d", "5", "a", "b"},
+      {"zunionstore", "d", "0", "a"},
+      {"zdiffstore", "d", "-1", "a"},
+      {"zinterstore", "d", "4294967297", "a", "b"},
+      {"zunion", "0", "a"},
+      {"zintercard", "1", "a", "limit", "3"},
+      {"sintercard", "2", "a", "b"},
+      {"lmpop", "3", "a", "b", "left"},
+      {"blmpop", "0", "2", "a", "b", "left"},
+      {"bzmpop", "0", "1", "a", "max"},
+      {"sort", "abc", "store", "invalid", "store", "stillbad", "store", "def"},
+      {"sort", "abc", "limit", "0", "1", "store", "x", "get", "store"},
+      {"sort", "abc", "by", "x", "store"},
+      {"sort_ro", "abc"},
+      {"memory", "usage", "key", "samples", "5"},
+      {"OBJECT", "ENCODING", "k"},
+      {"object", "encoding"},
+      {"object", "help"},
+      {"client", "list"},
+      {"nosuch", "x"},
+      {"get", "a", "b"},
+      {"ping"},
+  };
+  std::vector<std::vector<std::string>> step;
+  for (const auto& command : commands) {
+    std::vector<std::string> getkeys = {"COMMAND", "GETKEYS"};
+    getkeys.insert(getkeys.end(), command.begin(), command.end());
+    step.push_back(std::move(getkeys));
+  }
+  CompareSteps(redis, GetParam(), {step});
+}
+
+// COMMAND INFO flags a command "movablekeys" exactly where Redis does.
+TEST_P(DifferentialTest, CommandInfoFlagsMovableKeysAsRedisDoes) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
+  ASSERT_TRUE(kvlab.engine);
+  SessionDriver driver(*kvlab.context);
+  for (const char* name :
+       {"zunionstore", "zinterstore", "zdiffstore", "zunion", "zinter", "zdiff",  "zintercard",
+        "sintercard",  "lmpop",       "zmpop",      "blmpop", "bzmpop", "sort",   "sort_ro",
+        "get",         "mset",        "bitop",      "blpop",  "lmove",  "object", "memory"}) {
+    const std::string info = Encode({"COMMAND", "INFO", name});
+    const bool redis_movable = redis.Exchange(info, 1).find("movablekeys") != std::string::npos;
+    const bool kvlab_movable = driver.Feed(info).find("movablekeys") != std::string::npos;
+    EXPECT_EQ(kvlab_movable, redis_movable) << name;
+  }
+}
+
 // RESET ends an authenticated connection's AUTH where a password is set, and
 // needs none itself.
 TEST_P(DifferentialTest, ResetForgetsAuthenticationAsRedisDoes) {
