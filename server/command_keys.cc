@@ -1,5 +1,6 @@
 #include "server/command_keys.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
