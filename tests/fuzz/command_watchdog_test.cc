@@ -44,15 +44,16 @@ TEST(CommandWatchdogDeathTest, ACommandThatWaitsWithoutCpuIsADeadlockAfterTenBou
 }
 
 TEST(CommandWatchdogTest, ASlowCommandLightOnCpuIsNeitherAHangNorADeadlock) {
-  CommandWatchdog watchdog{milliseconds(200)};
-  // Three bounds of waiting with a quarter of a bound of CPU: what a large
-  // allocation does beside other tests. The process must still be here.
+  CommandWatchdog watchdog{milliseconds(300)};
+  // Three bounds of waiting with a sixth of a bound of CPU: what a large
+  // allocation does beside other tests. The process must still be here
+  // (ten bounds, 3 s, leave two seconds for a loaded machine's delays).
   watchdog.Arm("single", {"setbit", "k", "4294967295", "1"});
   BurnCpu(milliseconds(50));
-  std::this_thread::sleep_for(milliseconds(600));
+  std::this_thread::sleep_for(milliseconds(900));
   watchdog.Disarm();
-  // Disarmed, no wait is too long: 2.15 s after Arm() is past ten bounds.
-  std::this_thread::sleep_for(milliseconds(1500));
+  // Disarmed, no wait is too long: 3.15 s after Arm() is past ten bounds.
+  std::this_thread::sleep_for(milliseconds(2200));
   SUCCEED();
 }
 
