@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "base/ascii_case.h"
 #include "engines/rules/redis_integer.h"
 #include "server/command_table.h"
 
@@ -59,19 +60,6 @@ constexpr std::array<KeyedSubcommand, 5> kKeyedSubcommands = {{
     {"memory", "usage", -3},
 }};
 
-bool ArityAllows(int arity, size_t argc) {
-  const auto count = static_cast<int64_t>(argc);
-  return !((arity > 0 && arity != count) || count < -arity);
-}
-
-std::string Lowercase(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
-
 // A range of key positions as a key spec gives it, or nothing where Redis
 // finds it out of bounds (getKeysUsingKeySpecs(): "first or last is out of
 // bounds, which indicates a syntax error"): the spec is then invalid.
@@ -121,7 +109,7 @@ std::vector<size_t> SortKeys(std::span<const std::string_view> args) {
   std::vector<size_t> positions = {1};
   std::optional<size_t> store;
   for (size_t i = 2; i < args.size(); ++i) {
-    const std::string option = Lowercase(args[i]);
+    const std::string option = AsciiLowercase(args[i]);
     if (option == "limit") {
       i += 2;
     } else if (option == "get" || option == "by") {
@@ -148,19 +136,19 @@ CommandKeys FindCommandKeys(std::span<const std::string_view> command) {
   CommandKeys found;
   const CommandSpec* spec = command.empty() ? nullptr : CommandTable::Instance().Find(command[0]);
   if (spec == nullptr) return {Outcome::kUnknownCommand, {}};
-  const std::string name = Lowercase(command[0]);
+  const std::string name = AsciiLowercase(command[0]);
   if (command.size() >= 2) {
-    const std::string sub = Lowercase(command[1]);
+    const std::string sub = AsciiLowercase(command[1]);
     for (const KeyedSubcommand& keyed : kKeyedSubcommands) {
       if (keyed.container != name || keyed.sub != sub) continue;
-      if (!ArityAllows(keyed.arity, command.size())) return {Outcome::kWrongArity, {}};
+      if (!ArityMatches(keyed.arity, command.size())) return {Outcome::kWrongArity, {}};
       return {Outcome::kKeys, {2}};
     }
   }
   const NumkeysRule* numkeys = NumkeysRuleOf(name);
   const bool sort = name == "sort";
   if (numkeys == nullptr && !sort && spec->keys.first == 0) return {Outcome::kNoKeyArguments, {}};
-  if (!ArityAllows(spec->arity, command.size())) return {Outcome::kWrongArity, {}};
+  if (!ArityMatches(spec->arity, command.size())) return {Outcome::kWrongArity, {}};
   if (numkeys != nullptr) {
     std::optional<std::vector<size_t>> by_spec = KeysBySpec(*numkeys, command);
     found.positions = by_spec ? std::move(*by_spec) : KeysByProcedure(*numkeys, command);
