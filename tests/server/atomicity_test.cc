@@ -18,7 +18,9 @@
 //     see half of an SMOVE, nor ZUNIONSTORE and ZINTERCARD half of a
 //     member's move between sorted sets (MULTI ZREM/ZADD EXEC).
 // Under --multikey split the engines tear multi-key commands on purpose:
-// the checker must see it (so it could catch the tearing it looks for).
+// the checker must see it (so it could catch the tearing it looks for);
+// on `sharded`, where such a tear is rare, INFO shows the groups it no
+// longer holds whole.
 // Also runs under ThreadSanitizer (label `tsan`).
 #include <algorithm>
 #include <atomic>
@@ -688,6 +690,59 @@ class Atomicity : public ServerTest {
   Connector Connect() {
     return [this] { return RedisConnection::Tcp(server_->port()); };
   }
+  // The sharded engine's count of groups it held whole across shards (INFO
+  // kvlab multi_shard_groups), or -1 when the server does not report one.
+  long MultiShardGroups() {
+    auto client = Connect()();
+    if (!client) return -1;
+    const std::string info = client->Command({"INFO", "kvlab"}).text;
+    const std::string field = "multi_shard_groups:";
+    const size_t at = info.find(field);
+    if (at == std::string::npos) return -1;
+    return std::stol(info.substr(at + field.size()));
+  }
+  // How many groups the sharded engine held whole across shards while
+  // `work` ran on a client of its own, with no other client.
+  long HeldGroupsOf(const std::function<void(RedisConnection&)>& work) {
+    auto client = Connect()();
+    if (!client) return -1;
+    const long before = MultiShardGroups();
+    work(*client);
+    return MultiShardGroups() - before;
+  }
+  // Moves member 0 of `spelling`'s keys from key 0 to each other key and
+  // back (MULTI, remove, add, EXEC), one at a time. With 4 keys over 4
+  // shards some of these moves cross shards (the hash is fixed).
+  long HeldGroupsOfLoneMoves(const MoveCommands& spelling) {
+    return HeldGroupsOf([&](RedisConnection& client) {
+      const auto key = [&](int i) { return spelling.prefix + "lone" + std::to_string(i); };
+      client.Command({"DEL", key(0), key(1), key(2), key(3)});
+      EXPECT_TRUE(client.Command(spelling.add(key(0), 0)).IsInteger(spelling.added_reply));
+      for (int to = 1; to < 4; ++to) {
+        for (const auto& [from, into] : {std::pair{0, to}, std::pair{to, 0}}) {
+          EXPECT_TRUE(SendMoves(client, {spelling.remove(key(from), 0), spelling.add(key(into), 0)},
+                                {spelling.removed_reply, spelling.added_reply}, true))
+              << spelling.prefix << " " << from << " -> " << into;
+        }
+      }
+    });
+  }
+  // One MSET of kKeys keys (spread over the shards), or one MULTI of a SET
+  // to each of them and EXEC.
+  long HeldGroupsOfLoneWrite(bool transaction) {
+    return HeldGroupsOf([&](RedisConnection& client) {
+      const std::vector<std::string> keys = Keys("lone:");
+      if (!transaction) {
+        std::vector<std::string> mset = {"MSET"};
+        for (const std::string& key : keys) mset.insert(mset.end(), {key, "v"});
+        EXPECT_TRUE(client.Command(mset).IsStatus("OK"));
+        return;
+      }
+      EXPECT_TRUE(client.Command({"MULTI"}).IsStatus("OK"));
+      for (const std::string& key : keys) client.Command({"SET", key, "v"});
+      EXPECT_EQ(client.Command({"EXEC"}).elements.size(), keys.size());
+    });
+  }
 };
 
 TEST_P(Atomicity, NoReaderSeesHalfAnMset) {
@@ -695,6 +750,7 @@ TEST_P(Atomicity, NoReaderSeesHalfAnMset) {
   const TornCount seen = RaceMultiKeyWritesAndReads(Connect(), false, kRaceBudget, 0);
   EXPECT_GT(seen.reads, 100);
   EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " MGETs saw half an MSET";
+  if (GetParam() == "sharded") EXPECT_GT(HeldGroupsOfLoneWrite(false), 0);
 }
 
 TEST_P(Atomicity, NoReaderSeesHalfATransaction) {
@@ -702,6 +758,7 @@ TEST_P(Atomicity, NoReaderSeesHalfATransaction) {
   const TornCount seen = RaceMultiKeyWritesAndReads(Connect(), true, kRaceBudget, 0);
   EXPECT_GT(seen.reads, 100);
   EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " reads saw half an EXEC";
+  if (GetParam() == "sharded") EXPECT_GT(HeldGroupsOfLoneWrite(true), 0);
 }
 
 TEST_P(Atomicity, MsetNxIsAllOrNothing) {
@@ -737,12 +794,29 @@ TEST_P(Atomicity, SetAlgebraAndBitopNeverSeeHalfAMove) {
     EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " reads of " << spelling->prefix
                             << "* saw a member in no key or in two";
   }
+  // What made them whole on `sharded`: a move that crosses shards runs as a held group.
+  if (GetParam() == "sharded") {
+    for (const MoveCommands* spelling : {&kSetMoves, &kBitMoves, &kZSetMoves}) {
+      EXPECT_GT(HeldGroupsOfLoneMoves(*spelling), 0) << spelling->prefix;
+    }
+  }
 }
 
 // The move checker can fail too: under --multikey split the moves (and
 // SUNION/SINTER) are torn, and it sees it. (BITOP stays whole: its steps
 // depend on one another; the torn EXECs are what it sees. So do SMOVE and
 // the set STOREs, and with no EXEC to tear, that race is not run here.)
+//
+// On `sharded` split tears only when two connection threads' hand-overs
+// interleave: each batch enters the shards' inboxes in one short loop, and
+// every shard runs its inbox in order, so a reader sees half a move only
+// when one loop runs between two sends of the other. That is rare and
+// depends on the host: sets tore 2 times in 51,084 reads here alone, never
+// in 29,102 with two busy loops beside the test, never in 187,470 on a CI
+// host (ec9f123). So on `sharded` the checker's sensitivity is left to the
+// engines that tear readily, and what split changes is checked where it is
+// decided: no move runs as a held group (under atomic, those that cross
+// shards do: SetAlgebraAndBitopNeverSeeHalfAMove).
 TEST_P(Atomicity, SplitModeTearsMoves) {
   std::vector<std::string> args = kServerArgs;
   args.insert(args.end(), {"--multikey", "split"});
@@ -750,6 +824,11 @@ TEST_P(Atomicity, SplitModeTearsMoves) {
   for (const MoveCommands* spelling : {&kSetMoves, &kBitMoves, &kZSetMoves}) {
     if (GetParam() == "single") {
       EXPECT_EQ(RaceMoves(*spelling, Connect(), kRaceBudget, 0).torn, 0);
+      continue;
+    }
+    if (GetParam() == "sharded") {
+      EXPECT_EQ(HeldGroupsOfLoneMoves(*spelling), 0)
+          << "split held a move of " << spelling->prefix << "* whole across shards";
       continue;
     }
     const TornCount seen = RaceMoves(*spelling, Connect(), std::chrono::seconds(30), 1);
@@ -761,7 +840,10 @@ TEST_P(Atomicity, SplitModeTearsMoves) {
 // The checker can fail: with --multikey split the engines that run a
 // command on several threads tear it, and the checker sees it (it stops at
 // the first torn read; the budget is generous for a loaded machine). What
-// split keeps atomic (MSETNX, WATCHed EXEC) still passes.
+// split keeps atomic (MSETNX, WATCHed EXEC) still passes. On `sharded` a
+// tear needs two hand-overs to interleave (SplitModeTearsMoves): with two
+// busy loops beside it the first torn MGET took up to 18 s here, so there
+// the lone MSET and EXEC are seen not to be held instead.
 TEST_P(Atomicity, SplitModeTearsWhatTheCheckerLooksFor) {
   std::vector<std::string> args = kServerArgs;
   args.insert(args.end(), {"--multikey", "split"});
@@ -769,6 +851,13 @@ TEST_P(Atomicity, SplitModeTearsWhatTheCheckerLooksFor) {
   if (GetParam() == "single") {
     // One thread runs every command whole: split has nothing to tear.
     EXPECT_EQ(RaceMultiKeyWritesAndReads(Connect(), false, kRaceBudget, 0).torn, 0);
+    return;
+  }
+  if (GetParam() == "sharded") {
+    EXPECT_EQ(HeldGroupsOfLoneWrite(false), 0) << "split held an MSET whole across shards";
+    EXPECT_EQ(HeldGroupsOfLoneWrite(true), 0) << "split held an EXEC whole across shards";
+    ExpectMsetNxAllOrNothing(Connect());
+    ExpectCountersExact(Connect());
     return;
   }
   const TornCount mset = RaceMultiKeyWritesAndReads(Connect(), false, std::chrono::seconds(30), 1);
