@@ -21,6 +21,7 @@
 #include "engines/calls/atomic_group.h"
 #include "engines/engine.h"
 #include "server/client_info.h"
+#include "server/client_subscriptions.h"
 #include "server/reply_writer.h"
 #include "server/server_context.h"
 #include "server/transaction.h"
@@ -41,6 +42,7 @@ struct ClientState {
   // its keys, outside EXEC: the Session blocks the client if its first
   // look finds nothing, and takes it back.
   std::shared_ptr<BlockingCommand> may_block;
+  ClientSubscriptions pubsub;  // SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE
 };
 
 struct DeferredReply;

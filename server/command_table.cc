@@ -25,6 +25,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterDumpRestoreCommands(*built);
     RegisterRewriteCommand(*built);
     RegisterBlockingCommands(*built);
+    RegisterPubSubCommands(*built);
     return built;
   }();
   return *table;

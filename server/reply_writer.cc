@@ -52,6 +52,10 @@ void ReplyWriter::SetHeader(uint64_t count) {
   Line(resp3() ? '~' : '*', static_cast<int64_t>(count));
 }
 
+void ReplyWriter::PushHeader(uint64_t count) {
+  Line(resp3() ? '>' : '*', static_cast<int64_t>(count));
+}
+
 void ReplyWriter::ArrayOfPairsHeader(uint64_t pairs) { ArrayHeader(resp3() ? pairs : pairs * 2); }
 
 // Redis spells infinities itself ("inf", not libc's choice); everything

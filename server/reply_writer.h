@@ -45,6 +45,9 @@ class ReplyWriter {
   void MapHeader(uint64_t pairs);
   // An unordered collection of `count` replies: ~count / *count.
   void SetHeader(uint64_t count);
+  // Out-of-band data (Pub/Sub messages and (un)subscribe confirmations):
+  // >count / *count.
+  void PushHeader(uint64_t count);
   // Redis's addReplyDouble(): %.17g, "inf"/"-inf"; ,d / a bulk string.
   void Double(double value);
   // Text meant for humans (INFO, CLIENT LIST): =len\r\ntxt:text / a bulk.

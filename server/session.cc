@@ -1,12 +1,16 @@
 #include "server/session.h"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
+#include "base/ascii_case.h"
 #include "base/stage_clock.h"
 #include "engines/calls/keyspace_ops.h"
 #include "server/cluster_routing.h"
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
+#include "server/commands/register.h"
 
 namespace kvlab {
 namespace {
@@ -56,9 +60,38 @@ Session::Session(ServerContext& ctx, ClientInfo info)
 // The registry holds a pointer to this session's watcher.
 Session::~Session() {
   CancelBlocking();
+  LeavePubSub();
   ctx_.watches.UnwatchAll(client_.transaction.watcher());
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);
 }
+
+void Session::SetPushWake(std::function<void()> wake) { client_.pubsub.wake = std::move(wake); }
+
+void Session::RenderPushes(std::string& out) { out += RenderPubSubMessages(client_); }
+
+void Session::LeavePubSub() { client_.pubsub.LeaveAll(ctx_.pubsub, client_.info.id); }
+
+namespace {
+
+// What a RESP2 client in Pub/Sub mode may still run (processCommand()).
+bool AllowedWhileSubscribed(const CommandSpec& spec) {
+  static constexpr std::string_view kAllowed[] = {"ping",         "subscribe",    "ssubscribe",
+                                                  "unsubscribe",  "sunsubscribe", "psubscribe",
+                                                  "punsubscribe", "quit",         "reset"};
+  return std::find(std::begin(kAllowed), std::end(kAllowed), spec.name) != std::end(kAllowed);
+}
+
+// Redis names a container's subcommand in this error as "client|info".
+std::string FullCommandName(const CommandSpec& spec, std::span<const std::string_view> args) {
+  static constexpr std::string_view kContainers[] = {
+      "client", "config", "object", "memory", "command", "pubsub", "function", "script", "cluster"};
+  if (args.size() < 2 ||
+      std::find(std::begin(kContainers), std::end(kContainers), spec.name) == std::end(kContainers))
+    return spec.name;
+  return spec.name + "|" + AsciiLowercase(args[1]);
+}
+
+}  // namespace
 
 // Sampling costs a request that is not sampled one branch, here: the loop
 // and its helpers are compiled twice, and only the sampled copy notes times.
@@ -214,6 +247,12 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     // Redis's processCommand(): while at maxmemory, MULTI queues nothing.
     writer.Error(kOomError);
     transaction.Doom();
+  } else if (client_.pubsub.active && client_.protocol == RespVersion::kResp2 &&
+             !AllowedWhileSubscribed(*spec)) [[unlikely]] {
+    writer.Error("ERR Can't execute '" + FullCommandName(*spec, args_) +
+                 "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+                 "this context");
+    if (transaction.open()) transaction.Doom();
   } else if (queueing) {
     transaction.Queue(args_);
     writer.SimpleString("QUEUED");

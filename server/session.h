@@ -98,6 +98,19 @@ class Session {
   // The client went away while blocked: it stops waiting, and what it was
   // offered goes to the next waiter. Safe to call when not blocked.
   void CancelBlocking();
+  // Pub/Sub: how the connection learns that messages arrived for this
+  // client (called from the publisher's thread, so it must only post);
+  // set before the first command. Without one, messages wait for the
+  // client's next (un)subscribe or PING.
+  void SetPushWake(std::function<void()> wake);
+  // Whether messages wait to be rendered (a hint; any thread may add more).
+  bool HasPushes() const { return client_.pubsub.HasMessages(); }
+  // Appends the waiting messages to `out`. REQUIRES: no batch pending (its
+  // replies would follow messages published after it ran).
+  void RenderPushes(std::string& out);
+  // Leaves every channel and pattern (the client goes away); also done by
+  // the destructor. Safe to call more than once.
+  void LeavePubSub();
   // The next Process() call is a sampled request's (stage_sample.h): it
   // notes when the first command is parsed, when its batch is handed to the
   // engine (pointing the batch at sample->engine), when the result comes

@@ -23,6 +23,14 @@ bool Authenticate(const ServerContext& server, std::string_view user, std::strin
 void Ping(CommandCall& call) {
   if (call.args.size() > 2) {
     call.reply().Error(WrongArityError("ping"));
+  } else if (call.client.pubsub.active && call.client.protocol == RespVersion::kResp2) {
+    // A RESP2 subscriber's replies are all arrays (pingCommand()), after
+    // the messages published before it.
+    ReplyWriter reply = call.reply();
+    if (call.client.pubsub.HasMessages()) reply.Raw(RenderPubSubMessages(call.client));
+    reply.ArrayHeader(2);
+    reply.Bulk("pong");
+    reply.Bulk(call.args.size() == 2 ? call.args[1] : std::string_view());
   } else if (call.args.size() == 2) {
     call.reply().Bulk(call.args[1]);
   } else {
@@ -39,13 +47,14 @@ void Quit(CommandCall& call) {
 
 // RESET: the connection's state back to a new connection's (Redis 7.0's
 // resetCommand() and clearClientConnectionState()): an open MULTI
-// discarded and every WATCH forgotten, RESP2, no name, and authenticated
+// discarded, every WATCH and subscription forgotten, RESP2, no name, and authenticated
 // only where the default user needs no password. The Session runs it at
 // once inside MULTI (kNoMulti) and before AUTH (kNoAuth), as Redis does.
 void Reset(CommandCall& call) {
   Transaction& transaction = call.client.transaction;
   if (transaction.open()) transaction.TakeQueued();
   call.server.watches.UnwatchAll(transaction.watcher());
+  call.client.pubsub.LeaveAll(call.server.pubsub, call.client.info.id);
   call.client.protocol = RespVersion::kResp2;
   call.client.name.clear();
   call.client.authenticated = call.server.settings.requirepass.empty();
@@ -176,11 +185,23 @@ void Select(CommandCall& call) {
   }
 }
 
+// Redis's client flags letters, in its order: P (Pub/Sub), U (Unix
+// socket), or N for none.
+std::string ClientFlags(const ClientState& client) {
+  std::string flags;
+  if (client.pubsub.active) flags += 'P';
+  if (client.info.is_unix) flags += 'U';
+  return flags.empty() ? "N" : flags;
+}
+
 std::string ClientInfoLine(const ClientState& client) {
   const ClientInfo& info = client.info;
   return "id=" + std::to_string(info.id) + " addr=" + info.peer_address +
          " laddr=" + info.local_address + " fd=" + std::to_string(info.fd) +
-         " name=" + client.name + " db=0 flags=" + (info.is_unix ? "U" : "N") +
+         " name=" + client.name + " db=0 flags=" + ClientFlags(client) +
+         " sub=" + std::to_string(client.pubsub.channels.size()) +
+         " psub=" + std::to_string(client.pubsub.patterns.size()) +
+         " ssub=" + std::to_string(client.pubsub.shard_channels.size()) +
          " user=default resp=" + std::to_string(static_cast<int>(client.protocol)) + "\n";
 }
 

@@ -28,6 +28,12 @@ void RegisterDumpRestoreCommands(CommandTable& table);  // DUMP RESTORE
 void RegisterRewriteCommand(CommandTable& table);       // BGREWRITEAOF
 // BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX BZMPOP
 void RegisterBlockingCommands(CommandTable& table);
+// SUBSCRIBE UNSUBSCRIBE PSUBSCRIBE PUNSUBSCRIBE SSUBSCRIBE SUNSUBSCRIBE
+// PUBLISH SPUBLISH PUBSUB
+void RegisterPubSubCommands(CommandTable& table);
+// The Pub/Sub messages waiting in `client`'s mailbox, taken and rendered in
+// its protocol (pubsub_commands.cc).
+std::string RenderPubSubMessages(ClientState& client);
 
 // The reply of one container or string-command operation, whatever its
 // kind (container_commands.cc).

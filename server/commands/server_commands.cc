@@ -153,7 +153,12 @@ Fields StatsSection(const ServerContext& server) {
           {"total_net_output_bytes", std::to_string(st.total_net_output_bytes.load())},
           {"rejected_connections", std::to_string(st.rejected_connections.load())},
           {"expired_keys", "0"},
-          {"evicted_keys", "0"}};
+          {"evicted_keys", "0"},
+          {"pubsub_channels",
+           std::to_string(server.pubsub.ChannelCount(PubSubRegistry::Space::kGlobal))},
+          {"pubsub_patterns", std::to_string(server.pubsub.Patterns())},
+          {"pubsubshard_channels",
+           std::to_string(server.pubsub.ChannelCount(PubSubRegistry::Space::kShard))}};
 }
 
 Fields ReplicationSection() { return {{"role", "master"}, {"connected_slaves", "0"}}; }

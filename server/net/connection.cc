@@ -69,6 +69,11 @@ void Connection::Start() {
       if (std::shared_ptr<Connection> self = weak.lock()) self->OnBlockWake();
     });
   });
+  session_.SetPushWake([weak = weak_from_this(), loop = &loop_] {
+    loop->Post([weak] {
+      if (std::shared_ptr<Connection> self = weak.lock()) self->OnPushWake();
+    });
+  });
   if (!loop_.Watch(fd_, shared_from_this(), WantedEvents())) CloseNow();
 }
 
@@ -139,6 +144,29 @@ void Connection::OnBlockWake() {
   if (closed_ || !blocked_) return;
   blocked_ = false;
   Drive();
+  UpdateInterest();
+}
+
+// Messages wait while a batch is away: its replies are rendered when it
+// returns, and a message published after it ran must follow them.
+void Connection::OnPushWake() {
+  if (closed_) return;
+  if (pending_batch_) {
+    pushes_owed_ = true;
+    return;
+  }
+  DeliverPushes();
+}
+
+void Connection::DeliverPushes() {
+  pushes_owed_ = false;
+  if (session_done_) return;  // after QUIT nothing more is written (Redis: close-after-reply)
+  session_.RenderPushes(durable_log_ == nullptr ? out_ : held_);
+  if (UnsentBytes() > OutputLimit()) {
+    CloseNow();  // a subscriber that does not read: client-output-buffer-limit
+    return;
+  }
+  FlushOrHold();
   UpdateInterest();
 }
 
@@ -223,6 +251,8 @@ void Connection::Drive() {
       if (sample_on_resume_) [[unlikely]]
         StartOwedSample();
       Drive();
+      if (pushes_owed_ && !pending_batch_) [[unlikely]]
+        DeliverPushes();
       UpdateInterest();
     });
   };
@@ -362,6 +392,7 @@ void Connection::CloseNow() {
   staged_input_.clear();
   staged_input_.shrink_to_fit();
   session_.CancelBlocking();  // what it was offered goes to the next waiter
+  session_.LeavePubSub();     // no more messages for it
   std::string().swap(held_);
   Unregister();  // the slot counts against --maxclients no longer
 }

@@ -77,10 +77,14 @@ class Connection final : public EventLoop::Watcher,
   void OnReady(uint32_t events) override;
   // A blocked client's registry woke it (posted to this loop).
   void OnBlockWake();
+  // Pub/Sub messages arrived for this client (posted to this loop).
+  void OnPushWake();
 
  private:
   void Read();
   void Drive();
+  // Renders the waiting Pub/Sub messages and sends them. REQUIRES: no batch pending.
+  void DeliverPushes();
   void Flush();
   // Flush(), or with the log on HoldUntilDurable() first.
   void FlushOrHold();
@@ -136,6 +140,8 @@ class Connection final : public EventLoop::Watcher,
   StageSample sample_;
   bool sampling_ = false;
   bool sample_on_resume_ = false;  // a read owed a sample while a batch was away
+  // Pub/Sub messages arrived while a batch was away: delivered on its return.
+  bool pushes_owed_ = false;
 };
 
 }  // namespace kvlab
