@@ -5,6 +5,7 @@
 // Plain value type; thread-compatible.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,8 @@ struct ClientInfo {
   // Connected to shard port BASE + owner_port (--shard-ports): keys of other
   // owners get -MOVED. -1: the main port or the Unix socket.
   int owner_port = -1;
+  // When it connected (CLIENT LIST's age=).
+  std::chrono::steady_clock::time_point connected_at = std::chrono::steady_clock::now();
 };
 
 }  // namespace kvlab

@@ -20,6 +20,7 @@
 
 #include "engines/calls/atomic_group.h"
 #include "engines/engine.h"
+#include "server/client_directory.h"
 #include "server/client_info.h"
 #include "server/client_subscriptions.h"
 #include "server/reply_writer.h"
@@ -43,6 +44,10 @@ struct ClientState {
   // look finds nothing, and takes it back.
   std::shared_ptr<BlockingCommand> may_block;
   ClientSubscriptions pubsub;  // SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE
+  // What other clients' CLIENT LIST shows of this one (null: a Session with
+  // no connection, listed nowhere). Commands that change what it shows
+  // call RefreshListing().
+  std::shared_ptr<ClientDirectory::Listing> listing;
 };
 
 struct DeferredReply;

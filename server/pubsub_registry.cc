@@ -1,6 +1,7 @@
 #include "server/pubsub_registry.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "engines/rules/glob.h"
@@ -78,6 +79,20 @@ bool PubSubRegistry::SubscribePattern(std::string_view pattern, uint64_t client,
 bool PubSubRegistry::UnsubscribePattern(std::string_view pattern, uint64_t client) {
   WriterLock lock(mutex_);
   return RemoveSubscriber(patterns_, pattern, client);
+}
+
+void PubSubRegistry::RemoveClient(uint64_t client) {
+  WriterLock lock(mutex_);
+  auto remove_from = [client](auto& names) {
+    for (auto it = names.begin(); it != names.end();) {
+      auto& subscribers = it->second;
+      std::erase_if(subscribers, [client](const auto& entry) { return entry.first == client; });
+      it = subscribers.empty() ? names.erase(it) : std::next(it);
+    }
+  };
+  remove_from(channels_);
+  remove_from(shard_channels_);
+  remove_from(patterns_);
 }
 
 int64_t PubSubRegistry::Publish(Space space, std::string_view channel, std::string_view payload) {

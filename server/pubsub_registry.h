@@ -79,6 +79,9 @@ class PubSubRegistry {
   bool SubscribePattern(std::string_view pattern, uint64_t client,
                         const std::shared_ptr<PubSubMailbox>& mailbox);
   bool UnsubscribePattern(std::string_view pattern, uint64_t client);
+  // Every subscription of `client` (CLIENT KILL: gone before the client's
+  // own thread closes it, as Redis frees a killed client at once).
+  void RemoveClient(uint64_t client);
 
   // Queues `payload` for every subscriber of `channel` (and, in kGlobal,
   // of every matching pattern); returns how many deliveries it made.

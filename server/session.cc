@@ -61,6 +61,7 @@ Session::Session(ServerContext& ctx, ClientInfo info)
 Session::~Session() {
   CancelBlocking();
   LeavePubSub();
+  Unlist();
   ctx_.watches.UnwatchAll(client_.transaction.watcher());
   for (auto& watcher : exec_watchers_) ctx_.watches.UnwatchAll(*watcher);
 }
@@ -70,6 +71,17 @@ void Session::SetPushWake(std::function<void()> wake) { client_.pubsub.wake = st
 void Session::RenderPushes(std::string& out) { out += RenderPubSubMessages(client_); }
 
 void Session::LeavePubSub() { client_.pubsub.LeaveAll(ctx_.pubsub, client_.info.id); }
+
+void Session::ListAs(std::function<void()> close) {
+  client_.listing = ctx_.clients.Add(client_.info, std::move(close));
+  RefreshListing(client_);
+}
+
+void Session::Unlist() {
+  if (!client_.listing) return;
+  ctx_.clients.Remove(client_.info.id);
+  client_.listing.reset();
+}
 
 namespace {
 
@@ -263,10 +275,12 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
     writer.Error(kOomError);
   } else if (spec->flags & CommandSpec::kExec) {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+    if (client_.listing) client_.listing->set_last_command(&spec->name);
     RunExec(immediate);
     return;
   } else {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+    if (client_.listing) client_.listing->set_last_command(&spec->name);
     const size_t first_op = batch_.ops.size();
     CommandCall call(args_, ctx_, client_, batch_, immediate, render_state_);
     spec->handler(call);

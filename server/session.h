@@ -111,6 +111,12 @@ class Session {
   // Leaves every channel and pattern (the client goes away); also done by
   // the destructor. Safe to call more than once.
   void LeavePubSub();
+  // CLIENT LIST and CLIENT KILL: lists this client in the server's
+  // directory; `close` (called from any thread, so it must only post)
+  // closes its connection. Unlist() takes it out (closing; the destructor
+  // does it too).
+  void ListAs(std::function<void()> close);
+  void Unlist();
   // The next Process() call is a sampled request's (stage_sample.h): it
   // notes when the first command is parsed, when its batch is handed to the
   // engine (pointing the batch at sample->engine), when the result comes

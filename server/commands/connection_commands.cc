@@ -1,7 +1,10 @@
 // Connection commands: PING ECHO QUIT RESET AUTH HELLO SELECT CLIENT — the
 // per-client state (authentication, name) and the handshakes clients do on
 // connect. Replies follow Redis 7.0's server.c, networking.c and acl.c.
+#include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
@@ -58,6 +61,7 @@ void Reset(CommandCall& call) {
   call.client.protocol = RespVersion::kResp2;
   call.client.name.clear();
   call.client.authenticated = call.server.settings.requirepass.empty();
+  RefreshListing(call.client);
   call.reply().SimpleString("RESET");
 }
 
@@ -154,6 +158,7 @@ void Hello(CommandCall& call) {
     call.client.name = std::string(*name);
   }
   if (protocol) call.client.protocol = *protocol;
+  RefreshListing(call.client);
   ReplyWriter reply = call.reply();
   reply.MapHeader(7);
   reply.Bulk("server");
@@ -185,24 +190,202 @@ void Select(CommandCall& call) {
   }
 }
 
-// Redis's client flags letters, in its order: P (Pub/Sub), U (Unix
-// socket), or N for none.
-std::string ClientFlags(const ClientState& client) {
+using Listing = ClientDirectory::Listing;
+
+Listing::View ViewOf(const ClientState& client) {
+  return {.name = client.name,
+          .protocol = static_cast<int>(client.protocol),
+          .channels = client.pubsub.channels.size(),
+          .patterns = client.pubsub.patterns.size(),
+          .shard_channels = client.pubsub.shard_channels.size(),
+          .pubsub = client.pubsub.active};
+}
+
+// One line of CLIENT LIST (catClientInfoString()): the fields kvlab knows
+// of every client, in Redis's order and spelling. Left out, rather than
+// made up: idle (kvlab reads no clock per command), multi, the buffer
+// sizes, events, redir.
+std::string ClientLine(const ClientInfo& info, const Listing::View& view,
+                       const std::string* last_command) {
   std::string flags;
-  if (client.pubsub.active) flags += 'P';
-  if (client.info.is_unix) flags += 'U';
-  return flags.empty() ? "N" : flags;
+  if (view.pubsub) flags += 'P';
+  if (info.is_unix) flags += 'U';
+  if (flags.empty()) flags = "N";
+  const auto age = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::steady_clock::now() - info.connected_at);
+  return "id=" + std::to_string(info.id) + " addr=" + info.peer_address +
+         " laddr=" + info.local_address + " fd=" + std::to_string(info.fd) + " name=" + view.name +
+         " age=" + std::to_string(age.count()) + " flags=" + flags +
+         " db=0 sub=" + std::to_string(view.channels) + " psub=" + std::to_string(view.patterns) +
+         " ssub=" + std::to_string(view.shard_channels) +
+         " cmd=" + (last_command != nullptr ? *last_command : std::string("NULL")) +
+         " user=default resp=" + std::to_string(view.protocol) + "\n";
 }
 
 std::string ClientInfoLine(const ClientState& client) {
-  const ClientInfo& info = client.info;
-  return "id=" + std::to_string(info.id) + " addr=" + info.peer_address +
-         " laddr=" + info.local_address + " fd=" + std::to_string(info.fd) +
-         " name=" + client.name + " db=0 flags=" + ClientFlags(client) +
-         " sub=" + std::to_string(client.pubsub.channels.size()) +
-         " psub=" + std::to_string(client.pubsub.patterns.size()) +
-         " ssub=" + std::to_string(client.pubsub.shard_channels.size()) +
-         " user=default resp=" + std::to_string(static_cast<int>(client.protocol)) + "\n";
+  return ClientLine(client.info, ViewOf(client),
+                    client.listing ? client.listing->last_command() : nullptr);
+}
+
+// Redis's getClientTypeByName(): kvlab's clients are all `normal` or `pubsub`.
+enum class ClientType { kNormal, kReplica, kMaster, kPubSub, kUnknown };
+ClientType ClientTypeNamed(std::string_view name) {
+  if (EqualsIgnoreCase(name, "normal")) return ClientType::kNormal;
+  if (EqualsIgnoreCase(name, "slave") || EqualsIgnoreCase(name, "replica"))
+    return ClientType::kReplica;
+  if (EqualsIgnoreCase(name, "pubsub")) return ClientType::kPubSub;
+  if (EqualsIgnoreCase(name, "master")) return ClientType::kMaster;
+  return ClientType::kUnknown;
+}
+ClientType TypeOf(const Listing::View& view) {
+  return view.pubsub ? ClientType::kPubSub : ClientType::kNormal;
+}
+
+// CLIENT LIST [TYPE type | ID id [id ...]]: every client, this one from
+// its own state (the others from their listings).
+void ClientList(CommandCall& call) {
+  const auto& args = call.args;
+  std::optional<ClientType> type;
+  std::vector<uint64_t> ids;
+  bool by_id = false;
+  if (args.size() == 4 && EqualsIgnoreCase(args[2], "type")) {
+    type = ClientTypeNamed(args[3]);
+    if (*type == ClientType::kUnknown) {
+      call.reply().Error("ERR Unknown client type '" + std::string(AsCString(args[3])) + "'");
+      return;
+    }
+  } else if (args.size() > 3 && EqualsIgnoreCase(args[2], "id")) {
+    by_id = true;
+    for (size_t i = 3; i < args.size(); ++i) {
+      const std::optional<int64_t> id = ParseRedisInt64(args[i]);
+      if (!id) {
+        call.reply().Error("ERR Invalid client ID");
+        return;
+      }
+      ids.push_back(static_cast<uint64_t>(*id));
+    }
+  } else if (args.size() != 2) {
+    call.reply().Error(kSyntaxError);
+    return;
+  }
+  const uint64_t self = call.client.info.id;
+  std::string text;
+  if (by_id) {
+    for (uint64_t id : ids) {
+      if (id == self) {
+        text += ClientInfoLine(call.client);
+      } else if (auto listing = call.server.clients.Find(id)) {
+        text += ClientLine(listing->info(), listing->view(), listing->last_command());
+      }
+    }
+    call.reply().Verbatim(text);
+    return;
+  }
+  bool self_listed = false;
+  for (const auto& listing : call.server.clients.All()) {
+    if (listing->info().id == self) {
+      self_listed = true;
+      if (!type || TypeOf(ViewOf(call.client)) == *type) text += ClientInfoLine(call.client);
+      continue;
+    }
+    const Listing::View view = listing->view();
+    if (type && TypeOf(view) != *type) continue;
+    text += ClientLine(listing->info(), view, listing->last_command());
+  }
+  // A Session with no connection lists itself all the same.
+  if (!self_listed && (!type || TypeOf(ViewOf(call.client)) == *type)) {
+    text += ClientInfoLine(call.client);
+  }
+  call.reply().Verbatim(text);
+}
+
+// CLIENT KILL addr | CLIENT KILL [ID id] [TYPE type] [USER user] [ADDR
+// addr] [LADDR laddr] [SKIPME yes|no] ... (clientKillCommand()). A killed
+// client leaves the directory and its channels at once, as Redis frees it;
+// its socket closes on its own thread. This client, when it matches,
+// closes after the reply.
+void ClientKill(CommandCall& call) {
+  const auto& args = call.args;
+  std::optional<std::string_view> addr, laddr;
+  std::optional<ClientType> type;
+  uint64_t id = 0;
+  bool skip_self = true;
+  if (args.size() == 3) {
+    addr = args[2];
+    skip_self = false;  // with the old form a client may kill itself
+  } else {
+    for (size_t i = 2; i < args.size(); i += 2) {
+      if (i + 1 >= args.size()) {
+        call.reply().Error(kSyntaxError);
+        return;
+      }
+      const std::string_view option = args[i], value = args[i + 1];
+      if (EqualsIgnoreCase(option, "id")) {
+        const std::optional<int64_t> parsed = ParseRedisInt64(value);
+        if (!parsed || *parsed < 1) {
+          call.reply().Error("ERR client-id should be greater than 0");
+          return;
+        }
+        id = static_cast<uint64_t>(*parsed);
+      } else if (EqualsIgnoreCase(option, "type")) {
+        type = ClientTypeNamed(value);
+        if (*type == ClientType::kUnknown) {
+          call.reply().Error("ERR Unknown client type '" + std::string(AsCString(value)) + "'");
+          return;
+        }
+      } else if (EqualsIgnoreCase(option, "addr")) {
+        addr = value;
+      } else if (EqualsIgnoreCase(option, "laddr")) {
+        laddr = value;
+      } else if (EqualsIgnoreCase(option, "user")) {
+        if (value != "default") {
+          call.reply().Error("ERR No such user '" + std::string(AsCString(value)) + "'");
+          return;
+        }
+      } else if (EqualsIgnoreCase(option, "skipme")) {
+        if (EqualsIgnoreCase(value, "yes")) {
+          skip_self = true;
+        } else if (EqualsIgnoreCase(value, "no")) {
+          skip_self = false;
+        } else {
+          call.reply().Error(kSyntaxError);
+          return;
+        }
+      } else {
+        call.reply().Error(kSyntaxError);
+        return;
+      }
+    }
+  }
+  const uint64_t self = call.client.info.id;
+  auto matches = [&](const ClientInfo& info, const Listing::View& view) {
+    return (!addr || info.peer_address == *addr) && (!laddr || info.local_address == *laddr) &&
+           (!type || TypeOf(view) == *type) && (id == 0 || info.id == id);
+  };
+  int64_t killed = 0;
+  bool close_self = false;
+  for (const auto& listing : call.server.clients.All()) {
+    const ClientInfo& info = listing->info();
+    if (info.id == self || !matches(info, listing->view())) continue;
+    call.server.clients.Remove(info.id);
+    call.server.pubsub.RemoveClient(info.id);
+    listing->Close();
+    ++killed;
+  }
+  if (!skip_self && matches(call.client.info, ViewOf(call.client))) {
+    close_self = true;
+    ++killed;
+  }
+  if (args.size() == 3) {
+    if (killed == 0) {
+      call.reply().Error("ERR No such client");
+    } else {
+      call.reply().Ok();
+    }
+  } else {
+    call.reply().Integer(killed);
+  }
+  if (close_self) call.client.close_after_reply = true;
 }
 
 // CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 when client `id` was blocked (it
@@ -257,13 +440,18 @@ void Client(CommandCall& call) {
       return;
     }
     call.client.name = std::string(args[2]);
+    RefreshListing(call.client);
     call.reply().Ok();
   } else if (EqualsIgnoreCase(sub, "info")) {
     if (arity_is(2, "client|info")) call.reply().Verbatim(ClientInfoLine(call.client));
   } else if (EqualsIgnoreCase(sub, "list")) {
-    // Only this connection is known to its Session; other clients live on
-    // other threads.
-    call.reply().Verbatim(ClientInfoLine(call.client));
+    ClientList(call);
+  } else if (EqualsIgnoreCase(sub, "kill")) {
+    if (args.size() < 3) {
+      call.reply().Error(WrongArityError("client|kill"));
+      return;
+    }
+    ClientKill(call);
   } else if (EqualsIgnoreCase(sub, "unblock")) {
     ClientUnblock(call);
   } else {
@@ -273,6 +461,10 @@ void Client(CommandCall& call) {
 }
 
 }  // namespace
+
+void RefreshListing(const ClientState& client) {
+  if (client.listing) client.listing->set_view(ViewOf(client));
+}
 
 void RegisterConnectionCommands(CommandTable& table) {
   using F = CommandSpec;

@@ -52,6 +52,7 @@ void SubscribeIn(CommandCall& call, Space space) {
     }
   }
   subs.active = true;
+  RefreshListing(call.client);
 }
 
 void UnsubscribeIn(CommandCall& call, Space space) {
@@ -80,6 +81,7 @@ void UnsubscribeIn(CommandCall& call, Space space) {
     }
   }
   if (subs.Total() == 0) subs.active = false;
+  RefreshListing(call.client);
 }
 
 void Subscribe(CommandCall& call) {
@@ -105,6 +107,7 @@ void PSubscribe(CommandCall& call) {
     Confirm(call, "psubscribe", &pattern, subs.Count());
   }
   subs.active = true;
+  RefreshListing(call.client);
 }
 
 void PUnsubscribe(CommandCall& call) {
@@ -131,6 +134,7 @@ void PUnsubscribe(CommandCall& call) {
     }
   }
   if (subs.Total() == 0) subs.active = false;
+  RefreshListing(call.client);
 }
 
 void Publish(CommandCall& call) {

@@ -34,6 +34,9 @@ void RegisterPubSubCommands(CommandTable& table);
 // The Pub/Sub messages waiting in `client`'s mailbox, taken and rendered in
 // its protocol (pubsub_commands.cc).
 std::string RenderPubSubMessages(ClientState& client);
+// Copies what CLIENT LIST shows of `client` (name, protocol, subscriptions)
+// into its listing, if it has one (connection_commands.cc).
+void RefreshListing(const ClientState& client);
 
 // The reply of one container or string-command operation, whatever its
 // kind (container_commands.cc).

@@ -46,7 +46,8 @@ Connection::Connection(EventLoop& loop, int socket_fd, ServerContext& context, C
       stats_(context.stats),
       stages_(context.stages),
       engine_(context.engine),
-      durable_log_(context.append_log) {
+      durable_log_(context.append_log),
+      killable_fd_(socket_fd) {
   stats_.connected_clients.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -73,6 +74,9 @@ void Connection::Start() {
     loop->Post([weak] {
       if (std::shared_ptr<Connection> self = weak.lock()) self->OnPushWake();
     });
+  });
+  session_.ListAs([weak = weak_from_this()] {  // CLIENT KILL, on the killer's thread
+    if (std::shared_ptr<Connection> self = weak.lock()) self->Kill();
   });
   if (!loop_.Watch(fd_, shared_from_this(), WantedEvents())) CloseNow();
 }
@@ -378,9 +382,24 @@ void Connection::Flush() {
   if ((session_done_ || peer_done_) && !pending_batch_ && !blocked_ && held_.empty()) CloseNow();
 }
 
+// Any thread: the socket is shut down at once, so the client sees the close
+// before the killer's reply (Redis frees a killed client synchronously);
+// the rest of the close runs on this connection's thread.
+void Connection::Kill() {
+  {
+    MutexLock lock(kill_mutex_);
+    if (killable_fd_ >= 0) ::shutdown(killable_fd_, SHUT_RDWR);
+  }
+  loop_.Post([self = shared_from_this()] { self->CloseNow(); });
+}
+
 void Connection::CloseNow() {
   if (closed_) return;
   closed_ = true;
+  {
+    MutexLock lock(kill_mutex_);  // no Kill() may shut down a reused number
+    killable_fd_ = -1;
+  }
   // Forget before close: the descriptor number may be reused at once.
   loop_.Forget(fd_);
   ::shutdown(fd_, SHUT_RDWR);
@@ -393,6 +412,7 @@ void Connection::CloseNow() {
   staged_input_.shrink_to_fit();
   session_.CancelBlocking();  // what it was offered goes to the next waiter
   session_.LeavePubSub();     // no more messages for it
+  session_.Unlist();          // gone from CLIENT LIST
   std::string().swap(held_);
   Unregister();  // the slot counts against --maxclients no longer
 }

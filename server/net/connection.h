@@ -28,7 +28,9 @@
 // timed from the wake-up that ran the return.
 //
 // Thread-safety: every member runs on the connection's EventLoop thread;
-// only the resume callback is invoked elsewhere, and it only posts.
+// only the resume callback is invoked elsewhere, and it only posts, and
+// Kill() (CLIENT KILL on another connection), which shuts the socket down
+// under kill_mutex_ and posts the close.
 #pragma once
 
 #include <array>
@@ -36,6 +38,7 @@
 #include <memory>
 #include <string>
 
+#include "base/mutex.h"
 #include "server/net/event_loop.h"
 #include "server/server_settings.h"
 #include "server/session.h"
@@ -73,6 +76,9 @@ class Connection final : public EventLoop::Watcher,
   // Both must run on the connection's loop thread.
   void Start();
   void CloseNow();
+  // CLIENT KILL from any thread: shuts the socket down now, closes on the
+  // connection's thread.
+  void Kill();
 
   void OnReady(uint32_t events) override;
   // A blocked client's registry woke it (posted to this loop).
@@ -142,6 +148,9 @@ class Connection final : public EventLoop::Watcher,
   bool sample_on_resume_ = false;  // a read owed a sample while a batch was away
   // Pub/Sub messages arrived while a batch was away: delivered on its return.
   bool pushes_owed_ = false;
+  // The socket as Kill() may shut it down: -1 once CloseNow() closes it.
+  Mutex kill_mutex_;
+  int killable_fd_ GUARDED_BY(kill_mutex_);
 };
 
 }  // namespace kvlab

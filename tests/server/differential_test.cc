@@ -991,6 +991,36 @@ TEST_P(DifferentialTest, ResetClearsTheConnectionAsRedisDoes) {
   CompareSteps(redis, GetParam(), steps);
 }
 
+// CLIENT KILL's and CLIENT LIST's errors and their replies that name no
+// client (each server's own clients differ, so only those are compared).
+TEST_P(DifferentialTest, ClientKillAndListErrorsAsRedis) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  const std::vector<std::vector<std::vector<std::string>>> steps = {
+      {{"CLIENT", "KILL"},
+       {"CLIENT", "KILL", "1.2.3.4:5"},
+       {"CLIENT", "KILL", "ADDR", "1.2.3.4:5"},
+       {"CLIENT", "KILL", "ID", "0"},
+       {"CLIENT", "KILL", "ID", "-1"},
+       {"CLIENT", "KILL", "ID", "abc"},
+       {"CLIENT", "KILL", "ID", "999999"},
+       {"CLIENT", "KILL", "TYPE", "bogus"},
+       {"CLIENT", "KILL", "TYPE", "master"},
+       {"CLIENT", "KILL", "USER", "nobody"},
+       {"CLIENT", "KILL", "SKIPME", "maybe"},
+       {"CLIENT", "KILL", "LADDR", "9.9.9.9:1", "SKIPME", "yes"},
+       {"CLIENT", "KILL", "ID", "999999", "TYPE"},
+       {"CLIENT", "KILL", "BOGUS", "x"}},
+      {{"CLIENT", "LIST", "TYPE", "bogus"},
+       {"CLIENT", "LIST", "ID", "abc"},
+       {"CLIENT", "LIST", "ID", "999999"},
+       {"CLIENT", "LIST", "TYPE", "replica"},
+       {"CLIENT", "LIST", "bogus"},
+       {"CLIENT", "LIST", "TYPE"}},
+  };
+  CompareSteps(redis, GetParam(), steps);
+}
+
 // COMMAND GETKEYS over fixed positions, the numkeys commands (a count that
 // is not an integer, too large, zero, negative, or an integer only to
 // atoi(), which Redis's getkeys procedure then reads), SORT's last STORE,
