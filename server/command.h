@@ -31,6 +31,11 @@ namespace kvlab {
 
 struct BlockingCommand;  // server/blocking_command.h
 
+// CLIENT REPLY: kOff drops every reply; SKIP sets kSkipNext, which the
+// next command turns into kSkip (its replies dropped) and then back to kOn.
+// Pushes (Pub/Sub) are never dropped.
+enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext, kSkip };
+
 // Per-connection state commands read and change.
 struct ClientState {
   ClientInfo info;
@@ -38,6 +43,7 @@ struct ClientState {
   bool close_after_reply = false;              // QUIT
   std::string name;                            // CLIENT SETNAME
   RespVersion protocol = RespVersion::kResp2;  // HELLO 2 | HELLO 3
+  ReplyMode reply_mode = ReplyMode::kOn;       // CLIENT REPLY
   Transaction transaction;                     // MULTI ... EXEC, WATCH
   // Set by a blocking command (CommandSpec::kBlocking) that may wait for
   // its keys, outside EXEC: the Session blocks the client if its first

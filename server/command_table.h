@@ -51,6 +51,9 @@ struct CommandSpec {
     // queued batch has run, and the last command of its batch, so that the
     // client's later commands wait while it is blocked, as in Redis.
     kBlocking = 1u << 9,
+    // Its replies are pushes (Pub/Sub confirmations): CLIENT REPLY OFF and
+    // SKIP do not silence them (Redis's CLIENT_PUSHING).
+    kPushReply = 1u << 10,
   };
   std::string name;  // lower case, as Redis reports it
   int arity = 0;

@@ -232,6 +232,32 @@ bool Session::DecidesMemory(const CommandSpec& spec) const {
 }
 
 void Session::Dispatch(const CommandSpec* spec, std::string& out) {
+  if (client_.pubsub.mailbox || client_.reply_mode != ReplyMode::kOn) [[unlikely]] {
+    DispatchWithPushesOrSilence(spec, out);
+    return;
+  }
+  DispatchCommand(spec, out);
+}
+
+// The rare cases around a command: Pub/Sub messages that wait (published
+// before it runs, they come first, as in a Redis client's buffer) and
+// CLIENT REPLY OFF|SKIP (its replies are dropped, pushes kept).
+void Session::DispatchWithPushesOrSilence(const CommandSpec* spec, std::string& out) {
+  if (slots_.empty() && client_.pubsub.HasMessages()) RenderPushes(out);
+  ReplyMode& mode = client_.reply_mode;
+  if (mode == ReplyMode::kSkipNext) mode = ReplyMode::kSkip;  // this command's
+  const size_t out_mark = out.size();
+  const size_t slots_before = slots_.size();
+  DispatchCommand(spec, out);
+  // Decided after the command: CLIENT REPLY ON's own +OK is sent.
+  const bool silent = mode == ReplyMode::kOff || mode == ReplyMode::kSkip;
+  if (mode == ReplyMode::kSkip) mode = ReplyMode::kOn;
+  if (!silent || (spec != nullptr && (spec->flags & CommandSpec::kPushReply))) return;
+  if (slots_before == 0 && out.size() > out_mark) out.resize(out_mark);
+  for (size_t i = slots_before; i < slots_.size(); ++i) slots_[i].silent = true;
+}
+
+void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
   std::string& immediate = slots_.empty() ? out : scratch_;
   ReplyWriter writer(immediate, client_.protocol);
   Transaction& transaction = client_.transaction;
@@ -525,7 +551,8 @@ bool Session::BlockingLookAnswers() {
 bool Session::ResumeBlocked(std::string& out) {
   if (retry_keys_.empty()) {
     BlockingRegistry::Wake wake = ctx_.blocking.Arm(*waiter_);
-    ReplyWriter writer(out, client_.protocol);
+    std::string dropped;  // CLIENT REPLY OFF since it blocked: the answer goes nowhere
+    ReplyWriter writer(client_.reply_mode == ReplyMode::kOff ? dropped : out, client_.protocol);
     switch (wake.event) {
       case BlockingRegistry::Event::kNone:
         return false;
@@ -551,6 +578,7 @@ bool Session::ResumeBlocked(std::string& out) {
   ReplySlot& slot = slots_.emplace_back();
   slot.deferred = call.deferred_reply();
   slot.protocol = client_.protocol;
+  slot.silent = client_.reply_mode == ReplyMode::kOff;
   if (append_log_ != nullptr && slot.deferred.op_count != 0) {
     LogBlockingAttempt(slot.deferred.first_op);
   }
@@ -588,6 +616,7 @@ void Session::RenderSlots(std::string& out) {
     }
     if (slot.exec_header) {
       dropping_exec = slot.exec_group >= 0 && batch_.groups[slot.exec_group].aborted;
+      if (slot.silent) continue;  // CLIENT REPLY OFF|SKIP: its members are silent too
       if (dropping_exec) {
         writer.NilArray();
       } else {
@@ -595,7 +624,7 @@ void Session::RenderSlots(std::string& out) {
       }
       continue;
     }
-    if (slot.exec_member && dropping_exec) continue;
+    if ((slot.exec_member && dropping_exec) || slot.silent) continue;
     const DeferredReply& deferred = slot.deferred;
     if (deferred.render == nullptr) {
       out.append(slot.text);

@@ -135,6 +135,7 @@ class Session {
     DeferredReply deferred;
     bool exec_header = false;
     bool exec_member = false;
+    bool silent = false;      // CLIENT REPLY OFF|SKIP: rendered as nothing
     uint32_t exec_count = 0;  // header: how many members follow
     int32_t exec_group = -1;  // header: its AtomicGroup in the batch, -1 if none
     // The connection's protocol when the command ran: a HELLO later in the
@@ -151,6 +152,8 @@ class Session {
   template <bool kSampled>
   void ParseAndDispatch(std::string& out);
   void Dispatch(const CommandSpec* spec, std::string& out);
+  void DispatchWithPushesOrSilence(const CommandSpec* spec, std::string& out);
+  void DispatchCommand(const CommandSpec* spec, std::string& out);
   // EXEC: the queued commands into the batch as one AtomicGroup.
   void RunExec(std::string& immediate);
 

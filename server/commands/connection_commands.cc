@@ -27,10 +27,8 @@ void Ping(CommandCall& call) {
   if (call.args.size() > 2) {
     call.reply().Error(WrongArityError("ping"));
   } else if (call.client.pubsub.active && call.client.protocol == RespVersion::kResp2) {
-    // A RESP2 subscriber's replies are all arrays (pingCommand()), after
-    // the messages published before it.
+    // A RESP2 subscriber's replies are all arrays (pingCommand()).
     ReplyWriter reply = call.reply();
-    if (call.client.pubsub.HasMessages()) reply.Raw(RenderPubSubMessages(call.client));
     reply.ArrayHeader(2);
     reply.Bulk("pong");
     reply.Bulk(call.args.size() == 2 ? call.args[1] : std::string_view());
@@ -446,6 +444,20 @@ void Client(CommandCall& call) {
     if (arity_is(2, "client|info")) call.reply().Verbatim(ClientInfoLine(call.client));
   } else if (EqualsIgnoreCase(sub, "list")) {
     ClientList(call);
+  } else if (EqualsIgnoreCase(sub, "reply")) {
+    // CLIENT REPLY ON|OFF|SKIP: the Session drops the replies (Dispatch).
+    if (!arity_is(3, "client|reply")) return;
+    ReplyMode& mode = call.client.reply_mode;
+    if (EqualsIgnoreCase(args[2], "on")) {
+      mode = ReplyMode::kOn;
+      call.reply().Ok();
+    } else if (EqualsIgnoreCase(args[2], "off")) {
+      mode = ReplyMode::kOff;
+    } else if (EqualsIgnoreCase(args[2], "skip")) {
+      if (mode != ReplyMode::kOff) mode = ReplyMode::kSkipNext;
+    } else {
+      call.reply().Error(kSyntaxError);
+    }
   } else if (EqualsIgnoreCase(sub, "kill")) {
     if (args.size() < 3) {
       call.reply().Error(WrongArityError("client|kill"));

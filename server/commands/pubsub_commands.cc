@@ -234,33 +234,39 @@ void RegisterPubSubCommands(CommandTable& table) {
   using F = CommandSpec::Flags;
   table.Add({.name = "subscribe",
              .arity = -2,
+             .flags = F::kPushReply,
              .handler = Subscribe,
              .group = "pubsub",
              .summary = "Listen for messages published to the given channels"});
   table.Add({.name = "unsubscribe",
              .arity = -1,
+             .flags = F::kPushReply,
              .handler = Unsubscribe,
              .group = "pubsub",
              .summary = "Stop listening for messages posted to the given channels"});
   table.Add({.name = "psubscribe",
              .arity = -2,
+             .flags = F::kPushReply,
              .handler = PSubscribe,
              .group = "pubsub",
              .summary = "Listen for messages published to channels matching the given patterns"});
   table.Add(
       {.name = "punsubscribe",
        .arity = -1,
+       .flags = F::kPushReply,
        .handler = PUnsubscribe,
        .group = "pubsub",
        .summary = "Stop listening for messages posted to channels matching the given patterns"});
   table.Add({.name = "ssubscribe",
              .arity = -2,
+             .flags = F::kPushReply,
              .handler = SSubscribe,
              .keys = {.first = 1, .last = -1, .step = 1},
              .group = "pubsub",
              .summary = "Listen for messages published to the given shard channels"});
   table.Add({.name = "sunsubscribe",
              .arity = -1,
+             .flags = F::kPushReply,
              .handler = SUnsubscribe,
              .keys = {.first = 1, .last = -1, .step = 1},
              .group = "pubsub",

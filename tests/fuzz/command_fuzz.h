@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/ascii_case.h"
 #include "engines/engine.h"
 #include "server/command_table.h"
 #include "server/server_context.h"
@@ -453,10 +454,84 @@ class CommandFuzzEngine {
   }
 
   // Runs one command and checks the invariants; `watchdog` may be null.
+  // One reply per command, but: a Pub/Sub (un)subscribe answers one per
+  // channel (then the fuzzer leaves every channel again, or the RESP2
+  // subscribed context would refuse the rest of the run); CLIENT REPLY
+  // OFF|SKIP answers nothing (then CLIENT REPLY ON); a CLIENT KILL that
+  // matched the client itself closes it (then a new session). An EXEC
+  // that ran an (un)subscribe counts as one (Redis's EXEC array holds one
+  // element per command, and such a command may add several).
   void Run(const Command& command, CommandWatchdog* watchdog) {
     if (watchdog) watchdog->Arm(kind_, command);
-    session_->input() += EncodeResp(command);
+    const CommandSpec* spec = CommandTable::Instance().Find(command[0]);
+    const std::string name = AsciiLowercase(command[0]);
+    const bool ends_multi = name == "exec" || name == "discard" || name == "reset";
+    bool pushes = spec != nullptr && (spec->flags & CommandSpec::kPushReply);
+    bool client_reply = IsClient(command, "reply");
+    if (in_multi_ && pushes) queued_push_ = true;
+    if (in_multi_ && client_reply) queued_reply_ = true;
+    if (ends_multi) {
+      pushes |= queued_push_;
+      client_reply |= queued_reply_;
+      in_multi_ = queued_push_ = queued_reply_ = false;
+    }
+    const bool client_kill = IsClient(command, "kill");
     std::string out;
+    const Session::Progress progress = Exchange(command, out);
+    if (watchdog) watchdog->Disarm();
+    if (progress == Session::Progress::kClose && client_kill) {
+      NewSession();
+      ++commands_run_;
+      return;
+    }
+    if (progress == Session::Progress::kClose) Violation(kind_, command, "session closed", out);
+    if (progress == Session::Progress::kOutputLimit) {
+      Violation(kind_, command, "reply passed the 64 MB output limit", out);
+    }
+    const ReplyCheck check = RespReplyValidator::CheckAll(out);
+    if (!check.ok) Violation(kind_, command, "malformed reply: " + check.error, out);
+    const bool count_ok = client_reply && ends_multi ? true  // whatever it silenced
+                          : pushes                   ? check.replies >= 1
+                          : client_reply             ? check.replies <= 1
+                                                     : check.replies == 1;
+    if (!count_ok) {
+      Violation(kind_, command, std::to_string(check.replies) + " replies to one command", out);
+    }
+    if (name == "multi" && out == "+OK\r\n") in_multi_ = true;
+    if (pushes && !in_multi_) {
+      for (const Command& leave :
+           {Command{"UNSUBSCRIBE"}, Command{"PUNSUBSCRIBE"}, Command{"SUNSUBSCRIBE"}}) {
+        std::string left;
+        Exchange(leave, left);
+        if (!RespReplyValidator::CheckAll(left).ok) {
+          Violation(kind_, leave, "malformed reply after " + Describe(command), left);
+        }
+      }
+    }
+    if (client_reply && !in_multi_) {
+      std::string on;
+      Exchange({"CLIENT", "REPLY", "ON"}, on);
+      if (on != "+OK\r\n")
+        Violation(kind_, command, "CLIENT REPLY ON after it did not answer +OK", on);
+    }
+    if (out[0] == '-') ++error_replies_;
+    ++commands_run_;
+  }
+
+  uint64_t commands_run() const { return commands_run_; }
+  // How many of them were answered with an error (arity, syntax, type...):
+  // a run that is nearly all errors exercises little.
+  uint64_t error_replies() const { return error_replies_; }
+
+ private:
+  static bool IsClient(const Command& command, std::string_view subcommand) {
+    return command.size() >= 2 && AsciiLowercase(command[0]) == "client" &&
+           AsciiLowercase(command[1]) == subcommand;
+  }
+
+  // Sends `command` and runs the session until it answered (or closed).
+  Session::Progress Exchange(const Command& command, std::string& out) {
+    session_->input() += EncodeResp(command);
     Session::Progress progress;
     while (true) {
       progress = session_->Process(
@@ -472,27 +547,11 @@ class CommandFuzzEngine {
       resumed_cv_.wait(lock, [this] { return resumed_; });
       resumed_ = false;
     }
-    if (watchdog) watchdog->Disarm();
-    if (progress == Session::Progress::kClose) Violation(kind_, command, "session closed", out);
-    if (progress == Session::Progress::kOutputLimit) {
-      Violation(kind_, command, "reply passed the 64 MB output limit", out);
-    }
-    const ReplyCheck check = RespReplyValidator::CheckAll(out);
-    if (!check.ok) Violation(kind_, command, "malformed reply: " + check.error, out);
-    if (check.replies != 1) {
-      Violation(kind_, command, std::to_string(check.replies) + " replies to one command", out);
-    }
-    if (out[0] == '-') ++error_replies_;
-    ++commands_run_;
+    return progress;
   }
 
-  uint64_t commands_run() const { return commands_run_; }
-  // How many of them were answered with an error (arity, syntax, type...):
-  // a run that is nearly all errors exercises little.
-  uint64_t error_replies() const { return error_replies_; }
-
- private:
   void NewSession() {
+    in_multi_ = queued_push_ = queued_reply_ = false;
     session_.reset();
     session_ = std::make_unique<Session>(
         *context_,
@@ -508,6 +567,9 @@ class CommandFuzzEngine {
   bool resumed_ = false;
   uint64_t commands_run_ = 0;
   uint64_t error_replies_ = 0;
+  bool in_multi_ = false;      // a MULTI answered +OK and no EXEC, DISCARD or RESET since
+  bool queued_push_ = false;   // ... and it queued an (un)subscribe
+  bool queued_reply_ = false;  // ... or a CLIENT REPLY
 };
 
 inline const std::vector<std::string>& FuzzEngineKinds() {

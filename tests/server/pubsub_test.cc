@@ -229,6 +229,39 @@ TEST_P(PubSubTest, ShardChannelsAsRedis) {
   });
 }
 
+// CLIENT REPLY OFF drops every reply but pushes (Redis's CLIENT_PUSHING):
+// confirmations and messages still come; SKIP drops the next command's;
+// ON answers +OK and ends both; an engine command's deferred reply and an
+// EXEC's are dropped too.
+TEST_P(PubSubTest, ClientReplyKeepsOnlyPushesAsRedis) {
+  Compare({
+      {kSub, {{"CLIENT", "REPLY", "OFF"}, {"PING", "pong"}, {"SET", "k", "v"}, {"GET", "k"}}, 0},
+      {kSub, {{"CLIENT", "REPLY", "ON"}, {"PING", "pong3"}}, 2},
+      {kSub, {{"CLIENT", "REPLY", "SKIP"}, {"GET", "k"}, {"GET", "nokey"}}, 1},
+      {kSub, {{"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "ON"}, {"PING"}}, 2},
+      {kSub,
+       {{"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "SKIP"}, {"PING", "a"}, {"PING", "b"}},
+       1},
+      {kSub,
+       {{"CLIENT", "REPLY", "OFF"},
+        {"MULTI"},
+        {"INCR", "n"},
+        {"EXEC"},
+        {"CLIENT", "REPLY", "BOGUS"},
+        {"CLIENT", "REPLY"},
+        {"CLIENT", "REPLY", "ON"},
+        {"GET", "n"}},
+       2},
+      {kSub, {{"HELLO", "3"}}, 1},
+      {kSub, {{"CLIENT", "REPLY", "OFF"}, {"SUBSCRIBE", "channel"}, {"PSUBSCRIBE", "ch*"}}, 2},
+      {kPub, {{"PUBLISH", "channel", "hello"}}, 1},
+      {kSub, {}, 2},
+      {kSub,
+       {{"PING"}, {"UNSUBSCRIBE", "channel"}, {"PUNSUBSCRIBE", "ch*"}, {"CLIENT", "REPLY", "ON"}},
+       3},
+  });
+}
+
 // A client that goes away leaves every channel and pattern.
 TEST_P(PubSubTest, ClosedSubscriberLeavesItsChannels) {
   StartServer({"--io-threads", "2"});
