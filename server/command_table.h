@@ -73,6 +73,10 @@ class CommandTable {
   // nullptr when there is no such command.
   const CommandSpec* Find(std::string_view name) const;
   const std::vector<CommandSpec>& commands() const { return commands_; }
+  // `spec`'s position in commands(). REQUIRES: `spec` is one of them.
+  size_t IndexOf(const CommandSpec& spec) const {
+    return static_cast<size_t>(&spec - commands_.data());
+  }
 
   // Registration, used by the command files while the table is built.
   void Add(CommandSpec spec);

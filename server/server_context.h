@@ -24,6 +24,7 @@
 #include "server/pubsub_registry.h"
 #include "server/blocking_registry.h"
 #include "server/client_directory.h"
+#include "server/command_stats.h"
 #include "server/config_parameters.h"
 #include "server/server_settings.h"
 #include "server/stage_stats.h"
@@ -84,8 +85,9 @@ struct ServerContext {
   // Each I/O thread's busy versus waiting time (INFO stages' thread_io<i>),
   // in loop order; set by main() with io_thread_ids, before the first Session.
   std::vector<BusyWaitMeter*> io_thread_meters;
-  PubSubRegistry pubsub;    // SUBSCRIBE and PUBLISH across every connection
-  ClientDirectory clients;  // CLIENT LIST and CLIENT KILL across every connection
+  PubSubRegistry pubsub;       // SUBSCRIBE and PUBLISH across every connection
+  ClientDirectory clients;     // CLIENT LIST and CLIENT KILL across every connection
+  CommandStats command_stats;  // INFO commandstats and errorstats
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

@@ -239,6 +239,18 @@ void Session::Dispatch(const CommandSpec* spec, std::string& out) {
   DispatchCommand(spec, out);
 }
 
+void Session::FindStats() { stats_ = &ctx_.command_stats.ForThisThread(table_.commands().size()); }
+
+// An error reply at the front of `reply` (its command's, if known):
+// INFO errorstats, and commandstats' failed or rejected calls.
+void Session::CountError(const CommandSpec* spec, Outcome outcome, std::string_view reply) {
+  CommandStats::Block& stats = Stats();
+  stats.ErrorReply(reply.substr(1, reply.find('\r') - 1));
+  if (spec == nullptr) return;
+  if (outcome == Outcome::kRan) stats.Failed(table_.IndexOf(*spec));
+  if (outcome == Outcome::kRejected) stats.Rejected(table_.IndexOf(*spec));
+}
+
 // The rare cases around a command: Pub/Sub messages that wait (published
 // before it runs, they come first, as in a Redis client's buffer) and
 // CLIENT REPLY OFF|SKIP (its replies are dropped, pushes kept).
@@ -258,7 +270,9 @@ void Session::DispatchWithPushesOrSilence(const CommandSpec* spec, std::string& 
 }
 
 void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
+  Outcome outcome = Outcome::kRejected;
   std::string& immediate = slots_.empty() ? out : scratch_;
+  const size_t mark = immediate.size();
   ReplyWriter writer(immediate, client_.protocol);
   Transaction& transaction = client_.transaction;
   const bool queueing =
@@ -266,6 +280,7 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
   // Redis's rejectCommand(): inside MULTI these errors doom the EXEC, even
   // for commands that are never queued.
   if (spec == nullptr) {
+    outcome = Outcome::kUnknown;
     writer.Error(UnknownCommandError(args_));
     if (transaction.open()) transaction.Doom();
   } else if (!ArityMatches(spec->arity, args_.size())) {
@@ -292,6 +307,7 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
                  "this context");
     if (transaction.open()) transaction.Doom();
   } else if (queueing) {
+    outcome = Outcome::kQueued;
     transaction.Queue(args_);
     writer.SimpleString("QUEUED");
   } else if (DecidesMemory(*spec) && ctx_.engine.OverMemoryLimit()) {
@@ -302,14 +318,18 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
   } else if (spec->flags & CommandSpec::kExec) {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
     if (client_.listing) client_.listing->set_last_command(&spec->name);
-    RunExec(immediate);
+    RunExec(immediate, *spec);
+    Stats().Called(table_.IndexOf(*spec));
     return;
   } else {
+    outcome = Outcome::kRan;
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
     if (client_.listing) client_.listing->set_last_command(&spec->name);
+    const size_t index = table_.IndexOf(*spec);
     const size_t first_op = batch_.ops.size();
     CommandCall call(args_, ctx_, client_, batch_, immediate, render_state_);
     spec->handler(call);
+    Stats().Called(index);  // after it, as Redis counts (CONFIG RESETSTAT counts itself)
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
@@ -319,6 +339,7 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
       ReplySlot& slot = slots_.emplace_back();
       slot.deferred = call.deferred_reply();
       slot.protocol = client_.protocol;
+      slot.command = static_cast<int32_t>(index);  // failed_calls, once rendered
       // A command that queued operations deferred its reply: only such a
       // write has something to log.
       if (append_log_ != nullptr && (spec->flags & CommandSpec::kWrite) &&
@@ -332,13 +353,15 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
       return;
     }
   }
+  if (immediate.size() > mark && immediate[mark] == '-') [[unlikely]]
+    CountError(spec, outcome, std::string_view(immediate).substr(mark));
   if (!slots_.empty()) {
     slots_.push_back(ReplySlot{std::move(scratch_), {}});
     scratch_.clear();
   }
 }
 
-void Session::RunExec(std::string& immediate) {
+void Session::RunExec(std::string& immediate, const CommandSpec& exec) {
   ReplyWriter writer(immediate, client_.protocol);
   Transaction& transaction = client_.transaction;
   WatchRegistry::Watcher& watching = transaction.watcher();
@@ -350,6 +373,7 @@ void Session::RunExec(std::string& immediate) {
   };
   if (!transaction.open()) {
     writer.Error("ERR EXEC without MULTI");
+    CountError(&exec, Outcome::kRan, "-ERR");
     answer_now();
     return;
   }
@@ -358,6 +382,7 @@ void Session::RunExec(std::string& immediate) {
   if (doomed) {
     ctx_.watches.UnwatchAll(watching);
     writer.Error("EXECABORT Transaction discarded because of previous errors.");
+    CountError(&exec, Outcome::kRan, "-EXECABORT");
     answer_now();
     return;
   }
@@ -400,6 +425,13 @@ void Session::RunExec(std::string& immediate) {
     const size_t op_before = batch_.ops.size();
     CommandCall call(args, ctx_, client_, batch_, member.text, render_state_, /*in_exec=*/true);
     spec->handler(call);
+    const size_t index = table_.IndexOf(*spec);
+    Stats().Called(index);
+    member.command = static_cast<int32_t>(index);
+    if (!member.text.empty() && member.text[0] == '-') [[unlikely]] {
+      Stats().Failed(index);
+      Stats().ErrorReply(std::string_view(member.text).substr(1, member.text.find('\r') - 1));
+    }
     // Redis decides maxmemory for EXEC as a whole, before it runs.
     for (size_t i = op_before; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     if (call.deferred()) member.deferred = call.deferred_reply();
@@ -631,6 +663,7 @@ void Session::RenderSlots(std::string& out) {
       continue;
     }
     std::span<const OpResult> results = all.subspan(deferred.first_op, deferred.op_count);
+    const size_t at = out.size();
     // Errors any command's operations may meet, answered the same for every
     // command: the memory limit, and a key holding another type of value.
     const EngineError shared = SharedError(results);
@@ -640,6 +673,10 @@ void Session::RenderSlots(std::string& out) {
       writer.Error(kWrongTypeError);
     } else {
       deferred.render(deferred, results, writer, ctx_);
+    }
+    if (out.size() > at && out[at] == '-' && slot.command >= 0) [[unlikely]] {
+      Stats().Failed(static_cast<size_t>(slot.command));
+      Stats().ErrorReply(std::string_view(out).substr(at + 1, out.find('\r', at) - at - 1));
     }
   }
   slots.clear();

@@ -135,7 +135,10 @@ class Session {
     DeferredReply deferred;
     bool exec_header = false;
     bool exec_member = false;
-    bool silent = false;      // CLIENT REPLY OFF|SKIP: rendered as nothing
+    bool silent = false;  // CLIENT REPLY OFF|SKIP: rendered as nothing
+    // A deferred reply's command (its CommandTable index), for INFO
+    // commandstats' failed_calls once rendered; -1 for none.
+    int32_t command = -1;
     uint32_t exec_count = 0;  // header: how many members follow
     int32_t exec_group = -1;  // header: its AtomicGroup in the batch, -1 if none
     // The connection's protocol when the command ran: a HELLO later in the
@@ -153,9 +156,22 @@ class Session {
   void ParseAndDispatch(std::string& out);
   void Dispatch(const CommandSpec* spec, std::string& out);
   void DispatchWithPushesOrSilence(const CommandSpec* spec, std::string& out);
+  // What became of a command (INFO commandstats): unknown, refused before it
+  // ran (arity, NOAUTH, MOVED, OOM...), queued in MULTI, or run.
+  enum class Outcome : uint8_t { kUnknown, kRejected, kQueued, kRan };
   void DispatchCommand(const CommandSpec* spec, std::string& out);
+  // An error reply at the front of `reply` (from `spec`, when known):
+  // INFO errorstats, and `spec`'s failed (kRan) or rejected calls.
+  void CountError(const CommandSpec* spec, Outcome outcome, std::string_view reply);
+  // This thread's INFO commandstats counters (made at the first command).
+  CommandStats::Block& Stats() {
+    if (stats_ == nullptr) [[unlikely]]
+      FindStats();
+    return *stats_;
+  }
+  void FindStats();
   // EXEC: the queued commands into the batch as one AtomicGroup.
-  void RunExec(std::string& immediate);
+  void RunExec(std::string& immediate, const CommandSpec& exec);
 
   // Whether this Session applies the maxmemory rule to `spec` (kDenyOom).
   // Such a command is dispatched only once the batch queued before it has
@@ -244,7 +260,8 @@ class Session {
   // file, or null (also while the file is replayed: the replaying Session
   // exists before the log does).
   DurableLog* const append_log_;
-  StageSample* sample_ = nullptr;  // SampleNextRequest(); null for all but sampled requests
+  StageSample* sample_ = nullptr;         // SampleNextRequest(); null for all but sampled requests
+  CommandStats::Block* stats_ = nullptr;  // this thread's INFO commandstats (Stats())
 };
 
 }  // namespace kvlab

@@ -33,12 +33,15 @@ void ConfigSet(CommandCall& call) {
   call.reply().Ok();
 }
 
-// Clears what INFO stages accumulates: the stage histograms and every
-// thread's busy and waiting time. (kvlab's other INFO counters are Redis's
-// lifetime totals, which the harness reads as window deltas instead.)
+// Clears what INFO stages accumulates (the stage histograms and every
+// thread's busy and waiting time) and INFO commandstats and errorstats, as
+// Redis's resetCommandTableStats() and resetErrorTableStats() do. (kvlab's
+// other INFO counters are Redis's lifetime totals, which the harness reads
+// as window deltas instead.)
 void ConfigResetStat(CommandCall& call) {
   ServerContext& server = call.server;
   server.stages.Reset();
+  server.command_stats.Reset();
   for (BusyWaitMeter* meter : server.io_thread_meters) meter->Reset(StageClockNs());
   server.engine.ResetThreadTimes();
   call.reply().Ok();

@@ -145,6 +145,12 @@ Fields PersistenceSection(const ServerContext& server) {
   return fields;
 }
 
+uint64_t TotalErrorReplies(const ServerContext& server) {
+  uint64_t total = 0;
+  for (const auto& [code, count] : server.command_stats.Errors()) total += count;
+  return total;
+}
+
 Fields StatsSection(const ServerContext& server) {
   const ServerStats& st = server.stats;
   return {{"total_connections_received", std::to_string(st.total_connections_received.load())},
@@ -154,6 +160,7 @@ Fields StatsSection(const ServerContext& server) {
           {"rejected_connections", std::to_string(st.rejected_connections.load())},
           {"expired_keys", "0"},
           {"evicted_keys", "0"},
+          {"total_error_replies", std::to_string(TotalErrorReplies(server))},
           {"pubsub_channels",
            std::to_string(server.pubsub.ChannelCount(PubSubRegistry::Space::kGlobal))},
           {"pubsub_patterns", std::to_string(server.pubsub.Patterns())},
@@ -161,7 +168,41 @@ Fields StatsSection(const ServerContext& server) {
            std::to_string(server.pubsub.ChannelCount(PubSubRegistry::Space::kShard))}};
 }
 
-Fields ReplicationSection() { return {{"role", "master"}, {"connected_slaves", "0"}}; }
+// A primary with no replicas and no backlog, in Redis 7.0's fields.
+Fields ReplicationSection() {
+  return {{"role", "master"},
+          {"connected_slaves", "0"},
+          {"master_failover_state", "no-failover"},
+          {"master_repl_offset", "0"},
+          {"second_repl_offset", "-1"},
+          {"repl_backlog_active", "0"}};
+}
+
+// Redis's cmdstat_<name> lines for every command called, rejected or
+// failed since the start or CONFIG RESETSTAT; without usec and
+// usec_per_call, which kvlab does not measure (server/command_stats.h).
+Fields CommandStatsSection(const ServerContext& server) {
+  Fields fields;
+  const std::vector<CommandStats::CommandTotals> totals = server.command_stats.Commands();
+  const std::vector<CommandSpec>& commands = CommandTable::Instance().commands();
+  for (size_t i = 0; i < totals.size() && i < commands.size(); ++i) {
+    const CommandStats::CommandTotals& t = totals[i];
+    if (t.calls == 0 && t.rejected == 0 && t.failed == 0) continue;
+    fields.emplace_back("cmdstat_" + commands[i].name,
+                        "calls=" + std::to_string(t.calls) +
+                            ",rejected_calls=" + std::to_string(t.rejected) +
+                            ",failed_calls=" + std::to_string(t.failed));
+  }
+  return fields;
+}
+
+Fields ErrorStatsSection(const ServerContext& server) {
+  Fields fields;
+  for (const auto& [code, count] : server.command_stats.Errors()) {
+    fields.emplace_back("errorstat_" + code, "count=" + std::to_string(count));
+  }
+  return fields;
+}
 
 // Redis's CPU section: the whole process (getrusage), then its children
 // (kvlab forks none, so they read 0, as Redis's do between saves).
@@ -218,13 +259,15 @@ struct SectionName {
   const char* name;
   bool in_default;
 };
-constexpr std::array<SectionName, 10> kSections = {{{"server", true},
+constexpr std::array<SectionName, 12> kSections = {{{"server", true},
                                                     {"clients", true},
                                                     {"memory", true},
                                                     {"persistence", true},
                                                     {"stats", true},
                                                     {"replication", true},
                                                     {"cpu", true},
+                                                    {"commandstats", false},
+                                                    {"errorstats", true},
                                                     {"keyspace", true},
                                                     {"kvlab", true},
                                                     {"stages", false}}};
@@ -272,6 +315,10 @@ void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results
       fields = CpuSection();
     else if (name == "keyspace")
       fields = KeyspaceSection(keys);
+    else if (name == "commandstats")
+      fields = CommandStatsSection(server);
+    else if (name == "errorstats")
+      fields = ErrorStatsSection(server);
     else if (name == "stages")
       fields = StagesSection(server);
     else
@@ -280,6 +327,10 @@ void RenderInfo(const DeferredReply& deferred, std::span<const OpResult> results
     std::string title(name);
     if (name == "cpu") {
       title = "CPU";  // Redis's spelling
+    } else if (name == "commandstats") {
+      title = "Commandstats";
+    } else if (name == "errorstats") {
+      title = "Errorstats";
     } else {
       title[0] = static_cast<char>(title[0] - 'a' + 'A');
     }
