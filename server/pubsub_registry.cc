@@ -100,7 +100,7 @@ int64_t PubSubRegistry::Publish(Space space, std::string_view channel, std::stri
   const PubSubMessage::Kind kind =
       space == Space::kGlobal ? PubSubMessage::Kind::kMessage : PubSubMessage::Kind::kShardMessage;
   ReaderLock lock(mutex_);
-  const ByName& names = Names(space);
+  const ByName& names = ReadNames(space);
   if (const auto it = names.find(std::string(channel)); it != names.end()) {
     for (const auto& [client, mailbox] : it->second) {
       mailbox->Deliver({kind, {}, std::string(channel), std::string(payload)});
@@ -122,7 +122,7 @@ int64_t PubSubRegistry::Publish(Space space, std::string_view channel, std::stri
 std::vector<std::string> PubSubRegistry::Channels(Space space, const std::string* pattern) const {
   std::vector<std::string> channels;
   ReaderLock lock(mutex_);
-  for (const auto& [channel, unused] : Names(space)) {
+  for (const auto& [channel, unused] : ReadNames(space)) {
     if (pattern == nullptr || GlobMatch(*pattern, channel, /*nocase=*/false)) {
       channels.push_back(channel);
     }
@@ -133,7 +133,7 @@ std::vector<std::string> PubSubRegistry::Channels(Space space, const std::string
 
 int64_t PubSubRegistry::Subscribers(Space space, std::string_view channel) const {
   ReaderLock lock(mutex_);
-  const ByName& names = Names(space);
+  const ByName& names = ReadNames(space);
   const auto it = names.find(std::string(channel));
   return it == names.end() ? 0 : static_cast<int64_t>(it->second.size());
 }
@@ -145,7 +145,7 @@ int64_t PubSubRegistry::Patterns() const {
 
 int64_t PubSubRegistry::ChannelCount(Space space) const {
   ReaderLock lock(mutex_);
-  return static_cast<int64_t>(Names(space).size());
+  return static_cast<int64_t>(ReadNames(space).size());
 }
 
 }  // namespace kvlab

@@ -105,7 +105,7 @@ class PubSubRegistry {
   ByName& Names(Space space) REQUIRES(mutex_) {
     return space == Space::kGlobal ? channels_ : shard_channels_;
   }
-  const ByName& Names(Space space) const REQUIRES_SHARED(mutex_) {
+  const ByName& ReadNames(Space space) const REQUIRES_SHARED(mutex_) {
     return space == Space::kGlobal ? channels_ : shard_channels_;
   }
 
