@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -140,6 +141,14 @@ void DelayServer::Serve(int fd) {
     output.clear();
     pings_.fetch_add(answered_pings);
   }
+}
+
+uint64_t DelayServer::PingsOnceCounted(uint64_t expected) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (pings_.load() < expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return pings_.load();
 }
 
 }  // namespace kvlab::harness::testing
