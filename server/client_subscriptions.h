@@ -26,6 +26,8 @@ struct ClientSubscriptions {
   // unsubscribe leaves none. A RESP2 client in it may only (un)subscribe,
   // PING, QUIT and RESET.
   bool active = false;
+  // MONITOR: the mailbox also receives every command's line (monitor_feed.h).
+  bool monitoring = false;
   // Posts the rendering of newly arrived messages to the client's thread
   // (empty: they wait for the client's next command).
   std::function<void()> wake;

@@ -26,6 +26,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterRewriteCommand(*built);
     RegisterBlockingCommands(*built);
     RegisterPubSubCommands(*built);
+    RegisterMonitorCommand(*built);
     return built;
   }();
   return *table;

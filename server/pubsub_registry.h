@@ -35,9 +35,10 @@
 namespace kvlab {
 
 // One delivered message: "message" (channel), "pmessage" (the pattern that
-// matched, then the channel) or "smessage" (shard channel).
+// matched, then the channel) or "smessage" (shard channel); or kRaw, bytes
+// sent as they are (a MONITOR line, server/monitor_feed.h).
 struct PubSubMessage {
-  enum class Kind : uint8_t { kMessage, kPatternMessage, kShardMessage };
+  enum class Kind : uint8_t { kMessage, kPatternMessage, kShardMessage, kRaw };
   Kind kind = Kind::kMessage;
   std::string pattern;  // kPatternMessage only
   std::string channel;

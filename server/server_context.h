@@ -21,6 +21,7 @@
 #include "engines/engine.h"
 #include "server/aof_load_report.h"
 #include "server/durable_log.h"
+#include "server/monitor_feed.h"
 #include "server/pubsub_registry.h"
 #include "server/blocking_registry.h"
 #include "server/client_directory.h"
@@ -88,6 +89,7 @@ struct ServerContext {
   PubSubRegistry pubsub;       // SUBSCRIBE and PUBLISH across every connection
   ClientDirectory clients;     // CLIENT LIST and CLIENT KILL across every connection
   CommandStats command_stats;  // INFO commandstats and errorstats
+  MonitorFeed monitors;        // MONITOR
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

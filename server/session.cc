@@ -70,7 +70,30 @@ void Session::SetPushWake(std::function<void()> wake) { client_.pubsub.wake = st
 
 void Session::RenderPushes(std::string& out) { out += RenderPubSubMessages(client_); }
 
-void Session::LeavePubSub() { client_.pubsub.LeaveAll(ctx_.pubsub, client_.info.id); }
+void Session::LeavePubSub() {
+  client_.pubsub.LeaveAll(ctx_.pubsub, client_.info.id);
+  if (client_.pubsub.monitoring) {
+    ctx_.monitors.Remove(client_.info.id);
+    client_.pubsub.monitoring = false;
+  }
+}
+
+// MONITOR's line for a command that ran; Redis 7.0 leaves out its admin
+// commands (CONFIG, SHUTDOWN, SAVE, BGREWRITEAOF, MONITOR, and CLIENT KILL,
+// LIST, NO-EVICT, PAUSE, UNBLOCK, UNPAUSE).
+void Session::FeedMonitors(const CommandSpec& spec, std::span<const std::string_view> args) {
+  static constexpr std::string_view kAdmin[] = {"monitor", "config", "shutdown", "save",
+                                                "bgrewriteaof"};
+  static constexpr std::string_view kAdminClient[] = {"kill",  "list",    "no-evict",
+                                                      "pause", "unblock", "unpause"};
+  if (std::find(std::begin(kAdmin), std::end(kAdmin), spec.name) != std::end(kAdmin)) return;
+  if (spec.name == "client" && args.size() >= 2 &&
+      std::find(std::begin(kAdminClient), std::end(kAdminClient), AsciiLowercase(args[1])) !=
+          std::end(kAdminClient)) {
+    return;
+  }
+  ctx_.monitors.Feed(client_.info, args);
+}
 
 void Session::ListAs(std::function<void()> close) {
   client_.listing = ctx_.clients.Add(client_.info, std::move(close));
@@ -320,6 +343,8 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
     if (client_.listing) client_.listing->set_last_command(&spec->name);
     RunExec(immediate, *spec);
     Stats().Called(table_.IndexOf(*spec));
+    if (ctx_.monitors.active()) [[unlikely]]
+      FeedMonitors(*spec, args_);  // after the commands it ran, as Redis shows them
     return;
   } else {
     outcome = Outcome::kRan;
@@ -330,6 +355,8 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
     CommandCall call(args_, ctx_, client_, batch_, immediate, render_state_);
     spec->handler(call);
     Stats().Called(index);  // after it, as Redis counts (CONFIG RESETSTAT counts itself)
+    if (ctx_.monitors.active()) [[unlikely]]
+      FeedMonitors(*spec, args_);
     if (DecidesMemory(*spec)) {
       for (size_t i = first_op; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     }
@@ -427,6 +454,8 @@ void Session::RunExec(std::string& immediate, const CommandSpec& exec) {
     spec->handler(call);
     const size_t index = table_.IndexOf(*spec);
     Stats().Called(index);
+    if (ctx_.monitors.active()) [[unlikely]]
+      FeedMonitors(*spec, args);
     member.command = static_cast<int32_t>(index);
     if (!member.text.empty() && member.text[0] == '-') [[unlikely]] {
       Stats().Failed(index);

@@ -172,6 +172,7 @@ class Session {
   void FindStats();
   // EXEC: the queued commands into the batch as one AtomicGroup.
   void RunExec(std::string& immediate, const CommandSpec& exec);
+  void FeedMonitors(const CommandSpec& spec, std::span<const std::string_view> args);
 
   // Whether this Session applies the maxmemory rule to `spec` (kDenyOom).
   // Such a command is dispatched only once the batch queued before it has

@@ -56,6 +56,10 @@ void Reset(CommandCall& call) {
   if (transaction.open()) transaction.TakeQueued();
   call.server.watches.UnwatchAll(transaction.watcher());
   call.client.pubsub.LeaveAll(call.server.pubsub, call.client.info.id);
+  if (call.client.pubsub.monitoring) {
+    call.server.monitors.Remove(call.client.info.id);
+    call.client.pubsub.monitoring = false;
+  }
   call.client.protocol = RespVersion::kResp2;
   call.client.name.clear();
   call.client.authenticated = call.server.settings.requirepass.empty();

@@ -210,6 +210,10 @@ std::string RenderPubSubMessages(ClientState& client) {
   if (!client.pubsub.mailbox) return out;
   ReplyWriter writer(out, client.protocol);
   for (const PubSubMessage& message : client.pubsub.mailbox->Take()) {
+    if (message.kind == PubSubMessage::Kind::kRaw) {
+      writer.Raw(message.payload);
+      continue;
+    }
     const bool pattern = message.kind == PubSubMessage::Kind::kPatternMessage;
     writer.PushHeader(pattern ? 4 : 3);
     switch (message.kind) {
@@ -222,6 +226,8 @@ std::string RenderPubSubMessages(ClientState& client) {
         break;
       case PubSubMessage::Kind::kShardMessage:
         writer.Bulk("smessage");
+        break;
+      case PubSubMessage::Kind::kRaw:
         break;
     }
     writer.Bulk(message.channel);

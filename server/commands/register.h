@@ -31,6 +31,7 @@ void RegisterBlockingCommands(CommandTable& table);
 // SUBSCRIBE UNSUBSCRIBE PSUBSCRIBE PUNSUBSCRIBE SSUBSCRIBE SUNSUBSCRIBE
 // PUBLISH SPUBLISH PUBSUB
 void RegisterPubSubCommands(CommandTable& table);
+void RegisterMonitorCommand(CommandTable& table);  // MONITOR
 // The Pub/Sub messages waiting in `client`'s mailbox, taken and rendered in
 // its protocol (pubsub_commands.cc).
 std::string RenderPubSubMessages(ClientState& client);

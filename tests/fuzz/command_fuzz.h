@@ -458,7 +458,8 @@ class CommandFuzzEngine {
   // channel (then the fuzzer leaves every channel again, or the RESP2
   // subscribed context would refuse the rest of the run); CLIENT REPLY
   // OFF|SKIP answers nothing (then CLIENT REPLY ON); a CLIENT KILL that
-  // matched the client itself closes it (then a new session). An EXEC
+  // matched the client itself closes it (then a new session); MONITOR is
+  // ended with RESET. An EXEC
   // that ran an (un)subscribe counts as one (Redis's EXEC array holds one
   // element per command, and such a command may add several).
   void Run(const Command& command, CommandWatchdog* watchdog) {
@@ -468,12 +469,17 @@ class CommandFuzzEngine {
     const bool ends_multi = name == "exec" || name == "discard" || name == "reset";
     bool pushes = spec != nullptr && (spec->flags & CommandSpec::kPushReply);
     bool client_reply = IsClient(command, "reply");
+    // MONITOR turns every later command's answer into two (its line and
+    // its reply): a RESET after it ends that.
+    bool monitor = name == "monitor";
+    if (in_multi_ && monitor) queued_monitor_ = true;
     if (in_multi_ && pushes) queued_push_ = true;
     if (in_multi_ && client_reply) queued_reply_ = true;
     if (ends_multi) {
       pushes |= queued_push_;
       client_reply |= queued_reply_;
-      in_multi_ = queued_push_ = queued_reply_ = false;
+      monitor |= queued_monitor_;
+      in_multi_ = queued_push_ = queued_reply_ = queued_monitor_ = false;
     }
     const bool client_kill = IsClient(command, "kill");
     std::string out;
@@ -506,6 +512,13 @@ class CommandFuzzEngine {
         if (!RespReplyValidator::CheckAll(left).ok) {
           Violation(kind_, leave, "malformed reply after " + Describe(command), left);
         }
+      }
+    }
+    if (monitor && !in_multi_) {
+      std::string reset;
+      Exchange({"RESET"}, reset);
+      if (!RespReplyValidator::CheckAll(reset).ok) {
+        Violation(kind_, command, "malformed reply to RESET after it", reset);
       }
     }
     if (client_reply && !in_multi_) {
@@ -551,7 +564,7 @@ class CommandFuzzEngine {
   }
 
   void NewSession() {
-    in_multi_ = queued_push_ = queued_reply_ = false;
+    in_multi_ = queued_push_ = queued_reply_ = queued_monitor_ = false;
     session_.reset();
     session_ = std::make_unique<Session>(
         *context_,
@@ -567,9 +580,10 @@ class CommandFuzzEngine {
   bool resumed_ = false;
   uint64_t commands_run_ = 0;
   uint64_t error_replies_ = 0;
-  bool in_multi_ = false;      // a MULTI answered +OK and no EXEC, DISCARD or RESET since
-  bool queued_push_ = false;   // ... and it queued an (un)subscribe
-  bool queued_reply_ = false;  // ... or a CLIENT REPLY
+  bool in_multi_ = false;        // a MULTI answered +OK and no EXEC, DISCARD or RESET since
+  bool queued_push_ = false;     // ... and it queued an (un)subscribe
+  bool queued_reply_ = false;    // ... or a CLIENT REPLY
+  bool queued_monitor_ = false;  // ... or a MONITOR
 };
 
 inline const std::vector<std::string>& FuzzEngineKinds() {
