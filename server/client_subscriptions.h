@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "server/monitor_feed.h"
 #include "server/pubsub_registry.h"
 
 namespace kvlab {
@@ -41,9 +42,14 @@ struct ClientSubscriptions {
     return mailbox;
   }
   bool HasMessages() const { return mailbox && mailbox->HasMessages(); }
-  // Leaves every channel, pattern and shard channel in `registry`, without
-  // replies (a client that closes or RESETs), and leaves Pub/Sub mode.
-  void LeaveAll(PubSubRegistry& registry, uint64_t client_id) {
+  // Leaves every channel, pattern and shard channel in `registry` and
+  // MONITOR in `monitors`, without replies (a client that closes or
+  // RESETs), and leaves Pub/Sub mode.
+  void LeaveAll(PubSubRegistry& registry, MonitorFeed& monitors, uint64_t client_id) {
+    if (monitoring) {
+      monitors.Remove(client_id);
+      monitoring = false;
+    }
     for (const std::string& channel : channels) {
       registry.Unsubscribe(PubSubRegistry::Space::kGlobal, channel, client_id);
     }

@@ -71,11 +71,7 @@ void Session::SetPushWake(std::function<void()> wake) { client_.pubsub.wake = st
 void Session::RenderPushes(std::string& out) { out += RenderPubSubMessages(client_); }
 
 void Session::LeavePubSub() {
-  client_.pubsub.LeaveAll(ctx_.pubsub, client_.info.id);
-  if (client_.pubsub.monitoring) {
-    ctx_.monitors.Remove(client_.info.id);
-    client_.pubsub.monitoring = false;
-  }
+  client_.pubsub.LeaveAll(ctx_.pubsub, ctx_.monitors, client_.info.id);
 }
 
 // MONITOR's line for a command that ran; Redis 7.0 leaves out its admin
@@ -266,12 +262,12 @@ void Session::FindStats() { stats_ = &ctx_.command_stats.ForThisThread(table_.co
 
 // An error reply at the front of `reply` (its command's, if known):
 // INFO errorstats, and commandstats' failed or rejected calls.
-void Session::CountError(const CommandSpec* spec, Outcome outcome, std::string_view reply) {
+void Session::CountError(std::optional<size_t> command, Outcome outcome, std::string_view reply) {
   CommandStats::Block& stats = Stats();
   stats.ErrorReply(reply.substr(1, reply.find('\r') - 1));
-  if (spec == nullptr) return;
-  if (outcome == Outcome::kRan) stats.Failed(table_.IndexOf(*spec));
-  if (outcome == Outcome::kRejected) stats.Rejected(table_.IndexOf(*spec));
+  if (!command) return;
+  if (outcome == Outcome::kRan) stats.Failed(*command);
+  if (outcome == Outcome::kRejected) stats.Rejected(*command);
 }
 
 // The rare cases around a command: Pub/Sub messages that wait (published
@@ -381,7 +377,8 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
     }
   }
   if (immediate.size() > mark && immediate[mark] == '-') [[unlikely]]
-    CountError(spec, outcome, std::string_view(immediate).substr(mark));
+    CountError(spec ? std::optional(table_.IndexOf(*spec)) : std::nullopt, outcome,
+               std::string_view(immediate).substr(mark));
   if (!slots_.empty()) {
     slots_.push_back(ReplySlot{std::move(scratch_), {}});
     scratch_.clear();
@@ -400,7 +397,7 @@ void Session::RunExec(std::string& immediate, const CommandSpec& exec) {
   };
   if (!transaction.open()) {
     writer.Error("ERR EXEC without MULTI");
-    CountError(&exec, Outcome::kRan, "-ERR");
+    CountError(table_.IndexOf(exec), Outcome::kRan, "-ERR");
     answer_now();
     return;
   }
@@ -409,7 +406,7 @@ void Session::RunExec(std::string& immediate, const CommandSpec& exec) {
   if (doomed) {
     ctx_.watches.UnwatchAll(watching);
     writer.Error("EXECABORT Transaction discarded because of previous errors.");
-    CountError(&exec, Outcome::kRan, "-EXECABORT");
+    CountError(table_.IndexOf(exec), Outcome::kRan, "-EXECABORT");
     answer_now();
     return;
   }
@@ -457,10 +454,8 @@ void Session::RunExec(std::string& immediate, const CommandSpec& exec) {
     if (ctx_.monitors.active()) [[unlikely]]
       FeedMonitors(*spec, args);
     member.command = static_cast<int32_t>(index);
-    if (!member.text.empty() && member.text[0] == '-') [[unlikely]] {
-      Stats().Failed(index);
-      Stats().ErrorReply(std::string_view(member.text).substr(1, member.text.find('\r') - 1));
-    }
+    if (!member.text.empty() && member.text[0] == '-') [[unlikely]]
+      CountError(index, Outcome::kRan, member.text);
     // Redis decides maxmemory for EXEC as a whole, before it runs.
     for (size_t i = op_before; i < batch_.ops.size(); ++i) batch_.ops[i].memory_admitted = true;
     if (call.deferred()) member.deferred = call.deferred_reply();
@@ -703,10 +698,9 @@ void Session::RenderSlots(std::string& out) {
     } else {
       deferred.render(deferred, results, writer, ctx_);
     }
-    if (out.size() > at && out[at] == '-' && slot.command >= 0) [[unlikely]] {
-      Stats().Failed(static_cast<size_t>(slot.command));
-      Stats().ErrorReply(std::string_view(out).substr(at + 1, out.find('\r', at) - at - 1));
-    }
+    if (out.size() > at && out[at] == '-' && slot.command >= 0) [[unlikely]]
+      CountError(static_cast<size_t>(slot.command), Outcome::kRan,
+                 std::string_view(out).substr(at));
   }
   slots.clear();
   batch_.Clear();

@@ -42,6 +42,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -160,9 +161,10 @@ class Session {
   // ran (arity, NOAUTH, MOVED, OOM...), queued in MULTI, or run.
   enum class Outcome : uint8_t { kUnknown, kRejected, kQueued, kRan };
   void DispatchCommand(const CommandSpec* spec, std::string& out);
-  // An error reply at the front of `reply` (from `spec`, when known):
-  // INFO errorstats, and `spec`'s failed (kRan) or rejected calls.
-  void CountError(const CommandSpec* spec, Outcome outcome, std::string_view reply);
+  // An error reply at the front of `reply` (from the command at table
+  // index `command`, when known): INFO errorstats, and that command's
+  // failed (kRan) or rejected calls.
+  void CountError(std::optional<size_t> command, Outcome outcome, std::string_view reply);
   // This thread's INFO commandstats counters (made at the first command).
   CommandStats::Block& Stats() {
     if (stats_ == nullptr) [[unlikely]]

@@ -55,11 +55,7 @@ void Reset(CommandCall& call) {
   Transaction& transaction = call.client.transaction;
   if (transaction.open()) transaction.TakeQueued();
   call.server.watches.UnwatchAll(transaction.watcher());
-  call.client.pubsub.LeaveAll(call.server.pubsub, call.client.info.id);
-  if (call.client.pubsub.monitoring) {
-    call.server.monitors.Remove(call.client.info.id);
-    call.client.pubsub.monitoring = false;
-  }
+  call.client.pubsub.LeaveAll(call.server.pubsub, call.server.monitors, call.client.info.id);
   call.client.protocol = RespVersion::kResp2;
   call.client.name.clear();
   call.client.authenticated = call.server.settings.requirepass.empty();
