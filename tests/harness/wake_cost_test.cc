@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -170,20 +171,55 @@ class PollingHold {
 // is tried again, up to this many times.
 constexpr int kAttempts = 10;
 
+// Other processes' CPU per second of a 1 s window, charged and uncharged
+// with `cost`, with or without `traffic`; nullopt when a process was created
+// in it (its CPU cannot be told apart).
+struct ForeignReading {
+  double charged = 0;
+  double uncharged = 0;
+};
+std::optional<ForeignReading> ReadForeign(LoopbackPingPong& traffic, bool running,
+                                          const std::vector<int>& cpus, const WakeCost& cost) {
+  if (running) {
+    traffic.Resume();
+  } else {
+    traffic.Pause();
+  }
+  const WindowWatch watch({cpus, {}, 0.05, cost.seconds_per_sleep}, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const WatchMark start = watch.Mark();
+  const uint64_t trips_before = traffic.trips();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const WatchMark end = watch.Mark();
+  if (end.ticks.forks != start.ticks.forks) return std::nullopt;
+  if (running) {
+    EXPECT_GT(traffic.trips() - trips_before, 1000u) << "no traffic to measure";
+  }
+  const double seconds = (end.ns - start.ns) / 1e9;
+  return ForeignReading{
+      ForeignSecondsBetween(start, end, ProcTicksPerSecond(), cost.seconds_per_sleep) / seconds,
+      ForeignSecondsBetween(start, end, ProcTicksPerSecond(), 0) / seconds};
+}
+
 TEST(WakeCostTest, OurLoopbackTrafficReadsNoForeignWorkOnceItsSleepsAreCharged) {
   const PollingHold polling;
   const std::vector<int> cpus = AllowedCpus();
   LoopbackPingPong traffic;
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   int clean = 0;
-  double best_charged = 1e9, its_uncharged = 0;
+  // The traffic's part of a window is what it reads above the window just
+  // before it with the traffic paused: make test runs another timed test
+  // beside this one, whose work is foreign work the watch rightly reads (a
+  // fresh-clone run read 0.0495 cores charged, all of it from the neighbour,
+  // against a bar of 0.045 when the whole figure was counted as ours).
+  double best_excess = 1e9, its_uncharged_excess = 0;
+  ForeignReading its_paused, its_running;
   WakeCost its_cost, cost;
-  for (int attempt = 0; attempt < kAttempts && std::abs(best_charged) >= 0.03; ++attempt) {
+  for (int attempt = 0; attempt < kAttempts && std::abs(best_excess) >= 0.03; ++attempt) {
     // Calibrated beside the running TCP ping-pong would count its sleeps too:
     // the calibration's own pipe ping-pong runs while the TCP one waits.
     traffic.Pause();
     const WakeCost window = CalibrateWakeCost(cpus, 1000, 1);
-    traffic.Resume();
     // Others' work only adds to a window's figure, so the least window so
     // far is the cost (CalibrateWakeCost's own rule, across attempts): one
     // window read 3.86 us a sleep against 1.6-1.8 in the others, and as the
@@ -193,37 +229,34 @@ TEST(WakeCostTest, OurLoopbackTrafficReadsNoForeignWorkOnceItsSleepsAreCharged) 
       cost = window;
     }
     if (cost.windows == 0) continue;
-    const WindowWatch watch({cpus, {}, 0.05, cost.seconds_per_sleep}, 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const WatchMark start = watch.Mark();
-    const uint64_t trips_before = traffic.trips();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    const WatchMark end = watch.Mark();
-    if (end.ticks.forks != start.ticks.forks) continue;
-    ASSERT_GT(traffic.trips() - trips_before, 1000u) << "no traffic to measure";
+    const auto paused = ReadForeign(traffic, false, cpus, cost);
+    const auto running = ReadForeign(traffic, true, cpus, cost);
+    if (!paused || !running) continue;
     ++clean;
-    const double seconds = (end.ns - start.ns) / 1e9;
-    const double charged =
-        ForeignSecondsBetween(start, end, ProcTicksPerSecond(), cost.seconds_per_sleep) / seconds;
-    if (std::abs(charged) < std::abs(best_charged)) {
-      best_charged = charged;
-      its_uncharged = ForeignSecondsBetween(start, end, ProcTicksPerSecond(), 0) / seconds;
+    const double excess = running->charged - paused->charged;
+    if (std::abs(excess) < std::abs(best_excess)) {
+      best_excess = excess;
+      its_uncharged_excess = running->uncharged - paused->uncharged;
+      its_paused = *paused;
+      its_running = *running;
       its_cost = cost;
     }
   }
-  ASSERT_GT(clean, 0) << "no second without a process created in " << kAttempts << " attempts";
-  std::printf("wake cost %s; loopback ping-pong: %.4f cores foreign uncharged, %.4f charged\n",
-              its_cost.Describe().c_str(), its_uncharged, best_charged);
+  ASSERT_GT(clean, 0) << "no two seconds without a process created in " << kAttempts << " attempts";
+  std::printf(
+      "wake cost %s; foreign cores uncharged/charged: paused %.4f/%.4f, loopback ping-pong "
+      "%.4f/%.4f; the traffic's own %.4f uncharged, %.4f charged\n",
+      its_cost.Describe().c_str(), its_paused.uncharged, its_paused.charged, its_running.uncharged,
+      its_running.charged, its_uncharged_excess, best_excess);
   // What matters is the watch's verdict: charged, our own traffic must not
   // read as a disturbance at the default threshold (held polling, uncharged
   // reads 0.13-0.15 on two machines: the sleeps are 15 times as many; the TCP
-  // stack's share per sleep is a little above the pipes', so charged reads
-  // 0.00-0.036 where the machine runs another test beside this one). And the
-  // charge must remove most of it, not merely land under the line.
-  EXPECT_LT(best_charged, kDefaultDisturbedAboveCores)
+  // stack's share per sleep is a little above the pipes'). And the charge
+  // must remove most of it, not merely land under the line.
+  EXPECT_LT(best_excess, kDefaultDisturbedAboveCores)
       << "the sleeps' cost still reads as others' work";
-  EXPECT_GT(best_charged, -kDefaultDisturbedAboveCores) << "more charged than the sleeps cost";
-  EXPECT_LT(std::abs(best_charged), its_uncharged / 3) << "the charge removed too little";
+  EXPECT_GT(best_excess, -kDefaultDisturbedAboveCores) << "more charged than the sleeps cost";
+  EXPECT_LT(std::abs(best_excess), its_uncharged_excess / 3) << "the charge removed too little";
 }
 
 // The least-figure calibration with a clean window, up to kAttempts tries.

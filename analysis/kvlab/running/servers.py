@@ -509,14 +509,12 @@ class ServerProcess(_Server):
         # A row with appendfsync: the folder of its append-only log, emptied at each start.
         # Absolute: redis-server moves into its --dir before it opens its other paths.
         self.aof_dir = aof_dir.absolute() if spec.appendfsync and aof_dir else None
+        # A port chosen here, not by the caller, may be moved when the start finds it taken.
+        self._movable_port = port is None and host is None
         if host is None:
             self.unix_socket = str(work_dir / f"{spec.name}.sock")
-            # owner with route = "slots": thread i also on BASE + i, as CLUSTER SLOTS says.
-            shard_ports = (free_tcp_ports(int(spec.io_threads or 1))
-                           if spec.kind == "kvlab" and spec.routes_by_slots else None)
-            self.program = server_command(spec, build_dir, self.port, self.bind,
-                                          self.unix_socket, shard_ports, self.aof_dir)
-            self.command = launch_prefix(cpus, netns) + self.program
+            self._build_dir = build_dir
+            self._local_command()
         else:
             self.unix_socket = f"/tmp/kvlab-server-{self.port}.sock"
             self.program = server_command(spec, Path(host.build_dir()), self.port, self.bind,
@@ -530,6 +528,16 @@ class ServerProcess(_Server):
                 shlex.quote(w) for w in launch_prefix(cpus, None) + self.program))
             self.command = host.command(self.shell_command)
         self._fresh()
+
+    def _local_command(self) -> None:
+        """self.program and self.command for this machine, on self.port."""
+        spec = self.spec
+        # owner with route = "slots": thread i also on BASE + i, as CLUSTER SLOTS says.
+        shard_ports = (free_tcp_ports(int(spec.io_threads or 1))
+                       if spec.kind == "kvlab" and spec.routes_by_slots else None)
+        self.program = server_command(spec, self._build_dir, self.port, self.bind,
+                                      self.unix_socket, shard_ports, self.aof_dir)
+        self.command = launch_prefix(self.cpus, self.netns) + self.program
 
     def _place(self, spec: ServerSpec, log_path: Path, cpus: str | None, netns: str | None,
                bind: str, host: "Host | None", port: int | None) -> None:
@@ -559,7 +567,29 @@ class ServerProcess(_Server):
     def _where(self) -> str:
         return f"server host {self.host.name}: " if self.host else ""
 
+    # Starts tried on a new port after the chosen one was taken (`Address already in use`).
+    PORT_ATTEMPTS = 3
+    _movable_port = False  # set by __init__; a subclass's own start keeps its port
+
     def start(self) -> None:
+        """Starts the server and waits until it answers. A port this object chose is free
+        when chosen, not when the server binds it: another run's probe may pick it in
+        between (make test runs two timed tests side by side; one lost a run to redis-server's
+        `bind: Address already in use`), so such a start is tried again on another port."""
+        for attempt in range(1, self.PORT_ATTEMPTS + 1):
+            try:
+                self._start_once()
+                return
+            except ServerError as error:
+                if not (self._movable_port and attempt < self.PORT_ATTEMPTS
+                        and "Address already in use" in str(error)):
+                    raise
+                self.stop()
+                self._fresh()
+                self.port = free_tcp_port()
+                self._local_command()
+
+    def _start_once(self) -> None:
         if self.host is None:
             if not Path(self.program[0]).exists():
                 raise ServerError(f"{self.program[0]} not found (build it: make build)")
