@@ -22,6 +22,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterClusterCommands(*built);
     RegisterLifecycleCommands(*built);
     RegisterBitCommands(*built);
+    RegisterHllCommands(*built);
     RegisterDumpRestoreCommands(*built);
     RegisterRewriteCommand(*built);
     RegisterBlockingCommands(*built);

@@ -12,6 +12,7 @@
 #include "base/ascii_case.h"
 #include "engines/containers/encoding_limits.h"
 #include "engines/rules/glob.h"
+#include "engines/rules/hyperloglog.h"
 #include "engines/rules/proto_max_bulk_len.h"
 #include "engines/rules/redis_integer.h"
 #include "server/aof_rewrite_policy.h"
@@ -203,6 +204,17 @@ const std::vector<Parameter>& Parameters() {
        .apply =
            [](ConfigParameters& c, unsigned long long value) {
              c.stages().SetSampleEvery(static_cast<uint32_t>(value), c.engine());
+           }},
+      {.name = "hll-sparse-max-bytes",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kMemory,
+       .min = 0,
+       .max = kLongMax,
+       .read = [](ConfigParameters&) { return std::to_string(HllSparseMaxBytesSetting().load()); },
+       .apply =
+           [](ConfigParameters&, unsigned long long value) {
+             HllSparseMaxBytesSetting().store(static_cast<int64_t>(value),
+                                              std::memory_order_relaxed);
            }},
       {.name = "hz",
        .effect = Effect::kRecorded,

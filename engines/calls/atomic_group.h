@@ -20,6 +20,7 @@
 #include "engines/calls/key_reader.h"
 #include "engines/operation.h"
 #include "engines/calls/string_call.h"
+#include "engines/rules/hyperloglog.h"
 
 namespace kvlab {
 
@@ -48,6 +49,11 @@ struct GroupState {
   std::unique_ptr<Container> container;       // or the carried container
   int64_t expire_at_ms = 0;                   // and its expiry
   std::string bit_result;                     // BITOP: its sources folded so far
+  // PFCOUNT of several keys, PFMERGE: the registers' maximum so far (made
+  // by the first source: 16 KB no other group needs), and whether a source
+  // was dense.
+  std::unique_ptr<HllRegisters> hll_registers;
+  bool hll_dense_source = false;
   // SINTERSTORE, SUNIONSTORE, SDIFFSTORE: the sources' members read so far
   // (a missing key's: none).
   std::vector<std::vector<std::string>> set_sources;

@@ -323,11 +323,6 @@ const StringCommand kBitCommands[] = {
 
 }  // namespace
 
-const StringCommand* FindStringCommand(std::string_view name) {
-  for (const StringCommand& command : kBitCommands) {
-    if (command.name == name) return &command;
-  }
-  return nullptr;
-}
+std::span<const StringCommand> BitStringCommands() { return kBitCommands; }
 
 }  // namespace kvlab

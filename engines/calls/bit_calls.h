@@ -15,6 +15,7 @@
 // The table is built once and never changes: thread-safe.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 #include "engines/calls/string_call.h"
@@ -28,5 +29,7 @@ inline constexpr std::string_view kBitopStore = "bitop-store";
 // BITFIELD with no SET or INCRBY runs as this read-only command, as
 // Redis's bitfieldGeneric() reads such a key without writing it.
 inline constexpr std::string_view kBitfieldReadOnly = "bitfield_ro";
+
+std::span<const StringCommand> BitStringCommands();
 
 }  // namespace kvlab

@@ -88,6 +88,7 @@ class StringCall {
 
   // Replies.
   void Integer(int64_t value) { result_ = OpResult::Integer(value); }
+  void Ok() { result_ = OpResult::Ok(); }
   void Error(std::string_view text) { result_ = OpResult::ErrorText(text); }
   // A reply of several values, built in place.
   ReplyList& List() { return result_.StartList(); }
@@ -103,8 +104,8 @@ class StringCall {
   bool drop_ttl_ = false;
 };
 
-// The string command named `name` (lower case; bit_calls.h names the
-// internal ones), or nullptr.
+// The string command named `name` (lower case; bit_calls.h and
+// hll_calls.h name the internal ones), or nullptr.
 const StringCommand* FindStringCommand(std::string_view name);
 
 }  // namespace kvlab

@@ -49,7 +49,9 @@ void StripedEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t now_m
       if (op.code == OpCode::kFlushAll) read_only = false;
     } else {
       held.push_back(StripeIndex(op.key));
-      if (!IsReadOnly(op)) read_only = false;
+      // A read that passes the group's state along (PFCOUNT of several
+      // keys) runs on the write path: the shared-lock path has no state.
+      if (!IsReadOnly(op) || NeedsGroupState(op)) read_only = false;
     }
   }
   if (whole_keyspace) {

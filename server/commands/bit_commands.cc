@@ -4,7 +4,6 @@
 // no SET or INCRBY is queued as a read. BITOP queues one step per source
 // and one for the destination as one atomic group, so the sources are read
 // and the destination written as one step on every engine.
-#include <cassert>
 
 #include "engines/rules/bit_arithmetic.h"
 #include "engines/calls/bit_calls.h"
@@ -12,16 +11,11 @@
 #include "server/command_table.h"
 #include "server/commands/arguments.h"
 #include "server/commands/register.h"
+#include "server/commands/string_steps.h"
 
 namespace kvlab {
 
 namespace {
-
-const StringCommand* Named(std::string_view name) {
-  const StringCommand* command = FindStringCommand(name);
-  assert(command != nullptr);
-  return command;
-}
 
 void RenderBitCommand(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
                       ServerContext&) {
@@ -38,11 +32,11 @@ void Queue(CommandCall& call, const StringCommand* command) {
   call.Defer(RenderBitCommand);
 }
 
-void SetBit(CommandCall& call) { Queue(call, Named("setbit")); }
-void GetBit(CommandCall& call) { Queue(call, Named("getbit")); }
-void BitCount(CommandCall& call) { Queue(call, Named("bitcount")); }
-void BitPos(CommandCall& call) { Queue(call, Named("bitpos")); }
-void BitfieldReadOnly(CommandCall& call) { Queue(call, Named(kBitfieldReadOnly)); }
+void SetBit(CommandCall& call) { Queue(call, NamedStringCommand("setbit")); }
+void GetBit(CommandCall& call) { Queue(call, NamedStringCommand("getbit")); }
+void BitCount(CommandCall& call) { Queue(call, NamedStringCommand("bitcount")); }
+void BitPos(CommandCall& call) { Queue(call, NamedStringCommand("bitpos")); }
+void BitfieldReadOnly(CommandCall& call) { Queue(call, NamedStringCommand(kBitfieldReadOnly)); }
 
 // Redis reads the key of a BITFIELD without SET or INCRBY; such a command
 // answers exactly as BITFIELD_RO does, so it runs as that read.
@@ -51,14 +45,7 @@ void Bitfield(CommandCall& call) {
   for (size_t i = 2; i < call.args.size(); ++i) {
     writes |= EqualsIgnoreCase(call.args[i], "set") || EqualsIgnoreCase(call.args[i], "incrby");
   }
-  Queue(call, Named(writes ? "bitfield" : kBitfieldReadOnly));
-}
-
-// The arguments every BITOP step sees: its own name (it needs no other).
-template <const std::string_view& kStep>
-const std::vector<std::string_view>& StepArgs() {
-  static const std::vector<std::string_view> args = {kStep};
-  return args;
+  Queue(call, NamedStringCommand(writes ? "bitfield" : kBitfieldReadOnly));
 }
 
 template <const std::string_view& kStep>
@@ -66,7 +53,7 @@ Operation BitopStep(std::string_view key, BitOperator op) {
   Operation step;
   step.code = OpCode::kString;
   step.key = key;
-  step.string_command = Named(kStep);
+  step.string_command = NamedStringCommand(kStep);
   step.integer = static_cast<int64_t>(op);
   step.arg_pool = &StepArgs<kStep>();
   step.arg_count = 1;

@@ -81,9 +81,13 @@ void Config(CommandCall& call) {
 }  // namespace
 
 void RegisterConfigCommand(CommandTable& table) {
+  // After the commands queued before it: CONFIG SET changes what the
+  // engines' commands do (hll-sparse-max-bytes, the encoding limits,
+  // proto-max-bulk-len), so a pipelined PFADD before it must run with the
+  // old value and one after it with the new, as on Redis's one thread.
   table.Add({.name = "config",
              .arity = -2,
-             .flags = CommandSpec::kNone,
+             .flags = CommandSpec::kAfterQueued,
              .handler = Config,
              .group = "server",
              .summary = "A container for server configuration commands"});

@@ -24,6 +24,7 @@ void RegisterSortCommands(CommandTable& table);       // SORT SORT_RO
 void RegisterClusterCommands(CommandTable& table);    // CLUSTER (--shard-ports)
 void RegisterLifecycleCommands(CommandTable& table);  // SAVE SHUTDOWN
 void RegisterBitCommands(CommandTable& table);  // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
+void RegisterHllCommands(CommandTable& table);  // PFADD PFCOUNT PFMERGE PFDEBUG PFSELFTEST
 void RegisterDumpRestoreCommands(CommandTable& table);  // DUMP RESTORE
 void RegisterRewriteCommand(CommandTable& table);       // BGREWRITEAOF
 // BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX BZMPOP

@@ -1124,6 +1124,111 @@ TEST_P(DifferentialTest, AuthenticationMatchesRedis) {
   CompareFreshConnections(redis, GetParam(), settings, inputs);
 }
 
+// The HyperLogLog commands against redis-server, byte for byte, values
+// included (GET returns the representation): creation, the cache byte,
+// PFCOUNT and PFMERGE over several keys (on several shards), sparse and
+// dense sources, the promotion at hll-sparse-max-bytes, PFDEBUG, corrupted
+// values and wrong types, inside MULTI/EXEC too; then 400 random PFADDs and
+// PFMERGEs over four keys, each key's bytes compared after.
+TEST_P(DifferentialTest, HyperLogLogMatchesRedisByteForByte) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  std::vector<std::vector<std::vector<std::string>>> steps = {
+      {{"PFADD", "h"}, {"GET", "h"}, {"PFCOUNT", "h"}, {"GETRANGE", "h", "15", "15"}},
+      {{"PFADD", "h", "a", "b", "c"},
+       {"PFADD", "h", "a"},
+       {"PFADD", "h", ""},
+       {"GET", "h"},
+       {"PFCOUNT", "h"},
+       {"GET", "h"},
+       {"PFCOUNT", "h"}},
+      {{"PFADD", "x{t}", "1", "2", "3"},
+       {"PFADD", "y{t}", "3", "4", "5"},
+       {"PFCOUNT", "x{t}", "y{t}", "nokey{t}"},
+       {"PFCOUNT", "x{t}", "x{t}"},
+       {"PFMERGE", "m{t}", "x{t}", "y{t}", "nokey{t}"},
+       {"GET", "m{t}"},
+       {"PFCOUNT", "m{t}"},
+       {"PFMERGE", "empty{t}"},
+       {"GET", "empty{t}"},
+       {"PFMERGE", "x{t}", "y{t}"},
+       {"GET", "x{t}"}},
+      {{"PFDEBUG", "ENCODING", "x{t}"},
+       {"PFDEBUG", "DECODE", "x{t}"},
+       {"PFDEBUG", "TODENSE", "x{t}"},
+       {"PFDEBUG", "TODENSE", "x{t}"},
+       {"PFDEBUG", "encoding", "x{t}"},
+       {"PFDEBUG", "DECODE", "x{t}"},
+       {"PFCOUNT", "x{t}"},
+       {"PFMERGE", "n{t}", "y{t}", "x{t}"},
+       {"PFDEBUG", "ENCODING", "n{t}"},
+       {"GET", "n{t}"},
+       {"PFDEBUG", "NOSUCH", "x{t}"},
+       {"PFDEBUG", "GETREG", "nokey"},
+       {"PFDEBUG", "GETREG"}},
+      {{"SET", "s{t}", "not an hll"},
+       {"LPUSH", "l{t}", "e"},
+       {"PFADD", "s{t}", "a"},
+       {"PFADD", "l{t}", "a"},
+       {"PFCOUNT", "s{t}"},
+       {"PFCOUNT", "l{t}"},
+       {"PFCOUNT", "x{t}", "s{t}", "y{t}"},
+       {"PFMERGE", "x{t}", "s{t}"},
+       {"PFMERGE", "s{t}", "x{t}"},
+       {"PFMERGE", "fresh{t}", "y{t}", "l{t}"},
+       {"EXISTS", "fresh{t}"},
+       {"PFDEBUG", "ENCODING", "s{t}"},
+       {"PFDEBUG", "ENCODING", "l{t}"}},
+      {{"PFADD", "c", "a", "b", "c"},
+       {"APPEND", "c", "hello"},
+       {"PFCOUNT", "c"},
+       {"PFCOUNT", "c", "c"},
+       {"PFADD", "d", "a", "b", "c"},
+       {"SETRANGE", "d", "0", "0123"},
+       {"PFCOUNT", "d"},
+       {"PFADD", "e", "a", "b", "c"},
+       {"SETRANGE", "e", "4", std::string(1, '\0')},
+       {"PFCOUNT", "e"}},
+      {{"MULTI"},
+       {"PFADD", "tx{t}", "a", "b"},
+       {"PFCOUNT", "tx{t}"},
+       {"PFMERGE", "tx2{t}", "tx{t}", "y{t}"},
+       {"PFCOUNT", "tx{t}", "tx2{t}"},
+       {"EXEC"},
+       {"GET", "tx2{t}"}},
+      {{"CONFIG", "SET", "hll-sparse-max-bytes", "40"}, {"CONFIG", "GET", "hll-sparse-max-bytes"}},
+  };
+  // With a 40-byte sparse limit a few adds turn the value dense.
+  std::vector<std::vector<std::string>> promote = {{"DEL", "p"}};
+  for (int i = 0; i < 12; ++i) {
+    promote.push_back({"PFADD", "p", "e" + std::to_string(i)});
+    promote.push_back({"PFDEBUG", "ENCODING", "p"});
+  }
+  promote.push_back({"GET", "p"});
+  promote.push_back({"CONFIG", "SET", "hll-sparse-max-bytes", "3000"});
+  steps.push_back(promote);
+  std::mt19937 random(11);
+  std::vector<std::vector<std::string>> mixed;
+  const std::vector<std::string> keys = {"r0{t}", "r1{t}", "r2{t}", "r3{t}"};
+  for (int i = 0; i < 400; ++i) {
+    const std::string& key = keys[random() % keys.size()];
+    if (random() % 10 == 0) {
+      mixed.push_back({"PFMERGE", key, keys[random() % keys.size()], keys[random() % keys.size()]});
+    } else {
+      std::vector<std::string> add = {"PFADD", key};
+      for (int n = static_cast<int>(random() % 40); n > 0; --n) {
+        add.push_back(std::to_string(random() % 5000));
+      }
+      mixed.push_back(add);
+    }
+    if (random() % 8 == 0) mixed.push_back({"PFCOUNT", key});
+  }
+  for (const std::string& key : keys) mixed.push_back({"GET", key});
+  mixed.push_back({"PFCOUNT", keys[0], keys[1], keys[2], keys[3]});
+  steps.push_back(mixed);
+  CompareSteps(redis, GetParam(), steps);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, DifferentialTest, ::testing::ValuesIn(AllEngineKinds()),
                          EngineTestName);
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <thread>
 
+#include "engines/rules/hyperloglog.h"
 #include "tests/server/server_test_support.h"
 
 namespace kvlab::test {
@@ -121,6 +122,57 @@ TEST_P(ServerConcurrency, ConcurrentHashIncrementsAreExact) {
   }
   EXPECT_TRUE(check->Command({"HLEN", "shared:hash"}).IsInteger(2 + kept));
   EXPECT_TRUE(check->Command({"OBJECT", "ENCODING", "shared:hash"}).IsBulk("hashtable"));
+  EXPECT_EQ(server_->StopWith(SIGTERM), std::optional<int>(0));
+}
+
+// PFADD rewrites a string in place and PFMERGE reads several keys then
+// writes one: from many connections at once, no register may be lost.
+// Registers only ever grow to a maximum, so whatever the order, the final
+// registers are those of every element added once, computed here; a PFADD
+// that read a value another one was writing would drop the other's raise.
+// PFMERGE and PFCOUNT of several keys run beside, into keys of their own.
+TEST_P(ServerConcurrency, ConcurrentPfaddsLoseNoRegister) {
+  StartServer({"--io-threads", "2", "--shards", "2"});
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 150;
+  constexpr int kPerAdd = 8;
+  auto client_thread = [&](int t, RedisConnection& client, std::atomic<int>& failures) {
+    const std::string own = "hll:own:" + std::to_string(t);
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<std::string> add = {"PFADD", "hll:shared"};
+      for (int i = 0; i < kPerAdd; ++i) {
+        add.push_back(std::to_string(t) + ":" + std::to_string(round) + ":" + std::to_string(i));
+      }
+      client.Append(add);
+      client.Append({"PFMERGE", own, "hll:shared"});
+      client.Append({"PFCOUNT", "hll:shared", own});
+      if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
+      if (!client.GetReply().IsStatus("OK")) ++failures;
+      if (client.GetReply().type != REDIS_REPLY_INTEGER) ++failures;
+    }
+  };
+  EXPECT_EQ(RunClients(kThreads, client_thread), 0);
+  std::string expected = NewHll();
+  for (int t = 0; t < kThreads; ++t) {
+    for (int round = 0; round < kRounds; ++round) {
+      for (int i = 0; i < kPerAdd; ++i) {
+        HllAdd(expected, std::to_string(t) + ":" + std::to_string(round) + ":" + std::to_string(i));
+      }
+    }
+  }
+  ASSERT_TRUE(HllToDense(expected));
+  const HllRegisters registers = HllDenseRegisters(expected);
+  auto check = Connect();
+  ASSERT_NE(check, nullptr);
+  const Reply got = check->Command({"PFDEBUG", "GETREG", "hll:shared"});
+  ASSERT_EQ(got.elements.size(), registers.size());
+  int lost = 0;
+  for (size_t i = 0; i < registers.size(); ++i) {
+    if (!got.elements[i].IsInteger(registers[i])) ++lost;
+  }
+  EXPECT_EQ(lost, 0) << "registers differing from the elements added";
+  EXPECT_TRUE(check->Command({"PFCOUNT", "hll:shared"})
+                  .IsInteger(static_cast<long long>(*HllEstimate(expected))));
   EXPECT_EQ(server_->StopWith(SIGTERM), std::optional<int>(0));
 }
 
