@@ -36,6 +36,7 @@ class ReplyList {
     kDouble,        // number: the double's bits (addReplyDouble)
     kArrayOfPairs,  // number: pairs, each opened by kPair (flat in RESP2)
     kPair,          // opens a (member, score) pair: an array of 2 in RESP3 only
+    kHumanDouble,   // bytes: a double as addReplyHumanLongDouble writes it
   };
 
   void Array(size_t count) { Put(Item::kArray, static_cast<int64_t>(count), {}); }
@@ -54,6 +55,11 @@ class ReplyList {
     int64_t bits;
     std::memcpy(&bits, &value, sizeof bits);
     Put(Item::kDouble, bits, {});
+  }
+  // A double already formatted for humans (Redis's LD_STR_HUMAN): a bulk
+  // string in RESP2, a double in RESP3 (GEOPOS's coordinates).
+  void HumanDouble(std::string_view text) {
+    Put(Item::kHumanDouble, static_cast<int64_t>(text.size()), text);
   }
   void ArrayOfPairs(size_t pairs) { Put(Item::kArrayOfPairs, static_cast<int64_t>(pairs), {}); }
   void Pair() { Put(Item::kPair, 0, {}); }
@@ -102,7 +108,8 @@ class ReplyList {
     return at;
   }
   static bool HasBytes(Item item) {
-    return item == Item::kBulk || item == Item::kError || item == Item::kStatus;
+    return item == Item::kBulk || item == Item::kError || item == Item::kStatus ||
+           item == Item::kHumanDouble;
   }
   void Put(Item item, int64_t number, std::string_view bytes) {
     bytes_.push_back(static_cast<char>(item));

@@ -1,5 +1,7 @@
 #include "server/command_table.h"
 
+#include <cassert>
+
 #include "base/ascii_case.h"
 #include "server/commands/register.h"
 
@@ -23,6 +25,7 @@ const CommandTable& CommandTable::Instance() {
     RegisterLifecycleCommands(*built);
     RegisterBitCommands(*built);
     RegisterHllCommands(*built);
+    RegisterGeoCommands(*built);
     RegisterDumpRestoreCommands(*built);
     RegisterRewriteCommand(*built);
     RegisterBlockingCommands(*built);
@@ -38,7 +41,8 @@ size_t CommandTable::Bucket(size_t length, char first) {
 }
 
 void CommandTable::Add(CommandSpec spec) {
-  // Names are lower-case ASCII letters and at most kMaxNameLength long.
+  // Names are lower-case ASCII letters (and '_') and at most kMaxNameLength long.
+  assert(!spec.name.empty() && spec.name.size() <= kMaxNameLength);
   buckets_[Bucket(spec.name.size(), spec.name[0])].push_back(commands_.size());
   commands_.push_back(std::move(spec));
 }

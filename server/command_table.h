@@ -85,7 +85,7 @@ class CommandTable {
   CommandTable() = default;
   // Lookup runs once per command, so it avoids hashing: names are bucketed
   // by length and lower-cased first letter, and a bucket holds one or two.
-  static constexpr size_t kMaxNameLength = 16;
+  static constexpr size_t kMaxNameLength = 20;  // GEORADIUSBYMEMBER_RO
   static size_t Bucket(size_t length, char first);
 
   std::vector<CommandSpec> commands_;

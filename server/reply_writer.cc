@@ -60,6 +60,16 @@ void ReplyWriter::ArrayOfPairsHeader(uint64_t pairs) { ArrayHeader(resp3() ? pai
 
 // Redis spells infinities itself ("inf", not libc's choice); everything
 // else is printf's %.17g, which round-trips every double.
+void ReplyWriter::HumanDouble(std::string_view text) {
+  if (!resp3()) {
+    Bulk(text);
+    return;
+  }
+  out_->push_back(',');
+  out_->append(text);
+  out_->append("\r\n");
+}
+
 void ReplyWriter::Double(double value) {
   char text[64];
   std::string_view digits;

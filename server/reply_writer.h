@@ -50,6 +50,9 @@ class ReplyWriter {
   void PushHeader(uint64_t count);
   // Redis's addReplyDouble(): %.17g, "inf"/"-inf"; ,d / a bulk string.
   void Double(double value);
+  // Redis's addReplyHumanLongDouble(): `text` already formatted (GEOPOS's
+  // coordinates); ,text / a bulk string.
+  void HumanDouble(std::string_view text);
   // Text meant for humans (INFO, CLIENT LIST): =len\r\ntxt:text / a bulk.
   void Verbatim(std::string_view text);
   // Replies of (member, score) pairs (ZRANGE WITHSCORES, ZPOPMIN with a

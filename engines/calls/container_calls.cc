@@ -10,7 +10,7 @@ std::span<const ContainerCommand> ContainerCommands() {
   static const std::vector<ContainerCommand> all = [] {
     std::vector<ContainerCommand> joined;
     for (const std::span<const ContainerCommand> table :
-         {HashCommands(), ListCommands(), SetCommands(), ZSetCommands()}) {
+         {HashCommands(), ListCommands(), SetCommands(), ZSetCommands(), GeoCommands()}) {
       joined.insert(joined.end(), table.begin(), table.end());
     }
     return joined;

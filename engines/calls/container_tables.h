@@ -15,5 +15,6 @@ std::span<const ContainerCommand> HashCommands();  // hash_calls.cc
 std::span<const ContainerCommand> ListCommands();  // list_calls.cc
 std::span<const ContainerCommand> SetCommands();   // set_calls.cc
 std::span<const ContainerCommand> ZSetCommands();  // zset_calls.cc
+std::span<const ContainerCommand> GeoCommands();   // geo_calls.cc (on sorted sets)
 
 }  // namespace kvlab

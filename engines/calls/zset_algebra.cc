@@ -291,6 +291,10 @@ OpResult ReadZSetAlgebraSource(const Operation& op, KeyReader& keys, GroupState&
   return result;
 }
 
+OpResult CarryZSetForStore(const Scored& members, GroupState& group) {
+  return CarryForStore(BuildZSet(members), group);
+}
+
 OpResult ReadZRangeStore(const Operation& op, KeyReader& keys, GroupState& group) {
   static const ContainerCommand* const zrange = FindContainerCommand("zrange");
   const std::span<const std::string_view> args = op.container_args();

@@ -18,7 +18,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "engines/calls/atomic_group.h"
 #include "engines/calls/key_reader.h"
@@ -61,6 +64,13 @@ OpResult ReadZSetAlgebraSource(const Operation& op, KeyReader& keys, GroupState&
 // [REV] [LIMIT offset count] (op.key: src; the arguments as above): leaves
 // the range in the group's carry and answers its size, or an error.
 OpResult ReadZRangeStore(const Operation& op, KeyReader& keys, GroupState& group);
+
+// A sorted set built from `members` (in that order, Redis's encoding for its
+// size) left in the group's carry for the kStoreCarry after the step (an
+// empty one deletes the destination); answers its size. GEORADIUS ... STORE
+// and GEOSEARCHSTORE end with it.
+OpResult CarryZSetForStore(const std::vector<std::pair<std::string, double>>& members,
+                           GroupState& group);
 
 // ZMPOP's per-key step (an internal container command, with
 // kContainerGuard): pops from its key as ZMPOP's arguments say, answering

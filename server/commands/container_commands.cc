@@ -66,6 +66,9 @@ void RenderReplyList(const ReplyList& list, ReplyWriter& writer) {
       case ReplyList::Item::kPair:
         writer.PairHeader();
         break;
+      case ReplyList::Item::kHumanDouble:
+        writer.HumanDouble(bytes);
+        break;
     }
   });
 }
@@ -113,6 +116,8 @@ void RenderContainer(const DeferredReply&, std::span<const OpResult> results, Re
   RenderContainerResult(results[0], writer);
 }
 
+}  // namespace
+
 void RunContainerCommand(CommandCall& call) {
   Operation op;
   op.code = OpCode::kContainer;
@@ -121,8 +126,6 @@ void RunContainerCommand(CommandCall& call) {
   call.AddWithArgs(op);
   call.Defer(RenderContainer);
 }
-
-}  // namespace
 
 void RegisterContainerCommands(CommandTable& table) {
   using F = CommandSpec::Flags;

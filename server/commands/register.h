@@ -25,6 +25,7 @@ void RegisterClusterCommands(CommandTable& table);    // CLUSTER (--shard-ports)
 void RegisterLifecycleCommands(CommandTable& table);  // SAVE SHUTDOWN
 void RegisterBitCommands(CommandTable& table);  // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
 void RegisterHllCommands(CommandTable& table);  // PFADD PFCOUNT PFMERGE PFDEBUG PFSELFTEST
+void RegisterGeoCommands(CommandTable& table);  // GEOADD GEOPOS ... GEOSEARCHSTORE
 void RegisterDumpRestoreCommands(CommandTable& table);  // DUMP RESTORE
 void RegisterRewriteCommand(CommandTable& table);       // BGREWRITEAOF
 // BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH BZPOPMIN BZPOPMAX BZMPOP
@@ -43,6 +44,9 @@ void RefreshListing(const ClientState& client);
 // The reply of one container or string-command operation, whatever its
 // kind (container_commands.cc).
 void RenderContainerResult(const OpResult& result, ReplyWriter& writer);
+// A command whose table entry names its container command: queued on
+// args[1] with its arguments, its reply that operation's.
+void RunContainerCommand(CommandCall& call);
 
 // The reply of a group of steps that write (SMOVE, LMOVE, the STOREs): the
 // first error among them (a WRONGTYPE key, a bad option), else the step

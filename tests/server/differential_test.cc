@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <deque>
 #include <filesystem>
+#include <cstdio>
 #include <random>
 #include <sstream>
 
@@ -1226,6 +1227,170 @@ TEST_P(DifferentialTest, HyperLogLogMatchesRedisByteForByte) {
   for (const std::string& key : keys) mixed.push_back({"GET", key});
   mixed.push_back({"PFCOUNT", keys[0], keys[1], keys[2], keys[3]});
   steps.push_back(mixed);
+  CompareSteps(redis, GetParam(), steps);
+}
+
+// The GEO commands against redis-server, byte for byte: GEOADD's options
+// and errors, GEOPOS/GEOHASH/GEODIST (RESP2 and RESP3), every search form
+// with its options, sorting, COUNT [ANY], STORE/STOREDIST and
+// GEOSEARCHSTORE (the stored sets read back), wrong types and missing
+// keys; then 300 random points and 120 random searches (circles and boxes,
+// big and small, near the poles and the antimeridian too).
+TEST_P(DifferentialTest, GeoMatchesRedisByteForByte) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  std::vector<std::vector<std::vector<std::string>>> steps = {
+      {{"GEOADD", "nyc", "-73.9454966", "40.747533", "lic market"},
+       {"GEOADD",      "nyc",         "-73.9733487",  "40.7648057",  "central park n/q/r",
+        "-73.9903085", "40.7362513",  "union square", "-74.0131604", "40.7126674",
+        "wtc one",     "-73.7858139", "40.6428986",   "jfk",         "-73.9375699",
+        "40.7498929",  "q4",          "-73.9564142",  "40.7480973",  "4545"},
+       {"GEOADD", "nyc", "CH", "-73.9454966", "40.747533", "lic market"},
+       {"GEOADD", "nyc", "CH", "XX", "-73.9", "40.7", "lic market", "1", "2", "nothere"},
+       {"GEOADD", "nyc", "NX", "XX", "1", "2", "x"},
+       {"GEOADD", "nyc", "bogus", "1", "2", "x"},
+       {"GEOADD", "nyc", "1", "2"},
+       {"GEOADD", "nyc", "200", "100", "x"},
+       {"GEOADD", "nyc", "abc", "1", "x"},
+       {"GEOADD", "nyc", "CH", "NX", "-73.9454966", "40.747533", "lic market", "10", "20", "new"},
+       {"ZRANGE", "nyc", "0", "-1", "WITHSCORES"}},
+      {{"GEOPOS", "nyc", "jfk", "nothere", "wtc one"},
+       {"GEOPOS", "nokey", "a", "b"},
+       {"GEOHASH", "nyc", "jfk", "nothere", "q4"},
+       {"GEOHASH", "nokey", "a"},
+       {"GEODIST", "nyc", "jfk", "wtc one"},
+       {"GEODIST", "nyc", "jfk", "wtc one", "km"},
+       {"GEODIST", "nyc", "jfk", "wtc one", "MI"},
+       {"GEODIST", "nyc", "jfk", "wtc one", "ft"},
+       {"GEODIST", "nyc", "jfk", "wtc one", "yards"},
+       {"GEODIST", "nyc", "jfk", "wtc one", "km", "extra"},
+       {"GEODIST", "nyc", "jfk", "nothere"},
+       {"GEODIST", "nokey", "a", "b"},
+       {"GEODIST", "nyc", "jfk", "jfk"}},
+      {{"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "3", "km", "asc"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "3", "km", "DESC", "WITHDIST", "WITHHASH",
+        "WITHCOORD"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "3", "km"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "COUNT", "3"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "COUNT", "2", "ANY"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "COUNT", "2", "ANY", "ASC"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "ANY"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "COUNT"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "COUNT", "0"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "COUNT", "x"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "-1", "km"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "x", "km"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "parsecs"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "bogus"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "50000", "km", "asc"},
+       {"GEORADIUS_RO", "nyc", "-73.9798091", "40.7598464", "3", "km", "STORE", "x"},
+       {"GEORADIUSBYMEMBER", "nyc", "wtc one", "7", "km", "WITHDIST", "asc"},
+       {"GEORADIUSBYMEMBER", "nyc", "nothere", "7", "km"},
+       {"GEORADIUSBYMEMBER_RO", "nyc", "wtc one", "7", "km", "desc", "withcoord"},
+       {"GEORADIUSBYMEMBER", "nokey", "x", "bad", "km"},
+       {"GEOSEARCH", "nyc", "FROMLONLAT", "-73.9798091", "40.7598464", "BYRADIUS", "3", "km", "ASC",
+        "WITHDIST"},
+       {"GEOSEARCH", "nyc", "FROMMEMBER", "wtc one", "BYBOX", "14", "14", "km", "DESC", "WITHCOORD",
+        "WITHHASH"},
+       {"GEOSEARCH", "nyc", "FROMMEMBER", "wtc one", "FROMLONLAT", "1", "2", "BYRADIUS", "1", "km"},
+       {"GEOSEARCH", "nyc", "BYRADIUS", "1", "km"},
+       {"GEOSEARCH", "nyc", "FROMMEMBER", "wtc one"},
+       {"GEOSEARCH", "nyc", "FROMMEMBER", "wtc one", "BYRADIUS", "1", "km", "BYBOX", "1", "1",
+        "km"},
+       {"geosearch", "nyc", "frommember", "nothere", "byradius", "1", "km"},
+       {"GEOSEARCH", "nyc", "FROMLONLAT", "1", "2", "BYBOX", "-1", "1", "km"},
+       {"GEOSEARCH", "nyc", "FROMLONLAT", "1", "2", "BYRADIUS", "1", "km", "STORE", "x"},
+       {"GEOSEARCH", "nokey", "FROMMEMBER", "x", "BYRADIUS", "1", "km"}},
+      {{"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "STORE", "dst"},
+       {"ZRANGE", "dst", "0", "-1", "WITHSCORES"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "STOREDIST", "dst", "COUNT",
+        "2", "DESC"},
+       {"ZRANGE", "dst", "0", "-1", "WITHSCORES"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "STORE", "dst", "WITHDIST"},
+       {"GEORADIUSBYMEMBER", "nyc", "jfk", "1", "m", "STORE", "dst"},
+       {"EXISTS", "dst"},
+       {"SET", "dst", "string"},
+       {"GEORADIUS", "nokey", "1", "2", "10", "km", "STORE", "dst"},
+       {"EXISTS", "dst"},
+       {"GEOSEARCHSTORE", "dst2", "nyc", "FROMMEMBER", "jfk", "BYRADIUS", "30", "km", "STOREDIST"},
+       {"ZRANGE", "dst2", "0", "-1", "WITHSCORES"},
+       {"GEOSEARCHSTORE", "dst2", "nyc", "FROMMEMBER", "jfk", "BYBOX", "60", "60", "km", "ASC",
+        "COUNT", "3"},
+       {"ZRANGE", "dst2", "0", "-1", "WITHSCORES"},
+       {"GEOSEARCHSTORE", "dst2", "nyc", "FROMMEMBER", "jfk", "BYBOX", "60", "60", "km",
+        "WITHDIST"},
+       {"GEOSEARCHSTORE", "dst2", "nyc", "FROMMEMBER", "jfk", "BYBOX", "60", "60", "km", "STORE",
+        "x"},
+       {"SET", "str", "x"},
+       {"GEOADD", "str", "1", "2", "a"},
+       {"GEOPOS", "str", "a"},
+       {"GEORADIUS", "str", "1", "2", "3", "km"},
+       {"GEOSEARCHSTORE", "dst2", "str", "FROMLONLAT", "1", "2", "BYRADIUS", "1", "km"},
+       {"ZADD", "odd", "-inf", "a", "1e300", "b", "-5", "c"},
+       {"GEOPOS", "odd", "a", "b", "c"},
+       {"GEOHASH", "odd", "a", "b", "c"}},
+      {{"HELLO", "3"},
+       {"GEOPOS", "nyc", "jfk", "nothere"},
+       {"GEOHASH", "nyc", "jfk", "nothere"},
+       {"GEODIST", "nyc", "jfk", "nothere"},
+       {"GEORADIUS", "nyc", "-73.9798091", "40.7598464", "10", "km", "ASC", "WITHDIST", "WITHCOORD",
+        "WITHHASH"},
+       {"HELLO", "2"}},
+      {{"MULTI"},
+       {"GEOADD", "tx", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"},
+       {"GEORADIUS", "tx", "15", "37", "200", "km", "STOREDIST", "tx2"},
+       {"GEOSEARCH", "tx", "FROMLONLAT", "15", "37", "BYBOX", "400", "400", "km", "ASC"},
+       {"EXEC"},
+       {"ZRANGE", "tx2", "0", "-1", "WITHSCORES"}},
+  };
+  // Random points all over (poles and the antimeridian included), then
+  // random searches of every form around them.
+  std::mt19937 random(23);
+  auto uniform = [&](double low, double high) {
+    return low + (high - low) * (static_cast<double>(random()) / 4294967296.0);
+  };
+  auto text = [](double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.6f", value);
+    return std::string(buffer);
+  };
+  std::vector<std::vector<std::string>> points = {{"DEL", "rp"}};
+  for (int i = 0; i < 300; ++i) {
+    const double lat = i % 10 == 0 ? uniform(-85.05, 85.05) : uniform(-70, 70);
+    points.push_back(
+        {"GEOADD", "rp", text(uniform(-180, 180)), text(lat), "p" + std::to_string(i)});
+  }
+  steps.push_back(points);
+  std::vector<std::vector<std::string>> searches;
+  const char* const units[] = {"m", "km", "mi", "ft"};
+  for (int i = 0; i < 120; ++i) {
+    const std::string lon = text(i % 7 == 0 ? uniform(175, 180) : uniform(-180, 180));
+    const std::string lat = text(i % 11 == 0 ? uniform(80, 85) : uniform(-70, 70));
+    const std::string size =
+        std::to_string(i % 9 == 0 ? 1000 + random() % 5000 : 10 + random() % 800);
+    const std::string unit = units[random() % 4];
+    const std::string order = (random() % 3 == 0) ? "DESC" : "ASC";
+    switch (i % 4) {
+      case 0:
+        searches.push_back({"GEORADIUS", "rp", lon, lat, size, unit, order, "WITHDIST"});
+        break;
+      case 1:
+        searches.push_back({"GEOSEARCH", "rp", "FROMLONLAT", lon, lat, "BYBOX", size,
+                            std::to_string(10 + random() % 3000), unit, order, "WITHCOORD"});
+        break;
+      case 2:
+        searches.push_back({"GEORADIUSBYMEMBER", "rp", "p" + std::to_string(random() % 300), size,
+                            unit, "COUNT", std::to_string(1 + random() % 5), "WITHHASH"});
+        break;
+      default:
+        searches.push_back({"GEOSEARCHSTORE", "rs", "rp", "FROMMEMBER",
+                            "p" + std::to_string(random() % 300), "BYRADIUS", size, unit,
+                            "STOREDIST"});
+        searches.push_back({"ZRANGE", "rs", "0", "-1", "WITHSCORES"});
+        break;
+    }
+  }
+  steps.push_back(searches);
   CompareSteps(redis, GetParam(), steps);
 }
 
