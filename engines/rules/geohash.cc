@@ -62,39 +62,29 @@ bool Decode(GeoRange longitude, GeoRange latitude, GeoHashBits hash, GeoArea* ar
   return true;
 }
 
-void MoveX(GeoHashBits* hash, int d) {
+// geohash_move_x() and geohash_move_y(): one cell along the axis whose bits
+// `axis` marks (the odd bits, 0xaa..., longitude; the even, 0x55...,
+// latitude), by adding (or subtracting) one with the other axis's bits
+// filled so that the carry crosses them.
+void MoveAlong(GeoHashBits* hash, int d, uint64_t axis) {
   if (d == 0) return;
-  uint64_t x = hash->bits & 0xaaaaaaaaaaaaaaaaULL;
-  const uint64_t y = hash->bits & 0x5555555555555555ULL;
-  const uint64_t zz = 0x5555555555555555ULL >> (64 - hash->step * 2);
+  const uint64_t other = ~axis;
+  uint64_t moving = hash->bits & axis;
+  const uint64_t kept = hash->bits & other;
+  const uint64_t zz = other >> (64 - hash->step * 2);
   if (d > 0) {
-    x = x + (zz + 1);
+    moving = moving + (zz + 1);
   } else {
-    x = x | zz;
-    x = x - (zz + 1);
+    moving = moving | zz;
+    moving = moving - (zz + 1);
   }
-  x &= (0xaaaaaaaaaaaaaaaaULL >> (64 - hash->step * 2));
-  hash->bits = x | y;
-}
-
-void MoveY(GeoHashBits* hash, int d) {
-  if (d == 0) return;
-  const uint64_t x = hash->bits & 0xaaaaaaaaaaaaaaaaULL;
-  uint64_t y = hash->bits & 0x5555555555555555ULL;
-  const uint64_t zz = 0xaaaaaaaaaaaaaaaaULL >> (64 - hash->step * 2);
-  if (d > 0) {
-    y = y + (zz + 1);
-  } else {
-    y = y | zz;
-    y = y - (zz + 1);
-  }
-  y &= (0x5555555555555555ULL >> (64 - hash->step * 2));
-  hash->bits = x | y;
+  moving &= (axis >> (64 - hash->step * 2));
+  hash->bits = moving | kept;
 }
 
 GeoHashBits Moved(GeoHashBits hash, int dx, int dy) {
-  MoveX(&hash, dx);
-  MoveY(&hash, dy);
+  MoveAlong(&hash, dx, 0xaaaaaaaaaaaaaaaaULL);
+  MoveAlong(&hash, dy, 0x5555555555555555ULL);
   return hash;
 }
 

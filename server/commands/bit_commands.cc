@@ -48,18 +48,6 @@ void Bitfield(CommandCall& call) {
   Queue(call, NamedStringCommand(writes ? "bitfield" : kBitfieldReadOnly));
 }
 
-template <const std::string_view& kStep>
-Operation BitopStep(std::string_view key, BitOperator op) {
-  Operation step;
-  step.code = OpCode::kString;
-  step.key = key;
-  step.string_command = NamedStringCommand(kStep);
-  step.integer = static_cast<int64_t>(op);
-  step.arg_pool = &StepArgs<kStep>();
-  step.arg_count = 1;
-  return step;
-}
-
 void Bitop(CommandCall& call) {
   BitOperator op;
   if (EqualsIgnoreCase(call.args[1], "and")) {
@@ -80,13 +68,13 @@ void Bitop(CommandCall& call) {
   }
   const size_t sources = call.args.size() - 3;
   for (size_t i = 0; i < sources; ++i) {
-    Operation step = i == 0 ? BitopStep<kBitopFirstSource>(call.args[3], op)
-                            : BitopStep<kBitopSource>(call.args[3 + i], op);
+    Operation step = i == 0 ? StringStep<kBitopFirstSource>(call.args[3], static_cast<int64_t>(op))
+                            : StringStep<kBitopSource>(call.args[3 + i], static_cast<int64_t>(op));
     // A source of another type skips the rest: the later sources and the store.
     step.guard_span = static_cast<uint32_t>(sources - i);
     call.Add(step);
   }
-  call.Add(BitopStep<kBitopStore>(call.args[2], op));
+  call.Add(StringStep<kBitopStore>(call.args[2], static_cast<int64_t>(op)));
   call.Defer(RenderBitCommand);
   call.GroupQueued();
 }

@@ -20,40 +20,21 @@ namespace kvlab {
 
 namespace {
 
-// A group's reply: its first error (a source that is no HLL stops the
-// rest, which answer nothing), else its last step's.
-void RenderHllCommand(const DeferredReply&, std::span<const OpResult> results, ReplyWriter& writer,
-                      ServerContext&) {
-  for (const OpResult& result : results) {
-    if (result.kind == OpResult::Kind::kError) {
-      RenderContainerResult(result, writer);
-      return;
-    }
-  }
-  RenderContainerResult(results.back(), writer);
-}
-
 void QueueWhole(CommandCall& call, std::string_view name, std::string_view key) {
   Operation op;
   op.code = OpCode::kString;
   op.key = key;
   op.string_command = NamedStringCommand(name);
   call.AddWithArgs(op);
-  call.Defer(RenderHllCommand);
+  call.Defer(RenderFirstErrorOr);
 }
 
-template <const std::string_view& kStep>
-Operation Step(std::string_view key, int64_t parameter, uint32_t guard_span) {
-  Operation step;
-  step.code = OpCode::kString;
-  step.key = key;
-  step.string_command = NamedStringCommand(kStep);
-  step.integer = parameter;
-  step.arg_pool = &StepArgs<kStep>();
-  step.arg_count = 1;
-  // A source that is no HLL skips the steps after it.
-  step.guard_span = guard_span;
-  return step;
+// A group's reply: its first error (a source that is no HLL skips the
+// steps after it), else its last step's.
+void DeferGroupReply(CommandCall& call, size_t steps) {
+  call.Defer(RenderFirstErrorOr);
+  call.deferred_reply().flags = static_cast<int64_t>(steps - 1);
+  call.GroupQueued();
 }
 
 void Pfadd(CommandCall& call) { QueueWhole(call, "pfadd", call.args[1]); }
@@ -66,22 +47,20 @@ void Pfcount(CommandCall& call) {
   const size_t keys = call.args.size() - 1;
   for (size_t i = 0; i < keys; ++i) {
     const bool last = i + 1 == keys;
-    call.Add(
-        Step<kPfcountSource>(call.args[1 + i], last ? 1 : 0, static_cast<uint32_t>(keys - 1 - i)));
+    call.Add(StringStep<kPfcountSource>(call.args[1 + i], last ? 1 : 0,
+                                        static_cast<uint32_t>(keys - 1 - i)));
   }
-  call.Defer(RenderHllCommand);
-  call.GroupQueued();
+  DeferGroupReply(call, keys);
 }
 
 // PFMERGE dest [source ...]: the destination is read as the first source.
 void Pfmerge(CommandCall& call) {
   const size_t keys = call.args.size() - 1;
   for (size_t i = 0; i < keys; ++i) {
-    call.Add(Step<kPfmergeSource>(call.args[1 + i], 0, static_cast<uint32_t>(keys - i)));
+    call.Add(StringStep<kPfmergeSource>(call.args[1 + i], 0, static_cast<uint32_t>(keys - i)));
   }
-  call.Add(Step<kPfmergeStore>(call.args[1], 0, 0));
-  call.Defer(RenderHllCommand);
-  call.GroupQueued();
+  call.Add(StringStep<kPfmergeStore>(call.args[1], 0));
+  DeferGroupReply(call, keys + 1);
 }
 
 void Pfdebug(CommandCall& call) { QueueWhole(call, "pfdebug", call.args[2]); }
