@@ -750,7 +750,9 @@ TEST_P(Atomicity, NoReaderSeesHalfAnMset) {
   const TornCount seen = RaceMultiKeyWritesAndReads(Connect(), false, kRaceBudget, 0);
   EXPECT_GT(seen.reads, 100);
   EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " MGETs saw half an MSET";
-  if (GetParam() == "sharded") EXPECT_GT(HeldGroupsOfLoneWrite(false), 0);
+  if (GetParam() == "sharded") {
+    EXPECT_GT(HeldGroupsOfLoneWrite(false), 0);
+  }
 }
 
 TEST_P(Atomicity, NoReaderSeesHalfATransaction) {
@@ -758,7 +760,9 @@ TEST_P(Atomicity, NoReaderSeesHalfATransaction) {
   const TornCount seen = RaceMultiKeyWritesAndReads(Connect(), true, kRaceBudget, 0);
   EXPECT_GT(seen.reads, 100);
   EXPECT_EQ(seen.torn, 0) << seen.torn << " of " << seen.reads << " reads saw half an EXEC";
-  if (GetParam() == "sharded") EXPECT_GT(HeldGroupsOfLoneWrite(true), 0);
+  if (GetParam() == "sharded") {
+    EXPECT_GT(HeldGroupsOfLoneWrite(true), 0);
+  }
 }
 
 TEST_P(Atomicity, MsetNxIsAllOrNothing) {
