@@ -57,18 +57,22 @@ class Histogram:
     def add(self, data: dict) -> None:
         """Adds one kvlab-load histogram ({"count", "min", "max", "buckets": [[lo, hi, n]]})."""
         if data.get("count"):
-            self._add_counts((((low, high), n) for low, high, n in data["buckets"]),
-                             data["count"], data["min"], data["max"])
+            # The loop is written out, with no generator per bucket: merging is most of
+            # what a latency interval costs (the coverage tests merge 100,000 documents).
+            counts, get = self.buckets, self.buckets.get
+            for low, high, n in data["buckets"]:
+                counts[low, high] = get((low, high), 0) + n
+            self._add_totals(data["count"], data["min"], data["max"])
 
     def add_histogram(self, other: "Histogram") -> None:
         """Adds another merged histogram (the same as adding each document it holds)."""
         if other.count:
-            self._add_counts(other.buckets.items(), other.count, other.min_ns, other.max_ns)
+            counts, get = self.buckets, self.buckets.get
+            for bucket, n in other.buckets.items():
+                counts[bucket] = get(bucket, 0) + n
+            self._add_totals(other.count, other.min_ns, other.max_ns)
 
-    def _add_counts(self, buckets: Iterable[tuple[tuple[int, int], int]], count: int,
-                    min_ns: int, max_ns: int) -> None:
-        for bucket, n in buckets:
-            self.buckets[bucket] = self.buckets.get(bucket, 0) + n
+    def _add_totals(self, count: int, min_ns: int, max_ns: int) -> None:
         self.min_ns = min_ns if self.count == 0 else min(self.min_ns, min_ns)
         self.max_ns = max(self.max_ns, max_ns)
         self.count += count
