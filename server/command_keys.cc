@@ -122,6 +122,28 @@ std::vector<size_t> SortKeys(std::span<const std::string_view> args) {
   return positions;
 }
 
+// GEORADIUS's and GEORADIUSBYMEMBER's key specs, which Redis 7 reads before
+// their getkeys procedure: the key, then the argument after the first STORE,
+// then the one after the first STOREDIST, each keyword looked for from the
+// sixth argument (GEORADIUS) or the fifth (GEORADIUSBYMEMBER) up to the last
+// but one.
+std::vector<size_t> GeoRadiusKeys(std::span<const std::string_view> args, size_t search_from) {
+  std::vector<size_t> positions = {1};
+  for (const std::string_view keyword : {"store", "storedist"}) {
+    for (size_t i = search_from; i + 1 < args.size(); ++i) {
+      if (AsciiLowercase(args[i]) == keyword) {
+        positions.push_back(i + 1);
+        break;
+      }
+    }
+  }
+  return positions;
+}
+
+bool IsGeoRadius(std::string_view name) {
+  return name == "georadius" || name == "georadiusbymember";
+}
+
 // A command of fixed key positions: COMMAND INFO's first, last and step
 // (the ranges of its key specs, joined), empty where out of bounds.
 std::vector<size_t> FixedKeys(const KeyPositions& keys, size_t argc) {
@@ -154,6 +176,8 @@ CommandKeys FindCommandKeys(std::span<const std::string_view> command) {
     found.positions = by_spec ? std::move(*by_spec) : KeysByProcedure(*numkeys, command);
   } else if (sort) {
     found.positions = SortKeys(command);
+  } else if (IsGeoRadius(name)) {
+    found.positions = GeoRadiusKeys(command, name == "georadius" ? 6 : 5);
   } else {
     found.positions = FixedKeys(spec->keys, command.size());
   }
@@ -162,7 +186,7 @@ CommandKeys FindCommandKeys(std::span<const std::string_view> command) {
 }
 
 bool HasMovableKeys(std::string_view name) {
-  return NumkeysRuleOf(name) != nullptr || name == "sort" || name == "sort_ro";
+  return NumkeysRuleOf(name) != nullptr || name == "sort" || name == "sort_ro" || IsGeoRadius(name);
 }
 
 std::string_view CommandKeysError(CommandKeys::Outcome outcome) {

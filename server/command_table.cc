@@ -3,6 +3,7 @@
 #include <cassert>
 
 #include "base/ascii_case.h"
+#include "server/commands/arguments.h"
 #include "server/commands/register.h"
 
 namespace kvlab {
@@ -43,6 +44,9 @@ size_t CommandTable::Bucket(size_t length, char first) {
 void CommandTable::Add(CommandSpec spec) {
   // Names are lower-case ASCII letters (and '_') and at most kMaxNameLength long.
   assert(!spec.name.empty() && spec.name.size() <= kMaxNameLength);
+  for ([[maybe_unused]] const std::string& sub : spec.subcommands) {
+    assert(sub.size() > spec.name.size() + 1 && sub.starts_with(spec.name + "|"));
+  }
   buckets_[Bucket(spec.name.size(), spec.name[0])].push_back(commands_.size());
   commands_.push_back(std::move(spec));
 }
@@ -56,6 +60,14 @@ const CommandSpec* CommandTable::Find(std::string_view name) const {
     bool equal = true;
     for (size_t i = 1; i < name.size() && equal; ++i) equal = AsciiLower(name[i]) == candidate[i];
     if (equal) return &commands_[position];
+  }
+  return nullptr;
+}
+
+const std::string* NameAsRun(const CommandSpec& spec, std::span<const std::string_view> args) {
+  if (spec.subcommands.empty() || args.size() < 2) return &spec.name;
+  for (const std::string& sub : spec.subcommands) {
+    if (EqualsIgnoreCase(args[1], std::string_view(sub).substr(spec.name.size() + 1))) return &sub;
   }
   return nullptr;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,11 @@ struct CommandSpec {
   std::string summary;  // COMMAND DOCS summary
   // A container command: what the engine runs (engines/calls/container_calls.cc).
   const ContainerCommand* container = nullptr;
+  // The subcommands its handler answers, as Redis names them ("client|list"):
+  // COMMAND LIST lists them, and CLIENT LIST's cmd= shows the one a client ran
+  // last. tests/server/command_list_test.cc checks that each is answered and
+  // that no other subcommand of Redis's is.
+  std::vector<std::string> subcommands;
 };
 
 class CommandTable {
@@ -92,6 +98,13 @@ class CommandTable {
   std::vector<std::vector<size_t>> buckets_ =
       std::vector<std::vector<size_t>>((kMaxNameLength + 1) * 26);
 };
+
+// The name a command ran under, as CLIENT LIST's cmd= and COMMAND LIST spell
+// it: "client|list" for CLIENT LIST; the command's own name for a command
+// without subcommands, or for a bare container ("CLIENT"); null for a
+// subcommand its handler does not answer (CLIENT LIST shows cmd=NULL, as
+// Redis does after a command it could not look up).
+const std::string* NameAsRun(const CommandSpec& spec, std::span<const std::string_view> args);
 
 // Redis's arity check: true when `argc` (name included) fits `arity`.
 inline bool ArityMatches(int arity, size_t argc) {

@@ -114,12 +114,8 @@ bool AllowedWhileSubscribed(const CommandSpec& spec) {
 
 // Redis names a container's subcommand in this error as "client|info".
 std::string FullCommandName(const CommandSpec& spec, std::span<const std::string_view> args) {
-  static constexpr std::string_view kContainers[] = {
-      "client", "config", "object", "memory", "command", "pubsub", "function", "script", "cluster"};
-  if (args.size() < 2 ||
-      std::find(std::begin(kContainers), std::end(kContainers), spec.name) == std::end(kContainers))
-    return spec.name;
-  return spec.name + "|" + AsciiLowercase(args[1]);
+  if (const std::string* name = NameAsRun(spec, args)) return *name;
+  return spec.name + "|" + AsciiLowercase(args[1]);  // a subcommand kvlab does not answer
 }
 
 }  // namespace
@@ -294,6 +290,11 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
   const size_t mark = immediate.size();
   ReplyWriter writer(immediate, client_.protocol);
   Transaction& transaction = client_.transaction;
+  // What CLIENT LIST shows as cmd=: Redis's processCommand() names the
+  // command before any check (NULL for one it could not look up).
+  if (client_.listing) {
+    client_.listing->set_last_command(spec != nullptr ? NameAsRun(*spec, args_) : nullptr);
+  }
   const bool queueing =
       transaction.open() && (spec == nullptr || !(spec->flags & CommandSpec::kNoMulti));
   // Redis's rejectCommand(): inside MULTI these errors doom the EXEC, even
@@ -336,7 +337,6 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
     writer.Error(kOomError);
   } else if (spec->flags & CommandSpec::kExec) {
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
-    if (client_.listing) client_.listing->set_last_command(&spec->name);
     RunExec(immediate, *spec);
     Stats().Called(table_.IndexOf(*spec));
     if (ctx_.monitors.active()) [[unlikely]]
@@ -345,7 +345,6 @@ void Session::DispatchCommand(const CommandSpec* spec, std::string& out) {
   } else {
     outcome = Outcome::kRan;
     ctx_.stats.total_commands_processed.fetch_add(1, std::memory_order_relaxed);
-    if (client_.listing) client_.listing->set_last_command(&spec->name);
     const size_t index = table_.IndexOf(*spec);
     const size_t first_op = batch_.ops.size();
     CommandCall call(args_, ctx_, client_, batch_, immediate, render_state_);

@@ -115,6 +115,31 @@ void Info(CommandCall& call) {
       "\r\ncluster_my_epoch:1\r\n");
 }
 
+// CLUSTER HELP: the subcommands the shard ports answer, in Redis's layout.
+void Help(CommandCall& call) {
+  static constexpr std::string_view kHelp[] = {
+      "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "INFO",
+      "    Return information about the cluster.",
+      "KEYSLOT <key>",
+      "    Return the hash slot for <key>.",
+      "MYID",
+      "    Return the node id.",
+      "NODES",
+      "    Return cluster configuration seen by node. Output format:",
+      "    <id> <ip:port@bus-port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+      "SHARDS",
+      "    Return information about slot range mappings and the nodes associated with them.",
+      "SLOTS",
+      "    Return information about slots range mappings. Each range is made of:",
+      "    start, end, master and replicas IP addresses, ports and ids",
+      "HELP",
+      "    Prints this help."};
+  ReplyWriter reply = call.reply();
+  reply.ArrayHeader(std::size(kHelp));
+  for (std::string_view line : kHelp) reply.SimpleString(line);
+}
+
 void Cluster(CommandCall& call) {
   const ServerSettings& settings = call.server.settings;
   if (settings.shard_ports == 0) {
@@ -142,6 +167,8 @@ void Cluster(CommandCall& call) {
     if (exactly(2)) call.reply().Bulk(NodeId(settings, static_cast<unsigned>(node)));
   } else if (EqualsIgnoreCase(sub, "keyslot")) {
     if (exactly(3)) call.reply().Integer(HashSlot(call.args[2]));
+  } else if (EqualsIgnoreCase(sub, "help")) {
+    if (exactly(2)) Help(call);
   } else {
     call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
                        "'. Try CLUSTER HELP.");
@@ -156,7 +183,9 @@ void RegisterClusterCommands(CommandTable& table) {
              .flags = CommandSpec::kNone,
              .handler = Cluster,
              .group = "cluster",
-             .summary = "A container for Redis Cluster commands"});
+             .summary = "A container for Redis Cluster commands",
+             .subcommands = {"cluster|info", "cluster|keyslot", "cluster|myid", "cluster|nodes",
+                             "cluster|shards", "cluster|slots", "cluster|help"}});
 }
 
 }  // namespace kvlab

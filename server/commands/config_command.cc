@@ -90,7 +90,9 @@ void RegisterConfigCommand(CommandTable& table) {
              .flags = CommandSpec::kAfterQueued,
              .handler = Config,
              .group = "server",
-             .summary = "A container for server configuration commands"});
+             .summary = "A container for server configuration commands",
+             .subcommands = {"config|get", "config|help", "config|resetstat", "config|rewrite",
+                             "config|set"}});
 }
 
 }  // namespace kvlab

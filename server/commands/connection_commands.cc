@@ -225,6 +225,37 @@ std::string ClientInfoLine(const ClientState& client) {
                     client.listing ? client.listing->last_command() : nullptr);
 }
 
+// CLIENT HELP: the subcommands kvlab-server answers, in Redis's layout.
+void ClientHelp(CommandCall& call) {
+  static constexpr std::string_view kHelp[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are: ID <client-id>, TYPE (NORMAL|PUBSUB), ADDR <ip:port>,",
+      "    LADDR <ip:port>, SKIPME (YES|NO).",
+      "LIST [options ...]",
+      "    Return information about client connections. Options: TYPE (NORMAL|PUBSUB),",
+      "    ID <client-id> [<client-id> ...].",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
+      "HELP",
+      "    Prints this help."};
+  ReplyWriter reply = call.reply();
+  reply.ArrayHeader(std::size(kHelp));
+  for (std::string_view line : kHelp) reply.SimpleString(line);
+}
+
 // Redis's getClientTypeByName(): kvlab's clients are all `normal` or `pubsub`.
 enum class ClientType { kNormal, kReplica, kMaster, kPubSub, kUnknown };
 ClientType ClientTypeNamed(std::string_view name) {
@@ -466,6 +497,8 @@ void Client(CommandCall& call) {
     ClientKill(call);
   } else if (EqualsIgnoreCase(sub, "unblock")) {
     ClientUnblock(call);
+  } else if (EqualsIgnoreCase(sub, "help")) {
+    if (arity_is(2, "client|help")) ClientHelp(call);
   } else {
     call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
                        "'. Try CLIENT HELP.");
@@ -522,12 +555,15 @@ void RegisterConnectionCommands(CommandTable& table) {
              .handler = Select,
              .group = "connection",
              .summary = "Change the selected database for the current connection"});
-  table.Add({.name = "client",
-             .arity = -2,
-             .flags = F::kNone,
-             .handler = Client,
-             .group = "connection",
-             .summary = "A container for client connection commands"});
+  table.Add(
+      {.name = "client",
+       .arity = -2,
+       .flags = F::kNone,
+       .handler = Client,
+       .group = "connection",
+       .summary = "A container for client connection commands",
+       .subcommands = {"client|getname", "client|id", "client|info", "client|kill", "client|list",
+                       "client|reply", "client|setname", "client|unblock", "client|help"}});
 }
 
 }  // namespace kvlab

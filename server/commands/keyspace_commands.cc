@@ -641,7 +641,9 @@ void RegisterKeyspaceCommands(CommandTable& table) {
              .flags = F::kReadOnly,
              .handler = Object,
              .group = "generic",
-             .summary = "A container for object introspection commands"});
+             .summary = "A container for object introspection commands",
+             .subcommands = {"object|encoding", "object|freq", "object|help", "object|idletime",
+                             "object|refcount"}});
   table.Add({.name = "ttl",
              .arity = 2,
              .flags = F::kReadOnly | F::kFast,

@@ -80,7 +80,9 @@ void RegisterMemoryCommand(CommandTable& table) {
              .flags = CommandSpec::kReadOnly,
              .handler = Memory,
              .group = "server",
-             .summary = "A container for memory diagnostics commands"});
+             .summary = "A container for memory diagnostics commands",
+             .subcommands = {"memory|doctor", "memory|help", "memory|malloc-stats", "memory|purge",
+                             "memory|stats", "memory|usage"}});
 }
 
 }  // namespace kvlab

@@ -294,7 +294,9 @@ void RegisterPubSubCommands(CommandTable& table) {
              .arity = -2,
              .handler = PubSub,
              .group = "pubsub",
-             .summary = "A container for Pub/Sub commands"});
+             .summary = "A container for Pub/Sub commands",
+             .subcommands = {"pubsub|channels", "pubsub|help", "pubsub|numpat", "pubsub|numsub",
+                             "pubsub|shardchannels", "pubsub|shardnumsub"}});
 }
 
 }  // namespace kvlab

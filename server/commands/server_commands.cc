@@ -13,11 +13,13 @@
 #include <cstdio>
 #include <optional>
 #include <array>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/allocated_bytes.h"
+#include "engines/rules/glob.h"
 #include "engines/threads/thread_cpu.h"
 #include "server/command_keys.h"
 #include "server/commands/arguments.h"
@@ -403,6 +405,61 @@ void WriteCommandDocs(ReplyWriter& reply, const CommandSpec& spec) {
   reply.Bulk(spec.group);
 }
 
+// Redis's ACL categories (ACLCommandCategories): COMMAND LIST FILTERBY ACLCAT
+// of any other name lists nothing, as in Redis.
+constexpr std::array<std::string_view, 21> kAclCategories = {
+    "keyspace", "read",   "write",       "set",       "sortedset",  "list",        "hash",
+    "string",   "bitmap", "hyperloglog", "geo",       "stream",     "pubsub",      "admin",
+    "fast",     "slow",   "blocking",    "dangerous", "connection", "transaction", "scripting"};
+
+// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
+// (commandListCommand()): every command's name, each followed by its
+// subcommands' ("client|list"); a filter applies to both, a pattern is a
+// case-blind glob on the whole name. kvlab has no modules, so a module
+// filter lists nothing; it classifies no command by ACL category, so a
+// category filter of a real category is refused rather than answered
+// wrongly (an unknown one lists nothing, as in Redis).
+void CommandList(std::span<const std::string_view> args, ReplyWriter& reply) {
+  enum class Filter { kNone, kModule, kAclCategory, kPattern } filter = Filter::kNone;
+  std::string_view filter_arg;
+  if (args.size() != 2) {
+    if (args.size() != 5 || !EqualsIgnoreCase(args[2], "filterby")) {
+      reply.Error(kSyntaxError);
+      return;
+    }
+    if (EqualsIgnoreCase(args[3], "module")) {
+      filter = Filter::kModule;
+    } else if (EqualsIgnoreCase(args[3], "aclcat")) {
+      filter = Filter::kAclCategory;
+    } else if (EqualsIgnoreCase(args[3], "pattern")) {
+      filter = Filter::kPattern;
+    } else {
+      reply.Error(kSyntaxError);
+      return;
+    }
+    filter_arg = args[4];
+  }
+  if (filter == Filter::kAclCategory &&
+      std::any_of(kAclCategories.begin(), kAclCategories.end(),
+                  [&](std::string_view name) { return EqualsIgnoreCase(filter_arg, name); })) {
+    reply.Error("ERR kvlab-server does not classify commands by ACL category");
+    return;
+  }
+  std::vector<const std::string*> names;
+  auto consider = [&](const std::string& name) {
+    if (filter == Filter::kNone ||
+        (filter == Filter::kPattern && GlobMatch(filter_arg, name, /*nocase=*/true))) {
+      names.push_back(&name);
+    }
+  };
+  for (const CommandSpec& spec : CommandTable::Instance().commands()) {
+    consider(spec.name);
+    for (const std::string& sub : spec.subcommands) consider(sub);
+  }
+  reply.ArrayHeader(names.size());
+  for (const std::string* name : names) reply.Bulk(*name);
+}
+
 void Command(CommandCall& call) {
   const auto& commands = CommandTable::Instance().commands();
   const auto& args = call.args;
@@ -415,9 +472,8 @@ void Command(CommandCall& call) {
   std::string_view sub = args[1];
   if (EqualsIgnoreCase(sub, "count") && args.size() == 2) {
     reply.Integer(static_cast<int64_t>(commands.size()));
-  } else if (EqualsIgnoreCase(sub, "list") && args.size() == 2) {
-    reply.ArrayHeader(commands.size());
-    for (const CommandSpec& spec : commands) reply.Bulk(spec.name);
+  } else if (EqualsIgnoreCase(sub, "list")) {
+    CommandList(args, reply);
   } else if (EqualsIgnoreCase(sub, "info")) {
     if (args.size() == 2) {
       reply.ArrayHeader(commands.size());
@@ -457,9 +513,35 @@ void Command(CommandCall& call) {
     }
     reply.ArrayHeader(keys.positions.size());
     for (const size_t position : keys.positions) reply.Bulk(args[2 + position]);
-  } else if (EqualsIgnoreCase(sub, "count") || EqualsIgnoreCase(sub, "list")) {
-    reply.Error(WrongArityError("command|" +
-                                std::string(EqualsIgnoreCase(sub, "count") ? "count" : "list")));
+  } else if (EqualsIgnoreCase(sub, "count")) {
+    reply.Error(WrongArityError("command|count"));
+  } else if (EqualsIgnoreCase(sub, "help")) {
+    if (args.size() != 2) {
+      reply.Error(WrongArityError("command|help"));
+      return;
+    }
+    static constexpr std::string_view kHelp[] = {
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "HELP",
+        "    Prints this help."};
+    reply.ArrayHeader(std::size(kHelp));
+    for (std::string_view line : kHelp) reply.SimpleString(line);
   } else {
     reply.Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
                 "'. Try COMMAND HELP.");
@@ -523,13 +605,15 @@ void RegisterServerCommands(CommandTable& table) {
              .flags = CommandSpec::kNone,
              .handler = Function,
              .group = "scripting",
-             .summary = "A container for function commands"});
+             .summary = "A container for function commands",
+             .subcommands = {"function|flush"}});
   table.Add({.name = "script",
              .arity = -2,
              .flags = CommandSpec::kNone,
              .handler = Script,
              .group = "scripting",
-             .summary = "A container for Lua scripts management commands"});
+             .summary = "A container for Lua scripts management commands",
+             .subcommands = {"script|flush"}});
   using F = CommandSpec;
   table.Add({.name = "info",
              .arity = -1,
@@ -542,7 +626,9 @@ void RegisterServerCommands(CommandTable& table) {
              .flags = F::kNone,
              .handler = Command,
              .group = "server",
-             .summary = "Get array of Redis command details"});
+             .summary = "Get array of Redis command details",
+             .subcommands = {"command|count", "command|docs", "command|getkeys", "command|info",
+                             "command|list", "command|help"}});
 }
 
 }  // namespace kvlab

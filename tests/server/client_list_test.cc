@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/server/redis_connection.h"
@@ -74,9 +75,9 @@ TEST_P(ClientListTest, ListsEveryConnectionWithWhatItDid) {
   auto clients = ParseClientList(lister->Command({"CLIENT", "LIST"}).text);
   ASSERT_EQ(clients.size(), 3u);
   EXPECT_EQ(clients[named_id]["name"], "worker-1");
-  EXPECT_EQ(clients[named_id]["cmd"], "client");  // CLIENT ID, just now
+  EXPECT_EQ(clients[named_id]["cmd"], "client|id");  // CLIENT ID, just now
   EXPECT_EQ(clients[named_id]["flags"], "N");
-  EXPECT_EQ(clients[lister_id]["cmd"], "client");
+  EXPECT_EQ(clients[lister_id]["cmd"], "client|list");
   const Fields& sub = std::prev(clients.end())->second;  // the newest id
   EXPECT_EQ(sub.at("flags"), "P");
   EXPECT_EQ(sub.at("sub"), "1");
@@ -86,6 +87,20 @@ TEST_P(ClientListTest, ListsEveryConnectionWithWhatItDid) {
     EXPECT_EQ(fields.at("user"), "default");
     EXPECT_EQ(fields.at("db"), "0");
     EXPECT_TRUE(fields.count("addr") && fields.count("laddr") && fields.count("age")) << id;
+  }
+  // As Redis names them: a subcommand in lower case whatever case it was sent
+  // in, a bare container by its own name, a command refused for its arity as
+  // well; a command or subcommand the server does not know as NULL.
+  for (const auto& [command, shown] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"cOnFiG", "gEt", "maxmemory"}, "config|get"},
+           {{"CONFIG"}, "config"},
+           {{"CLIENT", "BOGUS"}, "NULL"},
+           {{"GET"}, "get"},  // refused for its arity, named all the same
+           {{"NOSUCH"}, "NULL"},
+           {{"GET", "k"}, "get"}}) {
+    named->Command(command);
+    EXPECT_EQ(ParseClientList(lister->Command({"CLIENT", "LIST"}).text)[named_id]["cmd"], shown)
+        << command[0];
   }
   // TYPE and ID filters.
   EXPECT_EQ(ParseClientList(lister->Command({"CLIENT", "LIST", "TYPE", "pubsub"}).text).size(), 1u);

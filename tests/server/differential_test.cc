@@ -25,6 +25,7 @@
 #include "engines/containers/encoding_limits.h"
 #include "engines/rules/redis_integer.h"
 #include "server/append_log.h"
+#include "server/command_table.h"
 #include "tests/server/redis_reference.h"
 #include "tests/server/resp_reply_reader.h"
 #include "tests/server/resp_text.h"
@@ -1052,6 +1053,16 @@ TEST_P(DifferentialTest, CommandGetKeysMatchesRedis) {
       {"sort", "abc", "limit", "0", "1", "store", "x", "get", "store"},
       {"sort", "abc", "by", "x", "store"},
       {"sort_ro", "abc"},
+      // GEORADIUS's key specs: the first STORE and the first STOREDIST, each
+      // looked for from the sixth argument (fifth BYMEMBER) to the last but one.
+      {"georadius", "src", "1", "2", "3", "km", "store", "d1", "storedist", "d2"},
+      {"georadius", "src", "1", "2", "3", "km", "STOREDIST", "x", "STORE", "y"},
+      {"georadius", "src", "1", "2", "3", "km", "store", "d1", "store", "d2"},
+      {"georadius", "src", "1", "2", "3", "store", "d1"},
+      {"georadius", "src", "1", "2", "3", "km", "store"},
+      {"georadiusbymember", "src", "m", "3", "km", "storedist", "d1"},
+      {"georadiusbymember", "src", "m", "3", "store", "d1", "x"},
+      {"georadius_ro", "src", "1", "2", "3", "km", "store", "d1"},
       {"memory", "usage", "key", "samples", "5"},
       {"OBJECT", "ENCODING", "k"},
       {"object", "encoding"},
@@ -1077,15 +1088,123 @@ TEST_P(DifferentialTest, CommandInfoFlagsMovableKeysAsRedisDoes) {
   EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
   ASSERT_TRUE(kvlab.engine);
   SessionDriver driver(*kvlab.context);
-  for (const char* name :
-       {"zunionstore", "zinterstore", "zdiffstore", "zunion", "zinter", "zdiff",  "zintercard",
-        "sintercard",  "lmpop",       "zmpop",      "blmpop", "bzmpop", "sort",   "sort_ro",
-        "get",         "mset",        "bitop",      "blpop",  "lmove",  "object", "memory"}) {
+  for (const char* name : {"zunionstore",
+                           "zinterstore",
+                           "zdiffstore",
+                           "zunion",
+                           "zinter",
+                           "zdiff",
+                           "zintercard",
+                           "sintercard",
+                           "lmpop",
+                           "zmpop",
+                           "blmpop",
+                           "bzmpop",
+                           "sort",
+                           "sort_ro",
+                           "get",
+                           "mset",
+                           "bitop",
+                           "blpop",
+                           "lmove",
+                           "object",
+                           "memory",
+                           "georadius",
+                           "georadiusbymember",
+                           "georadius_ro",
+                           "georadiusbymember_ro",
+                           "geosearch",
+                           "geosearchstore"}) {
     const std::string info = Encode({"COMMAND", "INFO", name});
     const bool redis_movable = redis.Exchange(info, 1).find("movablekeys") != std::string::npos;
     const bool kvlab_movable = driver.Feed(info).find("movablekeys") != std::string::npos;
     EXPECT_EQ(kvlab_movable, redis_movable) << name;
   }
+}
+
+// The names in a flat array reply of bulk strings, sorted (COMMAND LIST's
+// order is Redis's dict order, which no client relies on).
+std::vector<std::string> SortedBulks(const std::string& reply) {
+  std::vector<std::string> names;
+  std::istringstream lines(reply);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line[0] == '$' && std::getline(lines, line)) {
+      names.push_back(line.substr(0, line.size() - 1));  // without the '\r'
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// COMMAND LIST: its syntax errors and empty filters byte for byte, and the
+// names a pattern picks, subcommands included ("config|*re*"), as sets.
+TEST_P(DifferentialTest, CommandListMatchesRedis) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  CompareSteps(redis, GetParam(),
+               {{{"COMMAND", "LIST", "bad_arg"},
+                 {"COMMAND", "LIST", "FILTERBY", "bad_arg"},
+                 {"COMMAND", "LIST", "FILTERBY", "bad_arg", "bad_arg2"},
+                 {"COMMAND", "LIST", "FILTERBY", "PATTERN"},
+                 {"COMMAND", "LIST", "FILTERBY", "PATTERN", "get", "extra"},
+                 {"COMMAND", "LIST", "FILTERBY", "MODULE", "non_existing_module"},
+                 {"COMMAND", "LIST", "FILTERBY", "ACLCAT", "non_existing_category"},
+                 {"COMMAND", "LIST", "FILTERBY", "PATTERN", "set"},
+                 {"command", "list", "filterby", "pattern", "GET"},
+                 {"COMMAND", "COUNT", "x"},
+                 {"COMMAND", "HELP", "x"},
+                 {"CLIENT", "HELP", "x"}}});
+  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam());
+  ASSERT_TRUE(kvlab.engine);
+  SessionDriver driver(*kvlab.context);
+  for (const char* pattern : {"config|*re*", "CONFIG*", "client|l*", "pubsub*", "object|*",
+                              "memory|*", "command|*o*", "g?t*", "nosuch*"}) {
+    const std::string list = Encode({"COMMAND", "LIST", "FILTERBY", "PATTERN", pattern});
+    EXPECT_EQ(SortedBulks(driver.Feed(list)), SortedBulks(redis.Exchange(list, 1))) << pattern;
+  }
+  // Without a filter: every command's name and every subcommand's, once each.
+  const std::vector<std::string> all = SortedBulks(driver.Feed(Encode({"COMMAND", "LIST"})));
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+  for (const char* name : {"set", "client", "client|list", "config|get", "georadius_ro"}) {
+    EXPECT_TRUE(std::binary_search(all.begin(), all.end(), name)) << name;
+  }
+  // A category Redis has is refused, not answered from categories kvlab does not keep.
+  EXPECT_EQ(driver.Feed(Encode({"COMMAND", "LIST", "FILTERBY", "ACLCAT", "read"})).substr(0, 5),
+            "-ERR ");
+}
+
+// The subcommands a command lists are Redis's names, and its handler answers
+// each one; every other subcommand of Redis's is unknown to it. Checked with
+// cluster mode on, where CLUSTER answers its subcommands.
+TEST_P(DifferentialTest, ListedSubcommandsAreAnsweredAndNoOthers) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  const std::vector<std::string> redis_names =
+      SortedBulks(redis.Exchange(Encode({"COMMAND", "LIST"}), 1));
+  ServerSettings settings;
+  settings.shard_ports = 7000;
+  EngineUnderTest kvlab = MakeEngineUnderTest(GetParam(), settings);
+  ASSERT_TRUE(kvlab.engine);
+  SessionDriver driver(*kvlab.context);
+  size_t listed = 0;
+  for (const CommandSpec& spec : CommandTable::Instance().commands()) {
+    const std::string prefix = spec.name + "|";
+    for (const std::string& name : redis_names) {
+      if (!name.starts_with(prefix)) continue;
+      const std::string sub = name.substr(prefix.size());
+      const bool is_listed = std::find(spec.subcommands.begin(), spec.subcommands.end(), name) !=
+                             spec.subcommands.end();
+      listed += is_listed;
+      const std::string reply = driver.Feed(Encode({spec.name, sub}));
+      const bool unknown = reply.starts_with("-ERR unknown subcommand '");
+      EXPECT_EQ(unknown, !is_listed) << name << ": " << reply;
+    }
+    for (const std::string& name : spec.subcommands) {
+      EXPECT_TRUE(std::binary_search(redis_names.begin(), redis_names.end(), name)) << name;
+    }
+  }
+  EXPECT_GE(listed, 40u);
 }
 
 // RESET ends an authenticated connection's AUTH where a password is set, and
