@@ -20,6 +20,11 @@ void ReplyWriter::SimpleString(std::string_view text) {
   out_->append("\r\n", 2);
 }
 
+void ReplyWriter::StatusLines(std::span<const std::string_view> lines) {
+  ArrayHeader(lines.size());
+  for (const std::string_view line : lines) SimpleString(line);
+}
+
 void ReplyWriter::Error(std::string_view text) {
   out_->push_back('-');
   size_t start = out_->size();

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,8 @@ class ReplyWriter {
       : out_(&out), version_(version) {}
 
   void SimpleString(std::string_view text);  // +text\r\n
+  // An array of status lines: a container command's HELP, in Redis's form.
+  void StatusLines(std::span<const std::string_view> lines);
   void Ok() { SimpleString("OK"); }
   // `text` is the whole error line without '-' and CRLF, code included:
   // "ERR syntax error", "WRONGPASS invalid ...". CR/LF in it become spaces

@@ -135,9 +135,7 @@ void Help(CommandCall& call) {
       "    start, end, master and replicas IP addresses, ports and ids",
       "HELP",
       "    Prints this help."};
-  ReplyWriter reply = call.reply();
-  reply.ArrayHeader(std::size(kHelp));
-  for (std::string_view line : kHelp) reply.SimpleString(line);
+  call.reply().StatusLines(kHelp);
 }
 
 void Cluster(CommandCall& call) {

@@ -61,9 +61,7 @@ void ConfigHelp(CommandCall& call) {
       "HELP",
       "    Print this help.",
   };
-  ReplyWriter reply = call.reply();
-  reply.ArrayHeader(std::size(kLines));
-  for (std::string_view line : kLines) reply.SimpleString(line);
+  call.reply().StatusLines(kLines);
 }
 
 void Config(CommandCall& call) {

@@ -251,9 +251,7 @@ void ClientHelp(CommandCall& call) {
       "    Unblock the specified blocked client.",
       "HELP",
       "    Prints this help."};
-  ReplyWriter reply = call.reply();
-  reply.ArrayHeader(std::size(kHelp));
-  for (std::string_view line : kHelp) reply.SimpleString(line);
+  call.reply().StatusLines(kHelp);
 }
 
 // Redis's getClientTypeByName(): kvlab's clients are all `normal` or `pubsub`.

@@ -469,7 +469,7 @@ void Object(CommandCall& call) {
       call.reply().Error(WrongArityError("object|help"));
       return;
     }
-    static const char* const kHelp[] = {
+    static constexpr std::string_view kHelp[] = {
         "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "ENCODING <key>",
         "    Return the kind of internal representation used in order to store the value",
@@ -485,9 +485,7 @@ void Object(CommandCall& call) {
         "    <key>.",
         "HELP",
         "    Prints this help."};
-    ReplyWriter reply = call.reply();
-    reply.ArrayHeader(std::size(kHelp));
-    for (const char* line : kHelp) reply.SimpleString(line);
+    call.reply().StatusLines(kHelp);
   } else {
     call.reply().Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
                        "'. Try OBJECT HELP.");

@@ -50,9 +50,7 @@ void MemoryHelp(CommandCall& call) {
       "    sampled up to <count> times (default: 5, 0 means sample all).",
       "HELP",
       "    Prints this help."};
-  ReplyWriter reply = call.reply();
-  reply.ArrayHeader(std::size(kHelp));
-  for (std::string_view line : kHelp) reply.SimpleString(line);
+  call.reply().StatusLines(kHelp);
 }
 
 void AllocatorReportNotServed(CommandCall& call) {

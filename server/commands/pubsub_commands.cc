@@ -187,9 +187,7 @@ void PubSubHelp(CommandCall& call) {
       "    Return the number of subscribers for the specified shard level channel(s)",
       "HELP",
       "    Prints this help."};
-  ReplyWriter reply = call.reply();
-  reply.ArrayHeader(std::size(kHelp));
-  for (std::string_view line : kHelp) reply.SimpleString(line);
+  call.reply().StatusLines(kHelp);
 }
 
 constexpr Subcommand kPubSubSubcommands[] = {

@@ -540,8 +540,7 @@ void Command(CommandCall& call) {
         "    Return the keys from a full Redis command.",
         "HELP",
         "    Prints this help."};
-    reply.ArrayHeader(std::size(kHelp));
-    for (std::string_view line : kHelp) reply.SimpleString(line);
+    reply.StatusLines(kHelp);
   } else {
     reply.Error("ERR unknown subcommand '" + std::string(AsCString(sub).substr(0, 128)) +
                 "'. Try COMMAND HELP.");

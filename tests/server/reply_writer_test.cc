@@ -4,6 +4,8 @@
 
 #include <climits>
 #include <cmath>
+#include <string>
+#include <string_view>
 
 namespace kvlab {
 namespace {
@@ -68,6 +70,18 @@ TEST(ReplyWriter, ErrorsNeverCarryLineBreaks) {
   std::string out;
   ReplyWriter(out).Error("ERR unknown command 'a\r\nb'");
   EXPECT_EQ(out, "-ERR unknown command 'a  b'\r\n");
+}
+
+TEST(ReplyWriter, StatusLinesAreAnArrayOfSimpleStrings) {
+  static constexpr std::string_view kLines[] = {"X <subcommand>", "HELP", "    Prints this help."};
+  for (const RespVersion version : {RespVersion::kResp2, RespVersion::kResp3}) {
+    std::string out;
+    ReplyWriter(out, version).StatusLines(kLines);
+    EXPECT_EQ(out, "*3\r\n+X <subcommand>\r\n+HELP\r\n+    Prints this help.\r\n");
+  }
+  std::string empty;
+  ReplyWriter(empty).StatusLines({});
+  EXPECT_EQ(empty, "*0\r\n");
 }
 
 TEST(ReplyWriter, AppendsToExistingBytes) {
