@@ -227,6 +227,8 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
       return Result::kOk;
     }
     args_left_ = static_cast<uint64_t>(*count);
+    if (args_left_ > kKeptArguments) [[unlikely]]
+      saw_large_command_ = true;
     arg_spans_.reserve(args_left_ < 1024 ? args_left_ : 1024);
     stage_ = Stage::kBulkLen;
   }
@@ -255,6 +257,8 @@ RespParser::Result RespParser::ParseArray(std::string_view buffer,
         return Fail(Result::kUnauthBulkLen, "unauthenticated bulk length");
       }
       bulk_len_ = static_cast<uint64_t>(*len);
+      if (bulk_len_ > kLargeArgumentBytes) [[unlikely]]
+        saw_large_command_ = true;
       cursor_ = cr + 2;
       stage_ = Stage::kBulkData;
     }
@@ -282,6 +286,14 @@ void RespParser::Compact(std::string& buffer) {
     for (auto& span : arg_spans_) span.first -= drop;
   }
   inline_storage_.clear();
+}
+
+void RespParser::ReleaseLargeBuffers(std::string& buffer) {
+  if (buffer.capacity() > kKeptBufferBytes && buffer.size() < buffer.capacity() / 4)
+    buffer.shrink_to_fit();
+  if (arg_spans_.capacity() > kKeptArguments && arg_spans_.size() < kKeptArguments)
+    arg_spans_.shrink_to_fit();
+  saw_large_command_ = false;
 }
 
 }  // namespace kvlab

@@ -75,6 +75,19 @@ class RespParser {
   // what remains. Invalidates every view returned so far.
   void Compact(std::string& buffer);
 
+  // A command far larger than usual (more than kKeptArguments arguments, or
+  // an argument of more than kLargeArgumentBytes) grows the buffer and the
+  // parser's lists by megabytes. Once it is consumed, the caller gives the
+  // memory back (Redis shrinks a big idle query buffer likewise), keeping
+  // what ordinary pipelines need; the flag costs a parse one comparison.
+  // Values up to 4 MB keep their buffer: a workload of such SETs would
+  // otherwise grow it again for every command.
+  bool saw_large_command() const { return saw_large_command_; }
+  void ReleaseLargeBuffers(std::string& buffer);
+  static constexpr size_t kKeptBufferBytes = 256 * 1024;
+  static constexpr size_t kKeptArguments = 4096;
+  static constexpr size_t kLargeArgumentBytes = 4 * 1024 * 1024;
+
   // The client-facing error text for the last error result, without the
   // leading '-' and trailing CRLF: "ERR Protocol error: invalid bulk length".
   const std::string& error() const { return error_; }
@@ -98,8 +111,9 @@ class RespParser {
   size_t line_scan_ = 0;      // how far the search for a length line's CR got
   uint64_t args_left_ = 0;    // array elements still to read
   uint64_t bulk_len_ = 0;     // length of the bulk being read
-  std::vector<std::pair<size_t, size_t>> arg_spans_;  // offset, length in the buffer
-  std::deque<std::string> inline_storage_;            // unescaped inline arguments
+  std::vector<std::pair<size_t, size_t>> arg_spans_;
+  bool saw_large_command_ = false;          // offset, length in the buffer
+  std::deque<std::string> inline_storage_;  // unescaped inline arguments
   std::string error_;
 };
 

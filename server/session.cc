@@ -189,6 +189,13 @@ Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& 
     ParseAndDispatch<kSampled>(out);
   }
   parser_.Compact(input_);
+  // What a command far larger than usual grew, given back once it has run
+  // (RespParser::saw_large_command()).
+  if (parser_.saw_large_command() && slots_.empty() && !holding_command_) [[unlikely]] {
+    parser_.ReleaseLargeBuffers(input_);
+    batch_.Release();
+    std::vector<std::string_view>().swap(args_);
+  }
   resume_ = nullptr;
   if constexpr (kSampled) {
     if (sample_ != nullptr) FinishSample();

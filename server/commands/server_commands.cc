@@ -107,7 +107,12 @@ Fields MemorySection(const ServerContext& server, const EngineInfo& engine) {
           {"used_memory_dataset", dataset.empty() ? "0" : dataset},
           {"maxmemory", std::to_string(max)},
           {"maxmemory_human", HumanBytes(max)},
-          {"maxmemory_policy", "noeviction"}};
+          {"maxmemory_policy", "noeviction"},
+          // Every engine frees what UNLINK, FLUSHALL ASYNC and the lazyfree-*
+          // settings would hand to Redis's background thread at once, on the
+          // thread that runs the command: nothing is ever pending.
+          {"lazyfree_pending_objects", "0"},
+          {"lazyfreed_objects", "0"}};
 }
 
 // Redis's names; the aof_* counters come from the append-only file's writer.

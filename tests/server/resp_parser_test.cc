@@ -72,6 +72,43 @@ const std::vector<Form>& ValidForms() {
   return forms;
 }
 
+// Whether `command` (RESP bytes) is one the parser flags as far larger than
+// usual, and what ReleaseLargeBuffers() then leaves of a buffer it grew.
+TEST(RespParser, FlagsACommandFarLargerThanUsualAndGivesItsMemoryBack) {
+  auto command_of = [](size_t argc, size_t arg_bytes) {
+    std::string bytes = "*" + std::to_string(argc) + "\r\n";
+    for (size_t i = 0; i < argc; ++i) {
+      bytes += "$" + std::to_string(arg_bytes) + "\r\n" + std::string(arg_bytes, 'x') + "\r\n";
+    }
+    return bytes;
+  };
+  struct Case {
+    size_t argc, arg_bytes;
+    bool large;
+  };
+  for (const Case& c :
+       {Case{RespParser::kKeptArguments, 1, false}, Case{RespParser::kKeptArguments + 1, 1, true},
+        Case{2, RespParser::kLargeArgumentBytes, false},
+        Case{2, RespParser::kLargeArgumentBytes + 1, true}}) {
+    RespParser parser(RespParser::Limits{});
+    std::string buffer = command_of(c.argc, c.arg_bytes);
+    std::vector<std::string_view> args;
+    ASSERT_EQ(parser.Parse(buffer, &args, false), Result::kOk);
+    EXPECT_EQ(args.size(), c.argc);
+    EXPECT_EQ(parser.saw_large_command(), c.large) << c.argc << " x " << c.arg_bytes;
+    EXPECT_EQ(parser.Parse(buffer, &args, false), Result::kInputPending);
+    parser.Compact(buffer);
+    EXPECT_TRUE(buffer.empty());
+    parser.ReleaseLargeBuffers(buffer);
+    EXPECT_FALSE(parser.saw_large_command());
+    EXPECT_LE(buffer.capacity(), RespParser::kKeptBufferBytes);
+    // The parser still parses after it.
+    buffer = "PING\r\n";
+    ASSERT_EQ(parser.Parse(buffer, &args, false), Result::kOk);
+    EXPECT_EQ(args.size(), 1u);
+  }
+}
+
 TEST(RespParser, ParsesEveryFormInOnePiece) {
   for (const Form& form : ValidForms()) {
     Parsed parsed = ParseChunks({form.bytes});
