@@ -67,8 +67,8 @@ struct CommandSpec {
   const ContainerCommand* container = nullptr;
   // The subcommands its handler answers, as Redis names them ("client|list"):
   // COMMAND LIST lists them, and CLIENT LIST's cmd= shows the one a client ran
-  // last. tests/server/command_list_test.cc checks that each is answered and
-  // that no other subcommand of Redis's is.
+  // last. server.differential's ListedSubcommandsAreAnsweredAndNoOthers checks
+  // that its handler answers each one and no other subcommand of Redis's.
   std::vector<std::string> subcommands;
 };
 
