@@ -4,8 +4,11 @@
 // expired entry a write reclaims (Redis's deleteExpiredKeyAndPropagate()
 // signals those too).
 //
+// It also counts the expired entries reclaimed, by writes and by the active
+// expiry (INFO's expired_keys).
+//
 // Thread-safe. While no observer is set (nobody WATCHes anything), a
-// report costs one atomic load.
+// report costs one atomic load (an expiry's, one relaxed add more).
 #pragma once
 
 #include <atomic>
@@ -45,6 +48,7 @@ class ModificationFeed {
     }
   }
   void ReportExpired(std::string_view key, int64_t deadline) const {
+    expired_.fetch_add(1, std::memory_order_relaxed);
     if (KeyObserver* observer = observer_.load(std::memory_order_seq_cst)) {
       observer->KeyExpired(key, deadline);
     }
@@ -60,8 +64,12 @@ class ModificationFeed {
     if (ReadyObserver* observer = ready_.load(std::memory_order_acquire)) observer->KeyReady(key);
   }
 
+  // Expired entries reclaimed since the engine started (a gauge: no order).
+  uint64_t expired() const { return expired_.load(std::memory_order_relaxed); }
+
  private:
   std::atomic<KeyObserver*> observer_{nullptr};
+  mutable std::atomic<uint64_t> expired_{0};
   std::atomic<ReadyObserver*> ready_{nullptr};
 };
 

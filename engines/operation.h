@@ -84,12 +84,21 @@ enum class OpCode : uint8_t {
   kWatchedKey,
   kHoldKeyspace,  // keyless: does nothing -> kOk; makes its group hold every key
                   //    (a kReadKeys that reads keys only known while it runs)
-  kReadKeys,      // `read_keys` runs with op.key and every key its group holds
-                  //    readable (key_reader.h) and may fill the carry -> any kind;
-                  //    a guard: an error skips the `guard_span` operations after it
-  kVisit,         // only from a kReadKeys: `*visit_into` = the key's live entry
-                  //    (nullopt when missing) -> kOk; `integer` 1 first moves a
-                  //    sorted set to its skiplist form (SORT's zsetConvert())
+  // Redis's active expiry (activeExpireCycle): keyless, never in a group.
+  // Each partition of the engine (a shard, a stripe, an owner, the one map)
+  // looks at the next `integer` places of its table from where its last
+  // look stopped, and reclaims the expired entries there as a write would
+  // (the ModificationFeed hears each one); while more than a tenth of the
+  // entries with a deadline it saw had expired, it looks again, up to 16
+  // times. A partition that holds no entry with a deadline looks at
+  // nothing. -> kInteger entries reclaimed, every partition's together.
+  kReclaimExpired,
+  kReadKeys,  // `read_keys` runs with op.key and every key its group holds
+              //    readable (key_reader.h) and may fill the carry -> any kind;
+              //    a guard: an error skips the `guard_span` operations after it
+  kVisit,     // only from a kReadKeys: `*visit_into` = the key's live entry
+              //    (nullopt when missing) -> kOk; `integer` 1 first moves a
+              //    sorted set to its skiplist form (SORT's zsetConvert())
   // A command on a hash, list, set or sorted set: `container_command` runs
   // with the whole command's arguments (container_call.h) -> any kind; a
   // reply of several values is kReply.
@@ -99,6 +108,9 @@ enum class OpCode : uint8_t {
   // -> any kind; a reply of several values is kReply.
   kString,
 };
+
+// kReclaimExpired's most looks per partition and call.
+inline constexpr int kReclaimExpiredRounds = 16;
 
 // kGet's `integer2`: what a GET of a key holding a container answers.
 enum GetOnWrongType : int64_t {

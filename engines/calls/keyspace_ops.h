@@ -58,10 +58,11 @@ concept EntryHandle = requires(H handle, std::string_view value, int64_t deadlin
 
 // DBSIZE and FLUSHALL address the whole engine, not one key; each engine
 // implements them over all of its maps.
-// KEYS/SCAN/RANDOMKEY's kCollectKeys too, and SORT's kHoldKeyspace.
+// KEYS/SCAN/RANDOMKEY's kCollectKeys too, SORT's kHoldKeyspace, and the
+// active expiry's kReclaimExpired.
 inline bool IsKeyless(OpCode code) {
   return code == OpCode::kDbSize || code == OpCode::kFlushAll || code == OpCode::kCollectKeys ||
-         code == OpCode::kHoldKeyspace;
+         code == OpCode::kHoldKeyspace || code == OpCode::kReclaimExpired;
 }
 
 // Operations that never modify the keyspace; engines may run them under a
@@ -596,12 +597,17 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
 
   std::optional<EntryView> stored = handle.Find();
   const int64_t bytes_before = stored ? Footprint(op.key, *stored) : 0;
+  // A handle that keeps count of the keys with a deadline (PlainKeyspace's,
+  // for the active expiry) hears of each change, from the entries read here
+  // anyway, and only on the paths that change something.
+  constexpr bool kCountsDeadlines = requires { handle.DeadlinesChanged(int64_t{1}); };
   if (stored && IsExpired(*stored, now_ms)) {
     const int64_t deadline = stored->expire_at_ms;
     ReleaseContainer(stored->container);
     handle.Erase();
     stored.reset();
     feed.ReportExpired(op.key, deadline);
+    if constexpr (kCountsDeadlines) handle.DeadlinesChanged(-1);
   }
   keyspace_detail::ChangeTracking<H> tracked(handle, stored ? stored->container : nullptr);
   OpResult result = keyspace_detail::WriteLive(op, tracked, stored, now_ms, group);
@@ -609,6 +615,14 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
   const std::optional<EntryView> after = handle.Find();
   meter.Add((after ? Footprint(op.key, *after) : 0) - bytes_before);
   if (tracked.changed()) {
+    // Every change of a deadline goes through `tracked` (StoreUnchanged()
+    // keeps the deadline it found).
+    if constexpr (kCountsDeadlines) {
+      // `stored` is the entry as the operation found it (a copy).
+      const bool deadline_before = stored && stored->expire_at_ms != 0;
+      const bool deadline_after = after && after->expire_at_ms != 0;
+      if (deadline_after != deadline_before) handle.DeadlinesChanged(deadline_after ? 1 : -1);
+    }
     feed.Report(op.key);
     if (tracked.created_container()) feed.ReportReady(op.key);
   }

@@ -57,11 +57,25 @@ class PlainKeyspace {
   void Clear();
   // Stored keys, including expired ones not yet reclaimed.
   size_t StoredKeys() const { return table_.size(); }
+  // Stored keys that have a deadline, passed or not.
+  size_t KeysWithDeadline() const { return keys_with_deadline_; }
+
+  // The active expiry's step (OpCode::kReclaimExpired): looks at the next
+  // `places` places of the table from where the last call stopped, and
+  // reclaims each expired entry there as a write would (the meter and the
+  // feed hear of it); again while more than a tenth of the entries with a
+  // deadline it saw had expired, at most kReclaimExpiredRounds times. Looks
+  // at nothing while no key has a deadline. Returns the entries reclaimed.
+  int64_t ReclaimExpired(int64_t now_ms, size_t places);
 
  private:
   class Slot;
 
   RecordTable table_;
+  // Kept by Slot and Clear(): a keyspace without deadlines costs the active
+  // expiry nothing (Redis skips a database whose `expires` dict is empty).
+  size_t keys_with_deadline_ = 0;
+  size_t reclaim_cursor_ = 0;  // where ReclaimExpired() looks next
   MemoryMeter& meter_;
   const ModificationFeed& feed_;
 };

@@ -46,6 +46,7 @@ class RecordTable {
 
   Position Find(std::string_view key, uint64_t hash) const;
   Position Find(std::string_view key) const { return Find(key, HashOf(key)); }
+  // Any place below capacity() may be read: nullptr when it holds no record.
   EntryRecord* RecordAt(Position position) const { return RecordOf(slots_[position]); }
   // REQUIRES: `record` has the key of the record at `position`.
   void ReplaceAt(Position position, EntryRecord* record);

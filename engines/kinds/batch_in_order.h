@@ -15,6 +15,7 @@
 // Not synchronised: whatever the calls on `keys` and run_group provide.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -74,6 +75,10 @@ template <typename Keys, typename RunGroup>
       case OpCode::kCollectKeys:
         keys.Collect(*op.collect, now_ms);
         batch.results[i] = OpResult::Ok();
+        break;
+      case OpCode::kReclaimExpired:
+        batch.results[i] = OpResult::Integer(
+            keys.ReclaimExpired(now_ms, static_cast<size_t>(std::max<int64_t>(op.integer, 0))));
         break;
       default:
         batch.results[i] = keys.Apply(op, now_ms);

@@ -6,6 +6,8 @@
 #include <deque>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
+#include <vector>
 
 #include "engines/calls/keyspace_ops.h"
 #include "engines/keyspace/prefetch_line.h"
@@ -34,6 +36,31 @@ struct ConcurrentEngine::MapInternals : Map {
         (map.*(&MapInternals::my_table))[segment].load(std::memory_order_acquire);
     // Null while a FLUSHALL on another thread is releasing the segment.
     return buckets == nullptr ? nullptr : buckets + (index - segment_base(segment));
+  }
+
+  // Calls visit(const value_type&) for every node of buckets [first,
+  // first + count), clipped to the table (a `first` past its end starts
+  // again at 0), and returns where the next walk starts: 0 after the last
+  // bucket. A node whose bucket TBB has not yet split off (growth rehashes
+  // lazily) is met in its parent's chain. REQUIRES: no other thread uses
+  // the map (the gate closed); the walk changes nothing.
+  template <typename Visit>
+  static size_t VisitBuckets(const Map& map, size_t first, size_t count, Visit&& visit) {
+    const size_t buckets = (map.*(&MapInternals::my_mask)).load(std::memory_order_relaxed) + 1;
+    if (first >= buckets) first = 0;
+    const size_t end = std::min(buckets, first + count);
+    for (size_t index = first; index < end; ++index) {
+      // TBB's get_bucket(), as BucketAddress() spells it out.
+      const auto segment = segment_index_of(index);
+      const bucket* chain =
+          (map.*(&MapInternals::my_table))[segment].load(std::memory_order_relaxed) +
+          (index - segment_base(segment));
+      for (node_base* n = chain->node_list.load(std::memory_order_relaxed); is_valid(n);
+           n = n->next) {
+        visit(static_cast<node*>(n)->value());
+      }
+    }
+    return end == buckets ? 0 : end;
   }
 };
 
@@ -75,12 +102,14 @@ class ConcurrentEngine::WriteSlot {
  public:
   // A slot that holds `key`'s lock whether or not the key exists (an
   // AtomicGroup's): a missing key becomes a placeholder node.
-  WriteSlot(Map& map, std::string_view key) : map_(map) {
+  WriteSlot(Map& map, std::atomic<bool>& deadline_stored, std::string_view key)
+      : map_(map), deadline_stored_(deadline_stored) {
     TrailingRoomRequest record_room(EntryRecord::SizeFor(key.size(), 0, false));
     present_ = !map_.insert(accessor_, NewEntry{key, {}, 0});
     placeholder_ = !present_;
   }
-  WriteSlot(Map& map, const Operation& op, bool may_create) : map_(map) {
+  WriteSlot(Map& map, std::atomic<bool>& deadline_stored, const Operation& op, bool may_create)
+      : map_(map), deadline_stored_(deadline_stored) {
     if (may_create) {
       const int64_t deadline = op.code == OpCode::kSet ? op.set.expire_at_ms : 0;
       // Room for the key's record in the node, should the insert make one
@@ -152,6 +181,10 @@ class ConcurrentEngine::WriteSlot {
   // Writes the value where it fits: the key's record when it can hold it
   // (freeing any spill), else the spill.
   void Put(std::string_view value, int64_t expire_at_ms, ValueForm form = ValueForm::kString) {
+    // Read first, written once: the flag's line stays shared between threads.
+    if (expire_at_ms != 0 && !deadline_stored_.load(std::memory_order_relaxed)) {
+      deadline_stored_.store(true, std::memory_order_relaxed);
+    }
     const RecordKey& key = accessor_->first;
     EntryRecord*& spilled = accessor_->second.record;
     if (key.CanHold(value.size(), expire_at_ms != 0)) {
@@ -168,6 +201,7 @@ class ConcurrentEngine::WriteSlot {
   }
 
   Map& map_;
+  std::atomic<bool>& deadline_stored_;
   Map::accessor accessor_;
   bool present_ = false;
   bool placeholder_ = false;
@@ -193,7 +227,7 @@ OpResult ConcurrentEngine::ExecuteKeyed(const Operation& op, int64_t now_ms) {
     if (!map_.find(reader, op.key)) return ReadKey(op, std::nullopt, now_ms);
     return ReadKey(op, ViewOf(*reader), now_ms);
   }
-  WriteSlot slot(map_, op, MayGrowMemory(op) || op.code == OpCode::kContainer);
+  WriteSlot slot(map_, deadline_stored_, op, MayGrowMemory(op) || op.code == OpCode::kContainer);
   return ApplyToKey(op, slot, now_ms, meter_, modifications_);
 }
 
@@ -213,7 +247,7 @@ void ConcurrentEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t no
     RunGroupOps(
         batch, group, now_ms,
         [&](const Operation& op, GroupState& state) {
-          WriteSlot slot(map_, op.key);
+          WriteSlot slot(map_, deadline_stored_, op.key);
           return ApplyToKey(op, slot, now_ms, meter_, modifications_, &state);
         },
         run_keyless);
@@ -227,7 +261,7 @@ void ConcurrentEngine::ExecuteGroup(Batch& batch, AtomicGroup& group, int64_t no
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::deque<WriteSlot> slots;
-  for (std::string_view key : keys) slots.emplace_back(map_, key);
+  for (std::string_view key : keys) slots.emplace_back(map_, deadline_stored_, key);
   RunGroupOps(
       batch, group, now_ms,
       [&](const Operation& op, GroupState& state) {
@@ -260,6 +294,57 @@ void ConcurrentEngine::CollectLocked(KeyCollector& collector, int64_t now_ms) co
   for (const auto& node : map_) {
     if (!IsExpired(ViewOf(node), now_ms)) collector.Offer(node.first.key());
   }
+}
+
+int64_t ConcurrentEngine::ReclaimExpired(int64_t now_ms, size_t places) {
+  // A deadline stored after these loads is found by the next cycle.
+  if (reclaim_idle_.load(std::memory_order_relaxed) &&
+      !deadline_stored_.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  std::unique_lock closed_gate(gate_);
+  reclaim_idle_.store(false, std::memory_order_relaxed);
+  thread_local std::vector<std::string> expired_keys;
+  int64_t reclaimed = 0;
+  for (int round = 0; round < kReclaimExpiredRounds; ++round) {
+    size_t with_deadline = 0;
+    expired_keys.clear();
+    if (reclaim_cursor_ == 0) {
+      // A pass starts. Writes are held out by the gate: each one that
+      // stores a deadline from now on is seen in the flag at its end, even
+      // in a bucket the walk has passed (TBB's growth only moves a node to
+      // a later bucket, so one stored before is met).
+      pass_saw_deadline_ = false;
+      deadline_stored_.store(false, std::memory_order_relaxed);
+    }
+    reclaim_cursor_ =
+        MapInternals::VisitBuckets(map_, reclaim_cursor_, places, [&](const Map::value_type& node) {
+          const int64_t deadline = ViewOf(node).expire_at_ms;
+          if (deadline == 0) return;
+          ++with_deadline;
+          if (IsExpired(deadline, now_ms)) expired_keys.emplace_back(node.first.key());
+        });
+    pass_saw_deadline_ |= with_deadline > 0;
+    // Each one reclaimed as a write that meets it would (ApplyToKey()),
+    // after the walk: erasing under a walk would cut its chain.
+    Operation reclaim;
+    reclaim.code = OpCode::kWatchedKey;
+    for (const std::string& key : expired_keys) {
+      reclaim.key = key;
+      WriteSlot slot(map_, deadline_stored_, key);
+      ApplyToKey(reclaim, slot, now_ms, meter_, modifications_);
+    }
+    reclaimed += static_cast<int64_t>(expired_keys.size());
+    if (reclaim_cursor_ == 0 && !pass_saw_deadline_ &&
+        !deadline_stored_.load(std::memory_order_relaxed)) {
+      // A whole pass met no deadline and no write stored one meanwhile:
+      // none is left until a write stores one.
+      reclaim_idle_.store(true, std::memory_order_relaxed);
+      break;
+    }
+    if (expired_keys.size() * 10 <= with_deadline) break;  // as PlainKeyspace
+  }
+  return reclaimed;
 }
 
 int64_t ConcurrentEngine::CountLiveKeys(int64_t now_ms) {

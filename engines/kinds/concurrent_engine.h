@@ -30,6 +30,8 @@
 // every writing thread shares.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -160,10 +162,24 @@ class ConcurrentEngine final : public InlineEngine {
   int64_t CountLiveKeys(int64_t now_ms) override;
   void ClearAll() override;
   void CollectKeys(KeyCollector& collector, int64_t now_ms) override;
+  // With the gate closed: walks `places` buckets at a time from where the
+  // last call stopped (as PlainKeyspace::ReclaimExpired() walks places).
+  int64_t ReclaimExpired(int64_t now_ms, size_t places) override;
 
   MemoryMeter meter_;
   TableGate gate_;
   Map map_;
+  // So that an engine without deadlines closes no gate for the active
+  // expiry: set by every write that stores a deadline (read first, so the
+  // line stays shared), cleared as ReclaimExpired() starts a pass over the
+  // table; `reclaim_idle_` is set when a whole pass met no deadline and no
+  // write stored one meanwhile. ReclaimExpired() does nothing while idle and
+  // no deadline was stored.
+  std::atomic<bool> deadline_stored_{false};
+  std::atomic<bool> reclaim_idle_{true};
+  // Touched only with the gate closed.
+  size_t reclaim_cursor_ = 0;
+  bool pass_saw_deadline_ = false;
 };
 
 }  // namespace kvlab

@@ -33,6 +33,9 @@ void InlineEngine::RunInOrder(Batch& batch) {
     int64_t CountLive(int64_t now) { return engine.CountLiveKeys(now); }
     void Clear() { engine.ClearAll(); }
     void Collect(KeyCollector& collector, int64_t now) { engine.CollectKeys(collector, now); }
+    int64_t ReclaimExpired(int64_t now, size_t places) {
+      return engine.ReclaimExpired(now, places);
+    }
   } hooks{*this};
   RunBatchInOrder(
       batch, multikey_, now_ms, hooks,

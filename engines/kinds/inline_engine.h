@@ -42,6 +42,9 @@ class InlineEngine : public Engine {
   virtual void ClearAll() = 0;
   // KEYS/SCAN/RANDOMKEY: offers every live key of the whole engine.
   virtual void CollectKeys(KeyCollector& collector, int64_t now_ms) = 0;
+  // The active expiry (OpCode::kReclaimExpired) over each of the engine's
+  // tables: returns the entries reclaimed.
+  virtual int64_t ReclaimExpired(int64_t now_ms, size_t places) = 0;
 
   MultiKey multikey() const { return multikey_; }
 

@@ -144,7 +144,10 @@ void PartitionedBatch::Split(Batch& batch, MultiKey multikey, size_t part_count,
       [&](uint32_t i) {
         const Operation& op = batch.ops[i];
         if (IsKeyless(op.code)) {
-          batch.results[i] = op.code == OpCode::kDbSize ? OpResult::Integer(0) : OpResult::Ok();
+          // The counting ones add every partition's share into this result.
+          batch.results[i] = op.code == OpCode::kDbSize || op.code == OpCode::kReclaimExpired
+                                 ? OpResult::Integer(0)
+                                 : OpResult::Ok();
           for (size_t p = 0; p < part_count; ++p) ++first[p + 1];
         } else {
           part_of_op[i] = part_of(op.key);
@@ -220,6 +223,12 @@ uint64_t RunShare(PartitionedBatch& pending, unsigned part, PlainKeyspace& keys,
         break;
       case OpCode::kCollectKeys:
         keys.Collect(*op.collect, now_ms);
+        break;
+      case OpCode::kReclaimExpired:
+        std::atomic_ref<int64_t>(batch.results[i].integer)
+            .fetch_add(
+                keys.ReclaimExpired(now_ms, static_cast<size_t>(std::max<int64_t>(op.integer, 0))),
+                std::memory_order_relaxed);
         break;
       default:
         batch.results[i] = keys.Apply(op, now_ms);

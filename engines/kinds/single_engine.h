@@ -39,6 +39,9 @@ class SingleEngine final : public InlineEngine {
   void CollectKeys(KeyCollector& collector, int64_t now_ms) override {
     keys_.Collect(collector, now_ms);
   }
+  int64_t ReclaimExpired(int64_t now_ms, size_t places) override {
+    return keys_.ReclaimExpired(now_ms, places);
+  }
 
   MemoryMeter meter_;  // declared before keys_: the keyspace reports to it until destroyed
   PlainKeyspace keys_;

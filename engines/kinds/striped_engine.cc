@@ -116,6 +116,15 @@ int64_t StripedEngine::CountLiveKeys(int64_t now_ms) {
   return live;
 }
 
+int64_t StripedEngine::ReclaimExpired(int64_t now_ms, size_t places) {
+  int64_t reclaimed = 0;
+  for (const auto& stripe : stripes_) {
+    WriterLock writer(stripe->lock);
+    reclaimed += stripe->keys.ReclaimExpired(now_ms, places);
+  }
+  return reclaimed;
+}
+
 void StripedEngine::ClearAll() {
   std::vector<std::unique_lock<SharedMutex>> writers;
   writers.reserve(stripes_.size());

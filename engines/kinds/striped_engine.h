@@ -64,6 +64,8 @@ class StripedEngine final : public InlineEngine {
   int64_t CountLiveKeys(int64_t now_ms) override NO_THREAD_SAFETY_ANALYSIS;
   void ClearAll() override NO_THREAD_SAFETY_ANALYSIS;
   void CollectKeys(KeyCollector& collector, int64_t now_ms) override NO_THREAD_SAFETY_ANALYSIS;
+  // One stripe at a time, each under its writer lock.
+  int64_t ReclaimExpired(int64_t now_ms, size_t places) override;
 
   MemoryMeter meter_;  // declared before stripes_: they report to it until destroyed
   std::vector<std::unique_ptr<Stripe>> stripes_;
