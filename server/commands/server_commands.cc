@@ -165,7 +165,7 @@ Fields StatsSection(const ServerContext& server) {
           {"total_net_input_bytes", std::to_string(st.total_net_input_bytes.load())},
           {"total_net_output_bytes", std::to_string(st.total_net_output_bytes.load())},
           {"rejected_connections", std::to_string(st.rejected_connections.load())},
-          {"expired_keys", "0"},
+          {"expired_keys", std::to_string(server.engine.modifications().expired())},
           {"evicted_keys", "0"},
           {"total_error_replies", std::to_string(TotalErrorReplies(server))},
           {"pubsub_channels",

@@ -29,6 +29,7 @@
 #include "engines/engine.h"
 #include "server/net/aof_loader.h"
 #include "server/net/aof_auto_rewrite.h"
+#include "server/net/expire_cycle.h"
 #include "server/append_log.h"
 #include "server/lane_log.h"
 #include "server/net/connection_registry.h"
@@ -169,6 +170,9 @@ int main(int argc, char** argv) {
     auto_rewrite =
         std::make_unique<kvlab::AutoRewrite>(server_context, io_threads.loop(0), *append_log);
   }
+  // After the append-only file's replay (Redis expires nothing while it
+  // loads); stopped before the I/O threads.
+  auto expire_cycle = std::make_unique<kvlab::ExpireCycle>(*engine, io_threads.loop(0));
   auto keep_accepting = boost::asio::make_work_guard(accept_context);
   listener->StartAccepting();
   std::thread accept_thread([&accept_context] { accept_context.run(); });
@@ -178,6 +182,7 @@ int main(int argc, char** argv) {
   while (sigwait(&stop_signals, &stop_signal) != 0) {
   }
   auto_rewrite.reset();  // its Session runs on an I/O thread
+  expire_cycle.reset();  // its batches run there too
   boost::asio::post(accept_context, [&] {
     listener->Close();
     registry.CloseAll();
