@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "tests/server/redis_connection.h"
 #include "tests/server/redis_reference.h"
 #include "tests/server/server_process.h"
 
@@ -44,6 +47,21 @@ class EngineOrRedis {
   std::unique_ptr<RedisReference> redis_;
   std::unique_ptr<ServerProcess> server_;
   std::string unix_path_;
+};
+
+// A test parameterised by target (EnginesAndRedis()): the target started,
+// and one client connected over its Unix socket.
+class TargetTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const Status started = target_.Start(GetParam());
+    ASSERT_TRUE(started.ok()) << started.message();
+    client_ = RedisConnection::Unix(target_.unix_path());
+    ASSERT_NE(client_, nullptr);
+  }
+
+  EngineOrRedis target_;
+  std::unique_ptr<RedisConnection> client_;
 };
 
 }  // namespace kvlab::test
