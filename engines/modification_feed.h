@@ -27,6 +27,36 @@ class KeyObserver {
   virtual void KeyExpired(std::string_view key, int64_t deadline) = 0;
 };
 
+// Redis's keyspace event classes (notify-keyspace-events), with the bit
+// values of its NOTIFY_* flags, so that the server's configuration text
+// maps onto them as Redis's does.
+enum KeyspaceEventClass : uint32_t {
+  kEventKeyspace = 1u << 0,  // K: __keyspace@<db>__:<key> channels
+  kEventKeyevent = 1u << 1,  // E: __keyevent@<db>__:<event> channels
+  kEventGeneric = 1u << 2,   // g: del, expire, persist, rename_*, copy_to, restore
+  kEventString = 1u << 3,    // $
+  kEventList = 1u << 4,      // l
+  kEventSet = 1u << 5,       // s
+  kEventHash = 1u << 6,      // h
+  kEventZSet = 1u << 7,      // z
+  kEventExpired = 1u << 8,   // x
+  kEventEvicted = 1u << 9,   // e (kvlab evicts nothing)
+  kEventStream = 1u << 10,   // t (kvlab has no streams)
+  kEventKeyMiss = 1u << 11,  // m (not raised by kvlab)
+  kEventModule = 1u << 13,   // d (no modules)
+  kEventNew = 1u << 14,      // n
+};
+
+// Who hears keyspace events (Redis's notifyKeyspaceEvent()): the server's
+// publisher of __keyspace@ and __keyevent@ messages.
+class KeyEventObserver {
+ public:
+  virtual ~KeyEventObserver() = default;
+  // Called by whichever thread changed `key`, with the key still held, in
+  // the order the changes were made; `event_class` is one KeyspaceEventClass.
+  virtual void KeyEvent(uint32_t event_class, std::string_view event, std::string_view key) = 0;
+};
+
 // Who hears that a key now holds a list or sorted set where it held none
 // (Redis's signalKeyAsReady() from dbAdd()): the server's blocked clients.
 class ReadyObserver {
@@ -49,6 +79,7 @@ class ModificationFeed {
   }
   void ReportExpired(std::string_view key, int64_t deadline) const {
     expired_.fetch_add(1, std::memory_order_relaxed);
+    Notify(kEventExpired, "expired", key);
     if (KeyObserver* observer = observer_.load(std::memory_order_seq_cst)) {
       observer->KeyExpired(key, deadline);
     }
@@ -64,12 +95,38 @@ class ModificationFeed {
     if (ReadyObserver* observer = ready_.load(std::memory_order_acquire)) observer->KeyReady(key);
   }
 
+  // Keyspace events: the observer is set once, before any write; the
+  // classes (KeyspaceEventClass bits, as notify-keyspace-events says) at any
+  // time. While none is on (Redis's default) a write that changed a key
+  // pays one relaxed load for them.
+  void SetEventObserver(KeyEventObserver* observer) {
+    event_observer_.store(observer, std::memory_order_release);
+  }
+  void SetEventClasses(uint32_t classes) {
+    event_classes_.store(classes, std::memory_order_relaxed);
+  }
+  uint32_t event_classes() const { return event_classes_.load(std::memory_order_relaxed); }
+  // Whether any event would reach a channel (a class and K or E are on).
+  bool notifying() const {
+    const uint32_t classes = event_classes();
+    return (classes & (kEventKeyspace | kEventKeyevent)) != 0 &&
+           (classes & ~(kEventKeyspace | kEventKeyevent)) != 0;
+  }
+  void Notify(uint32_t event_class, std::string_view event, std::string_view key) const {
+    if ((event_classes() & event_class) == 0) return;
+    if (KeyEventObserver* observer = event_observer_.load(std::memory_order_acquire)) {
+      observer->KeyEvent(event_class, event, key);
+    }
+  }
+
   // Expired entries reclaimed since the engine started (a gauge: no order).
   uint64_t expired() const { return expired_.load(std::memory_order_relaxed); }
 
  private:
   std::atomic<KeyObserver*> observer_{nullptr};
   mutable std::atomic<uint64_t> expired_{0};
+  std::atomic<KeyEventObserver*> event_observer_{nullptr};
+  std::atomic<uint32_t> event_classes_{0};
   std::atomic<ReadyObserver*> ready_{nullptr};
 };
 

@@ -41,7 +41,8 @@ enum class OpCode : uint8_t {
   kSet,             // uses `value` and `set`; -> kOk, kNil (condition not met), or the
                     //    old value as kBulk/kNil when set.return_old
   kGetSet,          // set value, drop expiry, -> old value as kBulk or kNil
-  kDel,             // -> kInteger 1 if a live key was removed, else 0
+  kDel,             // -> kInteger 1 if a live key was removed, else 0; `value`, when
+                    //    set, names the keyspace event instead of "del" (RENAMENX)
   kExists,          // -> kInteger 1 or 0
   kIncrBy,          // `integer` is the delta -> kInteger new value, or kError
   kAppend,          // -> kInteger new length
@@ -75,7 +76,9 @@ enum class OpCode : uint8_t {
   kRequireAbsent,  // -> kInteger 1 if the key exists (the guard fails), else 0
   kLoadCarry,      // copies value and expiry into the group's carry; `integer` 1 also
                    //    removes the key -> kInteger 1, or 0 when missing (the guard fails)
-  kStoreCarry,     // stores the carried value and expiry under the key -> kOk
+  kStoreCarry,     // stores the carried value and expiry under the key -> kOk;
+                   //    `value` names the keyspace event the store raises
+                   //    (rename_to, copy_to, zunionstore, sortstore, ...)
   kCollectKeys,    // keyless: offers every live key to `collect` -> kOk
   // EXEC's check of a key it WATCHes, first in its group: reclaims the entry
   // if it has expired (which the ModificationFeed reports, touching the

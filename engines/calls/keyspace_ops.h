@@ -28,6 +28,7 @@
 #include "engines/containers/dump_payload.h"
 #include "engines/entry.h"
 #include "engines/memory_meter.h"
+#include "engines/calls/keyspace_events.h"
 #include "engines/modification_feed.h"
 #include "engines/operation.h"
 #include "engines/rules/redis_float.h"
@@ -622,6 +623,9 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
       const bool deadline_before = stored && stored->expire_at_ms != 0;
       const bool deadline_after = after && after->expire_at_ms != 0;
       if (deadline_after != deadline_before) handle.DeadlinesChanged(deadline_after ? 1 : -1);
+    }
+    if (feed.notifying()) [[unlikely]] {
+      NotifyKeyEvents(op, stored.has_value(), after.has_value(), feed);
     }
     feed.Report(op.key);
     if (tracked.created_container()) feed.ReportReady(op.key);
