@@ -16,17 +16,19 @@
 #include "engines/rules/proto_max_bulk_len.h"
 #include "engines/rules/redis_integer.h"
 #include "server/aof_rewrite_policy.h"
+#include "server/keyspace_notifier.h"
 
 namespace kvlab {
 
 // How a value is validated and written back (Redis 7.0's config types).
 enum class ValueKind {
-  kInteger,  // string2ll, then the bounds
-  kMemory,   // memtoull (b, k, kb, m, mb, g, gb), then the bounds
-  kBool,     // yes/no, read back lower case
-  kEnum,     // one of `choices`, read back lower case
-  kSave,     // "" or pairs of <seconds> <changes>
-  kText,     // any string
+  kInteger,         // string2ll, then the bounds
+  kMemory,          // memtoull (b, k, kb, m, mb, g, gb), then the bounds
+  kBool,            // yes/no, read back lower case
+  kEnum,            // one of `choices`, read back lower case
+  kSave,            // "" or pairs of <seconds> <changes>
+  kText,            // any string
+  kKeyspaceEvents,  // notify-keyspace-events' classes, read back as Redis writes them
 };
 
 struct ConfigParameters::Parameter {
@@ -41,6 +43,8 @@ struct ConfigParameters::Parameter {
   // kApplied: where the value lives.
   std::function<std::string(ConfigParameters&)> read = nullptr;
   std::function<void(ConfigParameters&, unsigned long long)> apply = nullptr;
+  // kApplied with a value that is not a number: applies the normalised text.
+  std::function<void(ConfigParameters&, std::string_view)> apply_text = nullptr;
   // kFixed: the value chosen at start; kRecorded with a check beyond the
   // kind: why a valid value is still refused (empty: accepted).
   std::function<std::string(const ConfigParameters&)> fixed = nullptr;
@@ -293,6 +297,17 @@ const std::vector<Parameter>& Parameters() {
        .min = 0,
        .max = kIntMax,
        .initial = "0"},
+      {.name = "notify-keyspace-events",
+       .effect = Effect::kApplied,
+       .kind = ValueKind::kKeyspaceEvents,
+       .read =
+           [](ConfigParameters& c) {
+             return KeyspaceEventClassesText(c.engine().modifications().event_classes());
+           },
+       .apply_text =
+           [](ConfigParameters& c, std::string_view text) {
+             c.engine().modifications().SetEventClasses(*KeyspaceEventClassesFromText(text));
+           }},
       {.name = "port",
        .effect = Effect::kFixed,
        .kind = ValueKind::kInteger,
@@ -544,6 +559,14 @@ std::optional<std::string> Normalise(const Parameter& parameter, std::string_vie
       return std::string(text);
     case ValueKind::kText:
       return std::string(text);
+    case ValueKind::kKeyspaceEvents: {
+      const std::optional<uint32_t> classes = KeyspaceEventClassesFromText(text);
+      if (!classes) {
+        *error = std::string(kInvalidKeyspaceEventClasses);
+        return std::nullopt;
+      }
+      return KeyspaceEventClassesText(*classes);
+    }
   }
   return std::nullopt;
 }
@@ -653,7 +676,9 @@ std::optional<std::string> ConfigParameters::Set(
   }
   MutexLock lock(mutex_);
   for (const Change& change : changes) {
-    if (change.parameter->effect == Effect::kApplied) {
+    if (change.parameter->apply_text) {
+      change.parameter->apply_text(*this, change.value);
+    } else if (change.parameter->effect == Effect::kApplied) {
       std::string ignored;
       const unsigned long long value = *ParseNumber(*change.parameter, change.value, &ignored);
       change.parameter->apply(*this, value);

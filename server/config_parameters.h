@@ -2,6 +2,7 @@
 // parameter names and aliases, kvlab's values, and what a SET does. Each
 // parameter has one of three effects:
 //   - applied: kvlab acts on it at once — maxmemory (the engine's limit),
+//     notify-keyspace-events (the engine's event classes),
 //     stage-sample (kvlab's own: INFO stages' sampling rate) and
 //     the compact-encoding limits of hashes, sets and sorted sets
 //     (encoding_limits.h);

@@ -27,6 +27,7 @@
 #include "server/client_directory.h"
 #include "server/command_stats.h"
 #include "server/config_parameters.h"
+#include "server/keyspace_notifier.h"
 #include "server/server_settings.h"
 #include "server/stage_stats.h"
 #include "server/watch_registry.h"
@@ -49,7 +50,8 @@ struct ServerContext {
         settings(std::move(settings_value)),
         watches(engine_ref.modifications()),
         blocking(engine_ref.modifications()),
-        config(engine_ref, settings, stages) {
+        config(engine_ref, settings, stages),
+        keyspace_notifier(pubsub, engine_ref.modifications()) {
     stages.spin_parse_ns = settings.stage_spin_parse_us * 1000;
     stages.spin_execute_ns = settings.stage_spin_execute_us * 1000;
     stages.SetSampleEvery(settings.stage_sample, engine_ref);
@@ -90,6 +92,9 @@ struct ServerContext {
   ClientDirectory clients;     // CLIENT LIST and CLIENT KILL across every connection
   CommandStats command_stats;  // INFO commandstats and errorstats
   MonitorFeed monitors;        // MONITOR
+  // Publishes the engine's keyspace events (notify-keyspace-events); after
+  // `pubsub`, which it publishes to.
+  KeyspaceNotifier keyspace_notifier;
 
  private:
   std::atomic<uint64_t> next_client_id_{1};

@@ -23,7 +23,9 @@ void QueueStore(CommandCall& call, size_t source, size_t destination, int64_t fl
   search.read_keys = ReadGeoStore;
   search.guard_span = 1;  // an error leaves the destination alone
   call.AddWithArgs(search);
-  call.Add(MakeOp(OpCode::kStoreCarry, call.args[destination]));
+  // The keyspace event the store raises (keyspace_events.h).
+  const std::string_view event = (flags & kGeoSearch) != 0 ? "geosearchstore" : "georadiusstore";
+  call.Add(MakeOp(OpCode::kStoreCarry, call.args[destination], event));
   call.Defer(RenderFirstErrorOr);
   call.GroupQueued();
 }

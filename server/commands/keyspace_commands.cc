@@ -179,12 +179,12 @@ void RenameGeneric(CommandCall& call, bool nx) {
     call.Add(Guard(OpCode::kLoadCarry, source, 0));
   } else if (!nx) {
     call.Add(Guard(OpCode::kLoadCarry, source, 1, /*erase=*/1));
-    call.Add(MakeOp(OpCode::kStoreCarry, target));
+    call.Add(MakeOp(OpCode::kStoreCarry, target, "rename_to"));
   } else {
     call.Add(Guard(OpCode::kLoadCarry, source, 3));
     call.Add(Guard(OpCode::kRequireAbsent, target, 2));
-    call.Add(MakeOp(OpCode::kDel, source));
-    call.Add(MakeOp(OpCode::kStoreCarry, target));
+    call.Add(MakeOp(OpCode::kDel, source, "rename_from"));  // its keyspace event
+    call.Add(MakeOp(OpCode::kStoreCarry, target, "rename_to"));
   }
   call.Defer(RenderRename);
   call.deferred_reply().flags = flags;
@@ -235,11 +235,11 @@ void Copy(CommandCall& call) {
   }
   if (replace) {
     call.Add(Guard(OpCode::kLoadCarry, args[1], 1));
-    call.Add(MakeOp(OpCode::kStoreCarry, args[2]));
+    call.Add(MakeOp(OpCode::kStoreCarry, args[2], "copy_to"));
   } else {
     call.Add(Guard(OpCode::kLoadCarry, args[1], 2));
     call.Add(Guard(OpCode::kRequireAbsent, args[2], 1));
-    call.Add(MakeOp(OpCode::kStoreCarry, args[2]));
+    call.Add(MakeOp(OpCode::kStoreCarry, args[2], "copy_to"));
   }
   call.Defer(RenderCopy);
   call.deferred_reply().flags = replace ? kMoveReplace : 0;

@@ -49,7 +49,7 @@ void SortCommand(CommandCall& call) {
   read.read_keys = ReadSorted;
   read.guard_span = options.store ? 1 : 0;
   call.AddWithArgs(read);
-  if (options.store) call.Add(MakeOp(OpCode::kStoreCarry, *options.store));
+  if (options.store) call.Add(MakeOp(OpCode::kStoreCarry, *options.store, "sortstore"));
   call.Defer(RenderSort);
   call.deferred_reply().flags = read_index;
   call.GroupQueued();

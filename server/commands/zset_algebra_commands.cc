@@ -66,7 +66,13 @@ void ZSetAlgebraCommand(CommandCall& call) {
       call.AddWithSharedArgs(read);
     }
   }
-  if (kStore) call.Add(MakeOp(OpCode::kStoreCarry, call.args[1]));
+  if (kStore) {
+    // The keyspace event the store raises (keyspace_events.h).
+    constexpr std::string_view kEvent = kAlgebra == ZSetAlgebra::kUnion   ? "zunionstore"
+                                        : kAlgebra == ZSetAlgebra::kInter ? "zinterstore"
+                                                                          : "zdiffstore";
+    call.Add(MakeOp(OpCode::kStoreCarry, call.args[1], kEvent));
+  }
   call.Defer(RenderFirstErrorOr);
   call.deferred_reply().flags = static_cast<int64_t>(*numkeys - 1);
   call.GroupQueued();
@@ -78,7 +84,7 @@ void ZRangeStore(CommandCall& call) {
   range.read_keys = ReadZRangeStore;
   range.guard_span = 1;
   call.AddWithArgs(range);
-  call.Add(MakeOp(OpCode::kStoreCarry, call.args[1]));
+  call.Add(MakeOp(OpCode::kStoreCarry, call.args[1], "zrangestore"));
   call.Defer(RenderFirstErrorOr);
   call.GroupQueued();
 }
