@@ -93,7 +93,7 @@ KeyEvent ContainerEvent(const Operation& op) {
   if (name == kSetUnionStoreStep) return {kEventSet, "sunionstore", true};
   if (name == kSetDiffStoreStep) return {kEventSet, "sdiffstore", true};
   if (name == kSetMoveRemoveStep) return {kEventSet, "srem"};
-  if (name == kSetMoveDestinationStep) return {kEventSet, "sadd"};
+  if (name == kSetMoveAddStep) return {kEventSet, "sadd"};
   if ((command.flags & kContainerInternal) != 0 && name != "geoadd") return {};
   return {type_class, name};
 }

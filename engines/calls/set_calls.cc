@@ -210,13 +210,21 @@ void SetMoveDestination(ContainerCall& call) {
   if (call.args[1] == call.args[2] || !move.source_has_member) {
     return call.Integer(move.source_has_member ? 1 : 0);
   }
-  if (call.FindOrCreate<SetValue>().Add(call.args[3])) call.Changed();
   move.moved = true;
   call.Integer(1);
 }
 
 void SetMoveRemove(ContainerCall& call) {
   if (call.group->set_move.moved && call.Find<SetValue>()->Remove(call.args[3])) call.Changed();
+  call.Ok();
+}
+
+// After the removal, as Redis's smoveCommand() adds (a member the
+// destination has already is no change).
+void SetMoveAdd(ContainerCall& call) {
+  if (call.group->set_move.moved && call.FindOrCreate<SetValue>().Add(call.args[3])) {
+    call.Changed();
+  }
   call.Ok();
 }
 
@@ -246,8 +254,9 @@ constexpr ContainerCommand kSetCommands[] = {
     {kSetUnionStoreStep, -1, kSet, kGrow | kSetStep, StoreResult<SetOperation::kUnion>},
     {kSetDiffStoreStep, -1, kSet, kGrow | kSetStep, StoreResult<SetOperation::kDiff>},
     {kSetMoveSourceStep, -1, kSet, kRead | kSetStep, SetMoveSource},
-    {kSetMoveDestinationStep, -1, kSet, kWrite | kSetStep, SetMoveDestination},
+    {kSetMoveDestinationStep, -1, kSet, kRead | kSetStep, SetMoveDestination},
     {kSetMoveRemoveStep, -1, kSet, kWrite | kSetStep, SetMoveRemove},
+    {kSetMoveAddStep, -1, kSet, kGrow | kSetStep, SetMoveAdd},
 };
 
 }  // namespace

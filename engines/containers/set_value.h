@@ -36,8 +36,10 @@ inline constexpr std::string_view kSetMembersStep = "setmembers";
 //   SINTERSTORE, SUNIONSTORE, SDIFFSTORE: "setstore:first-source" on the
 //   first source key, "setstore:source" on each other one, then the store
 //   step of their operation on the destination;
-//   SMOVE: "smove:source" and "smove:destination", then "smove:remove" on
-//   the source.
+//   SMOVE: "smove:source" and "smove:destination" (what moves, and the
+//   destination's type, before anything changes), "smove:remove" on the
+//   source, then "smove:add" on the destination: Redis's order of changes,
+//   so the keyspace events come in its order (srem, then sadd).
 inline constexpr std::string_view kSetStoreFirstSourceStep = "setstore:first-source";
 inline constexpr std::string_view kSetStoreSourceStep = "setstore:source";
 inline constexpr std::string_view kSetInterStoreStep = "setstore:inter";
@@ -46,6 +48,7 @@ inline constexpr std::string_view kSetDiffStoreStep = "setstore:diff";
 inline constexpr std::string_view kSetMoveSourceStep = "smove:source";
 inline constexpr std::string_view kSetMoveDestinationStep = "smove:destination";
 inline constexpr std::string_view kSetMoveRemoveStep = "smove:remove";
+inline constexpr std::string_view kSetMoveAddStep = "smove:add";
 
 class SetValue final : public Container {
  public:

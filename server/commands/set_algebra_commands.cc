@@ -152,13 +152,14 @@ void SetInterCardCommand(CommandCall& call) {
   call.GroupQueued();
 }
 
-// SMOVE source destination member: the source step's WRONGTYPE skips both
-// others; the destination's skips the removal. The reply is the
-// destination step's.
+// SMOVE source destination member: the source step's WRONGTYPE skips the
+// three others; the destination's skips the removal and the add. The
+// reply is the destination step's.
 void SetMoveCommand(CommandCall& call) {
-  QueueGroupStep(call, kSetMoveSourceStep, call.args[1], 2);
-  QueueGroupStep(call, kSetMoveDestinationStep, call.args[2], 1);
+  QueueGroupStep(call, kSetMoveSourceStep, call.args[1], 3);
+  QueueGroupStep(call, kSetMoveDestinationStep, call.args[2], 2);
   QueueGroupStep(call, kSetMoveRemoveStep, call.args[1]);
+  QueueGroupStep(call, kSetMoveAddStep, call.args[2]);
   call.Defer(RenderFirstErrorOr);
   call.deferred_reply().flags = 1;
   call.GroupQueued();

@@ -130,7 +130,12 @@ TEST_P(KeyspaceEventsTest, ContainerCommandsAndEmptiedKeys) {
                        {"ZRANGESTORE", "zr", "z", "0", "-1"},
                        {"ZPOPMIN", "zr"},  // empties zr
                        {"ZREMRANGEBYSCORE", "zu", "-inf", "+inf"},
-                       {"SORT", "l2", "ALPHA", "STORE", "sorted"}});
+                       {"SORT", "l2", "ALPHA", "STORE", "sorted"},
+                       {"SADD", "m1", "a"},
+                       {"SMOVE", "m1", "m2", "a"},  // the source emptied
+                       {"SADD", "m3", "x"},
+                       {"SADD", "m4", "x"},
+                       {"SMOVE", "m3", "m4", "x"}});  // the destination has it already
   EXPECT_EQ(lines, Both({{"lpush", "l"},
                          {"rpush", "l"},
                          {"lpush", "l"},
@@ -166,7 +171,15 @@ TEST_P(KeyspaceEventsTest, ContainerCommandsAndEmptiedKeys) {
                          {"del", "zr"},
                          {"zremrangebyscore", "zu"},
                          {"del", "zu"},
-                         {"sortstore", "sorted"}}));
+                         {"sortstore", "sorted"},
+                         {"sadd", "m1"},
+                         {"srem", "m1"},
+                         {"del", "m1"},
+                         {"sadd", "m2"},
+                         {"sadd", "m3"},
+                         {"sadd", "m4"},
+                         {"srem", "m3"},
+                         {"del", "m3"}}));
 }
 
 TEST_P(KeyspaceEventsTest, ClassesSelectTheEventsAndChannels) {
