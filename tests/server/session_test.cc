@@ -157,8 +157,10 @@ TEST_P(SessionTest, ConfigGetReturnsMatchingPairs) {
   std::vector<std::string> all = SplitReplies(Feed("CONFIG GET *\r\n"));
   ASSERT_EQ(all.size(), 1u);
   // Every parameter and alias but the hidden one, each with its value.
-  EXPECT_EQ(all[0].substr(0, 5), "*116\r");
+  EXPECT_EQ(all[0].substr(0, 5), "*118\r");
   EXPECT_NE(all[0].find("$20\r\nhll-sparse-max-bytes\r\n$4\r\n3000\r\n"), std::string::npos);
+  // Keyspace notifications are off, as in Redis.
+  EXPECT_NE(all[0].find("$22\r\nnotify-keyspace-events\r\n$0\r\n\r\n"), std::string::npos);
   EXPECT_NE(all[0].find("$24\r\nhash-max-ziplist-entries\r\n$3\r\n512\r\n"), std::string::npos);
   // kvlab's own: INFO stages' rate; a ServerContext in a test samples nothing.
   EXPECT_NE(all[0].find("$12\r\nstage-sample\r\n$1\r\n0\r\n"), std::string::npos);
