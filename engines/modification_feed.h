@@ -119,12 +119,24 @@ class ModificationFeed {
     }
   }
 
+  // Whether any write has stored a deadline since the engine started
+  // (sticky): until one has, the active expiry has nothing to look for and
+  // does not run at all (server/net/expire_cycle.h). Read first, written
+  // once, so the flag's line stays shared between threads.
+  void NoteDeadlineStored() const {
+    if (!deadline_stored_.load(std::memory_order_relaxed)) {
+      deadline_stored_.store(true, std::memory_order_relaxed);
+    }
+  }
+  bool deadline_stored() const { return deadline_stored_.load(std::memory_order_relaxed); }
+
   // Expired entries reclaimed since the engine started (a gauge: no order).
   uint64_t expired() const { return expired_.load(std::memory_order_relaxed); }
 
  private:
   std::atomic<KeyObserver*> observer_{nullptr};
   mutable std::atomic<uint64_t> expired_{0};
+  mutable std::atomic<bool> deadline_stored_{false};
   std::atomic<KeyEventObserver*> event_observer_{nullptr};
   std::atomic<uint32_t> event_classes_{0};
   std::atomic<ReadyObserver*> ready_{nullptr};

@@ -617,12 +617,13 @@ OpResult ApplyToKey(const Operation& op, H& handle, int64_t now_ms, MemoryMeter&
   meter.Add((after ? Footprint(op.key, *after) : 0) - bytes_before);
   if (tracked.changed()) {
     // Every change of a deadline goes through `tracked` (StoreUnchanged()
-    // keeps the deadline it found).
-    if constexpr (kCountsDeadlines) {
-      // `stored` is the entry as the operation found it (a copy).
-      const bool deadline_before = stored && stored->expire_at_ms != 0;
-      const bool deadline_after = after && after->expire_at_ms != 0;
-      if (deadline_after != deadline_before) handle.DeadlinesChanged(deadline_after ? 1 : -1);
+    // keeps the deadline it found); `stored` is the entry as the operation
+    // found it (a copy).
+    const bool deadline_before = stored && stored->expire_at_ms != 0;
+    const bool deadline_after = after && after->expire_at_ms != 0;
+    if (deadline_after != deadline_before) [[unlikely]] {
+      if constexpr (kCountsDeadlines) handle.DeadlinesChanged(deadline_after ? 1 : -1);
+      if (deadline_after) feed.NoteDeadlineStored();
     }
     if (feed.notifying()) [[unlikely]] {
       NotifyKeyEvents(op, stored.has_value(), after.has_value(), feed);

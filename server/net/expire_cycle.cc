@@ -20,6 +20,9 @@ ExpireCycle::~ExpireCycle() {
 void ExpireCycle::Run() {
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, kPeriod, [this] { return stop_; })) {
+    // No write has ever stored a deadline: nothing to reclaim, and no batch
+    // to run through the engine's threads and counters.
+    if (!engine_.modifications().deadline_stored()) continue;
     lock.unlock();
     RunOnce();
     lock.lock();
