@@ -53,8 +53,8 @@ class KeyEventObserver {
  public:
   virtual ~KeyEventObserver() = default;
   // Called by whichever thread changed `key`, with the key still held, in
-  // the order the changes were made; `event_class` is one KeyspaceEventClass.
-  virtual void KeyEvent(uint32_t event_class, std::string_view event, std::string_view key) = 0;
+  // the order the changes were made, and only for a class that is on.
+  virtual void KeyEvent(std::string_view event, std::string_view key) = 0;
 };
 
 // Who hears that a key now holds a list or sorted set where it held none
@@ -115,7 +115,7 @@ class ModificationFeed {
   void Notify(uint32_t event_class, std::string_view event, std::string_view key) const {
     if ((event_classes() & event_class) == 0) return;
     if (KeyEventObserver* observer = event_observer_.load(std::memory_order_acquire)) {
-      observer->KeyEvent(event_class, event, key);
+      observer->KeyEvent(event, key);
     }
   }
 

@@ -93,9 +93,8 @@ KeyspaceNotifier::KeyspaceNotifier(PubSubRegistry& pubsub, ModificationFeed& fee
 
 KeyspaceNotifier::~KeyspaceNotifier() { feed_.SetEventObserver(nullptr); }
 
-void KeyspaceNotifier::KeyEvent(uint32_t event_class, std::string_view event,
-                                std::string_view key) {
-  (void)event_class;  // the feed published only the classes that are on
+void KeyspaceNotifier::KeyEvent(std::string_view event, std::string_view key) {
+  // The feed calls only for a class that is on; K and E say where it goes.
   const uint32_t classes = feed_.event_classes();
   if ((classes & kEventKeyspace) != 0) {
     std::string channel = "__keyspace@0__:";

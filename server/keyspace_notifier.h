@@ -39,7 +39,7 @@ class KeyspaceNotifier final : public KeyEventObserver {
   KeyspaceNotifier(const KeyspaceNotifier&) = delete;
   KeyspaceNotifier& operator=(const KeyspaceNotifier&) = delete;
 
-  void KeyEvent(uint32_t event_class, std::string_view event, std::string_view key) override;
+  void KeyEvent(std::string_view event, std::string_view key) override;
 
  private:
   PubSubRegistry& pubsub_;

@@ -94,7 +94,7 @@ KeyEvent ContainerEvent(const Operation& op) {
   if (name == kSetDiffStoreStep) return {kEventSet, "sdiffstore", true};
   if (name == kSetMoveRemoveStep) return {kEventSet, "srem"};
   if (name == kSetMoveAddStep) return {kEventSet, "sadd"};
-  if ((command.flags & kContainerInternal) != 0 && name != "geoadd") return {};
+  if ((command.flags & kContainerInternal) != 0) return {};  // GEOADD is named above
   return {type_class, name};
 }
 
