@@ -134,6 +134,7 @@ template <bool kSampled>
 Session::Progress Session::ProcessWith(std::string& out, std::function<void()>& resume,
                                        size_t out_limit) {
   out_limit_ = out_limit;
+  over_limit_ = false;
   input_exhausted_ = false;
   if (awaiting_) {
     awaiting_ = false;
@@ -672,10 +673,6 @@ void Session::RenderSlots(std::string& out) {
   bool dropping_exec = false;
   for (ReplySlot& slot : slots) {
     ReplyWriter writer(out, slot.protocol);
-    if (out.size() > out_limit_) {
-      over_limit_ = true;  // the connection closes: the rest is never rendered
-      break;
-    }
     if (slot.exec_header) {
       dropping_exec = slot.exec_group >= 0 && batch_.groups[slot.exec_group].aborted;
       if (slot.silent) continue;  // CLIENT REPLY OFF|SKIP: its members are silent too

@@ -28,12 +28,11 @@
 //                   received bytes aside, not in input(), and call
 //                   CancelBlocking() if the client goes away.
 //      kOutputLimit — `out` grew past the `out_limit` given to Process(): the
-//                   Session stopped rendering at the reply that crossed it
-//                   and dispatches nothing more (commands of the same read
-//                   already in the engine batch have run), and the
-//                   connection must close without sending more (Redis's
-//                   client-output-buffer-limit). The Session may not be used
-//                   again.
+//                   Session rendered every command it ran (a batch's
+//                   replies are never cut) and parses nothing more; the
+//                   rest of input() waits. Call Process() again once the
+//                   replies have drained (the connection stops reading the
+//                   client meanwhile), or close the connection.
 //   Replies of commands answered before a kPending are already in `out`, so a
 //   connection may flush them while it waits.
 #pragma once
@@ -235,7 +234,7 @@ class Session {
   bool awaiting_ = false;         // Process() returned kPending or kBlocked
   bool awaiting_served_ = false;  // ... kPending for AwaitWaitersServed()
   size_t out_limit_ = std::numeric_limits<size_t>::max();  // of this Process() call
-  bool over_limit_ = false;  // `out` passed out_limit_: stop and report it
+  bool over_limit_ = false;  // `out` passed out_limit_ in this Process(): stop and report it
   std::string scratch_;      // an immediate reply that must wait its turn
 
   Batch batch_;

@@ -84,11 +84,13 @@ void Connection::Start() {
 // What the loop should report for this socket now. Input is wanted until the
 // client or the session is done, and, while a batch is pending, until the
 // staged input reaches its high-water mark (the client then waits in its own
-// socket buffer). Writability is wanted only while replies wait for room.
+// socket buffer); not while the unsent replies are past the output limit
+// (output_full_: the client's next requests wait in its socket until they
+// drain). Writability is wanted only while replies wait for room.
 uint32_t Connection::WantedEvents() const {
   uint32_t wanted = 0;
   const bool input_wanted =
-      !session_done_ && !peer_done_ &&
+      !session_done_ && !peer_done_ && !output_full_ &&
       !((pending_batch_ || blocked_) && staged_input_.size() >= kStagedInputHighWater);
   if (input_wanted) wanted |= EPOLLIN;
   if (write_blocked_) wanted |= EPOLLOUT;
@@ -107,6 +109,7 @@ void Connection::OnReady(uint32_t events) {
   if (write_blocked_ && (events & EPOLLOUT || failed)) {
     write_blocked_ = false;
     Flush();  // a failed socket reports its error here and closes
+    ResumeIfDrained();
   }
   if (!closed_ && (WantedEvents() & EPOLLIN) && (events & EPOLLIN || failed)) Read();
   UpdateInterest();
@@ -230,68 +233,96 @@ void Connection::FinishSample() {
   }
 }
 
+// Processes what the client sent, as far as the output limit allows, and
+// goes on at once where the socket took every reply of a paused client
+// (nothing else would wake it: its input is not watched while paused).
 void Connection::Drive() {
-  if (closed_ || pending_batch_) return;
-  if (blocked_) {
-    // A client that went away stops waiting (Redis frees it).
-    if (peer_done_) CloseNow();
-    return;
-  }
-  if (session_done_) {
-    FlushOrHold();
-    return;
-  }
-  if (!staged_input_.empty()) {
-    session_.input().append(staged_input_);
-    staged_input_.clear();
-  }
-  auto resume = [this] {
-    // Any thread (a shard thread for `sharded`): hop back to ours. keep_alive_
-    // holds the connection until the posted function has run.
-    loop_.Post([this] {
-      std::shared_ptr<Connection> self = std::move(keep_alive_);
-      pending_batch_ = false;
-      loop_.ReleaseWork();
-      if (sample_on_resume_) [[unlikely]]
-        StartOwedSample();
-      Drive();
-      if (pushes_owed_ && !pending_batch_) [[unlikely]]
-        DeliverPushes();
-      UpdateInterest();
-    });
-  };
-  // Bytes already sent stay at the front of out_ until it empties.
-  const size_t out_limit = out_sent_ + OutputLimit();
-  // With the log, replies wait in held_ for their writes to reach it.
-  std::string& replies = durable_log_ == nullptr ? out_ : held_;
-  switch (session_.Process(replies, std::move(resume), out_limit)) {
-    case Session::Progress::kPending:
-      pending_batch_ = true;
-      loop_.HoldWork();
-      keep_alive_ = shared_from_this();  // before the posted resume can run (same thread)
-      WakeEngineAfterThisRound();
-      break;
-    case Session::Progress::kClose:
-      session_done_ = true;
-      break;
-    case Session::Progress::kOutputLimit:
-      CloseNow();  // Redis: "scheduled to be closed ASAP for overcoming of output buffer limits"
+  while (true) {
+    if (closed_ || pending_batch_) return;
+    if (blocked_) {
+      // A client that went away stops waiting (Redis frees it).
+      if (peer_done_) CloseNow();
       return;
-    case Session::Progress::kBlocked:
-      blocked_ = true;
-      break;
-    case Session::Progress::kNeedInput:
-      break;
+    }
+    if (session_done_) {
+      FlushOrHold();
+      return;
+    }
+    if (!staged_input_.empty()) {
+      session_.input().append(staged_input_);
+      staged_input_.clear();
+    }
+    auto resume = [this] {
+      // Any thread (a shard thread for `sharded`): hop back to ours. keep_alive_
+      // holds the connection until the posted function has run.
+      loop_.Post([this] {
+        std::shared_ptr<Connection> self = std::move(keep_alive_);
+        pending_batch_ = false;
+        loop_.ReleaseWork();
+        if (sample_on_resume_) [[unlikely]]
+          StartOwedSample();
+        Drive();
+        if (pushes_owed_ && !pending_batch_) [[unlikely]]
+          DeliverPushes();
+        UpdateInterest();
+      });
+    };
+    // Bytes already sent stay at the front of out_ until it empties.
+    const size_t out_limit = out_sent_ + OutputLimit();
+    // With the log, replies wait in held_ for their writes to reach it.
+    std::string& replies = durable_log_ == nullptr ? out_ : held_;
+    switch (session_.Process(replies, std::move(resume), out_limit)) {
+      case Session::Progress::kPending:
+        pending_batch_ = true;
+        loop_.HoldWork();
+        keep_alive_ = shared_from_this();  // before the posted resume can run (same thread)
+        WakeEngineAfterThisRound();
+        break;
+      case Session::Progress::kClose:
+        session_done_ = true;
+        break;
+      case Session::Progress::kOutputLimit:
+        // Before AUTH a client gets a few replies' worth and is closed, as Redis
+        // closes an unauthenticated client past its small limit. After it,
+        // the client waits until its replies have left: Redis puts no limit
+        // on a normal client's replies (client-output-buffer-limit normal 0 0
+        // 0), so a 100 MB GET is answered whole, and a client that pipelines
+        // without reading holds one limit's worth of memory, not more.
+        if (!session_.client().authenticated) {
+          CloseNow();
+          return;
+        }
+        output_full_ = true;
+        break;
+      case Session::Progress::kBlocked:
+        blocked_ = true;
+        break;
+      case Session::Progress::kNeedInput:
+        break;
+    }
+    if (!session_.client().authenticated && UnsentBytes() > OutputLimit()) {
+      CloseNow();
+      return;
+    }
+    if (!pending_batch_ && UnparsedBytes() > limits_.query_buffer_bytes) {
+      CloseNow();
+      return;
+    }
+    FlushOrHold();
+    if (!output_full_ || closed_ || pending_batch_ || UnsentBytes() != 0 || !held_.empty())
+        [[likely]] {
+      return;
+    }
+    output_full_ = false;
   }
-  if (UnsentBytes() > OutputLimit()) {
-    CloseNow();
-    return;
+}
+
+// The replies that paused the client have all left: it goes on.
+void Connection::ResumeIfDrained() {
+  if (output_full_ && !closed_ && !pending_batch_ && UnsentBytes() == 0 && held_.empty()) {
+    output_full_ = false;
+    Drive();
   }
-  if (!pending_batch_ && UnparsedBytes() > limits_.query_buffer_bytes) {
-    CloseNow();
-    return;
-  }
-  FlushOrHold();
 }
 
 void Connection::FlushOrHold() {
@@ -320,6 +351,7 @@ void Connection::HoldUntilDurable() {
       if (connection->closed_) continue;
       connection->ReleaseHeld();
       connection->Flush();
+      connection->ResumeIfDrained();
     }
   });
 }
@@ -379,7 +411,10 @@ void Connection::Flush() {
   out_sent_ = 0;
   // A burst of large replies should not pin its buffer for the connection's life.
   if (out_.capacity() > kRetainedOutputCapacity) std::string().swap(out_);
-  if ((session_done_ || peer_done_) && !pending_batch_ && !blocked_ && held_.empty()) CloseNow();
+  if ((session_done_ || peer_done_) && !pending_batch_ && !blocked_ && !output_full_ &&
+      held_.empty()) {
+    CloseNow();
+  }
 }
 
 // Any thread: the socket is shut down at once, so the client sees the close

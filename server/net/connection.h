@@ -4,13 +4,17 @@
 // -> Session::Process(out, resume) -> send everything the read produced with
 // non-blocking send() calls -> wait for the next readiness report. Only when
 // the socket is full does the connection also watch for writability, then
-// send again. Input keeps being read while replies wait, so a client that
-// pipelines without reading is noticed: once its unsent replies exceed the
-// output-buffer limit it is disconnected (as Redis's
-// client-output-buffer-limit does), and once its unparsed input exceeds the
-// query-buffer limit likewise. The output limit is passed into
-// Session::Process(), which stops executing once it is crossed, so one huge
-// read cannot build an unbounded reply before the check. When the engine runs
+// send again. Input keeps being read while replies wait, until the unsent
+// replies pass the output-buffer limit: the Session then stops parsing (the
+// limit is passed into Session::Process()) and the connection stops reading
+// the client until they have left, so a client that pipelines without
+// reading holds about one limit's worth of replies, its later requests
+// waiting in its own socket. One reply larger than the limit (a 100 MB GET)
+// is sent whole: Redis limits no normal client's replies. Before AUTH the
+// limit is small and crossing it closes the client; a subscriber whose
+// pushed messages pass it is closed too (Redis's pubsub limit: other clients
+// publish them, so pausing this one would not bound them). Unparsed input
+// past the query-buffer limit closes the client. When the engine runs
 // a batch asynchronously (sharded), `resume` arrives on a shard thread and is
 // posted back to this connection's loop; bytes that arrive meanwhile are
 // staged, because the pending batch points into the session's input. The
@@ -89,6 +93,7 @@ class Connection final : public EventLoop::Watcher,
  private:
   void Read();
   void Drive();
+  void ResumeIfDrained();
   // Renders the waiting Pub/Sub messages and sends them. REQUIRES: no batch pending.
   void DeliverPushes();
   void Flush();
@@ -132,6 +137,9 @@ class Connection final : public EventLoop::Watcher,
   bool unregistered_ = false;
   bool pending_batch_ = false;  // an engine batch is running (held as the loop's work)
   bool blocked_ = false;        // the client waits in BLPOP or its kin (Session kBlocked)
+  // The unsent replies passed the output limit (Session kOutputLimit): the
+  // client is not read until they have left (ResumeIfDrained()).
+  bool output_full_ = false;
   // Keeps this connection alive while a batch is pending: the resume
   // callback holds only `this`, so the std::function that carries it fits
   // its small buffer and costs no allocation per read.

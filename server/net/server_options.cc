@@ -319,7 +319,7 @@ ParsedCommandLine ParseServerCommandLine(int argc, const char* const* argv) {
       "the append-only file's name in --dir")(
       "client-output-buffer-limit",
       po::value<std::string>()->default_value(MemorySizeText(kDefaultClientOutputBufferLimit)),
-      "disconnect a client whose unsent replies exceed this")(
+      "stop reading a client whose unsent replies exceed this until they drain")(
       "client-query-buffer-limit",
       po::value<std::string>()->default_value(MemorySizeText(kDefaultClientQueryBufferLimit)),
       "disconnect a client whose unparsed input exceeds this")(

@@ -27,9 +27,11 @@ class SessionDriver {
       : session_(ctx, ClientInfo{client_id, "127.0.0.1:40000", "127.0.0.1:6379", false, 7}) {}
 
   // Feeds `bytes` and returns every reply they produced (up to the point
-  // where they passed `out_limit`, if they did: see over_limit()).
+  // where they passed `out_limit`, if they did: see over_limit(); the next
+  // Feed() goes on from there).
   std::string Feed(std::string_view bytes, size_t out_limit = std::numeric_limits<size_t>::max()) {
     session_.input().append(bytes);
+    over_limit_ = false;
     std::string out;
     while (true) {
       Session::Progress status = session_.Process(
@@ -53,7 +55,7 @@ class SessionDriver {
   }
 
   bool closed() const { return closed_; }
-  bool over_limit() const { return over_limit_; }
+  bool over_limit() const { return over_limit_; }  // the last Feed() passed its out_limit
   Session& session() { return session_; }
 
  private:
