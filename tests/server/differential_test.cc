@@ -1513,6 +1513,110 @@ TEST_P(DifferentialTest, GeoMatchesRedisByteForByte) {
   CompareSteps(redis, GetParam(), steps);
 }
 
+// Hostile arguments: counts, ranks, offsets, limits and deadlines at the
+// edges of a 64-bit integer, sizes at the 512 MB bulk limit, overflowing
+// arithmetic, corrupt payloads and HyperLogLogs, cursors past 2^64. Each
+// answer (mostly an error) is redis-server's, byte for byte; the containers
+// hold one element where a count past their size returns all of them, whose
+// order is each server's own.
+TEST_P(DifferentialTest, ExtremeArgumentsMatchRedisByteForByte) {
+  RedisReference redis;
+  ASSERT_TRUE(redis.available()) << "redis-server is not installed";
+  const std::string min = "-9223372036854775808", max = "9223372036854775807";
+  const std::string corrupt_hll = std::string("HYLL\x01\0\0\0\0\0\0\0\0\0\0\0", 16) + "\xff\xff";
+  const std::vector<std::vector<std::vector<std::string>>> steps = {
+      {{"HSET", "h", "a", "1"},
+       {"HRANDFIELD", "h", min},
+       {"HRANDFIELD", "h", min, "WITHVALUES"},
+       {"HRANDFIELD", "h", "-4611686018427387904", "WITHVALUES"},
+       {"HRANDFIELD", "h", max, "WITHVALUES"},
+       {"ZADD", "z", "1", "a"},
+       {"ZRANDMEMBER", "z", min},
+       {"ZRANDMEMBER", "z", "-4611686018427387904", "WITHSCORES"},
+       {"ZRANDMEMBER", "z", max, "WITHSCORES"},
+       {"SADD", "s", "a"},
+       {"SRANDMEMBER", "s", min},
+       {"SRANDMEMBER", "s", max},
+       {"SPOP", "s", "-1"},
+       {"SPOP", "s", max}},
+      {{"RPUSH", "l", "a", "b", "c"},
+       {"LPOS", "l", "a", "RANK", min},
+       {"LPOS", "l", "a", "RANK", max},
+       {"LPOS", "l", "a", "COUNT", "-1"},
+       {"LPOS", "l", "a", "MAXLEN", "-1"},
+       {"LRANGE", "l", min, max},
+       {"LINDEX", "l", min},
+       {"LSET", "l", min, "x"},
+       {"SORT", "l", "LIMIT", max, max, "ALPHA"},
+       {"SORT", "l", "LIMIT", min, "-1", "ALPHA"},
+       {"SORT", "l", "LIMIT", "1", max, "ALPHA"},
+       {"LTRIM", "l", min, max},
+       {"LRANGE", "l", "0", "-1"}},
+      {{"SET", "str", "abc"},
+       {"SETRANGE", "str", "536870912", "x"},
+       {"SETRANGE", "str", "-1", "x"},
+       {"GETRANGE", "str", min, max},
+       {"SETBIT", "bits", "4294967296", "1"},
+       {"SETBIT", "bits", "-1", "1"},
+       {"BITFIELD", "bf", "SET", "u8", max, "1"},
+       {"BITFIELD", "bf", "GET", "u64", "0"},
+       {"BITFIELD", "bf", "SET", "i65", "0", "1"},
+       {"BITCOUNT", "str", min, max},
+       {"BITPOS", "str", "1", min, max}},
+      {{"ZADD", "zz", "1", "a", "2", "b"},
+       {"ZRANGE", "zz", min, max},
+       {"ZRANGE", "zz", "0", "-1", "BYSCORE", "LIMIT", min, max},
+       {"ZRANGEBYSCORE", "zz", "-inf", "+inf", "LIMIT", max, max},
+       {"ZRANGESTORE", "dst", "zz", "0", "-1", "BYLEX"},
+       {"ZINCRBY", "zz", "nan", "a"},
+       {"ZADD", "zz", "nan", "x"},
+       {"ZADD", "zz", "INCR", "1", "a", "2", "b"},
+       {"ZINTERCARD", "2", "zz", "zz", "LIMIT", "-1"},
+       {"ZUNIONSTORE", "out", "2147483647", "zz"},
+       {"ZMPOP", "-1", "zz", "MIN"},
+       {"LMPOP", max, "l", "LEFT"},
+       {"SINTERCARD", max, "s"}},
+      {{"INCRBY", "n", max},
+       {"INCRBY", "n", "1"},
+       {"DECRBY", "n", min},
+       {"SET", "n", min},
+       {"DECR", "n"},
+       {"DECRBY", "n", max},
+       {"INCRBYFLOAT", "f", "1e308"},
+       {"INCRBYFLOAT", "f", "1e308"},
+       {"INCRBYFLOAT", "f", "nan"},
+       {"HINCRBYFLOAT", "h", "a", "inf"}},
+      {{"EXPIRE", "n", max},
+       {"PEXPIRE", "n", max},
+       {"EXPIREAT", "n", max},
+       {"SET", "k", "v", "EX", max},
+       {"SET", "k", "v", "PX", max},
+       {"SET", "k", "v", "EXAT", max},
+       {"SET", "k", "v", "EX", "0"},
+       {"SET", "k", "v", "EX", "-1"},
+       {"GETEX", "k", "EX", max},
+       {"RESTORE", "r", "0", std::string("\0\x01\x61\x0a\0\xff\xff\xff\xff\xff\xff\xff\xff", 13)},
+       {"RESTORE", "r", "0", "garbage"}},
+      {{"SCAN", "18446744073709551616"},
+       {"SCAN", "0", "COUNT", "-1"},
+       {"HSCAN", "h", "0", "COUNT", "0"},
+       {"KEYS", "a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b"},
+       {"PFADD", "hll", "a", "b", "c"},
+       {"SETRANGE", "hll", "4", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"},
+       {"PFCOUNT", "hll"},
+       {"PFADD", "hll", "x"},
+       {"PFMERGE", "hll2", "hll"},
+       {"SET", "hll3", corrupt_hll},
+       {"PFCOUNT", "hll3"},
+       {"PFADD", "hll3", "q"},
+       {"GEOADD", "g", "180.1", "0", "a"},
+       {"GEOADD", "g", "0", "85.06", "a"},
+       {"SELECT", max},
+       {"CONFIG", "SET", "maxmemory", "-1"},
+       {"DBSIZE"}}};
+  CompareSteps(redis, GetParam(), steps);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, DifferentialTest, ::testing::ValuesIn(AllEngineKinds()),
                          EngineTestName);
 
